@@ -1,0 +1,7 @@
+// The one test-main shared by every ompsim unit-test binary.
+#include <gtest/gtest.h>
+
+int main(int argc, char **argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}

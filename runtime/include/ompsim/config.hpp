@@ -1,0 +1,33 @@
+// ompsim: every OMPSIM_* environment variable, read in one place.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ompsim {
+
+/// The process-wide configuration read from OMPSIM_* variables.
+///
+/// Read once on first use; later changes to the environment are not seen.
+/// Every variable is documented in the README's table.
+struct Config {
+  std::string trace;              ///< OMPSIM_TRACE: "all" or comma list of categories
+  std::string traceFile;          ///< OMPSIM_TRACE_FILE: JSON lines go here
+  bool traceNormalize = false;    ///< OMPSIM_TRACE_NORMALIZE=1: drop ASLR-dependent values
+  uint64_t traceTranslateCap = 64;///< OMPSIM_TRACE_TRANSLATE_CAP: translate events kept per kernel
+  std::vector<std::string> plugins{"sim"}; ///< OMPSIM_PLUGINS: comma list of names or paths
+  int32_t numDevices = 1;         ///< OMPSIM_NUM_DEVICES: simulated devices
+  uint64_t deviceBase = 0x200000000000ULL; ///< OMPSIM_DEVICE_BASE: arena base of device 0
+  uint64_t deviceMemory = 1ULL << 30;     ///< OMPSIM_DEVICE_MEMORY: arena size per device
+  double kernelTimeout = 60.0;    ///< OMPSIM_KERNEL_TIMEOUT: seconds before a kernel is stopped
+  std::string executor;           ///< OMPSIM_EXECUTOR: path of ompsim-device (default: next to the plugin)
+  std::string libDir;             ///< OMPSIM_LIB_DIR: where ompsim's libraries live (default: next to the runtime)
+};
+
+/// Returns the configuration; parses the environment on first call.
+///
+/// A malformed value is reported once on stderr and the default is kept.
+const Config &config();
+
+} // namespace ompsim

@@ -1,0 +1,69 @@
+// ompsim: the trace facility shared by the runtime, the plugins and the simulator.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace ompsim::trace {
+
+/// Trace categories (OMPSIM_TRACE=all or a comma list of these names).
+enum class Cat : uint16_t { Image, Entry, Map, Table, Launch, Translate, Fault, Alloc, Transfer, Count };
+
+/// Name of a category as used in OMPSIM_TRACE and in the "cat" JSON field.
+std::string_view name(Cat c);
+
+/// True when events of category `c` are recorded. Cheap; call it first.
+bool enabled(Cat c);
+
+/// True when OMPSIM_TRACE_NORMALIZE is set: raw host addresses, pids and
+/// times are left out so two runs under ASLR produce identical traces.
+bool normalized();
+
+/// One trace event, emitted when the object is destroyed.
+///
+/// Fields keep their insertion order. In JSON mode an event is one line:
+/// {"cat":"table","event":"publish","device":0,...}; otherwise one human line
+/// on stderr through spdlog.
+class Event {
+public:
+  Event(Cat c, std::string_view event);
+  ~Event();
+  Event(const Event &) = delete;
+  Event &operator=(const Event &) = delete;
+
+  Event &str(std::string_view key, std::string_view value);
+  Event &num(std::string_view key, int64_t value);
+  Event &hex(std::string_view key, uint64_t value);
+  /// A host address, symbolized: "host:add1+0x0 (0x55...)"; normalized: "host:add1+0x0".
+  Event &host(std::string_view key, uint64_t addr);
+  /// A device address with its symbol ("add1+0x0", may be empty): "dev:add1+0x0 (0x2000...)".
+  Event &dev(std::string_view key, uint64_t addr, std::string_view symbol);
+
+  /// The category this event was created with.
+  Cat category() const { return cat_; }
+
+private:
+  Cat cat_;
+  std::string json_;
+  std::string human_;
+};
+
+/// Formats a host address the way traces and diagnostics show it.
+std::string hostAddress(uint64_t addr, bool withRaw = true);
+
+/// Prints one diagnostic line "ompsim: <message>" on stderr (always, trace or
+/// not) and records it as a fault-category "error" event.
+void error(std::string_view message);
+
+/// Flushes the trace sinks (called at exit and before a fatal exit).
+void flush();
+
+} // namespace ompsim::trace
+
+/// Records an event only when its category is enabled:
+/// OMPSIM_TRACE_EVENT(Cat::Table, "publish").num("n", n);
+#define OMPSIM_TRACE_EVENT(cat, ev)                                                                \
+  if (!::ompsim::trace::enabled(::ompsim::trace::cat)) {                                          \
+  } else                                                                                           \
+    ::ompsim::trace::Event(::ompsim::trace::cat, ev)

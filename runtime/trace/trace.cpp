@@ -1,0 +1,172 @@
+// The trace facility: JSON lines to OMPSIM_TRACE_FILE, or spdlog lines on stderr.
+#include "ompsim/trace.hpp"
+
+#include "ompsim/config.hpp"
+#include "ompsim/host_symbolizer.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <mutex>
+#include <unistd.h>
+
+namespace ompsim::trace {
+namespace {
+
+constexpr std::array<std::string_view, size_t(Cat::Count)> kNames = {
+    "image", "entry", "map", "table", "launch", "translate", "fault", "alloc", "transfer"};
+
+struct Sink {
+  uint32_t mask = 0;
+  bool normalize = false;
+  std::FILE *file = nullptr; // JSON lines
+  std::shared_ptr<spdlog::logger> human;
+  std::mutex mu;
+  uint64_t seq = 0;
+
+  Sink() {
+    const Config &c = config();
+    normalize = c.traceNormalize;
+    for (size_t b = 0, e; b < c.trace.size(); b = e + 1) {
+      e = c.trace.find(',', b);
+      if (e == std::string::npos) e = c.trace.size();
+      std::string_view item(c.trace.data() + b, e - b);
+      if (item == "all") { mask = ~0u; continue; }
+      bool known = false;
+      for (size_t i = 0; i < kNames.size(); ++i)
+        if (kNames[i] == item) { mask |= 1u << i; known = true; }
+      if (!known && !item.empty())
+        std::fprintf(stderr, "ompsim: unknown trace category '%.*s' in OMPSIM_TRACE\n",
+                     int(item.size()), item.data());
+    }
+    if (!c.traceFile.empty()) {
+      file = std::fopen(c.traceFile.c_str(), "a");
+      if (!file)
+        std::fprintf(stderr, "ompsim: cannot open OMPSIM_TRACE_FILE '%s'\n", c.traceFile.c_str());
+    }
+    human = std::make_shared<spdlog::logger>("ompsim", std::make_shared<spdlog::sinks::stderr_sink_mt>());
+    human->set_pattern("[ompsim %v");
+    human->set_level(spdlog::level::info);
+  }
+  ~Sink() {
+    if (file) std::fclose(file);
+  }
+};
+
+Sink &sink() {
+  static Sink *s = new Sink(); // never destroyed: events may come from atexit handlers
+  return *s;
+}
+
+void appendJsonString(std::string &out, std::string_view s) {
+  out += '"';
+  for (char ch : s) {
+    switch (ch) {
+    case '"': out += "\\\""; break;
+    case '\\': out += "\\\\"; break;
+    case '\n': out += "\\n"; break;
+    case '\t': out += "\\t"; break;
+    default:
+      if (static_cast<unsigned char>(ch) < 0x20) out += fmt::format("\\u{:04x}", int(ch));
+      else out += ch;
+    }
+  }
+  out += '"';
+}
+
+} // namespace
+
+std::string_view name(Cat c) { return kNames[size_t(c)]; }
+bool enabled(Cat c) { return sink().mask & (1u << unsigned(c)); }
+bool normalized() { return sink().normalize; }
+
+Event::Event(Cat c, std::string_view event) : cat_(c) {
+  json_ = "{\"cat\":\"";
+  json_ += name(c);
+  json_ += "\",\"event\":";
+  appendJsonString(json_, event);
+  human_ = fmt::format("{}] {}", name(c), event);
+}
+
+Event &Event::str(std::string_view key, std::string_view value) {
+  json_ += ',';
+  appendJsonString(json_, key);
+  json_ += ':';
+  appendJsonString(json_, value);
+  human_ += fmt::format(" {}={}", key, value);
+  return *this;
+}
+
+Event &Event::num(std::string_view key, int64_t value) {
+  json_ += ',';
+  appendJsonString(json_, key);
+  json_ += fmt::format(":{}", value);
+  human_ += fmt::format(" {}={}", key, value);
+  return *this;
+}
+
+Event &Event::hex(std::string_view key, uint64_t value) { return str(key, fmt::format("{:#x}", value)); }
+
+Event &Event::host(std::string_view key, uint64_t addr) {
+  return str(key, hostAddress(addr, !sink().normalize));
+}
+
+Event &Event::dev(std::string_view key, uint64_t addr, std::string_view symbol) {
+  if (symbol.empty())
+    return str(key, fmt::format("dev:{:#x}", addr));
+  return str(key, fmt::format("dev:{} ({:#x})", symbol, addr));
+}
+
+Event::~Event() {
+  Sink &s = sink();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (s.file) {
+    if (!s.normalize) {
+      auto us = std::chrono::duration_cast<std::chrono::microseconds>(
+                    std::chrono::system_clock::now().time_since_epoch()).count();
+      json_ += fmt::format(",\"pid\":{},\"ts_us\":{}", getpid(), us);
+    }
+    json_ += fmt::format(",\"seq\":{}}}\n", s.seq++);
+    std::fwrite(json_.data(), 1, json_.size(), s.file);
+    std::fflush(s.file);
+  } else {
+    s.human->info(human_);
+  }
+}
+
+std::string hostAddress(uint64_t addr, bool withRaw) {
+  if (addr == 0)
+    return "null";
+  auto sym = HostSymbolizer::get().lookup(addr);
+  std::string named = sym ? fmt::format("host:{}+{:#x}", sym->name, sym->offset) : "host:?";
+  if (!withRaw) {
+    if (!sym) {
+      // Keep unknown host addresses stable under ASLR: name the object and offset.
+      std::string obj = HostSymbolizer::get().objectOf(addr);
+      return obj.empty() ? "host:<unknown>" : fmt::format("host:<{}>", obj);
+    }
+    return named;
+  }
+  return fmt::format("{} ({:#x})", named, addr);
+}
+
+void error(std::string_view message) {
+  std::fprintf(stderr, "ompsim: %.*s\n", int(message.size()), message.data());
+  std::fflush(stderr);
+  if (enabled(Cat::Fault))
+    Event(Cat::Fault, "error").str("message", message);
+}
+
+void flush() {
+  Sink &s = sink();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (s.file) std::fflush(s.file);
+  s.human->flush();
+}
+
+} // namespace ompsim::trace

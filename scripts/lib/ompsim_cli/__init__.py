@@ -1,0 +1,1 @@
+"""The ompsim command-line tools (one module per subcommand)."""

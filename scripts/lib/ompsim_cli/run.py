@@ -1,0 +1,37 @@
+"""`ompsim run --backend NAME -- ./prog [args]`: runs an unmodified clang-22 offload binary on a backend."""
+import os
+import sys
+
+from . import backends
+
+
+def register(sub):
+    p = sub.add_parser("run", help="run an offload program on a backend")
+    p.add_argument("--backend", default="sim", choices=sorted(backends.BACKENDS))
+    p.add_argument("--trace", metavar="CATS", help="set OMPSIM_TRACE (all or a comma list)")
+    p.add_argument("--trace-file", metavar="PATH", help="set OMPSIM_TRACE_FILE (JSON lines)")
+    p.add_argument("--devices", type=int, metavar="N", help="set OMPSIM_NUM_DEVICES")
+    p.add_argument("program", nargs="+", help="-- ./prog [args]")
+    p.set_defaults(func=main)
+
+
+def main(args):
+    why = backends.unavailable_reason(args.backend)
+    if why:
+        sys.stderr.write("ompsim: backend %s is unavailable: %s\n" % (args.backend, why))
+        return 2
+    env = backends.environment(args.backend)
+    if args.trace:
+        env["OMPSIM_TRACE"] = args.trace
+    if args.trace_file:
+        env["OMPSIM_TRACE_FILE"] = os.path.abspath(args.trace_file)
+    if args.devices:
+        env["OMPSIM_NUM_DEVICES"] = str(args.devices)
+    prog = args.program
+    if prog and prog[0] == "--":
+        prog = prog[1:]
+    try:
+        os.execvpe(prog[0], prog, env)  # exit status passes through unchanged
+    except OSError as e:
+        sys.stderr.write("ompsim: cannot run %s: %s\n" % (prog[0], e.strerror))
+        return 127
