@@ -11,7 +11,7 @@ LLVM_BIN = "/usr/lib/llvm-22/bin"
 LLVM_LIB = "/usr/lib/llvm-22/lib"
 
 #: Our libomptarget replacement (soname libomptarget.so.22.1).
-RUNTIME = os.path.join(LIB, "libomptarget.so.22.1")
+RUNTIME = os.path.join(LIB, "runtime", "libomptarget.so.22.1")
 #: The device runtime (translate API), linked into device images by `ompsim cc`.
 DEVICE_RUNTIME = os.path.join(LIB, "libompsim-device.so")
 #: The LLVM pass plugin that rewrites indirect calls in device code.

@@ -1,0 +1,58 @@
+"""Shared pytest fixtures: compile real offload programs with clang-22 and run them on a backend."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripts", "lib"))
+
+from ompsim_cli import backends, paths  # noqa: E402
+
+OMPSIM = os.path.join(paths.ROOT, "scripts", "ompsim")
+
+
+class Offload:
+    """Compiles offload programs into a test's tmp dir and runs them on backends."""
+
+    def __init__(self, tmp_path):
+        self.tmp = tmp_path
+
+    def compile(self, source, name=None, translate="native", image="elf", extra=(), cwd=None):
+        """Builds `source` (a path, or program text ending in a C/C++ extension name via `name`).
+
+        translate="native" uses plain clang-22; "pass" goes through `ompsim cc`.
+        Returns the executable path; raises AssertionError with the compiler's output on failure.
+        """
+        if "\n" in source:
+            src = self.tmp / (name or "prog.c")
+            src.write_text(source)
+        else:
+            src = source
+        exe = self.tmp / (os.path.splitext(os.path.basename(str(src)))[0] + ".exe")
+        cxx = str(src).endswith((".cpp", ".cc", ".cxx"))
+        if translate == "native" and image == "elf":
+            cmd = [paths.tool("clang++" if cxx else "clang"), "-fopenmp",
+                   "-fopenmp-targets=x86_64-pc-linux-gnu", "-O1", "-g"]
+        else:
+            cmd = [OMPSIM, "cc", "--translate=" + translate, "--image=" + image, "-O1", "-g"]
+        cmd += [str(src), "-o", str(exe), *extra]
+        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           cwd=cwd or self.tmp, timeout=300)
+        assert r.returncode == 0, "compile failed: %s\n%s" % (" ".join(cmd), r.stdout)
+        return exe
+
+    def run(self, exe, backend="ours-host", args=(), env=None, timeout=120):
+        """Runs `exe` on `backend`; returns CompletedProcess (text, stdout/stderr separate)."""
+        why = backends.unavailable_reason(backend)
+        if why:
+            pytest.skip("backend %s unavailable: %s" % (backend, why))
+        e = backends.environment(backend)
+        e.update(env or {})
+        return subprocess.run([str(exe), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, env=e, timeout=timeout, cwd=self.tmp)
+
+
+@pytest.fixture
+def offload(tmp_path):
+    return Offload(tmp_path)
