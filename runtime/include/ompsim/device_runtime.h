@@ -1,0 +1,60 @@
+/* ompsim: the device runtime's C interface (libompsim-device.so).
+ *
+ * The device runtime lives where device code runs: inside the simulator's
+ * executor process for the sim backend, inside the host process for the
+ * in-process host plugin. Device code calls the two translate functions; the
+ * plugin that owns the device calls the __ompsim_device_* functions between
+ * kernels to publish the table and to collect statistics.
+ */
+#ifndef OMPSIM_DEVICE_RUNTIME_H
+#define OMPSIM_DEVICE_RUNTIME_H
+
+#include "ompsim/offload_abi.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Translates a host function (or vtable slot) address to its device
+ * counterpart: null gives null, a host address in the published table gives
+ * its device address, anything else is returned unchanged. Never loops;
+ * O(log n); safe from any number of teams and threads. */
+void *__kmpc_target_translate_fptr(void *host_ptr);
+
+/** Upstream's name for the same lookup (same semantics). */
+void *__llvm_omp_indirect_call_lookup(void *host_ptr);
+
+/** Replaces the published table with a copy of `table[0..n)`, which must be
+ * sorted by host_ptr without duplicates. Returns 0 on success, -1 if the
+ * table is not sorted (nothing is published then). Must not run concurrently
+ * with kernels (plugins call it between launches). */
+int32_t __ompsim_device_set_fptr_table(const __omp_offloading_fptr_map_ty *table, uint64_t n);
+
+/** One recorded translate call. */
+typedef struct ompsim_translate_record {
+  uint64_t host_ptr;
+  uint64_t result;
+  uint32_t hit; /**< 1 if found in the table */
+  uint32_t reserved;
+} ompsim_translate_record;
+
+/** Counters since the last __ompsim_device_take_translate_log. */
+typedef struct ompsim_translate_stats {
+  uint64_t hits;
+  uint64_t misses;
+  uint64_t recorded; /**< records available (at most the cap) */
+  uint64_t dropped;  /**< calls not recorded because the cap was reached */
+} ompsim_translate_stats;
+
+/** Sets how many translate calls are recorded per period (0 disables recording;
+ * counting always happens). */
+void __ompsim_device_set_translate_cap(uint64_t cap);
+
+/** Copies up to `max` records into `out`, returns the counters, and starts a
+ * new period (counters and records reset). */
+ompsim_translate_stats __ompsim_device_take_translate_log(ompsim_translate_record *out, uint64_t max);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* OMPSIM_DEVICE_RUNTIME_H */
