@@ -1,0 +1,174 @@
+"""Compiles conformance programs, once per (program, translate, image), shared by columns.
+
+Builds land in ``<out>/build/<program>-<translate>-<image>-<key>/``; the key hashes
+everything that changes the binary (sources, inputs, flags, compiler and ompsim tool
+files), so a stale build is never reused. Each build is made in a temporary folder and
+renamed into place under a file lock, which keeps pytest-xdist workers from racing.
+"""
+import dataclasses
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+
+from ompsim_cli import paths
+
+OMPSIM = os.path.join(paths.ROOT, "scripts", "ompsim")
+CC_MODULE = os.path.join(paths.ROOT, "scripts", "lib", "ompsim_cli", "cc.py")
+FLANG = paths.tool("flang")
+COMMON_FLAGS = ["-O1"]
+CXX_FLAGS = ["-std=c++17"]
+FORTRAN_FLAGS = ["-fopenmp-version=51"]
+COMPILE_TIMEOUT = 600
+
+
+@dataclasses.dataclass
+class Build:
+    """A finished build: `ok` with `exe`, or not ok with the compiler's `output`."""
+    ok: bool
+    directory: str
+    exe: str
+    output: str
+    command: str
+    device_runtime: bool
+
+
+def have_ompsim_cc():
+    """True once `ompsim cc` exists (scripts/lib/ompsim_cli/cc.py)."""
+    return os.path.exists(CC_MODULE)
+
+
+def toolchain(language, translate, image):
+    """(driver argv prefix, links ompsim's device runtime, None) or (None, False, why unavailable)."""
+    if language == "fortran":
+        cmd = [FLANG, "-fopenmp", *FORTRAN_FLAGS]
+        if image == "gpu":
+            cmd.append("--offload-arch=native")
+        else:
+            cmd.append("-fopenmp-targets=x86_64-pc-linux-gnu")
+        if image == "ir":
+            cmd += ["-fopenmp-target-jit", "-Wl,--device-compiler=-fuse-ld=lld"]
+        if translate == "pass":
+            if not os.path.exists(paths.PASS_PLUGIN):
+                return None, False, "ompsim's indirect-call pass not built (%s missing)" % paths.PASS_PLUGIN
+            cmd += ["-Xopenmp-target=x86_64-pc-linux-gnu", "-fpass-plugin=" + paths.PASS_PLUGIN]
+        return cmd, False, None
+    if have_ompsim_cc() and image != "gpu":
+        return [OMPSIM, "cc", "--translate=" + translate, "--image=" + image], True, None
+    if have_ompsim_cc():
+        return [OMPSIM, "cc", "--translate=" + translate, "--image=gpu"], True, None
+    if translate == "pass":
+        return None, False, "`ompsim cc` not available yet (%s missing)" % CC_MODULE
+    driver = paths.tool("clang++" if language == "c++" else "clang")
+    if image == "gpu":
+        return [driver, "-fopenmp", "--offload-arch=native"], False, None
+    cmd = [driver, "-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu"]
+    if image == "ir":
+        cmd += ["-fopenmp-target-jit", "-Wl,--device-compiler=-fuse-ld=lld"]
+    return cmd, False, None
+
+
+def _file_stamp(path):
+    try:
+        st = os.stat(path)
+        return "%s:%d:%d" % (path, st.st_size, st.st_mtime_ns)
+    except OSError:
+        return path + ":missing"
+
+
+def _dir_digest(directory):
+    h = hashlib.sha256()
+    for root, dirs, files in os.walk(directory):
+        dirs.sort()
+        for n in sorted(files):
+            p = os.path.join(root, n)
+            h.update(p.encode())
+            with open(p, "rb") as f:
+                h.update(f.read())
+    return h.hexdigest()
+
+
+def substitute(text, source_dir, out_dir):
+    """Applies %S (program folder), %inputs (its inputs/ folder) and %T (build folder)."""
+    return (text.replace("%inputs", os.path.join(source_dir, "inputs"))
+            .replace("%S", source_dir).replace("%T", out_dir))
+
+
+def _language_flags(language):
+    return COMMON_FLAGS + (CXX_FLAGS if language == "c++" else [])
+
+
+def build(spec, translate, image, out_root):
+    """Builds `spec` for (translate, image) or reuses the cached build. Returns (Build, None)
+    or (None, why the toolchain is unavailable)."""
+    prefix, device_runtime, why = toolchain(spec.language, translate, image)
+    if why:
+        return None, why
+    source_dir = os.path.dirname(os.path.abspath(spec.path))
+    h = hashlib.sha256()
+    with open(spec.path, "rb") as f:
+        h.update(f.read())
+    inputs = os.path.join(source_dir, "inputs")
+    if os.path.isdir(inputs):
+        h.update(_dir_digest(inputs).encode())
+    ident = [*prefix, *_language_flags(spec.language), translate, image]
+    for p in (prefix[0], CC_MODULE, paths.PASS_PLUGIN, paths.DEVICE_RUNTIME, os.path.abspath(__file__)):
+        ident.append(_file_stamp(p))
+    h.update("\0".join(ident).encode())
+    key = "%s-%s-%s-%s" % (spec.name, translate, image, h.hexdigest()[:12])
+    build_root = os.path.join(out_root, "build")
+    os.makedirs(build_root, exist_ok=True)
+    final = os.path.join(build_root, key)
+    with open(final + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if not os.path.exists(os.path.join(final, "build.json")):
+                tmp = tempfile.mkdtemp(prefix=key + ".tmp-", dir=build_root)
+                try:
+                    _compile_into(spec, prefix, source_dir, tmp, device_runtime)
+                    os.rename(tmp, final)
+                except BaseException:
+                    shutil.rmtree(tmp, ignore_errors=True)
+                    raise
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    with open(os.path.join(final, "build.json")) as f:
+        rec = json.load(f)
+    # Commands and messages name the temporary folder the build was made in; show the final one.
+    tmp_name = rec.get("tmp_dir", "")
+    fix = (lambda t: t.replace(tmp_name, final)) if tmp_name else (lambda t: t)
+    return Build(ok=rec["ok"], directory=final, exe=os.path.join(final, "prog"), output=fix(rec["output"]),
+                 command=fix(rec["command"]), device_runtime=device_runtime), None
+
+
+def _compile_into(spec, prefix, source_dir, out_dir, device_runtime):
+    steps = []
+    flags = _language_flags(spec.language)
+    for lib, args in spec.shlibs:
+        args = [substitute(a, source_dir, out_dir) for a in args]
+        steps.append([*prefix, *flags, "-fPIC", "-shared", *args, "-o", os.path.join(out_dir, lib)])
+    extra = [substitute(a, source_dir, out_dir) for a in spec.build_args]
+    main = [*prefix, *flags, os.path.abspath(spec.path), *extra, "-o", os.path.join(out_dir, "prog")]
+    if spec.shlibs:
+        # The build folder is renamed after linking, so libraries are found next to the program.
+        main += ["-L" + out_dir, "-Wl,-rpath,$ORIGIN"]
+    steps.append(main)
+    output, ok, shown = "", True, []
+    for cmd in steps:
+        shown.append(" ".join(cmd))
+        try:
+            r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               cwd=out_dir, timeout=COMPILE_TIMEOUT)
+            output += r.stdout
+            ok = r.returncode == 0
+        except subprocess.TimeoutExpired:
+            output += "error: compiler timed out after %ds\n" % COMPILE_TIMEOUT
+            ok = False
+        if not ok:
+            break
+    with open(os.path.join(out_dir, "build.json"), "w") as f:
+        json.dump({"ok": ok, "output": output, "command": "\n".join(shown), "tmp_dir": out_dir,
+                   "device_runtime": device_runtime}, f, indent=1)

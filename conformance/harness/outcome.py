@@ -1,0 +1,121 @@
+"""Outcome classification: from a program's header, the features of its column and what
+happened at compile and run time, to one of a closed set of result codes.
+
+This module runs nothing; the caller supplies compile/run results and a FileCheck callback.
+"""
+import dataclasses
+
+PASS = "PASS"
+FAIL = "FAIL"
+XFAIL = "XFAIL"
+XPASS = "XPASS"
+UNSUPPORTED = "UNSUPPORTED"
+UNAVAILABLE = "UNAVAILABLE"
+COMPILE_ERROR = "COMPILE-ERROR"
+UNRESOLVED = "UNRESOLVED"
+TIMEOUT = "TIMEOUT"
+ALL = (PASS, FAIL, XFAIL, XPASS, UNSUPPORTED, UNAVAILABLE, COMPILE_ERROR, UNRESOLVED, TIMEOUT)
+
+
+@dataclasses.dataclass
+class Outcome:
+    """One cell's result. `expected` is False for anything that must fail the run."""
+    code: str
+    reason: str
+    expected: bool
+    compiler_message: str = ""
+
+    @property
+    def skipped(self):
+        return self.code in (UNSUPPORTED, UNAVAILABLE)
+
+
+@dataclasses.dataclass
+class RunResult:
+    """What running a program produced."""
+    exit_code: int          # negative: killed by that signal
+    stdout: str
+    stderr: str
+    timed_out: bool = False
+
+
+def first_error_line(text):
+    """The compiler's first error line (or the first non-empty line)."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    for ln in lines:
+        if "error" in ln.lower():
+            return ln
+    return lines[0] if lines else "(no output)"
+
+
+def describe_exit(run):
+    """A short account of a failed run: exit status and the last line the program printed."""
+    status = "killed by signal %d" % -run.exit_code if run.exit_code < 0 else "exit %d" % run.exit_code
+    tail = [ln.strip() for ln in (run.stderr + "\n" + run.stdout).splitlines() if ln.strip()]
+    # Prefer the program's own FAIL line or ompsim's diagnostic over the last line.
+    for ln in tail:
+        if ln.startswith(("FAIL", "ompsim:")):
+            return "%s: %s" % (status, ln)
+    return "%s: %s" % (status, tail[-1]) if tail else status
+
+
+def classify_build(spec, features, compiled, compiler_output):
+    """Outcome of the build step, or None when the program should go on to run."""
+    expected = spec.first_holding(spec.xfail_compile, features)
+    if not compiled:
+        msg = first_error_line(compiler_output)
+        if expected:
+            return Outcome(COMPILE_ERROR, "%s (expected: %s)" % (msg, expected.reason), True, msg)
+        return Outcome(COMPILE_ERROR, msg, False, msg)
+    if expected:
+        return Outcome(XPASS, "compiled, but XFAIL-COMPILE says: %s" % expected.reason, False)
+    return None
+
+
+def classify_run(spec, features, run, checker):
+    """Outcome of a finished run.
+
+    `checker(prefix, text)` runs FileCheck for `prefix` over `text` and returns
+    None when it matches, else a one-line message.
+    """
+    if run.timed_out:
+        return Outcome(TIMEOUT, "no exit within the time limit (a hang is never an expected outcome)", False)
+    expect_fail = spec.first_holding(spec.expect_fail_if, features)
+    xfail = spec.first_holding(spec.xfail, features)
+    if expect_fail:
+        mode_prefixes = [("CHECK-FAIL", run.stdout), ("CHECK-FAIL-STDERR", run.stderr)]
+    else:
+        mode_prefixes = [("CHECK", run.stdout), ("CHECK-STDERR", run.stderr)]
+    problems = []
+    if expect_fail and run.exit_code == 0:
+        problems.append("exited 0, but a diagnosed failure is expected (%s)" % expect_fail.reason)
+    elif not expect_fail and run.exit_code != 0:
+        problems.append(describe_exit(run))
+    if not problems:
+        for prefix, text in mode_prefixes:
+            if prefix in spec.check_prefixes:
+                err = checker(prefix, text)
+                if err:
+                    problems.append("%s mismatch: %s" % (prefix, err))
+                    break
+    correct = not problems
+    if xfail:
+        if correct:
+            return Outcome(XPASS, "passed, but XFAIL says: %s" % xfail.reason, False)
+        return Outcome(XFAIL, "%s [%s]" % (xfail.reason, problems[0]), True)
+    if correct:
+        if expect_fail:
+            return Outcome(PASS, "diagnosed failure, as expected: %s" % expect_fail.reason, True)
+        return Outcome(PASS, "", True)
+    return Outcome(FAIL, problems[0], False)
+
+
+def classify_preconditions(spec, features):
+    """UNSUPPORTED when REQUIRES does not hold or UNSUPPORTED does; else None."""
+    for req in spec.requires:
+        if not req(features):
+            return Outcome(UNSUPPORTED, "REQUIRES %s does not hold" % req.text, True)
+    why = spec.first_holding(spec.unsupported, features)
+    if why:
+        return Outcome(UNSUPPORTED, why.reason, True)
+    return None

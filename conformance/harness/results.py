@@ -1,0 +1,65 @@
+"""Per-cell JSON records: each pytest-xdist worker appends to its own file; the controller
+merges them into one results.json at the end of the session."""
+import glob
+import json
+import os
+import platform
+import subprocess
+import time
+
+RESULTS_DIR = "results"
+MERGED = "results.json"
+
+
+def record_path(out_root, worker):
+    return os.path.join(out_root, RESULTS_DIR, "%s.jsonl" % worker)
+
+
+def reset(out_root):
+    """Removes the previous session's per-worker records (controller only, before workers start)."""
+    for p in glob.glob(os.path.join(out_root, RESULTS_DIR, "*.jsonl")):
+        os.unlink(p)
+
+
+def append(out_root, worker, record):
+    path = record_path(out_root, worker)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    line = json.dumps(record, sort_keys=True) + "\n"
+    # One write per record in append mode: lines from one worker never interleave.
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(line)
+
+
+def _version(argv):
+    try:
+        r = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=30)
+        return r.stdout.splitlines()[0].strip() if r.stdout else "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unavailable"
+
+
+def environment_info():
+    """Versions and host facts shown in the report header."""
+    from ompsim_cli import paths
+    git = _version(["git", "-C", paths.ROOT, "describe", "--always", "--dirty"])
+    return {"date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "host": platform.node(),
+            "platform": platform.platform(), "python": platform.python_version(),
+            "clang": _version([paths.tool("clang"), "--version"]),
+            "flang": _version([paths.tool("flang"), "--version"]), "ompsim": git,
+            "build_dir": paths.BUILD}
+
+
+def merge(out_root, extra=None):
+    """Merges every worker's records into results.json; returns the merged document."""
+    records = []
+    for p in sorted(glob.glob(os.path.join(out_root, RESULTS_DIR, "*.jsonl"))):
+        with open(p, encoding="utf-8") as f:
+            records.extend(json.loads(line) for line in f if line.strip())
+    records.sort(key=lambda r: (r["program"], r["backend"], r["translate"]))
+    doc = {"environment": environment_info(), "records": records}
+    doc.update(extra or {})
+    tmp = os.path.join(out_root, MERGED + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=1, sort_keys=True)
+    os.replace(tmp, os.path.join(out_root, MERGED))
+    return doc

@@ -1,0 +1,33 @@
+// CHECKS: function pointers reached through a pointer member mapped by a user-defined declare mapper
+// REQUIRES: c
+// XFAIL: translate=native && separate-address-space -- clang-22 emits no lookup at the call site: the host address loaded from device memory is not callable on the device
+// XFAIL: translate=native && shared-address-space -- clang-22 emits no lookup at the call site: the host copy runs instead of the device copy (dev_calls stays 0)
+// CHECK: PASS
+#include "inputs/conformance.h"
+
+int dev_calls = 0;
+#pragma omp declare target to(dev_calls)
+int add2(int x) { dev_calls++; return x + 2; }
+int half(int x) { dev_calls++; return x / 2; }
+#pragma omp declare target to(add2, half) indirect
+
+typedef int (*op_t)(int);
+struct program { int n; op_t *ops; };
+#pragma omp declare mapper(struct program p) map(p, p.ops[0 : p.n])
+
+int main(void) {
+  op_t ops[3] = {add2, add2, half};
+  struct program prog = {3, ops};
+  int r = 0;
+#pragma omp target map(to : prog) map(from : r)
+  {
+    int v = 6;
+    for (int i = 0; i < prog.n; i++)
+      v = prog.ops[i](v);
+    r = v;
+  }
+#pragma omp target update from(dev_calls)
+  EXPECT_EQ(r, 5);
+  EXPECT_EQ(dev_calls, 3);
+  return CONF_RESULT();
+}

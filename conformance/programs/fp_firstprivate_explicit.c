@@ -1,0 +1,22 @@
+// CHECKS: a host function pointer in an explicit firstprivate clause is translated
+// REQUIRES: c
+// XFAIL: translate=native && separate-address-space -- an explicit firstprivate copies the host address unchanged (unlike an implicit capture, no mapping-table lookup) and clang-22 emits no lookup at the call site
+// XFAIL: translate=native && shared-address-space -- an explicit firstprivate copies the host address unchanged and clang-22 emits no lookup at the call site: the host copy runs (dev_calls stays 0)
+// CHECK: PASS
+#include "inputs/conformance.h"
+
+int dev_calls = 0;
+#pragma omp declare target to(dev_calls)
+int add1(int x) { dev_calls++; return x + 1; }
+#pragma omp declare target to(add1) indirect
+
+int main(void) {
+  int (*fp)(int) = add1;
+  int r = 0;
+#pragma omp target firstprivate(fp) map(from : r)
+  r = fp(1);
+#pragma omp target update from(dev_calls)
+  EXPECT_EQ(r, 2);
+  EXPECT_EQ(dev_calls, 1);
+  return CONF_RESULT();
+}

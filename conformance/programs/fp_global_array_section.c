@@ -1,0 +1,26 @@
+// CHECKS: function pointers in a global array mapped as a section map(to: gtab[0:n]) call the device copies
+// REQUIRES: c
+// XFAIL: translate=native && separate-address-space -- clang-22 emits no lookup at the call site: the host address loaded from device memory is not callable on the device
+// XFAIL: translate=native && shared-address-space -- clang-22 emits no lookup at the call site: the host copy runs instead of the device copy (dev_calls stays 0)
+// CHECK: PASS
+#include "inputs/conformance.h"
+
+int dev_calls = 0;
+#pragma omp declare target to(dev_calls)
+int inc(int x) { dev_calls++; return x + 1; }
+int dec(int x) { dev_calls++; return x - 1; }
+#pragma omp declare target to(inc, dec) indirect
+
+typedef int (*op_t)(int);
+op_t gtab[4] = {inc, dec, inc, inc};
+
+int main(void) {
+  int n = 4, acc = 0;
+#pragma omp target map(to : gtab[0 : n]) map(tofrom : acc)
+  for (int i = 0; i < n; i++)
+    acc = gtab[i](acc);
+#pragma omp target update from(dev_calls)
+  EXPECT_EQ(acc, 2);
+  EXPECT_EQ(dev_calls, 4);
+  return CONF_RESULT();
+}

@@ -1,0 +1,27 @@
+// CHECKS: function pointers in a local array mapped whole with map(to: tab) call the device copies
+// REQUIRES: c
+// XFAIL: translate=native && separate-address-space -- clang-22 emits no lookup at the call site: the host address loaded from device memory is not callable on the device
+// XFAIL: translate=native && shared-address-space -- clang-22 emits no lookup at the call site: the host copy runs instead of the device copy (dev_calls stays 0)
+// CHECK: PASS
+#include "inputs/conformance.h"
+
+int dev_calls = 0;
+#pragma omp declare target to(dev_calls)
+int add1(int x) { dev_calls++; return x + 1; }
+int sub1(int x) { dev_calls++; return x - 1; }
+int dbl(int x) { dev_calls++; return x * 2; }
+#pragma omp declare target to(add1, sub1, dbl) indirect
+
+int main(void) {
+  int (*tab[3])(int) = {add1, sub1, dbl};
+  int out[3] = {0, 0, 0};
+#pragma omp target map(to : tab) map(from : out)
+  for (int i = 0; i < 3; i++)
+    out[i] = tab[i](10);
+#pragma omp target update from(dev_calls)
+  EXPECT_EQ(out[0], 11);
+  EXPECT_EQ(out[1], 9);
+  EXPECT_EQ(out[2], 20);
+  EXPECT_EQ(dev_calls, 3);
+  return CONF_RESULT();
+}

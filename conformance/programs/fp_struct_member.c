@@ -1,0 +1,27 @@
+// CHECKS: a function pointer as a struct member, the struct mapped by value
+// REQUIRES: c
+// XFAIL: translate=native && separate-address-space -- clang-22 emits no lookup at the call site: the host address loaded from device memory is not callable on the device
+// XFAIL: translate=native && shared-address-space -- clang-22 emits no lookup at the call site: the host copy runs instead of the device copy (dev_calls stays 0)
+// CHECK: PASS
+#include "inputs/conformance.h"
+
+int dev_calls = 0;
+#pragma omp declare target to(dev_calls)
+int add1(int x) { dev_calls++; return x + 1; }
+#pragma omp declare target to(add1) indirect
+
+struct op {
+  int bias;
+  int (*fn)(int);
+};
+
+int main(void) {
+  struct op o = {5, add1};
+  int r = 0;
+#pragma omp target map(to : o) map(from : r)
+  r = o.fn(o.bias);
+#pragma omp target update from(dev_calls)
+  EXPECT_EQ(r, 6);
+  EXPECT_EQ(dev_calls, 1);
+  return CONF_RESULT();
+}

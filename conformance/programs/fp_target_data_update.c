@@ -1,0 +1,31 @@
+// CHECKS: a function-pointer table kept on the device by target data and changed with target update to
+// REQUIRES: c
+// XFAIL: translate=native && separate-address-space -- clang-22 emits no lookup at the call site: the host address loaded from device memory is not callable on the device
+// XFAIL: translate=native && shared-address-space -- clang-22 emits no lookup at the call site: the host copy runs instead of the device copy (dev_calls stays 0)
+// CHECK: PASS
+#include "inputs/conformance.h"
+
+int dev_calls = 0;
+#pragma omp declare target to(dev_calls)
+int add1(int x) { dev_calls++; return x + 1; }
+int neg(int x) { dev_calls++; return -x; }
+#pragma omp declare target to(add1, neg) indirect
+
+int main(void) {
+  int (*tab[2])(int) = {add1, add1};
+  int r1 = 0, r2 = 0;
+#pragma omp target data map(to : tab)
+  {
+#pragma omp target map(from : r1)
+    r1 = tab[0](1) + tab[1](1);
+    tab[1] = neg;
+#pragma omp target update to(tab)
+#pragma omp target map(from : r2)
+    r2 = tab[0](1) + tab[1](1);
+  }
+#pragma omp target update from(dev_calls)
+  EXPECT_EQ(r1, 4);
+  EXPECT_EQ(r2, 1);
+  EXPECT_EQ(dev_calls, 4);
+  return CONF_RESULT();
+}
