@@ -1,0 +1,226 @@
+"""`ompsim cc [--translate=pass|native] [--image=elf|ir] [--gpu=ARCH] <clang arguments>`.
+
+A drop-in wrapper around clang-22 / clang++-22 / flang-22 for OpenMP offload
+builds. It adds `-fopenmp -fopenmp-targets=x86_64-pc-linux-gnu` unless the
+command line already chooses them, and:
+
+* `--translate=pass` (default) loads ompsim's pass plugin into the device
+  compilation only, so device code translates host function pointers before
+  every indirect call; `native` leaves call sites as clang emits them.
+* `--image=ir` embeds LLVM bitcode (`-fopenmp-target-jit`, device link by lld)
+  instead of an ELF shared object.
+* `--gpu=sm_XX|gfxXXX` offloads to that GPU instead (`--offload-arch=`); the
+  pass then calls upstream's `__llvm_omp_indirect_call_lookup`.
+* When linking for the host-offload target, the device link gets ompsim's
+  device runtime (libompsim-device.so, with an rpath), so device code may also
+  call `__kmpc_target_translate_fptr` / `__llvm_omp_indirect_call_lookup`.
+
+Every other argument reaches the compiler unchanged, in order; the compiler's
+output and exit status are ompsim cc's. Add `-###` to see the full command.
+"""
+import os
+import sys
+
+from . import paths
+
+#: The host-offload device triple (an ELF shared object, or bitcode with --image=ir).
+HOST_OFFLOAD_TRIPLE = "x86_64-pc-linux-gnu"
+
+CXX_EXTENSIONS = (".cpp", ".cc", ".cxx", ".c++", ".cp", ".CPP", ".C", ".hpp", ".hh", ".hxx", ".ii", ".cppm")
+FORTRAN_EXTENSIONS = (".f90", ".f95", ".F90", ".F95", ".f03", ".F03", ".f08", ".F08", ".f", ".F", ".for")
+
+#: Driver options whose value is the next argument (so it is not an input file).
+OPTIONS_WITH_SEPARATE_VALUE = {
+    "-o", "-x", "-I", "-D", "-U", "-L", "-l", "-include", "-imacros", "-isystem", "-idirafter",
+    "-iquote", "-iprefix", "-iwithprefix", "-isysroot", "--sysroot", "-MF", "-MT", "-MQ", "-Xlinker",
+    "-Xclang", "-Xassembler", "-Xpreprocessor", "-Xopenmp-target", "-Xoffload-linker", "-Xarch_host",
+    "-Xarch_device", "-mllvm", "-target", "--target", "-u", "-T", "-z", "-arch", "-module-dependency-dir",
+    "-J", "-module-dir", "-ivfsoverlay", "-resource-dir", "-B", "--gcc-toolchain", "-fpass-plugin",
+}
+
+#: Options after which clang does not link.
+NO_LINK_OPTIONS = {"-c", "-S", "-E", "-M", "-MM", "-fsyntax-only", "-emit-llvm", "--precompile",
+                   "-###", "--version", "-dumpversion", "-dumpmachine", "--help", "-print-search-dirs"}
+
+
+class UsageError(Exception):
+    """A bad `ompsim cc` option (not a compiler argument)."""
+
+
+def register(sub):
+    """Adds `cc` to `ompsim --help` (main.py hands `ompsim cc ...` to main_argv directly)."""
+    p = sub.add_parser("cc", help="clang-22 wrapper for offload builds (drop-in CC/CXX)",
+                       description=__doc__, formatter_class=_raw_formatter())
+    p.add_argument("--translate", choices=["pass", "native"], default="pass")
+    p.add_argument("--image", choices=["elf", "ir"], default="elf")
+    p.add_argument("--gpu", metavar="ARCH", help="sm_XX (NVIDIA) or gfxXXX (AMD)")
+    p.add_argument("args", nargs="*", help="clang arguments, passed through unchanged")
+    p.set_defaults(func=lambda args: main_argv(_unparse(args)))
+
+
+def _raw_formatter():
+    import argparse
+    return argparse.RawDescriptionHelpFormatter
+
+
+def _unparse(args):
+    out = ["--translate=" + args.translate, "--image=" + args.image]
+    if args.gpu:
+        out.append("--gpu=" + args.gpu)
+    return out + list(args.args)
+
+
+class Settings:
+    """The `ompsim cc` options, split off the compiler's arguments."""
+
+    def __init__(self):
+        self.translate = "pass"
+        self.image = "elf"
+        self.gpu = None
+
+
+def split_options(argv):
+    """Returns (Settings, compiler arguments). Raises UsageError on a bad value."""
+    s = Settings()
+    rest = []
+    it = iter(argv)
+    for a in it:
+        name, eq, value = a.partition("=")
+        if name in ("--translate", "--image", "--gpu"):
+            if not eq:
+                value = next(it, None)
+                if value is None:
+                    raise UsageError("%s needs a value" % name)
+            if name == "--translate":
+                if value not in ("pass", "native"):
+                    raise UsageError("--translate=%s: expected pass or native" % value)
+                s.translate = value
+            elif name == "--image":
+                if value not in ("elf", "ir"):
+                    raise UsageError("--image=%s: expected elf or ir" % value)
+                s.image = value
+            else:
+                if not (value.startswith("sm_") or value.startswith("gfx")):
+                    raise UsageError("--gpu=%s: expected sm_XX (NVIDIA) or gfxXXX (AMD)" % value)
+                s.gpu = value
+            continue
+        rest.append(a)
+    if s.gpu and s.image == "ir":
+        raise UsageError("--image=ir is for the host-offload target; it cannot be combined with --gpu")
+    return s, rest
+
+
+def scan(args):
+    """Returns (inputs, languages given with -x, links?) for a compiler command line."""
+    inputs, langs = [], []
+    links = True
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a in OPTIONS_WITH_SEPARATE_VALUE:
+            if a == "-x" and i + 1 < len(args):
+                langs.append(args[i + 1])
+            i += 2
+            continue
+        if a.startswith("-x") and len(a) > 2:
+            langs.append(a[2:])
+        if a in NO_LINK_OPTIONS:
+            links = False
+        elif a == "-" or not a.startswith("-"):
+            inputs.append(a)
+        i += 1
+    if not inputs:
+        links = False
+    return inputs, langs, links
+
+
+def pick_compiler(inputs, langs):
+    """clang-22, clang++-22 or flang-22, from the inputs' extensions and -x."""
+    if any(os.path.splitext(f)[1] in FORTRAN_EXTENSIONS for f in inputs) or \
+            any(lang.startswith("f95") or lang == "fortran" for lang in langs):
+        return paths.tool("flang")
+    if any(f.endswith(CXX_EXTENSIONS) for f in inputs) or any("c++" in lang for lang in langs):
+        return paths.tool("clang++")
+    return paths.tool("clang")
+
+
+def gpu_triple(arch):
+    return "nvptx64-nvidia-cuda" if arch.startswith("sm_") else "amdgcn-amd-amdhsa"
+
+
+def offload_flags(settings, args, links, fortran=False):
+    """The flags ompsim cc adds in front of the user's arguments (see the module doc)."""
+    flags = []
+    if not any(a == "-fopenmp" or a.startswith("-fopenmp=") for a in args):
+        flags.append("-fopenmp")
+    chooses_target = any(a.startswith("-fopenmp-targets=") or a.startswith("--offload-arch=") or
+                         a == "--offload-arch" for a in args)
+    if settings.gpu:
+        triple = gpu_triple(settings.gpu)
+        if not chooses_target:
+            flags.append("--offload-arch=" + settings.gpu)
+    else:
+        triple = HOST_OFFLOAD_TRIPLE
+        if not chooses_target:
+            flags.append("-fopenmp-targets=" + HOST_OFFLOAD_TRIPLE)
+    if settings.translate == "pass":
+        # -Xopenmp-target=<triple> reaches only that device's -cc1, so host
+        # code is never rewritten. flang-22 lacks -Xopenmp-target; there the
+        # plugin loads everywhere and acts only on modules flagged
+        # "openmp-device".
+        if not fortran:
+            flags.append("-Xopenmp-target=%s" % triple)
+        flags.append("-fpass-plugin=" + paths.PASS_PLUGIN)
+    if settings.image == "ir":
+        flags.append("-fopenmp-target-jit")
+        if links:
+            # The JIT image is an LTO link emitting bitcode, which only lld does.
+            flags.append("-Wl,--device-compiler=-fuse-ld=lld")
+    if links and not settings.gpu:
+        flags += ["-Xoffload-linker", "-L" + paths.LIB,
+                  "-Xoffload-linker", "-lompsim-device",
+                  "-Xoffload-linker", "-rpath=" + paths.LIB]
+    return flags
+
+
+def command(argv):
+    """The full compiler command line for `ompsim cc argv` (raises UsageError)."""
+    settings, args = split_options(argv)
+    inputs, langs, links = scan(args)
+    compiler = pick_compiler(inputs, langs)
+    fortran = os.path.basename(compiler).startswith("flang")
+    return [compiler] + offload_flags(settings, args, links, fortran) + args, settings, links
+
+
+def needs_build(settings, links):
+    missing = []
+    if settings.translate == "pass" and not os.path.exists(paths.PASS_PLUGIN):
+        missing.append(paths.PASS_PLUGIN)
+    if links and not settings.gpu and not os.path.exists(paths.DEVICE_RUNTIME):
+        missing.append(paths.DEVICE_RUNTIME)
+    return missing
+
+
+def main_argv(argv):
+    """Runs the compiler for `ompsim cc argv`; never returns on success of exec."""
+    if argv in (["--help"], ["-h"]):
+        sys.stdout.write(__doc__)
+        return 0
+    try:
+        cmd, settings, links = command(argv)
+    except UsageError as e:
+        sys.stderr.write("ompsim: cc: %s\n" % e)
+        return 2
+    if needs_build(settings, links):
+        paths.ensure_built()
+        still = needs_build(settings, links)
+        if still:
+            sys.stderr.write("ompsim: cc: build finished but %s is still missing\n" % still[0])
+            return 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        os.execv(cmd[0], cmd)  # output and exit status are the compiler's own
+    except OSError as e:
+        sys.stderr.write("ompsim: cc: cannot run %s: %s\n" % (cmd[0], e.strerror))
+        return 127
