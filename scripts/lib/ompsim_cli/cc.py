@@ -183,13 +183,27 @@ def offload_flags(settings, args, links, fortran=False):
     return flags
 
 
+def host_link_flags(links):
+    """Flags after the user's arguments (libraries must follow the objects).
+
+    The host fallback of a target region that calls the translate API needs
+    it too (an identity there: the host has no published table); --as-needed
+    keeps programs that do not call it free of the library.
+    """
+    if not links:
+        return []
+    return ["-L" + paths.LIB, "-Wl,--push-state,--as-needed", "-lompsim-device",
+            "-Wl,--pop-state", "-Wl,-rpath," + paths.LIB]
+
+
 def command(argv):
     """The full compiler command line for `ompsim cc argv` (raises UsageError)."""
     settings, args = split_options(argv)
     inputs, langs, links = scan(args)
     compiler = pick_compiler(inputs, langs)
     fortran = os.path.basename(compiler).startswith("flang")
-    return [compiler] + offload_flags(settings, args, links, fortran) + args, settings, links
+    return ([compiler] + offload_flags(settings, args, links, fortran) + args + host_link_flags(links),
+            settings, links)
 
 
 def needs_build(settings, links):

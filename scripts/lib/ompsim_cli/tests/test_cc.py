@@ -1,0 +1,192 @@
+"""`ompsim cc`: the flags it adds, where the pass plugin goes, and the device images it builds."""
+import os
+import shlex
+import subprocess
+
+import pytest
+
+from ompsim_cli import cc, paths
+
+OMPSIM = os.path.join(paths.ROOT, "scripts", "ompsim")
+
+PROGRAM = r"""
+#include <stdio.h>
+int add1(int x) { return x + 1; }
+#pragma omp declare target to(add1) indirect
+int main(void) {
+  int (*fp)(int) = add1;
+  int r = 0;
+#pragma omp target map(tofrom: r)
+  r = fp(41);
+  printf("%d\n", r);
+  return r == 42 ? 0 : 1;
+}
+"""
+
+#: Device code calling the translate API itself, as upstream's tests do.
+EXPLICIT_CALL = r"""
+#include <stdio.h>
+#pragma omp declare target
+void *__kmpc_target_translate_fptr(void *);
+void *__llvm_omp_indirect_call_lookup(void *);
+#pragma omp end declare target
+int main(void) {
+  int same = 0;
+#pragma omp target map(tofrom: same)
+  same = __kmpc_target_translate_fptr(0) == 0 && __llvm_omp_indirect_call_lookup(0) == 0;
+  printf("%d\n", same);
+  return 0;
+}
+"""
+
+
+def needs_built():
+    for f in (paths.PASS_PLUGIN, paths.DEVICE_RUNTIME):
+        if not os.path.exists(f):
+            pytest.skip("not built: %s" % f)
+
+
+def run_cc(args, cwd):
+    return subprocess.run([OMPSIM, "cc", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True, cwd=cwd, timeout=300)
+
+
+def cc1_lines(driver_output):
+    """The -cc1 / -fc1 command lines of a `-###` listing, split into argument lists."""
+    return [shlex.split(line) for line in driver_output.splitlines()
+            if '"-cc1"' in line or '"-fc1"' in line]
+
+
+def dynamic_section(path):
+    return subprocess.run([paths.tool("llvm-readelf"), "-d", str(path)], stdout=subprocess.PIPE,
+                          text=True, check=True).stdout
+
+
+def test_command_adds_offload_flags_once():
+    cmd, _, links = cc.command(["-O1", "a.c", "-o", "a"])
+    assert os.path.basename(cmd[0]) == "clang" and links
+    assert cmd.count("-fopenmp") == 1
+    assert "-fopenmp-targets=x86_64-pc-linux-gnu" in cmd
+    user = ["-O1", "a.c", "-o", "a"]
+    start = cmd.index("-O1")
+    assert cmd[start:start + 4] == user  # the user's arguments, in order
+    assert cmd[start + 4:] == cc.host_link_flags(True)
+    cmd, _, _ = cc.command(["-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu", "a.cpp", "-c"])
+    assert os.path.basename(cmd[0]) == "clang++"
+    assert cmd.count("-fopenmp") == 1 and cmd.count("-fopenmp-targets=x86_64-pc-linux-gnu") == 1
+    assert "-Xoffload-linker" not in cmd  # compile only: nothing for the device link
+
+
+def test_language_picks_the_driver():
+    assert os.path.basename(cc.command(["-x", "c++", "a.c"])[0][0]) == "clang++"
+    assert os.path.basename(cc.command(["-xc++", "a.c"])[0][0]) == "clang++"
+    assert os.path.basename(cc.command(["a.F90"])[0][0]) == "flang"
+    assert os.path.basename(cc.command(["-o", "x.cpp", "a.c"])[0][0]) == "clang"  # -o value is no input
+
+
+def test_gpu_selects_offload_arch_and_device_only_plugin():
+    cmd, _, _ = cc.command(["--gpu=sm_80", "a.c"])
+    assert "--offload-arch=sm_80" in cmd
+    assert "-fopenmp-targets=x86_64-pc-linux-gnu" not in cmd
+    assert "-Xopenmp-target=nvptx64-nvidia-cuda" in cmd
+    assert "-Xoffload-linker" not in cmd  # GPU device runtimes define the lookup
+    cmd, _, _ = cc.command(["--gpu=gfx90a", "a.c"])
+    assert "--offload-arch=gfx90a" in cmd and "-Xopenmp-target=amdgcn-amd-amdhsa" in cmd
+
+
+def test_bad_option_is_one_line_and_status_2(tmp_path):
+    r = run_cc(["--translate=magic", "a.c"], tmp_path)
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines() == ["ompsim: cc: --translate=magic: expected pass or native"]
+    r = run_cc(["--gpu=x86", "a.c"], tmp_path)
+    assert r.returncode == 2 and "expected sm_XX" in r.stderr
+
+
+def test_compiler_errors_and_status_pass_through(tmp_path):
+    needs_built()
+    r = run_cc(["missing.c", "-o", "x"], tmp_path)
+    assert r.returncode == 1
+    assert "no such file or directory: 'missing.c'" in r.stderr
+
+
+@pytest.mark.parametrize("gpu", [None, "sm_80"])
+def test_plugin_reaches_only_the_device_compile(tmp_path, gpu):
+    needs_built()
+    (tmp_path / "p.c").write_text(PROGRAM)
+    args = ["-O1", "p.c", "-o", "p", "-###"] + (["--gpu=" + gpu] if gpu else [])
+    r = run_cc(args, tmp_path)
+    # GPU builds list their commands, then fail for want of the GPU device
+    # library (libomptarget-nvptx.bc), which this machine lacks.
+    assert r.returncode == 0 or gpu, r.stderr
+    lines = cc1_lines(r.stderr)
+    device = [l for l in lines if "-fopenmp-is-target-device" in l]
+    host = [l for l in lines if "-fopenmp-is-target-device" not in l]
+    assert device and host
+    plugin = "-fpass-plugin=" + paths.PASS_PLUGIN
+    assert all(plugin in l for l in device)
+    assert not any(plugin in l for l in host)
+    r = run_cc(["--translate=native"] + args, tmp_path)
+    assert paths.PASS_PLUGIN not in r.stderr
+
+
+def test_pass_rewrites_the_device_image_only(tmp_path):
+    needs_built()
+    (tmp_path / "p.c").write_text(PROGRAM)
+    r = run_cc(["-O1", "p.c", "-o", "p", "-save-temps"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    image = tmp_path / "p.x86_64..img"
+    undefined = subprocess.run([paths.tool("llvm-nm"), "-D", "--undefined-only", str(image)],
+                               stdout=subprocess.PIPE, text=True, check=True).stdout
+    assert "__kmpc_target_translate_fptr" in undefined
+    host_obj = next(tmp_path.glob("p-host-*.o"))
+    host_syms = subprocess.run([paths.tool("llvm-nm"), str(host_obj)], stdout=subprocess.PIPE,
+                               text=True, check=True).stdout
+    assert "translate_fptr" not in host_syms
+    dyn = dynamic_section(image)
+    assert "[libompsim-device.so]" in dyn
+    assert paths.LIB in dyn  # RUNPATH, so the NEEDED entry resolves
+
+
+def test_native_leaves_call_sites(tmp_path):
+    needs_built()
+    (tmp_path / "p.c").write_text(PROGRAM)
+    r = run_cc(["--translate=native", "-O1", "p.c", "-o", "p", "-save-temps"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    syms = subprocess.run([paths.tool("llvm-nm"), "-D", str(tmp_path / "p.x86_64..img")],
+                          stdout=subprocess.PIPE, text=True, check=True).stdout
+    assert "__kmpc_target_translate_fptr" not in syms
+
+
+def test_explicit_translate_calls_link(tmp_path):
+    needs_built()
+    (tmp_path / "e.c").write_text(EXPLICIT_CALL)
+    stock = subprocess.run([paths.tool("clang"), "-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu",
+                            "e.c", "-o", "stock"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True, cwd=tmp_path)
+    assert stock.returncode != 0 and "undefined reference" in stock.stdout
+    for mode in ("native", "pass"):
+        r = run_cc(["--translate=" + mode, "e.c", "-o", "e_" + mode], tmp_path)
+        assert r.returncode == 0, r.stderr
+
+
+def test_ir_image_is_bitcode(tmp_path):
+    needs_built()
+    (tmp_path / "p.c").write_text(PROGRAM)
+    r = run_cc(["--image=ir", "-O1", "p.c", "-o", "p", "-save-temps"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    image = (tmp_path / "p.x86_64..img").read_bytes()
+    assert image[:4] == b"BC\xc0\xde"
+    ir = subprocess.run([paths.tool("llvm-dis"), "-o", "-", str(tmp_path / "p.x86_64..img")],
+                        stdout=subprocess.PIPE, text=True, check=True).stdout
+    assert "call ptr @__kmpc_target_translate_fptr" in ir
+
+
+def test_works_as_cc_in_a_makefile(tmp_path):
+    needs_built()
+    (tmp_path / "a.c").write_text(PROGRAM)
+    (tmp_path / "Makefile").write_text(
+        "CC = %s cc\nCFLAGS = -O1\nprog: a.o\n\t$(CC) $(CFLAGS) -o $@ $^\n" % OMPSIM)
+    r = subprocess.run(["make", "-s"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stdout
+    assert (tmp_path / "a.o").exists() and (tmp_path / "prog").exists()
