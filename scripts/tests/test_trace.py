@@ -34,7 +34,7 @@ def canonical_events(mul2_device="0x200000001010", with_done=True, extra_transla
     ]
     if extra_translate:
         evs.append(("translate", "translate", ("device", 0), ("kernel", "__omp_offloading_fe00_1_main_l8"),
-                    ("ptr", "host:add10+0x0"), ("result", "host:add10+0x0"), ("hit", 0)))
+                    ("host_ptr", "host:add10+0x0"), ("result", "dev:0x55aa00001000"), ("outcome", "miss")))
     if with_done:
         evs.append(("launch", "done", ("device", 0), ("kernel", "__omp_offloading_fe00_1_main_l8")))
     return evs

@@ -23,8 +23,8 @@ KEY_FIELDS = {
     ("transfer", "to_device"): ("device", "host", "size"),
     ("transfer", "from_device"): ("device", "host", "size"),
     ("entry", "parse"): ("owner", "index", "name"),
-    ("translate", "translate"): ("device", "kernel", "ptr"),
-    ("translate", "summary"): ("device", "function"),
+    ("translate", "translate"): ("device", "kernel", "host_ptr"),
+    ("translate", "summary"): ("device", "kernel"),
     ("fault", "error"): ("message",),
 }
 DEFAULT_KEY_FIELDS = ("device", "owner", "index", "name", "image", "kernel", "function", "plugin", "host")
