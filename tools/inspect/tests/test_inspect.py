@@ -305,3 +305,24 @@ def test_corrupt_image_blob(tmp_path, indirect_exe):
     bad = tmp_path / "badmagic"
     bad.write_bytes(bytes(data))
     assert "lacks the OffloadBinary magic" in run_inspect_error(bad)
+
+
+def test_non_pie_executable(tmp_path):
+    """Without relocations the entry fields hold absolute addresses; they are read as is."""
+    exe = compile_c(tmp_path, INDIRECT_C, "nopie.c", OFFLOAD + ["-O1", "-fno-pic", "-no-pie"])
+    rep = inspect_json(exe)
+    nm = nm_symbols(exe)
+    assert rep["elf_type"] == "executable"
+    assert {i["host_symbol"]: int(i["host_address"], 16) for i in rep["indirect"]} == \
+        {"add1": nm["add1"][0], "mul2": nm["mul2"][0]}
+
+
+def test_stripped_binary_keeps_addresses(tmp_path, indirect_exe):
+    """A stripped PIE loses the names of add1/mul2 but its entries and relocations remain."""
+    stripped = tmp_path / "stripped"
+    subprocess.run([paths.tool("llvm-strip"), "--strip-all", "-o", str(stripped), str(indirect_exe)], check=True)
+    nm = nm_symbols(indirect_exe)
+    rep = inspect_json(stripped)
+    by_addr = {int(i["host_address"], 16): i for i in rep["indirect"]}
+    assert sorted(by_addr) == sorted([nm["add1"][0], nm["mul2"][0]])
+    assert all(i["host_symbol"] is None and i["defined_in"] == [0] for i in by_addr.values())
