@@ -1,0 +1,451 @@
+// libompsim-plugin-sim.so: the plugin C ABI (ompsim/plugin_api.h) on the simulated device.
+//
+// The ABI functions are thin: they find the device, call the controller, and
+// turn an llvm::Error into OMPSIM_OFFLOAD_FAIL plus the device's last-error line.
+#include "ompsim/plugin_api.h"
+
+#include "ompsim/config.hpp"
+#include "ompsim/simulator/device_controller.hpp"
+#include "ompsim/trace.hpp"
+
+#include "llvm/BinaryFormat/Magic.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/TargetParser/Triple.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <fmt/format.h>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#define OMPSIM_EXPORT extern "C" __attribute__((visibility("default")))
+
+/// A loaded image, as the runtime sees it.
+struct ompsim_binary {
+  int32_t device;
+  uint64_t image;
+  std::string name;
+};
+
+namespace ompsim::sim {
+namespace {
+
+using llvm::Error;
+
+/// A kernel handle handed to the runtime by get_function.
+struct KernelHandle {
+  uint64_t entry;
+  std::string name;
+};
+
+/// One device: its controller (once initialized), handles and last error.
+struct SimDevice {
+  std::unique_ptr<DeviceController> controller;
+  std::deque<std::unique_ptr<ompsim_binary>> binaries;
+  std::deque<std::unique_ptr<KernelHandle>> kernels;
+  std::string lastError;
+  uint32_t defaultThreadLimit = 0;
+  uint64_t imagesLoaded = 0;
+};
+
+/// The plugin's devices; never destroyed (executors are stopped at exit by stopAll).
+class SimPlugin {
+public:
+  static SimPlugin &get() {
+    static SimPlugin *p = new SimPlugin();
+    return *p;
+  }
+
+  std::mutex mu;
+  std::vector<SimDevice> devices;
+  std::string lastError; ///< plugin-wide (device -1)
+
+  /// The device, or nullptr with the plugin-wide error set.
+  SimDevice *device(int32_t id) {
+    if (id < 0 || size_t(id) >= devices.size()) {
+      lastError = fmt::format("sim plugin: no device {} (have {})", id, devices.size());
+      return nullptr;
+    }
+    return &devices[id];
+  }
+
+  /// Stops every executor; runs at exit so none outlives the host.
+  static void stopAll() {
+    SimPlugin &p = get();
+    std::lock_guard<std::mutex> lock(p.mu);
+    for (SimDevice &d : p.devices)
+      d.controller.reset();
+  }
+
+  std::string libDir() {
+    Dl_info info{};
+    if (::dladdr(reinterpret_cast<void *>(&SimPlugin::get), &info) && info.dli_fname) {
+      std::string path = info.dli_fname;
+      auto slash = path.rfind('/');
+      return slash == std::string::npos ? "." : path.substr(0, slash);
+    }
+    return ".";
+  }
+
+private:
+  SimPlugin() { devices.resize(size_t(std::max(config().numDevices, 1))); }
+};
+
+int32_t failWith(SimDevice *d, Error err) {
+  std::string msg = llvm::toString(std::move(err));
+  if (d)
+    d->lastError = msg;
+  else
+    SimPlugin::get().lastError = msg;
+  return OMPSIM_OFFLOAD_FAIL;
+}
+
+int32_t failWith(SimDevice *d, std::string msg) {
+  return failWith(d, llvm::createStringError(llvm::inconvertibleErrorCode(), msg));
+}
+
+/// Controller of an initialized device, or nullptr with the error recorded.
+DeviceController *controllerOf(int32_t id, SimDevice *&d) {
+  d = SimPlugin::get().device(id);
+  if (!d)
+    return nullptr;
+  if (!d->controller) {
+    d->lastError = fmt::format("device {}: not initialized", id);
+    return nullptr;
+  }
+  return d->controller.get();
+}
+
+void declineImage(const __tgt_device_image *image, const std::string &why) {
+  OMPSIM_TRACE_EVENT(Cat::Image, "decline")
+      .str("plugin", "sim")
+      .num("bytes", image ? int64_t((char *)image->ImageEnd - (char *)image->ImageStart) : 0)
+      .str("reason", why);
+}
+
+void emitTranslateTrace(SimDevice &d, int32_t id, const std::string &kernel) {
+  if (!trace::enabled(trace::Cat::Translate))
+    return;
+  uint64_t cap = config().traceTranslateCap;
+  auto log = d.controller->takeTranslateLog(cap, cap);
+  if (!log) {
+    OMPSIM_TRACE_EVENT(Cat::Translate, "unavailable")
+        .num("device", id)
+        .str("reason", llvm::toString(log.takeError()));
+    return;
+  }
+  for (const TranslateLog::Record &r : log->records)
+    OMPSIM_TRACE_EVENT(Cat::Translate, "translate")
+        .num("device", id)
+        .str("kernel", kernel)
+        .host("host_ptr", r.hostPtr)
+        .dev("result", r.result, d.controller->symbolize(r.result))
+        .str("outcome", r.hit ? "hit" : "miss");
+  OMPSIM_TRACE_EVENT(Cat::Translate, "summary")
+      .num("device", id)
+      .str("kernel", kernel)
+      .num("hits", int64_t(log->hits))
+      .num("misses", int64_t(log->misses))
+      .num("dropped", int64_t(log->dropped));
+}
+
+} // namespace
+} // namespace ompsim::sim
+
+using namespace ompsim;
+using namespace ompsim::sim;
+
+OMPSIM_EXPORT int32_t __tgt_rtl_plugin_api_version(void) { return OMPSIM_PLUGIN_API_VERSION; }
+
+OMPSIM_EXPORT const char *__tgt_rtl_plugin_name(void) { return "sim"; }
+
+OMPSIM_EXPORT int32_t __tgt_rtl_is_valid_binary(const __tgt_device_image *image) {
+  if (!image || !image->ImageStart || image->ImageEnd <= image->ImageStart) {
+    declineImage(image, "empty image");
+    return 0;
+  }
+  const auto *p = static_cast<const unsigned char *>(image->ImageStart);
+  size_t n = size_t(static_cast<const char *>(image->ImageEnd) - static_cast<const char *>(image->ImageStart));
+  if (n >= sizeof(Elf64_Ehdr) && std::memcmp(p, ELFMAG, SELFMAG) == 0) {
+    Elf64_Ehdr eh;
+    std::memcpy(&eh, p, sizeof eh);
+    if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64) {
+      declineImage(image, fmt::format("ELF image for machine {} (class {}), not x86-64", eh.e_machine,
+                                      eh.e_ident[EI_CLASS]));
+      return 0;
+    }
+    if (eh.e_type != ET_DYN) {
+      declineImage(image, fmt::format("ELF image of type {}, not a shared object (ET_DYN)", eh.e_type));
+      return 0;
+    }
+    OMPSIM_TRACE_EVENT(Cat::Image, "accept").str("plugin", "sim").str("kind", "elf").num("bytes", int64_t(n));
+    return 1;
+  }
+  llvm::MemoryBufferRef ref(llvm::StringRef(reinterpret_cast<const char *>(p), n), "device-image");
+  if (llvm::identify_magic(ref.getBuffer()) == llvm::file_magic::bitcode) {
+    auto triple = llvm::getBitcodeTargetTriple(ref);
+    if (!triple) {
+      declineImage(image, "unreadable LLVM bitcode: " + llvm::toString(triple.takeError()));
+      return 0;
+    }
+    if (llvm::Triple(*triple).getArch() != llvm::Triple::x86_64) {
+      declineImage(image, "LLVM bitcode for " + *triple + ", not x86_64");
+      return 0;
+    }
+    OMPSIM_TRACE_EVENT(Cat::Image, "accept").str("plugin", "sim").str("kind", "bitcode").str("triple", *triple);
+    return 1;
+  }
+  declineImage(image, "neither an ELF shared object nor LLVM bitcode");
+  return 0;
+}
+
+OMPSIM_EXPORT int32_t __tgt_rtl_number_of_devices(void) {
+  SimPlugin &p = SimPlugin::get();
+  DeviceOptions o = DeviceOptions::fromConfig(0, p.libDir());
+  if (::access(o.executorPath.c_str(), X_OK) != 0) {
+    OMPSIM_TRACE_EVENT(Cat::Image, "no-devices").str("plugin", "sim").str("reason", "executor " + o.executorPath + " not found");
+    return 0;
+  }
+  return int32_t(p.devices.size());
+}
+
+OMPSIM_EXPORT int32_t __tgt_rtl_init_device(int32_t id) {
+  SimPlugin &p = SimPlugin::get();
+  std::lock_guard<std::mutex> lock(p.mu);
+  SimDevice *d = p.device(id);
+  if (!d)
+    return OMPSIM_OFFLOAD_FAIL;
+  if (d->controller)
+    return OMPSIM_OFFLOAD_SUCCESS;
+  static std::once_flag atExit;
+  std::call_once(atExit, [] { std::atexit(&SimPlugin::stopAll); });
+  auto c = DeviceController::Create(DeviceOptions::fromConfig(id, p.libDir()));
+  if (!c)
+    return failWith(d, c.takeError());
+  d->controller = std::move(*c);
+  if (trace::enabled(trace::Cat::Translate))
+    llvm::consumeError(d->controller->takeTranslateLog(config().traceTranslateCap, 0).takeError());
+  return OMPSIM_OFFLOAD_SUCCESS;
+}
+
+OMPSIM_EXPORT int32_t __tgt_rtl_deinit_device(int32_t id) {
+  SimPlugin &p = SimPlugin::get();
+  std::lock_guard<std::mutex> lock(p.mu);
+  SimDevice *d = p.device(id);
+  if (!d)
+    return OMPSIM_OFFLOAD_FAIL;
+  d->controller.reset();
+  return OMPSIM_OFFLOAD_SUCCESS;
+}
+
+OMPSIM_EXPORT int32_t __tgt_rtl_load_binary(int32_t id, const __tgt_device_image *image,
+                                            ompsim_binary_handle *binary) {
+  SimDevice *d;
+  DeviceController *c = controllerOf(id, d);
+  if (!c)
+    return OMPSIM_OFFLOAD_FAIL;
+  if (!image || !binary)
+    return failWith(d, fmt::format("device {}: load_binary without an image", id));
+  llvm::ArrayRef<char> bytes(static_cast<const char *>(image->ImageStart),
+                             static_cast<const char *>(image->ImageEnd));
+  std::string name = fmt::format("#{}", ++d->imagesLoaded);
+  auto img = c->loadImage(bytes, name);
+  if (!img)
+    return failWith(d, img.takeError());
+  d->binaries.push_back(std::make_unique<ompsim_binary>(ompsim_binary{id, *img, name}));
+  *binary = d->binaries.back().get();
+  return OMPSIM_OFFLOAD_SUCCESS;
+}
+
+OMPSIM_EXPORT int32_t __tgt_rtl_unload_binary(int32_t id, ompsim_binary_handle binary) {
+  SimDevice *d;
+  DeviceController *c = controllerOf(id, d);
+  if (!c)
+    return OMPSIM_OFFLOAD_FAIL;
+  if (!binary)
+    return failWith(d, fmt::format("device {}: unload_binary without a binary", id));
+  if (auto err = c->unloadImage(binary->image))
+    return failWith(d, std::move(err));
+  return OMPSIM_OFFLOAD_SUCCESS;
+}
+
+OMPSIM_EXPORT int32_t __tgt_rtl_get_global(int32_t id, ompsim_binary_handle binary, uint64_t size,
+                                           const char *name, void **tgt_ptr) {
+  SimDevice *d;
+  DeviceController *c = controllerOf(id, d);
+  if (!c)
+    return OMPSIM_OFFLOAD_FAIL;
+  if (!binary || !name || !tgt_ptr)
+    return failWith(d, fmt::format("device {}: get_global with a null argument", id));
+  auto addr = c->lookup(binary->image, name);
+  if (!addr)
+    return failWith(d, addr.takeError());
+  *tgt_ptr = reinterpret_cast<void *>(*addr);
+  return OMPSIM_OFFLOAD_SUCCESS;
+}
+
+OMPSIM_EXPORT int32_t __tgt_rtl_get_function(int32_t id, ompsim_binary_handle binary, const char *name,
+                                             void **kernel) {
+  SimDevice *d;
+  DeviceController *c = controllerOf(id, d);
+  if (!c)
+    return OMPSIM_OFFLOAD_FAIL;
+  if (!binary || !name || !kernel)
+    return failWith(d, fmt::format("device {}: get_function with a null argument", id));
+  auto addr = c->lookup(binary->image, name);
+  if (!addr)
+    return failWith(d, addr.takeError());
+  d->kernels.push_back(std::make_unique<KernelHandle>(KernelHandle{*addr, name}));
+  *kernel = d->kernels.back().get();
+  return OMPSIM_OFFLOAD_SUCCESS;
+}
+
+OMPSIM_EXPORT void *__tgt_rtl_data_alloc(int32_t id, int64_t size, void *host_ptr, int32_t kind) {
+  SimDevice *d;
+  DeviceController *c = controllerOf(id, d);
+  if (!c || size < 0)
+    return nullptr;
+  if (kind == OMPSIM_ALLOC_HOST || kind == OMPSIM_ALLOC_SHARED) {
+    d->lastError = fmt::format("device {}: host and shared allocations are not supported on the "
+                               "simulated device (it has its own address space)", id);
+    return nullptr;
+  }
+  uint64_t addr = c->allocate(uint64_t(size));
+  if (!addr)
+    d->lastError = fmt::format("device {}: out of device memory allocating {} bytes "
+                               "(OMPSIM_DEVICE_MEMORY)", id, size);
+  return reinterpret_cast<void *>(addr);
+}
+
+OMPSIM_EXPORT int32_t __tgt_rtl_data_delete(int32_t id, void *tgt_ptr, int32_t kind) {
+  SimDevice *d;
+  DeviceController *c = controllerOf(id, d);
+  if (!c)
+    return OMPSIM_OFFLOAD_FAIL;
+  if (!tgt_ptr)
+    return OMPSIM_OFFLOAD_SUCCESS;
+  if (auto err = c->release(reinterpret_cast<uint64_t>(tgt_ptr)))
+    return failWith(d, std::move(err));
+  return OMPSIM_OFFLOAD_SUCCESS;
+}
+
+OMPSIM_EXPORT int32_t __tgt_rtl_data_submit(int32_t id, void *tgt_ptr, const void *hst_ptr, int64_t size) {
+  SimDevice *d;
+  DeviceController *c = controllerOf(id, d);
+  if (!c)
+    return OMPSIM_OFFLOAD_FAIL;
+  if (size < 0)
+    return failWith(d, fmt::format("device {}: negative copy size {}", id, size));
+  if (auto err = c->write(reinterpret_cast<uint64_t>(tgt_ptr), hst_ptr, uint64_t(size)))
+    return failWith(d, std::move(err));
+  OMPSIM_TRACE_EVENT(Cat::Transfer, "submit").num("device", id).dev("tgt", reinterpret_cast<uint64_t>(tgt_ptr), "").num("size", size);
+  return OMPSIM_OFFLOAD_SUCCESS;
+}
+
+OMPSIM_EXPORT int32_t __tgt_rtl_data_retrieve(int32_t id, void *hst_ptr, const void *tgt_ptr, int64_t size) {
+  SimDevice *d;
+  DeviceController *c = controllerOf(id, d);
+  if (!c)
+    return OMPSIM_OFFLOAD_FAIL;
+  if (size < 0)
+    return failWith(d, fmt::format("device {}: negative copy size {}", id, size));
+  if (auto err = c->read(hst_ptr, reinterpret_cast<uint64_t>(tgt_ptr), uint64_t(size)))
+    return failWith(d, std::move(err));
+  OMPSIM_TRACE_EVENT(Cat::Transfer, "retrieve").num("device", id).dev("tgt", reinterpret_cast<uint64_t>(tgt_ptr), "").num("size", size);
+  return OMPSIM_OFFLOAD_SUCCESS;
+}
+
+OMPSIM_EXPORT int32_t __tgt_rtl_data_exchange(int32_t src_id, void *src_ptr, int32_t dst_id, void *dst_ptr,
+                                              int64_t size) {
+  SimDevice *sd, *dd;
+  DeviceController *src = controllerOf(src_id, sd);
+  DeviceController *dst = controllerOf(dst_id, dd);
+  if (!src || !dst)
+    return OMPSIM_OFFLOAD_FAIL;
+  std::vector<char> buf(size_t(std::max<int64_t>(size, 0)));
+  if (auto err = src->read(buf.data(), reinterpret_cast<uint64_t>(src_ptr), buf.size()))
+    return failWith(sd, std::move(err));
+  if (auto err = dst->write(reinterpret_cast<uint64_t>(dst_ptr), buf.data(), buf.size()))
+    return failWith(dd, std::move(err));
+  return OMPSIM_OFFLOAD_SUCCESS;
+}
+
+OMPSIM_EXPORT int32_t __tgt_rtl_run_target_region(int32_t id, void *kernel, void **tgt_args, int32_t num_args,
+                                                  const ompsim_launch_config *cfg) {
+  SimDevice *d;
+  DeviceController *c = controllerOf(id, d);
+  if (!c)
+    return OMPSIM_OFFLOAD_FAIL;
+  auto *k = static_cast<KernelHandle *>(kernel);
+  if (!k)
+    return failWith(d, fmt::format("device {}: run_target_region without a kernel", id));
+  std::string name = (cfg && cfg->kernel_name) ? cfg->kernel_name : k->name;
+  std::vector<uint64_t> args;
+  for (int32_t i = 0; i < num_args; ++i)
+    args.push_back(reinterpret_cast<uint64_t>(tgt_args[i]));
+  uint32_t teams = cfg ? cfg->num_teams : 0;
+  uint32_t threads = cfg && cfg->thread_limit ? cfg->thread_limit : d->defaultThreadLimit;
+  OMPSIM_TRACE_EVENT(Cat::Launch, "launch")
+      .num("device", id)
+      .str("kernel", name)
+      .dev("entry", k->entry, c->symbolize(k->entry))
+      .num("args", num_args)
+      .num("teams", teams)
+      .num("threads", threads);
+  if (auto err = c->launch(k->entry, args, teams, threads, name))
+    return failWith(d, std::move(err));
+  emitTranslateTrace(*d, id, name);
+  return OMPSIM_OFFLOAD_SUCCESS;
+}
+
+OMPSIM_EXPORT const char *__tgt_rtl_last_error(int32_t id) {
+  SimPlugin &p = SimPlugin::get();
+  if (id < 0 || size_t(id) >= p.devices.size())
+    return p.lastError.c_str();
+  return p.devices[id].lastError.c_str();
+}
+
+OMPSIM_EXPORT int32_t __tgt_rtl_set_function_ptr_map(int32_t id, uint64_t n,
+                                                     const __omp_offloading_fptr_map_ty *table) {
+  SimDevice *d;
+  DeviceController *c = controllerOf(id, d);
+  if (!c)
+    return OMPSIM_OFFLOAD_FAIL;
+  if (n && !table)
+    return failWith(d, fmt::format("device {}: set_function_ptr_map with a null table", id));
+  if (auto err = c->setFunctionPointerTable(llvm::ArrayRef(table, n)))
+    return failWith(d, std::move(err));
+  OMPSIM_TRACE_EVENT(Cat::Table, "publish").num("device", id).num("n", int64_t(n)).str("plugin", "sim");
+  return OMPSIM_OFFLOAD_SUCCESS;
+}
+
+OMPSIM_EXPORT int32_t __tgt_rtl_symbolize(int32_t id, uint64_t tgt_addr, char *buf, uint64_t len) {
+  SimDevice *d;
+  DeviceController *c = controllerOf(id, d);
+  if (!c || !buf || !len)
+    return 0;
+  std::string s = c->symbolize(tgt_addr);
+  if (s.empty())
+    return 0;
+  s = "dev:" + s;
+  size_t n = std::min<size_t>(s.size(), size_t(len - 1));
+  std::memcpy(buf, s.data(), n);
+  buf[n] = 0;
+  return 1;
+}
+
+OMPSIM_EXPORT int32_t __tgt_rtl_set_thread_limit(int32_t id, int32_t limit) {
+  SimDevice *d = SimPlugin::get().device(id);
+  if (!d)
+    return OMPSIM_OFFLOAD_FAIL;
+  d->defaultThreadLimit = limit > 0 ? uint32_t(limit) : 0;
+  return OMPSIM_OFFLOAD_SUCCESS;
+}

@@ -1,0 +1,142 @@
+// ompsim simulator: the host-side controller of one simulated device.
+#pragma once
+
+#include "ompsim/offload_abi.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace llvm::orc {
+class SimpleRemoteEPC;
+}
+
+namespace ompsim::sim {
+
+class ImageSymbolTable;
+
+/// How to start one device. Defaults come from ompsim::config() through
+/// DeviceOptions::fromConfig().
+struct DeviceOptions {
+  int32_t deviceId = 0;
+  std::string executorPath; ///< ompsim-device
+  std::string libDir;       ///< where libompsim-device.so lives
+  uint64_t arenaBase = 0;   ///< this device's arena base
+  uint64_t arenaSize = 0;
+  double kernelTimeout = 60.0; ///< seconds
+  int maxStartAttempts = 4;    ///< restarts when the executor collides with host ranges
+
+  /// Options for device `deviceId` from the OMPSIM_* configuration; devices
+  /// sit kArenaStride apart from OMPSIM_DEVICE_BASE. `defaultLibDir` is used
+  /// when OMPSIM_LIB_DIR is unset.
+  static DeviceOptions fromConfig(int32_t deviceId, const std::string &defaultLibDir);
+  /// Distance between the arenas of consecutive devices (1 TiB).
+  static constexpr uint64_t kArenaStride = 1ULL << 40;
+};
+
+/// Counters and records of translate calls since the last take.
+struct TranslateLog {
+  uint64_t hits = 0, misses = 0, recorded = 0, dropped = 0;
+  struct Record {
+    uint64_t hostPtr, result;
+    bool hit;
+  };
+  std::vector<Record> records;
+};
+
+/// Owns one ompsim-device executor process and drives it through ORC's
+/// SimpleRemoteEPC. Never dereferences a device address itself.
+///
+/// Thread-safe: calls are serialized. After the executor dies (fault,
+/// timeout, killed from outside) every call fails with the message that
+/// described the death.
+class DeviceController {
+public:
+  /// Starts the executor, reserves the host's ranges in it and maps the arena.
+  static llvm::Expected<std::unique_ptr<DeviceController>> Create(const DeviceOptions &options);
+  /// Shuts the executor down (fini functions run) and reaps it; kills it if it does not exit.
+  ~DeviceController();
+  DeviceController(const DeviceController &) = delete;
+  DeviceController &operator=(const DeviceController &) = delete;
+
+  /// Loads an ELF shared object or LLVM bitcode image; returns an image id.
+  llvm::Expected<uint64_t> loadImage(llvm::ArrayRef<char> bytes, llvm::StringRef name);
+  /// Device address of symbol `name` in image `image`; an error naming it when absent.
+  llvm::Expected<uint64_t> lookup(uint64_t image, llvm::StringRef name);
+  /// Runs the image's finalizers and frees its memory.
+  llvm::Error unloadImage(uint64_t image);
+
+  /// Device heap allocation; 0 when the arena is exhausted or the device is gone.
+  uint64_t allocate(uint64_t size, uint64_t align = 16);
+  /// Frees a block from allocate().
+  llvm::Error release(uint64_t addr);
+  /// Copies host -> device; `dst` must lie in the arena.
+  llvm::Error write(uint64_t dst, const void *src, uint64_t size);
+  /// Copies device -> host; `src` must lie in the arena.
+  llvm::Error read(void *dst, uint64_t src, uint64_t size);
+
+  /// Runs `entry` with the host-offload kernel ABI and waits for it (at most
+  /// the kernel timeout). `kernelName` names it in diagnostics.
+  llvm::Error launch(uint64_t entry, llvm::ArrayRef<uint64_t> args, uint32_t numTeams,
+                     uint32_t threadLimit, llvm::StringRef kernelName);
+
+  /// Copies `table` into device memory and publishes it to the device runtime.
+  llvm::Error setFunctionPointerTable(llvm::ArrayRef<__omp_offloading_fptr_map_ty> table);
+  /// Takes the device runtime's translate log; `nextCap` records are kept in the next period.
+  llvm::Expected<TranslateLog> takeTranslateLog(uint64_t nextCap, uint64_t maxRecords);
+
+  /// "symbol+0xoff" for a device address in a loaded image, or "".
+  std::string symbolize(uint64_t addr);
+
+  /// False once the executor has died or been stopped.
+  bool alive();
+  /// The executor's pid (for tests and traces).
+  pid_t pid() const { return pid_; }
+  /// The device id used in messages.
+  int32_t deviceId() const { return opts_.deviceId; }
+  /// The arena's [base, base+size).
+  uint64_t arenaBase() const { return opts_.arenaBase; }
+  uint64_t arenaSize() const { return opts_.arenaSize; }
+
+private:
+  explicit DeviceController(const DeviceOptions &options);
+  llvm::Error start(std::vector<std::pair<uint64_t, uint64_t>> &collided);
+  void stop(bool graceful);
+  llvm::Error checkAlive();
+  llvm::Error checkRange(uint64_t addr, uint64_t size, llvm::StringRef what);
+  /// Turns a failed call into the device's death message when the executor is gone.
+  llvm::Error diagnose(llvm::Error callError, const std::string &context);
+  std::string describeDeath(int status, const std::string &context);
+  template <typename Sig, typename RetT, typename... ArgTs>
+  llvm::Error call(const char *fnName, const std::string &context, RetT &result,
+                   const ArgTs &...args);
+
+  struct Image {
+    std::string name;
+    uint64_t remoteHandle = 0; ///< executor handle (ELF) or 0 (JIT)
+    uint64_t base = 0, size = 0;
+    std::unique_ptr<ImageSymbolTable> symbols;
+  };
+
+  DeviceOptions opts_;
+  std::recursive_mutex mu_;
+  pid_t pid_ = -1;
+  int faultFd_ = -1;
+  std::unique_ptr<llvm::orc::SimpleRemoteEPC> epc_;
+  std::map<std::string, uint64_t> fns_; ///< wrapper name -> executor address
+  std::map<uint64_t, Image> images_;
+  uint64_t nextImage_ = 1;
+  uint64_t tableAddr_ = 0;
+  std::string deathMessage_; ///< non-empty once the executor is gone
+};
+
+} // namespace ompsim::sim

@@ -1,0 +1,563 @@
+#include "ompsim/simulator/device_controller.hpp"
+
+#include "image_symbol_table.hpp"
+#include "protocol.hpp"
+
+#include "ompsim/config.hpp"
+#include "ompsim/host_symbolizer.hpp"
+#include "ompsim/trace.hpp"
+
+#include "llvm/ExecutionEngine/Orc/SimpleRemoteEPC.h"
+#include "llvm/ExecutionEngine/Orc/TaskDispatch.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <fmt/format.h>
+#include <future>
+#include <thread>
+
+extern char **environ;
+
+namespace ompsim::sim {
+
+using namespace llvm;
+using namespace llvm::orc;
+namespace proto = protocol;
+
+namespace {
+
+Error makeError(const Twine &msg) { return createStringError(inconvertibleErrorCode(), msg); }
+
+const char *signalName(int sig) {
+  switch (sig) {
+  case SIGSEGV: return "SIGSEGV";
+  case SIGBUS: return "SIGBUS";
+  case SIGILL: return "SIGILL";
+  case SIGFPE: return "SIGFPE";
+  case SIGKILL: return "SIGKILL";
+  case SIGTERM: return "SIGTERM";
+  case SIGABRT: return "SIGABRT";
+  case SIGINT: return "SIGINT";
+  case SIGQUIT: return "SIGQUIT";
+  default: return "signal";
+  }
+}
+
+std::string faultKind(const proto::FaultRecord &f) {
+  switch (f.signo) {
+  case SIGSEGV: return "segmentation fault";
+  case SIGBUS: return "bus error";
+  case SIGILL: return "illegal instruction";
+  case SIGFPE: return f.code == FPE_INTDIV ? "integer division by zero" : "arithmetic exception";
+  default: return fmt::format("signal {}", f.signo);
+  }
+}
+
+/// Waits up to `seconds` for `pid`; returns true and its status once it has exited.
+bool waitFor(pid_t pid, double seconds, int &status) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  for (;;) {
+    pid_t r = ::waitpid(pid, &status, WNOHANG);
+    if (r == pid)
+      return true;
+    if (r < 0 && errno != EINTR) {
+      status = -1; // reaped elsewhere (SIGCHLD ignored): the status is lost
+      return true;
+    }
+    if (std::chrono::steady_clock::now() >= deadline)
+      return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+} // namespace
+
+DeviceOptions DeviceOptions::fromConfig(int32_t deviceId, const std::string &defaultLibDir) {
+  const Config &c = config();
+  DeviceOptions o;
+  o.deviceId = deviceId;
+  o.libDir = c.libDir.empty() ? defaultLibDir : c.libDir;
+  o.executorPath = c.executor.empty() ? o.libDir + "/../bin/ompsim-device" : c.executor;
+  o.arenaBase = c.deviceBase + uint64_t(deviceId) * kArenaStride;
+  o.arenaSize = c.deviceMemory;
+  o.kernelTimeout = c.kernelTimeout;
+  return o;
+}
+
+DeviceController::DeviceController(const DeviceOptions &options) : opts_(options) {}
+
+Expected<std::unique_ptr<DeviceController>> DeviceController::Create(const DeviceOptions &options) {
+  std::unique_ptr<DeviceController> dc(new DeviceController(options));
+  std::vector<std::pair<uint64_t, uint64_t>> collided;
+  for (int attempt = 1;; ++attempt) {
+    collided.clear();
+    if (auto err = dc->start(collided))
+      return std::move(err);
+    if (collided.empty() || attempt >= options.maxStartAttempts)
+      break;
+    // The executor's own libraries landed on a host range; a fresh process
+    // gets a fresh (ASLR) layout.
+    OMPSIM_TRACE_EVENT(Cat::Image, "executor-restart")
+        .num("device", options.deviceId)
+        .num("collisions", int64_t(collided.size()));
+    dc->stop(/*graceful=*/false);
+  }
+  for (auto [b, e] : collided)
+    OMPSIM_TRACE_EVENT(Cat::Image, "host-range-not-reserved")
+        .num("device", options.deviceId)
+        .host("begin", b)
+        .hex("bytes", e - b);
+  return std::move(dc);
+}
+
+Error DeviceController::start(std::vector<std::pair<uint64_t, uint64_t>> &collided) {
+  deathMessage_.clear();
+  std::string prefix = fmt::format("device {}: ", opts_.deviceId);
+  if (::access(opts_.executorPath.c_str(), X_OK) != 0)
+    return makeError(prefix + "executor " + opts_.executorPath +
+                     " not found or not executable (set OMPSIM_EXECUTOR)");
+  int sv[2], fp[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+    return makeError(prefix + "socketpair failed: " + std::strerror(errno));
+  if (::pipe2(fp, O_CLOEXEC) != 0) {
+    ::close(sv[0]);
+    ::close(sv[1]);
+    return makeError(prefix + "pipe failed: " + std::strerror(errno));
+  }
+  std::string fdArg = std::to_string(sv[1]), faultArg = std::to_string(fp[1]),
+              parentArg = std::to_string(::getpid());
+  std::vector<char *> argv = {opts_.executorPath.data(), const_cast<char *>("--fd"), fdArg.data(),
+                              const_cast<char *>("--fault-fd"), faultArg.data(),
+                              const_cast<char *>("--parent"), parentArg.data(), nullptr};
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  // dup2 onto itself clears close-on-exec for just these two fds.
+  posix_spawn_file_actions_adddup2(&fa, sv[1], sv[1]);
+  posix_spawn_file_actions_adddup2(&fa, fp[1], fp[1]);
+  int rc = ::posix_spawn(&pid_, opts_.executorPath.c_str(), &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  ::close(sv[1]);
+  ::close(fp[1]);
+  if (rc != 0) {
+    ::close(sv[0]);
+    ::close(fp[0]);
+    pid_ = -1;
+    return makeError(prefix + "cannot start executor " + opts_.executorPath + ": " + std::strerror(rc));
+  }
+  faultFd_ = fp[0];
+  auto epc = SimpleRemoteEPC::Create<FDSimpleRemoteEPCTransport>(
+      std::make_unique<DynamicThreadPoolTaskDispatcher>(std::nullopt), SimpleRemoteEPC::Setup(),
+      sv[0], sv[0]);
+  if (!epc) {
+    std::string why = toString(epc.takeError());
+    int status = 0;
+    if (!waitFor(pid_, 2.0, status)) {
+      ::kill(pid_, SIGKILL);
+      waitFor(pid_, 10.0, status);
+    }
+    pid_ = -1;
+    ::close(faultFd_);
+    faultFd_ = -1;
+    return makeError(prefix + "executor " + opts_.executorPath + " did not start: " + why);
+  }
+  epc_ = std::move(*epc);
+  OMPSIM_TRACE_EVENT(Cat::Image, "executor-start").num("device", opts_.deviceId).num("pid", pid_);
+
+  const char *names[] = {proto::SetupName,       proto::LoadElfName,      proto::LookupName,
+                         proto::UnloadName,      proto::AllocName,        proto::AllocCodeName,
+                         proto::FreeName,        proto::LaunchName,       proto::CallVoidName,
+                         proto::SetFptrTableName, proto::TranslateLogName};
+  const auto &boot = epc_->getBootstrapSymbolsMap();
+  for (const char *n : names) {
+    auto it = boot.find(n);
+    if (it == boot.end()) {
+      stop(false);
+      return makeError(prefix + "executor " + opts_.executorPath + " lacks service " + n);
+    }
+    fns_[n] = it->second.getValue();
+  }
+
+  std::vector<std::tuple<uint64_t, uint64_t>> ranges;
+  for (const HostRange &r : HostSymbolizer::get().loadedRanges())
+    ranges.emplace_back(r.begin, r.end);
+  uint64_t codeBytes = std::min<uint64_t>(opts_.arenaSize / 4, 256ULL << 20);
+  Expected<std::vector<std::tuple<uint64_t, uint64_t>>> bad =
+      std::vector<std::tuple<uint64_t, uint64_t>>();
+  if (auto err = call<proto::SetupSignature>(proto::SetupName, "setup", bad, ranges,
+                                             opts_.arenaBase, opts_.arenaSize, codeBytes,
+                                             opts_.libDir)) {
+    consumeError(bad.takeError());
+    stop(false);
+    return err;
+  }
+  if (!bad) {
+    std::string why = toString(bad.takeError());
+    stop(false);
+    return makeError(prefix + why);
+  }
+  for (auto [b, e] : *bad)
+    collided.emplace_back(b, e);
+  return Error::success();
+}
+
+void DeviceController::stop(bool graceful) {
+  if (pid_ > 0) {
+    int status = 0;
+    bool exited = false;
+    if (graceful && deathMessage_.empty() && epc_) {
+      // Hangup lets the executor run fini functions and flush device output.
+      consumeError(epc_->disconnect());
+      exited = waitFor(pid_, 5.0, status);
+    }
+    if (!exited) {
+      ::kill(pid_, SIGKILL);
+      waitFor(pid_, 30.0, status);
+    }
+    OMPSIM_TRACE_EVENT(Cat::Image, "executor-stop").num("device", opts_.deviceId);
+  }
+  if (epc_) {
+    consumeError(epc_->disconnect());
+    epc_.reset();
+  }
+  if (faultFd_ >= 0)
+    ::close(faultFd_);
+  faultFd_ = -1;
+  pid_ = -1;
+  fns_.clear();
+}
+
+DeviceController::~DeviceController() {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  stop(/*graceful=*/true);
+}
+
+bool DeviceController::alive() {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  return pid_ > 0 && deathMessage_.empty();
+}
+
+Error DeviceController::checkAlive() {
+  if (!deathMessage_.empty())
+    return makeError(deathMessage_);
+  if (pid_ <= 0)
+    return makeError(fmt::format("device {}: executor is not running", opts_.deviceId));
+  return Error::success();
+}
+
+Error DeviceController::checkRange(uint64_t addr, uint64_t size, StringRef what) {
+  if (addr < opts_.arenaBase || size > opts_.arenaSize ||
+      addr - opts_.arenaBase > opts_.arenaSize - size)
+    return makeError(fmt::format("device {}: {} of {} bytes at 0x{:x} is outside device memory "
+                                 "[0x{:x}, 0x{:x})",
+                                 opts_.deviceId, what.str(), size, addr, opts_.arenaBase,
+                                 opts_.arenaBase + opts_.arenaSize));
+  return Error::success();
+}
+
+std::string DeviceController::describeDeath(int status, const std::string &context) {
+  std::string dev = fmt::format("device {}: ", opts_.deviceId);
+  proto::FaultRecord f{};
+  bool haveFault = false;
+  if (faultFd_ >= 0) {
+    int fl = ::fcntl(faultFd_, F_GETFL);
+    ::fcntl(faultFd_, F_SETFL, fl | O_NONBLOCK);
+    haveFault = ::read(faultFd_, &f, sizeof f) == ssize_t(sizeof f) &&
+                f.magic == proto::FaultRecord::kMagic;
+  }
+  if (haveFault) {
+    OMPSIM_TRACE_EVENT(Cat::Fault, "device-fault")
+        .num("device", opts_.deviceId)
+        .str("context", context)
+        .num("signal", f.signo)
+        .hex("addr", f.addr)
+        .hex("rip", f.rip)
+        .num("tid", f.tid);
+    HostSymbolizer &hs = HostSymbolizer::get();
+    std::string hostObject = (f.signo == SIGSEGV || f.signo == SIGBUS) ? hs.objectOf(f.addr) : "";
+    auto hostSymbolText = [&](uint64_t a) {
+      auto sym = hs.lookup(a);
+      if (!sym)
+        return fmt::format("in {}", hostObject);
+      std::string n = sym->offset ? fmt::format("{}+0x{:x}", sym->name, sym->offset) : sym->name;
+      return fmt::format("host symbol '{}' in {}", n, sym->object.empty() ? hostObject : sym->object);
+    };
+    if (!hostObject.empty() && f.rip == f.addr)
+      return fmt::format("{}{} called untranslated host function pointer 0x{:x} ({})", dev, context,
+                         f.addr, hostSymbolText(f.addr));
+    std::string where;
+    std::string sym = symbolize(f.rip);
+    where = sym.empty() ? fmt::format("0x{:x}", f.rip) : fmt::format("dev:{} (0x{:x})", sym, f.rip);
+    if (!hostObject.empty())
+      return fmt::format("{}{} accessed host data at 0x{:x} ({}) from {}", dev, context, f.addr,
+                         hostSymbolText(f.addr), where);
+    if (f.signo == SIGSEGV || f.signo == SIGBUS)
+      return fmt::format("{}{}: {} ({}) at address 0x{:x}, instruction at {}", dev, context,
+                         faultKind(f), signalName(f.signo), f.addr, where);
+    return fmt::format("{}{}: {} ({}) at {}", dev, context, faultKind(f), signalName(f.signo), where);
+  }
+  if (status == -1)
+    return fmt::format("{}executor (pid {}) died during {}", dev, pid_, context);
+  if (WIFSIGNALED(status))
+    return fmt::format("{}executor (pid {}) was killed by signal {} ({}) during {}", dev, pid_,
+                       WTERMSIG(status), signalName(WTERMSIG(status)), context);
+  return fmt::format("{}executor (pid {}) exited with status {} during {}", dev, pid_,
+                     WEXITSTATUS(status), context);
+}
+
+Error DeviceController::diagnose(Error callError, const std::string &context) {
+  if (!callError)
+    return callError;
+  int status = 0;
+  // A lost connection means the executor is exiting or gone; give it a moment.
+  if (!waitFor(pid_, 2.0, status)) {
+    // Still alive: an ordinary error the executor reported (bad image, ...).
+    return makeError(fmt::format("device {}: {}: {}", opts_.deviceId, context,
+                                 toString(std::move(callError))));
+  }
+  consumeError(std::move(callError));
+  deathMessage_ = describeDeath(status, context);
+  int dummy;
+  (void)dummy;
+  pid_t old = pid_;
+  pid_ = -1; // reaped
+  (void)old;
+  OMPSIM_TRACE_EVENT(Cat::Fault, "executor-death").num("device", opts_.deviceId).str("message", deathMessage_);
+  return makeError(deathMessage_);
+}
+
+template <typename Sig, typename RetT, typename... ArgTs>
+Error DeviceController::call(const char *fnName, const std::string &context, RetT &result,
+                             const ArgTs &...args) {
+  if (auto err = checkAlive())
+    return err;
+  ExecutorAddr fn(fns_.at(fnName));
+  Error err = epc_->callSPSWrapper<Sig>(fn, result, args...);
+  return diagnose(std::move(err), context);
+}
+
+Expected<uint64_t> DeviceController::loadImage(ArrayRef<char> bytes, StringRef name) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  Expected<std::tuple<uint64_t, uint64_t, uint64_t>> loaded =
+      std::make_tuple(uint64_t(0), uint64_t(0), uint64_t(0));
+  std::string context = "loading image " + name.str();
+  if (auto err = call<proto::LoadElfSignature>(proto::LoadElfName, context, loaded,
+                                               std::vector<char>(bytes.begin(), bytes.end()),
+                                               name.str()))
+    return std::move(err);
+  if (!loaded)
+    return makeError(fmt::format("device {}: {}", opts_.deviceId, toString(loaded.takeError())));
+  auto [handle, base, size] = *loaded;
+  Image img;
+  img.name = name.str();
+  img.remoteHandle = handle;
+  img.base = base;
+  img.size = size;
+  img.symbols = std::make_unique<ImageSymbolTable>(ImageSymbolTable::fromElf(bytes, base));
+  uint64_t id = nextImage_++;
+  images_[id] = std::move(img);
+  OMPSIM_TRACE_EVENT(Cat::Image, "load")
+      .num("device", opts_.deviceId)
+      .str("image", name)
+      .str("kind", "elf")
+      .dev("base", base, "")
+      .hex("size", size);
+  return id;
+}
+
+Expected<uint64_t> DeviceController::lookup(uint64_t image, StringRef name) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  auto it = images_.find(image);
+  if (it == images_.end())
+    return makeError(fmt::format("device {}: no loaded image {}", opts_.deviceId, image));
+  Expected<uint64_t> addr = uint64_t(0);
+  if (auto err = call<proto::LookupSignature>(proto::LookupName, "symbol lookup", addr,
+                                              it->second.remoteHandle, name.str()))
+    return std::move(err);
+  if (!addr)
+    return addr.takeError();
+  if (!*addr)
+    return makeError(fmt::format("device {}: image {} defines no symbol '{}'", opts_.deviceId,
+                                 it->second.name, name.str()));
+  return *addr;
+}
+
+Error DeviceController::unloadImage(uint64_t image) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  auto it = images_.find(image);
+  if (it == images_.end())
+    return makeError(fmt::format("device {}: no loaded image {}", opts_.deviceId, image));
+  Error result = Error::success();
+  if (auto err = call<proto::UnloadSignature>(proto::UnloadName, "unloading image " + it->second.name,
+                                              result, it->second.remoteHandle))
+    return err;
+  images_.erase(it);
+  return result;
+}
+
+uint64_t DeviceController::allocate(uint64_t size, uint64_t align) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  uint64_t addr = 0;
+  if (auto err = call<proto::AllocSignature>(proto::AllocName, "allocation", addr, size, align)) {
+    consumeError(std::move(err));
+    return 0;
+  }
+  OMPSIM_TRACE_EVENT(Cat::Alloc, addr ? "alloc" : "alloc-failed")
+      .num("device", opts_.deviceId)
+      .num("size", int64_t(size))
+      .dev("addr", addr, "");
+  return addr;
+}
+
+Error DeviceController::release(uint64_t addr) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  Error result = Error::success();
+  if (auto err = call<proto::FreeSignature>(proto::FreeName, "free", result, addr))
+    return err;
+  if (result)
+    return makeError(fmt::format("device {}: {}", opts_.deviceId, toString(std::move(result))));
+  OMPSIM_TRACE_EVENT(Cat::Alloc, "free").num("device", opts_.deviceId).dev("addr", addr, "");
+  return Error::success();
+}
+
+Error DeviceController::write(uint64_t dst, const void *src, uint64_t size) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  if (size == 0)
+    return Error::success();
+  if (auto err = checkAlive())
+    return err;
+  if (auto err = checkRange(dst, size, "write"))
+    return err;
+  tpctypes::BufferWrite w(ExecutorAddr(dst), ArrayRef<char>(static_cast<const char *>(src), size));
+  return diagnose(epc_->getMemoryAccess().writeBuffers({w}), "host-to-device copy");
+}
+
+Error DeviceController::read(void *dst, uint64_t src, uint64_t size) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  if (size == 0)
+    return Error::success();
+  if (auto err = checkAlive())
+    return err;
+  if (auto err = checkRange(src, size, "read"))
+    return err;
+  auto r = epc_->getMemoryAccess().readBuffers({ExecutorAddrRange(ExecutorAddr(src), ExecutorAddrDiff(size))});
+  if (!r)
+    return diagnose(r.takeError(), "device-to-host copy");
+  if (r->size() != 1 || (*r)[0].size() != size)
+    return makeError(fmt::format("device {}: short read of {} bytes at 0x{:x}", opts_.deviceId, size, src));
+  std::memcpy(dst, (*r)[0].data(), size);
+  return Error::success();
+}
+
+Error DeviceController::launch(uint64_t entry, ArrayRef<uint64_t> args, uint32_t numTeams,
+                               uint32_t threadLimit, StringRef kernelName) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  if (auto err = checkAlive())
+    return err;
+  std::string context = "kernel " + kernelName.str();
+  auto done = std::make_shared<std::promise<Error>>();
+  std::future<Error> result = done->get_future();
+  epc_->callSPSWrapperAsync<proto::LaunchSignature>(
+      ExecutorAddr(fns_.at(proto::LaunchName)),
+      [done](Error transportErr, Error kernelErr) {
+        if (transportErr) {
+          consumeError(std::move(kernelErr));
+          done->set_value(std::move(transportErr));
+        } else {
+          done->set_value(std::move(kernelErr));
+        }
+      },
+      entry, std::vector<uint64_t>(args.begin(), args.end()), numTeams, threadLimit);
+  if (result.wait_for(std::chrono::duration<double>(opts_.kernelTimeout)) != std::future_status::ready) {
+    ::kill(pid_, SIGKILL);
+    int status = 0;
+    waitFor(pid_, 30.0, status);
+    pid_ = -1;
+    deathMessage_ = fmt::format("device {}: kernel {} timed out after {:g}s (OMPSIM_KERNEL_TIMEOUT)",
+                                opts_.deviceId, kernelName.str(), opts_.kernelTimeout);
+    OMPSIM_TRACE_EVENT(Cat::Fault, "timeout").num("device", opts_.deviceId).str("kernel", kernelName);
+    result.wait(); // the transport reports the disconnect
+    consumeError(result.get());
+    return makeError(deathMessage_);
+  }
+  Error err = result.get();
+  if (!err)
+    return Error::success();
+  // Either the kernel reported an error or the executor died under it.
+  return diagnose(std::move(err), context);
+}
+
+Error DeviceController::setFunctionPointerTable(ArrayRef<__omp_offloading_fptr_map_ty> table) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  if (auto err = checkAlive())
+    return err;
+  uint64_t bytes = table.size() * sizeof(__omp_offloading_fptr_map_ty);
+  uint64_t addr = 0;
+  if (bytes) {
+    addr = allocate(bytes, 16);
+    if (!addr)
+      return makeError(fmt::format("device {}: no device memory for the {}-entry function-pointer table",
+                                   opts_.deviceId, table.size()));
+    if (auto err = write(addr, table.data(), bytes))
+      return err;
+  }
+  Error result = Error::success();
+  if (auto err = call<proto::SetFptrTableSignature>(proto::SetFptrTableName, "publishing the function-pointer table",
+                                                    result, addr, uint64_t(table.size())))
+    return err;
+  if (result) {
+    if (addr)
+      consumeError(release(addr));
+    return makeError(fmt::format("device {}: {}", opts_.deviceId, toString(std::move(result))));
+  }
+  // The device runtime keeps its own copy.
+  if (tableAddr_)
+    consumeError(release(tableAddr_));
+  tableAddr_ = addr;
+  return Error::success();
+}
+
+Expected<TranslateLog> DeviceController::takeTranslateLog(uint64_t nextCap, uint64_t maxRecords) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  Expected<std::vector<uint64_t>> raw = std::vector<uint64_t>();
+  if (auto err = call<proto::TranslateLogSignature>(proto::TranslateLogName, "reading the translate log",
+                                                    raw, nextCap, maxRecords))
+    return std::move(err);
+  if (!raw)
+    return makeError(fmt::format("device {}: {}", opts_.deviceId, toString(raw.takeError())));
+  TranslateLog log;
+  if (raw->size() < 4)
+    return log;
+  log.hits = (*raw)[0];
+  log.misses = (*raw)[1];
+  log.recorded = (*raw)[2];
+  log.dropped = (*raw)[3];
+  for (size_t i = 4; i + 2 < raw->size() + 0 && i + 2 <= raw->size() - 1; i += 3)
+    log.records.push_back({(*raw)[i], (*raw)[i + 1], (*raw)[i + 2] != 0});
+  return log;
+}
+
+std::string DeviceController::symbolize(uint64_t addr) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  for (auto &[id, img] : images_)
+    if (addr >= img.base && addr < img.base + img.size && img.symbols) {
+      std::string s = img.symbols->symbolize(addr);
+      if (!s.empty())
+        return s;
+    }
+  for (auto &[id, img] : images_)
+    if (img.symbols) {
+      std::string s = img.symbols->symbolize(addr);
+      if (!s.empty())
+        return s;
+    }
+  return "";
+}
+
+} // namespace ompsim::sim

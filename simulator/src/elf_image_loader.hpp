@@ -1,0 +1,80 @@
+// ompsim simulator: loads clang-22's x86-64 ET_DYN device images into device memory.
+#pragma once
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ompsim::sim {
+
+/// What the loader needs from the process it loads into.
+struct ElfLoadEnvironment {
+  /// Returns `size` bytes of page-aligned read-write memory for the image.
+  std::function<llvm::Expected<uint8_t *>(uint64_t size)> allocate;
+  /// Gives memory from `allocate` back (after a failed load or at unload).
+  std::function<void(uint8_t *base)> release;
+  /// Makes a NEEDED library's symbols resolvable (libomptarget and ld.so are
+  /// never passed here).
+  std::function<llvm::Error(llvm::StringRef soname)> loadNeeded;
+  /// Address of an undefined symbol, or nullptr if nothing defines it.
+  std::function<void *(llvm::StringRef name)> resolve;
+};
+
+/// One image mapped, relocated and initialized in the current process.
+///
+/// Destruction runs nothing; call runFini() first to run DT_FINI_ARRAY and
+/// DT_FINI, then the memory goes back through the environment's `release`.
+class LoadedElfImage {
+public:
+  ~LoadedElfImage();
+  LoadedElfImage(const LoadedElfImage &) = delete;
+  LoadedElfImage &operator=(const LoadedElfImage &) = delete;
+
+  /// Load address (the image's vaddr 0).
+  uint64_t base() const { return base_; }
+  /// Bytes the image spans from base().
+  uint64_t size() const { return size_; }
+  /// Name the image was loaded as (for messages).
+  const std::string &name() const { return name_; }
+  /// Address of a defined dynamic symbol, or 0 when the image defines none by that name.
+  uint64_t lookup(llvm::StringRef symbol) const;
+  /// DT_NEEDED entries in order.
+  const std::vector<std::string> &needed() const { return needed_; }
+  /// Runs DT_FINI_ARRAY (in reverse) and DT_FINI once.
+  void runFini();
+
+private:
+  friend class ElfImageLoader;
+  LoadedElfImage() = default;
+
+  std::string name_;
+  uint64_t base_ = 0, size_ = 0;
+  std::vector<std::string> needed_;
+  llvm::StringMap<uint64_t> symbols_;
+  std::vector<uint64_t> fini_; ///< in call order
+  void *ehFrame_ = nullptr;
+  bool finiDone_ = false;
+  std::function<void(uint8_t *)> release_;
+};
+
+/// Maps PT_LOAD segments, applies dynamic relocations, resolves imports,
+/// applies protections, registers .eh_frame and runs DT_INIT/DT_INIT_ARRAY.
+class ElfImageLoader {
+public:
+  /// Loads `bytes` (an x86-64 ET_DYN ELF) named `name`. Errors name the image
+  /// and the problem (bad header, unknown relocation type, undefined symbol).
+  static llvm::Expected<std::unique_ptr<LoadedElfImage>>
+  load(llvm::ArrayRef<char> bytes, llvm::StringRef name, const ElfLoadEnvironment &env);
+
+  /// The R_X86_64_* name of a relocation type ("R_X86_64_RELATIVE"), or "type N".
+  static std::string relocationName(uint32_t type);
+};
+
+} // namespace ompsim::sim

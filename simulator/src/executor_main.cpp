@@ -1,0 +1,527 @@
+// ompsim-device: the simulated device's executor process.
+//
+// Started by the sim plugin's controller with a socketpair end (the ORC
+// SimpleRemoteEPC transport) and a fault fd. Everything that touches device
+// memory or runs device code happens here; the host process only sends
+// requests through the SPS wrapper functions declared in protocol.hpp.
+#include "elf_image_loader.hpp"
+#include "protocol.hpp"
+#include "range_allocator.hpp"
+
+#include "ompsim/device_runtime.h"
+
+#include "llvm/ExecutionEngine/Orc/Shared/AllocationActions.h"
+#include "llvm/ExecutionEngine/Orc/Shared/OrcRTBridge.h"
+#include "llvm/ExecutionEngine/Orc/Shared/TargetProcessControlTypes.h"
+#include "llvm/ExecutionEngine/Orc/TargetProcess/ExecutorBootstrapService.h"
+#include "llvm/ExecutionEngine/Orc/TargetProcess/SimpleRemoteEPCServer.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <dlfcn.h>
+#include <ffi.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+using namespace llvm;
+using namespace llvm::orc;
+namespace sps = llvm::orc::shared;
+namespace proto = ompsim::sim::protocol;
+
+namespace {
+
+constexpr uint64_t kPage = 4096;
+
+Error makeError(const Twine &msg) { return createStringError(inconvertibleErrorCode(), msg); }
+
+// ---- faults -----------------------------------------------------------------
+
+int gFaultFd = -1;
+
+/// Reports a fatal signal to the controller and exits. Async-signal-safe.
+void onFatalSignal(int signo, siginfo_t *info, void *ctx) {
+  proto::FaultRecord rec{};
+  rec.magic = proto::FaultRecord::kMagic;
+  rec.signo = signo;
+  rec.code = info ? info->si_code : 0;
+  rec.tid = int32_t(::syscall(SYS_gettid));
+  rec.addr = info ? reinterpret_cast<uint64_t>(info->si_addr) : 0;
+  rec.rip = ctx ? uint64_t(static_cast<ucontext_t *>(ctx)->uc_mcontext.gregs[REG_RIP]) : 0;
+  if (gFaultFd >= 0) {
+    ssize_t n = ::write(gFaultFd, &rec, sizeof rec);
+    (void)n;
+  }
+  ::_exit(proto::kFaultExitStatus);
+}
+
+/// Gives the calling thread an alternate signal stack so a stack overflow in
+/// device code is still reported.
+void ensureAltStack() {
+  static thread_local bool done = false;
+  if (done)
+    return;
+  done = true;
+  stack_t ss{};
+  ss.ss_size = 64 * 1024;
+  ss.ss_sp = std::malloc(ss.ss_size);
+  if (ss.ss_sp)
+    ::sigaltstack(&ss, nullptr);
+}
+
+void installFaultHandlers() {
+  struct sigaction sa {};
+  sa.sa_sigaction = onFatalSignal;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  sigemptyset(&sa.sa_mask);
+  for (int s : {SIGSEGV, SIGBUS, SIGILL, SIGFPE})
+    ::sigaction(s, &sa, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+  ensureAltStack();
+}
+
+// ---- device state -----------------------------------------------------------
+
+/// The device: its arena, allocators, loaded images and libraries.
+class DeviceState {
+public:
+  static DeviceState &get() {
+    static DeviceState *s = new DeviceState(); // never destroyed: used until _exit
+    return *s;
+  }
+
+  std::mutex mu;
+  uint64_t arenaBase = 0, arenaSize = 0;
+  ompsim::sim::RangeAllocator code, heap;
+  std::string libDir;
+  std::vector<void *> libraries; ///< dlopen handles, in load order
+  std::map<std::string, void *> librariesByName;
+  void *deviceRuntime = nullptr;
+  std::string deviceRuntimeError;
+  std::map<uint64_t, std::unique_ptr<ompsim::sim::LoadedElfImage>> images;
+  uint64_t nextImage = 1;
+  /// JIT allocations: initialize key -> dealloc actions.
+  std::map<uint64_t, std::vector<sps::WrapperFunctionCall>> jitDeallocs;
+
+  Error loadLibrary(StringRef soname) {
+    std::string key = soname.str();
+    if (librariesByName.count(key))
+      return Error::success();
+    void *h = nullptr;
+    std::string inLibDir = libDir + "/" + key;
+    // ompsim's own libraries come from its lib dir; everything else from the
+    // system search path, then the lib dir.
+    if (soname.starts_with("libompsim"))
+      h = ::dlopen(inLibDir.c_str(), RTLD_NOW | RTLD_GLOBAL);
+    if (!h)
+      h = ::dlopen(key.c_str(), RTLD_NOW | RTLD_GLOBAL);
+    if (!h && !libDir.empty())
+      h = ::dlopen(inLibDir.c_str(), RTLD_NOW | RTLD_GLOBAL);
+    if (!h)
+      return makeError(Twine("cannot load: ") + ::dlerror());
+    librariesByName[key] = h;
+    libraries.push_back(h);
+    return Error::success();
+  }
+
+  void *resolve(StringRef name) {
+    std::string n = name.str();
+    for (void *h : libraries)
+      if (void *p = ::dlsym(h, n.c_str()))
+        return p;
+    return ::dlsym(RTLD_DEFAULT, n.c_str());
+  }
+
+  template <typename Fn> Fn runtimeFn(const char *name) {
+    return deviceRuntime ? reinterpret_cast<Fn>(::dlsym(deviceRuntime, name)) : nullptr;
+  }
+
+private:
+  DeviceState() = default;
+};
+
+/// Converts an SPS wrapper-function lambda into the C entry point ORC calls.
+#define OMPSIM_WRAPPER(Name, Sig, ...)                                                             \
+  sps::CWrapperFunctionBuffer Name(const char *data, size_t size) {                                \
+    ensureAltStack();                                                                              \
+    return sps::WrapperFunction<Sig>::handle(data, size, __VA_ARGS__).release();                  \
+  }
+
+using RangeVec = std::vector<std::tuple<uint64_t, uint64_t>>;
+
+OMPSIM_WRAPPER(setupWrapper, proto::SetupSignature,
+               [](RangeVec hostRanges, uint64_t base, uint64_t size, uint64_t codeBytes,
+                  std::string libDir) -> Expected<RangeVec> {
+                 DeviceState &d = DeviceState::get();
+                 std::lock_guard<std::mutex> lock(d.mu);
+                 if (d.arenaSize)
+                   return makeError("device already set up");
+                 RangeVec collided;
+                 for (auto [b, e] : hostRanges) {
+                   void *p = ::mmap(reinterpret_cast<void *>(b), e - b, PROT_NONE,
+                                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE,
+                                    -1, 0);
+                   if (p == MAP_FAILED || p != reinterpret_cast<void *>(b)) {
+                     if (p != MAP_FAILED)
+                       ::munmap(p, e - b);
+                     collided.emplace_back(b, e);
+                   }
+                 }
+                 void *arena = ::mmap(reinterpret_cast<void *>(base), size, PROT_READ | PROT_WRITE,
+                                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE,
+                                      -1, 0);
+                 if (arena == MAP_FAILED || arena != reinterpret_cast<void *>(base))
+                   return makeError("cannot map the device arena at 0x" + Twine::utohexstr(base) +
+                                    " (" + Twine(size) + " bytes): " + std::strerror(errno));
+                 d.arenaBase = base;
+                 d.arenaSize = size;
+                 codeBytes = std::min(codeBytes, size) & ~(kPage - 1);
+                 d.code.reset(base, base + codeBytes);
+                 d.heap.reset(base + codeBytes, base + size);
+                 d.libDir = libDir;
+                 std::string rt = libDir + "/libompsim-device.so";
+                 d.deviceRuntime = ::dlopen(rt.c_str(), RTLD_NOW | RTLD_GLOBAL);
+                 if (d.deviceRuntime) {
+                   d.librariesByName["libompsim-device.so"] = d.deviceRuntime;
+                   d.libraries.push_back(d.deviceRuntime);
+                 } else {
+                   d.deviceRuntimeError = ::dlerror();
+                 }
+                 return collided;
+               })
+
+OMPSIM_WRAPPER(loadElfWrapper, proto::LoadElfSignature,
+               [](std::vector<char> bytes,
+                  std::string name) -> Expected<std::tuple<uint64_t, uint64_t, uint64_t>> {
+                 DeviceState &d = DeviceState::get();
+                 std::lock_guard<std::mutex> lock(d.mu);
+                 ompsim::sim::ElfLoadEnvironment env;
+                 env.allocate = [&d](uint64_t size) -> Expected<uint8_t *> {
+                   uint64_t a = d.code.allocate(size, kPage);
+                   if (!a)
+                     return makeError("code region exhausted (OMPSIM_DEVICE_MEMORY)");
+                   return reinterpret_cast<uint8_t *>(a);
+                 };
+                 env.release = [&d](uint8_t *p) { d.code.release(reinterpret_cast<uint64_t>(p)); };
+                 env.loadNeeded = [&d](StringRef so) { return d.loadLibrary(so); };
+                 env.resolve = [&d](StringRef n) { return d.resolve(n); };
+                 auto img = ompsim::sim::ElfImageLoader::load(bytes, name, env);
+                 if (!img)
+                   return img.takeError();
+                 uint64_t handle = d.nextImage++;
+                 auto t = std::make_tuple(handle, (*img)->base(), (*img)->size());
+                 d.images[handle] = std::move(*img);
+                 std::fflush(nullptr);
+                 return t;
+               })
+
+OMPSIM_WRAPPER(lookupWrapper, proto::LookupSignature,
+               [](uint64_t handle, std::string name) -> Expected<uint64_t> {
+                 DeviceState &d = DeviceState::get();
+                 std::lock_guard<std::mutex> lock(d.mu);
+                 auto it = d.images.find(handle);
+                 if (it == d.images.end())
+                   return makeError("no loaded image with handle " + Twine(handle));
+                 return it->second->lookup(name);
+               })
+
+OMPSIM_WRAPPER(unloadWrapper, proto::UnloadSignature, [](uint64_t handle) -> Error {
+  DeviceState &d = DeviceState::get();
+  std::lock_guard<std::mutex> lock(d.mu);
+  auto it = d.images.find(handle);
+  if (it == d.images.end())
+    return makeError("no loaded image with handle " + Twine(handle));
+  it->second->runFini();
+  d.images.erase(it);
+  std::fflush(nullptr);
+  return Error::success();
+})
+
+OMPSIM_WRAPPER(allocWrapper, proto::AllocSignature, [](uint64_t size, uint64_t align) -> uint64_t {
+  DeviceState &d = DeviceState::get();
+  std::lock_guard<std::mutex> lock(d.mu);
+  if (!align || (align & (align - 1)))
+    align = 16;
+  return d.heap.allocate(size, std::max<uint64_t>(align, 16));
+})
+
+OMPSIM_WRAPPER(allocCodeWrapper, proto::AllocCodeSignature,
+               [](uint64_t size, uint64_t align) -> uint64_t {
+                 DeviceState &d = DeviceState::get();
+                 std::lock_guard<std::mutex> lock(d.mu);
+                 return d.code.allocate(size, std::max<uint64_t>(align, kPage));
+               })
+
+OMPSIM_WRAPPER(freeWrapper, proto::FreeSignature, [](uint64_t addr) -> Error {
+  DeviceState &d = DeviceState::get();
+  std::lock_guard<std::mutex> lock(d.mu);
+  if (!d.heap.release(addr))
+    return makeError("0x" + Twine::utohexstr(addr) + " is not a live device allocation");
+  return Error::success();
+})
+
+OMPSIM_WRAPPER(launchWrapper, proto::LaunchSignature,
+               [](uint64_t fn, std::vector<uint64_t> args, uint32_t teams,
+                  uint32_t threads) -> Error {
+                 DeviceState &d = DeviceState::get();
+                 if (teams)
+                   if (auto set = reinterpret_cast<void (*)(int)>(d.resolve("omp_set_num_teams")))
+                     set(int(teams));
+                 if (threads)
+                   if (auto set = reinterpret_cast<void (*)(int)>(d.resolve("omp_set_teams_thread_limit")))
+                     set(int(threads));
+                 // void kernel(void *dyn_ptr, void *a0, ..., void *aN)
+                 std::vector<ffi_type *> types(args.size() + 1, &ffi_type_pointer);
+                 std::vector<void *> values(args.size() + 1, nullptr);
+                 std::vector<void *> slots(args.size() + 1);
+                 for (size_t i = 0; i < args.size(); ++i)
+                   values[i + 1] = reinterpret_cast<void *>(args[i]);
+                 for (size_t i = 0; i < values.size(); ++i)
+                   slots[i] = &values[i];
+                 ffi_cif cif;
+                 if (ffi_prep_cif(&cif, FFI_DEFAULT_ABI, unsigned(types.size()), &ffi_type_void,
+                                  types.data()) != FFI_OK)
+                   return makeError("libffi cannot describe a kernel with " + Twine(args.size()) +
+                                    " arguments");
+                 ffi_call(&cif, reinterpret_cast<void (*)()>(fn), nullptr, slots.data());
+                 std::fflush(nullptr);
+                 return Error::success();
+               })
+
+OMPSIM_WRAPPER(callVoidWrapper, proto::CallVoidSignature, [](uint64_t fn) -> Error {
+  reinterpret_cast<void (*)()>(fn)();
+  std::fflush(nullptr);
+  return Error::success();
+})
+
+OMPSIM_WRAPPER(setFptrTableWrapper, proto::SetFptrTableSignature,
+               [](uint64_t addr, uint64_t n) -> Error {
+                 DeviceState &d = DeviceState::get();
+                 auto set = d.runtimeFn<decltype(&__ompsim_device_set_fptr_table)>(
+                     "__ompsim_device_set_fptr_table");
+                 if (!set)
+                   return makeError("device runtime libompsim-device.so unavailable: " +
+                                    (d.deviceRuntimeError.empty() ? std::string("symbol missing")
+                                                                  : d.deviceRuntimeError));
+                 if (set(reinterpret_cast<const __omp_offloading_fptr_map_ty *>(addr), n) != 0)
+                   return makeError("function-pointer table is not sorted by host address");
+                 return Error::success();
+               })
+
+OMPSIM_WRAPPER(translateLogWrapper, proto::TranslateLogSignature,
+               [](uint64_t cap, uint64_t max) -> Expected<std::vector<uint64_t>> {
+                 DeviceState &d = DeviceState::get();
+                 auto take = d.runtimeFn<decltype(&__ompsim_device_take_translate_log)>(
+                     "__ompsim_device_take_translate_log");
+                 auto setCap = d.runtimeFn<decltype(&__ompsim_device_set_translate_cap)>(
+                     "__ompsim_device_set_translate_cap");
+                 if (!take || !setCap)
+                   return makeError("device runtime libompsim-device.so unavailable");
+                 std::vector<ompsim_translate_record> recs(max);
+                 ompsim_translate_stats st = take(recs.data(), max);
+                 setCap(cap);
+                 std::vector<uint64_t> out{st.hits, st.misses, st.recorded, st.dropped};
+                 for (uint64_t i = 0; i < std::min(st.recorded, max); ++i) {
+                   out.push_back(recs[i].host_ptr);
+                   out.push_back(recs[i].result);
+                   out.push_back(recs[i].hit);
+                 }
+                 return out;
+               })
+
+// ---- JIT memory in the arena ---------------------------------------------------
+
+/// Serves EPCGenericJITLinkMemoryManager from the arena's code region, so
+/// JIT-linked images get the same deterministic addresses as ELF images.
+class ArenaJITMemoryService : public ExecutorBootstrapService {
+public:
+  Error shutdown() override { return Error::success(); }
+  void addBootstrapSymbols(StringMap<ExecutorAddr> &M) override {
+    M[rt::SimpleExecutorMemoryManagerInstanceName] = ExecutorAddr::fromPtr(this);
+    M[rt::SimpleExecutorMemoryManagerReserveWrapperName] = ExecutorAddr::fromPtr(&reserveWrapper);
+    M[rt::SimpleExecutorMemoryManagerInitializeWrapperName] =
+        ExecutorAddr::fromPtr(&initializeWrapper);
+    M[rt::SimpleExecutorMemoryManagerDeinitializeWrapperName] =
+        ExecutorAddr::fromPtr(&deinitializeWrapper);
+    M[rt::SimpleExecutorMemoryManagerReleaseWrapperName] = ExecutorAddr::fromPtr(&releaseWrapper);
+  }
+
+private:
+  static sps::CWrapperFunctionBuffer reserveWrapper(const char *data, size_t size) {
+    return sps::WrapperFunction<rt::SPSSimpleExecutorMemoryManagerReserveSignature>::handle(
+               data, size,
+               [](ExecutorAddr, uint64_t bytes) -> Expected<ExecutorAddr> {
+                 DeviceState &d = DeviceState::get();
+                 std::lock_guard<std::mutex> lock(d.mu);
+                 uint64_t a = d.code.allocate((bytes + kPage - 1) & ~(kPage - 1), kPage);
+                 if (!a)
+                   return makeError("device code region exhausted (OMPSIM_DEVICE_MEMORY)");
+                 return ExecutorAddr(a);
+               })
+        .release();
+  }
+  static sps::CWrapperFunctionBuffer initializeWrapper(const char *data, size_t size) {
+    return sps::WrapperFunction<rt::SPSSimpleExecutorMemoryManagerInitializeSignature>::handle(
+               data, size,
+               [](ExecutorAddr, tpctypes::FinalizeRequest fr) -> Expected<ExecutorAddr> {
+                 ExecutorAddr key;
+                 for (auto &seg : fr.Segments) {
+                   char *p = seg.Addr.toPtr<char *>();
+                   ::mprotect(reinterpret_cast<void *>(seg.Addr.getValue() & ~(kPage - 1)),
+                              ((seg.Addr.getValue() + seg.Size + kPage - 1) & ~(kPage - 1)) -
+                                  (seg.Addr.getValue() & ~(kPage - 1)),
+                              PROT_READ | PROT_WRITE);
+                   std::memcpy(p, seg.Content.data(), seg.Content.size());
+                   if (seg.Size > seg.Content.size())
+                     std::memset(p + seg.Content.size(), 0, seg.Size - seg.Content.size());
+                   if (!key || seg.Addr < key)
+                     key = seg.Addr;
+                 }
+                 for (auto &seg : fr.Segments) {
+                   auto prot = toSysMemoryProtectionFlags(seg.RAG.Prot);
+                   int p = ((prot & sys::Memory::MF_READ) ? PROT_READ : 0) |
+                           ((prot & sys::Memory::MF_WRITE) ? PROT_WRITE : 0) |
+                           ((prot & sys::Memory::MF_EXEC) ? PROT_EXEC : 0);
+                   uint64_t b = seg.Addr.getValue() & ~(kPage - 1);
+                   uint64_t e = (seg.Addr.getValue() + seg.Size + kPage - 1) & ~(kPage - 1);
+                   if (::mprotect(reinterpret_cast<void *>(b), e - b, p) != 0)
+                     return makeError("mprotect of JIT segment failed");
+                   if (p & PROT_EXEC)
+                     sys::Memory::InvalidateInstructionCache(reinterpret_cast<void *>(b), e - b);
+                 }
+                 auto deallocs = shared::runFinalizeActions(fr.Actions);
+                 if (!deallocs)
+                   return deallocs.takeError();
+                 DeviceState &d = DeviceState::get();
+                 std::lock_guard<std::mutex> lock(d.mu);
+                 d.jitDeallocs[key.getValue()] = std::move(*deallocs);
+                 return key;
+               })
+        .release();
+  }
+  static sps::CWrapperFunctionBuffer deinitializeWrapper(const char *data, size_t size) {
+    return sps::WrapperFunction<rt::SPSSimpleExecutorMemoryManagerDeinitializeSignature>::handle(
+               data, size,
+               [](ExecutorAddr, std::vector<ExecutorAddr> keys) -> Error {
+                 DeviceState &d = DeviceState::get();
+                 Error err = Error::success();
+                 for (auto k : keys) {
+                   std::vector<sps::WrapperFunctionCall> calls;
+                   {
+                     std::lock_guard<std::mutex> lock(d.mu);
+                     calls = std::move(d.jitDeallocs[k.getValue()]);
+                     d.jitDeallocs.erase(k.getValue());
+                   }
+                   err = joinErrors(std::move(err), shared::runDeallocActions(calls));
+                 }
+                 return err;
+               })
+        .release();
+  }
+  static sps::CWrapperFunctionBuffer releaseWrapper(const char *data, size_t size) {
+    return sps::WrapperFunction<rt::SPSSimpleExecutorMemoryManagerReleaseSignature>::handle(
+               data, size,
+               [](ExecutorAddr, std::vector<ExecutorAddr> bases) -> Error {
+                 DeviceState &d = DeviceState::get();
+                 std::lock_guard<std::mutex> lock(d.mu);
+                 for (auto b : bases) {
+                   uint64_t len = d.code.blockSize(b.getValue());
+                   if (len)
+                     ::mprotect(b.toPtr<void *>(), len, PROT_READ | PROT_WRITE);
+                   d.code.release(b.getValue());
+                 }
+                 return Error::success();
+               })
+        .release();
+  }
+};
+
+/// Runs every request on the transport's thread: one thread calls into
+/// libomp for the whole life of the device, and requests never overlap.
+class InlineDispatcher : public SimpleRemoteEPCServer::Dispatcher {
+public:
+  void dispatch(unique_function<void()> work) override { work(); }
+  void shutdown() override {}
+};
+
+int usage() {
+  std::fprintf(stderr, "ompsim-device: started by the sim plugin, not by hand "
+                       "(usage: ompsim-device --fd N --fault-fd N --parent PID)\n");
+  return 2;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  int fd = -1;
+  long parent = -1;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string a = argv[i];
+    if (a == "--fd")
+      fd = std::atoi(argv[i + 1]);
+    else if (a == "--fault-fd")
+      gFaultFd = std::atoi(argv[i + 1]);
+    else if (a == "--parent")
+      parent = std::atol(argv[i + 1]);
+    else
+      return usage();
+  }
+  if (fd < 0 || parent <= 0)
+    return usage();
+  // No executor outlives its host: die with the parent, and close the race
+  // where the parent died before the prctl.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent)
+    return 1;
+  installFaultHandlers();
+
+  auto server = SimpleRemoteEPCServer::Create<FDSimpleRemoteEPCTransport>(
+      [](SimpleRemoteEPCServer::Setup &S) -> Error {
+        S.setDispatcher(std::make_unique<InlineDispatcher>());
+        S.bootstrapSymbols() = SimpleRemoteEPCServer::defaultBootstrapSymbols();
+        S.services().push_back(std::make_unique<ArenaJITMemoryService>());
+        auto &syms = S.bootstrapSymbols();
+        syms[proto::SetupName] = ExecutorAddr::fromPtr(&setupWrapper);
+        syms[proto::LoadElfName] = ExecutorAddr::fromPtr(&loadElfWrapper);
+        syms[proto::LookupName] = ExecutorAddr::fromPtr(&lookupWrapper);
+        syms[proto::UnloadName] = ExecutorAddr::fromPtr(&unloadWrapper);
+        syms[proto::AllocName] = ExecutorAddr::fromPtr(&allocWrapper);
+        syms[proto::AllocCodeName] = ExecutorAddr::fromPtr(&allocCodeWrapper);
+        syms[proto::FreeName] = ExecutorAddr::fromPtr(&freeWrapper);
+        syms[proto::LaunchName] = ExecutorAddr::fromPtr(&launchWrapper);
+        syms[proto::CallVoidName] = ExecutorAddr::fromPtr(&callVoidWrapper);
+        syms[proto::SetFptrTableName] = ExecutorAddr::fromPtr(&setFptrTableWrapper);
+        syms[proto::TranslateLogName] = ExecutorAddr::fromPtr(&translateLogWrapper);
+        return Error::success();
+      },
+      fd, fd);
+  if (!server) {
+    logAllUnhandledErrors(server.takeError(), errs(), "ompsim-device: ");
+    return 1;
+  }
+  if (auto err = (*server)->waitForDisconnect())
+    consumeError(std::move(err)); // the host went away; nothing to report to
+  DeviceState &d = DeviceState::get();
+  {
+    std::lock_guard<std::mutex> lock(d.mu);
+    for (auto it = d.images.rbegin(); it != d.images.rend(); ++it)
+      it->second->runFini();
+  }
+  std::fflush(nullptr);
+  // Skip static destructors: device code may have registered atexit handlers
+  // in memory that is about to go away with the process anyway.
+  ::_exit(0);
+}

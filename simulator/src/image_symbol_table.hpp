@@ -1,0 +1,33 @@
+// ompsim simulator: names device addresses from a loaded image's symbols (host side).
+#pragma once
+
+#include "llvm/ADT/ArrayRef.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ompsim::sim {
+
+/// Sorted function and object symbols of one image at its load address.
+class ImageSymbolTable {
+public:
+  /// Reads .symtab and .dynsym of an ELF image loaded at `base`; an
+  /// unreadable image gives an empty table.
+  static ImageSymbolTable fromElf(llvm::ArrayRef<char> bytes, uint64_t base);
+  /// Adds one symbol (JIT-linked images add theirs one by one).
+  void add(std::string name, uint64_t addr, uint64_t size);
+  /// "name+0xoff" when `addr` lies in a symbol (or within 4 KiB past a
+  /// sizeless one), else "".
+  std::string symbolize(uint64_t addr) const;
+
+private:
+  struct Entry {
+    uint64_t addr, size;
+    std::string name;
+  };
+  mutable bool sorted_ = true;
+  mutable std::vector<Entry> entries_;
+};
+
+} // namespace ompsim::sim

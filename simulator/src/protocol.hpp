@@ -1,0 +1,83 @@
+// ompsim simulator: the executor's custom services, shared by ompsim-device and its controller.
+//
+// Each service is an SPS wrapper function that the executor publishes as a
+// bootstrap symbol under the name below; the controller looks the addresses up
+// once at connect time and calls them through the SimpleRemoteEPC.
+#pragma once
+
+#include "llvm/ExecutionEngine/Orc/Shared/SimplePackedSerialization.h"
+#include "llvm/ExecutionEngine/Orc/Shared/WrapperFunctionUtils.h"
+
+#include <cstdint>
+
+namespace ompsim::sim::protocol {
+
+namespace sps = llvm::orc::shared;
+
+/// A [begin, end) address range.
+using SPSRange = sps::SPSTuple<uint64_t, uint64_t>;
+
+/// Reserves the host ranges PROT_NONE, maps the arena and loads the device
+/// runtime: (host ranges, arena base, arena size, code bytes, lib dir) ->
+/// the host ranges that collided with the executor's own mappings.
+inline constexpr const char *SetupName = "__ompsim_exec_setup";
+using SetupSignature = sps::SPSExpected<sps::SPSSequence<SPSRange>>(
+    sps::SPSSequence<SPSRange>, uint64_t, uint64_t, uint64_t, sps::SPSString);
+
+/// Loads an ELF shared object into the arena: (bytes, name) -> (handle, base, size).
+inline constexpr const char *LoadElfName = "__ompsim_exec_load_elf";
+using LoadElfSignature = sps::SPSExpected<sps::SPSTuple<uint64_t, uint64_t, uint64_t>>(
+    sps::SPSSequence<char>, sps::SPSString);
+
+/// Finds a dynamic symbol of a loaded ELF image: (handle, name) -> address.
+inline constexpr const char *LookupName = "__ompsim_exec_lookup";
+using LookupSignature = sps::SPSExpected<uint64_t>(uint64_t, sps::SPSString);
+
+/// Runs the fini functions of an image and returns its memory to the arena.
+inline constexpr const char *UnloadName = "__ompsim_exec_unload";
+using UnloadSignature = sps::SPSError(uint64_t);
+
+/// Allocates device heap memory: (size, alignment) -> address, 0 when exhausted.
+inline constexpr const char *AllocName = "__ompsim_exec_alloc";
+using AllocSignature = uint64_t(uint64_t, uint64_t);
+
+/// Frees device heap memory.
+inline constexpr const char *FreeName = "__ompsim_exec_free";
+using FreeSignature = sps::SPSError(uint64_t);
+
+/// Allocates code memory (for JIT-linked images): (size, alignment) -> address, 0 when exhausted.
+inline constexpr const char *AllocCodeName = "__ompsim_exec_alloc_code";
+using AllocCodeSignature = uint64_t(uint64_t, uint64_t);
+
+/// Runs a kernel: (entry, args, num_teams, thread_limit).
+inline constexpr const char *LaunchName = "__ompsim_exec_launch";
+using LaunchSignature = sps::SPSError(uint64_t, sps::SPSSequence<uint64_t>, uint32_t, uint32_t);
+
+/// Publishes the function-pointer table at (device address, count) to the device runtime.
+inline constexpr const char *SetFptrTableName = "__ompsim_exec_set_fptr_table";
+using SetFptrTableSignature = sps::SPSError(uint64_t, uint64_t);
+
+/// Takes the translate log: (cap for the next period, max records) ->
+/// [hits, misses, recorded, dropped, (host, result, hit)...].
+inline constexpr const char *TranslateLogName = "__ompsim_exec_translate_log";
+using TranslateLogSignature = sps::SPSExpected<sps::SPSSequence<uint64_t>>(uint64_t, uint64_t);
+
+/// Calls `void fn(void)` in the executor (static constructors of JIT-linked code).
+inline constexpr const char *CallVoidName = "__ompsim_exec_call_void";
+using CallVoidSignature = sps::SPSError(uint64_t);
+
+/// What the executor writes to the fault fd before it exits on a fatal signal.
+struct FaultRecord {
+  static constexpr uint32_t kMagic = 0x0F5A17EDu;
+  uint32_t magic;
+  int32_t signo;
+  int32_t code;
+  int32_t tid;
+  uint64_t addr; ///< si_addr
+  uint64_t rip;  ///< instruction pointer at the fault
+};
+
+/// Exit status of an executor that reported a fault.
+inline constexpr int kFaultExitStatus = 70;
+
+} // namespace ompsim::sim::protocol

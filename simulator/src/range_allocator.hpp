@@ -1,0 +1,42 @@
+// ompsim simulator: a deterministic first-fit allocator over one address range.
+#pragma once
+
+#include <cstdint>
+#include <map>
+
+namespace ompsim::sim {
+
+/// Hands out blocks of [begin, end) first-fit with coalescing on free.
+///
+/// It touches no memory: it only does address arithmetic, so the same
+/// sequence of calls gives the same addresses in every run.
+class RangeAllocator {
+public:
+  /// An empty allocator; call reset() before use.
+  RangeAllocator() = default;
+  /// Manages [begin, end).
+  RangeAllocator(uint64_t begin, uint64_t end) { reset(begin, end); }
+
+  /// Forgets all blocks and manages [begin, end).
+  void reset(uint64_t begin, uint64_t end);
+
+  /// Returns the address of a block of `size` bytes aligned to `align` (a
+  /// power of two), or 0 when no free block fits.
+  uint64_t allocate(uint64_t size, uint64_t align);
+
+  /// Returns a block to the free list; false if `addr` is not a live block.
+  bool release(uint64_t addr);
+
+  /// Size of the live block at `addr`, or 0.
+  uint64_t blockSize(uint64_t addr) const;
+
+  /// Bytes currently handed out.
+  uint64_t bytesInUse() const { return inUse_; }
+
+private:
+  std::map<uint64_t, uint64_t> free_; ///< start -> size
+  std::map<uint64_t, uint64_t> live_; ///< start -> size
+  uint64_t inUse_ = 0;
+};
+
+} // namespace ompsim::sim
