@@ -1,6 +1,7 @@
 // Reads every OMPSIM_* variable (see README for the table).
 #include "ompsim/config.hpp"
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <string_view>
@@ -70,6 +71,18 @@ Config load() {
   }
   if (const char *v = env("OMPSIM_EXECUTOR")) c.executor = v;
   if (const char *v = env("OMPSIM_LIB_DIR")) c.libDir = v;
+  if (const char *v = env("OMP_TARGET_OFFLOAD")) {
+    for (const char *p = v; *p; ++p)
+      c.ompTargetOffload.push_back(static_cast<char>(std::toupper(static_cast<unsigned char>(*p))));
+    if (c.ompTargetOffload != "MANDATORY" && c.ompTargetOffload != "DISABLED" &&
+        c.ompTargetOffload != "DEFAULT") {
+      warnBad("OMP_TARGET_OFFLOAD", v, "MANDATORY, DISABLED or DEFAULT");
+      c.ompTargetOffload.clear();
+    }
+  }
+  uint64_t info = 0;
+  readU64("LIBOMPTARGET_INFO", info);
+  c.libomptargetInfo = static_cast<uint32_t>(info);
   return c;
 }
 

@@ -23,6 +23,10 @@ struct Config {
   double kernelTimeout = 60.0;    ///< OMPSIM_KERNEL_TIMEOUT: seconds before a kernel is stopped
   std::string executor;           ///< OMPSIM_EXECUTOR: path of ompsim-device (default: next to the plugin)
   std::string libDir;             ///< OMPSIM_LIB_DIR: where ompsim's libraries live (default: next to the runtime)
+  /// OMP_TARGET_OFFLOAD (standard OpenMP): "MANDATORY", "DISABLED" or "DEFAULT" (upper-cased; "" when unset).
+  std::string ompTargetOffload;
+  /// LIBOMPTARGET_INFO (upstream's info bit mask; 0 when unset): bit 0 prints data-mapping info lines.
+  uint32_t libomptargetInfo = 0;
 };
 
 /// Returns the configuration; parses the environment on first call.
