@@ -1,0 +1,325 @@
+// Device: plugin calls, image registration flow and table publication.
+#include "Device.h"
+
+#include "ompsim/trace.hpp"
+
+#include <fmt/format.h>
+
+namespace ompsim::host {
+namespace {
+
+llvm::Error makeError(const std::string &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", message.c_str());
+}
+
+} // namespace
+
+llvm::Error Device::pluginError(const std::string &fallback) const {
+  const char *msg = plugin_.fn().last_error(localId_);
+  if (msg && *msg)
+    return makeError(msg);
+  return makeError(fallback);
+}
+
+llvm::Error Device::ensureInitialized() {
+  std::call_once(initOnce_, [&] {
+    if (plugin_.fn().init_device(localId_) != OMPSIM_OFFLOAD_SUCCESS) {
+      const char *msg = plugin_.fn().last_error(localId_);
+      initError_ = (msg && *msg) ? msg
+                                 : fmt::format("cannot initialize device {} (plugin '{}', local id {})",
+                                               number_, plugin_.name(), localId_);
+      return;
+    }
+    initialized_ = true;
+    OMPSIM_TRACE_EVENT(Cat::Image, "device_init")
+        .num("device", number_)
+        .str("plugin", plugin_.name())
+        .num("local_id", localId_);
+  });
+  return initialized_ ? llvm::Error::success() : makeError(initError_);
+}
+
+llvm::Expected<uint64_t> Device::allocate(uint64_t size, const void *hostHint) {
+  void *p = plugin_.fn().data_alloc(localId_, static_cast<int64_t>(size ? size : 1),
+                                    const_cast<void *>(hostHint), OMPSIM_ALLOC_DEFAULT);
+  if (!p)
+    return pluginError(fmt::format("cannot allocate {} bytes on device {}", size, number_));
+  OMPSIM_TRACE_EVENT(Cat::Alloc, "alloc")
+      .num("device", number_)
+      .num("size", static_cast<int64_t>(size))
+      .dev("ptr", reinterpret_cast<uint64_t>(p), "");
+  return reinterpret_cast<uint64_t>(p);
+}
+
+llvm::Error Device::release(uint64_t tgt) {
+  OMPSIM_TRACE_EVENT(Cat::Alloc, "free").num("device", number_).dev("ptr", tgt, "");
+  if (plugin_.fn().data_delete(localId_, reinterpret_cast<void *>(tgt), OMPSIM_ALLOC_DEFAULT) !=
+      OMPSIM_OFFLOAD_SUCCESS)
+    return pluginError(fmt::format("cannot free device address {:#x} on device {}", tgt, number_));
+  return llvm::Error::success();
+}
+
+llvm::Error Device::submit(uint64_t tgt, const void *hst, uint64_t size) {
+  OMPSIM_TRACE_EVENT(Cat::Transfer, "to_device")
+      .num("device", number_)
+      .host("host", reinterpret_cast<uint64_t>(hst))
+      .dev("ptr", tgt, "")
+      .num("size", static_cast<int64_t>(size));
+  if (plugin_.fn().data_submit(localId_, reinterpret_cast<void *>(tgt), hst,
+                               static_cast<int64_t>(size)) != OMPSIM_OFFLOAD_SUCCESS)
+    return pluginError(fmt::format("cannot copy {} bytes to device address {:#x} on device {}",
+                                   size, tgt, number_));
+  return llvm::Error::success();
+}
+
+llvm::Error Device::retrieve(void *hst, uint64_t tgt, uint64_t size) {
+  OMPSIM_TRACE_EVENT(Cat::Transfer, "from_device")
+      .num("device", number_)
+      .host("host", reinterpret_cast<uint64_t>(hst))
+      .dev("ptr", tgt, "")
+      .num("size", static_cast<int64_t>(size));
+  if (plugin_.fn().data_retrieve(localId_, hst, reinterpret_cast<const void *>(tgt),
+                                 static_cast<int64_t>(size)) != OMPSIM_OFFLOAD_SUCCESS)
+    return pluginError(fmt::format("cannot copy {} bytes from device address {:#x} on device {}",
+                                   size, tgt, number_));
+  return llvm::Error::success();
+}
+
+std::string Device::symbolize(uint64_t tgt) {
+  if (!plugin_.fn().symbolize || !trace::enabled(trace::Cat::Map))
+    return {};
+  char buf[256];
+  if (plugin_.fn().symbolize(localId_, tgt, buf, sizeof(buf)) != 1)
+    return {};
+  std::string_view s(buf);
+  if (s.starts_with("dev:"))
+    s.remove_prefix(4); // Event::dev adds the prefix itself
+  return std::string(s);
+}
+
+llvm::Expected<uint64_t> Device::readAddressGlobal(LoadedImage &image, const std::string &name) {
+  void *global = nullptr;
+  if (plugin_.fn().get_global(localId_, image.binary, sizeof(void *), name.c_str(), &global) !=
+          OMPSIM_OFFLOAD_SUCCESS ||
+      !global)
+    return makeError(fmt::format("indirect entry '{}' of {} has no device global of that name on "
+                                 "device {}",
+                                 name, image.name, number_));
+  // The host never dereferences device addresses: read the stored address
+  // through the plugin's data API.
+  uint64_t value = 0;
+  if (auto err = retrieve(&value, reinterpret_cast<uint64_t>(global), sizeof(value)))
+    return std::move(err);
+  return value;
+}
+
+llvm::Error Device::loadImage(const __tgt_device_image *image, const std::string &name,
+                              const std::vector<OffloadEntry> &entries) {
+  if (images_.count(image))
+    return llvm::Error::success();
+  if (auto err = ensureInitialized())
+    return err;
+  LoadedImage loaded;
+  loaded.name = name;
+  if (plugin_.fn().load_binary(localId_, image, &loaded.binary) != OMPSIM_OFFLOAD_SUCCESS)
+    return pluginError(fmt::format("cannot load {} on device {}", name, number_));
+  OMPSIM_TRACE_EVENT(Cat::Image, "load")
+      .str("image", name)
+      .num("device", number_)
+      .str("plugin", plugin_.name())
+      .num("entries", static_cast<int64_t>(entries.size()));
+
+  std::lock_guard<std::recursive_mutex> lock(mappingTable_.mutex());
+  auto addPermanent = [&](const OffloadEntry &e, uint64_t tgt, uint64_t size) -> llvm::Error {
+    auto host = reinterpret_cast<uintptr_t>(e.address);
+    MapLookup found = mappingTable_.lookup(host, size);
+    if (found.entry) {
+      // Two libraries can carry the same entry (one definition seen twice).
+      if (found.contained && found.entry->translate(host) == tgt)
+        return llvm::Error::success();
+      return makeError(fmt::format("entry '{}' of {} maps host address {} to {:#x}, but it is "
+                                   "already mapped to {:#x} ('{}')",
+                                   e.name, name, trace::hostAddress(host), tgt,
+                                   found.entry->translate(host), found.entry->name));
+    }
+    MapEntry m;
+    m.hstBegin = host;
+    m.hstEnd = host + size;
+    m.tgtBegin = tgt;
+    m.dynamicRef = MapEntry::Infinite;
+    m.name = e.name;
+    mappingTable_.insert(std::move(m));
+    loaded.mappedGlobals.push_back(host);
+    return llvm::Error::success();
+  };
+
+  std::vector<IndirectTarget> indirect;
+  for (const OffloadEntry &e : entries) {
+    switch (e.kind) {
+    case EntryKind::Requires:
+      break;
+    case EntryKind::Kernel: {
+      void *kernel = nullptr;
+      if (plugin_.fn().get_function(localId_, loaded.binary, e.name.c_str(), &kernel) !=
+          OMPSIM_OFFLOAD_SUCCESS)
+        return pluginError(fmt::format("kernel '{}' of {} is missing on device {}", e.name, name,
+                                       number_));
+      loaded.kernels[e.address] = kernel;
+      loaded.kernelNames[e.address] = e.name;
+      break;
+    }
+    case EntryKind::Global:
+    case EntryKind::Link: {
+      void *global = nullptr;
+      if (plugin_.fn().get_global(localId_, loaded.binary, e.size, e.name.c_str(), &global) !=
+          OMPSIM_OFFLOAD_SUCCESS)
+        return pluginError(fmt::format("global '{}' of {} is missing on device {}", e.name, name,
+                                       number_));
+      if (auto err = addPermanent(e, reinterpret_cast<uint64_t>(global), e.size))
+        return err;
+      OMPSIM_TRACE_EVENT(Cat::Entry, "global")
+          .str("name", e.name)
+          .host("host", reinterpret_cast<uint64_t>(e.address))
+          .dev("device", reinterpret_cast<uint64_t>(global), symbolize(reinterpret_cast<uint64_t>(global)))
+          .num("size", static_cast<int64_t>(e.size));
+      break;
+    }
+    case EntryKind::Indirect:
+    case EntryKind::IndirectVtable: {
+      bool vtable = e.kind == EntryKind::IndirectVtable;
+      auto tgt = readAddressGlobal(loaded, e.name);
+      if (!tgt)
+        return tgt.takeError();
+      uint64_t size = vtable ? e.size : sizeof(void *);
+      if (vtable && (size == 0 || size % 8 != 0))
+        return makeError(fmt::format("indirect vtable entry '{}' of {} has size {}, which is not "
+                                     "a non-zero multiple of 8",
+                                     e.name, name, e.size));
+      if (auto err = addPermanent(e, *tgt, size))
+        return err;
+      indirect.push_back({e.name, reinterpret_cast<uint64_t>(e.address), *tgt, size, vtable});
+      OMPSIM_TRACE_EVENT(Cat::Entry, vtable ? "indirect_vtable" : "indirect")
+          .str("name", e.name)
+          .host("host", reinterpret_cast<uint64_t>(e.address))
+          .dev("device", *tgt, symbolize(*tgt))
+          .num("size", static_cast<int64_t>(size));
+      break;
+    }
+    }
+  }
+  if (auto err = fptrTable_.addImage(reinterpret_cast<uint64_t>(image), name, std::move(indirect)))
+    return err;
+  images_.emplace(image, std::move(loaded));
+  return llvm::Error::success();
+}
+
+llvm::Error Device::unloadImage(const __tgt_device_image *image) {
+  auto it = images_.find(image);
+  if (it == images_.end())
+    return llvm::Error::success();
+  {
+    std::lock_guard<std::recursive_mutex> lock(mappingTable_.mutex());
+    for (uintptr_t host : it->second.mappedGlobals) {
+      MapLookup found = mappingTable_.lookup(host, 0);
+      if (found.entry && found.entry->isInfinite() && found.entry->hstBegin == host)
+        mappingTable_.erase(*found.entry);
+    }
+  }
+  fptrTable_.removeImage(reinterpret_cast<uint64_t>(image));
+  OMPSIM_TRACE_EVENT(Cat::Image, "unload").str("image", it->second.name).num("device", number_);
+  ompsim_binary_handle binary = it->second.binary;
+  std::string name = it->second.name;
+  images_.erase(it);
+  if (plugin_.fn().unload_binary &&
+      plugin_.fn().unload_binary(localId_, binary) != OMPSIM_OFFLOAD_SUCCESS)
+    return pluginError(fmt::format("cannot unload {} from device {}", name, number_));
+  return llvm::Error::success();
+}
+
+llvm::Error Device::publishFunctionPointerTable() {
+  auto table = fptrTable_.build();
+  if (!table)
+    return table.takeError();
+  uint64_t n = table->size();
+  if (trace::enabled(trace::Cat::Table))
+    for (const auto &pair : *table)
+      trace::Event(trace::Cat::Table, "pair")
+          .num("device", number_)
+          .host("host", pair.host_ptr)
+          .dev("device_ptr", pair.tgt_ptr, symbolize(pair.tgt_ptr));
+  if (plugin_.fn().set_function_ptr_map) {
+    OMPSIM_TRACE_EVENT(Cat::Table, "publish")
+        .num("device", number_)
+        .num("n", static_cast<int64_t>(n))
+        .str("via", "set_function_ptr_map");
+    if (plugin_.fn().set_function_ptr_map(localId_, n, table->data()) != OMPSIM_OFFLOAD_SUCCESS)
+      return pluginError(fmt::format("cannot publish the function-pointer table ({} pairs) on "
+                                     "device {}",
+                                     n, number_));
+    return llvm::Error::success();
+  }
+  // Generic path: the table lives in device memory and the images that
+  // define the two globals are told where.
+  uint64_t block = 0;
+  if (n) {
+    auto allocated = allocate(n * sizeof(__omp_offloading_fptr_map_ty), table->data());
+    if (!allocated)
+      return allocated.takeError();
+    block = *allocated;
+    if (auto err = submit(block, table->data(), n * sizeof(__omp_offloading_fptr_map_ty)))
+      return err;
+  }
+  for (auto &[key, loaded] : images_) {
+    void *pointerGlobal = nullptr, *sizeGlobal = nullptr;
+    if (plugin_.fn().get_global(localId_, loaded.binary, sizeof(void *), "__omp_offloading_fptr_map_p",
+                                &pointerGlobal) != OMPSIM_OFFLOAD_SUCCESS ||
+        plugin_.fn().get_global(localId_, loaded.binary, sizeof(uint64_t),
+                                "__omp_offloading_fptr_map_size", &sizeGlobal) != OMPSIM_OFFLOAD_SUCCESS)
+      continue; // the image does not look the table up itself
+    if (auto err = submit(reinterpret_cast<uint64_t>(pointerGlobal), &block, sizeof(block)))
+      return err;
+    if (auto err = submit(reinterpret_cast<uint64_t>(sizeGlobal), &n, sizeof(n)))
+      return err;
+  }
+  if (publishedTable_)
+    if (auto err = release(publishedTable_))
+      return err;
+  publishedTable_ = block;
+  OMPSIM_TRACE_EVENT(Cat::Table, "publish")
+      .num("device", number_)
+      .num("n", static_cast<int64_t>(n))
+      .str("via", "device_globals");
+  return llvm::Error::success();
+}
+
+void *Device::findKernel(void *regionId, std::string *name) {
+  for (auto &[key, loaded] : images_) {
+    auto it = loaded.kernels.find(regionId);
+    if (it != loaded.kernels.end()) {
+      if (name)
+        *name = loaded.kernelNames[regionId];
+      return it->second;
+    }
+  }
+  return nullptr;
+}
+
+llvm::Error Device::launch(void *kernel, std::vector<uint64_t> &args, const ompsim_launch_config &config) {
+  OMPSIM_TRACE_EVENT(Cat::Launch, "launch")
+      .num("device", number_)
+      .str("kernel", config.kernel_name ? config.kernel_name : "")
+      .num("args", static_cast<int64_t>(args.size()))
+      .num("teams", config.num_teams)
+      .num("thread_limit", config.thread_limit);
+  if (plugin_.fn().run_target_region(localId_, kernel, reinterpret_cast<void **>(args.data()),
+                                     static_cast<int32_t>(args.size()), &config) !=
+      OMPSIM_OFFLOAD_SUCCESS)
+    return pluginError(fmt::format("kernel '{}' failed on device {}",
+                                   config.kernel_name ? config.kernel_name : "?", number_));
+  OMPSIM_TRACE_EVENT(Cat::Launch, "done")
+      .num("device", number_)
+      .str("kernel", config.kernel_name ? config.kernel_name : "");
+  return llvm::Error::success();
+}
+
+} // namespace ompsim::host

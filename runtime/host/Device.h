@@ -1,0 +1,104 @@
+// ompsim runtime: one device (a plugin plus a plugin-local device id).
+#pragma once
+
+#include "DeviceMemory.h"
+#include "EntryTable.h"
+#include "FunctionPointerTable.h"
+#include "MappingTable.h"
+#include "PluginLoader.h"
+
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace ompsim::host {
+
+/// What was loaded for one registered device image on this device.
+struct LoadedImage {
+  ompsim_binary_handle binary = nullptr;
+  std::string name;                      ///< "device image 0 of ./prog"
+  std::map<void *, void *> kernels;      ///< host region id -> plugin kernel handle
+  std::map<void *, std::string> kernelNames;
+  std::vector<uintptr_t> mappedGlobals;  ///< host addresses this image put in the mapping table
+};
+
+/// One device: the plugin's data API as DeviceMemory, the device's mapping
+/// table and function-pointer table, and the images loaded on it.
+///
+/// Thread-safety: image loading and table publication run under the
+/// runtime's registration lock; map clauses hold mappingTable().mutex().
+class Device final : public DeviceMemory {
+public:
+  Device(Plugin &plugin, int32_t localId, int32_t number)
+      : plugin_(plugin), localId_(localId), number_(number) {}
+  Device(const Device &) = delete;
+  Device &operator=(const Device &) = delete;
+
+  /// Initializes the device once (later calls return the first outcome).
+  llvm::Error ensureInitialized();
+
+  /// Loads `image` (already accepted by this device's plugin) and runs the
+  /// registration flow: kernels, globals, and the indirect entries (device
+  /// global read back, mapping table entry with infinite count, function
+  /// pointer table contribution). Does not publish the table.
+  llvm::Error loadImage(const __tgt_device_image *image, const std::string &name,
+                        const std::vector<OffloadEntry> &entries);
+
+  /// Forgets an image: its mapping entries and fptr contribution go, the
+  /// binary is unloaded when the plugin can. Does not publish the table.
+  llvm::Error unloadImage(const __tgt_device_image *image);
+
+  /// Builds the merged function-pointer table and hands it to the plugin
+  /// (__tgt_rtl_set_function_ptr_map), or writes it to device memory and the
+  /// `__omp_offloading_fptr_map_p/_size` globals of each loaded image.
+  llvm::Error publishFunctionPointerTable();
+
+  /// The kernel handle for a host region id, or null when no loaded image has it.
+  void *findKernel(void *regionId, std::string *name);
+
+  /// True when some image loaded here came from `image`.
+  bool hasImage(const __tgt_device_image *image) const { return images_.count(image) != 0; }
+
+  /// Runs a kernel; `args` are device pointers or literal values.
+  llvm::Error launch(void *kernel, std::vector<uint64_t> &args, const ompsim_launch_config &config);
+
+  /// True once ensureInitialized() succeeded.
+  bool isInitialized() const { return initialized_; }
+
+  MappingTable &mappingTable() { return mappingTable_; }
+  FunctionPointerTable &functionPointerTable() { return fptrTable_; }
+  Plugin &plugin() { return plugin_; }
+  int32_t localId() const { return localId_; }
+
+  // DeviceMemory
+  llvm::Expected<uint64_t> allocate(uint64_t size, const void *hostHint) override;
+  llvm::Error release(uint64_t tgt) override;
+  llvm::Error submit(uint64_t tgt, const void *hst, uint64_t size) override;
+  llvm::Error retrieve(void *hst, uint64_t tgt, uint64_t size) override;
+  std::string symbolize(uint64_t tgt) override;
+  int32_t deviceNumber() const override { return number_; }
+
+  /// A plugin failure as an llvm::Error carrying the plugin's last error.
+  llvm::Error pluginError(const std::string &fallback) const;
+
+private:
+  /// Reads the 8-byte device address stored in the device global `name`.
+  llvm::Expected<uint64_t> readAddressGlobal(LoadedImage &image, const std::string &name);
+
+  Plugin &plugin_;
+  int32_t localId_;
+  int32_t number_;
+  std::once_flag initOnce_;
+  std::string initError_;
+  bool initialized_ = false;
+  MappingTable mappingTable_;
+  FunctionPointerTable fptrTable_;
+  std::map<const __tgt_device_image *, LoadedImage> images_;
+  uint64_t publishedTable_ = 0; ///< device block holding the table (fallback path)
+};
+
+} // namespace ompsim::host

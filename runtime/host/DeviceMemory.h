@@ -1,0 +1,32 @@
+// ompsim runtime: the device-memory operations the mapping logic needs.
+#pragma once
+
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <string>
+
+namespace ompsim::host {
+
+/// Memory of one device as seen by the host: opaque device addresses that
+/// the host never dereferences.
+///
+/// Device implements it over a plugin; unit tests implement it over a fake.
+class DeviceMemory {
+public:
+  virtual ~DeviceMemory() = default;
+  /// Allocates `size` bytes (size 0 allocates a minimal block).
+  virtual llvm::Expected<uint64_t> allocate(uint64_t size, const void *hostHint) = 0;
+  /// Frees a block from allocate().
+  virtual llvm::Error release(uint64_t tgt) = 0;
+  /// Copies host -> device.
+  virtual llvm::Error submit(uint64_t tgt, const void *hst, uint64_t size) = 0;
+  /// Copies device -> host.
+  virtual llvm::Error retrieve(void *hst, uint64_t tgt, uint64_t size) = 0;
+  /// Names a device address for traces ("add1+0x0"), or "".
+  virtual std::string symbolize(uint64_t tgt) { return {}; }
+  /// Device number for traces and messages.
+  virtual int32_t deviceNumber() const { return 0; }
+};
+
+} // namespace ompsim::host

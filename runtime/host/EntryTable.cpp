@@ -1,0 +1,128 @@
+// Decodes both offload entry formats into OffloadEntry.
+#include "EntryTable.h"
+
+#include "ompsim/trace.hpp"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+namespace ompsim::host {
+namespace {
+
+llvm::Error entryError(const std::string &what, size_t index, const std::string &problem) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s",
+                                 fmt::format("bad offload entry {} of {}: {}", index, what, problem)
+                                     .c_str());
+}
+
+EntryKind classify(uint32_t flags, uint64_t size) {
+  // Requires and indirect bits dominate; the plain kinds come from size.
+  if (flags & OMPSIM_ENTRY_REQUIRES)
+    return EntryKind::Requires;
+  if (flags & OMPSIM_ENTRY_INDIRECT_VTABLE)
+    return EntryKind::IndirectVtable;
+  if (flags & OMPSIM_ENTRY_INDIRECT)
+    return EntryKind::Indirect;
+  if (flags & OMPSIM_ENTRY_LINK)
+    return EntryKind::Link;
+  return size == 0 ? EntryKind::Kernel : EntryKind::Global;
+}
+
+/// Checks the fields every entry must have, whatever its format.
+llvm::Error validate(const OffloadEntry &e, const char *rawName, const std::string &what,
+                     size_t index) {
+  if (e.kind == EntryKind::Requires)
+    return llvm::Error::success(); // requires entries carry no address
+  if (!rawName)
+    return entryError(what, index, "null symbol name");
+  if (!e.address)
+    return entryError(what, index, fmt::format("'{}' has a null address", rawName));
+  return llvm::Error::success();
+}
+
+} // namespace
+
+EntryFormat detectEntryFormat(const void *begin, const void *end) {
+  if (begin == end)
+    return EntryFormat::Current;
+  uint64_t first;
+  std::memcpy(&first, begin, sizeof(first));
+  return first == 0 ? EntryFormat::Current : EntryFormat::Legacy;
+}
+
+const char *entryKindName(EntryKind kind) {
+  switch (kind) {
+  case EntryKind::Kernel: return "kernel";
+  case EntryKind::Global: return "global";
+  case EntryKind::Link: return "link";
+  case EntryKind::Indirect: return "indirect";
+  case EntryKind::IndirectVtable: return "indirect_vtable";
+  case EntryKind::Requires: return "requires";
+  }
+  return "?";
+}
+
+llvm::Expected<std::vector<OffloadEntry>> parseEntryTable(const void *begin, const void *end,
+                                                          const std::string &what) {
+  std::vector<OffloadEntry> out;
+  if (begin == end)
+    return out;
+  if (!begin || !end || end < begin)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s",
+                                   fmt::format("malformed entry range of {}", what).c_str());
+  auto bytes = static_cast<size_t>(static_cast<const char *>(end) - static_cast<const char *>(begin));
+  EntryFormat format = detectEntryFormat(begin, end);
+  size_t stride = format == EntryFormat::Current ? sizeof(__tgt_offload_entry)
+                                                 : sizeof(__tgt_offload_entry_legacy);
+  if (bytes % stride != 0)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(), "%s",
+        fmt::format("malformed entry table of {}: {} bytes is not a whole number of {}-byte entries",
+                    what, bytes, stride)
+            .c_str());
+  size_t count = bytes / stride;
+  out.reserve(count);
+  for (size_t i = 0; i < count; ++i) {
+    OffloadEntry e;
+    const char *rawName;
+    if (format == EntryFormat::Current) {
+      const auto &raw = static_cast<const __tgt_offload_entry *>(begin)[i];
+      if (raw.Reserved != 0)
+        return entryError(what, i, "non-zero reserved word in an LLVM 20+ entry table");
+      if (raw.Version != 1)
+        return entryError(what, i, fmt::format("unsupported entry version {}", raw.Version));
+      e.flags = raw.Flags;
+      e.address = raw.Address;
+      rawName = raw.SymbolName;
+      e.size = raw.Size;
+      e.data = raw.Data;
+    } else {
+      const auto &raw = static_cast<const __tgt_offload_entry_legacy *>(begin)[i];
+      e.flags = static_cast<uint32_t>(raw.flags);
+      e.address = raw.addr;
+      rawName = raw.name;
+      e.size = raw.size;
+      // The five-field format has no data word; a requires entry kept its
+      // requirement bits in `size`.
+      e.data = raw.size;
+    }
+    e.kind = classify(e.flags, e.size);
+    if (auto err = validate(e, rawName, what, i))
+      return std::move(err);
+    if (rawName)
+      e.name = rawName;
+    OMPSIM_TRACE_EVENT(Cat::Entry, "parse")
+        .str("owner", what)
+        .num("index", static_cast<int64_t>(i))
+        .str("kind", entryKindName(e.kind))
+        .str("name", e.name)
+        .host("address", reinterpret_cast<uint64_t>(e.address))
+        .num("size", static_cast<int64_t>(e.size))
+        .hex("flags", e.flags);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+} // namespace ompsim::host

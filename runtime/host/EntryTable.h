@@ -1,0 +1,49 @@
+// ompsim runtime: offload entry tables in both compiler formats, normalized.
+#pragma once
+
+#include "ompsim/offload_abi.h"
+
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ompsim::host {
+
+/// What an offload entry describes, decoded from its flags and size.
+enum class EntryKind { Kernel, Global, Link, Indirect, IndirectVtable, Requires };
+
+/// One offload entry, independent of the format the compiler used.
+struct OffloadEntry {
+  EntryKind kind = EntryKind::Kernel;
+  uint32_t flags = 0;
+  void *address = nullptr;  ///< host address (kernel stub, global, function or vtable)
+  std::string name;         ///< device symbol name
+  uint64_t size = 0;
+  uint64_t data = 0;        ///< requires flags for Requires entries
+};
+
+/// The entry formats clang has emitted.
+enum class EntryFormat {
+  Current, ///< LLVM 20+ `__tgt_offload_entry` (first word 0)
+  Legacy,  ///< LLVM <= 19 five-field entry (first word = address)
+};
+
+/// Parses the entry table [begin, end) of one device image or descriptor.
+///
+/// The format is told apart by the first word of the first entry, as upstream
+/// does: 0 means the LLVM 20+ format. `what` names the table's owner in
+/// messages ("image 0 of descriptor 0x..."). Fails naming the entry when an
+/// entry has a null address or name, an unknown version, or the range is not
+/// a whole number of entries. An empty table is valid.
+llvm::Expected<std::vector<OffloadEntry>> parseEntryTable(const void *begin, const void *end,
+                                                          const std::string &what);
+
+/// Which format the table [begin, end) uses (Current for an empty table).
+EntryFormat detectEntryFormat(const void *begin, const void *end);
+
+/// Name of an entry kind for traces ("kernel", "indirect", ...).
+const char *entryKindName(EntryKind kind);
+
+} // namespace ompsim::host

@@ -1,0 +1,84 @@
+// ompsim runtime: the host->device mapping table of one device.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <string>
+
+namespace ompsim::host {
+
+/// A pointer inside a mapped block whose device copy was rewritten to point at
+/// device memory (pointer attachment). The host copy keeps `hostValue`.
+struct ShadowPointer {
+  uintptr_t hostValue = 0; ///< what the host pointer held when attached
+  uint64_t tgtValue = 0;   ///< what its device copy holds
+};
+
+/// One mapped host range [hstBegin, hstEnd) and its device counterpart.
+struct MapEntry {
+  /// Reference count that never drops (globals, indirect functions, associated memory).
+  static constexpr uint64_t Infinite = std::numeric_limits<uint64_t>::max();
+
+  uintptr_t hstBegin = 0, hstEnd = 0;
+  uint64_t tgtBegin = 0;
+  uint64_t dynamicRef = 0; ///< OpenMP's dynamic reference count
+  uint64_t holdRef = 0;    ///< ompx_hold reference count
+  bool ownsDeviceMemory = false; ///< freed when both counts reach 0
+  bool associated = false;       ///< made by omp_target_associate_ptr
+  std::string name;              ///< for traces and messages
+  /// Attached pointers inside this block, keyed by host address of the pointer.
+  std::map<uintptr_t, ShadowPointer> shadows;
+
+  uint64_t size() const { return hstEnd - hstBegin; }
+  bool isInfinite() const { return dynamicRef == Infinite; }
+  /// Sum of both counts (Infinite stays Infinite).
+  uint64_t totalRef() const { return isInfinite() ? Infinite : dynamicRef + holdRef; }
+  /// The device address of host address `hst` inside this block.
+  uint64_t translate(uintptr_t hst) const { return tgtBegin + (hst - hstBegin); }
+};
+
+/// Where a host range stands relative to the table.
+struct MapLookup {
+  MapEntry *entry = nullptr; ///< the entry overlapping the range, if any
+  bool contained = false;    ///< the range lies inside `entry`
+  bool extends = false;      ///< the range overlaps `entry` but is not inside it
+};
+
+/// The mapping table of one device: non-overlapping host ranges, each with its
+/// device address and reference counts.
+///
+/// Not internally locked: callers hold mutex() across a whole map clause list
+/// so a construct's lookups and updates are atomic with respect to others.
+class MappingTable {
+public:
+  /// Looks `[begin, begin+size)` up. A zero-size range is found inside an
+  /// entry that contains `begin`, or at the end of a zero-size entry at
+  /// `begin`.
+  MapLookup lookup(uintptr_t begin, uint64_t size);
+
+  /// Adds an entry; the range must not overlap an existing one (asserted).
+  MapEntry &insert(MapEntry entry);
+
+  /// Removes `entry` (which must be in this table).
+  void erase(MapEntry &entry);
+
+  /// Number of entries.
+  size_t size() const { return entries_.size(); }
+
+  /// The table's lock (held across a construct's whole clause list).
+  std::recursive_mutex &mutex() { return mutex_; }
+
+  /// Calls f(entry) for every entry in host-address order.
+  template <typename F> void forEach(F &&f) {
+    for (auto &[begin, e] : entries_)
+      f(e);
+  }
+
+private:
+  std::map<uintptr_t, MapEntry> entries_; // keyed by hstBegin
+  std::recursive_mutex mutex_;
+};
+
+} // namespace ompsim::host

@@ -1,0 +1,290 @@
+// Runtime: registration, plugin/device numbering, and the target operations.
+#include "Runtime.h"
+
+#include "ompsim/config.hpp"
+#include "ompsim/host_symbolizer.hpp"
+#include "ompsim/trace.hpp"
+
+#include <fmt/format.h>
+#include <omp.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+
+namespace ompsim::host {
+namespace {
+
+llvm::Error makeError(const std::string &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", message.c_str());
+}
+
+/// Trip counts pushed by __kmpc_push_target_tripcount*, per thread and device.
+thread_local std::map<int64_t, uint64_t> pendingTripcounts;
+
+std::string descriptorOwner(const void *desc) {
+  std::string object = HostSymbolizer::get().objectOf(reinterpret_cast<uint64_t>(desc));
+  return object.empty() ? fmt::format("descriptor {}", desc) : object;
+}
+
+} // namespace
+
+Runtime &Runtime::get() {
+  // Never destroyed: __tgt_unregister_lib runs from atexit handlers, after
+  // static destructors may have started.
+  static Runtime *runtime = new Runtime();
+  return *runtime;
+}
+
+void Runtime::fatal(const std::string &message) {
+  std::fflush(nullptr);
+  trace::error(message);
+  trace::flush();
+  std::_Exit(1);
+}
+
+OffloadPolicy Runtime::policy() const {
+  const std::string &p = config().ompTargetOffload;
+  if (p == "MANDATORY")
+    return OffloadPolicy::Mandatory;
+  if (p == "DISABLED")
+    return OffloadPolicy::Disabled;
+  return OffloadPolicy::Default;
+}
+
+llvm::Error Runtime::ensurePlugins() {
+  std::lock_guard<std::recursive_mutex> guard(lock_);
+  if (pluginsLoaded_)
+    return pluginError_.empty() ? llvm::Error::success() : makeError(pluginError_);
+  pluginsLoaded_ = true;
+  if (policy() == OffloadPolicy::Disabled)
+    return llvm::Error::success();
+  std::string libDir = ompsimLibDir();
+  for (const std::string &spec : config().plugins) {
+    auto plugin = Plugin::Create(spec, pluginPath(spec, libDir));
+    if (!plugin) {
+      pluginError_ = llvm::toString(plugin.takeError());
+      return makeError(pluginError_);
+    }
+    for (int32_t local = 0; local < (*plugin)->numberOfDevices(); ++local)
+      devices_.push_back(std::make_unique<Device>(**plugin, local, static_cast<int32_t>(devices_.size())));
+    plugins_.push_back(std::move(*plugin));
+  }
+  return llvm::Error::success();
+}
+
+int32_t Runtime::numDevices() {
+  if (auto err = ensurePlugins())
+    fatal(llvm::toString(std::move(err)));
+  std::lock_guard<std::recursive_mutex> guard(lock_);
+  return static_cast<int32_t>(devices_.size());
+}
+
+int64_t Runtime::resolveDeviceNumber(int64_t deviceNum) {
+  return deviceNum == OMPSIM_DEVICE_DEFAULT ? omp_get_default_device() : deviceNum;
+}
+
+llvm::Expected<Device *> Runtime::device(int64_t deviceNum) {
+  if (policy() == OffloadPolicy::Disabled)
+    return nullptr;
+  if (auto err = ensurePlugins())
+    return std::move(err);
+  int64_t n = resolveDeviceNumber(deviceNum);
+  std::lock_guard<std::recursive_mutex> guard(lock_);
+  auto count = static_cast<int64_t>(devices_.size());
+  if (n == count)
+    return nullptr; // the initial device: the host itself
+  if (n < 0 || n > count)
+    return makeError(fmt::format("device number {} is invalid: {} device(s) available", n, count));
+  Device *d = devices_[n].get();
+  if (auto err = d->ensureInitialized())
+    return std::move(err);
+  return d;
+}
+
+void Runtime::registerRequires(int64_t flags) {
+  std::lock_guard<std::recursive_mutex> guard(lock_);
+  requires_ |= flags;
+  OMPSIM_TRACE_EVENT(Cat::Image, "requires").hex("flags", static_cast<uint64_t>(flags));
+}
+
+llvm::Error Runtime::loadOnDevices(RegisteredImage &image) {
+  for (auto &plugin : plugins_) {
+    if (!plugin->fn().is_valid_binary(image.image))
+      continue;
+    image.plugin = plugin.get();
+    break;
+  }
+  if (!image.plugin) {
+    OMPSIM_TRACE_EVENT(Cat::Image, "unsupported").str("image", image.name);
+    return llvm::Error::success(); // regions from it fall back (or fail when mandatory)
+  }
+  for (auto &d : devices_) {
+    if (&d->plugin() != image.plugin)
+      continue;
+    if (auto err = d->loadImage(image.image, image.name, image.entries))
+      return err;
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error Runtime::publishAll() {
+  for (auto &d : devices_)
+    if (d->isInitialized())
+      if (auto err = d->publishFunctionPointerTable())
+        return err;
+  return llvm::Error::success();
+}
+
+llvm::Error Runtime::registerLib(__tgt_bin_desc *desc) {
+  std::lock_guard<std::recursive_mutex> guard(lock_);
+  if (!desc)
+    return makeError("__tgt_register_lib called with a null descriptor");
+  std::string owner = descriptorOwner(desc);
+  if (desc->NumDeviceImages < 0 || (desc->NumDeviceImages > 0 && !desc->DeviceImages))
+    return makeError(fmt::format("malformed offload descriptor of {}: {} device images at {}", owner,
+                                 desc->NumDeviceImages, static_cast<void *>(desc->DeviceImages)));
+  for (const RegisteredLib &lib : libs_)
+    if (lib.desc == desc)
+      return llvm::Error::success(); // registered twice: once is enough
+  OMPSIM_TRACE_EVENT(Cat::Image, "register")
+      .str("owner", owner)
+      .num("images", desc->NumDeviceImages);
+  RegisteredLib lib{desc, {}};
+  for (int32_t i = 0; i < desc->NumDeviceImages; ++i) {
+    const __tgt_device_image &img = desc->DeviceImages[i];
+    std::string name = fmt::format("device image {} of {}", i, owner);
+    if (!img.ImageStart || !img.ImageEnd || img.ImageEnd <= img.ImageStart)
+      return makeError(fmt::format("malformed {}: image bytes [{}, {}) are empty or inverted", name,
+                                   img.ImageStart, img.ImageEnd));
+    // clang-22 points every image at the descriptor's host entries; older
+    // wrappers may leave the image's own range empty.
+    const void *begin = img.EntriesBegin, *end = img.EntriesEnd;
+    if (!begin && !end) {
+      begin = desc->HostEntriesBegin;
+      end = desc->HostEntriesEnd;
+    }
+    auto entries = parseEntryTable(begin, end, name);
+    if (!entries)
+      return entries.takeError();
+    for (const OffloadEntry &e : *entries)
+      if (e.kind == EntryKind::Requires)
+        registerRequires(static_cast<int64_t>(e.data));
+    lib.images.push_back({&img, name, std::move(*entries), nullptr});
+  }
+  if (auto err = ensurePlugins())
+    return err;
+  for (RegisteredImage &image : lib.images)
+    if (auto err = loadOnDevices(image))
+      return err;
+  libs_.push_back(std::move(lib));
+  return publishAll();
+}
+
+llvm::Error Runtime::unregisterLib(__tgt_bin_desc *desc) {
+  std::lock_guard<std::recursive_mutex> guard(lock_);
+  auto it = std::find_if(libs_.begin(), libs_.end(), [&](const RegisteredLib &l) { return l.desc == desc; });
+  if (it == libs_.end())
+    return llvm::Error::success();
+  OMPSIM_TRACE_EVENT(Cat::Image, "unregister").str("owner", descriptorOwner(desc));
+  for (RegisteredImage &image : it->images)
+    for (auto &d : devices_)
+      if (auto err = d->unloadImage(image.image))
+        return err;
+  libs_.erase(it);
+  return publishAll();
+}
+
+void Runtime::pushTripcount(int64_t deviceNum, uint64_t count) {
+  pendingTripcounts[resolveDeviceNumber(deviceNum)] = count;
+}
+
+llvm::Error Runtime::targetKernel(int64_t deviceNum, int32_t teams, int32_t threads, void *regionId,
+                                  __tgt_kernel_arguments *args, bool &launchFailure) {
+  launchFailure = true;
+  if (!args)
+    return makeError("__tgt_target_kernel called without kernel arguments");
+  if (args->Version < 2)
+    return makeError(fmt::format("kernel arguments version {} is not supported (need 2 or 3)",
+                                 args->Version));
+  auto dev = device(deviceNum);
+  if (!dev)
+    return dev.takeError();
+  if (!*dev)
+    return makeError(fmt::format("no offload device: device {} is the host (OMPSIM_PLUGINS={})",
+                                 resolveDeviceNumber(deviceNum), fmt::join(config().plugins, ",")));
+  Device &d = **dev;
+  std::string kernelName;
+  void *kernel = d.findKernel(regionId, &kernelName);
+  if (!kernel)
+    return makeError(fmt::format("no device image loaded on device {} provides the target region "
+                                 "{}",
+                                 d.deviceNumber(), trace::hostAddress(reinterpret_cast<uint64_t>(regionId))));
+
+  std::vector<MapArg> mapArgs = makeMapArgs(static_cast<int32_t>(args->NumArgs), args->ArgBasePtrs,
+                                            args->ArgPtrs, args->ArgSizes, args->ArgTypes,
+                                            args->ArgNames, args->ArgMappers);
+  ompsim_launch_config config{};
+  // teams/threads from the call win over the clause copies in KernelArgs;
+  // negative or zero means "not specified".
+  config.num_teams = teams > 0 ? static_cast<uint32_t>(teams) : args->NumTeams[0];
+  config.thread_limit = threads > 0 ? static_cast<uint32_t>(threads) : args->ThreadLimit[0];
+  config.tripcount = args->Tripcount;
+  int64_t resolved = resolveDeviceNumber(deviceNum);
+  if (auto it = pendingTripcounts.find(resolved); it != pendingTripcounts.end()) {
+    if (!config.tripcount)
+      config.tripcount = it->second;
+    pendingTripcounts.erase(it);
+  }
+  config.kernel_name = kernelName.c_str();
+
+  std::lock_guard<std::recursive_mutex> tableLock(d.mappingTable().mutex());
+  MapClauseProcessor processor(d.mappingTable(), d);
+  launchFailure = false; // map errors are always fatal
+  if (auto err = processor.enter(mapArgs, nullptr))
+    return err;
+  std::vector<uint64_t> kernelArgs, privateBlocks;
+  for (const MapArg &arg : mapArgs) {
+    if (!(static_cast<uint64_t>(arg.type) & OMPSIM_MAP_TARGET_PARAM))
+      continue;
+    auto value = processor.kernelArgument(arg, privateBlocks);
+    if (!value)
+      return value.takeError();
+    kernelArgs.push_back(*value);
+  }
+  if (auto err = d.launch(kernel, kernelArgs, config)) {
+    launchFailure = true;
+    return err;
+  }
+  for (uint64_t block : privateBlocks)
+    if (auto err = d.release(block))
+      return err;
+  return processor.exit(mapArgs);
+}
+
+llvm::Error Runtime::targetData(DataOp op, int64_t deviceNum, std::vector<MapArg> args, void **argsBase) {
+  auto dev = device(deviceNum);
+  if (!dev)
+    return dev.takeError();
+  if (!*dev) {
+    if (policy() == OffloadPolicy::Mandatory && numDevices() == 0)
+      return makeError(fmt::format("offload is mandatory but no device is available "
+                                   "(OMPSIM_PLUGINS={})",
+                                   fmt::join(config().plugins, ",")));
+    return llvm::Error::success(); // the host: nothing to map
+  }
+  Device &d = **dev;
+  std::lock_guard<std::recursive_mutex> tableLock(d.mappingTable().mutex());
+  MapClauseProcessor processor(d.mappingTable(), d);
+  switch (op) {
+  case DataOp::Begin:
+    return processor.enter(args, argsBase);
+  case DataOp::End:
+    return processor.exit(args);
+  case DataOp::Update:
+    return processor.update(args);
+  }
+  return llvm::Error::success();
+}
+
+} // namespace ompsim::host

@@ -1,0 +1,97 @@
+// ompsim runtime: process-wide state behind the libomptarget ABI.
+#pragma once
+
+#include "Device.h"
+#include "EntryTable.h"
+#include "MapClauseProcessor.h"
+#include "PluginLoader.h"
+
+#include "ompsim/offload_abi.h"
+
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace ompsim::host {
+
+/// OMP_TARGET_OFFLOAD.
+enum class OffloadPolicy { Default, Mandatory, Disabled };
+
+/// Which map-clause operation a target data call performs.
+enum class DataOp { Begin, End, Update };
+
+/// The runtime: plugins and devices, registered descriptors, and the
+/// operations the ABI functions forward to.
+///
+/// The ABI layer (Api.cpp) is the only place where an llvm::Error becomes a
+/// return code or a fatal "ompsim: ..." line.
+class Runtime {
+public:
+  /// The process-wide runtime.
+  static Runtime &get();
+
+  /// Registers a descriptor: parses its entries, loads each image on every
+  /// device of the first plugin that accepts it, and republishes the
+  /// function-pointer tables.
+  llvm::Error registerLib(__tgt_bin_desc *desc);
+  /// Unregisters a descriptor (any order) and republishes the tables.
+  llvm::Error unregisterLib(__tgt_bin_desc *desc);
+  /// Records `requires` flags (from an entry or __tgt_register_requires).
+  void registerRequires(int64_t flags);
+
+  /// Loads the plugins on first use (none when offload is disabled).
+  llvm::Error ensurePlugins();
+  /// Number of devices over every plugin (0 when disabled or on error).
+  int32_t numDevices();
+  /// The device for an OpenMP device number; -1 is the default device.
+  /// Returns null (and no error) for the initial device, so callers fall
+  /// back to the host.
+  llvm::Expected<Device *> device(int64_t deviceNum);
+  /// Resolves -1 to omp_get_default_device().
+  int64_t resolveDeviceNumber(int64_t deviceNum);
+
+  OffloadPolicy policy() const;
+
+  /// Runs a target region. Returns an error whose kind says whether it is a
+  /// data error (always fatal) or a launch failure (fatal only when mandatory).
+  llvm::Error targetKernel(int64_t deviceNum, int32_t teams, int32_t threads, void *regionId,
+                           __tgt_kernel_arguments *args, bool &launchFailure);
+  /// target data begin/end/update; null device (host) is a no-op.
+  llvm::Error targetData(DataOp op, int64_t deviceNum, std::vector<MapArg> args, void **argsBase);
+
+  /// Sets the trip count the next launch from this thread reports.
+  void pushTripcount(int64_t deviceNum, uint64_t count);
+
+  /// Prints one "ompsim: ..." line and exits with status 1 (stdout flushed).
+  [[noreturn]] static void fatal(const std::string &message);
+
+private:
+  Runtime() = default;
+
+  struct RegisteredImage {
+    const __tgt_device_image *image;
+    std::string name;
+    std::vector<OffloadEntry> entries;
+    Plugin *plugin = nullptr; ///< first plugin that accepted it, or null
+  };
+  struct RegisteredLib {
+    __tgt_bin_desc *desc;
+    std::vector<RegisteredImage> images;
+  };
+
+  llvm::Error loadOnDevices(RegisteredImage &image);
+  llvm::Error publishAll();
+
+  std::recursive_mutex lock_; ///< registration, plugin loading, device list
+  bool pluginsLoaded_ = false;
+  std::string pluginError_;
+  std::vector<std::unique_ptr<Plugin>> plugins_;
+  std::vector<std::unique_ptr<Device>> devices_;
+  std::vector<RegisteredLib> libs_;
+  int64_t requires_ = 0;
+};
+
+} // namespace ompsim::host

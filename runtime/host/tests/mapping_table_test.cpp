@@ -1,0 +1,346 @@
+// Map-clause rules (OpenMP 5.1) on the mapping table, against a fake device.
+#include "MapClauseProcessor.h"
+#include "fake_device_memory.h"
+
+#include "ompsim/offload_abi.h"
+
+#include <gtest/gtest.h>
+
+using namespace ompsim::host;
+using ompsim::host::testing::FakeDeviceMemory;
+
+namespace {
+
+constexpr int64_t TO = OMPSIM_MAP_TO, FROM = OMPSIM_MAP_FROM, ALWAYS = OMPSIM_MAP_ALWAYS,
+                  DELETE = OMPSIM_MAP_DELETE, PTR_AND_OBJ = OMPSIM_MAP_PTR_AND_OBJ,
+                  PARAM = OMPSIM_MAP_TARGET_PARAM, RETURN_PARAM = OMPSIM_MAP_RETURN_PARAM,
+                  PRIVATE = OMPSIM_MAP_PRIVATE, LITERAL = OMPSIM_MAP_LITERAL,
+                  IMPLICIT = OMPSIM_MAP_IMPLICIT, PRESENT = OMPSIM_MAP_PRESENT,
+                  HOLD = OMPSIM_MAP_OMPX_HOLD;
+constexpr int64_t memberOf(int parentIndex1) { return static_cast<int64_t>(uint64_t(parentIndex1) << 48); }
+
+MapArg item(void *p, int64_t size, int64_t type, const char *name = nullptr) {
+  return MapArg{p, p, size, type, const_cast<char *>(name), nullptr};
+}
+
+std::string errorText(llvm::Error err) { return llvm::toString(std::move(err)); }
+
+class MapRules : public ::testing::Test {
+protected:
+  MappingTable table;
+  FakeDeviceMemory device;
+
+  void enter(std::vector<MapArg> args, void **bases = nullptr) {
+    MapClauseProcessor p(table, device);
+    ASSERT_FALSE(static_cast<bool>(p.enter(args, bases)));
+  }
+  void exit(std::vector<MapArg> args) {
+    MapClauseProcessor p(table, device);
+    ASSERT_FALSE(static_cast<bool>(p.exit(args)));
+  }
+  MapEntry *find(const void *p) { return table.lookup(reinterpret_cast<uintptr_t>(p), 0).entry; }
+  uint64_t tgt(const void *p) { return find(p)->translate(reinterpret_cast<uintptr_t>(p)); }
+};
+
+TEST_F(MapRules, ToCopiesInFromCopiesOutOnLastRelease) {
+  int a[4] = {1, 2, 3, 4};
+  enter({item(a, sizeof(a), TO | FROM)});
+  ASSERT_NE(find(a), nullptr);
+  EXPECT_EQ(device.read<int>(tgt(&a[2])), 3);
+  device.write<int>(tgt(&a[2]), 42);
+  exit({item(a, sizeof(a), TO | FROM)});
+  EXPECT_EQ(a[2], 42);
+  EXPECT_EQ(find(a), nullptr);
+  EXPECT_EQ(device.liveBlocks(), 0u);
+}
+
+TEST_F(MapRules, AllocDoesNotCopyAndReleaseKeepsHost) {
+  int a[2] = {5, 6};
+  enter({item(a, sizeof(a), 0)});
+  EXPECT_EQ(device.read<int>(tgt(a)), 0);
+  device.write<int>(tgt(a), 9);
+  exit({item(a, sizeof(a), 0)}); // release
+  EXPECT_EQ(a[0], 5);
+  EXPECT_EQ(find(a), nullptr);
+}
+
+TEST_F(MapRules, ReferenceCountDelaysCopyBackUntilLast) {
+  int x = 1;
+  enter({item(&x, 4, TO)});        // target enter data map(to: x)
+  enter({item(&x, 4, TO | FROM)}); // target region map(tofrom: x): present, count 2
+  EXPECT_EQ(find(&x)->dynamicRef, 2u);
+  device.write<int>(tgt(&x), 7);
+  exit({item(&x, 4, TO | FROM)}); // count 1: no copy back
+  EXPECT_EQ(x, 1);
+  EXPECT_EQ(find(&x)->dynamicRef, 1u);
+  exit({item(&x, 4, FROM)}); // target exit data map(from: x): last, copies
+  EXPECT_EQ(x, 7);
+  EXPECT_EQ(find(&x), nullptr);
+}
+
+TEST_F(MapRules, ToOnPresentItemDoesNotCopyUnlessAlways) {
+  int x = 1;
+  enter({item(&x, 4, TO)});
+  x = 2;
+  enter({item(&x, 4, TO)});
+  EXPECT_EQ(device.read<int>(tgt(&x)), 1);
+  enter({item(&x, 4, TO | ALWAYS)});
+  EXPECT_EQ(device.read<int>(tgt(&x)), 2);
+}
+
+TEST_F(MapRules, AlwaysFromCopiesBeforeLastRelease) {
+  int x = 1;
+  enter({item(&x, 4, TO)});
+  enter({item(&x, 4, TO)});
+  device.write<int>(tgt(&x), 5);
+  exit({item(&x, 4, FROM | ALWAYS)});
+  EXPECT_EQ(x, 5);
+  EXPECT_NE(find(&x), nullptr);
+}
+
+TEST_F(MapRules, DeleteDropsEntryWhateverTheCount) {
+  int x = 1;
+  enter({item(&x, 4, TO)});
+  enter({item(&x, 4, TO)});
+  enter({item(&x, 4, TO)});
+  device.write<int>(tgt(&x), 8);
+  exit({item(&x, 4, DELETE)});
+  EXPECT_EQ(find(&x), nullptr);
+  EXPECT_EQ(x, 1); // delete does not copy
+  EXPECT_EQ(device.liveBlocks(), 0u);
+}
+
+TEST_F(MapRules, HoldCountSurvivesDelete) {
+  int x = 1;
+  enter({item(&x, 4, TO | HOLD)});
+  enter({item(&x, 4, TO)});
+  EXPECT_EQ(find(&x)->holdRef, 1u);
+  EXPECT_EQ(find(&x)->dynamicRef, 1u);
+  exit({item(&x, 4, DELETE)});
+  ASSERT_NE(find(&x), nullptr) << "ompx_hold keeps the entry alive";
+  EXPECT_EQ(find(&x)->dynamicRef, 0u);
+  exit({item(&x, 4, HOLD)});
+  EXPECT_EQ(find(&x), nullptr);
+}
+
+TEST_F(MapRules, PresentMissingIsAnErrorNamingVariableAndAddress) {
+  int x = 1;
+  MapClauseProcessor p(table, device);
+  llvm::Error err = p.enter({item(&x, 4, TO | PRESENT, ";t.c;x;3;1;;")}, nullptr);
+  ASSERT_TRUE(static_cast<bool>(err));
+  std::string msg = errorText(std::move(err));
+  EXPECT_NE(msg.find("'x'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("not present"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("0x"), std::string::npos) << msg;
+  EXPECT_EQ(find(&x), nullptr);
+}
+
+TEST_F(MapRules, PresentOnExitAndUpdate) {
+  int x = 1;
+  MapClauseProcessor p(table, device);
+  EXPECT_TRUE(static_cast<bool>(p.exit({item(&x, 4, FROM | PRESENT)})));
+  EXPECT_TRUE(static_cast<bool>(p.update({item(&x, 4, FROM | PRESENT)})));
+  EXPECT_FALSE(static_cast<bool>(p.update({item(&x, 4, FROM)}))) << "absent item: update is a no-op";
+}
+
+TEST_F(MapRules, ExtendingAMappedSectionIsAnError) {
+  int a[8] = {};
+  enter({item(a, 4 * sizeof(int), TO)});
+  MapClauseProcessor p(table, device);
+  llvm::Error err = p.enter({item(&a[2], 4 * sizeof(int), TO)}, nullptr);
+  ASSERT_TRUE(static_cast<bool>(err));
+  EXPECT_NE(errorText(std::move(err)).find("extends"), std::string::npos);
+}
+
+TEST_F(MapRules, SubsectionOfMappedBlockTranslatesInside) {
+  int a[8] = {};
+  enter({item(a, sizeof(a), TO)});
+  enter({item(&a[3], 2 * sizeof(int), TO)});
+  EXPECT_EQ(tgt(&a[3]), tgt(a) + 3 * sizeof(int));
+  EXPECT_EQ(find(a)->dynamicRef, 2u);
+}
+
+TEST_F(MapRules, UpdateToAndFrom) {
+  int x = 1;
+  enter({item(&x, 4, TO)});
+  x = 3;
+  MapClauseProcessor p(table, device);
+  ASSERT_FALSE(static_cast<bool>(p.update({item(&x, 4, TO)})));
+  EXPECT_EQ(device.read<int>(tgt(&x)), 3);
+  device.write<int>(tgt(&x), 11);
+  ASSERT_FALSE(static_cast<bool>(p.update({item(&x, 4, FROM)})));
+  EXPECT_EQ(x, 11);
+}
+
+TEST_F(MapRules, PointerAttachmentAndShadowRestore) {
+  struct S {
+    int n;
+    int *p;
+  };
+  int data[3] = {1, 2, 3};
+  S s{3, data};
+  // map(tofrom: s, s.p[0:3]): combined struct entry, then the pointee as
+  // PTR_AND_OBJ member of it.
+  std::vector<MapArg> args = {
+      MapArg{&s, &s, sizeof(S), PARAM | TO | FROM, nullptr, nullptr},
+      MapArg{&s.p, data, sizeof(data), memberOf(1) | PTR_AND_OBJ | TO | FROM, nullptr, nullptr},
+  };
+  enter(args);
+  uint64_t devS = tgt(&s);
+  uint64_t devData = tgt(data);
+  EXPECT_EQ(device.read<uint64_t>(devS + offsetof(S, p)), devData) << "device s.p points at device data";
+  EXPECT_EQ(device.read<int>(devData + 4), 2);
+  device.write<int>(devData + 4, 20);
+  device.write<int>(devS, 30);
+  exit(args);
+  EXPECT_EQ(s.p, data) << "the host pointer keeps its host value after copy-back";
+  EXPECT_EQ(s.n, 30);
+  EXPECT_EQ(data[1], 20);
+  EXPECT_EQ(device.liveBlocks(), 0u);
+}
+
+TEST_F(MapRules, PointerAttachmentForStandalonePointer) {
+  int data[2] = {4, 5};
+  int *ptr = data;
+  // map(to: ptr[0:2]) where ptr is itself a mapped variable (PTR_AND_OBJ, no parent).
+  std::vector<MapArg> args = {MapArg{&ptr, data, sizeof(data), PTR_AND_OBJ | TO, nullptr, nullptr}};
+  enter(args);
+  ASSERT_NE(find(&ptr), nullptr) << "the pointer itself is mapped";
+  EXPECT_EQ(device.read<uint64_t>(tgt(&ptr)), tgt(data));
+  exit(args);
+  EXPECT_EQ(find(&ptr), nullptr);
+  EXPECT_EQ(find(data), nullptr);
+  EXPECT_EQ(ptr, data);
+}
+
+TEST_F(MapRules, MemberOfSharesParentCountAndCopiesOnlyMembers) {
+  struct T {
+    int a, b, c;
+  };
+  T t{1, 2, 3};
+  // map(to: t.a) map(from: t.c): combined entry spanning a..c, members.
+  std::vector<MapArg> args = {
+      MapArg{&t, &t.a, offsetof(T, c) + sizeof(int), PARAM, nullptr, nullptr},
+      MapArg{&t, &t.a, sizeof(int), memberOf(1) | TO, nullptr, nullptr},
+      MapArg{&t, &t.c, sizeof(int), memberOf(1) | FROM, nullptr, nullptr},
+  };
+  enter(args);
+  EXPECT_EQ(find(&t)->dynamicRef, 1u) << "members do not count";
+  EXPECT_EQ(device.read<int>(tgt(&t.a)), 1);
+  EXPECT_EQ(device.read<int>(tgt(&t.c)), 0) << "from-only member is not copied in";
+  device.write<int>(tgt(&t.b), 50);
+  device.write<int>(tgt(&t.c), 60);
+  exit(args);
+  EXPECT_EQ(t.c, 60);
+  EXPECT_EQ(t.b, 2) << "b is not a mapped member";
+  EXPECT_EQ(find(&t), nullptr);
+}
+
+TEST_F(MapRules, ZeroLengthSectionLooksUpTheTable) {
+  int a[4] = {};
+  int unmapped = 0;
+  enter({item(a, sizeof(a), TO)});
+  MapClauseProcessor p(table, device);
+  std::vector<uint64_t> privates;
+  // A pointer into a mapped block translates, even past its start.
+  MapArg inside{&a[2], &a[2], 0, PARAM | IMPLICIT, nullptr, nullptr};
+  ASSERT_FALSE(static_cast<bool>(p.enter({inside}, nullptr)));
+  auto v = p.kernelArgument(inside, privates);
+  ASSERT_TRUE(static_cast<bool>(v));
+  EXPECT_EQ(*v, tgt(a) + 2 * sizeof(int));
+  EXPECT_EQ(find(a)->dynamicRef, 2u) << "a present zero-length section counts like any item";
+  ASSERT_FALSE(static_cast<bool>(p.exit({inside})));
+  EXPECT_EQ(find(a)->dynamicRef, 1u) << "and releases its count at the end";
+  // An unmapped pointer keeps its host value (OpenMP 5.1) and maps nothing.
+  MapArg outside{&unmapped, &unmapped, 0, PARAM | IMPLICIT, nullptr, nullptr};
+  ASSERT_FALSE(static_cast<bool>(p.enter({outside}, nullptr)));
+  auto w = p.kernelArgument(outside, privates);
+  ASSERT_TRUE(static_cast<bool>(w));
+  EXPECT_EQ(*w, reinterpret_cast<uint64_t>(&unmapped));
+  EXPECT_EQ(find(&unmapped), nullptr);
+}
+
+TEST_F(MapRules, PermanentEntryTranslatesFunctionPointerValue) {
+  // What image registration does for an indirect function: an infinite entry.
+  static char hostFn[16];
+  MapEntry e;
+  e.hstBegin = reinterpret_cast<uintptr_t>(hostFn);
+  e.hstEnd = e.hstBegin + 8;
+  e.tgtBegin = 0x200000001000ULL;
+  e.dynamicRef = MapEntry::Infinite;
+  table.insert(e);
+  MapArg fp{hostFn, hostFn, 0, PARAM | IMPLICIT, nullptr, nullptr};
+  MapClauseProcessor p(table, device);
+  std::vector<uint64_t> privates;
+  ASSERT_FALSE(static_cast<bool>(p.enter({fp}, nullptr)));
+  auto v = p.kernelArgument(fp, privates);
+  ASSERT_TRUE(static_cast<bool>(v));
+  EXPECT_EQ(*v, 0x200000001000ULL);
+  ASSERT_FALSE(static_cast<bool>(p.exit({fp})));
+  // delete never removes an infinite entry
+  ASSERT_FALSE(static_cast<bool>(p.exit({MapArg{hostFn, hostFn, 8, DELETE, nullptr, nullptr}})));
+  EXPECT_NE(find(hostFn), nullptr);
+}
+
+TEST_F(MapRules, LiteralAndFirstprivateArguments) {
+  int x = 77;
+  MapClauseProcessor p(table, device);
+  std::vector<uint64_t> privates;
+  MapArg literal{reinterpret_cast<void *>(uintptr_t(1234)), reinterpret_cast<void *>(uintptr_t(1234)),
+                 0, PARAM | LITERAL, nullptr, nullptr};
+  MapArg first{&x, &x, 4, PARAM | PRIVATE | TO, nullptr, nullptr};
+  ASSERT_FALSE(static_cast<bool>(p.enter({literal, first}, nullptr)));
+  EXPECT_EQ(table.size(), 0u) << "literals and firstprivates are not mapped";
+  auto l = p.kernelArgument(literal, privates);
+  auto f = p.kernelArgument(first, privates);
+  ASSERT_TRUE(l && f);
+  EXPECT_EQ(*l, 1234u);
+  ASSERT_EQ(privates.size(), 1u);
+  EXPECT_EQ(*f, privates[0]);
+  EXPECT_EQ(device.read<int>(*f), 77);
+}
+
+TEST_F(MapRules, UseDevicePtrReturnsDeviceAddress) {
+  int a[4] = {};
+  enter({item(a, sizeof(a), TO)});
+  int *ptr = &a[1];
+  void *bases[1] = {ptr};
+  enter({MapArg{ptr, ptr, 0, RETURN_PARAM, nullptr, nullptr}}, bases);
+  EXPECT_EQ(reinterpret_cast<uint64_t>(bases[0]), tgt(a) + sizeof(int));
+}
+
+void pushTwoComponents(void *handle, void *base, void *begin, int64_t size, int64_t type, void *name) {
+  // What a declare mapper for struct { int n; int *p; } with map(s, s.p[0:n]) pushes.
+  struct S {
+    int n;
+    int *p;
+  };
+  auto *s = static_cast<S *>(begin);
+  auto &list = static_cast<MapperComponents *>(handle)->components;
+  // MEMBER_OF is 1-based within the component list: the struct goes next.
+  int64_t memberBits = static_cast<int64_t>((list.size() + 1) << 48);
+  list.push_back(MapArg{base, begin, size, type & ~PARAM, name, nullptr});
+  list.push_back(MapArg{&s->p, s->p, s->n * int64_t(sizeof(int)),
+                        memberBits | PTR_AND_OBJ | (type & (TO | FROM)), name, nullptr});
+}
+
+TEST_F(MapRules, DeclareMapperComponentsAreMapped) {
+  struct S {
+    int n;
+    int *p;
+  };
+  int data[2] = {8, 9};
+  S s{2, data};
+  MapArg withMapper{&s, &s, sizeof(S), PARAM | TO | FROM, nullptr, reinterpret_cast<void *>(&pushTwoComponents)};
+  enter({withMapper});
+  ASSERT_NE(find(data), nullptr) << "the mapper's pointee component is mapped";
+  EXPECT_EQ(device.read<int>(tgt(&data[1])), 9);
+  EXPECT_EQ(device.read<uint64_t>(tgt(&s.p)), tgt(data));
+  device.write<int>(tgt(data), 80);
+  exit({withMapper});
+  EXPECT_EQ(data[0], 80);
+  EXPECT_EQ(s.p, data);
+  EXPECT_EQ(table.size(), 0u);
+}
+
+} // namespace
