@@ -80,7 +80,7 @@ def _run(cell, out_root, workdir, record):
     why = backends.unavailable_reason(cell.backend)
     if why:
         return oc.Outcome(oc.UNAVAILABLE, why, True)
-    image = backends.image_kind(cell.backend)
+    image = builder.build_image(cell.backend, backends.image_kind(cell.backend))
     prefix, device_runtime, why = builder.toolchain(spec.language, cell.translate, image)
     if why:
         return oc.Outcome(oc.UNAVAILABLE, why, True)

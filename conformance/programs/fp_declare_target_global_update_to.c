@@ -1,0 +1,25 @@
+// CHECKS: a declare-target global function pointer set on the host and sent with target update to calls the device copy
+// REQUIRES: c
+// XFAIL: translate=native && separate-address-space -- clang-22 emits no lookup at the call site: the host address loaded from device memory is not callable on the device
+// XFAIL: translate=native && shared-address-space -- clang-22 emits no lookup at the call site: the host copy runs instead of the device copy (dev_calls stays 0)
+// CHECK: PASS
+#include "inputs/conformance.h"
+
+#pragma omp begin declare target
+int dev_calls = 0;
+int (*gfp)(int) = 0;
+#pragma omp end declare target
+int add3(int x) { dev_calls++; return x + 3; }
+#pragma omp declare target to(add3) indirect
+
+int main(void) {
+  int r = 0;
+  gfp = add3;
+#pragma omp target update to(gfp)
+#pragma omp target map(from : r)
+  r = gfp(39);
+#pragma omp target update from(dev_calls)
+  EXPECT_EQ(r, 42);
+  EXPECT_EQ(dev_calls, 1);
+  return CONF_RESULT();
+}
