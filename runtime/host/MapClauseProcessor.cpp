@@ -48,18 +48,14 @@ std::vector<MapArg> makeMapArgs(int32_t n, void **bases, void **begins, const in
 }
 
 std::string mapArgName(const void *name) {
-  // clang's map names read ";file;variable;line;col;;".
+  // clang's map names read ";variable;file;line;col;;".
   if (!name)
     return {};
   std::string_view s(static_cast<const char *>(name));
   if (s.empty() || s[0] != ';')
     return std::string(s);
-  size_t fileEnd = s.find(';', 1);
-  if (fileEnd == std::string_view::npos)
-    return {};
-  size_t varEnd = s.find(';', fileEnd + 1);
-  return std::string(s.substr(fileEnd + 1, varEnd == std::string_view::npos ? std::string_view::npos
-                                                                           : varEnd - fileEnd - 1));
+  size_t varEnd = s.find(';', 1);
+  return std::string(s.substr(1, varEnd == std::string_view::npos ? std::string_view::npos : varEnd - 1));
 }
 
 std::vector<MapArg> MapClauseProcessor::runMapper(const MapArg &arg) {

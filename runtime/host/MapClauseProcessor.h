@@ -20,7 +20,7 @@ struct MapArg {
   void *begin = nullptr;
   int64_t size = 0;
   int64_t type = 0;
-  void *name = nullptr;   ///< ";file;var;line;col;;" or null
+  void *name = nullptr;   ///< ";var;file;line;col;;" or null
   void *mapper = nullptr; ///< declare-mapper function or null
 };
 

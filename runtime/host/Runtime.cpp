@@ -227,8 +227,9 @@ llvm::Error Runtime::targetKernel(int64_t deviceNum, int32_t teams, int32_t thre
   ompsim_launch_config config{};
   // teams/threads from the call win over the clause copies in KernelArgs;
   // negative or zero means "not specified".
-  config.num_teams = teams > 0 ? static_cast<uint32_t>(teams) : args->NumTeams[0];
-  config.thread_limit = threads > 0 ? static_cast<uint32_t>(threads) : args->ThreadLimit[0];
+  auto clause = [](uint32_t v) { return static_cast<int32_t>(v) > 0 ? v : 0u; };
+  config.num_teams = teams > 0 ? static_cast<uint32_t>(teams) : clause(args->NumTeams[0]);
+  config.thread_limit = threads > 0 ? static_cast<uint32_t>(threads) : clause(args->ThreadLimit[0]);
   config.tripcount = args->Tripcount;
   int64_t resolved = resolveDeviceNumber(deviceNum);
   if (auto it = pendingTripcounts.find(resolved); it != pendingTripcounts.end()) {

@@ -126,7 +126,7 @@ TEST_F(MapRules, HoldCountSurvivesDelete) {
 TEST_F(MapRules, PresentMissingIsAnErrorNamingVariableAndAddress) {
   int x = 1;
   MapClauseProcessor p(table, device);
-  llvm::Error err = p.enter({item(&x, 4, TO | PRESENT, ";t.c;x;3;1;;")}, nullptr);
+  llvm::Error err = p.enter({item(&x, 4, TO | PRESENT, ";x;t.c;3;1;;")}, nullptr);
   ASSERT_TRUE(static_cast<bool>(err));
   std::string msg = errorText(std::move(err));
   EXPECT_NE(msg.find("'x'"), std::string::npos) << msg;

@@ -1,0 +1,60 @@
+// ompsim host plugin: runs device images in this process, like upstream's
+// generic-ELF host plugin.
+#pragma once
+
+#include "ompsim/offload_abi.h"
+#include "ompsim/plugin_api.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+namespace ompsim::hostplugin {
+
+/// A failure as one line naming the object and the problem; empty = success.
+using Status = std::string;
+
+/// One device image loaded with dlopen from an in-memory file.
+struct HostBinary {
+  void *handle = nullptr;
+  std::string label; ///< "image 0x... (N bytes)" for messages
+};
+
+/// The in-process device: device memory is host memory, kernels are
+/// functions in the dlopen'ed image, called through libffi.
+///
+/// Every device-global lookup goes through dlsym on the image's handle, so
+/// the image's own copy of a symbol is found, never the host program's.
+class HostDevice {
+public:
+  HostDevice() = default;
+  HostDevice(const HostDevice &) = delete;
+  HostDevice &operator=(const HostDevice &) = delete;
+
+  /// Loads libompsim-device.so globally so images that call the translate
+  /// API resolve it (a missing library is reported when an image needs it).
+  Status init();
+  Status load(const __tgt_device_image *image, HostBinary *&out);
+  Status unload(HostBinary *binary);
+  Status lookup(HostBinary *binary, const char *name, void *&address);
+  Status run(void *kernel, void **args, int32_t numArgs, const ompsim_launch_config *config);
+  Status publishTable(uint64_t n, const __omp_offloading_fptr_map_ty *table);
+  /// "dev:symbol+0xoff" for an address inside a loaded image, or "".
+  std::string symbolize(uint64_t addr);
+
+private:
+  std::mutex mutex_;
+  bool initialized_ = false;
+  void *deviceRuntime_ = nullptr;
+  std::string deviceRuntimePath_, deviceRuntimeError_;
+  std::map<HostBinary *, std::unique_ptr<HostBinary>> binaries_;
+  unsigned imageCounter_ = 0;
+};
+
+/// True if `image` is an x86-64 ELF shared object (what this plugin loads).
+/// `why` receives the reason when it is not.
+bool isLoadableImage(const __tgt_device_image *image, std::string &why);
+
+} // namespace ompsim::hostplugin
