@@ -42,9 +42,23 @@ class RunResult:
 def first_error_line(text):
     """The compiler's first error line (or the first non-empty line)."""
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    for ln in lines:
-        if "error" in ln.lower():
-            return ln
+    errors = [ln for ln in lines if "error" in ln.lower()]
+    # Summary lines say that something failed; prefer the line that says what.
+    generic = ("Semantic errors in", "linker command failed", "errors generated", "error generated",
+               "clang-linker-wrapper: error", "failed with exit code")
+    specific = [ln for ln in errors if not any(g in ln for g in generic)]
+    undefined = [ln for ln in lines if "undefined reference" in ln or "undefined symbol" in ln]
+    if specific:
+        return specific[0]
+    if undefined:
+        return undefined[0]
+    if errors:
+        # flang prints the semantic error's text on the line after its location.
+        for i, ln in enumerate(lines):
+            if ln.startswith("./") or ln.startswith("/"):
+                if ": error:" in ln:
+                    return ln
+        return errors[0]
     return lines[0] if lines else "(no output)"
 
 

@@ -1,0 +1,40 @@
+// CHECKS: virtual calls on objects constructed on the host and mapped to the device (host vtable pointers)
+// REQUIRES: c++
+// XFAIL: translate=native && separate-address-space -- clang-22 does not translate the host vtable pointer of a mapped object: the virtual call reads a host vtable the device cannot reach
+// XFAIL: translate=native && shared-address-space -- clang-22 does not translate the host vtable pointer of a mapped object: the host vtable dispatches to the host copy (dev_calls stays 0)
+// CHECK: PASS
+#include "inputs/conformance.h"
+
+int dev_calls = 0;
+#pragma omp declare target to(dev_calls)
+
+struct Animal {
+  virtual int legs();
+  virtual ~Animal() = default;
+};
+struct Bird : Animal {
+  int legs() override;
+};
+struct Cat : Animal {
+  int legs() override;
+};
+#pragma omp begin declare target indirect
+int Animal::legs() { dev_calls++; return 0; }
+int Bird::legs() { dev_calls++; return 2; }
+int Cat::legs() { dev_calls++; return 4; }
+#pragma omp end declare target
+
+int main() {
+  Bird b;
+  Cat c;
+  int r = 0;
+#pragma omp target map(to : b, c) map(from : r)
+  {
+    Animal *volatile x = &b, *volatile y = &c;
+    r = x->legs() * 10 + y->legs();
+  }
+#pragma omp target update from(dev_calls)
+  EXPECT_EQ(r, 24);
+  EXPECT_EQ(dev_calls, 2);
+  return CONF_RESULT();
+}
