@@ -111,8 +111,11 @@ Status HostDevice::load(const __tgt_device_image *image, HostBinary *&out) {
   }
   std::string path = fmt::format("/proc/self/fd/{}", fd);
   void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  close(fd); // the mapping keeps the contents alive
+  // The descriptor stays open for the life of the process: ld.so knows the
+  // image by this path, and a reused descriptor number would make a later
+  // dlopen return this image instead of loading the new one.
   if (!handle) {
+    close(fd);
     std::string err = dlerror();
     if (!deviceRuntime_ && err.find("__kmpc_target_translate_fptr") != std::string::npos)
       return fmt::format("cannot load {}: it calls __kmpc_target_translate_fptr but the device "
