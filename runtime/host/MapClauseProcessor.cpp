@@ -2,6 +2,7 @@
 // attachment with shadow pointers, struct members and declare mappers.
 #include "MapClauseProcessor.h"
 
+#include "ompsim/host_symbolizer.hpp"
 #include "ompsim/offload_abi.h"
 #include "ompsim/trace.hpp"
 
@@ -23,9 +24,17 @@ uint64_t memberOf(int64_t type) {
   return (static_cast<uint64_t>(type) & OMPSIM_MAP_MEMBER_OF) >> 48;
 }
 
+/// A host address for messages: symbolized when it is inside a named object
+/// (a global), else the raw value (stack and heap).
+std::string hostAddressForMessage(uint64_t addr) {
+  if (HostSymbolizer::get().lookup(addr))
+    return trace::hostAddress(addr);
+  return fmt::format("{:#x}", addr);
+}
+
 std::string describe(const MapArg &arg) {
   std::string var = mapArgName(arg.name);
-  std::string addr = trace::hostAddress(reinterpret_cast<uint64_t>(arg.begin));
+  std::string addr = hostAddressForMessage(reinterpret_cast<uint64_t>(arg.begin));
   if (var.empty())
     return fmt::format("host address {} ({} bytes)", addr, arg.size);
   return fmt::format("'{}' at host address {} ({} bytes)", var, addr, arg.size);
@@ -107,7 +116,7 @@ llvm::Expected<MapClauseProcessor::Mapped> MapClauseProcessor::mapOne(const MapA
     return makeError(fmt::format(
         "{} extends the mapped block at host address {} ({} bytes) on device {}; OpenMP does not "
         "allow a mapped section to grow",
-        describe(arg), trace::hostAddress(found.entry->hstBegin), found.entry->size(),
+        describe(arg), hostAddressForMessage(found.entry->hstBegin), found.entry->size(),
         memory_.deviceNumber()));
   Mapped out;
   if (found.entry) {

@@ -416,3 +416,50 @@ def test_descriptor_errors_are_one_line(offload, mode, expect):
     assert len(lines) == 1, r.stderr
     assert expect in lines[0], lines[0]
     assert "registering" in r.stdout and "registered\n" not in r.stdout
+
+
+DLOPEN_MAIN = r"""
+#include <dlfcn.h>
+#include <stdio.h>
+int main_counter = 0;
+#pragma omp declare target to(main_counter)
+int main_inc(int x) { main_counter += 1; return x + 1; }
+#pragma omp declare target to(main_inc) indirect
+int main(int argc, char **argv) {
+  void *lib = dlopen(argv[1], RTLD_NOW);          /* registers late */
+  if (!lib) { printf("dlopen: %s\n", dlerror()); return 4; }
+  int (*lib_apply)(int (*)(int), int) = (int (*)(int (*)(int), int))dlsym(lib, "lib_apply");
+  int (*(*get)(void))(int) = (int (*(*)(void))(int))dlsym(lib, "lib_get_triple");
+  int a = lib_apply(main_inc, 1);
+  int (*t)(int) = get();
+  int b = 0;
+  #pragma omp target map(from: b)
+  b = t(5);
+  dlclose(lib);                                    /* unregisters */
+  int (*fp)(int) = main_inc;
+  int c = 0;
+  #pragma omp target map(from: c)
+  c = fp(9);
+  #pragma omp target update from(main_counter)
+  printf("a=%d b=%d c=%d main_device=%d\n", a, b, c, main_counter);
+  return 0;
+}
+"""
+
+
+def test_late_registration_and_unregistration_republish(offload):
+    lib_src = offload.tmp / "libind.c"
+    lib_src.write_text(LIB)
+    lib = offload.tmp / "libind.so"
+    r = subprocess.run([CLANG, *OFFLOAD_FLAGS, "-fPIC", "-shared", str(lib_src), "-o", str(lib)],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert r.returncode == 0, r.stdout
+    exe = offload.compile(DLOPEN_MAIN, name="dlmain.c", extra=["-ldl"])
+    trace = offload.tmp / "trace.jsonl"
+    r = offload.run(exe, args=[str(lib)], env={"OMPSIM_TRACE": "table", "OMPSIM_TRACE_FILE": str(trace)})
+    check_ok(r)
+    assert "a=2 b=15 c=10 main_device=2" in r.stdout
+    import json
+    sizes = [e["n"] for e in map(json.loads, trace.read_text().splitlines()) if e.get("event") == "publish"]
+    # program alone, then with the library, then without it again (and empty at exit)
+    assert sizes[:3] == [1, 2, 1], sizes
