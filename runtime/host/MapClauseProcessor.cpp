@@ -71,6 +71,15 @@ std::vector<MapArg> MapClauseProcessor::runMapper(const MapArg &arg) {
   MapperComponents handle;
   reinterpret_cast<MapperFunction>(arg.mapper)(&handle, arg.base, arg.begin, arg.size, arg.type,
                                                arg.name);
+  if (trace::enabled(trace::Cat::Map))
+    for (const MapArg &c : handle.components)
+      trace::Event(trace::Cat::Map, "mapper_component")
+          .str("name", mapArgName(arg.name))
+          .host("base", reinterpret_cast<uint64_t>(c.base))
+          .host("begin", reinterpret_cast<uint64_t>(c.begin))
+          .num("size", c.size)
+          .hex("type", static_cast<uint64_t>(c.type))
+          .hex("caller_type", static_cast<uint64_t>(arg.type));
   return std::move(handle.components);
 }
 
