@@ -168,6 +168,7 @@ Error DeviceController::start(std::vector<std::pair<uint64_t, uint64_t>> &collid
     return makeError(prefix + "executor " + opts_.executorPath + " did not start: " + why);
   }
   epc_ = std::move(*epc);
+  hostFd_ = sv[0];
   OMPSIM_TRACE_EVENT(Cat::Image, "executor-start").num("device", opts_.deviceId).num("pid", pid_);
 
   const char *names[] = {proto::SetupName,       proto::LoadElfName,      proto::LookupName,
@@ -211,9 +212,9 @@ void DeviceController::stop(bool graceful) {
   if (pid_ > 0) {
     int status = 0;
     bool exited = false;
-    if (graceful && deathMessage_.empty() && epc_) {
-      // Hangup lets the executor run fini functions and flush device output.
-      consumeError(epc_->disconnect());
+    if (graceful && deathMessage_.empty() && hostFd_ >= 0) {
+      // End-of-file lets the executor run fini functions and flush device output.
+      ::shutdown(hostFd_, SHUT_WR);
       exited = waitFor(pid_, 5.0, status);
     }
     if (!exited) {
@@ -223,9 +224,14 @@ void DeviceController::stop(bool graceful) {
     OMPSIM_TRACE_EVENT(Cat::Image, "executor-stop").num("device", opts_.deviceId);
   }
   if (epc_) {
+    // Closing the fd does not wake ORC's listener thread blocked in read();
+    // shutting the socket down does.
+    if (hostFd_ >= 0)
+      ::shutdown(hostFd_, SHUT_RDWR);
     consumeError(epc_->disconnect());
     epc_.reset();
   }
+  hostFd_ = -1;
   if (faultFd_ >= 0)
     ::close(faultFd_);
   faultFd_ = -1;

@@ -131,6 +131,7 @@ private:
   std::recursive_mutex mu_;
   pid_t pid_ = -1;
   int faultFd_ = -1;
+  int hostFd_ = -1; ///< our end of the transport socket (owned by the EPC)
   std::unique_ptr<llvm::orc::SimpleRemoteEPC> epc_;
   std::map<std::string, uint64_t> fns_; ///< wrapper name -> executor address
   std::map<uint64_t, Image> images_;

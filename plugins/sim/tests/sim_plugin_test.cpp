@@ -1,0 +1,314 @@
+// The sim plugin through its C ABI, on real clang-22 device images.
+#include "ompsim/plugin_api.h"
+
+#include "llvm/Object/ELFObjectFile.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+// Set before the plugin first reads its configuration.
+const bool kEnvironmentSet = [] {
+  ::setenv("OMPSIM_KERNEL_TIMEOUT", "3", 1);
+  ::setenv("OMPSIM_NUM_DEVICES", "2", 1);
+  return true;
+}();
+
+/// The plugin's entry points.
+struct Plugin {
+  void *handle = nullptr;
+#define OMPSIM_FN(name) decltype(&::name) name = nullptr;
+  OMPSIM_FN(__tgt_rtl_plugin_api_version)
+  OMPSIM_FN(__tgt_rtl_is_valid_binary)
+  OMPSIM_FN(__tgt_rtl_number_of_devices)
+  OMPSIM_FN(__tgt_rtl_init_device)
+  OMPSIM_FN(__tgt_rtl_deinit_device)
+  OMPSIM_FN(__tgt_rtl_load_binary)
+  OMPSIM_FN(__tgt_rtl_get_global)
+  OMPSIM_FN(__tgt_rtl_get_function)
+  OMPSIM_FN(__tgt_rtl_data_alloc)
+  OMPSIM_FN(__tgt_rtl_data_delete)
+  OMPSIM_FN(__tgt_rtl_data_submit)
+  OMPSIM_FN(__tgt_rtl_data_retrieve)
+  OMPSIM_FN(__tgt_rtl_run_target_region)
+  OMPSIM_FN(__tgt_rtl_last_error)
+  OMPSIM_FN(__tgt_rtl_set_function_ptr_map)
+  OMPSIM_FN(__tgt_rtl_symbolize)
+#undef OMPSIM_FN
+
+  static Plugin &get() {
+    static Plugin p = [] {
+      Plugin p;
+      p.handle = ::dlopen(OMPSIM_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
+      EXPECT_NE(p.handle, nullptr) << ::dlerror();
+#define OMPSIM_FN(name) p.name = reinterpret_cast<decltype(&::name)>(::dlsym(p.handle, #name));
+      OMPSIM_FN(__tgt_rtl_plugin_api_version)
+      OMPSIM_FN(__tgt_rtl_is_valid_binary)
+      OMPSIM_FN(__tgt_rtl_number_of_devices)
+      OMPSIM_FN(__tgt_rtl_init_device)
+      OMPSIM_FN(__tgt_rtl_deinit_device)
+      OMPSIM_FN(__tgt_rtl_load_binary)
+      OMPSIM_FN(__tgt_rtl_get_global)
+      OMPSIM_FN(__tgt_rtl_get_function)
+      OMPSIM_FN(__tgt_rtl_data_alloc)
+      OMPSIM_FN(__tgt_rtl_data_delete)
+      OMPSIM_FN(__tgt_rtl_data_submit)
+      OMPSIM_FN(__tgt_rtl_data_retrieve)
+      OMPSIM_FN(__tgt_rtl_run_target_region)
+      OMPSIM_FN(__tgt_rtl_last_error)
+      OMPSIM_FN(__tgt_rtl_set_function_ptr_map)
+      OMPSIM_FN(__tgt_rtl_symbolize)
+#undef OMPSIM_FN
+      return p;
+    }();
+    return p;
+  }
+};
+
+struct Image {
+  std::vector<char> bytes;
+  __tgt_device_image desc{};
+  std::string kernel;
+};
+
+Image readImage(const std::string &probe) {
+  Image img;
+  std::ifstream in(std::string(OMPSIM_PROBE_DIR) + "/" + probe + ".x86_64..img", std::ios::binary);
+  img.bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  img.desc.ImageStart = img.bytes.data();
+  img.desc.ImageEnd = img.bytes.data() + img.bytes.size();
+  auto obj = llvm::object::ObjectFile::createObjectFile(
+      llvm::MemoryBufferRef(llvm::StringRef(img.bytes.data(), img.bytes.size()), "img"));
+  if (obj) {
+    for (const auto &s : llvm::cast<llvm::object::ELFObjectFileBase>(obj->get())->getDynamicSymbolIterators()) {
+      auto name = s.getName();
+      if (name && name->starts_with("__omp_offloading_"))
+        img.kernel = name->str();
+      else if (!name)
+        llvm::consumeError(name.takeError());
+    }
+  } else {
+    llvm::consumeError(obj.takeError());
+  }
+  return img;
+}
+
+/// Pids of this process's ompsim-device children.
+std::vector<pid_t> executorChildren() {
+  std::vector<pid_t> out;
+  DIR *d = ::opendir("/proc");
+  while (dirent *e = d ? ::readdir(d) : nullptr) {
+    pid_t pid = std::atoi(e->d_name);
+    if (pid <= 0)
+      continue;
+    std::ifstream stat("/proc/" + std::string(e->d_name) + "/stat");
+    std::string line;
+    std::getline(stat, line);
+    auto close = line.rfind(')');
+    if (close == std::string::npos || line.find("(ompsim-device)") == std::string::npos)
+      continue;
+    char state;
+    int ppid = 0;
+    if (std::sscanf(line.c_str() + close + 1, " %c %d", &state, &ppid) == 2 && ppid == ::getpid())
+      out.push_back(pid);
+  }
+  if (d)
+    ::closedir(d);
+  return out;
+}
+
+class SimPluginTest : public ::testing::Test {
+protected:
+  Plugin &p = Plugin::get();
+  void TearDown() override {
+    p.__tgt_rtl_deinit_device(0);
+    p.__tgt_rtl_deinit_device(1);
+    EXPECT_TRUE(executorChildren().empty()) << "an executor outlived deinit_device";
+  }
+  ompsim_binary_handle load(int dev, Image &img) {
+    ompsim_binary_handle b = nullptr;
+    EXPECT_EQ(p.__tgt_rtl_init_device(dev), OMPSIM_OFFLOAD_SUCCESS) << p.__tgt_rtl_last_error(dev);
+    EXPECT_EQ(p.__tgt_rtl_load_binary(dev, &img.desc, &b), OMPSIM_OFFLOAD_SUCCESS) << p.__tgt_rtl_last_error(dev);
+    return b;
+  }
+};
+
+} // namespace
+
+/// A host function that device code must never call untranslated.
+extern "C" __attribute__((noinline, used)) int ompsimTestHostPlain(int x) { return x + 100; }
+
+TEST_F(SimPluginTest, AcceptsX86ElfAndDeclinesOthers) {
+  EXPECT_EQ(p.__tgt_rtl_plugin_api_version(), OMPSIM_PLUGIN_API_VERSION);
+  Image img = readImage("loader_probe");
+  EXPECT_EQ(p.__tgt_rtl_is_valid_binary(&img.desc), 1);
+  std::vector<char> junk(128, 'z');
+  __tgt_device_image j{junk.data(), junk.data() + junk.size(), nullptr, nullptr};
+  EXPECT_EQ(p.__tgt_rtl_is_valid_binary(&j), 0);
+  img.bytes[18] = 40; // e_machine = EM_ARM
+  EXPECT_EQ(p.__tgt_rtl_is_valid_binary(&img.desc), 0);
+  EXPECT_EQ(p.__tgt_rtl_number_of_devices(), 2);
+}
+
+TEST_F(SimPluginTest, GlobalsDataAndKernelEndToEnd) {
+  Image img = readImage("loader_probe");
+  ompsim_binary_handle b = load(0, img);
+  ASSERT_NE(b, nullptr);
+  void *g = nullptr;
+  ASSERT_EQ(p.__tgt_rtl_get_global(0, b, 4, "probe_global", &g), OMPSIM_OFFLOAD_SUCCESS);
+  int value = 0;
+  ASSERT_EQ(p.__tgt_rtl_data_retrieve(0, &value, g, 4), OMPSIM_OFFLOAD_SUCCESS) << p.__tgt_rtl_last_error(0);
+  EXPECT_EQ(value, 42);
+  int seven = 7;
+  ASSERT_EQ(p.__tgt_rtl_data_submit(0, g, &seven, 4), OMPSIM_OFFLOAD_SUCCESS);
+
+  void *kernel = nullptr;
+  ASSERT_EQ(p.__tgt_rtl_get_function(0, b, img.kernel.c_str(), &kernel), OMPSIM_OFFLOAD_SUCCESS)
+      << p.__tgt_rtl_last_error(0);
+  void *out = p.__tgt_rtl_data_alloc(0, 16, nullptr, OMPSIM_ALLOC_DEFAULT);
+  void *text = p.__tgt_rtl_data_alloc(0, 16, nullptr, OMPSIM_ALLOC_DEFAULT);
+  ASSERT_NE(out, nullptr);
+  ASSERT_NE(text, nullptr);
+  void *args[] = {out, text};
+  ompsim_launch_config cfg{1, 1, 0, img.kernel.c_str()};
+  ASSERT_EQ(p.__tgt_rtl_run_target_region(0, kernel, args, 2, &cfg), OMPSIM_OFFLOAD_SUCCESS)
+      << p.__tgt_rtl_last_error(0);
+  int host[4] = {};
+  char hostText[16] = {};
+  ASSERT_EQ(p.__tgt_rtl_data_retrieve(0, host, out, 16), OMPSIM_OFFLOAD_SUCCESS);
+  ASSERT_EQ(p.__tgt_rtl_data_retrieve(0, hostText, text, 16), OMPSIM_OFFLOAD_SUCCESS);
+  EXPECT_EQ(host[0], 7) << "the kernel must see the submitted global";
+  EXPECT_EQ(host[1], 6);
+  EXPECT_EQ(host[2], 12);
+  EXPECT_STREQ(hostText, "n=2");
+  EXPECT_EQ(p.__tgt_rtl_data_delete(0, out, OMPSIM_ALLOC_DEFAULT), OMPSIM_OFFLOAD_SUCCESS);
+  EXPECT_NE(p.__tgt_rtl_data_delete(0, out, OMPSIM_ALLOC_DEFAULT), OMPSIM_OFFLOAD_SUCCESS)
+      << "a double free must be reported";
+  char name[128];
+  ASSERT_EQ(p.__tgt_rtl_symbolize(0, reinterpret_cast<uint64_t>(g), name, sizeof name), 1);
+  EXPECT_STREQ(name, "dev:probe_global+0x0");
+}
+
+TEST_F(SimPluginTest, MissingGlobalIsNamed) {
+  Image img = readImage("loader_probe");
+  ompsim_binary_handle b = load(0, img);
+  void *g = nullptr;
+  EXPECT_NE(p.__tgt_rtl_get_global(0, b, 8, "no_such_global", &g), OMPSIM_OFFLOAD_SUCCESS);
+  EXPECT_NE(std::string(p.__tgt_rtl_last_error(0)).find("no_such_global"), std::string::npos)
+      << p.__tgt_rtl_last_error(0);
+}
+
+TEST_F(SimPluginTest, DeviceAddressesAreDeterministicAndPerDevice) {
+  Image img = readImage("loader_probe");
+  std::vector<uintptr_t> seen;
+  for (int run = 0; run < 2; ++run) {
+    ompsim_binary_handle b = load(0, img);
+    void *g = nullptr, *k = nullptr;
+    ASSERT_EQ(p.__tgt_rtl_get_global(0, b, 4, "probe_global", &g), OMPSIM_OFFLOAD_SUCCESS);
+    seen.push_back(reinterpret_cast<uintptr_t>(g));
+    seen.push_back(reinterpret_cast<uintptr_t>(p.__tgt_rtl_data_alloc(0, 100, nullptr, 0)));
+    (void)k;
+    p.__tgt_rtl_deinit_device(0);
+  }
+  EXPECT_EQ(seen[0], seen[2]);
+  EXPECT_EQ(seen[1], seen[3]);
+  ompsim_binary_handle b1 = load(1, img);
+  void *g1 = nullptr;
+  ASSERT_EQ(p.__tgt_rtl_get_global(1, b1, 4, "probe_global", &g1), OMPSIM_OFFLOAD_SUCCESS);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(g1) - seen[0], uintptr_t(1) << 40)
+      << "device 1's arena sits one stride above device 0's";
+}
+
+TEST_F(SimPluginTest, ExhaustedArenaGivesNull) {
+  Image img = readImage("loader_probe");
+  load(0, img);
+  EXPECT_EQ(p.__tgt_rtl_data_alloc(0, int64_t(1) << 40, nullptr, 0), nullptr);
+  EXPECT_NE(p.__tgt_rtl_data_alloc(0, 64, nullptr, 0), nullptr) << "a failed allocation leaves the device usable";
+}
+
+TEST_F(SimPluginTest, UntranslatedHostFunctionPointerIsNamed) {
+  Image img = readImage("fault_probe");
+  ompsim_binary_handle b = load(0, img);
+  void *kernel = nullptr;
+  ASSERT_EQ(p.__tgt_rtl_get_function(0, b, img.kernel.c_str(), &kernel), OMPSIM_OFFLOAD_SUCCESS);
+  void *r = p.__tgt_rtl_data_alloc(0, 4, nullptr, 0);
+  void *args[] = {r, reinterpret_cast<void *>(&ompsimTestHostPlain)};
+  ompsim_launch_config cfg{0, 0, 0, img.kernel.c_str()};
+  ASSERT_NE(p.__tgt_rtl_run_target_region(0, kernel, args, 2, &cfg), OMPSIM_OFFLOAD_SUCCESS);
+  std::string msg = p.__tgt_rtl_last_error(0);
+  EXPECT_NE(msg.find("device 0: kernel " + img.kernel + " called untranslated host function pointer 0x"),
+            std::string::npos) << msg;
+  EXPECT_NE(msg.find("host symbol 'ompsimTestHostPlain'"), std::string::npos) << msg;
+  // The device is gone; later calls say why instead of hanging.
+  int v;
+  EXPECT_NE(p.__tgt_rtl_data_retrieve(0, &v, r, 4), OMPSIM_OFFLOAD_SUCCESS);
+  EXPECT_EQ(std::string(p.__tgt_rtl_last_error(0)), msg);
+}
+
+TEST_F(SimPluginTest, NullFunctionPointerNamesAddressKindAndKernel) {
+  Image img = readImage("fault_probe");
+  ompsim_binary_handle b = load(0, img);
+  void *kernel = nullptr;
+  ASSERT_EQ(p.__tgt_rtl_get_function(0, b, img.kernel.c_str(), &kernel), OMPSIM_OFFLOAD_SUCCESS);
+  void *r = p.__tgt_rtl_data_alloc(0, 4, nullptr, 0);
+  void *args[] = {r, nullptr};
+  ompsim_launch_config cfg{0, 0, 0, img.kernel.c_str()};
+  ASSERT_NE(p.__tgt_rtl_run_target_region(0, kernel, args, 2, &cfg), OMPSIM_OFFLOAD_SUCCESS);
+  std::string msg = p.__tgt_rtl_last_error(0);
+  EXPECT_NE(msg.find("kernel " + img.kernel), std::string::npos) << msg;
+  EXPECT_NE(msg.find("segmentation fault (SIGSEGV) at address 0x0"), std::string::npos) << msg;
+}
+
+TEST_F(SimPluginTest, KernelTimeoutIsReported) {
+  Image img = readImage("spin_probe");
+  ompsim_binary_handle b = load(0, img);
+  void *kernel = nullptr;
+  ASSERT_EQ(p.__tgt_rtl_get_function(0, b, img.kernel.c_str(), &kernel), OMPSIM_OFFLOAD_SUCCESS);
+  void *flag = p.__tgt_rtl_data_alloc(0, 4, nullptr, 0);
+  int zero = 0;
+  ASSERT_EQ(p.__tgt_rtl_data_submit(0, flag, &zero, 4), OMPSIM_OFFLOAD_SUCCESS);
+  void *args[] = {flag};
+  ompsim_launch_config cfg{0, 0, 0, img.kernel.c_str()};
+  ASSERT_NE(p.__tgt_rtl_run_target_region(0, kernel, args, 1, &cfg), OMPSIM_OFFLOAD_SUCCESS);
+  std::string msg = p.__tgt_rtl_last_error(0);
+  EXPECT_EQ(msg, "device 0: kernel " + img.kernel + " timed out after 3s (OMPSIM_KERNEL_TIMEOUT)");
+  EXPECT_TRUE(executorChildren().empty()) << "the timed-out executor must be reaped";
+}
+
+TEST_F(SimPluginTest, ExecutorKilledFromOutsideIsReported) {
+  Image img = readImage("spin_probe");
+  ompsim_binary_handle b = load(0, img);
+  void *kernel = nullptr;
+  ASSERT_EQ(p.__tgt_rtl_get_function(0, b, img.kernel.c_str(), &kernel), OMPSIM_OFFLOAD_SUCCESS);
+  void *flag = p.__tgt_rtl_data_alloc(0, 4, nullptr, 0);
+  int zero = 0;
+  ASSERT_EQ(p.__tgt_rtl_data_submit(0, flag, &zero, 4), OMPSIM_OFFLOAD_SUCCESS);
+  auto children = executorChildren();
+  ASSERT_EQ(children.size(), 1u);
+  std::thread killer([pid = children[0]] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    ::kill(pid, SIGKILL);
+  });
+  void *args[] = {flag};
+  ompsim_launch_config cfg{0, 0, 0, img.kernel.c_str()};
+  int32_t rc = p.__tgt_rtl_run_target_region(0, kernel, args, 1, &cfg);
+  killer.join();
+  ASSERT_NE(rc, OMPSIM_OFFLOAD_SUCCESS);
+  std::string msg = p.__tgt_rtl_last_error(0);
+  EXPECT_NE(msg.find("device 0: executor (pid " + std::to_string(children[0]) +
+                     ") was killed by signal 9 (SIGKILL) during kernel " + img.kernel),
+            std::string::npos) << msg;
+}
