@@ -463,3 +463,85 @@ def test_late_registration_and_unregistration_republish(offload):
     sizes = [e["n"] for e in map(json.loads, trace.read_text().splitlines()) if e.get("event") == "publish"]
     # program alone, then with the library, then without it again (and empty at exit)
     assert sizes[:3] == [1, 2, 1], sizes
+
+
+FORWARDING_PLUGIN = r"""
+/* The host plugin without __tgt_rtl_set_function_ptr_map: forces the
+   runtime's generic publication path (device memory + image globals). */
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdlib.h>
+static void *host;
+static void *fn(const char *name) {
+  if (!host) host = dlopen(HOST_PLUGIN, RTLD_NOW | RTLD_LOCAL);
+  return dlsym(host, name);
+}
+#define FWD(ret, name, params, args) \
+  ret name params { return ((ret(*) params)fn(#name)) args; }
+FWD(int32_t, __tgt_rtl_plugin_api_version, (void), ())
+const char *__tgt_rtl_plugin_name(void) { return "forward"; }
+FWD(int32_t, __tgt_rtl_is_valid_binary, (const void *i), (i))
+FWD(int32_t, __tgt_rtl_number_of_devices, (void), ())
+FWD(int32_t, __tgt_rtl_init_device, (int32_t d), (d))
+FWD(int32_t, __tgt_rtl_load_binary, (int32_t d, const void *i, void **b), (d, i, b))
+FWD(int32_t, __tgt_rtl_get_global, (int32_t d, void *b, uint64_t s, const char *n, void **p), (d, b, s, n, p))
+FWD(int32_t, __tgt_rtl_get_function, (int32_t d, void *b, const char *n, void **k), (d, b, n, k))
+FWD(void *, __tgt_rtl_data_alloc, (int32_t d, int64_t s, void *h, int32_t k), (d, s, h, k))
+FWD(int32_t, __tgt_rtl_data_delete, (int32_t d, void *p, int32_t k), (d, p, k))
+FWD(int32_t, __tgt_rtl_data_submit, (int32_t d, void *t, const void *h, int64_t s), (d, t, h, s))
+FWD(int32_t, __tgt_rtl_data_retrieve, (int32_t d, void *h, const void *t, int64_t s), (d, h, t, s))
+FWD(int32_t, __tgt_rtl_run_target_region, (int32_t d, void *k, void **a, int32_t n, const void *c), (d, k, a, n, c))
+FWD(const char *, __tgt_rtl_last_error, (int32_t d), (d))
+"""
+
+GLOBALS_TABLE = r"""
+#include <stdint.h>
+#include <stdio.h>
+typedef struct { uint64_t host_ptr, tgt_ptr; } pair_t;
+pair_t *__omp_offloading_fptr_map_p = 0;
+uint64_t __omp_offloading_fptr_map_size = 0;
+#pragma omp declare target to(__omp_offloading_fptr_map_p, __omp_offloading_fptr_map_size)
+int counter = 0;
+#pragma omp declare target to(counter)
+int add1(int x) { counter += 1; return x + 1; }
+int mul2(int x) { counter += 10; return x * 2; }
+#pragma omp declare target to(add1, mul2) indirect
+int main(void) {
+  int (*table[2])(int) = {add1, mul2};
+  int r = 0;
+  uint64_t n = 0;
+  #pragma omp target map(to: table) map(from: r, n)
+  {
+    /* Look each host pointer up in the table the runtime published. */
+    n = __omp_offloading_fptr_map_size;
+    for (int i = 0; i < 2; ++i) {
+      int (*f)(int) = table[i];
+      for (uint64_t k = 0; k < n; ++k)
+        if (__omp_offloading_fptr_map_p[k].host_ptr == (uint64_t)(uintptr_t)table[i])
+          f = (int (*)(int))(uintptr_t)__omp_offloading_fptr_map_p[k].tgt_ptr;
+      r = f(r + 3);
+    }
+  }
+  #pragma omp target update from(counter)
+  printf("n=%lu r=%d device_counter=%d host_counter_after=%d\n", (unsigned long)n, r, counter, counter);
+  return 0;
+}
+"""
+
+
+def test_table_published_through_device_globals_without_plugin_hook(offload):
+    src = offload.tmp / "forward.c"
+    src.write_text(FORWARDING_PLUGIN)
+    plugin = offload.tmp / "forward.so"
+    host_plugin = os.path.join(paths.LIB, "libompsim-plugin-host.so")
+    r = subprocess.run([CLANG, "-shared", "-fPIC", '-DHOST_PLUGIN="%s"' % host_plugin, str(src),
+                        "-o", str(plugin), "-ldl"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert r.returncode == 0, r.stdout
+    exe = offload.compile(GLOBALS_TABLE, name="globals_table.c")
+    trace = offload.tmp / "trace.jsonl"
+    r = offload.run(exe, env={"OMPSIM_PLUGINS": str(plugin), "OMPSIM_TRACE": "table",
+                              "OMPSIM_TRACE_FILE": str(trace)})
+    check_ok(r)
+    # (0+3)+1 = 4 through add1, then (4+3)*2 = 14 through mul2: both device copies ran.
+    assert "n=2 r=14 device_counter=11" in r.stdout
+    assert '"via":"device_globals"' in trace.read_text().replace(" ", "")
