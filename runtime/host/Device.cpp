@@ -1,12 +1,29 @@
 // Device: plugin calls, image registration flow and table publication.
 #include "Device.h"
 
+#include "ompsim/config.hpp"
 #include "ompsim/trace.hpp"
+
+#include <cstdio>
 
 #include <fmt/format.h>
 
 namespace ompsim::host {
 namespace {
+
+/// LIBOMPTARGET_INFO bits this runtime honours (upstream's values).
+enum : uint32_t { InfoKernelArgs = 0x1, InfoDataTransfer = 0x20 };
+
+/// One upstream-style info line on stderr, for tools that read LIBOMPTARGET_INFO
+/// output; ompsim's own diagnostics go through the trace facility instead.
+template <typename... Args> void infoLine(uint32_t bit, int32_t device, fmt::format_string<Args...> f, Args &&...args) {
+  if (!(config().libomptargetInfo & bit))
+    return;
+  std::string line = fmt::format("omptarget device {} info: {}\n", device,
+                                 fmt::format(f, std::forward<Args>(args)...));
+  std::fputs(line.c_str(), stderr);
+}
+
 
 llvm::Error makeError(const std::string &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", message.c_str());
@@ -60,6 +77,8 @@ llvm::Error Device::release(uint64_t tgt) {
 }
 
 llvm::Error Device::submit(uint64_t tgt, const void *hst, uint64_t size) {
+  infoLine(InfoDataTransfer, number_, "Copying data from host to device, HstPtr={}, TgtPtr={:#x}, Size={}",
+           hst, tgt, size);
   OMPSIM_TRACE_EVENT(Cat::Transfer, "to_device")
       .num("device", number_)
       .host("host", reinterpret_cast<uint64_t>(hst))
@@ -73,6 +92,8 @@ llvm::Error Device::submit(uint64_t tgt, const void *hst, uint64_t size) {
 }
 
 llvm::Error Device::retrieve(void *hst, uint64_t tgt, uint64_t size) {
+  infoLine(InfoDataTransfer, number_, "Copying data from device to host, TgtPtr={:#x}, HstPtr={}, Size={}",
+           tgt, static_cast<const void *>(hst), size);
   OMPSIM_TRACE_EVENT(Cat::Transfer, "from_device")
       .num("device", number_)
       .host("host", reinterpret_cast<uint64_t>(hst))
@@ -304,7 +325,11 @@ void *Device::findKernel(void *regionId, std::string *name) {
   return nullptr;
 }
 
+
 llvm::Error Device::launch(void *kernel, std::vector<uint64_t> &args, const ompsim_launch_config &config) {
+  infoLine(InfoKernelArgs, number_, "Launching kernel {} with {} arguments, {} teams, thread limit {}",
+           config.kernel_name ? config.kernel_name : "?", args.size(), config.num_teams,
+           config.thread_limit);
   OMPSIM_TRACE_EVENT(Cat::Launch, "launch")
       .num("device", number_)
       .str("kernel", config.kernel_name ? config.kernel_name : "")

@@ -545,3 +545,13 @@ def test_table_published_through_device_globals_without_plugin_hook(offload):
     # (0+3)+1 = 4 through add1, then (4+3)*2 = 14 through mul2: both device copies ran.
     assert "n=2 r=14 device_counter=11" in r.stdout
     assert '"via":"device_globals"' in trace.read_text().replace(" ", "")
+
+
+def test_libomptarget_info_kernel_and_transfer_lines(offload):
+    exe = offload.compile(CAPTURED_FPTR, name="info.c")
+    r = offload.run(exe, env={"LIBOMPTARGET_INFO": "0x21"})
+    check_ok(r)
+    assert "info: Launching kernel __omp_offloading_" in r.stderr
+    assert "info: Copying data from device to host" in r.stderr
+    quiet = offload.run(exe)
+    assert "info:" not in quiet.stderr
