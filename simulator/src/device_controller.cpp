@@ -300,9 +300,12 @@ std::string DeviceController::describeDeath(int status, const std::string &conte
     std::string where;
     std::string sym = symbolize(f.rip);
     where = sym.empty() ? fmt::format("0x{:x}", f.rip) : fmt::format("dev:{} (0x{:x})", sym, f.rip);
+    bool write = f.signo == SIGSEGV && (f.pageFaultCode & 2);
     if (!hostObject.empty())
-      return fmt::format("{}{} accessed host data at 0x{:x} ({}) from {}", dev, context, f.addr,
-                         hostSymbolText(f.addr), where);
+      return fmt::format("{}{} {} host data at 0x{:x} ({}) from {}", dev, context,
+                         write ? "wrote" : "read", f.addr, hostSymbolText(f.addr), where);
+    if (f.signo == SIGSEGV && f.rip == f.addr && f.addr < 4096)
+      return fmt::format("{}{} called a null function pointer (0x{:x})", dev, context, f.addr);
     if (f.signo == SIGSEGV || f.signo == SIGBUS)
       return fmt::format("{}{}: {} ({}) at address 0x{:x}, instruction at {}", dev, context,
                          faultKind(f), signalName(f.signo), f.addr, where);

@@ -61,6 +61,7 @@ void onFatalSignal(int signo, siginfo_t *info, void *ctx) {
   rec.tid = int32_t(::syscall(SYS_gettid));
   rec.addr = info ? reinterpret_cast<uint64_t>(info->si_addr) : 0;
   rec.rip = ctx ? uint64_t(static_cast<ucontext_t *>(ctx)->uc_mcontext.gregs[REG_RIP]) : 0;
+  rec.pageFaultCode = ctx ? uint64_t(static_cast<ucontext_t *>(ctx)->uc_mcontext.gregs[REG_ERR]) : 0;
   if (gFaultFd >= 0) {
     ssize_t n = ::write(gFaultFd, &rec, sizeof rec);
     (void)n;

@@ -75,6 +75,7 @@ struct FaultRecord {
   int32_t tid;
   uint64_t addr; ///< si_addr
   uint64_t rip;  ///< instruction pointer at the fault
+  uint64_t pageFaultCode; ///< x86 page-fault error code (bit 1: write)
 };
 
 /// Exit status of an executor that reported a fault.
