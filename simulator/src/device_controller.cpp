@@ -1,5 +1,6 @@
 #include "ompsim/simulator/device_controller.hpp"
 
+#include "device_jit.hpp"
 #include "image_symbol_table.hpp"
 #include "protocol.hpp"
 
@@ -7,6 +8,7 @@
 #include "ompsim/host_symbolizer.hpp"
 #include "ompsim/trace.hpp"
 
+#include "llvm/ExecutionEngine/Orc/Core.h"
 #include "llvm/ExecutionEngine/Orc/SimpleRemoteEPC.h"
 #include "llvm/ExecutionEngine/Orc/TaskDispatch.h"
 
@@ -167,7 +169,8 @@ Error DeviceController::start(std::vector<std::pair<uint64_t, uint64_t>> &collid
     faultFd_ = -1;
     return makeError(prefix + "executor " + opts_.executorPath + " did not start: " + why);
   }
-  epc_ = std::move(*epc);
+  epc_ = epc->get();
+  es_ = std::make_unique<ExecutionSession>(std::move(*epc));
   hostFd_ = sv[0];
   OMPSIM_TRACE_EVENT(Cat::Image, "executor-start").num("device", opts_.deviceId).num("pid", pid_);
 
@@ -223,13 +226,15 @@ void DeviceController::stop(bool graceful) {
     }
     OMPSIM_TRACE_EVENT(Cat::Image, "executor-stop").num("device", opts_.deviceId);
   }
-  if (epc_) {
+  if (es_) {
     // Closing the fd does not wake ORC's listener thread blocked in read();
     // shutting the socket down does.
     if (hostFd_ >= 0)
       ::shutdown(hostFd_, SHUT_RDWR);
-    consumeError(epc_->disconnect());
-    epc_.reset();
+    jit_.reset();
+    consumeError(es_->endSession()); // disconnects the EPC
+    es_.reset();
+    epc_ = nullptr;
   }
   hostFd_ = -1;
   if (faultFd_ >= 0)
@@ -353,6 +358,8 @@ Error DeviceController::call(const char *fnName, const std::string &context, Ret
 
 Expected<uint64_t> DeviceController::loadImage(ArrayRef<char> bytes, StringRef name) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
+  if (bytes.size() >= 4 && StringRef(bytes.data(), 4) == StringRef("BC\xC0\xDE", 4))
+    return loadBitcode(bytes, name);
   Expected<std::tuple<uint64_t, uint64_t, uint64_t>> loaded =
       std::make_tuple(uint64_t(0), uint64_t(0), uint64_t(0));
   std::string context = "loading image " + name.str();
@@ -380,13 +387,67 @@ Expected<uint64_t> DeviceController::loadImage(ArrayRef<char> bytes, StringRef n
   return id;
 }
 
+Expected<uint64_t> DeviceController::loadBitcode(ArrayRef<char> bytes, StringRef name) {
+  if (auto err = checkAlive())
+    return std::move(err);
+  std::string prefix = fmt::format("device {}: ", opts_.deviceId);
+  if (!jit_) {
+    // JIT-linked code imports from libomp like an ELF image's NEEDED list does.
+    auto libomp = epc_->getDylibMgr().loadDylib("libomp.so.5");
+    if (!libomp)
+      return diagnose(libomp.takeError(), "loading libomp.so.5 for JIT images");
+    auto jit = DeviceJIT::Create(*es_, opts_.arenaBase);
+    if (!jit)
+      return makeError(prefix + toString(jit.takeError()));
+    jit_ = std::move(*jit);
+  }
+  auto added = jit_->add(bytes, name);
+  if (!added) {
+    std::string why = toString(added.takeError());
+    if (!alive())
+      return makeError(deathMessage_.empty() ? prefix + why : deathMessage_);
+    return makeError(prefix + why);
+  }
+  Image img;
+  img.name = name.str();
+  img.jit = std::make_unique<JITImage>(std::move(*added));
+  img.symbols = std::make_unique<ImageSymbolTable>();
+  uint64_t lo = UINT64_MAX, hi = 0;
+  for (auto &[n, a] : img.jit->symbols) {
+    img.symbols->add(n, a, 0);
+    lo = std::min(lo, a);
+    hi = std::max(hi, a + 1);
+  }
+  img.base = lo == UINT64_MAX ? 0 : lo;
+  img.size = hi > lo ? hi - lo : 0;
+  if (img.jit->init) {
+    Error result = Error::success();
+    if (auto err = call<proto::CallVoidSignature>(proto::CallVoidName, "initializing image " + img.name,
+                                                  result, img.jit->init))
+      return std::move(err);
+    if (result)
+      return makeError(prefix + toString(std::move(result)));
+  }
+  uint64_t id = nextImage_++;
+  OMPSIM_TRACE_EVENT(Cat::Image, "load")
+      .num("device", opts_.deviceId)
+      .str("image", name)
+      .str("kind", "bitcode")
+      .dev("base", img.base, "")
+      .num("symbols", int64_t(img.jit->symbols.size()));
+  images_[id] = std::move(img);
+  return id;
+}
+
 Expected<uint64_t> DeviceController::lookup(uint64_t image, StringRef name) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
   auto it = images_.find(image);
   if (it == images_.end())
     return makeError(fmt::format("device {}: no loaded image {}", opts_.deviceId, image));
   Expected<uint64_t> addr = uint64_t(0);
-  if (auto err = call<proto::LookupSignature>(proto::LookupName, "symbol lookup", addr,
+  if (it->second.jit)
+    addr = jit_->lookup(*it->second.jit, name);
+  else if (auto err = call<proto::LookupSignature>(proto::LookupName, "symbol lookup", addr,
                                               it->second.remoteHandle, name.str()))
     return std::move(err);
   if (!addr)
@@ -403,9 +464,18 @@ Error DeviceController::unloadImage(uint64_t image) {
   if (it == images_.end())
     return makeError(fmt::format("device {}: no loaded image {}", opts_.deviceId, image));
   Error result = Error::success();
-  if (auto err = call<proto::UnloadSignature>(proto::UnloadName, "unloading image " + it->second.name,
-                                              result, it->second.remoteHandle))
+  if (it->second.jit) {
+    if (it->second.jit->fini)
+      if (auto err = call<proto::CallVoidSignature>(proto::CallVoidName,
+                                                    "finalizing image " + it->second.name, result,
+                                                    it->second.jit->fini))
+        return err;
+    result = joinErrors(std::move(result), jit_->remove(*it->second.jit));
+  } else if (auto err = call<proto::UnloadSignature>(proto::UnloadName,
+                                                     "unloading image " + it->second.name, result,
+                                                     it->second.remoteHandle)) {
     return err;
+  }
   images_.erase(it);
   return result;
 }

@@ -69,6 +69,9 @@ int main() {
 """
 
 
+IMAGES = [pytest.param("elf", id="elf"), pytest.param("ir", id="bitcode")]
+
+
 def executors_of(pid):
     """Pids of ompsim-device processes started for host process `pid`."""
     r = subprocess.run(["pgrep", "-f", "ompsim-device .*--parent %d$" % pid], stdout=subprocess.PIPE, text=True)
@@ -103,15 +106,17 @@ def wait_for_executor(pid, seconds=30):
     pytest.fail("no executor appeared for host pid %d" % pid)
 
 
-def test_indirect_calls_run_correctly(offload):
-    exe = offload.compile(INDIRECT, name="indirect.c")
+@pytest.mark.parametrize("image", IMAGES)
+def test_indirect_calls_run_correctly(offload, image):
+    exe = offload.compile(INDIRECT, name="indirect.c", image=image)
     rc, out, err = run(offload, exe)
     assert rc == 0, err
     assert "r=42 s=42" in out
 
 
-def test_untranslated_host_function_pointer_names_host_function(offload):
-    exe = offload.compile(INDIRECT, name="indirect.c")
+@pytest.mark.parametrize("image", IMAGES)
+def test_untranslated_host_function_pointer_names_host_function(offload, image):
+    exe = offload.compile(INDIRECT, name="indirect.c", image=image)
     rc, out, err = run(offload, exe, args=["use-plain"])
     assert rc != 0
     lines = [l for l in err.splitlines() if l.startswith("ompsim: ")]
@@ -120,8 +125,9 @@ def test_untranslated_host_function_pointer_names_host_function(offload):
                         r"function pointer 0x[0-9a-f]+ \(host symbol 'plain' in \S*indirect\.exe\)", lines[0]), lines[0]
 
 
-def test_device_addresses_identical_over_five_runs(offload):
-    exe = offload.compile(INDIRECT, name="indirect.c")
+@pytest.mark.parametrize("image", IMAGES)
+def test_device_addresses_identical_over_five_runs(offload, image):
+    exe = offload.compile(INDIRECT, name="indirect.c", image=image)
     device, host = set(), set()
     for _ in range(5):
         rc, out, err = run(offload, exe)
@@ -146,8 +152,9 @@ def test_device_base_is_configurable(offload):
     assert 0x300000000000 <= int(m.group(2), 16) < 0x300000000000 + (1 << 30)
 
 
-def test_virtual_call_on_mapped_object_reads_host_vtable(offload):
-    exe = offload.compile(VIRTUAL, name="virt.cpp")
+@pytest.mark.parametrize("image", IMAGES)
+def test_virtual_call_on_mapped_object_reads_host_vtable(offload, image):
+    exe = offload.compile(VIRTUAL, name="virt.cpp", image=image)
     rc, out, err = run(offload, exe)
     # Stock clang-22 does not translate the vtable pointer, so the device reads
     # the host's vtable: the simulator must say so, naming the vtable.
@@ -156,15 +163,17 @@ def test_virtual_call_on_mapped_object_reads_host_vtable(offload):
                      r"\(host symbol 'vtable for Der\+0x10' in \S*virt\.exe\)", err), err
 
 
-def test_kernel_timeout_is_reported(offload):
-    exe = offload.compile(SPIN, name="spin.c")
+@pytest.mark.parametrize("image", IMAGES)
+def test_kernel_timeout_is_reported(offload, image):
+    exe = offload.compile(SPIN, name="spin.c", image=image)
     rc, out, err = run(offload, exe, env={"OMPSIM_KERNEL_TIMEOUT": "2"})
     assert rc != 0
     assert re.search(r"ompsim: device 0: kernel \S+ timed out after 2s \(OMPSIM_KERNEL_TIMEOUT\)", err), err
 
 
-def test_killing_the_executor_mid_run_is_reported(offload):
-    exe = offload.compile(SPIN, name="spin.c")
+@pytest.mark.parametrize("image", IMAGES)
+def test_killing_the_executor_mid_run_is_reported(offload, image):
+    exe = offload.compile(SPIN, name="spin.c", image=image)
     p = start(offload, exe)
     pid = wait_for_executor(p.pid)
     time.sleep(0.3)

@@ -17,12 +17,15 @@
 #include <vector>
 
 namespace llvm::orc {
+class ExecutionSession;
 class SimpleRemoteEPC;
 }
 
 namespace ompsim::sim {
 
 class ImageSymbolTable;
+class DeviceJIT;
+struct JITImage;
 
 /// How to start one device. Defaults come from ompsim::config() through
 /// DeviceOptions::fromConfig().
@@ -109,6 +112,7 @@ public:
 
 private:
   explicit DeviceController(const DeviceOptions &options);
+  llvm::Expected<uint64_t> loadBitcode(llvm::ArrayRef<char> bytes, llvm::StringRef name);
   llvm::Error start(std::vector<std::pair<uint64_t, uint64_t>> &collided);
   void stop(bool graceful);
   llvm::Error checkAlive();
@@ -125,6 +129,7 @@ private:
     uint64_t remoteHandle = 0; ///< executor handle (ELF) or 0 (JIT)
     uint64_t base = 0, size = 0;
     std::unique_ptr<ImageSymbolTable> symbols;
+    std::unique_ptr<JITImage> jit; ///< set for bitcode images
   };
 
   DeviceOptions opts_;
@@ -132,7 +137,10 @@ private:
   pid_t pid_ = -1;
   int faultFd_ = -1;
   int hostFd_ = -1; ///< our end of the transport socket (owned by the EPC)
-  std::unique_ptr<llvm::orc::SimpleRemoteEPC> epc_;
+  /// Owns the EPC; bitcode images are JIT-linked through it.
+  std::unique_ptr<llvm::orc::ExecutionSession> es_;
+  llvm::orc::SimpleRemoteEPC *epc_ = nullptr;
+  std::unique_ptr<DeviceJIT> jit_;
   std::map<std::string, uint64_t> fns_; ///< wrapper name -> executor address
   std::map<uint64_t, Image> images_;
   uint64_t nextImage_ = 1;

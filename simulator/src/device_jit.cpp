@@ -1,0 +1,140 @@
+#include "device_jit.hpp"
+
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/ExecutionEngine/Orc/AbsoluteSymbols.h"
+#include "llvm/ExecutionEngine/Orc/CompileUtils.h"
+#include "llvm/ExecutionEngine/Orc/EHFrameRegistrationPlugin.h"
+#include "llvm/ExecutionEngine/Orc/EPCDynamicLibrarySearchGenerator.h"
+#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/TargetSelect.h"
+
+#include <algorithm>
+#include <mutex>
+
+namespace ompsim::sim {
+
+using namespace llvm;
+using namespace llvm::orc;
+
+namespace {
+
+Error makeError(const Twine &msg) { return createStringError(inconvertibleErrorCode(), msg); }
+
+/// Replaces llvm.global_ctors / llvm.global_dtors with one external function
+/// that calls them in order, so the executor can run them with a plain call.
+Function *lowerCtorsDtors(Module &m, bool ctors, const std::string &name) {
+  std::vector<std::pair<unsigned, Function *>> fns;
+  for (const auto &e : ctors ? getConstructors(m) : getDestructors(m))
+    if (e.Func)
+      fns.emplace_back(e.Priority, e.Func);
+  if (GlobalVariable *gv = m.getGlobalVariable(ctors ? "llvm.global_ctors" : "llvm.global_dtors"))
+    gv->eraseFromParent();
+  if (fns.empty())
+    return nullptr;
+  // Constructors run by ascending priority, destructors by descending.
+  std::stable_sort(fns.begin(), fns.end(), [ctors](auto &a, auto &b) {
+    return ctors ? a.first < b.first : a.first > b.first;
+  });
+  LLVMContext &ctx = m.getContext();
+  Function *f = Function::Create(FunctionType::get(Type::getVoidTy(ctx), false),
+                                 GlobalValue::ExternalLinkage, name, m);
+  IRBuilder<> b(BasicBlock::Create(ctx, "entry", f));
+  for (auto &[prio, fn] : fns)
+    b.CreateCall(FunctionType::get(Type::getVoidTy(ctx), false), fn);
+  b.CreateRetVoid();
+  return f;
+}
+
+} // namespace
+
+DeviceJIT::DeviceJIT(ExecutionSession &es, uint64_t dsoHandle) : es_(es), dsoHandle_(dsoHandle) {}
+
+Expected<std::unique_ptr<DeviceJIT>> DeviceJIT::Create(ExecutionSession &es, uint64_t dsoHandle) {
+  static std::once_flag targets;
+  std::call_once(targets, [] {
+    InitializeNativeTarget();
+    InitializeNativeTargetAsmPrinter();
+  });
+  std::unique_ptr<DeviceJIT> jit(new DeviceJIT(es, dsoHandle));
+  jit->linker_ = std::make_unique<ObjectLinkingLayer>(es);
+  if (auto eh = EHFrameRegistrationPlugin::Create(es))
+    jit->linker_->addPlugin(std::move(*eh));
+  else
+    consumeError(eh.takeError()); // unwinding through JIT code then stops at its frames
+  JITTargetMachineBuilder jtmb((Triple("x86_64-pc-linux-gnu")));
+  // The arena is far from the executor's libraries: reach them through the GOT.
+  jtmb.setRelocationModel(Reloc::PIC_);
+  jtmb.setCodeModel(CodeModel::Small);
+  jit->compiler_ = std::make_unique<IRCompileLayer>(
+      es, *jit->linker_, std::make_unique<ConcurrentIRCompiler>(std::move(jtmb)));
+  return std::move(jit);
+}
+
+Expected<JITImage> DeviceJIT::add(ArrayRef<char> bitcode, StringRef name) {
+  auto ctx = std::make_unique<LLVMContext>();
+  auto module = parseBitcodeFile(MemoryBufferRef(StringRef(bitcode.data(), bitcode.size()), name), *ctx);
+  if (!module)
+    return makeError("image " + name + ": unreadable bitcode: " + toString(module.takeError()));
+  Module &m = **module;
+  std::string tag = std::to_string(nextImage_++);
+  Function *init = lowerCtorsDtors(m, true, "__ompsim_jit_init_" + tag);
+  Function *fini = lowerCtorsDtors(m, false, "__ompsim_jit_fini_" + tag);
+  std::vector<std::string> names;
+  for (GlobalValue &gv : m.global_values())
+    if (!gv.isDeclaration() && !gv.hasLocalLinkage() && gv.hasName() && !gv.getName().starts_with("llvm."))
+      names.push_back(gv.getName().str());
+
+  auto jd = es_.createJITDylib("image" + name.str());
+  if (!jd)
+    return jd.takeError();
+  auto gen = EPCDynamicLibrarySearchGenerator::GetForTargetProcess(es_);
+  if (!gen)
+    return gen.takeError();
+  jd->addGenerator(std::move(*gen));
+  if (auto err = jd->define(absoluteSymbols(
+          {{es_.intern("__dso_handle"), {ExecutorAddr(dsoHandle_), JITSymbolFlags::Exported}}})))
+    return std::move(err);
+  if (auto err = compiler_->add(*jd, ThreadSafeModule(std::move(*module), std::move(ctx))))
+    return std::move(err);
+
+  JITImage img;
+  img.dylib = &*jd;
+  SymbolLookupSet set;
+  for (auto &n : names)
+    set.add(es_.intern(n), SymbolLookupFlags::WeaklyReferencedSymbol);
+  auto found = es_.lookup(makeJITDylibSearchOrder(&*jd), std::move(set));
+  if (!found)
+    return makeError("image " + name + ": JIT compile or link failed: " + toString(found.takeError()));
+  for (auto &[sym, def] : *found) {
+    std::string n = (*sym).str();
+    uint64_t a = def.getAddress().getValue();
+    if (init && n == init->getName())
+      img.init = a;
+    else if (fini && n == fini->getName())
+      img.fini = a;
+    img.symbols.emplace_back(n, a);
+  }
+  return img;
+}
+
+Expected<uint64_t> DeviceJIT::lookup(const JITImage &image, StringRef symbol) {
+  for (auto &[n, a] : image.symbols)
+    if (n == symbol)
+      return a;
+  return 0;
+}
+
+Error DeviceJIT::remove(JITImage &image) {
+  if (!image.dylib)
+    return Error::success();
+  Error err = es_.removeJITDylib(*image.dylib);
+  image.dylib = nullptr;
+  return err;
+}
+
+} // namespace ompsim::sim

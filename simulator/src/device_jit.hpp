@@ -1,0 +1,53 @@
+// ompsim simulator: JIT-compiles LLVM bitcode device images into a device's arena (host side).
+#pragma once
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ExecutionEngine/Orc/Core.h"
+#include "llvm/ExecutionEngine/Orc/IRCompileLayer.h"
+#include "llvm/ExecutionEngine/Orc/ObjectLinkingLayer.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace ompsim::sim {
+
+/// A JIT-linked image: its dylib, its generated init/fini functions (0 if
+/// none) and the addresses of its external symbols.
+struct JITImage {
+  llvm::orc::JITDylib *dylib = nullptr;
+  uint64_t init = 0, fini = 0;
+  std::vector<std::tuple<std::string, uint64_t>> symbols;
+};
+
+/// ORC layers (IR compile + JITLink object linking) over one device's
+/// ExecutionSession. Memory comes from the executor's arena through the
+/// EPC's JITLink memory manager; imports resolve against the executor's
+/// loaded libraries (libomp, libc, the device runtime).
+class DeviceJIT {
+public:
+  /// Builds the layers; `dsoHandle` is the address given to __dso_handle.
+  static llvm::Expected<std::unique_ptr<DeviceJIT>> Create(llvm::orc::ExecutionSession &es,
+                                                           uint64_t dsoHandle);
+
+  /// Parses, compiles and links `bitcode` as image `name` (all symbols
+  /// materialized now, so later lookups cannot fail on compile errors).
+  llvm::Expected<JITImage> add(llvm::ArrayRef<char> bitcode, llvm::StringRef name);
+  /// Address of `symbol` in `image`, or 0 when it defines none.
+  llvm::Expected<uint64_t> lookup(const JITImage &image, llvm::StringRef symbol);
+  /// Drops the image's dylib (its memory returns to the arena).
+  llvm::Error remove(JITImage &image);
+
+private:
+  DeviceJIT(llvm::orc::ExecutionSession &es, uint64_t dsoHandle);
+  llvm::orc::ExecutionSession &es_;
+  uint64_t dsoHandle_;
+  std::unique_ptr<llvm::orc::ObjectLinkingLayer> linker_;
+  std::unique_ptr<llvm::orc::IRCompileLayer> compiler_;
+  unsigned nextImage_ = 1;
+};
+
+} // namespace ompsim::sim
