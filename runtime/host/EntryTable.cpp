@@ -5,7 +5,10 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <cstring>
+#include <sys/uio.h>
+#include <unistd.h>
 
 namespace ompsim::host {
 namespace {
@@ -29,6 +32,52 @@ EntryKind classify(uint32_t flags, uint64_t size) {
   return size == 0 ? EntryKind::Kernel : EntryKind::Global;
 }
 
+/// Longest symbol name accepted; clang's entry names (mangled C++ included)
+/// stay far below it.
+constexpr size_t kMaxSymbolName = 4096;
+
+/// Reads the NUL-terminated name at `name` without trusting the pointer: an
+/// unreadable pointer or a name with no NUL within kMaxSymbolName bytes is an
+/// error instead of a crash (a corrupt table, or a table of the other format
+/// whose pointer fields are really other fields).
+llvm::Expected<std::string> readSymbolName(const char *name, const std::string &what,
+                                           size_t index) {
+  std::string out;
+  auto addr = reinterpret_cast<uintptr_t>(name);
+  constexpr uintptr_t kPageSize = 4096;
+  while (out.size() <= kMaxSymbolName) {
+    // One page at a time: the name may end just before an unmapped page.
+    size_t chunk = kPageSize - (addr % kPageSize);
+    char buf[kPageSize];
+    struct iovec local = {buf, chunk}, remote = {reinterpret_cast<void *>(addr), chunk};
+    ssize_t got = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+    if (got < 0 && errno == EPERM) {
+      // Reading our own memory is refused (seccomp): trust the pointer.
+      size_t len = strnlen(reinterpret_cast<const char *>(addr), chunk);
+      std::memcpy(buf, reinterpret_cast<const char *>(addr), len);
+      got = static_cast<ssize_t>(len == chunk ? chunk : len + 1);
+      if (len < chunk)
+        buf[len] = 0;
+    }
+    if (got <= 0)
+      return entryError(what, index,
+                        fmt::format("symbol name at {} is unreadable",
+                                    static_cast<const void *>(name)));
+    const char *nul = static_cast<const char *>(std::memchr(buf, 0, static_cast<size_t>(got)));
+    out.append(buf, nul ? static_cast<size_t>(nul - buf) : static_cast<size_t>(got));
+    if (nul)
+      break;
+    addr += static_cast<size_t>(got);
+  }
+  if (out.size() > kMaxSymbolName)
+    return entryError(what, index,
+                      fmt::format("symbol name at {} is unterminated or longer than {} bytes "
+                                  "(starts '{}')",
+                                  static_cast<const void *>(name), kMaxSymbolName,
+                                  out.substr(0, 32)));
+  return out;
+}
+
 /// Checks the fields every entry must have, whatever its format.
 llvm::Error validate(const OffloadEntry &e, const char *rawName, const std::string &what,
                      size_t index) {
@@ -37,7 +86,7 @@ llvm::Error validate(const OffloadEntry &e, const char *rawName, const std::stri
   if (!rawName)
     return entryError(what, index, "null symbol name");
   if (!e.address)
-    return entryError(what, index, fmt::format("'{}' has a null address", rawName));
+    return entryError(what, index, fmt::format("'{}' has a null address", e.name));
   return llvm::Error::success();
 }
 
@@ -71,6 +120,14 @@ llvm::Expected<std::vector<OffloadEntry>> parseEntryTable(const void *begin, con
   if (!begin || !end || end < begin)
     return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s",
                                    fmt::format("malformed entry range of {}", what).c_str());
+  // Compilers align entry tables; a misaligned one is corrupt, and reading
+  // its pointer fields in place would be undefined behaviour.
+  if (reinterpret_cast<uintptr_t>(begin) % alignof(__tgt_offload_entry) != 0)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(), "%s",
+        fmt::format("malformed entry table of {}: start {} is not {}-byte aligned", what, begin,
+                    alignof(__tgt_offload_entry))
+            .c_str());
   auto bytes = static_cast<size_t>(static_cast<const char *>(end) - static_cast<const char *>(begin));
   EntryFormat format = detectEntryFormat(begin, end);
   size_t stride = format == EntryFormat::Current ? sizeof(__tgt_offload_entry)
@@ -99,6 +156,10 @@ llvm::Expected<std::vector<OffloadEntry>> parseEntryTable(const void *begin, con
       e.data = raw.Data;
     } else {
       const auto &raw = static_cast<const __tgt_offload_entry_legacy *>(begin)[i];
+      if (raw.reserved != 0)
+        return entryError(what, i,
+                          "non-zero reserved field in an LLVM <= 19 entry table (entries of the "
+                          "two formats mixed?)");
       e.flags = static_cast<uint32_t>(raw.flags);
       e.address = raw.addr;
       rawName = raw.name;
@@ -108,10 +169,14 @@ llvm::Expected<std::vector<OffloadEntry>> parseEntryTable(const void *begin, con
       e.data = raw.size;
     }
     e.kind = classify(e.flags, e.size);
+    if (rawName) {
+      auto name = readSymbolName(rawName, what, i);
+      if (!name)
+        return name.takeError();
+      e.name = std::move(*name);
+    }
     if (auto err = validate(e, rawName, what, i))
       return std::move(err);
-    if (rawName)
-      e.name = rawName;
     OMPSIM_TRACE_EVENT(Cat::Entry, "parse")
         .str("owner", what)
         .num("index", static_cast<int64_t>(i))
