@@ -63,9 +63,40 @@ Sink &sink() {
   return *s;
 }
 
+/// Length of the well-formed UTF-8 sequence at s[i], or 0 if there is none.
+size_t utf8SequenceLength(std::string_view s, size_t i) {
+  auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  unsigned char b = byte(i);
+  size_t len = b >= 0xF0 && b <= 0xF4 ? 4 : b >= 0xE0 && b <= 0xEF ? 3 : b >= 0xC2 && b <= 0xDF ? 2 : 0;
+  if (len == 0 || i + len > s.size())
+    return 0;
+  for (size_t k = 1; k < len; ++k)
+    if ((byte(i + k) & 0xC0) != 0x80)
+      return 0;
+  unsigned char b1 = byte(i + 1);
+  // Overlong forms, UTF-16 surrogates and code points past U+10FFFF.
+  if ((b == 0xE0 && b1 < 0xA0) || (b == 0xED && b1 >= 0xA0) || (b == 0xF0 && b1 < 0x90) ||
+      (b == 0xF4 && b1 >= 0x90))
+    return 0;
+  return len;
+}
+
+/// Appends `s` as a JSON string. Names and paths are bytes, not always UTF-8:
+/// a byte that starts no well-formed UTF-8 sequence is written as the code
+/// point of the same number (\u00XX), so every line stays valid JSON.
 void appendJsonString(std::string &out, std::string_view s) {
   out += '"';
-  for (char ch : s) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    char ch = s[i];
+    if (static_cast<unsigned char>(ch) >= 0x80) {
+      if (size_t len = utf8SequenceLength(s, i)) {
+        out.append(s.substr(i, len));
+        i += len - 1;
+      } else {
+        out += fmt::format("\\u{:04x}", static_cast<unsigned char>(ch));
+      }
+      continue;
+    }
     switch (ch) {
     case '"': out += "\\\""; break;
     case '\\': out += "\\\\"; break;
