@@ -178,6 +178,10 @@ void __tgt_push_mapper_component(void *handle, void *base, void *begin, int64_t 
 
 int omp_get_num_devices(void) { return Runtime::get().numDevices(); }
 
+// libomp's own omp_get_num_devices (which programs bind to, through its symbol
+// version) asks for this first; RTLD_NEXT from libomp cannot see a preloaded runtime.
+int __tgt_get_num_devices(void) { return Runtime::get().numDevices(); }
+
 int omp_get_initial_device(void) { return Runtime::get().numDevices(); }
 
 int omp_get_device_num(void) { return Runtime::get().numDevices(); } // called on the host
