@@ -172,7 +172,12 @@ Error DeviceController::start(std::vector<std::pair<uint64_t, uint64_t>> &collid
   epc_ = epc->get();
   es_ = std::make_unique<ExecutionSession>(std::move(*epc));
   hostFd_ = sv[0];
-  OMPSIM_TRACE_EVENT(Cat::Image, "executor-start").num("device", opts_.deviceId).num("pid", pid_);
+  if (trace::enabled(trace::Cat::Image)) {
+    trace::Event ev(trace::Cat::Image, "executor-start");
+    ev.num("device", opts_.deviceId);
+    if (!trace::normalized()) // pids differ run to run; normalized traces must not
+      ev.num("executor_pid", pid_);
+  }
 
   const char *names[] = {proto::SetupName,       proto::LoadElfName,      proto::LookupName,
                          proto::UnloadName,      proto::AllocName,        proto::AllocCodeName,
@@ -283,14 +288,19 @@ std::string DeviceController::describeDeath(int status, const std::string &conte
                 f.magic == proto::FaultRecord::kMagic;
   }
   if (haveFault) {
-    OMPSIM_TRACE_EVENT(Cat::Fault, "device-fault")
-        .num("device", opts_.deviceId)
-        .str("context", context)
-        .num("signal", f.signo)
-        .hex("addr", f.addr)
-        .hex("rip", f.rip)
-        .num("tid", f.tid);
     HostSymbolizer &hs = HostSymbolizer::get();
+    if (trace::enabled(trace::Cat::Fault)) {
+      // Name both addresses on the side they belong to, so the trace alone says
+      // which host function or object the device touched.
+      trace::Event ev(trace::Cat::Fault, "device-fault");
+      ev.num("device", opts_.deviceId).str("context", context).num("signal", f.signo);
+      for (auto [key, a] : {std::pair<const char *, uint64_t>{"addr", f.addr}, {"rip", f.rip}}) {
+        if (!hs.objectOf(a).empty())
+          ev.host(key, a);
+        else
+          ev.dev(key, a, symbolize(a));
+      }
+    }
     std::string hostObject = (f.signo == SIGSEGV || f.signo == SIGBUS) ? hs.objectOf(f.addr) : "";
     auto hostSymbolText = [&](uint64_t a) {
       auto sym = hs.lookup(a);

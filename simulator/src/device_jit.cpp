@@ -36,10 +36,21 @@ Function *lowerCtorsDtors(Module &m, bool ctors, const std::string &name) {
     gv->eraseFromParent();
   if (fns.empty())
     return nullptr;
-  // Constructors run by ascending priority, destructors by descending.
-  std::stable_sort(fns.begin(), fns.end(), [ctors](auto &a, auto &b) {
-    return ctors ? a.first < b.first : a.first > b.first;
+  // Constructors run by ascending priority, destructors by descending; equal
+  // priorities keep their order in the module (std::sort on (priority, index)
+  // avoids libstdc++'s deprecated temporary buffer inside std::stable_sort).
+  std::vector<size_t> order(fns.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (fns[a].first != fns[b].first)
+      return ctors ? fns[a].first < fns[b].first : fns[a].first > fns[b].first;
+    return a < b;
   });
+  std::vector<std::pair<unsigned, Function *>> sorted;
+  for (size_t i : order)
+    sorted.push_back(fns[i]);
+  fns.swap(sorted);
   LLVMContext &ctx = m.getContext();
   Function *f = Function::Create(FunctionType::get(Type::getVoidTy(ctx), false),
                                  GlobalValue::ExternalLinkage, name, m);
