@@ -61,7 +61,10 @@ def environment(backend, base=None):
     """
     env = dict(os.environ if base is None else base)
     if backend in OURS:
-        env["LD_PRELOAD"] = ":".join(filter(None, [paths.RUNTIME, env.get("LD_PRELOAD", "")]))
+        # OMPSIM_SANITIZER_PRELOAD (scripts/sanitizers): a sanitizer runtime that
+        # must come before the instrumented runtime in the preload list.
+        env["LD_PRELOAD"] = ":".join(filter(None, [env.get("OMPSIM_SANITIZER_PRELOAD", ""),
+                                                   paths.RUNTIME, env.get("LD_PRELOAD", "")]))
         env["LD_LIBRARY_PATH"] = ":".join(filter(None, [paths.LIB, env.get("LD_LIBRARY_PATH", "")]))
         env["OMPSIM_PLUGINS"] = OURS[backend]
         env.setdefault("OMPSIM_LIB_DIR", paths.LIB)
