@@ -1,6 +1,8 @@
 // dlopen, version check and symbol resolution of plugins.
 #include "PluginLoader.h"
 
+#include "llvm/Support/Path.h"
+
 #include "ompsim/config.hpp"
 #include "ompsim/trace.hpp"
 
@@ -93,7 +95,7 @@ llvm::Expected<std::unique_ptr<Plugin>> Plugin::Create(const std::string &spec,
     p->numDevices_ = 0;
   OMPSIM_TRACE_EVENT(Cat::Image, "plugin")
       .str("name", p->name_)
-      .str("path", path)
+      .str("path", trace::normalized() ? llvm::sys::path::filename(path).str() : path)
       .num("devices", p->numDevices_)
       .num("set_function_ptr_map", p->fn_.set_function_ptr_map != nullptr);
   return std::move(p);

@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include <array>
+#include <cctype>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -124,7 +125,83 @@ Event::Event(Cat c, std::string_view event) : cat_(c) {
   human_ = fmt::format("{}] {}", name(c), event);
 }
 
+namespace {
+/// Offload symbol names embed the source file's device and inode ids
+/// (`__omp_offloading_fe00_a72249_main_l10`); normalized traces replace them
+/// so a rebuild or another checkout gives the same trace.
+std::string normalizeOffloadIds(std::string_view v) {
+  static constexpr std::string_view kPrefix = "__omp_offloading_";
+  std::string out;
+  size_t pos = 0;
+  while (true) {
+    size_t at = v.find(kPrefix, pos);
+    if (at == std::string_view::npos)
+      break;
+    size_t i = at + kPrefix.size();
+    auto hexRun = [&](size_t j) {
+      while (j < v.size() && std::isxdigit(static_cast<unsigned char>(v[j])))
+        ++j;
+      return j;
+    };
+    size_t a = hexRun(i);
+    size_t b = (a > i && a < v.size() && v[a] == '_') ? hexRun(a + 1) : a;
+    out.append(v.substr(pos, i - pos));
+    if (b > a + 1 && b < v.size() && v[b] == '_') {
+      out += "<id>";
+      pos = b;
+    } else {
+      pos = i;
+    }
+  }
+  out.append(v.substr(pos));
+  return out;
+}
+
+/// Absolute paths (of the program, libraries, temporary folders) depend on
+/// where things live; normalized traces keep only the file name.
+std::string normalizePaths(std::string_view v) {
+  auto delimiter = [](char c) { return c == ' ' || c == '(' || c == ')' || c == '\'' || c == '=' || c == ','; };
+  std::string out;
+  size_t i = 0;
+  while (i < v.size()) {
+    if (delimiter(v[i])) {
+      out += v[i++];
+      continue;
+    }
+    size_t end = i;
+    while (end < v.size() && !delimiter(v[end]))
+      ++end;
+    std::string_view token = v.substr(i, end - i);
+    size_t slash = token.rfind('/');
+    // "host:<./prog>"-style tokens keep their prefix up to the path.
+    size_t pathStart = token.find_first_of("./");
+    if (slash != std::string_view::npos && token.find("://") == std::string_view::npos) {
+      size_t lt = token.rfind('<', slash);
+      if (lt != std::string_view::npos)
+        out.append(token.substr(0, lt + 1));
+      else if (pathStart != std::string_view::npos && token.find(':') < pathStart)
+        out.append(token.substr(0, token.find(':') + 1));
+      out.append(token.substr(slash + 1));
+    } else {
+      out.append(token);
+    }
+    i = end;
+  }
+  return out;
+}
+} // namespace
+
 Event &Event::str(std::string_view key, std::string_view value) {
+  if (sink().normalize && (value.find("__omp_offloading_") != std::string_view::npos ||
+                           value.find('/') != std::string_view::npos)) {
+    std::string n = normalizePaths(normalizeOffloadIds(value));
+    json_ += ',';
+    appendJsonString(json_, key);
+    json_ += ':';
+    appendJsonString(json_, n);
+    human_ += fmt::format(" {}={}", key, n);
+    return *this;
+  }
   json_ += ',';
   appendJsonString(json_, key);
   json_ += ':';
