@@ -5,6 +5,7 @@
 #include "ompsim/plugin_api.h"
 
 #include "ompsim/config.hpp"
+#include "ompsim/host_symbolizer.hpp"
 #include "ompsim/simulator/device_controller.hpp"
 #include "ompsim/trace.hpp"
 
@@ -20,6 +21,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <map>
 #include <fmt/format.h>
 #include <memory>
 #include <mutex>
@@ -54,7 +56,34 @@ struct SimDevice {
   std::string lastError;
   uint32_t defaultThreadLimit = 0;
   uint64_t imagesLoaded = 0;
+  /// Translate calls per function over the whole run, from the recorded calls
+  /// (keyed by the symbolized result); exact unless calls were dropped.
+  struct FunctionCalls {
+    uint64_t calls = 0, misses = 0;
+  };
+  std::map<std::string, FunctionCalls> translateCalls;
+  uint64_t translateHits = 0, translateMisses = 0, translateDropped = 0;
 };
+
+/// Emits the per-device translate summary of the whole run (at exit or deinit).
+void emitTranslateExitSummary(SimDevice &d, int32_t id) {
+  if (!trace::enabled(trace::Cat::Translate) || d.translateHits + d.translateMisses == 0)
+    return;
+  for (const auto &[fn, c] : d.translateCalls)
+    OMPSIM_TRACE_EVENT(Cat::Translate, "exit-function")
+        .num("device", id)
+        .str("function", fn)
+        .num("calls", int64_t(c.calls))
+        .num("misses", int64_t(c.misses));
+  OMPSIM_TRACE_EVENT(Cat::Translate, "exit-summary")
+      .num("device", id)
+      .num("hits", int64_t(d.translateHits))
+      .num("misses", int64_t(d.translateMisses))
+      .num("dropped", int64_t(d.translateDropped))
+      .str("note", d.translateDropped ? "per-function counts cover recorded calls only; raise "
+                                        "OMPSIM_TRACE_TRANSLATE_CAP"
+                                      : "per-function counts are exact");
+}
 
 /// The plugin's devices; never destroyed (executors are stopped at exit by stopAll).
 class SimPlugin {
@@ -81,8 +110,10 @@ public:
   static void stopAll() {
     SimPlugin &p = get();
     std::lock_guard<std::mutex> lock(p.mu);
-    for (SimDevice &d : p.devices)
-      d.controller.reset();
+    for (size_t i = 0; i < p.devices.size(); ++i) {
+      emitTranslateExitSummary(p.devices[i], int32_t(i));
+      p.devices[i].controller.reset();
+    }
   }
 
   std::string libDir() {
@@ -142,13 +173,32 @@ void emitTranslateTrace(SimDevice &d, int32_t id, const std::string &kernel) {
         .str("reason", llvm::toString(log.takeError()));
     return;
   }
-  for (const TranslateLog::Record &r : log->records)
-    OMPSIM_TRACE_EVENT(Cat::Translate, "translate")
-        .num("device", id)
-        .str("kernel", kernel)
-        .host("host_ptr", r.hostPtr)
-        .dev("result", r.result, d.controller->symbolize(r.result))
-        .str("outcome", r.hit ? "hit" : "miss");
+  HostSymbolizer &hs = HostSymbolizer::get();
+  for (const TranslateLog::Record &r : log->records) {
+    trace::Event ev(trace::Cat::Translate, "translate");
+    ev.num("device", id).str("kernel", kernel);
+    // A pointer already translated (e.g. by the mapping table) reaches the
+    // lookup as a device address: name it on the device side.
+    auto named = [&](const char *key, uint64_t a) {
+      if (a == 0 || !hs.objectOf(a).empty())
+        ev.host(key, a);
+      else
+        ev.dev(key, a, d.controller->symbolize(a));
+    };
+    named("host_ptr", r.hostPtr);
+    named("result", r.result);
+    ev.str("outcome", r.hit ? "hit" : "miss");
+    std::string resultSym = d.controller->symbolize(r.result);
+    std::string fn = resultSym.empty() ? (r.hit ? fmt::format("dev:{:#x}", r.result)
+                                                : trace::hostAddress(r.hostPtr, !trace::normalized()))
+                                       : resultSym.substr(0, resultSym.rfind('+'));
+    SimDevice::FunctionCalls &c = d.translateCalls[fn];
+    ++c.calls;
+    c.misses += r.hit ? 0 : 1;
+  }
+  d.translateHits += log->hits;
+  d.translateMisses += log->misses;
+  d.translateDropped += log->dropped;
   OMPSIM_TRACE_EVENT(Cat::Translate, "summary")
       .num("device", id)
       .str("kernel", kernel)
@@ -242,6 +292,9 @@ OMPSIM_EXPORT int32_t __tgt_rtl_deinit_device(int32_t id) {
   SimDevice *d = p.device(id);
   if (!d)
     return OMPSIM_OFFLOAD_FAIL;
+  emitTranslateExitSummary(*d, id);
+  d->translateCalls.clear();
+  d->translateHits = d->translateMisses = d->translateDropped = 0;
   d->controller.reset();
   return OMPSIM_OFFLOAD_SUCCESS;
 }
@@ -400,8 +453,11 @@ OMPSIM_EXPORT int32_t __tgt_rtl_run_target_region(int32_t id, void *kernel, void
       .num("args", num_args)
       .num("teams", teams)
       .num("threads", threads);
-  if (auto err = c->launch(k->entry, args, teams, threads, name))
-    return failWith(d, std::move(err));
+  if (auto err = c->launch(k->entry, args, teams, threads, name)) {
+    int32_t rc = failWith(d, std::move(err));
+    emitTranslateTrace(*d, id, name); // the lookups that led to a fault, if any
+    return rc;
+  }
   emitTranslateTrace(*d, id, name);
   return OMPSIM_OFFLOAD_SUCCESS;
 }

@@ -286,6 +286,21 @@ std::string DeviceController::describeDeath(int status, const std::string &conte
     ::fcntl(faultFd_, F_SETFL, fl | O_NONBLOCK);
     haveFault = ::read(faultFd_, &f, sizeof f) == ssize_t(sizeof f) &&
                 f.magic == proto::FaultRecord::kMagic;
+    // The faulting kernel's translate log follows the record when the device
+    // runtime was loaded; keep it for takeTranslateLog.
+    auto log = std::make_unique<proto::FaultTranslateLog>();
+    if (haveFault && ::read(faultFd_, log.get(), sizeof *log) == ssize_t(sizeof *log) &&
+        log->magic == proto::FaultTranslateLog::kMagic &&
+        log->count <= proto::FaultTranslateLog::kMaxRecords) {
+      TranslateLog t;
+      t.hits = log->hits;
+      t.misses = log->misses;
+      t.recorded = log->count;
+      t.dropped = log->dropped;
+      for (uint32_t i = 0; i < log->count; ++i)
+        t.records.push_back({log->records[i].host, log->records[i].result, log->records[i].hit != 0});
+      faultTranslateLog_ = std::move(t);
+    }
   }
   if (haveFault) {
     HostSymbolizer &hs = HostSymbolizer::get();
@@ -614,6 +629,11 @@ Error DeviceController::setFunctionPointerTable(ArrayRef<__omp_offloading_fptr_m
 
 Expected<TranslateLog> DeviceController::takeTranslateLog(uint64_t nextCap, uint64_t maxRecords) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
+  if (!deathMessage_.empty() && faultTranslateLog_) {
+    TranslateLog saved = std::move(*faultTranslateLog_);
+    faultTranslateLog_.reset();
+    return saved;
+  }
   Expected<std::vector<uint64_t>> raw = std::vector<uint64_t>();
   if (auto err = call<proto::TranslateLogSignature>(proto::TranslateLogName, "reading the translate log",
                                                     raw, nextCap, maxRecords))

@@ -27,6 +27,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -51,6 +52,10 @@ Error makeError(const Twine &msg) { return createStringError(inconvertibleErrorC
 // ---- faults -----------------------------------------------------------------
 
 int gFaultFd = -1;
+/// The device runtime's log reader, once it is loaded; the fault handler sends
+/// the faulting kernel's translate records after the fault record.
+using TakeTranslateLogFn = ompsim_translate_stats (*)(ompsim_translate_record *, uint64_t);
+std::atomic<TakeTranslateLogFn> gTakeTranslateLog{nullptr};
 
 /// Reports a fatal signal to the controller and exits. Async-signal-safe.
 void onFatalSignal(int signo, siginfo_t *info, void *ctx) {
@@ -65,6 +70,24 @@ void onFatalSignal(int signo, siginfo_t *info, void *ctx) {
   if (gFaultFd >= 0) {
     ssize_t n = ::write(gFaultFd, &rec, sizeof rec);
     (void)n;
+    // Publication never overlaps a kernel, so the runtime's publish lock is
+    // free here; static buffers keep the handler free of allocation.
+    if (TakeTranslateLogFn take = gTakeTranslateLog.load(std::memory_order_acquire)) {
+      static ompsim_translate_record recs[proto::FaultTranslateLog::kMaxRecords];
+      static proto::FaultTranslateLog log;
+      ompsim_translate_stats st = take(recs, proto::FaultTranslateLog::kMaxRecords);
+      uint64_t count = st.recorded < proto::FaultTranslateLog::kMaxRecords ? st.recorded
+                                                                            : proto::FaultTranslateLog::kMaxRecords;
+      log.magic = proto::FaultTranslateLog::kMagic;
+      log.count = uint32_t(count);
+      log.hits = st.hits;
+      log.misses = st.misses;
+      log.dropped = st.dropped + (st.recorded - count);
+      for (uint64_t i = 0; i < count; ++i)
+        log.records[i] = {recs[i].host_ptr, recs[i].result, recs[i].hit};
+      n = ::write(gFaultFd, &log, sizeof log);
+      (void)n;
+    }
   }
   ::_exit(proto::kFaultExitStatus);
 }
@@ -196,6 +219,9 @@ OMPSIM_WRAPPER(setupWrapper, proto::SetupSignature,
                  std::string rt = libDir + "/libompsim-device.so";
                  d.deviceRuntime = ::dlopen(rt.c_str(), RTLD_NOW | RTLD_GLOBAL);
                  if (d.deviceRuntime) {
+                   gTakeTranslateLog.store(reinterpret_cast<TakeTranslateLogFn>(::dlsym(
+                                               d.deviceRuntime, "__ompsim_device_take_translate_log")),
+                                           std::memory_order_release);
                    d.librariesByName["libompsim-device.so"] = d.deviceRuntime;
                    d.libraries.push_back(d.deviceRuntime);
                  } else {

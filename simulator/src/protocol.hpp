@@ -78,6 +78,20 @@ struct FaultRecord {
   uint64_t pageFaultCode; ///< x86 page-fault error code (bit 1: write)
 };
 
+/// Follows a FaultRecord when the device runtime is loaded: the translate log
+/// of the kernel that faulted, so a trace still shows the lookups (and the
+/// miss) that led to the fault.
+struct FaultTranslateLog {
+  static constexpr uint32_t kMagic = 0x7A15106Du;
+  static constexpr uint32_t kMaxRecords = 256;
+  uint32_t magic;
+  uint32_t count;
+  uint64_t hits, misses, dropped;
+  struct Record {
+    uint64_t host, result, hit;
+  } records[kMaxRecords];
+};
+
 /// Exit status of an executor that reported a fault.
 inline constexpr int kFaultExitStatus = 70;
 

@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -95,6 +96,7 @@ public:
   /// Copies `table` into device memory and publishes it to the device runtime.
   llvm::Error setFunctionPointerTable(llvm::ArrayRef<__omp_offloading_fptr_map_ty> table);
   /// Takes the device runtime's translate log; `nextCap` records are kept in the next period.
+  /// After a device fault, returns the log of the kernel that faulted (once).
   llvm::Expected<TranslateLog> takeTranslateLog(uint64_t nextCap, uint64_t maxRecords);
 
   /// "symbol+0xoff" for a device address in a loaded image, or "".
@@ -146,6 +148,8 @@ private:
   uint64_t nextImage_ = 1;
   uint64_t tableAddr_ = 0;
   std::string deathMessage_; ///< non-empty once the executor is gone
+  /// The faulting kernel's translate log, sent by the executor with its fault record.
+  std::optional<TranslateLog> faultTranslateLog_;
 };
 
 } // namespace ompsim::sim
