@@ -61,8 +61,12 @@ llvm::Expected<std::string> readSymbolName(const char *name, const std::string &
     }
     if (got <= 0)
       return entryError(what, index,
-                        fmt::format("symbol name at {} is unreadable",
-                                    static_cast<const void *>(name)));
+                        out.empty() ? fmt::format("symbol name at {} is unreadable",
+                                                  static_cast<const void *>(name))
+                                    : fmt::format("symbol name at {} is unterminated: it runs into "
+                                                  "unreadable memory at {:#x} (starts '{}')",
+                                                  static_cast<const void *>(name), addr,
+                                                  out.substr(0, 32)));
     const char *nul = static_cast<const char *>(std::memchr(buf, 0, static_cast<size_t>(got)));
     out.append(buf, nul ? static_cast<size_t>(nul - buf) : static_cast<size_t>(got));
     if (nul)
@@ -135,8 +139,11 @@ llvm::Expected<std::vector<OffloadEntry>> parseEntryTable(const void *begin, con
   if (bytes % stride != 0)
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(), "%s",
-        fmt::format("malformed entry table of {}: {} bytes is not a whole number of {}-byte entries",
-                    what, bytes, stride)
+        fmt::format("malformed entry table of {}: {} bytes is not a whole number of {}-byte entries{}",
+                    what, bytes, stride,
+                    format == EntryFormat::Legacy
+                        ? " (the first entry is in the LLVM <= 19 format; formats mixed?)"
+                        : "")
             .c_str());
   size_t count = bytes / stride;
   out.reserve(count);

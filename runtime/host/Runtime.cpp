@@ -5,11 +5,16 @@
 #include "ompsim/host_symbolizer.hpp"
 #include "ompsim/trace.hpp"
 
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Support/MemoryBuffer.h"
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <omp.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 
 namespace ompsim::host {
@@ -25,6 +30,33 @@ thread_local std::map<int64_t, uint64_t> pendingTripcounts;
 std::string descriptorOwner(const void *desc) {
   std::string object = HostSymbolizer::get().objectOf(reinterpret_cast<uint64_t>(desc));
   return object.empty() ? fmt::format("descriptor {}", desc) : object;
+}
+
+} // namespace
+
+namespace {
+
+/// What a device image holds, for messages about images no plugin took:
+/// "ELF for machine 183", "LLVM bitcode for aarch64-unknown-linux-gnu".
+std::string describeImage(const __tgt_device_image *image) {
+  auto *bytes = static_cast<const unsigned char *>(image->ImageStart);
+  size_t size = static_cast<size_t>(static_cast<const char *>(image->ImageEnd) -
+                                    static_cast<const char *>(image->ImageStart));
+  if (size >= 20 && std::memcmp(bytes, "\x7f" "ELF", 4) == 0) {
+    uint16_t machine;
+    std::memcpy(&machine, bytes + 18, sizeof(machine));
+    return fmt::format("ELF for machine {}{}", machine, machine == 62 ? " (x86-64)" : "");
+  }
+  if (size >= 4 && std::memcmp(bytes, "BC\xc0\xde", 4) == 0) {
+    llvm::MemoryBufferRef ref(llvm::StringRef(reinterpret_cast<const char *>(bytes), size), "image");
+    auto triple = llvm::getBitcodeTargetTriple(ref);
+    if (!triple) {
+      llvm::consumeError(triple.takeError());
+      return "unreadable LLVM bitcode";
+    }
+    return fmt::format("LLVM bitcode for {}", triple->empty() ? "no target triple" : *triple);
+  }
+  return fmt::format("{} bytes of unknown format", size);
 }
 
 } // namespace
@@ -116,6 +148,9 @@ llvm::Error Runtime::loadOnDevices(RegisteredImage &image) {
     break;
   }
   if (!image.plugin) {
+    // Normal for a binary built for several targets; kept so a launch that
+    // finds no kernel can say which images were refused and why.
+    rejectedImages_.push_back(fmt::format("{} ({})", image.name, describeImage(image.image)));
     OMPSIM_TRACE_EVENT(Cat::Image, "unsupported").str("image", image.name);
     return llvm::Error::success(); // regions from it fall back (or fail when mandatory)
   }
@@ -144,9 +179,16 @@ llvm::Error Runtime::registerLib(__tgt_bin_desc *desc) {
   if (desc->NumDeviceImages < 0 || (desc->NumDeviceImages > 0 && !desc->DeviceImages))
     return makeError(fmt::format("malformed offload descriptor of {}: {} device images at {}", owner,
                                  desc->NumDeviceImages, static_cast<void *>(desc->DeviceImages)));
+  if (desc->NumDeviceImages == 0)
+    return makeError(fmt::format("malformed offload descriptor of {}: it holds no device images",
+                                 owner));
+  // Registration and unregistration come in pairs (one constructor, one
+  // destructor per binary); a second registration means corrupt state.
   for (const RegisteredLib &lib : libs_)
     if (lib.desc == desc)
-      return llvm::Error::success(); // registered twice: once is enough
+      return makeError(fmt::format("{}{} is registered twice",
+                                   owner.starts_with("descriptor ") ? "offload " : "offload descriptor of ",
+                                   owner));
   OMPSIM_TRACE_EVENT(Cat::Image, "register")
       .str("owner", owner)
       .num("images", desc->NumDeviceImages);
@@ -185,7 +227,8 @@ llvm::Error Runtime::unregisterLib(__tgt_bin_desc *desc) {
   std::lock_guard<std::recursive_mutex> guard(lock_);
   auto it = std::find_if(libs_.begin(), libs_.end(), [&](const RegisteredLib &l) { return l.desc == desc; });
   if (it == libs_.end())
-    return llvm::Error::success();
+    return makeError(fmt::format("__tgt_unregister_lib: offload descriptor {} was never registered",
+                                 static_cast<void *>(desc)));
   OMPSIM_TRACE_EVENT(Cat::Image, "unregister").str("owner", descriptorOwner(desc));
   for (RegisteredImage &image : it->images)
     for (auto &d : devices_)
@@ -217,9 +260,17 @@ llvm::Error Runtime::targetKernel(int64_t deviceNum, int32_t teams, int32_t thre
   std::string kernelName;
   void *kernel = d.findKernel(regionId, &kernelName);
   if (!kernel)
+  {
+    std::lock_guard<std::recursive_mutex> guard(lock_);
+    std::string rejected =
+        rejectedImages_.empty()
+            ? std::string()
+            : fmt::format("; no plugin accepted {}", fmt::join(rejectedImages_, ", "));
     return makeError(fmt::format("no device image loaded on device {} provides the target region "
-                                 "{}",
-                                 d.deviceNumber(), trace::hostAddress(reinterpret_cast<uint64_t>(regionId))));
+                                 "{}{}",
+                                 d.deviceNumber(), trace::hostAddress(reinterpret_cast<uint64_t>(regionId)),
+                                 rejected));
+  }
 
   std::vector<MapArg> mapArgs = makeMapArgs(static_cast<int32_t>(args->NumArgs), args->ArgBasePtrs,
                                             args->ArgPtrs, args->ArgSizes, args->ArgTypes,

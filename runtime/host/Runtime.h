@@ -91,6 +91,8 @@ private:
   std::vector<std::unique_ptr<Plugin>> plugins_;
   std::vector<std::unique_ptr<Device>> devices_;
   std::vector<RegisteredLib> libs_;
+  /// "<image name> (<what it holds>)" of each image no plugin accepted.
+  std::vector<std::string> rejectedImages_;
   int64_t requires_ = 0;
 };
 
