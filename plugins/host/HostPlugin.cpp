@@ -72,6 +72,29 @@ bool isLoadableImage(const __tgt_device_image *image, std::string &why) {
   return true;
 }
 
+/// Names the first program header or loadable segment that lies outside the
+/// image bytes (a truncated or corrupt image), or returns "".
+std::string segmentsOutsideImage(const __tgt_device_image *image) {
+  size_t size = imageSize(image);
+  Elf *elf = elf_memory(static_cast<char *>(image->ImageStart), size);
+  if (!elf)
+    return "not an ELF object";
+  std::string why;
+  size_t phnum = 0;
+  if (elf_getphdrnum(elf, &phnum) != 0 || phnum == 0)
+    why = "it has no readable program headers";
+  for (size_t i = 0; why.empty() && i < phnum; ++i) {
+    GElf_Phdr ph;
+    if (!gelf_getphdr(elf, static_cast<int>(i), &ph))
+      why = fmt::format("program header {} lies outside the image", i);
+    else if (ph.p_type == PT_LOAD && (ph.p_offset > size || ph.p_filesz > size - ph.p_offset))
+      why = fmt::format("PT_LOAD segment {} (file bytes [{:#x}, {:#x})) lies outside the {}-byte image",
+                        i, ph.p_offset, ph.p_offset + ph.p_filesz, size);
+  }
+  elf_end(elf);
+  return why;
+}
+
 Status HostDevice::init() {
   std::lock_guard<std::mutex> lock(mutex_);
   if (initialized_)
@@ -94,6 +117,10 @@ Status HostDevice::load(const __tgt_device_image *image, HostBinary *&out) {
   std::lock_guard<std::mutex> lock(mutex_);
   std::string label = fmt::format("device image at {} ({} bytes)", image->ImageStart, imageSize(image));
   // dlopen needs a file: an anonymous memory file keeps nothing on disk.
+  // ld.so maps segments straight from the file: one past its end would be a
+  // SIGBUS when touched, so a truncated image is refused here.
+  if (std::string why = segmentsOutsideImage(image); !why.empty())
+    return fmt::format("cannot load {}: {}", label, why);
   std::string memName = fmt::format("ompsim-image-{}", imageCounter_++);
   int fd = memfd_create(memName.c_str(), MFD_CLOEXEC);
   if (fd < 0)
