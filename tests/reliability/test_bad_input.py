@@ -1,0 +1,108 @@
+"""Bad images and entries handed to ompsim's runtime: one line naming the object and the problem.
+
+programs/fake_program.c builds its own offload descriptor around a real
+clang-22 device image (of programs/image_source.c) and breaks one thing per
+case. Each case runs on both of ompsim's backends.
+"""
+import os
+import subprocess
+
+import pytest
+
+from reliability_helpers import PROGRAMS, ompsim_lines, run
+from ompsim_cli import paths
+
+BACKENDS = ["sim", "ours-host"]
+DESC = r"descriptor 0x[0-9a-f]+"
+IMAGE0 = r"device image 0 of " + DESC
+
+
+@pytest.fixture(scope="module")
+def fake(tmp_path_factory):
+    """(fake program, real device image, aarch64 bitcode, kernel, add1 global, mul2 global)."""
+    d = tmp_path_factory.mktemp("fake")
+    src = os.path.join(PROGRAMS, "image_source.c")
+    subprocess.run([paths.tool("clang"), "-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu", "-O1",
+                    "-save-temps", src, "-o", "image_source"], cwd=d, check=True, capture_output=True)
+    image = d / "image_source.x86_64..img"
+    assert image.exists(), "clang-22 -save-temps left no device image"
+    nm = subprocess.run([paths.tool("llvm-nm"), "-D", "--defined-only", str(image)], check=True,
+                        capture_output=True, text=True).stdout.split()
+    syms = [s for s in nm if s.startswith("__omp_offloading_")]
+    pick = lambda tag: next(s for s in syms if tag in s)  # noqa: E731
+    (d / "other.c").write_text("int f(void) { return 1; }\n")
+    subprocess.run([paths.tool("clang"), "--target=aarch64-linux-gnu", "-c", "-emit-llvm", "other.c",
+                    "-o", "other_aarch64.bc"], cwd=d, check=True, capture_output=True)
+    exe = d / "fake_program"
+    subprocess.run([paths.tool("clang"), "-O1", "-g", "-Wall", "-Werror",
+                    "-I", os.path.join(paths.ROOT, "runtime", "include"),
+                    os.path.join(PROGRAMS, "fake_program.c"), "-o", str(exe),
+                    "-L", paths.LLVM_LIB, "-lomptarget", "-Wl,-rpath," + paths.LLVM_LIB],
+                   check=True, capture_output=True)
+    return exe, image, d / "other_aarch64.bc", pick("_main_l"), pick("_add1_l"), pick("_mul2_l")
+
+
+def run_case(fake, backend, case):
+    exe, image, bitcode, kernel, add1, mul2 = fake
+    img = bitcode if case == "bitcode" else image
+    return run(exe, backend, [case, img, kernel, add1, mul2], timeout=120)
+
+
+def test_well_formed_descriptor_runs(fake):
+    """The harness itself: an untouched descriptor registers, launches and unregisters."""
+    for backend in BACKENDS:
+        r = run_case(fake, backend, "ok")
+        assert r.rc == 0, r.err
+        assert "fake: done" in r.out and ompsim_lines(r.err) == [], r.err
+        assert r.leftover == []
+
+
+# case -> {backend: regex of the one ompsim: line} ("*" for both backends).
+CASES = {
+    "truncated": {
+        "sim": r"ompsim: device 0: image #\d+: PT_LOAD segment \d+ lies outside the file",
+        "ours-host": r"ompsim: cannot load device image at 0x[0-9a-f]+ \(\d+ bytes\): PT_LOAD segment \d+ "
+                     r"\(file bytes \[0x[0-9a-f]+, 0x[0-9a-f]+\)\) lies outside the \d+-byte image",
+    },
+    "corrupted": {
+        "sim": r"ompsim: device 0: image #\d+: no program headers",
+        "ours-host": r"ompsim: cannot load device image at 0x[0-9a-f]+ \(\d+ bytes\): it has no readable "
+                     r"program headers",
+    },
+    "machine": {"*": r"ompsim: no device image loaded on device 0 provides the target region "
+                     r"host:region_id\+0x0 \(0x[0-9a-f]+\); no plugin accepted %s \(ELF for machine 183\)" % IMAGE0},
+    "bitcode": {"*": r"ompsim: no device image loaded on device 0 provides the target region "
+                     r"host:region_id\+0x0 \(0x[0-9a-f]+\); no plugin accepted %s \(LLVM bitcode for "
+                     r"aarch64-unknown-linux-gnu\)" % IMAGE0},
+    "empty": {"*": r"ompsim: malformed %s: image bytes \[(0x[0-9a-f]+), \1\) are empty or inverted" % IMAGE0},
+    "no-images": {"*": r"ompsim: malformed offload descriptor of %s: it holds no device images" % DESC},
+    "null-address": {"*": r"ompsim: bad offload entry 0 of %s: '__omp_offloading_\w+_add1_l\d+' has a null "
+                          r"address" % IMAGE0},
+    "misaligned": {"*": r"ompsim: malformed entry table of %s: start 0x[0-9a-f]+ is not 8-byte aligned" % IMAGE0},
+    "unterminated-name": {"*": r"ompsim: bad offload entry 0 of %s: symbol name at 0x[0-9a-f]+ is unterminated: "
+                               r"it runs into unreadable memory at 0x[0-9a-f]+ \(starts 'A{32}'\)" % IMAGE0},
+    "long-name": {"*": r"ompsim: bad offload entry 0 of %s: symbol name at 0x[0-9a-f]+ is unterminated or "
+                       r"longer than 4096 bytes \(starts 'B{32}'\)" % IMAGE0},
+    "duplicate-host-pointer": {"*": r"ompsim: entry '__omp_offloading_\w+_mul2_l\d+' of %s maps host address "
+                                    r"host:host_add1\+0x0 \(0x[0-9a-f]+\) to 0x[0-9a-f]+, but it is already "
+                                    r"mapped to 0x[0-9a-f]+ \('__omp_offloading_\w+_add1_l\d+'\)" % IMAGE0},
+    "missing-device-global": {"*": r"ompsim: indirect entry '__omp_offloading_fe00_0_nonexistent_l1' of %s has "
+                                   r"no device global of that name on device 0" % IMAGE0},
+    "vtable-size": {"*": r"ompsim: indirect vtable entry '__omp_offloading_\w+_mul2_l\d+' of %s has size 12, "
+                         r"which is not a non-zero multiple of 8" % IMAGE0},
+    "mixed-formats": {"*": r"ompsim: malformed entry table of %s: 144 bytes is not a whole number of 32-byte "
+                           r"entries \(the first entry is in the LLVM <= 19 format; formats mixed\?\)" % IMAGE0},
+    "unregister-without-register": {"*": r"ompsim: __tgt_unregister_lib: offload %s was never registered" % DESC},
+    "double-register": {"*": r"ompsim: offload %s is registered twice" % DESC},
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_bad_input(fake, backend, case):
+    import re
+    expected = CASES[case].get(backend, CASES[case].get("*"))
+    r = run_case(fake, backend, case)
+    line = r.single_error()  # non-zero exit (no signal), one line, no executor left
+    assert re.fullmatch(expected, line), line
+    assert "fake: done" not in r.out
