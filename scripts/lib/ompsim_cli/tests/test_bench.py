@@ -1,0 +1,155 @@
+"""`ompsim bench`: result parsing, goal evaluation, the generated Markdown and failure reporting.
+
+No timing is asserted anywhere: the figures themselves are measurements, only
+their bookkeeping is tested.
+"""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from ompsim_cli import bench, paths
+
+OMPSIM = os.path.join(paths.ROOT, "scripts", "ompsim")
+
+
+def gbench_entry(impl, size, pattern, cpu, aggregate=None, **counters):
+    name = "lookup/%s/%d/%s" % (impl, size, pattern)
+    e = {"name": name + ("_" + aggregate if aggregate else ""), "run_name": name, "cpu_time": cpu,
+         "real_time": cpu, "time_unit": "ns", "run_type": "aggregate" if aggregate else "iteration"}
+    if aggregate:
+        e["aggregate_name"] = aggregate
+    e.update(counters)
+    return e
+
+
+def test_parse_gbench_prefers_median_aggregate_and_converts_units():
+    doc = {"benchmarks": [
+        gbench_entry("ours", 16, "random_hit", 99.0),
+        gbench_entry("ours", 16, "random_hit", 5.0, aggregate="mean"),
+        gbench_entry("ours", 16, "random_hit", 4.0, aggregate="median", bytes_per_entry=16.0),
+        dict(gbench_entry("binary_search", 16, "random_hit", 0.5, aggregate="median"), time_unit="us"),
+        {"name": "something_else_median", "run_name": "something_else", "aggregate_name": "median",
+         "cpu_time": 1.0, "time_unit": "ns"},
+    ]}
+    times, counters = bench.parse_gbench(doc)
+    assert times == {("ours", 16, "random_hit"): 4.0, ("binary_search", 16, "random_hit"): 500.0}
+    assert counters[("ours", 16, "random_hit")] == {"bytes_per_entry": 16.0}
+
+
+def test_parse_gbench_single_runs_without_repetitions():
+    doc = {"benchmarks": [gbench_entry("unordered_map", 1, "random_miss", 3.0)]}
+    times, _ = bench.parse_gbench(doc)
+    assert times == {("unordered_map", 1, "random_miss"): 3.0}
+
+
+def rows_where_ours_is(factor_small, factor_big):
+    """Synthetic lookup rows: ours = baseline / factor (factor > 1: ours faster)."""
+    rows = {}
+    for n in bench.LOOKUP_SIZES:
+        for p in bench.LOOKUP_PATTERNS:
+            rows[("binary_search", n, p)] = 100.0
+            rows[("unordered_map", n, p)] = 120.0
+            rows[("ours", n, p)] = 100.0 / (factor_big if n >= 65536 else factor_small)
+    return rows
+
+
+def test_lookup_goals_met_when_ours_is_fast_everywhere():
+    g = bench.lookup_goals(rows_where_ours_is(1.2, 2.0))
+    assert g["never_slower"]["met"] is True
+    assert g["faster_than_bsearch_64ki"]["met"] is True
+    assert g["faster_than_bsearch_64ki"]["worst"]["ratio"] == pytest.approx(2.0)
+
+
+def test_lookup_goals_name_the_cell_that_misses():
+    rows = rows_where_ours_is(1.2, 1.4)
+    rows[("unordered_map", 1024, "sequential_miss")] = 10.0  # hash map beats ours here
+    g = bench.lookup_goals(rows)
+    assert g["never_slower"]["met"] is False
+    worst = g["never_slower"]["worst"]
+    assert (worst["size"], worst["pattern"], worst["best_baseline"]) == (1024, "sequential_miss", "unordered_map")
+    assert worst["ratio"] == pytest.approx(10.0 / (100.0 / 1.2))
+    assert g["faster_than_bsearch_64ki"]["met"] is False  # 1.4x < 1.5x
+    assert len(g["never_slower"]["misses"]) == 1
+
+
+def test_lookup_goals_unmeasured_when_rows_missing():
+    g = bench.lookup_goals({})
+    assert g["never_slower"]["met"] is None and g["faster_than_bsearch_64ki"]["met"] is None
+
+
+def test_markdown_says_not_available_with_the_reason():
+    res = {"machine": {"cpu": "test cpu", "cores": 2}, "quick": True, "parts": {
+        "lookup": {"unavailable": "ompsim_lookup_bench not built"},
+        "launch": {"launches": 10, "unit": "us", "backends": {
+            "sim": {"unavailable": "backend sim: runtime missing"},
+            "ours-host": {"median_us": 1.0, "p99_us": 2.0, "min_us": 0.5},
+            "host-upstream": {"median_us": 2.0, "p99_us": 3.0, "min_us": 1.0}},
+            "goal": {"met": None, "sim_over_upstream_median": None}},
+    }}
+    md = bench.render_markdown(res)
+    assert "not available: ompsim_lookup_bench not built" in md
+    assert "| sim | not available: backend sim: runtime missing |" in md
+    assert "| ours-host | 1.00 | 2.00 | 0.50 |" in md
+    assert "sim within 3x of the stock host plugin*: not measured" in md
+    assert "### 4. Transfer bandwidth\n\nnot run in this invocation." in md
+
+
+def test_markdown_states_goal_with_ratio():
+    res = {"machine": {}, "parts": {"bandwidth": {"unit": "GB/s", "sizes": [bench.MiB], "backends": {
+        "sim": [{"size": bench.MiB, "h2d_gbs": 1.0, "d2h_gbs": 3.0, "memcpy_gbs": 4.0}]},
+        "goal": {"met": False, "worst_fraction_of_memcpy_from_1MiB": 0.25}}}}
+    md = bench.render_markdown(res)
+    assert "| sim | 1 Mi | 1.00 | 3.00 | 4.00 | 0.25 |" in md
+    assert "**not met**; worst fraction = 0.25" in md
+
+
+def test_insert_section_replaces_only_the_generated_block():
+    doc = "# Perf\n\nintro\n\n%s\nold table\n%s\n\nafter\n" % (bench.BEGIN, bench.END)
+    once = bench.insert_section(doc, "new table\n")
+    assert "old table" not in once and "new table" in once
+    assert once.startswith("# Perf\n\nintro\n") and once.endswith("\nafter\n")
+    assert bench.insert_section(once, "new table\n") == once
+    appended = bench.insert_section("# Perf\n", "t\n")
+    assert appended.endswith(bench.BEGIN + "\nt\n" + bench.END + "\n")
+
+
+def test_failing_program_is_reported_with_its_last_error_line():
+    with pytest.raises(bench.Unavailable) as e:
+        bench.run_program("/bin/sh", ["-c", "echo partial; echo 'no device here' >&2; exit 3"], dict(os.environ))
+    assert "exited 3: no device here" in str(e.value)
+
+
+def test_program_results_are_read_up_to_the_marker():
+    text, seconds, note = bench.run_program("/bin/sh", ["-c", "echo size=4 done=1"], dict(os.environ))
+    assert bench.parse_kv(text) == {"size": 4.0, "done": 1.0}
+    assert seconds > 0 and note is None
+
+
+def test_unknown_part_is_a_usage_error():
+    r = subprocess.run([sys.executable, OMPSIM, "bench", "--no-build", "--only", "nope"],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert r.returncode == 2
+    assert "ompsim: bench --only: unknown part nope" in r.stdout
+
+
+LOOKUP_BENCH = os.path.join(paths.BIN, "ompsim_lookup_bench")
+
+
+@pytest.mark.skipif(not os.path.exists(LOOKUP_BENCH), reason="ompsim_lookup_bench not built in OMPSIM_BUILD_DIR")
+def test_lookup_bench_reports_every_implementation_with_memory_per_entry(tmp_path):
+    out = tmp_path / "lookup.json"
+    r = subprocess.run([LOOKUP_BENCH, "--benchmark_filter=^lookup/[a-z_]+/1024/random_hit$",
+                        "--benchmark_min_time=0.001", "--benchmark_out=%s" % out, "--benchmark_out_format=json"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(out.read_text())
+    times, counters = bench.parse_gbench(doc)
+    assert set(times) == {(i, 1024, "random_hit") for i in bench.LOOKUP_IMPLS}
+    # Every layout stores at least a host and a device address (16 bytes) per entry.
+    for key, c in counters.items():
+        assert c["bytes_per_entry"] >= 16.0, key
+    ctx = doc["context"]["perf_cache_misses"]
+    assert ctx == "available" or ctx.startswith("not available: ")
