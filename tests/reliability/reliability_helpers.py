@@ -112,9 +112,15 @@ def wait_gone(pid, seconds):
 
 
 def compile_program(src, out_dir, translate="native", extra=()):
-    """Builds an offload program with clang-22 (native) or `ompsim cc` (pass); returns the executable."""
+    """Builds an offload program; returns the executable.
+
+    translate: "native" (plain clang-22), "native-cc" (`ompsim cc --translate=native`: no
+    rewrite, but the device runtime's translate API is linked) or "pass"."""
     exe = os.path.join(str(out_dir), os.path.splitext(os.path.basename(src))[0] + ".exe")
-    if translate == "native":
+    if translate == "native-cc":
+        translate = "native"
+        cmd = [os.path.join(paths.ROOT, "scripts", "ompsim"), "cc", "--translate=native", "-O1", "-g"]
+    elif translate == "native":
         cmd = [paths.tool("clang"), "-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu", "-O1", "-g"]
     else:
         cmd = [os.path.join(paths.ROOT, "scripts", "ompsim"), "cc", "--translate=" + translate, "-O1", "-g"]
