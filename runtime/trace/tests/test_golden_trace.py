@@ -3,11 +3,14 @@ and sufficient on its own to diagnose a function-pointer bug."""
 import json
 import os
 import pathlib
+import shutil
+import subprocess
 import re
 
 import pytest
 
 HERE = pathlib.Path(__file__).parent
+OMPSIM = str(HERE.parents[2] / "scripts" / "ompsim")
 GOLDEN = HERE / "golden" / "indirect_call.sim.jsonl"
 #: OMPSIM_UPDATE_GOLDEN=1 rewrites the golden file from this run (review the diff before committing).
 UPDATE = os.environ.get("OMPSIM_UPDATE_GOLDEN") == "1"
@@ -36,20 +39,14 @@ def traced_run(offload, exe, path, args=(), cats="all"):
     return r, path.read_text()
 
 
-@pytest.fixture(scope="module")
-def program(tmp_path_factory):
-    import shutil
-    import subprocess
-
-    import conftest
-    off = conftest.Offload(tmp_path_factory.mktemp("golden"))
+@pytest.fixture
+def program(offload):
     # A relative source path and no -g: the image must not depend on where the test runs.
-    shutil.copy(HERE / "indirect_call.c", off.tmp / "indirect_call.c")
-    r = subprocess.run([conftest.OMPSIM, "cc", "--translate=pass", "-O1", "indirect_call.c", "-o",
-                        "indirect_call.exe"], cwd=off.tmp, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                       text=True)
+    shutil.copy(HERE / "indirect_call.c", offload.tmp / "indirect_call.c")
+    r = subprocess.run([OMPSIM, "cc", "--translate=pass", "-O1", "indirect_call.c", "-o", "indirect_call.exe"],
+                       cwd=offload.tmp, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert r.returncode == 0, r.stdout
-    return off, off.tmp / "indirect_call.exe"
+    return offload, offload.tmp / "indirect_call.exe"
 
 
 def test_normalized_trace_matches_golden(program):
