@@ -56,3 +56,14 @@ class Offload:
 @pytest.fixture
 def offload(tmp_path):
     return Offload(tmp_path)
+
+
+def pytest_addoption(parser):
+    # The conformance matrix options are registered here, at the root, because
+    # pytest only honours option hooks of the conftest files it loads first.
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "ompsim_conformance_options", os.path.join(paths.ROOT, "conformance", "conftest.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    mod.add_conformance_options(parser)

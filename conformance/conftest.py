@@ -32,7 +32,8 @@ def _split(values):
     return out
 
 
-def pytest_addoption(parser):
+def add_conformance_options(parser):
+    """Registers the matrix options; called from the root conftest so they exist however pytest is run."""
     g = parser.getgroup("conformance", "ompsim conformance matrix")
     g.addoption("--backend", action="append", metavar="NAME",
                 help="matrix backend(s): %s (repeatable or comma list)" % ", ".join(BACKENDS))
