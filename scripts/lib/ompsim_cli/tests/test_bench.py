@@ -153,3 +153,10 @@ def test_lookup_bench_reports_every_implementation_with_memory_per_entry(tmp_pat
         assert c["bytes_per_entry"] >= 16.0, key
     ctx = doc["context"]["perf_cache_misses"]
     assert ctx == "available" or ctx.startswith("not available: ")
+
+
+def test_registration_goal_leaves_noise_out():
+    part = {"counts": [1024, 10240], "backends": {"ours-host": {"1024": -5.0, "10240": 15.0},
+                                                  "host-upstream": {"1024": -4.5, "10240": 24.0}}}
+    g = bench.registration_goal(part)
+    assert g == {"met": True, "upstream_over_ours": [pytest.approx(1.6)], "within_noise": [1024]}
