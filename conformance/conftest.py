@@ -5,6 +5,7 @@ Options: --backend (repeatable or comma list), --translate (pass, native; repeat
 """
 import os
 import sys
+import time
 
 import pytest
 
@@ -69,10 +70,23 @@ def out_root(config):
     return os.path.abspath(config.getoption("--conformance-out"))
 
 
-def pytest_configure(config):
-    if not hasattr(config, "workerinput"):
-        os.makedirs(out_root(config), exist_ok=True)
-        results.reset(out_root(config))
+def session_id(config):
+    """This pytest session's id: the controller makes it, xdist workers receive it.
+
+    Records go to results/<session>/, so concurrent sessions sharing one out folder
+    (a developer's run beside `scripts/test`) never mix or delete each other's records.
+    """
+    wi = getattr(config, "workerinput", None)
+    if wi is not None and "conformance_session" in wi:
+        return wi["conformance_session"]
+    if not hasattr(config, "_conformance_session"):
+        config._conformance_session = "%d-%d" % (os.getpid(), time.time_ns())
+    return config._conformance_session
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    node.workerinput["conformance_session"] = session_id(node.config)
 
 
 def pytest_generate_tests(metafunc):
@@ -94,10 +108,16 @@ def conformance_out(request):
     return out_root(request.config)
 
 
+@pytest.fixture
+def conformance_session(request):
+    return session_id(request.config)
+
+
 def pytest_sessionfinish(session, exitstatus):
     config = session.config
     if hasattr(config, "workerinput"):
         return
     root = out_root(config)
-    if os.path.isdir(os.path.join(root, results.RESULTS_DIR)):
-        results.merge(root, {"columns": [list(c) for c in columns(config)]})
+    sid = session_id(config)
+    if os.path.isdir(results.session_dir(root, sid)):
+        results.merge(root, sid, {"columns": [list(c) for c in columns(config)]})

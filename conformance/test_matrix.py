@@ -13,9 +13,9 @@ def _worker(request):
     return wi["workerid"] if wi else "main"
 
 
-def test_program(cell, conformance_out, tmp_path, request):
+def test_program(cell, conformance_out, conformance_session, tmp_path, request):
     result, record = run_cell(cell, conformance_out, str(tmp_path))
-    results.append(conformance_out, _worker(request), record)
+    results.append(conformance_out, conformance_session, _worker(request), record)
     request.node.user_properties.append(("outcome", result.code))
     request.node.user_properties.append(("reason", result.reason))
     text = "%s: %s" % (result.code, result.reason) if result.reason else result.code

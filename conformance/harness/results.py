@@ -1,9 +1,10 @@
-"""Per-cell JSON records: each pytest-xdist worker appends to its own file; the controller
-merges them into one results.json at the end of the session."""
+"""Per-cell JSON records: each pytest-xdist worker appends to its own file under
+results/<session>/; the controller merges them into one results.json at the end."""
 import glob
 import json
 import os
 import platform
+import shutil
 import subprocess
 import time
 
@@ -11,18 +12,13 @@ RESULTS_DIR = "results"
 MERGED = "results.json"
 
 
-def record_path(out_root, worker):
-    return os.path.join(out_root, RESULTS_DIR, "%s.jsonl" % worker)
+def session_dir(out_root, session):
+    return os.path.join(out_root, RESULTS_DIR, session)
 
 
-def reset(out_root):
-    """Removes the previous session's per-worker records (controller only, before workers start)."""
-    for p in glob.glob(os.path.join(out_root, RESULTS_DIR, "*.jsonl")):
-        os.unlink(p)
-
-
-def append(out_root, worker, record):
-    path = record_path(out_root, worker)
+def append(out_root, session, worker, record):
+    """Appends one cell's record to this worker's file of this session."""
+    path = os.path.join(session_dir(out_root, session), "%s.jsonl" % worker)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     line = json.dumps(record, sort_keys=True) + "\n"
     # One write per record in append mode: lines from one worker never interleave.
@@ -49,17 +45,20 @@ def environment_info():
             "build_dir": paths.BUILD}
 
 
-def merge(out_root, extra=None):
-    """Merges every worker's records into results.json; returns the merged document."""
+def merge(out_root, session, extra=None):
+    """Merges every worker's records of `session` into results.json (then drops the
+    per-worker files); returns the merged document."""
     records = []
-    for p in sorted(glob.glob(os.path.join(out_root, RESULTS_DIR, "*.jsonl"))):
+    sdir = session_dir(out_root, session)
+    for p in sorted(glob.glob(os.path.join(sdir, "*.jsonl"))):
         with open(p, encoding="utf-8") as f:
             records.extend(json.loads(line) for line in f if line.strip())
     records.sort(key=lambda r: (r["program"], r["backend"], r["translate"]))
     doc = {"environment": environment_info(), "records": records}
     doc.update(extra or {})
-    tmp = os.path.join(out_root, MERGED + ".tmp")
+    tmp = os.path.join(out_root, MERGED + ".%s.tmp" % session)
     with open(tmp, "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=1, sort_keys=True)
     os.replace(tmp, os.path.join(out_root, MERGED))
+    shutil.rmtree(sdir, ignore_errors=True)
     return doc

@@ -2,7 +2,7 @@
 // REQUIRES: c
 // XFAIL: translate=native && separate-address-space -- clang-22 emits no lookup at the call site: the host address loaded from device memory is not callable on the device
 // XFAIL: translate=native && shared-address-space -- clang-22 emits no lookup at the call site: the host copy runs instead of the device copy (dev_calls stays 0)
-// XFAIL: translate=pass && separate-address-space -- clang-22's declare-mapper code maps the p.ops[0:n] component without TO, so the device reads a null function pointer (stock libomptarget crashes too)
+// XFAIL: translate=pass -- clang-22's declare-mapper code maps the p.ops[0:n] component without TO, so the device reads a null function pointer and crashes (stock libomptarget crashes too)
 // CHECK: PASS
 #include "inputs/conformance.h"
 

@@ -1,0 +1,5 @@
+"""The harness unit tests import `harness` from conformance/ (no compiler needed)."""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
