@@ -29,7 +29,7 @@ static char *read_file(const char *path, size_t *size) {
   fseek(f, 0, SEEK_END);
   *size = (size_t)ftell(f);
   fseek(f, 0, SEEK_SET);
-  char *buf = aligned_alloc(16, *size + 16);
+  char *buf = aligned_alloc(16, (*size + 31) & ~(size_t)15); /* a multiple of the alignment */
   if (fread(buf, 1, *size, f) != *size) { perror(path); exit(2); }
   fclose(f);
   return buf;
@@ -86,7 +86,7 @@ int main(int argc, char **argv) {
     table[0].Address = NULL;
   } else if (!strcmp(c, "misaligned")) {
     /* The same entries, starting 4 bytes past an aligned address. */
-    char *copy = aligned_alloc(16, sizeof(table) + 16);
+    char *copy = aligned_alloc(16, sizeof(table) + 16); /* sizeof(table) is 8 * 56 */
     memcpy(copy + 4, table, (size_t)n * sizeof(*table));
     entries_begin = copy + 4;
     entries_end = copy + 4 + (size_t)n * sizeof(*table);
