@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -97,7 +98,31 @@ struct State {
   std::mutex mu;
   std::map<uint64_t, std::unique_ptr<Object>> objects; // by base address + first range
 
+  unsigned long long adds = 0, subs = 0; ///< loader counters at the last scan
+  bool scanned = false;
+
+  /// Re-reads the loaded objects, but only when the dynamic loader has loaded
+  /// or unloaded something since the last scan: a miss on a stack or heap
+  /// address must not throw away the symbol tables already read.
   void rescan() {
+    struct Counts {
+      unsigned long long adds = 0, subs = 0;
+    } now;
+    dl_iterate_phdr(
+        [](dl_phdr_info *info, size_t size, void *p) -> int {
+          auto *c = static_cast<Counts *>(p);
+          if (size >= offsetof(dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs)) {
+            c->adds = info->dlpi_adds;
+            c->subs = info->dlpi_subs;
+          }
+          return 1;
+        },
+        &now);
+    if (scanned && now.adds == adds && now.subs == subs && (now.adds || now.subs))
+      return;
+    adds = now.adds;
+    subs = now.subs;
+    scanned = true;
     objects.clear();
     dl_iterate_phdr(
         [](dl_phdr_info *info, size_t, void *self) -> int {
