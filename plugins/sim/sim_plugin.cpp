@@ -179,16 +179,16 @@ void emitTranslateTrace(SimDevice &d, int32_t id, const std::string &kernel) {
     ev.num("device", id).str("kernel", kernel);
     // A pointer already translated (e.g. by the mapping table) reaches the
     // lookup as a device address: name it on the device side.
-    auto named = [&](const char *key, uint64_t a) {
+    std::string resultSym = d.controller->symbolize(r.result);
+    auto named = [&](const char *key, uint64_t a, const std::string &devSym) {
       if (a == 0 || !hs.objectOf(a).empty())
         ev.host(key, a);
       else
-        ev.dev(key, a, d.controller->symbolize(a));
+        ev.dev(key, a, devSym);
     };
-    named("host_ptr", r.hostPtr);
-    named("result", r.result);
+    named("host_ptr", r.hostPtr, d.controller->symbolize(r.hostPtr));
+    named("result", r.result, resultSym);
     ev.str("outcome", r.hit ? "hit" : "miss");
-    std::string resultSym = d.controller->symbolize(r.result);
     std::string fn = resultSym.empty() ? (r.hit ? fmt::format("dev:{:#x}", r.result)
                                                 : trace::hostAddress(r.hostPtr, !trace::normalized()))
                                        : resultSym.substr(0, resultSym.rfind('+'));
