@@ -14,6 +14,8 @@
 
 namespace ompsim::sim {
 
+class ImageLoad; // one load in progress (elf_image_loader.cpp)
+
 /// What the loader needs from the process it loads into.
 struct ElfLoadEnvironment {
   /// Returns `size` bytes of page-aligned read-write memory for the image.
@@ -51,11 +53,12 @@ public:
   void runFini();
 
 private:
-  friend class ElfImageLoader;
+  friend class ImageLoad;
   LoadedElfImage() = default;
 
   std::string name_;
   uint64_t base_ = 0, size_ = 0;
+  uint8_t *start_ = nullptr; ///< what the environment's allocate returned (base_ + lowest vaddr)
   std::vector<std::string> needed_;
   llvm::StringMap<uint64_t> symbols_;
   std::vector<uint64_t> fini_; ///< in call order
@@ -68,8 +71,16 @@ private:
 /// applies protections, registers .eh_frame and runs DT_INIT/DT_INIT_ARRAY.
 class ElfImageLoader {
 public:
+  /// Largest span (lowest to highest PT_LOAD address) an image may have.
+  static constexpr uint64_t kMaxImageSpan = 1ull << 30;
+
   /// Loads `bytes` (an x86-64 ET_DYN ELF) named `name`. Errors name the image
   /// and the problem (bad header, unknown relocation type, undefined symbol).
+  ///
+  /// The bytes are untrusted: every size, offset, index and address the image
+  /// gives is checked against the file or the loaded span before use, code is
+  /// only called (initializers, IRELATIVE resolvers) at addresses inside an
+  /// executable PT_LOAD segment, and a failed load gives its memory back.
   static llvm::Expected<std::unique_ptr<LoadedElfImage>>
   load(llvm::ArrayRef<char> bytes, llvm::StringRef name, const ElfLoadEnvironment &env);
 
