@@ -1,6 +1,5 @@
 // CHECKS: a linked shared library with its own indirect functions: the program calls them through host pointers, and the library calls the program's
 // REQUIRES: c
-// XFAIL: sim -- open sim bug: the ELF loader resolves an image's NEEDED device library (libconfshared.so) only in the ompsim lib dir, not among images registered by other descriptors
 // BUILD-SHLIB: libconfshared.so: %inputs/shlib_funcs.c
 // BUILD: -lconfshared
 // CHECK: PASS

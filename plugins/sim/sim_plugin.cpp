@@ -11,7 +11,9 @@
 
 #include "llvm/BinaryFormat/Magic.h"
 #include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Object/ELFObjectFile.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/TargetParser/Triple.h"
 
 #include <dlfcn.h>
@@ -41,6 +43,46 @@ namespace ompsim::sim {
 namespace {
 
 using llvm::Error;
+
+/// The library names a NEEDED entry can use for the host object that embeds
+/// `imageBytes`: its file name and its DT_SONAME. A shared library's device
+/// image is linked into later images under these names.
+std::vector<std::string> hostLibraryNames(const void *imageBytes) {
+  Dl_info info{};
+  if (!::dladdr(imageBytes, &info) || !info.dli_fname || !*info.dli_fname)
+    return {};
+  std::vector<std::string> names{llvm::sys::path::filename(info.dli_fname).str()};
+  auto file = llvm::MemoryBuffer::getFile(info.dli_fname, /*IsText=*/false,
+                                          /*RequiresNullTerminator=*/false);
+  if (!file)
+    return names;
+  auto elf = llvm::object::ELF64LEFile::create((*file)->getBuffer());
+  if (!elf)
+    return consumeError(elf.takeError()), names;
+  auto dynamic = elf->dynamicEntries();
+  if (!dynamic)
+    return consumeError(dynamic.takeError()), names;
+  uint64_t strtab = 0, soname = UINT64_MAX;
+  for (const auto &entry : *dynamic) {
+    if (entry.d_tag == DT_STRTAB)
+      strtab = entry.getPtr();
+    else if (entry.d_tag == DT_SONAME)
+      soname = entry.getVal();
+  }
+  if (soname == UINT64_MAX || !strtab)
+    return names;
+  auto strings = elf->toMappedAddr(strtab);
+  if (!strings)
+    return consumeError(strings.takeError()), names;
+  const char *end = (*file)->getBufferEnd();
+  const char *s = reinterpret_cast<const char *>(*strings) + soname;
+  if (s < end) {
+    std::string name(s, strnlen(s, size_t(end - s)));
+    if (!name.empty() && name != names.front())
+      names.push_back(std::move(name));
+  }
+  return names;
+}
 
 /// A kernel handle handed to the runtime by get_function.
 struct KernelHandle {
@@ -310,7 +352,7 @@ OMPSIM_EXPORT int32_t __tgt_rtl_load_binary(int32_t id, const __tgt_device_image
   llvm::ArrayRef<char> bytes(static_cast<const char *>(image->ImageStart),
                              static_cast<const char *>(image->ImageEnd));
   std::string name = fmt::format("#{}", ++d->imagesLoaded);
-  auto img = c->loadImage(bytes, name);
+  auto img = c->loadImage(bytes, name, hostLibraryNames(image->ImageStart));
   if (!img)
     return failWith(d, img.takeError());
   d->binaries.push_back(std::make_unique<ompsim_binary>(ompsim_binary{id, *img, name}));

@@ -12,6 +12,8 @@
 #include <fmt/ranges.h>
 #include <omp.h>
 
+#include <dlfcn.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -26,6 +28,14 @@ llvm::Error makeError(const std::string &message) {
 
 /// Trip counts pushed by __kmpc_push_target_tripcount*, per thread and device.
 thread_local std::map<int64_t, uint64_t> pendingTripcounts;
+
+/// True inside an ompsim-device executor, where a host library was loaded to
+/// satisfy a device image's NEEDED entry: its offload registration belongs to
+/// the host process, which already registered the library's device image.
+bool insideSimulatedDevice() {
+  static const bool inside = ::dlsym(RTLD_DEFAULT, "__ompsim_executor_marker") != nullptr;
+  return inside;
+}
 
 std::string descriptorOwner(const void *desc) {
   std::string object = HostSymbolizer::get().objectOf(reinterpret_cast<uint64_t>(desc));
@@ -176,6 +186,12 @@ llvm::Error Runtime::registerLib(__tgt_bin_desc *desc) {
   if (!desc)
     return makeError("__tgt_register_lib called with a null descriptor");
   std::string owner = descriptorOwner(desc);
+  if (insideSimulatedDevice()) {
+    OMPSIM_TRACE_EVENT(Cat::Image, "register-ignored")
+        .str("owner", owner)
+        .str("why", "loaded inside the simulated device as a dependency of a device image");
+    return llvm::Error::success();
+  }
   if (desc->NumDeviceImages < 0 || (desc->NumDeviceImages > 0 && !desc->DeviceImages))
     return makeError(fmt::format("malformed offload descriptor of {}: {} device images at {}", owner,
                                  desc->NumDeviceImages, static_cast<void *>(desc->DeviceImages)));
@@ -224,6 +240,8 @@ llvm::Error Runtime::registerLib(__tgt_bin_desc *desc) {
 }
 
 llvm::Error Runtime::unregisterLib(__tgt_bin_desc *desc) {
+  if (insideSimulatedDevice())
+    return llvm::Error::success();
   std::lock_guard<std::recursive_mutex> guard(lock_);
   auto it = std::find_if(libs_.begin(), libs_.end(), [&](const RegisteredLib &l) { return l.desc == desc; });
   if (it == libs_.end())

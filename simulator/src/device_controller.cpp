@@ -2,6 +2,7 @@
 
 #include "device_jit.hpp"
 #include "image_symbol_table.hpp"
+#include "launch_mailbox.hpp"
 #include "protocol.hpp"
 
 #include "ompsim/config.hpp"
@@ -15,6 +16,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,7 +24,6 @@
 #include <chrono>
 #include <cstring>
 #include <fmt/format.h>
-#include <future>
 #include <thread>
 
 extern char **environ;
@@ -36,6 +37,13 @@ namespace proto = protocol;
 namespace {
 
 Error makeError(const Twine &msg) { return createStringError(inconvertibleErrorCode(), msg); }
+
+/// memfd_create's MFD_EXEC (Linux 6.3); older headers lack it, older kernels refuse it.
+#ifdef MFD_EXEC
+constexpr unsigned kMemfdExec = MFD_EXEC;
+#else
+constexpr unsigned kMemfdExec = 0x0010U;
+#endif
 
 const char *signalName(int sig) {
   switch (sig) {
@@ -133,24 +141,34 @@ Error DeviceController::start(std::vector<std::pair<uint64_t, uint64_t>> &collid
     ::close(sv[1]);
     return makeError(prefix + "pipe failed: " + std::strerror(errno));
   }
+  int arenaFd = -1;
+  if (auto err = mapSharedMemory(arenaFd)) {
+    for (int fd : {sv[0], sv[1], fp[0], fp[1]})
+      ::close(fd);
+    return err;
+  }
   std::string fdArg = std::to_string(sv[1]), faultArg = std::to_string(fp[1]),
-              parentArg = std::to_string(::getpid());
+              arenaArg = std::to_string(arenaFd), parentArg = std::to_string(::getpid());
   std::vector<char *> argv = {opts_.executorPath.data(), const_cast<char *>("--fd"), fdArg.data(),
                               const_cast<char *>("--fault-fd"), faultArg.data(),
+                              const_cast<char *>("--arena-fd"), arenaArg.data(),
                               const_cast<char *>("--parent"), parentArg.data(), nullptr};
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
-  // dup2 onto itself clears close-on-exec for just these two fds.
+  // dup2 onto itself clears close-on-exec for just these fds.
   posix_spawn_file_actions_adddup2(&fa, sv[1], sv[1]);
   posix_spawn_file_actions_adddup2(&fa, fp[1], fp[1]);
+  posix_spawn_file_actions_adddup2(&fa, arenaFd, arenaFd);
   int rc = ::posix_spawn(&pid_, opts_.executorPath.c_str(), &fa, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
   ::close(sv[1]);
   ::close(fp[1]);
+  ::close(arenaFd); // our mapping keeps the memory; the executor has its own fd
   if (rc != 0) {
     ::close(sv[0]);
     ::close(fp[0]);
     pid_ = -1;
+    unmapSharedMemory();
     return makeError(prefix + "cannot start executor " + opts_.executorPath + ": " + std::strerror(rc));
   }
   faultFd_ = fp[0];
@@ -167,6 +185,7 @@ Error DeviceController::start(std::vector<std::pair<uint64_t, uint64_t>> &collid
     pid_ = -1;
     ::close(faultFd_);
     faultFd_ = -1;
+    unmapSharedMemory();
     return makeError(prefix + "executor " + opts_.executorPath + " did not start: " + why);
   }
   epc_ = epc->get();
@@ -247,6 +266,52 @@ void DeviceController::stop(bool graceful) {
   faultFd_ = -1;
   pid_ = -1;
   fns_.clear();
+  unmapSharedMemory();
+}
+
+Error DeviceController::mapSharedMemory(int &fd) {
+  std::string prefix = fmt::format("device {}: ", opts_.deviceId);
+  // Image code runs from these pages in the executor; where the kernel
+  // supports MFD_EXEC say so, so that a vm.memfd_noexec default cannot seal it.
+  fd = ::memfd_create("ompsim-device-memory", MFD_CLOEXEC | kMemfdExec);
+  if (fd < 0 && errno == EINVAL)
+    fd = ::memfd_create("ompsim-device-memory", MFD_CLOEXEC);
+  if (fd < 0)
+    return makeError(prefix + "cannot create device memory (memfd_create): " + std::strerror(errno));
+  uint64_t page = uint64_t(::sysconf(_SC_PAGESIZE));
+  sharedBytes_ = LaunchMailbox::kBytes + ((opts_.arenaSize + page - 1) & ~(page - 1));
+  if (::ftruncate(fd, off_t(sharedBytes_)) != 0) {
+    std::string why = std::strerror(errno);
+    ::close(fd);
+    fd = -1;
+    return makeError(prefix + fmt::format("cannot size device memory to {} bytes: {}", sharedBytes_, why));
+  }
+  void *p = ::mmap(nullptr, sharedBytes_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+  if (p == MAP_FAILED) {
+    std::string why = std::strerror(errno);
+    ::close(fd);
+    fd = -1;
+    return makeError(prefix + fmt::format("cannot map {} bytes of device memory: {}", sharedBytes_, why));
+  }
+  shared_ = static_cast<char *>(p);
+  mailbox_ = reinterpret_cast<LaunchMailbox *>(shared_);
+  launchSeq_ = 0;
+  return Error::success();
+}
+
+void DeviceController::unmapSharedMemory() {
+  if (shared_)
+    ::munmap(shared_, sharedBytes_);
+  shared_ = nullptr;
+  mailbox_ = nullptr;
+  sharedBytes_ = 0;
+}
+
+bool DeviceController::executorExited() {
+  siginfo_t info{};
+  if (::waitid(P_PID, id_t(pid_), &info, WEXITED | WNOHANG | WNOWAIT) != 0)
+    return errno != EINTR; // ECHILD: reaped elsewhere (SIGCHLD ignored), so gone
+  return info.si_pid == pid_;
 }
 
 DeviceController::~DeviceController() {
@@ -381,7 +446,8 @@ Error DeviceController::call(const char *fnName, const std::string &context, Ret
   return diagnose(std::move(err), context);
 }
 
-Expected<uint64_t> DeviceController::loadImage(ArrayRef<char> bytes, StringRef name) {
+Expected<uint64_t> DeviceController::loadImage(ArrayRef<char> bytes, StringRef name,
+                                               ArrayRef<std::string> provides) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
   if (bytes.size() >= 4 && StringRef(bytes.data(), 4) == StringRef("BC\xC0\xDE", 4))
     return loadBitcode(bytes, name);
@@ -390,7 +456,7 @@ Expected<uint64_t> DeviceController::loadImage(ArrayRef<char> bytes, StringRef n
   std::string context = "loading image " + name.str();
   if (auto err = call<proto::LoadElfSignature>(proto::LoadElfName, context, loaded,
                                                std::vector<char>(bytes.begin(), bytes.end()),
-                                               name.str()))
+                                               name.str(), provides.vec()))
     return std::move(err);
   if (!loaded)
     return makeError(fmt::format("device {}: {}", opts_.deviceId, toString(loaded.takeError())));
@@ -538,8 +604,8 @@ Error DeviceController::write(uint64_t dst, const void *src, uint64_t size) {
     return err;
   if (auto err = checkRange(dst, size, "write"))
     return err;
-  tpctypes::BufferWrite w(ExecutorAddr(dst), ArrayRef<char>(static_cast<const char *>(src), size));
-  return diagnose(epc_->getMemoryAccess().writeBuffers({w}), "host-to-device copy");
+  std::memcpy(shared_ + LaunchMailbox::kBytes + (dst - opts_.arenaBase), src, size);
+  return Error::success();
 }
 
 Error DeviceController::read(void *dst, uint64_t src, uint64_t size) {
@@ -550,12 +616,7 @@ Error DeviceController::read(void *dst, uint64_t src, uint64_t size) {
     return err;
   if (auto err = checkRange(src, size, "read"))
     return err;
-  auto r = epc_->getMemoryAccess().readBuffers({ExecutorAddrRange(ExecutorAddr(src), ExecutorAddrDiff(size))});
-  if (!r)
-    return diagnose(r.takeError(), "device-to-host copy");
-  if (r->size() != 1 || (*r)[0].size() != size)
-    return makeError(fmt::format("device {}: short read of {} bytes at 0x{:x}", opts_.deviceId, size, src));
-  std::memcpy(dst, (*r)[0].data(), size);
+  std::memcpy(dst, shared_ + LaunchMailbox::kBytes + (src - opts_.arenaBase), size);
   return Error::success();
 }
 
@@ -565,36 +626,59 @@ Error DeviceController::launch(uint64_t entry, ArrayRef<uint64_t> args, uint32_t
   if (auto err = checkAlive())
     return err;
   std::string context = "kernel " + kernelName.str();
-  auto done = std::make_shared<std::promise<Error>>();
-  std::future<Error> result = done->get_future();
-  epc_->callSPSWrapperAsync<proto::LaunchSignature>(
-      ExecutorAddr(fns_.at(proto::LaunchName)),
-      [done](Error transportErr, Error kernelErr) {
-        if (transportErr) {
-          consumeError(std::move(kernelErr));
-          done->set_value(std::move(transportErr));
-        } else {
-          done->set_value(std::move(kernelErr));
-        }
-      },
-      entry, std::vector<uint64_t>(args.begin(), args.end()), numTeams, threadLimit);
-  if (result.wait_for(std::chrono::duration<double>(opts_.kernelTimeout)) != std::future_status::ready) {
-    ::kill(pid_, SIGKILL);
-    int status = 0;
-    waitFor(pid_, 30.0, status);
-    pid_ = -1;
-    deathMessage_ = fmt::format("device {}: kernel {} timed out after {:g}s (OMPSIM_KERNEL_TIMEOUT)",
-                                opts_.deviceId, kernelName.str(), opts_.kernelTimeout);
-    OMPSIM_TRACE_EVENT(Cat::Fault, "timeout").num("device", opts_.deviceId).str("kernel", kernelName);
-    result.wait(); // the transport reports the disconnect
-    consumeError(result.get());
-    return makeError(deathMessage_);
+  if (args.size() > LaunchMailbox::kMaxArgs)
+    return makeError(fmt::format("device {}: {} takes {} arguments; the simulated device passes at most {}",
+                                 opts_.deviceId, context, args.size(), LaunchMailbox::kMaxArgs));
+  LaunchMailbox &mb = *mailbox_;
+  mb.entry = entry;
+  mb.teams = numTeams;
+  mb.threads = threadLimit;
+  mb.numArgs = uint32_t(args.size());
+  if (!args.empty())
+    std::memcpy(mb.args, args.data(), args.size() * sizeof(uint64_t));
+  uint32_t seq = ++launchSeq_;
+  mb.request.store(seq, std::memory_order_release);
+  mb.doorbell.fetch_add(1, std::memory_order_seq_cst);
+  if (mb.executorSleeping.load(std::memory_order_seq_cst))
+    sharedFutexWake(mb.doorbell);
+
+  auto finished = [&] { return mb.done.load(std::memory_order_acquire) == seq; };
+  // Short kernels finish while we spin; longer ones are waited for in slices
+  // so that an executor that dies under a kernel (fault, killed from outside)
+  // is noticed within a slice, and a hang at the kernel timeout.
+  constexpr uint64_t kSpinNanos = 100000;
+  constexpr long kSliceNanos = 5000000;
+  if (!spinFor(kSpinNanos, finished)) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(opts_.kernelTimeout);
+    for (;;) {
+      mb.hostWaiting.store(1, std::memory_order_seq_cst);
+      uint32_t seen = mb.done.load(std::memory_order_seq_cst);
+      if (seen != seq) {
+        struct timespec slice = {0, kSliceNanos};
+        sharedFutexWait(mb.done, seen, &slice);
+      }
+      mb.hostWaiting.store(0, std::memory_order_relaxed);
+      if (finished())
+        break;
+      if (executorExited())
+        return diagnose(makeError("the executor exited"), context);
+      if (std::chrono::steady_clock::now() >= deadline) {
+        ::kill(pid_, SIGKILL);
+        int status = 0;
+        waitFor(pid_, 30.0, status);
+        pid_ = -1;
+        deathMessage_ = fmt::format("device {}: kernel {} timed out after {:g}s (OMPSIM_KERNEL_TIMEOUT)",
+                                    opts_.deviceId, kernelName.str(), opts_.kernelTimeout);
+        OMPSIM_TRACE_EVENT(Cat::Fault, "timeout").num("device", opts_.deviceId).str("kernel", kernelName);
+        return makeError(deathMessage_);
+      }
+    }
   }
-  Error err = result.get();
-  if (!err)
-    return Error::success();
-  // Either the kernel reported an error or the executor died under it.
-  return diagnose(std::move(err), context);
+  if (mb.status != 0)
+    return makeError(fmt::format("device {}: {}: {}", opts_.deviceId, context,
+                                 std::string(mb.message, std::min<uint32_t>(mb.messageLength,
+                                                                            LaunchMailbox::kMessageBytes))));
+  return Error::success();
 }
 
 Error DeviceController::setFunctionPointerTable(ArrayRef<__omp_offloading_fptr_map_ty> table) {

@@ -1,10 +1,13 @@
 // ompsim-device: the simulated device's executor process.
 //
 // Started by the sim plugin's controller with a socketpair end (the ORC
-// SimpleRemoteEPC transport) and a fault fd. Everything that touches device
-// memory or runs device code happens here; the host process only sends
-// requests through the SPS wrapper functions declared in protocol.hpp.
+// SimpleRemoteEPC transport), a fault fd and a memfd it shares with the
+// controller (launch mailbox and device arena, launch_mailbox.hpp). Device
+// code runs only here; the host copies to and from the shared arena pages,
+// posts launches in the mailbox, and sends every other request through the
+// SPS wrapper functions declared in protocol.hpp.
 #include "elf_image_loader.hpp"
+#include "launch_mailbox.hpp"
 #include "protocol.hpp"
 #include "range_allocator.hpp"
 
@@ -15,6 +18,7 @@
 #include "llvm/ExecutionEngine/Orc/Shared/TargetProcessControlTypes.h"
 #include "llvm/ExecutionEngine/Orc/TargetProcess/ExecutorBootstrapService.h"
 #include "llvm/ExecutionEngine/Orc/TargetProcess/SimpleRemoteEPCServer.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -29,6 +33,8 @@
 
 #include <atomic>
 #include <cerrno>
+#include <condition_variable>
+#include <deque>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -36,6 +42,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace llvm;
@@ -52,6 +59,8 @@ Error makeError(const Twine &msg) { return createStringError(inconvertibleErrorC
 // ---- faults -----------------------------------------------------------------
 
 int gFaultFd = -1;
+/// The memfd shared with the controller: the launch mailbox, then the arena.
+int gArenaFd = -1;
 /// The device runtime's log reader, once it is loaded; the fault handler sends
 /// the faulting kernel's translate records after the fault record.
 using TakeTranslateLogFn = ompsim_translate_stats (*)(ompsim_translate_record *, uint64_t);
@@ -136,6 +145,12 @@ public:
   void *deviceRuntime = nullptr;
   std::string deviceRuntimeError;
   std::map<uint64_t, std::unique_ptr<ompsim::sim::LoadedElfImage>> images;
+  /// Library name -> handle of the loaded image that provides it: a shared
+  /// library's device image stands in for that library in the NEEDED entries
+  /// of images loaded after it, as the host library does on the host.
+  std::map<std::string, uint64_t> imageByLibraryName;
+  /// Image handle -> handles of the loaded images it links against.
+  std::map<uint64_t, std::vector<uint64_t>> imageDependencies;
   uint64_t nextImage = 1;
   /// JIT allocations: initialize key -> dealloc actions.
   std::map<uint64_t, std::vector<sps::WrapperFunctionCall>> jitDeallocs;
@@ -204,9 +219,11 @@ OMPSIM_WRAPPER(setupWrapper, proto::SetupSignature,
                      collided.emplace_back(b, e);
                    }
                  }
+                 // The controller maps the same memfd pages, so its copies to and
+                 // from device memory need no round trip.
                  void *arena = ::mmap(reinterpret_cast<void *>(base), size, PROT_READ | PROT_WRITE,
-                                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE,
-                                      -1, 0);
+                                      MAP_SHARED | MAP_NORESERVE | MAP_FIXED_NOREPLACE, gArenaFd,
+                                      off_t(ompsim::sim::LaunchMailbox::kBytes));
                  if (arena == MAP_FAILED || arena != reinterpret_cast<void *>(base))
                    return makeError("cannot map the device arena at 0x" + Twine::utohexstr(base) +
                                     " (" + Twine(size) + " bytes): " + std::strerror(errno));
@@ -231,10 +248,13 @@ OMPSIM_WRAPPER(setupWrapper, proto::SetupSignature,
                })
 
 OMPSIM_WRAPPER(loadElfWrapper, proto::LoadElfSignature,
-               [](std::vector<char> bytes,
-                  std::string name) -> Expected<std::tuple<uint64_t, uint64_t, uint64_t>> {
+               [](std::vector<char> bytes, std::string name, std::vector<std::string> provides)
+                   -> Expected<std::tuple<uint64_t, uint64_t, uint64_t>> {
                  DeviceState &d = DeviceState::get();
                  std::lock_guard<std::mutex> lock(d.mu);
+                 // Device images this one links against, in NEEDED order: their
+                 // symbols come before any library's, like ld.so's search scope.
+                 std::vector<uint64_t> dependencies;
                  ompsim::sim::ElfLoadEnvironment env;
                  env.allocate = [&d](uint64_t size) -> Expected<uint8_t *> {
                    uint64_t a = d.code.allocate(size, kPage);
@@ -243,14 +263,28 @@ OMPSIM_WRAPPER(loadElfWrapper, proto::LoadElfSignature,
                    return reinterpret_cast<uint8_t *>(a);
                  };
                  env.release = [&d](uint8_t *p) { d.code.release(reinterpret_cast<uint64_t>(p)); };
-                 env.loadNeeded = [&d](StringRef so) { return d.loadLibrary(so); };
-                 env.resolve = [&d](StringRef n) { return d.resolve(n); };
+                 env.loadNeeded = [&d, &dependencies](StringRef so) -> Error {
+                   auto provider = d.imageByLibraryName.find(so.str());
+                   if (provider == d.imageByLibraryName.end())
+                     return d.loadLibrary(so);
+                   dependencies.push_back(provider->second);
+                   return Error::success();
+                 };
+                 env.resolve = [&d, &dependencies](StringRef n) -> void * {
+                   for (uint64_t h : dependencies)
+                     if (uint64_t addr = d.images.at(h)->lookup(n))
+                       return reinterpret_cast<void *>(addr);
+                   return d.resolve(n);
+                 };
                  auto img = ompsim::sim::ElfImageLoader::load(bytes, name, env);
                  if (!img)
                    return img.takeError();
                  uint64_t handle = d.nextImage++;
                  auto t = std::make_tuple(handle, (*img)->base(), (*img)->size());
                  d.images[handle] = std::move(*img);
+                 d.imageDependencies[handle] = std::move(dependencies);
+                 for (std::string &lib : provides)
+                   d.imageByLibraryName.emplace(std::move(lib), handle);
                  std::fflush(nullptr);
                  return t;
                })
@@ -271,8 +305,15 @@ OMPSIM_WRAPPER(unloadWrapper, proto::UnloadSignature, [](uint64_t handle) -> Err
   auto it = d.images.find(handle);
   if (it == d.images.end())
     return makeError("no loaded image with handle " + Twine(handle));
+  // Like dlclose, a library's image stays while an image linked against it does.
+  for (auto &[user, deps] : d.imageDependencies)
+    if (llvm::is_contained(deps, handle))
+      return makeError("image " + it->second->name() + " is still needed by image " +
+                       d.images.at(user)->name());
   it->second->runFini();
   d.images.erase(it);
+  d.imageDependencies.erase(handle);
+  std::erase_if(d.imageByLibraryName, [&](const auto &entry) { return entry.second == handle; });
   std::fflush(nullptr);
   return Error::success();
 })
@@ -300,33 +341,46 @@ OMPSIM_WRAPPER(freeWrapper, proto::FreeSignature, [](uint64_t addr) -> Error {
   return Error::success();
 })
 
+/// Runs `void fn(void *dyn_ptr, void *a0, ..., void *aN)` on the calling
+/// thread (the device thread) with the team and thread defaults set.
+Error runKernel(uint64_t fn, ArrayRef<uint64_t> args, uint32_t teams, uint32_t threads) {
+  DeviceState &d = DeviceState::get();
+  // Resolved once libomp is loaded (by the first image that needs it); only
+  // the device thread runs kernels, so the cache needs no lock.
+  static void (*setNumTeams)(int) = nullptr;
+  static void (*setTeamsThreadLimit)(int) = nullptr;
+  if (teams) {
+    if (!setNumTeams)
+      setNumTeams = reinterpret_cast<void (*)(int)>(d.resolve("omp_set_num_teams"));
+    if (setNumTeams)
+      setNumTeams(int(teams));
+  }
+  if (threads) {
+    if (!setTeamsThreadLimit)
+      setTeamsThreadLimit = reinterpret_cast<void (*)(int)>(d.resolve("omp_set_teams_thread_limit"));
+    if (setTeamsThreadLimit)
+      setTeamsThreadLimit(int(threads));
+  }
+  // void kernel(void *dyn_ptr, void *a0, ..., void *aN)
+  std::vector<ffi_type *> types(args.size() + 1, &ffi_type_pointer);
+  std::vector<void *> values(args.size() + 1, nullptr);
+  std::vector<void *> slots(args.size() + 1);
+  for (size_t i = 0; i < args.size(); ++i)
+    values[i + 1] = reinterpret_cast<void *>(args[i]);
+  for (size_t i = 0; i < values.size(); ++i)
+    slots[i] = &values[i];
+  ffi_cif cif;
+  if (ffi_prep_cif(&cif, FFI_DEFAULT_ABI, unsigned(types.size()), &ffi_type_void, types.data()) !=
+      FFI_OK)
+    return makeError("libffi cannot describe a kernel with " + Twine(args.size()) + " arguments");
+  ffi_call(&cif, reinterpret_cast<void (*)()>(fn), nullptr, slots.data());
+  std::fflush(nullptr);
+  return Error::success();
+}
+
 OMPSIM_WRAPPER(launchWrapper, proto::LaunchSignature,
                [](uint64_t fn, std::vector<uint64_t> args, uint32_t teams,
-                  uint32_t threads) -> Error {
-                 DeviceState &d = DeviceState::get();
-                 if (teams)
-                   if (auto set = reinterpret_cast<void (*)(int)>(d.resolve("omp_set_num_teams")))
-                     set(int(teams));
-                 if (threads)
-                   if (auto set = reinterpret_cast<void (*)(int)>(d.resolve("omp_set_teams_thread_limit")))
-                     set(int(threads));
-                 // void kernel(void *dyn_ptr, void *a0, ..., void *aN)
-                 std::vector<ffi_type *> types(args.size() + 1, &ffi_type_pointer);
-                 std::vector<void *> values(args.size() + 1, nullptr);
-                 std::vector<void *> slots(args.size() + 1);
-                 for (size_t i = 0; i < args.size(); ++i)
-                   values[i + 1] = reinterpret_cast<void *>(args[i]);
-                 for (size_t i = 0; i < values.size(); ++i)
-                   slots[i] = &values[i];
-                 ffi_cif cif;
-                 if (ffi_prep_cif(&cif, FFI_DEFAULT_ABI, unsigned(types.size()), &ffi_type_void,
-                                  types.data()) != FFI_OK)
-                   return makeError("libffi cannot describe a kernel with " + Twine(args.size()) +
-                                    " arguments");
-                 ffi_call(&cif, reinterpret_cast<void (*)()>(fn), nullptr, slots.data());
-                 std::fflush(nullptr);
-                 return Error::success();
-               })
+                  uint32_t threads) -> Error { return runKernel(fn, args, teams, threads); })
 
 OMPSIM_WRAPPER(callVoidWrapper, proto::CallVoidSignature, [](uint64_t fn) -> Error {
   reinterpret_cast<void (*)()>(fn)();
@@ -476,21 +530,149 @@ private:
   }
 };
 
-/// Runs every request on the transport's thread: one thread calls into
-/// libomp for the whole life of the device, and requests never overlap.
-class InlineDispatcher : public SimpleRemoteEPCServer::Dispatcher {
+/// The one thread that runs device work: launches posted in the shared
+/// mailbox and every SPS request ORC's listener thread hands over. One thread
+/// calls into libomp for the whole life of the device, and requests never
+/// overlap.
+class DeviceThread {
 public:
-  void dispatch(unique_function<void()> work) override { work(); }
-  void shutdown() override {}
+  /// Maps the mailbox from the shared memfd; false when it cannot.
+  bool mapMailbox(int fd) {
+    void *p = ::mmap(nullptr, ompsim::sim::LaunchMailbox::kBytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+                     fd, 0);
+    if (p == MAP_FAILED)
+      return false;
+    mailbox_ = static_cast<ompsim::sim::LaunchMailbox *>(p);
+    return true;
+  }
+
+  void start() {
+    thread_ = std::thread([this] {
+      ensureAltStack();
+      run();
+    });
+  }
+
+  /// Queues an SPS request for the device thread (called on ORC's listener thread).
+  void post(unique_function<void()> work) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      queue_.push_back(std::move(work));
+    }
+    ring();
+  }
+
+  /// Runs what is queued, then stops the loop and waits for the thread.
+  void stop() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+    }
+    ring();
+    if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id())
+      thread_.join();
+  }
+
+private:
+  void ring() {
+    mailbox_->doorbell.fetch_add(1, std::memory_order_seq_cst);
+    if (mailbox_->executorSleeping.load(std::memory_order_seq_cst))
+      ompsim::sim::sharedFutexWake(mailbox_->doorbell);
+  }
+
+  /// Runs the launch posted as `seq` and publishes its completion.
+  void serveLaunch(uint32_t seq) {
+    ompsim::sim::LaunchMailbox &mb = *mailbox_;
+    uint32_t n = std::min(mb.numArgs, ompsim::sim::LaunchMailbox::kMaxArgs);
+    Error err = runKernel(mb.entry, ArrayRef<uint64_t>(mb.args, n), mb.teams, mb.threads);
+    mb.status = err ? 1 : 0;
+    mb.messageLength = 0;
+    if (err) {
+      std::string why = toString(std::move(err));
+      mb.messageLength = uint32_t(std::min<size_t>(why.size(), sizeof mb.message));
+      std::memcpy(mb.message, why.data(), mb.messageLength);
+    }
+    lastLaunch_ = seq;
+    mb.done.store(seq, std::memory_order_seq_cst);
+    if (mb.hostWaiting.load(std::memory_order_seq_cst))
+      ompsim::sim::sharedFutexWake(mb.done);
+  }
+
+  void run() {
+    ompsim::sim::LaunchMailbox &mb = *mailbox_;
+    // After work, stay awake a little: the next launch usually follows at once.
+    constexpr uint64_t kSpinNanos = 200000;
+    bool spin = false;
+    for (;;) {
+      uint32_t bell = mb.doorbell.load(std::memory_order_seq_cst);
+      uint32_t seq = mb.request.load(std::memory_order_acquire);
+      if (seq != lastLaunch_) {
+        serveLaunch(seq);
+        spin = true;
+        continue;
+      }
+      unique_function<void()> work;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!queue_.empty()) {
+          work = std::move(queue_.front());
+          queue_.pop_front();
+        } else if (stopping_) {
+          return;
+        }
+      }
+      if (work) {
+        work();
+        spin = true;
+        continue;
+      }
+      if (spin) {
+        spin = false;
+        ompsim::sim::spinFor(kSpinNanos, [&] {
+          return mb.doorbell.load(std::memory_order_relaxed) != bell ||
+                 mb.request.load(std::memory_order_relaxed) != lastLaunch_;
+        });
+        continue;
+      }
+      mb.executorSleeping.store(1, std::memory_order_seq_cst);
+      if (mb.doorbell.load(std::memory_order_seq_cst) == bell)
+        ompsim::sim::sharedFutexWait(mb.doorbell, bell);
+      mb.executorSleeping.store(0, std::memory_order_seq_cst);
+    }
+  }
+
+  ompsim::sim::LaunchMailbox *mailbox_ = nullptr;
+  uint32_t lastLaunch_ = 0;
+  std::mutex mu_;
+  std::deque<unique_function<void()>> queue_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+DeviceThread gDeviceThread;
+
+/// Hands every request to the device thread; at disconnect, lets it finish
+/// what is queued.
+class DeviceThreadDispatcher : public SimpleRemoteEPCServer::Dispatcher {
+public:
+  void dispatch(unique_function<void()> work) override { gDeviceThread.post(std::move(work)); }
+  void shutdown() override { gDeviceThread.stop(); }
 };
 
 int usage() {
   std::fprintf(stderr, "ompsim-device: started by the sim plugin, not by hand "
-                       "(usage: ompsim-device --fd N --fault-fd N --parent PID)\n");
+                       "(usage: ompsim-device --fd N --fault-fd N --arena-fd N --parent PID)\n");
   return 2;
 }
 
 } // namespace
+
+/// Marks this process as a simulated device. A host library loaded here to
+/// satisfy a device image's NEEDED entry may carry its own offload
+/// registration; ompsim's runtime sees this symbol and leaves that
+/// registration alone instead of starting a device inside the device.
+extern "C" __attribute__((visibility("default"), used)) const char __ompsim_executor_marker[] =
+    "ompsim-device";
 
 int main(int argc, char **argv) {
   int fd = -1;
@@ -501,12 +683,14 @@ int main(int argc, char **argv) {
       fd = std::atoi(argv[i + 1]);
     else if (a == "--fault-fd")
       gFaultFd = std::atoi(argv[i + 1]);
+    else if (a == "--arena-fd")
+      gArenaFd = std::atoi(argv[i + 1]);
     else if (a == "--parent")
       parent = std::atol(argv[i + 1]);
     else
       return usage();
   }
-  if (fd < 0 || parent <= 0)
+  if (fd < 0 || parent <= 0 || gArenaFd < 0)
     return usage();
   // No executor outlives its host: die with the parent, and close the race
   // where the parent died before the prctl.
@@ -514,10 +698,15 @@ int main(int argc, char **argv) {
   if (::getppid() != parent)
     return 1;
   installFaultHandlers();
+  if (!gDeviceThread.mapMailbox(gArenaFd)) {
+    std::fprintf(stderr, "ompsim-device: cannot map the launch mailbox: %s\n", std::strerror(errno));
+    return 1;
+  }
+  gDeviceThread.start();
 
   auto server = SimpleRemoteEPCServer::Create<FDSimpleRemoteEPCTransport>(
       [](SimpleRemoteEPCServer::Setup &S) -> Error {
-        S.setDispatcher(std::make_unique<InlineDispatcher>());
+        S.setDispatcher(std::make_unique<DeviceThreadDispatcher>());
         S.bootstrapSymbols() = SimpleRemoteEPCServer::defaultBootstrapSymbols();
         S.services().push_back(std::make_unique<ArenaJITMemoryService>());
         auto &syms = S.bootstrapSymbols();
@@ -537,10 +726,12 @@ int main(int argc, char **argv) {
       fd, fd);
   if (!server) {
     logAllUnhandledErrors(server.takeError(), errs(), "ompsim-device: ");
+    gDeviceThread.stop();
     return 1;
   }
   if (auto err = (*server)->waitForDisconnect())
     consumeError(std::move(err)); // the host went away; nothing to report to
+  gDeviceThread.stop(); // the dispatcher's shutdown already drained it
   DeviceState &d = DeviceState::get();
   {
     std::lock_guard<std::mutex> lock(d.mu);

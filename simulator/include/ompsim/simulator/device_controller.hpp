@@ -25,6 +25,7 @@ class SimpleRemoteEPC;
 namespace ompsim::sim {
 
 class ImageSymbolTable;
+struct LaunchMailbox;
 class DeviceJIT;
 struct JITImage;
 
@@ -57,8 +58,11 @@ struct TranslateLog {
   std::vector<Record> records;
 };
 
-/// Owns one ompsim-device executor process and drives it through ORC's
-/// SimpleRemoteEPC. Never dereferences a device address itself.
+/// Owns one ompsim-device executor process and drives it: device memory is
+/// a memfd both map (the executor at the arena base, the controller anywhere),
+/// so copies are bounds-checked memcpy here; launches go through a shared
+/// mailbox; everything else through ORC's SimpleRemoteEPC. Never runs device
+/// code itself.
 ///
 /// Thread-safe: calls are serialized. After the executor dies (fault,
 /// timeout, killed from outside) every call fails with the message that
@@ -73,7 +77,12 @@ public:
   DeviceController &operator=(const DeviceController &) = delete;
 
   /// Loads an ELF shared object or LLVM bitcode image; returns an image id.
-  llvm::Expected<uint64_t> loadImage(llvm::ArrayRef<char> bytes, llvm::StringRef name);
+  /// `provides` are the library names (NEEDED entries of later images) this
+  /// image answers to: the soname and file name of the host library that
+  /// embeds it. A later ELF image that NEEDs one of them links against this
+  /// image instead of loading a library of that name into the device.
+  llvm::Expected<uint64_t> loadImage(llvm::ArrayRef<char> bytes, llvm::StringRef name,
+                                     llvm::ArrayRef<std::string> provides = {});
   /// Device address of symbol `name` in image `image`; an error naming it when absent.
   llvm::Expected<uint64_t> lookup(uint64_t image, llvm::StringRef name);
   /// Runs the image's finalizers and frees its memory.
@@ -83,9 +92,9 @@ public:
   uint64_t allocate(uint64_t size, uint64_t align = 16);
   /// Frees a block from allocate().
   llvm::Error release(uint64_t addr);
-  /// Copies host -> device; `dst` must lie in the arena.
+  /// Copies host -> device through the shared arena pages; `dst` must lie in the arena.
   llvm::Error write(uint64_t dst, const void *src, uint64_t size);
-  /// Copies device -> host; `src` must lie in the arena.
+  /// Copies device -> host through the shared arena pages; `src` must lie in the arena.
   llvm::Error read(void *dst, uint64_t src, uint64_t size);
 
   /// Runs `entry` with the host-offload kernel ABI and waits for it (at most
@@ -118,6 +127,11 @@ private:
   llvm::Error start(std::vector<std::pair<uint64_t, uint64_t>> &collided);
   void stop(bool graceful);
   llvm::Error checkAlive();
+  /// Creates the memfd shared with the executor (mailbox, then arena) and maps it here.
+  llvm::Error mapSharedMemory(int &fd);
+  void unmapSharedMemory();
+  /// True once the executor has exited (it is not reaped here).
+  bool executorExited();
   llvm::Error checkRange(uint64_t addr, uint64_t size, llvm::StringRef what);
   /// Turns a failed call into the device's death message when the executor is gone.
   llvm::Error diagnose(llvm::Error callError, const std::string &context);
@@ -150,6 +164,12 @@ private:
   std::string deathMessage_; ///< non-empty once the executor is gone
   /// The faulting kernel's translate log, sent by the executor with its fault record.
   std::optional<TranslateLog> faultTranslateLog_;
+  /// The executor's memfd as mapped here: the launch mailbox, then the arena
+  /// (LaunchMailbox::kBytes on). Null while no executor runs.
+  char *shared_ = nullptr;
+  uint64_t sharedBytes_ = 0;
+  LaunchMailbox *mailbox_ = nullptr;
+  uint32_t launchSeq_ = 0; ///< sequence number of the last launch posted
 };
 
 } // namespace ompsim::sim
