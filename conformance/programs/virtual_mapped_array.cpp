@@ -2,7 +2,6 @@
 // REQUIRES: c++
 // XFAIL: translate=native && separate-address-space -- clang-22 does not translate the host vtable pointer of a mapped object: the virtual call reads a host vtable the device cannot reach
 // XFAIL: translate=native && shared-address-space -- clang-22 does not translate the host vtable pointer of a mapped object: the host vtable dispatches to the host copy (dev_calls stays 0)
-// XFAIL: translate=pass && (sim || sim-ir) -- open pass bug: the vptr load of an object indexed in a mapped array is not recognised, so the host vtable is read on the device
 // XFAIL: translate=pass && shared-address-space && !ompsim-runtime -- stock libomptarget never publishes the function-pointer table to ompsim's device runtime, so the pass's lookups miss and the host copy runs (dev_calls stays 0)
 // CHECK: PASS
 #include "inputs/conformance.h"

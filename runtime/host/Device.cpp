@@ -2,7 +2,11 @@
 #include "Device.h"
 
 #include "ompsim/config.hpp"
+#include "ompsim/host_symbolizer.hpp"
 #include "ompsim/trace.hpp"
+
+#include <algorithm>
+#include <set>
 
 #include <cstdio>
 
@@ -134,6 +138,49 @@ llvm::Expected<uint64_t> Device::readAddressGlobal(LoadedImage &image, const std
   return value;
 }
 
+void Device::addVtablesByName(LoadedImage &image, std::vector<IndirectTarget> &indirect) {
+  // clang-22 registers (0x20 entries) only the vtables of classes whose
+  // variables it sees mapped; an object reached through an array section
+  // leaves its class out, and the translated vtable pointer would miss. A
+  // host vtable holding an indirect function pairs with the device image's
+  // vtable of the same mangled name, as the host and device compilations of
+  // one translation unit name them alike.
+  std::set<uint64_t> functions, registered;
+  for (const IndirectTarget &t : indirect)
+    (t.isVtable ? registered : functions).insert(t.hostPtr);
+  if (functions.empty())
+    return;
+  std::lock_guard<std::recursive_mutex> lock(mappingTable_.mutex());
+  for (const HostVtable &vt : HostSymbolizer::get().vtablesOf(*functions.begin())) {
+    if (registered.count(vt.address) || mappingTable_.lookup(vt.address, vt.size).entry)
+      continue;
+    const auto *slots = reinterpret_cast<const uint64_t *>(vt.address);
+    if (std::none_of(slots, slots + vt.size / 8, [&](uint64_t s) { return functions.count(s); }))
+      continue;
+    void *global = nullptr;
+    if (plugin_.fn().get_global(localId_, image.binary, vt.size, vt.mangledName.c_str(), &global) !=
+            OMPSIM_OFFLOAD_SUCCESS ||
+        !global)
+      continue; // the device image has no copy: the class never reaches device code
+    auto tgt = reinterpret_cast<uint64_t>(global);
+    MapEntry m;
+    m.hstBegin = vt.address;
+    m.hstEnd = vt.address + vt.size;
+    m.tgtBegin = tgt;
+    m.dynamicRef = MapEntry::Infinite;
+    m.name = vt.mangledName;
+    mappingTable_.insert(std::move(m));
+    image.mappedGlobals.push_back(vt.address);
+    indirect.push_back({vt.mangledName, vt.address, tgt, vt.size, /*isVtable=*/true});
+    OMPSIM_TRACE_EVENT(Cat::Entry, "indirect_vtable")
+        .str("name", vt.mangledName)
+        .host("host", vt.address)
+        .dev("device", tgt, symbolize(tgt))
+        .num("size", static_cast<int64_t>(vt.size))
+        .str("source", "symbol");
+  }
+}
+
 llvm::Error Device::loadImage(const __tgt_device_image *image, const std::string &name,
                               const std::vector<OffloadEntry> &entries) {
   if (images_.count(image))
@@ -228,6 +275,7 @@ llvm::Error Device::loadImage(const __tgt_device_image *image, const std::string
     }
     }
   }
+  addVtablesByName(loaded, indirect);
   if (auto err = fptrTable_.addImage(reinterpret_cast<uint64_t>(image), name, std::move(indirect)))
     return err;
   images_.emplace(image, std::move(loaded));

@@ -88,6 +88,9 @@ public:
 private:
   /// Reads the 8-byte device address stored in the device global `name`.
   llvm::Expected<uint64_t> readAddressGlobal(LoadedImage &image, const std::string &name);
+  /// Adds the host vtables holding one of `indirect`'s functions that no 0x20
+  /// entry registered, paired with the device image's vtable of the same name.
+  void addVtablesByName(LoadedImage &image, std::vector<IndirectTarget> &indirect);
 
   Plugin &plugin_;
   int32_t localId_;

@@ -32,6 +32,7 @@ struct Object {
   uint64_t base = 0;
   std::vector<HostRange> ranges;
   std::vector<Sym> syms; // sorted by begin (absolute addresses)
+  std::vector<HostVtable> vtables;
   bool loaded = false;
 };
 
@@ -82,6 +83,9 @@ void readSymbols(Object &o) {
         if (!nm || !*nm)
           continue;
         o.syms.push_back({s.st_value + bias, s.st_size, demangle(nm), type != STT_OBJECT});
+        if (type == STT_OBJECT && std::strncmp(nm, "_ZTV", 4) == 0 && s.st_size &&
+            s.st_size % 8 == 0)
+          o.vtables.push_back({nm, s.st_value + bias, s.st_size});
       }
     }
     if (!o.syms.empty())
@@ -226,6 +230,21 @@ std::string HostSymbolizer::objectOf(uint64_t addr) {
     o = st.find(addr);
   }
   return o ? o->display : std::string();
+}
+
+std::vector<HostVtable> HostSymbolizer::vtablesOf(uint64_t addr) {
+  State &st = state();
+  std::lock_guard<std::mutex> lock(st.mu);
+  Object *o = st.find(addr);
+  if (!o) {
+    st.rescan();
+    o = st.find(addr);
+  }
+  if (!o)
+    return {};
+  if (!o->loaded)
+    readSymbols(*o);
+  return o->vtables;
 }
 
 } // namespace ompsim

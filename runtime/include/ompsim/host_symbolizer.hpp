@@ -22,6 +22,13 @@ struct HostRange {
   std::string object;
 };
 
+/// A C++ vtable (an `_ZTV...` data symbol) defined in a loaded object.
+struct HostVtable {
+  std::string mangledName; ///< "_ZTV2Op": the name the device image gives its copy
+  uint64_t address = 0;    ///< start of the vtable in this process
+  uint64_t size = 0;       ///< bytes, a multiple of 8
+};
+
 /// Reads .symtab (or .dynsym) of every object loaded in this process.
 ///
 /// Objects loaded later (dlopen) are picked up on the next miss. Thread-safe.
@@ -39,6 +46,10 @@ public:
 
   /// The object (path) whose PT_LOAD ranges contain `addr`, or "".
   std::string objectOf(uint64_t addr);
+
+  /// The vtables defined in the object whose PT_LOAD ranges contain `addr`
+  /// (empty when no object does or its symbol table is stripped).
+  std::vector<HostVtable> vtablesOf(uint64_t addr);
 };
 
 } // namespace ompsim
