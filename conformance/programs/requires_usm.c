@@ -7,7 +7,6 @@
 // EXPECT-FAIL-IF: !usm -- a device with a separate address space cannot honour unified_shared_memory; the runtime must say so
 // CHECK-FAIL-STDERR: {{[Uu]nified[ _]shared[ _]memory}}
 // XFAIL: usm && translate=native -- clang-22 emits no lookup at the call site: the host copy runs (results are off by 1000)
-// XFAIL: separate-address-space -- unified shared memory cannot hold across the simulated device's separate address space; ompsim does not emulate USM
 // XFAIL: translate=pass && shared-address-space && !ompsim-runtime -- stock libomptarget never publishes the function-pointer table to ompsim's device runtime, so the pass's lookups miss and the host copies run (results are off by 1000)
 // CHECK: PASS
 #include "inputs/conformance.h"

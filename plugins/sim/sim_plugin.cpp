@@ -341,6 +341,15 @@ OMPSIM_EXPORT int32_t __tgt_rtl_deinit_device(int32_t id) {
   return OMPSIM_OFFLOAD_SUCCESS;
 }
 
+OMPSIM_EXPORT int32_t __tgt_rtl_init_requires(int64_t flags) {
+  // Device memory lives in the executor process: a host pointer is never a
+  // device pointer, so memory cannot be shared without explicit maps.
+  if (flags & OMPSIM_REQ_UNIFIED_SHARED_MEMORY)
+    return failWith(nullptr, "the simulated device cannot honour 'requires "
+                             "unified_shared_memory': its memory lives in a separate process");
+  return OMPSIM_OFFLOAD_SUCCESS;
+}
+
 OMPSIM_EXPORT int32_t __tgt_rtl_load_binary(int32_t id, const __tgt_device_image *image,
                                             ompsim_binary_handle *binary) {
   SimDevice *d;

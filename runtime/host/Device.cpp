@@ -187,6 +187,16 @@ llvm::Error Device::loadImage(const __tgt_device_image *image, const std::string
     return llvm::Error::success();
   if (auto err = ensureInitialized())
     return err;
+  int64_t requiredFeatures = 0;
+  for (const OffloadEntry &e : entries)
+    if (e.kind == EntryKind::Requires)
+      requiredFeatures |= static_cast<int64_t>(e.data);
+  if (requiredFeatures && plugin_.fn().init_requires &&
+      plugin_.fn().init_requires(requiredFeatures) != OMPSIM_OFFLOAD_SUCCESS) {
+    const char *why = plugin_.fn().last_error(-1);
+    return makeError(fmt::format("{} cannot run on device {} ({}): {}", name, number_,
+                                 plugin_.name(), why && *why ? why : "unsupported requires clause"));
+  }
   LoadedImage loaded;
   loaded.name = name;
   if (plugin_.fn().load_binary(localId_, image, &loaded.binary) != OMPSIM_OFFLOAD_SUCCESS)

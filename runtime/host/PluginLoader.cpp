@@ -86,6 +86,7 @@ llvm::Expected<std::unique_ptr<Plugin>> Plugin::Create(const std::string &spec,
   OMPSIM_OPTIONAL(deinit_device)
   OMPSIM_OPTIONAL(symbolize)
   OMPSIM_OPTIONAL(set_thread_limit)
+  OMPSIM_OPTIONAL(init_requires)
 #undef OMPSIM_OPTIONAL
 
   if (const char *n = p->fn_.plugin_name(); n && *n)

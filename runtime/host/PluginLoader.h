@@ -35,6 +35,7 @@ struct PluginFunctions {
   decltype(&__tgt_rtl_deinit_device) deinit_device = nullptr;
   decltype(&__tgt_rtl_symbolize) symbolize = nullptr;
   decltype(&__tgt_rtl_set_thread_limit) set_thread_limit = nullptr;
+  decltype(&__tgt_rtl_init_requires) init_requires = nullptr;
 };
 
 /// One dlopen'ed plugin.

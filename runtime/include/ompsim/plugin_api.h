@@ -133,6 +133,13 @@ int32_t __tgt_rtl_symbolize(int32_t device_id, uint64_t tgt_addr, char *buf, uin
  * thread_limit (host-offload plugins honour it through libomp). */
 int32_t __tgt_rtl_set_thread_limit(int32_t device_id, int32_t limit);
 
+/** Says whether the plugin's devices can honour the OpenMP `requires` flags
+ * `flags` (OMPSIM_REQ_*) of an image about to be loaded. Returns
+ * OMPSIM_OFFLOAD_FAIL, with a line naming the clause in
+ * __tgt_rtl_last_error(-1), when they cannot. Without this entry point every
+ * flag is taken as honoured. */
+int32_t __tgt_rtl_init_requires(int64_t flags);
+
 #ifdef __cplusplus
 }
 #endif
