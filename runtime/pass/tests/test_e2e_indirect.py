@@ -3,9 +3,9 @@
 With --translate=pass every indirect call in device code reaches the device
 copy of its target (proved by a declare-target counter only device copies
 bump). On the sim, the same programs built with --translate=native fail with
-one diagnostic line naming the first host function or vtable used untranslated,
-except a function pointer captured as a
-scalar, which the runtime's mapping table translates.
+one diagnostic line naming the first host function or vtable used
+untranslated, except a function pointer captured as a scalar, which the
+runtime's mapping table translates.
 """
 import os
 import random
