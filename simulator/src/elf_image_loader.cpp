@@ -187,7 +187,8 @@ private:
   const ElfLoadEnvironment &env_;
   std::vector<GElf_Phdr> phdrs_;
   std::vector<Segment> segments_;
-  RangeSet executable_, writable_;
+  /// Vaddrs of segments with PF_X / PF_W / PF_R: their pages get at least that access.
+  RangeSet executable_, writable_, readable_;
   std::optional<GElf_Phdr> dynamicPh_, relroPh_;
   uint64_t lo_ = UINT64_MAX, hi_ = 0;
   std::unique_ptr<LoadedElfImage> img_;
@@ -246,6 +247,8 @@ llvm::Error ImageLoad::readProgramHeaders(Elf *elf, uint64_t fileSize) {
         executable_.add(ph.p_vaddr, ph.p_vaddr + ph.p_memsz);
       if (ph.p_flags & PF_W)
         writable_.add(ph.p_vaddr, ph.p_vaddr + ph.p_memsz);
+      if (ph.p_flags & PF_R)
+        readable_.add(ph.p_vaddr, ph.p_vaddr + ph.p_memsz);
       lo_ = std::min(lo_, pageDown(ph.p_vaddr));
       hi_ = std::max(hi_, pageUp(ph.p_vaddr + ph.p_memsz));
     } else if (ph.p_type == PT_DYNAMIC) {
@@ -259,6 +262,7 @@ llvm::Error ImageLoad::readProgramHeaders(Elf *elf, uint64_t fileSize) {
   }
   executable_.finish();
   writable_.finish();
+  readable_.finish();
   if (segments_.empty())
     return fail("no PT_LOAD segments");
   if (hi_ - lo_ > ElfImageLoader::kMaxImageSpan)
@@ -372,6 +376,10 @@ llvm::Error ImageLoad::checkTables(Elf *elf) {
     if (bytes && !span.contains(table, bytes))
       return fail(llvm::Twine(what) + " (" + hex(bytes) + " bytes at " + hex(table) +
                   ") lies outside the image " + span.describe());
+    // Read after the protections are applied.
+    if (bytes && !readable_.contains(table, bytes))
+      return fail(llvm::Twine(what) + " (" + hex(bytes) + " bytes at " + hex(table) +
+                  ") is not in a readable segment");
   }
   return llvm::Error::success();
 }
@@ -641,6 +649,10 @@ llvm::Error ImageLoad::registerEhFrame(Elf *elf) {
     if (!span_->contains(sh.sh_addr, sh.sh_size))
       return fail(".eh_frame (" + hex(sh.sh_size) + " bytes at " + hex(sh.sh_addr) +
                   ") lies outside the image " + span_->describe());
+    // libgcc reads it for as long as it is registered.
+    if (!readable_.contains(sh.sh_addr, sh.sh_size))
+      return fail(".eh_frame (" + hex(sh.sh_size) + " bytes at " + hex(sh.sh_addr) +
+                  ") is not in a readable segment");
     if (auto err = checkEhFrame(sh.sh_addr, sh.sh_size))
       return err;
     if (img_->ehFrame_) // one registration per image

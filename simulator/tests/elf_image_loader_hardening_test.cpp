@@ -394,3 +394,11 @@ TEST_F(HardenedLoaderTest, RelroOutsideTheImage) {
   EXPECT_EQ(loadError(), "image probe: PT_GNU_RELRO segment (0x40000000 bytes at " + hex(image().phdr(seg).p_vaddr) +
                              ") lies outside the image " + image().span());
 }
+
+TEST_F(HardenedLoaderTest, InitArrayInAnUnreadableSegment) {
+  // Found by fuzz_elf_image_loader: the array was read after its pages became PROT_NONE.
+  size_t seg = image().phdrIndex(PT_LOAD, PF_W);
+  image().edit<Elf64_Phdr>(image().phdrOffset(seg), [](Elf64_Phdr &ph) { ph.p_flags = PF_W; });
+  EXPECT_EQ(loadError(), "image probe: DT_INIT_ARRAY (0x8 bytes at " + hex(image().dyn(DT_INIT_ARRAY)) +
+                             ") is not in a readable segment");
+}
