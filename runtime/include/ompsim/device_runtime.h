@@ -54,6 +54,16 @@ void __ompsim_device_set_translate_cap(uint64_t cap);
  * new period (counters and records reset). */
 ompsim_translate_stats __ompsim_device_take_translate_log(ompsim_translate_record *out, uint64_t max);
 
+/** Kernel prologue of GPU-style device code (flang-22 emits it for every
+ * target region, on every offload target). A host-offload kernel runs on the
+ * thread that launched it, which is the kernel's initial thread: it always
+ * executes the user code, so this returns -1 (upstream's "execute user code"
+ * value). The environments are not read. */
+int32_t __kmpc_target_init(void *kernel_environment, void *kernel_launch_environment);
+
+/** Kernel epilogue matching __kmpc_target_init; nothing to tear down. */
+void __kmpc_target_deinit(void);
+
 #ifdef __cplusplus
 }
 #endif
