@@ -70,6 +70,18 @@ std::string faultKind(const proto::FaultRecord &f) {
   }
 }
 
+/// Whether a fault is the faulting thread running off the bottom of its stack:
+/// both the address and the stack pointer at or below the stack's lowest page
+/// (in its guard, or past it by a large frame; 16 MiB covers any guard gap).
+bool isStackOverflow(const proto::FaultRecord &f) {
+  constexpr uint64_t kReach = 16ull << 20, kPage = 4096, kSlack = 64 * 1024;
+  if (f.signo != SIGSEGV || f.stackLow < kReach || f.stackHigh <= f.stackLow)
+    return false;
+  bool addrNearBottom = f.addr < f.stackLow + kPage && f.addr >= f.stackLow - kReach;
+  bool rspNearBottom = f.rsp < f.stackLow + kSlack && f.rsp >= f.stackLow - kReach;
+  return addrNearBottom && rspNearBottom;
+}
+
 /// Waits up to `seconds` for `pid`; returns true and its status once it has exited.
 bool waitFor(pid_t pid, double seconds, int &status) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
@@ -396,6 +408,16 @@ std::string DeviceController::describeDeath(int status, const std::string &conte
     std::string sym = symbolize(f.rip);
     where = sym.empty() ? fmt::format("0x{:x}", f.rip) : fmt::format("dev:{} (0x{:x})", sym, f.rip);
     bool write = f.signo == SIGSEGV && (f.pageFaultCode & 2);
+    if (isStackOverflow(f)) {
+      uint64_t stackKiB = (f.stackHigh - f.stackLow) / 1024;
+      std::string place = f.addr < f.stackLow
+                              ? fmt::format("{} bytes below the {} KiB stack of the device thread",
+                                            f.stackLow - f.addr, stackKiB)
+                              : fmt::format("at the bottom of the {} KiB stack of the device thread", stackKiB);
+      return fmt::format("{}stack overflow {} {}: {} ({}) at address 0x{:x}, {}, instruction at {}", dev,
+                         StringRef(context).starts_with("kernel ") ? "in" : "while", context, faultKind(f),
+                         signalName(f.signo), f.addr, place, where);
+    }
     if (!hostObject.empty())
       return fmt::format("{}{} {} host data at 0x{:x} ({}) from {}", dev, context,
                          write ? "wrote" : "read", f.addr, hostSymbolText(f.addr), where);

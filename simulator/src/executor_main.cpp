@@ -24,6 +24,7 @@
 
 #include <dlfcn.h>
 #include <ffi.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -66,6 +67,12 @@ int gArenaFd = -1;
 using TakeTranslateLogFn = ompsim_translate_stats (*)(ompsim_translate_record *, uint64_t);
 std::atomic<TakeTranslateLogFn> gTakeTranslateLog{nullptr};
 
+/// The calling thread's stack [low, high), captured by ensureAltStack: the
+/// fault handler reports it so the controller can tell a stack overflow
+/// (pthread_getattr_np itself is not async-signal-safe). Local-exec TLS in
+/// this non-PIE executable, so reading it in the handler is safe.
+thread_local uint64_t tStackLow = 0, tStackHigh = 0;
+
 /// Reports a fatal signal to the controller and exits. Async-signal-safe.
 void onFatalSignal(int signo, siginfo_t *info, void *ctx) {
   proto::FaultRecord rec{};
@@ -76,6 +83,9 @@ void onFatalSignal(int signo, siginfo_t *info, void *ctx) {
   rec.addr = info ? reinterpret_cast<uint64_t>(info->si_addr) : 0;
   rec.rip = ctx ? uint64_t(static_cast<ucontext_t *>(ctx)->uc_mcontext.gregs[REG_RIP]) : 0;
   rec.pageFaultCode = ctx ? uint64_t(static_cast<ucontext_t *>(ctx)->uc_mcontext.gregs[REG_ERR]) : 0;
+  rec.rsp = ctx ? uint64_t(static_cast<ucontext_t *>(ctx)->uc_mcontext.gregs[REG_RSP]) : 0;
+  rec.stackLow = tStackLow;
+  rec.stackHigh = tStackHigh;
   if (gFaultFd >= 0) {
     ssize_t n = ::write(gFaultFd, &rec, sizeof rec);
     (void)n;
@@ -113,6 +123,16 @@ void ensureAltStack() {
   ss.ss_sp = std::malloc(ss.ss_size);
   if (ss.ss_sp)
     ::sigaltstack(&ss, nullptr);
+  pthread_attr_t attr;
+  if (::pthread_getattr_np(::pthread_self(), &attr) == 0) {
+    void *low = nullptr;
+    size_t size = 0;
+    if (::pthread_attr_getstack(&attr, &low, &size) == 0) {
+      tStackLow = reinterpret_cast<uint64_t>(low);
+      tStackHigh = tStackLow + size;
+    }
+    ::pthread_attr_destroy(&attr);
+  }
 }
 
 void installFaultHandlers() {

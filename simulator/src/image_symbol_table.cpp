@@ -1,5 +1,6 @@
 #include "image_symbol_table.hpp"
 
+#include "llvm/DebugInfo/DWARF/DWARFContext.h"
 #include "llvm/Demangle/Demangle.h"
 #include "llvm/Object/ELFObjectFile.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -38,7 +39,49 @@ ImageSymbolTable ImageSymbolTable::fromElf(llvm::ArrayRef<char> bytes, uint64_t 
   };
   addAll(elf->symbols());
   addAll(elf->getDynamicSymbolIterators());
+  t.addDebugInfoFunctions(*elf, base);
   return t;
+}
+
+void ImageSymbolTable::addDebugInfoFunctions(const llvm::object::ObjectFile &obj, uint64_t base) {
+  // Code no symbol covers can still have a DW_TAG_subprogram: a copy of a
+  // function the optimizer made (a recursive function specialized for its
+  // caller) keeps the original's debug info but gets no symbol.
+  bool hasDebugInfo = false;
+  for (const llvm::object::SectionRef &sec : obj.sections()) {
+    auto name = sec.getName();
+    if (name && *name == ".debug_info")
+      hasDebugInfo = true;
+    else if (!name)
+      llvm::consumeError(name.takeError());
+  }
+  if (!hasDebugInfo)
+    return;
+  auto quiet = [](llvm::Error e) { llvm::consumeError(std::move(e)); };
+  auto dwarf = llvm::DWARFContext::create(obj, llvm::DWARFContext::ProcessDebugRelocations::Process, nullptr,
+                                          "", quiet, quiet);
+  std::vector<Entry> uncovered;
+  for (const auto &unit : dwarf->compile_units())
+    for (const llvm::DWARFDebugInfoEntry &entry : unit->dies()) {
+      llvm::DWARFDie die(unit.get(), &entry);
+      if (die.getTag() != llvm::dwarf::DW_TAG_subprogram)
+        continue;
+      const char *name = die.getName(llvm::DINameKind::LinkageName);
+      if (!name)
+        name = die.getName(llvm::DINameKind::ShortName);
+      auto ranges = die.getAddressRanges();
+      if (!ranges) {
+        llvm::consumeError(ranges.takeError());
+        continue;
+      }
+      if (!name || !*name)
+        continue;
+      for (const llvm::DWARFAddressRange &r : *ranges)
+        if (r.HighPC > r.LowPC && symbolize(base + r.LowPC).empty())
+          uncovered.push_back({base + r.LowPC, r.HighPC - r.LowPC, name});
+    }
+  for (Entry &e : uncovered)
+    add(std::move(e.name), e.addr, e.size);
 }
 
 void ImageSymbolTable::add(std::string name, uint64_t addr, uint64_t size) {

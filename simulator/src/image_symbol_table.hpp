@@ -2,6 +2,7 @@
 #pragma once
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/Object/ObjectFile.h"
 
 #include <cstdint>
 #include <string>
@@ -22,6 +23,9 @@ public:
   std::string symbolize(uint64_t addr) const;
 
 private:
+  /// Adds the functions the image's DWARF describes where no symbol covers them.
+  void addDebugInfoFunctions(const llvm::object::ObjectFile &obj, uint64_t base);
+
   struct Entry {
     uint64_t addr, size;
     std::string name;

@@ -77,6 +77,11 @@ struct FaultRecord {
   uint64_t addr; ///< si_addr
   uint64_t rip;  ///< instruction pointer at the fault
   uint64_t pageFaultCode; ///< x86 page-fault error code (bit 1: write)
+  uint64_t rsp;           ///< stack pointer at the fault
+  /// The faulting thread's stack [stackLow, stackHigh) as pthread_getattr_np
+  /// gave it when the thread first ran a request (0, 0 when unknown): a fault
+  /// just below stackLow is a stack overflow.
+  uint64_t stackLow, stackHigh;
 };
 
 /// Follows a FaultRecord when the device runtime is loaded: the translate log
