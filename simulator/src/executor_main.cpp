@@ -46,6 +46,13 @@
 #include <thread>
 #include <vector>
 
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#include <sanitizer/tsan_interface.h>
+#define OMPSIM_TSAN_HANDOVER 1
+#endif
+#endif
+
 using namespace llvm;
 using namespace llvm::orc;
 namespace sps = llvm::orc::shared;
@@ -671,12 +678,27 @@ private:
 
 DeviceThread gDeviceThread;
 
+/// A token for ThreadSanitizer only. SimpleRemoteEPCServer::Create (inline,
+/// so instrumented here) reads the server's service list on the main thread;
+/// at disconnect ORC's listener thread (in uninstrumented libLLVM) destroys
+/// that list right after calling our dispatcher's shutdown(). What orders the
+/// two is the host: it disconnects only after it received the setup message
+/// that Create sends after that read, a chain through another process that
+/// TSan cannot see. main releases the token once Create returned, shutdown()
+/// acquires it.
+[[maybe_unused]] char gServerCreatedToken;
+
 /// Hands every request to the device thread; at disconnect, lets it finish
 /// what is queued.
 class DeviceThreadDispatcher : public SimpleRemoteEPCServer::Dispatcher {
 public:
   void dispatch(unique_function<void()> work) override { gDeviceThread.post(std::move(work)); }
-  void shutdown() override { gDeviceThread.stop(); }
+  void shutdown() override {
+#ifdef OMPSIM_TSAN_HANDOVER
+    __tsan_acquire(&gServerCreatedToken);
+#endif
+    gDeviceThread.stop();
+  }
 };
 
 int usage() {
@@ -749,9 +771,14 @@ int main(int argc, char **argv) {
     gDeviceThread.stop();
     return 1;
   }
+#ifdef OMPSIM_TSAN_HANDOVER
+  __tsan_release(&gServerCreatedToken);
+#endif
   if (auto err = (*server)->waitForDisconnect())
     consumeError(std::move(err)); // the host went away; nothing to report to
   gDeviceThread.stop(); // the dispatcher's shutdown already drained it
+  // Joins the transport's listener thread, which has finished by now.
+  server->reset();
   DeviceState &d = DeviceState::get();
   {
     std::lock_guard<std::mutex> lock(d.mu);

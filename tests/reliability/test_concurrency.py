@@ -13,6 +13,9 @@ BACKENDS = ["sim", "ours-host"]
 def check(r, pattern):
     assert r.rc == 0, "exit %d\n%s\n%s" % (r.rc, r.out, r.err)
     assert ompsim_lines(r.err) == [], r.err
+    # Under scripts/sanitizers: an executor's report does not change the
+    # program's exit status (the host never sees the executor's), only stderr.
+    assert not re.search(r"^(WARNING|ERROR): (ThreadSanitizer|AddressSanitizer)", r.err, re.M), r.err
     assert r.leftover == [], "executors %s outlived the program" % r.leftover
     m = re.search(pattern, r.out)
     assert m, r.out
