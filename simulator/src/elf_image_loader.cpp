@@ -209,10 +209,12 @@ namespace {
 
 /// libgcc's pointer encodings that need no base beyond the record itself:
 /// absolute or pc-relative, in one of the fixed or LEB128 formats.
-bool plainPointerEncoding(uint8_t enc, bool allowIndirect) {
+/// FDE addresses ('R') must be direct and present; a personality routine or
+/// LSDA ('P', 'L') may be omitted or reached through a pointer.
+bool plainPointerEncoding(uint8_t enc, bool forFdeAddresses) {
   if (enc == 0xff) // DW_EH_PE_omit
-    return true;
-  if ((enc & 0x80) && !allowIndirect)
+    return !forFdeAddresses;
+  if ((enc & 0x80) && forFdeAddresses)
     return false;
   uint8_t format = enc & 0x0f, application = enc & 0x70;
   bool formatOk = format <= 0x04 || (format >= 0x09 && format <= 0x0c);
@@ -596,7 +598,7 @@ llvm::Error ImageLoad::checkEhFrame(uint64_t begin, uint64_t size) const {
         for (char c : aug.drop_front()) {
           if (c == 'R' || c == 'L' || c == 'P') {
             uint8_t enc = uint8_t(rd.u(1));
-            if (!plainPointerEncoding(enc, c != 'R'))
+            if (!plainPointerEncoding(enc, /*forFdeAddresses=*/c == 'R'))
               return bad(at, "has pointer encoding " + hex(enc) + " for '" + llvm::Twine(c) + "'");
             if (c == 'R')
               fdeEncoding = enc;
@@ -616,7 +618,7 @@ llvm::Error ImageLoad::checkEhFrame(uint64_t begin, uint64_t size) const {
       if (it == cieFdeEncoding.end())
         return bad(at, "is an FDE whose CIE pointer does not lead to an earlier CIE");
       uint8_t enc = it->second;
-      if (enc != 0xff) {
+      {
         uint64_t field = rd.at;
         uint64_t pcBegin = rd.encoded(enc);
         uint64_t pcRange = rd.encoded(enc & 0x0f);

@@ -160,3 +160,14 @@ TEST_F(LoaderTest, FiniRunsOnce) {
   img->reset();
   EXPECT_EQ(alloc_.bytesInUse(), 0u);
 }
+
+TEST_F(LoaderTest, IrelativeResolverRunsOnceCodeIsExecutable) {
+  auto bytes = readImage("ifunc_probe");
+  auto img = ElfImageLoader::load(bytes, "ifunc_probe", env_);
+  ASSERT_TRUE(bool(img)) << llvm::toString(img.takeError());
+  auto fp = at<int (*)(int)>(**img, "probe_scale_fp");
+  uint64_t f = reinterpret_cast<uint64_t>(fp);
+  EXPECT_GE(f, (*img)->base());
+  EXPECT_LT(f, (*img)->base() + (*img)->size());
+  EXPECT_EQ(fp(21), 42);
+}
