@@ -659,6 +659,7 @@ Error DeviceController::launch(uint64_t entry, ArrayRef<uint64_t> args, uint32_t
   if (!args.empty())
     std::memcpy(mb.args, args.data(), args.size() * sizeof(uint64_t));
   uint32_t seq = ++launchSeq_;
+  mb.hostCpu.store(::sched_getcpu(), std::memory_order_relaxed);
   mb.request.store(seq, std::memory_order_release);
   mb.doorbell.fetch_add(1, std::memory_order_seq_cst);
   if (mb.executorSleeping.load(std::memory_order_seq_cst))
@@ -670,7 +671,7 @@ Error DeviceController::launch(uint64_t entry, ArrayRef<uint64_t> args, uint32_t
   // is noticed within a slice, and a hang at the kernel timeout.
   constexpr uint64_t kSpinNanos = 100000;
   constexpr long kSliceNanos = 5000000;
-  if (!spinFor(kSpinNanos, finished)) {
+  if (!spinFor(kSpinNanos, mb.hostCpu, mb.executorCpu, finished)) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(opts_.kernelTimeout);
     for (;;) {
       mb.hostWaiting.store(1, std::memory_order_seq_cst);

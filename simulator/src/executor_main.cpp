@@ -610,6 +610,7 @@ private:
   /// Runs the launch posted as `seq` and publishes its completion.
   void serveLaunch(uint32_t seq) {
     ompsim::sim::LaunchMailbox &mb = *mailbox_;
+    mb.executorCpu.store(::sched_getcpu(), std::memory_order_relaxed);
     uint32_t n = std::min(mb.numArgs, ompsim::sim::LaunchMailbox::kMaxArgs);
     Error err = runKernel(mb.entry, ArrayRef<uint64_t>(mb.args, n), mb.teams, mb.threads);
     mb.status = err ? 1 : 0;
@@ -655,7 +656,7 @@ private:
       }
       if (spin) {
         spin = false;
-        ompsim::sim::spinFor(kSpinNanos, [&] {
+        ompsim::sim::spinFor(kSpinNanos, mb.executorCpu, mb.hostCpu, [&] {
           return mb.doorbell.load(std::memory_order_relaxed) != bell ||
                  mb.request.load(std::memory_order_relaxed) != lastLaunch_;
         });

@@ -51,6 +51,10 @@ struct LaunchMailbox {
   std::atomic<uint32_t> done;
   /// Non-zero while the host sleeps (or is about to) on `done`.
   std::atomic<uint32_t> hostWaiting;
+  /// CPUs the host's launching thread and the device thread last ran on
+  /// (hints for spinFor; -1 unknown).
+  std::atomic<int32_t> hostCpu;
+  std::atomic<int32_t> executorCpu;
   uint32_t teams;   ///< 0: the device default
   uint32_t threads; ///< 0: the device default
   uint32_t numArgs;
@@ -80,20 +84,32 @@ inline void sharedFutexWake(std::atomic<uint32_t> &word) {
 
 /// Spins until `ready()` or until about `nanos` have passed; true when ready.
 ///
-/// It yields the CPU every few rounds: the waker's futex wake pulls host and
-/// executor threads onto one CPU, and on a busy machine the other side may be
-/// runnable right behind us on it; a pure spin would then wait out its own
-/// time for nothing.
-template <typename Ready> bool spinFor(uint64_t nanos, Ready ready) {
+/// `partnerCpu` is the CPU the other side last said it runs on (`ownCpu` is
+/// where we publish ours). A futex wake pulls the wakee onto the waker's CPU,
+/// so host and executor threads often share one CPU on a busy machine; a pure
+/// spin would then burn the partner's time. So we yield whenever the partner
+/// sits on our CPU, and pure-spin (no system call) otherwise, where a round
+/// trip costs well under a microsecond. After kPureSpinRounds we yield now and
+/// then anyway, in case the hint is stale.
+template <typename Ready>
+bool spinFor(uint64_t nanos, std::atomic<int32_t> &ownCpu, const std::atomic<int32_t> &partnerCpu,
+             Ready ready) {
+  constexpr uint32_t kPureSpinRounds = 1024;
   struct timespec t0;
   ::clock_gettime(CLOCK_MONOTONIC, &t0);
+  int32_t cpu = ::sched_getcpu();
+  ownCpu.store(cpu, std::memory_order_relaxed);
   for (uint32_t i = 1;; ++i) {
     if (ready())
       return true;
-    __builtin_ia32_pause();
-    if ((i & 15) == 0)
+    if (partnerCpu.load(std::memory_order_relaxed) == cpu ||
+        (i > kPureSpinRounds && (i & 15) == 0))
       ::sched_yield();
+    else
+      __builtin_ia32_pause();
     if ((i & 63) == 0) {
+      cpu = ::sched_getcpu();
+      ownCpu.store(cpu, std::memory_order_relaxed);
       struct timespec t;
       ::clock_gettime(CLOCK_MONOTONIC, &t);
       uint64_t spent = uint64_t(t.tv_sec - t0.tv_sec) * 1000000000ULL + uint64_t(t.tv_nsec) -
