@@ -8,7 +8,10 @@
 //   * ompsim_inline: the runtime's hash-table layout written inline, with no
 //     call into the shared library and no hit/miss counting, so the cost of
 //     the call and the counters can be told apart from the cost of the layout
-//     (a reference, not a baseline).
+//     (a reference, not a baseline);
+//   * call_floor (size 1 only): a call through a pointer to a function that
+//     returns its argument, the cost of reaching any out-of-line lookup, which
+//     device code pays and the inlined baselines do not (a reference).
 // Patterns: hits or misses (an address between two table entries), random or
 // sequential (table order) access. Lookups are independent, so the figure is
 // throughput per lookup, as device code calling through a table in a loop sees.
@@ -221,35 +224,44 @@ struct HashMap {
   }
 };
 
-/// The runtime's hash-table layout written inline, without the call into the
-/// shared library and without hit/miss counting: what the layout alone costs,
-/// to tell it apart from the call and the counters (a reference, not a goal).
+/// The runtime's hash-table layout (runtime/device/translate.cpp) written
+/// inline, without the call into the shared library and without hit/miss
+/// counting: what the layout alone costs, to tell it apart from the call and
+/// the counters (a reference, not a goal). Same buckets, hash, load factors
+/// and probing; scalar key compares instead of SSE2.
 struct OmpsimInline {
   static constexpr const char *Name = "ompsim_inline";
-  struct Slot {
-    uint64_t Host, Device;
+  struct alignas(64) Bucket {
+    uint64_t Keys[4];
+    uint64_t Values[4];
   };
-  std::vector<Slot> Slots;
+  std::vector<Bucket> Buckets;
   uint64_t Mask = 0, Shift = 0, MaxProbes = 0;
   double BytesPerEntry = 0;
   static constexpr uint64_t Multiplier = 0x9E3779B97F4A7C15ull;
   explicit OmpsimInline(const Dataset &D) {
     size_t Before = allocatedBytes();
-    uint64_t N = D.Sorted.size(), Capacity = 4, Log2 = 2;
-    while (Capacity < 2 * N) {
-      Capacity *= 2;
+    uint64_t N = D.Sorted.size(), Count = 2, Log2 = 1;
+    uint64_t SlotsPerEntry = N <= 64 * 1024 ? 4 : 2;
+    while (Count * 4 < SlotsPerEntry * N) {
+      Count *= 2;
       ++Log2;
     }
-    Slots.assign(Capacity, Slot{0, 0});
-    Mask = Capacity - 1;
+    Buckets.assign(Count, Bucket{});
+    Mask = Count - 1;
     Shift = 64 - Log2;
     for (const auto &E : D.Sorted) {
       uint64_t Index = (E.host_ptr * Multiplier) >> Shift, Probes = 1;
-      while (Slots[Index].Host != 0) {
+      while (Buckets[Index].Keys[3] != 0) {
         Index = (Index + 1) & Mask;
         ++Probes;
       }
-      Slots[Index] = {E.host_ptr, E.tgt_ptr};
+      Bucket &B = Buckets[Index];
+      unsigned Free = 0;
+      while (B.Keys[Free] != 0)
+        ++Free;
+      B.Keys[Free] = E.host_ptr;
+      B.Values[Free] = E.tgt_ptr;
       MaxProbes = std::max(MaxProbes, Probes);
     }
     BytesPerEntry = double(allocatedBytes() - Before) / double(N);
@@ -257,14 +269,42 @@ struct OmpsimInline {
   uint64_t lookup(uint64_t Key) const {
     uint64_t Index = (Key * Multiplier) >> Shift;
     for (uint64_t Probe = 0; Probe < MaxProbes; ++Probe) {
-      const Slot &S = Slots[Index];
-      if (S.Host == Key)
-        return S.Device;
-      if (S.Host == 0)
-        return Key;
+      const Bucket &B = Buckets[Index];
+      uint64_t Result = Key;
+      bool Found = false;
+      for (unsigned I = 0; I < 4; ++I) {
+        bool Match = B.Keys[I] == Key;
+        Result = Match ? B.Values[I] : Result;
+        Found |= Match;
+      }
+      if (Found || B.Keys[3] == 0)
+        return Result;
       Index = (Index + 1) & Mask;
     }
     return Key;
+  }
+};
+
+/// Returns its argument; out of line so calls to it cannot be inlined.
+extern "C" __attribute__((noinline)) void *ompsimLookupBenchIdentity(void *HostPtr) {
+  asm volatile("" ::: "memory");
+  return HostPtr;
+}
+/// Read through a volatile pointer, as a call through the PLT reads the GOT.
+void *(*volatile IdentityThroughPointer)(void *) = ompsimLookupBenchIdentity;
+
+/// The floor any runtime lookup pays: a call through a pointer to a function
+/// that does no lookup at all. Device code reaches __kmpc_target_translate_fptr
+/// the same way (a call through the PLT into libompsim-device.so), while the
+/// two baselines here are inlined into the loop, so for tiny tables this row
+/// says how much of `ompsim` is the call itself (a reference, not a goal).
+struct CallFloor {
+  static constexpr const char *Name = "call_floor";
+  double BytesPerEntry = 0;
+  void *(*Identity)(void *);
+  explicit CallFloor(const Dataset &) : Identity(IdentityThroughPointer) {}
+  uint64_t lookup(uint64_t Key) const {
+    return reinterpret_cast<uintptr_t>(Identity(reinterpret_cast<void *>(Key)));
   }
 };
 
@@ -305,6 +345,7 @@ int main(int argc, char **argv) {
   registerAll<BinarySearch>(Sizes);
   registerAll<HashMap>(Sizes);
   registerAll<OmpsimInline>(Sizes);
+  registerAll<CallFloor>({1});
   benchmark::AddCustomContext("perf_cache_misses",
                               cacheMisses().available() ? "available" : cacheMisses().whyNot());
   benchmark::Initialize(&argc, argv);

@@ -2,26 +2,38 @@
 //
 // Layout. The plugin publishes a sorted {host_ptr, tgt_ptr} table between
 // kernels; device code looks pointers up from any number of teams and threads.
-// Each publish builds an immutable open-addressing hash table: a power-of-two
-// number of 16-byte {host, device} slots, at most half of them used, aligned to
-// a cache line, linear probing from a multiplicative (Fibonacci) hash of the
-// host address. A hit reads the key and the value from the same slot, so a
-// lookup usually touches exactly one cache line whatever the table size.
-// Building it costs one pass over the pairs per publish, which happens once per
-// image registration. The longest probe sequence any present key needs is
-// recorded at build time; a lookup stops after that many slots or at the first
-// empty one, so a pointer that is not in the table ends in a bounded number of
-// steps whatever the input (upstream's search can spin on exactly that input).
+// Each publish builds an immutable open-addressing hash table of buckets, one
+// 64-byte cache line each, holding four host keys followed by their four
+// device values. A multiplicative (Fibonacci) hash of the host address picks
+// the home bucket; a lookup compares the four keys at once (SSE2) and takes the
+// value from the same line, so a hit reads one cache line whatever the table
+// size. The table has at least four slots per entry for tables up to
+// SmallTableEntries entries and two above (load factor <= 1/4, then <= 1/2),
+// so home buckets are rarely full and both hits and misses almost always end
+// at the home bucket with well-predicted branches. A full bucket spills into
+// the next (linear probing by bucket); the longest probe sequence any present
+// key needs is recorded at build time and bounds every lookup, so a pointer
+// that is not in the table ends after a bounded number of buckets whatever the
+// input (upstream's search can spin on exactly that input). Buckets fill their
+// slots in order, so a bucket whose last key is 0 has never spilled, and a
+// miss stops there. Building costs one pass over the pairs per publish, which
+// happens once per image registration.
 //
-// Publication. Snapshots are swapped in with one atomic pointer (release on
-// publish, acquire on lookup). Old snapshots are kept until the library is
-// unloaded: publishes are rare and a lookup that loaded the old pointer may, if
-// a plugin broke the "no publish during a kernel" contract, still be reading it.
+// Publication. A publish builds the whole snapshot first, then swaps it in
+// with one atomic exchange (release), and a lookup loads the pointer with
+// acquire, so a lookup sees either the old table or the complete new one, never
+// a half-built one, even if it runs while the plugin publishes. RuntimeMutex
+// serialises publishers (and the list of retired snapshots); lookups never take
+// a lock. Old snapshots are kept until the library is unloaded: publishes are
+// rare (one per image registration, between kernels) and a lookup that loaded
+// the old pointer may, if a plugin broke the "no publish during a kernel"
+// contract, still be reading it.
 //
 // Counting. Hits and misses are counted per thread in thread-local counters
 // that only their thread writes (a plain load and store, no locked
 // instruction, no shared cache line), so lookups on different threads never
-// contend. Each thread's counters are registered once, on its first lookup, in
+// contend. The lookup's only other shared read is one byte that says whether
+// recording is on. Each thread's counters are registered once, on its first lookup, in
 // a list the log reader walks under RuntimeMutex; the reader remembers how much
 // it has already taken from each thread instead of resetting counters it does
 // not own. When a thread exits, a pthread key destructor folds what the reader
@@ -30,6 +42,7 @@
 // record slot per recorded call, and none once the period's cap is reached.
 #include "ompsim/device_runtime.h"
 
+#include <emmintrin.h>
 #include <pthread.h>
 
 #include <atomic>
@@ -42,90 +55,129 @@
 
 namespace {
 
-/// One {host, device} pair of the hash table; host 0 marks an empty slot (0 is
-/// never looked up: null translates to null before the table is consulted).
-struct Slot {
-  uint64_t Host;
-  uint64_t Device;
-};
-static_assert(sizeof(Slot) == 16, "a slot is two words; four share a cache line");
-
 constexpr uint64_t CacheLine = 64;
-/// 2^64 divided by the golden ratio: consecutive or evenly spaced addresses
-/// land far apart, which keeps linear-probing clusters short.
+constexpr unsigned SlotsPerBucket = 4;
+/// Tables up to this many entries get a load factor <= 1/4 (at most 4 MiB);
+/// larger ones <= 1/2, to bound memory.
+constexpr uint64_t SmallTableEntries = 64 * 1024;
+/// 2^64 divided by the golden ratio: evenly spaced addresses (functions in a
+/// .text section) land in far-apart buckets.
 constexpr uint64_t FibonacciMultiplier = 0x9E3779B97F4A7C15ull;
-/// Smallest table: one cache line of slots.
-constexpr uint64_t MinCapacity = CacheLine / sizeof(Slot);
 
-/// One immutable published table. The fields a lookup reads come first and
-/// share one cache line.
+/// One cache line of the table: keys first so two 16-byte loads compare all
+/// four. Key 0 marks an empty slot (0 is never looked up: null translates to
+/// null before the table is consulted). Slots fill in order.
+struct alignas(CacheLine) Bucket {
+  uint64_t Keys[SlotsPerBucket];
+  uint64_t Values[SlotsPerBucket];
+};
+static_assert(sizeof(Bucket) == CacheLine, "a bucket is one cache line");
+
+/// Bit I set if Keys[I] == Key (SSE2 has no 64-bit compare: two 32-bit halves
+/// must both match).
+inline unsigned matchMask(const Bucket &B, __m128i Key) {
+  __m128i Low = _mm_cmpeq_epi32(_mm_load_si128(reinterpret_cast<const __m128i *>(&B.Keys[0])), Key);
+  __m128i High = _mm_cmpeq_epi32(_mm_load_si128(reinterpret_cast<const __m128i *>(&B.Keys[2])), Key);
+  Low = _mm_and_si128(Low, _mm_shuffle_epi32(Low, 0xB1));
+  High = _mm_and_si128(High, _mm_shuffle_epi32(High, 0xB1));
+  return unsigned(_mm_movemask_pd(_mm_castsi128_pd(Low))) |
+         (unsigned(_mm_movemask_pd(_mm_castsi128_pd(High))) << 2);
+}
+
+constexpr unsigned BucketBytesLog2 = 6;
+static_assert(sizeof(Bucket) == 1u << BucketBytesLog2, "bucket offsets are shifted indices");
+
+/// One immutable published table. The fields a lookup reads come first.
 struct alignas(CacheLine) FptrTable {
-  const Slot *Slots = nullptr; ///< Mask + 1 slots, cache-line aligned
-  uint64_t Mask = 0;           ///< capacity - 1
-  uint64_t Shift = 0;          ///< 64 - log2(capacity): the hash's top bits index the table
-  uint64_t MaxProbes = 0;      ///< longest probe sequence of any present key; 0 when empty
-  Slot *Storage = nullptr;     ///< what to free; null for the built-in empty table
-  FptrTable *Older = nullptr;  ///< previous snapshot, freed at unload
+  const Bucket *Buckets = nullptr; ///< at least 2 buckets (a power of two), cache-line aligned
+  uint64_t OffsetShift = 0;        ///< 64 - log2(bucket count) - log2(sizeof(Bucket))
+  uint64_t OffsetMask = 0;         ///< (bucket count - 1) * sizeof(Bucket): byte offsets of buckets
+  uint64_t MaxProbes = 0;          ///< buckets the longest search for a present key reads; 0 when empty
+  Bucket *Storage = nullptr;       ///< what to free; null for the built-in empty table
+  FptrTable *Older = nullptr;      ///< previous snapshot, freed at unload
 
-  uint64_t home(uint64_t Key) const { return (Key * FibonacciMultiplier) >> Shift; }
+  /// Byte offset of `Key`'s home bucket: the top bits of the product (the
+  /// best-mixed ones) index the bucket.
+  uint64_t home(uint64_t Key) const {
+    return ((Key * FibonacciMultiplier) >> OffsetShift) & ~uint64_t(sizeof(Bucket) - 1);
+  }
+  const Bucket &at(uint64_t Offset) const {
+    return *reinterpret_cast<const Bucket *>(reinterpret_cast<const char *>(Buckets) + Offset);
+  }
 
-  /// Finds `Key` (non-zero); returns true and sets `Out` on a hit. Reads at
-  /// most MaxProbes slots.
+  /// Finds `Key` (non-zero); returns true and sets `Out` on a hit. Reads the
+  /// home bucket and, only if it has spilled, at most MaxProbes - 1 more.
   bool find(uint64_t Key, uint64_t &Out) const {
-    uint64_t Index = home(Key);
-    for (uint64_t Probe = 0; Probe < MaxProbes; ++Probe) {
-      const Slot &S = Slots[Index];
-      if (S.Host == Key) {
-        Out = S.Device;
+    uint64_t Offset = home(Key);
+    __m128i Wanted = _mm_set1_epi64x(static_cast<long long>(Key));
+    const Bucket *B = &at(Offset);
+    // The home bucket without a loop: an empty table's all-zero buckets end
+    // here too, so the common case has no probe counter to set up.
+    if (unsigned Match = matchMask(*B, Wanted)) {
+      Out = B->Values[__builtin_ctz(Match)];
+      return true;
+    }
+    if (__builtin_expect(B->Keys[SlotsPerBucket - 1] == 0, 1)) // never full, so nothing spilled past it
+      return false;
+    for (uint64_t Probe = 1; Probe < MaxProbes; ++Probe) {
+      Offset = (Offset + sizeof(Bucket)) & OffsetMask;
+      B = &at(Offset);
+      if (unsigned Match = matchMask(*B, Wanted)) {
+        Out = B->Values[__builtin_ctz(Match)];
         return true;
       }
-      if (S.Host == 0)
+      if (B->Keys[SlotsPerBucket - 1] == 0)
         return false;
-      Index = (Index + 1) & Mask;
     }
     return false;
   }
 };
 
 /// The table before the first publish and after publishing zero pairs.
-alignas(CacheLine) const Slot EmptySlots[MinCapacity] = {};
-FptrTable EmptyTable{EmptySlots, MinCapacity - 1, 64 - 2, 0, nullptr, nullptr};
+alignas(CacheLine) const Bucket EmptyBuckets[2] = {};
+FptrTable EmptyTable{EmptyBuckets, 64 - 1 - BucketBytesLog2, sizeof(Bucket), 0, nullptr, nullptr};
 
 /// Builds the hash table for `Sorted[0..N)` (sorted, no duplicates); null if
 /// out of memory.
 FptrTable *buildTable(const __omp_offloading_fptr_map_ty *Sorted, uint64_t N) {
-  if (N > (UINT64_MAX / sizeof(Slot)) / 4)
+  if (N > (uint64_t(1) << 48)) // more than any address space holds
     return nullptr;
-  uint64_t Capacity = MinCapacity, Log2 = 2;
-  while (Capacity < 2 * N) { // load factor <= 1/2
-    Capacity *= 2;
+  uint64_t SlotsPerEntry = N <= SmallTableEntries ? 4 : 2;
+  uint64_t Count = 2, Log2 = 1;
+  while (Count * SlotsPerBucket < SlotsPerEntry * N) {
+    Count *= 2;
     ++Log2;
   }
-  auto *Storage = static_cast<Slot *>(std::aligned_alloc(CacheLine, Capacity * sizeof(Slot)));
+  auto *Storage = static_cast<Bucket *>(std::aligned_alloc(CacheLine, Count * sizeof(Bucket)));
   void *TableMemory = std::aligned_alloc(alignof(FptrTable), sizeof(FptrTable));
   if (!Storage || !TableMemory) {
     std::free(Storage);
     std::free(TableMemory);
     return nullptr;
   }
-  std::memset(Storage, 0, Capacity * sizeof(Slot));
+  std::memset(Storage, 0, Count * sizeof(Bucket));
   auto *Table = new (TableMemory) FptrTable;
-  Table->Slots = Storage;
+  Table->Buckets = Storage;
   Table->Storage = Storage;
-  Table->Mask = Capacity - 1;
-  Table->Shift = 64 - Log2;
+  Table->OffsetShift = 64 - Log2 - BucketBytesLog2;
+  Table->OffsetMask = (Count - 1) * sizeof(Bucket);
   uint64_t MaxProbes = 0;
   for (uint64_t I = 0; I < N; ++I) {
     uint64_t Key = Sorted[I].host_ptr;
     if (Key == 0) // never looked up; storing it would read as an empty slot
       continue;
-    uint64_t Index = Table->home(Key), Probes = 1;
+    uint64_t Offset = Table->home(Key), Probes = 1;
     // Terminates: at most half the slots are used, and keys are distinct.
-    while (Storage[Index].Host != 0) {
-      Index = (Index + 1) & Table->Mask;
+    while (Table->at(Offset).Keys[SlotsPerBucket - 1] != 0) {
+      Offset = (Offset + sizeof(Bucket)) & Table->OffsetMask;
       ++Probes;
     }
-    Storage[Index] = Slot{Key, Sorted[I].tgt_ptr};
+    Bucket &B = Storage[Offset / sizeof(Bucket)];
+    unsigned Free = 0;
+    while (B.Keys[Free] != 0)
+      ++Free;
+    B.Keys[Free] = Key;
+    B.Values[Free] = Sorted[I].tgt_ptr;
     if (Probes > MaxProbes)
       MaxProbes = Probes;
   }
@@ -160,24 +212,29 @@ FptrTable *Retired = nullptr; ///< under RuntimeMutex
 
 /// One thread's translate counts.
 struct ThreadCounts {
+  /// Calls[1] hits, Calls[0] misses (indexed by the outcome, no select).
   /// Written only by the owning thread (load + store, not an atomic
   /// increment); atomic so the log reader may read them at any time.
-  std::atomic<uint64_t> Hits{0};
-  std::atomic<uint64_t> Misses{0};
+  std::atomic<uint64_t> Calls[2] = {0, 0};
   /// What the log reader has already taken; under RuntimeMutex.
   uint64_t TakenHits = 0;
   uint64_t TakenMisses = 0;
   /// Links of the registry; under RuntimeMutex.
   ThreadCounts *Next = nullptr;
   ThreadCounts *Prev = nullptr;
-  /// Whether this thread is in the registry; read and written only by the
-  /// owning thread (and its exit destructor, which runs on it).
-  bool Registered = false;
+  /// True until this thread is in the registry (and again after its exit
+  /// destructor); read and written only by the owning thread (the destructor
+  /// runs on it). Inverted so the lookup ORs it with RecordingOn as is.
+  bool Unregistered = true;
 };
 
-/// Constant-initialised and trivially destructible: no TLS guard or
-/// wrapper call on the lookup path.
-constinit thread_local ThreadCounts MyCounts;
+/// Constant-initialised and trivially destructible: no TLS guard or wrapper
+/// call on the lookup path. Initial-exec: a %fs-relative access with no
+/// resolver call (general-dynamic or TLS-descriptor access costs about 1 ns
+/// more per lookup). A library with initial-exec TLS can still be dlopen'ed:
+/// glibc sets aside static TLS for that (512 bytes by default, tunable with
+/// glibc.rtld.optional_static_tls); this block takes 56.
+constinit thread_local ThreadCounts MyCounts __attribute__((tls_model("initial-exec")));
 
 ThreadCounts *Registry = nullptr; ///< registered threads; under RuntimeMutex
 uint64_t ExitedHits = 0;          ///< untaken counts of exited threads; under RuntimeMutex
@@ -193,6 +250,7 @@ bool HaveExitKey = false;
 /// read by every lookup.
 struct alignas(CacheLine) RecordState {
   std::atomic<uint64_t> Cap{64};  ///< records kept per period; 0 disables recording
+  std::atomic<bool> On{true};     ///< Cap != 0, as one byte for the lookup's test
   std::atomic<uint64_t> Next{0};  ///< slots claimed this period (may pass Cap by racing claims)
   ompsim_translate_record *Records = nullptr; ///< grown only by set_translate_cap (between kernels)
   uint64_t Capacity = 0;
@@ -202,8 +260,8 @@ struct alignas(CacheLine) RecordState {
 void onThreadExit(void *Arg) {
   auto *Counts = static_cast<ThreadCounts *>(Arg);
   RuntimeLock Lock;
-  ExitedHits += Counts->Hits.load(std::memory_order_relaxed) - Counts->TakenHits;
-  ExitedMisses += Counts->Misses.load(std::memory_order_relaxed) - Counts->TakenMisses;
+  ExitedHits += Counts->Calls[1].load(std::memory_order_relaxed) - Counts->TakenHits;
+  ExitedMisses += Counts->Calls[0].load(std::memory_order_relaxed) - Counts->TakenMisses;
   if (Counts->Prev)
     Counts->Prev->Next = Counts->Next;
   else
@@ -213,52 +271,62 @@ void onThreadExit(void *Arg) {
   Counts->Next = Counts->Prev = nullptr;
   // A later lookup from another key's destructor registers the thread again
   // (the destructor then runs once more).
-  Counts->Registered = false;
+  Counts->Unregistered = true;
 }
 
-/// First lookup on this thread (or every lookup if threads cannot be
-/// registered): registers the thread's counters and counts this call.
-__attribute__((noinline)) void countUnregistered(bool Hit) {
-  ThreadCounts &Mine = MyCounts;
-  if (HaveExitKey && pthread_setspecific(ExitKey, &Mine) == 0) {
-    RuntimeLock Lock;
-    // Counts from before an earlier exit destructor were folded already.
-    Mine.TakenHits = Mine.Hits.load(std::memory_order_relaxed);
-    Mine.TakenMisses = Mine.Misses.load(std::memory_order_relaxed);
-    Mine.Prev = nullptr;
-    Mine.Next = Registry;
-    if (Registry)
-      Registry->Prev = &Mine;
-    Registry = &Mine;
-    Mine.Registered = true;
-  }
-  if (!Mine.Registered) {
-    (Hit ? UnregisteredHits : UnregisteredMisses).fetch_add(1, std::memory_order_relaxed);
+/// Adds one to a counter only this thread writes: a plain load and store, no
+/// locked instruction.
+inline void bump(std::atomic<uint64_t> &Counter) {
+  Counter.store(Counter.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
+
+/// Puts this thread's counters in the registry and arms its exit destructor;
+/// leaves Unregistered set if the thread cannot be registered.
+void registerThread(ThreadCounts &Mine) {
+  if (!HaveExitKey || pthread_setspecific(ExitKey, &Mine) != 0)
     return;
-  }
-  std::atomic<uint64_t> &Counter = Hit ? Mine.Hits : Mine.Misses;
-  Counter.store(Counter.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-}
-
-inline void count(bool Hit) {
-  ThreadCounts &Mine = MyCounts;
-  if (__builtin_expect(!Mine.Registered, 0))
-    return countUnregistered(Hit);
-  std::atomic<uint64_t> &Counter = Hit ? Mine.Hits : Mine.Misses;
-  Counter.store(Counter.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  RuntimeLock Lock;
+  // Counts from before an earlier exit destructor were folded already.
+  Mine.TakenHits = Mine.Calls[1].load(std::memory_order_relaxed);
+  Mine.TakenMisses = Mine.Calls[0].load(std::memory_order_relaxed);
+  Mine.Prev = nullptr;
+  Mine.Next = Registry;
+  if (Registry)
+    Registry->Prev = &Mine;
+  Registry = &Mine;
+  Mine.Unregistered = false;
 }
 
 /// Records one call if this period still has room.
-__attribute__((noinline)) void record(uint64_t Cap, uint64_t Host, uint64_t Result, bool Hit) {
+void record(uint64_t Cap, uint64_t Host, uint64_t Result, bool Hit) {
   // Once the period is full, calls only read the claim counter.
   if (Recording.Next.load(std::memory_order_relaxed) >= Cap)
     return;
-  // acq_rel: the log reader's exchange of Next then also sees this thread's
-  // count of the call, so a period never has more records than counted calls.
+  // acq_rel, and the call is counted before it claims: the log reader's
+  // exchange of Next then also sees this thread's count of the call, so a
+  // period never has more records than counted calls.
   uint64_t Index = Recording.Next.fetch_add(1, std::memory_order_acq_rel);
   if (Index >= Cap || Index >= Recording.Capacity)
     return;
   Recording.Records[Index] = ompsim_translate_record{Host, Result, Hit ? 1u : 0u, 0u};
+}
+
+/// The lookups the fast path leaves out: the thread's first (it registers the
+/// thread), every one on a thread that cannot be registered (shared atomic
+/// counters), and every one while recording is on. A tail call of the fast
+/// path, so the fast path needs no stack frame.
+__attribute__((noinline)) void *countAndRecord(uint64_t Key, uint64_t Result, bool Hit) {
+  ThreadCounts &Mine = MyCounts;
+  if (Mine.Unregistered)
+    registerThread(Mine);
+  if (!Mine.Unregistered)
+    bump(Mine.Calls[Hit]);
+  else
+    (Hit ? UnregisteredHits : UnregisteredMisses).fetch_add(1, std::memory_order_relaxed);
+  uint64_t Cap = Recording.Cap.load(std::memory_order_relaxed);
+  if (Cap != 0)
+    record(Cap, Key, Result, Hit);
+  return reinterpret_cast<void *>(static_cast<uintptr_t>(Result));
 }
 
 bool ensureRecordStorage(uint64_t Cap) {
@@ -277,8 +345,10 @@ bool ensureRecordStorage(uint64_t Cap) {
 /// every snapshot at unload (no lookup can run any more then).
 struct RuntimeLifetime {
   RuntimeLifetime() {
-    if (!ensureRecordStorage(Recording.Cap.load(std::memory_order_relaxed)))
+    if (!ensureRecordStorage(Recording.Cap.load(std::memory_order_relaxed))) {
       Recording.Cap.store(0, std::memory_order_relaxed);
+      Recording.On.store(false, std::memory_order_relaxed);
+    }
     HaveExitKey = pthread_key_create(&ExitKey, onThreadExit) == 0;
   }
   ~RuntimeLifetime() {
@@ -303,16 +373,18 @@ struct RuntimeLifetime {
   }
 } Lifetime;
 
-void *translate(void *HostPtr) {
+/// The lookup both exported names run; inlined into each so a call costs one
+/// jump, not two.
+__attribute__((always_inline)) inline void *translate(void *HostPtr) {
   if (!HostPtr)
     return nullptr;
   uint64_t Key = reinterpret_cast<uintptr_t>(HostPtr);
   uint64_t Result = Key;
   bool Hit = Published.load(std::memory_order_acquire)->find(Key, Result);
-  count(Hit);
-  uint64_t Cap = Recording.Cap.load(std::memory_order_relaxed);
-  if (__builtin_expect(Cap != 0, 0))
-    record(Cap, Key, Result, Hit);
+  // One test for both slow cases: two byte loads ORed.
+  if (__builtin_expect(MyCounts.Unregistered | Recording.On.load(std::memory_order_relaxed), 0))
+    return countAndRecord(Key, Result, Hit);
+  bump(MyCounts.Calls[Hit]);
   return reinterpret_cast<void *>(static_cast<uintptr_t>(Result));
 }
 
@@ -346,6 +418,7 @@ OMPSIM_DEVICE_API void __ompsim_device_set_translate_cap(uint64_t cap) {
   if (!ensureRecordStorage(cap))
     cap = Recording.Capacity; // out of memory: keep recording what fits
   Recording.Cap.store(cap, std::memory_order_relaxed);
+  Recording.On.store(cap != 0, std::memory_order_relaxed);
 }
 
 OMPSIM_DEVICE_API ompsim_translate_stats __ompsim_device_take_translate_log(ompsim_translate_record *out,
@@ -357,8 +430,8 @@ OMPSIM_DEVICE_API ompsim_translate_stats __ompsim_device_take_translate_log(omps
   uint64_t Misses = ExitedMisses + UnregisteredMisses.exchange(0, std::memory_order_relaxed);
   ExitedHits = ExitedMisses = 0;
   for (ThreadCounts *T = Registry; T; T = T->Next) {
-    uint64_t H = T->Hits.load(std::memory_order_relaxed);
-    uint64_t M = T->Misses.load(std::memory_order_relaxed);
+    uint64_t H = T->Calls[1].load(std::memory_order_relaxed);
+    uint64_t M = T->Calls[0].load(std::memory_order_relaxed);
     Hits += H - T->TakenHits;
     Misses += M - T->TakenMisses;
     T->TakenHits = H;

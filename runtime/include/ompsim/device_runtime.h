@@ -17,8 +17,10 @@ extern "C" {
 
 /** Translates a host function (or vtable slot) address to its device
  * counterpart: null gives null, a host address in the published table gives
- * its device address, anything else is returned unchanged. Never loops;
- * O(log n); safe from any number of teams and threads. */
+ * its device address, anything else is returned unchanged. Never loops: one
+ * cache line (a hash bucket) in the common case, and never more buckets than
+ * the longest probe sequence of the published table; safe from any number of
+ * teams and threads. */
 void *__kmpc_target_translate_fptr(void *host_ptr);
 
 /** Upstream's name for the same lookup (same semantics). */
