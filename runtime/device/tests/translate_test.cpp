@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <random>
 #include <thread>
@@ -181,6 +182,166 @@ TEST(DeviceTranslate, LogRecordsInOrderAndResetsPerPeriod) {
   S = __ompsim_device_take_translate_log(One, 1);
   EXPECT_EQ(S.recorded, 5u);
   EXPECT_EQ(One[0].host_ptr, 0x100u);
+}
+
+TEST(DeviceTranslate, NullIsNeitherHitNorMissNorRecorded) {
+  publish({{0x100, 0x900}});
+  __kmpc_target_translate_fptr(nullptr);
+  __llvm_omp_indirect_call_lookup(nullptr);
+  ompsim_translate_stats S = __ompsim_device_take_translate_log(nullptr, 0);
+  EXPECT_EQ(S.hits + S.misses + S.recorded + S.dropped, 0u);
+}
+
+/// Checks every entry of `T` and the address 8 bytes past each (absent: all
+/// tables here keep entries at least 16 apart), with the counts to match.
+void expectAllHitsAndGapMisses(const std::vector<Pair> &T) {
+  uint64_t WrongHits = 0, WrongMisses = 0;
+  for (const Pair &P : T) {
+    WrongHits += val(__kmpc_target_translate_fptr(ptr(P.host_ptr))) != P.tgt_ptr;
+    WrongMisses += val(__kmpc_target_translate_fptr(ptr(P.host_ptr + 8))) != P.host_ptr + 8;
+  }
+  EXPECT_EQ(WrongHits, 0u);
+  EXPECT_EQ(WrongMisses, 0u);
+  ompsim_translate_stats S = __ompsim_device_take_translate_log(nullptr, 0);
+  EXPECT_EQ(S.hits, T.size());
+  EXPECT_EQ(S.misses, T.size());
+}
+
+TEST(DeviceTranslate, OneMebiEntriesIrregularGaps) {
+  // Function-like addresses: 16-byte aligned, irregular gaps, and a second
+  // cluster far away (a shared library next to the executable).
+  std::mt19937_64 Rng(7);
+  std::vector<Pair> T;
+  uint64_t Host = 0x555555560000ull;
+  for (uint64_t I = 0; I < (1u << 20); ++I) {
+    if (I == (1u << 19))
+      Host = 0x7f1234560000ull;
+    Host += 16 * (1 + Rng() % 16);
+    T.push_back({Host, 0x200000000000ull + 16 * I});
+  }
+  publish(T);
+  expectAllHitsAndGapMisses(T);
+  // Outside the table's range on both sides, and between the two clusters.
+  EXPECT_EQ(__kmpc_target_translate_fptr(ptr(0x1000)), ptr(0x1000));
+  EXPECT_EQ(__kmpc_target_translate_fptr(ptr(0x600000000000ull)), ptr(0x600000000000ull));
+  EXPECT_EQ(__kmpc_target_translate_fptr(ptr(UINT64_MAX - 15)), ptr(UINT64_MAX - 15));
+}
+
+TEST(DeviceTranslate, OneMebiEntriesDenseAndPowerOfTwoStrides) {
+  // Patterns a weak hash would pile into few buckets: consecutive 16-byte
+  // slots, and strides of large powers of two.
+  for (uint64_t Stride : {uint64_t(16), uint64_t(1) << 12, uint64_t(1) << 24}) {
+    std::vector<Pair> T;
+    for (uint64_t I = 0; I < (1u << 20); ++I)
+      T.push_back({0x10000 + Stride * I, 0x300000000000ull + 8 * I});
+    publish(T);
+    SCOPED_TRACE(Stride);
+    expectAllHitsAndGapMisses(T);
+  }
+}
+
+TEST(DeviceTranslate, RepublishingAcrossSizesForgetsOldEntries) {
+  std::vector<Pair> Big;
+  for (uint64_t I = 0; I < 100000; ++I)
+    Big.push_back({0x40000 + 32 * I, 0x900000 + I});
+  std::vector<Pair> Small{{0x40000 + 16, 0x77}};
+  publish(Big);
+  expectAllHitsAndGapMisses(Big);
+  publish(Small);
+  EXPECT_EQ(__kmpc_target_translate_fptr(ptr(Big[5].host_ptr)), ptr(Big[5].host_ptr));
+  EXPECT_EQ(__kmpc_target_translate_fptr(ptr(0x40000 + 16)), ptr(0x77));
+  publish({});
+  EXPECT_EQ(__kmpc_target_translate_fptr(ptr(0x40000 + 16)), ptr(0x40000 + 16));
+  publish(Big);
+  expectAllHitsAndGapMisses(Big);
+}
+
+TEST(DeviceTranslate, CountsStayExactWhileTheLogIsTakenDuringLookups) {
+  auto T = evenTable(300);
+  publish(T);
+  __ompsim_device_set_translate_cap(0);
+  constexpr int Threads = 4, PerThread = 200000;
+  std::atomic<int> Running{Threads};
+  std::vector<std::thread> Pool;
+  std::vector<uint64_t> Wrong(Threads, 0);
+  for (int Id = 0; Id < Threads; ++Id)
+    Pool.emplace_back([&, Id] {
+      for (int I = 0; I < PerThread; ++I) {
+        const Pair &P = T[(Id * 31 + I) % T.size()];
+        bool Hit = I % 4 != 0; // 3 hits per miss
+        uint64_t Key = Hit ? P.host_ptr : P.host_ptr + 8;
+        Wrong[Id] += val(__kmpc_target_translate_fptr(ptr(Key))) != (Hit ? P.tgt_ptr : Key);
+      }
+      Running.fetch_sub(1);
+    });
+  // Take the log over and over while the threads run (and exit): every call
+  // lands in exactly one period.
+  uint64_t Hits = 0, Misses = 0, Takes = 0;
+  while (Running.load() > 0) {
+    ompsim_translate_stats S = __ompsim_device_take_translate_log(nullptr, 0);
+    Hits += S.hits;
+    Misses += S.misses;
+    EXPECT_EQ(S.recorded, 0u);
+    EXPECT_EQ(S.dropped, S.hits + S.misses); // cap 0: every call is dropped
+    ++Takes;
+  }
+  for (auto &Th : Pool)
+    Th.join();
+  ompsim_translate_stats S = __ompsim_device_take_translate_log(nullptr, 0);
+  Hits += S.hits;
+  Misses += S.misses;
+  for (int Id = 0; Id < Threads; ++Id)
+    EXPECT_EQ(Wrong[Id], 0u) << "thread " << Id;
+  EXPECT_EQ(Hits, uint64_t(Threads) * PerThread * 3 / 4);
+  EXPECT_EQ(Misses, uint64_t(Threads) * PerThread / 4);
+  EXPECT_GT(Takes, 0u);
+}
+
+TEST(DeviceTranslate, CountsOfExitedThreadsAreKeptUntilTaken) {
+  publish({{0x100, 0x900}});
+  for (int Round = 0; Round < 3; ++Round) {
+    std::vector<std::thread> Pool;
+    for (int Id = 0; Id < 5; ++Id)
+      Pool.emplace_back([] {
+        for (int I = 0; I < 1000; ++I)
+          __kmpc_target_translate_fptr(ptr(I % 2 ? 0x100 : 0x104));
+      });
+    for (auto &Th : Pool)
+      Th.join();
+  }
+  ompsim_translate_stats S = __ompsim_device_take_translate_log(nullptr, 0);
+  EXPECT_EQ(S.hits, 3u * 5 * 500);
+  EXPECT_EQ(S.misses, 3u * 5 * 500);
+  S = __ompsim_device_take_translate_log(nullptr, 0);
+  EXPECT_EQ(S.hits + S.misses, 0u);
+}
+
+TEST(DeviceTranslate, LookupsDuringRepublicationSeeOneWholeTable) {
+  // The plugins publish between kernels; even a publish racing lookups must
+  // give each lookup the old table or the new one, never a torn one.
+  std::vector<Pair> A, B;
+  for (uint64_t I = 0; I < 4096; ++I) {
+    A.push_back({0x10000 + 16 * I, 0xA00000 + I});
+    B.push_back({0x10000 + 16 * I, 0xB00000 + I});
+  }
+  publish(A);
+  std::atomic<bool> Stop{false};
+  std::vector<std::thread> Pool;
+  std::vector<uint64_t> Torn(2, 0);
+  for (int Id = 0; Id < 2; ++Id)
+    Pool.emplace_back([&, Id] {
+      for (uint64_t I = 0; !Stop.load(std::memory_order_relaxed); ++I) {
+        uint64_t Index = (I * 2654435761u + Id) % A.size();
+        uint64_t Got = val(__kmpc_target_translate_fptr(ptr(A[Index].host_ptr)));
+        Torn[Id] += Got != A[Index].tgt_ptr && Got != B[Index].tgt_ptr;
+      }
+    });
+  for (int Round = 0; Round < 50; ++Round)
+    ASSERT_EQ(__ompsim_device_set_fptr_table((Round % 2 ? A : B).data(), A.size()), 0);
+  Stop.store(true);
+  for (auto &Th : Pool)
+    Th.join();
+  EXPECT_EQ(Torn[0] + Torn[1], 0u);
 }
 
 } // namespace
