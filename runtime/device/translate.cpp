@@ -24,10 +24,10 @@
 // acquire, so a lookup sees either the old table or the complete new one, never
 // a half-built one, even if it runs while the plugin publishes. RuntimeMutex
 // serialises publishers (and the list of retired snapshots); lookups never take
-// a lock. Old snapshots are kept until the library is unloaded: publishes are
-// rare (one per image registration, between kernels) and a lookup that loaded
-// the old pointer may, if a plugin broke the "no publish during a kernel"
-// contract, still be reading it.
+// a lock. Old snapshots are never freed: publishes are rare (one per image
+// registration, between kernels) and a lookup that loaded the old pointer may,
+// if a plugin broke the "no publish during a kernel" contract, still be
+// reading it.
 //
 // Counting. Hits and misses are counted per thread in thread-local counters
 // that only their thread writes (a plain load and store, no locked
@@ -93,8 +93,7 @@ struct alignas(CacheLine) FptrTable {
   uint64_t OffsetShift = 0;        ///< 64 - log2(bucket count) - log2(sizeof(Bucket))
   uint64_t OffsetMask = 0;         ///< (bucket count - 1) * sizeof(Bucket): byte offsets of buckets
   uint64_t MaxProbes = 0;          ///< buckets the longest search for a present key reads; 0 when empty
-  Bucket *Storage = nullptr;       ///< what to free; null for the built-in empty table
-  FptrTable *Older = nullptr;      ///< previous snapshot, freed at unload
+  FptrTable *Older = nullptr;      ///< previous snapshot (kept for lookups still reading it)
 
   /// Byte offset of `Key`'s home bucket: the top bits of the product (the
   /// best-mixed ones) index the bucket.
@@ -135,7 +134,7 @@ struct alignas(CacheLine) FptrTable {
 
 /// The table before the first publish and after publishing zero pairs.
 alignas(CacheLine) const Bucket EmptyBuckets[2] = {};
-FptrTable EmptyTable{EmptyBuckets, 64 - 1 - BucketBytesLog2, sizeof(Bucket), 0, nullptr, nullptr};
+FptrTable EmptyTable{EmptyBuckets, 64 - 1 - BucketBytesLog2, sizeof(Bucket), 0, nullptr};
 
 /// Builds the hash table for `Sorted[0..N)` (sorted, no duplicates); null if
 /// out of memory.
@@ -158,7 +157,6 @@ FptrTable *buildTable(const __omp_offloading_fptr_map_ty *Sorted, uint64_t N) {
   std::memset(Storage, 0, Count * sizeof(Bucket));
   auto *Table = new (TableMemory) FptrTable;
   Table->Buckets = Storage;
-  Table->Storage = Storage;
   Table->OffsetShift = 64 - Log2 - BucketBytesLog2;
   Table->OffsetMask = (Count - 1) * sizeof(Bucket);
   uint64_t MaxProbes = 0;
@@ -185,14 +183,6 @@ FptrTable *buildTable(const __omp_offloading_fptr_map_ty *Sorted, uint64_t N) {
   return Table;
 }
 
-void freeTable(FptrTable *Table) {
-  if (Table == &EmptyTable)
-    return;
-  std::free(Table->Storage);
-  Table->~FptrTable();
-  std::free(Table);
-}
-
 /// Serialises publishers, cap changes, log readers and the thread registry;
 /// lookups never take it. A plain pthread mutex: std::mutex would pull in
 /// libstdc++ for its error path.
@@ -208,7 +198,9 @@ public:
 };
 
 alignas(CacheLine) std::atomic<const FptrTable *> Published{&EmptyTable};
-FptrTable *Retired = nullptr; ///< under RuntimeMutex
+/// Every replaced snapshot (never freed, see Publication above), reachable so
+/// leak checkers do not report them; under RuntimeMutex.
+FptrTable *Retired = nullptr;
 
 /// One thread's translate counts.
 struct ThreadCounts {
@@ -341,8 +333,10 @@ bool ensureRecordStorage(uint64_t Cap) {
   return true;
 }
 
-/// Sets up the default record storage and the thread-exit hook at load; frees
-/// every snapshot at unload (no lookup can run any more then).
+/// Sets up the default record storage and the thread-exit hook at load.
+/// Nothing is torn down: the library is linked -z nodelete, so it stays (with
+/// its thread-exit destructor and its static TLS) for the life of the process,
+/// and threads still translating while the process exits keep valid tables.
 struct RuntimeLifetime {
   RuntimeLifetime() {
     if (!ensureRecordStorage(Recording.Cap.load(std::memory_order_relaxed))) {
@@ -350,26 +344,6 @@ struct RuntimeLifetime {
       Recording.On.store(false, std::memory_order_relaxed);
     }
     HaveExitKey = pthread_key_create(&ExitKey, onThreadExit) == 0;
-  }
-  ~RuntimeLifetime() {
-    RuntimeLock Lock;
-    // Threads still registered must not call into an unloaded destructor.
-    if (HaveExitKey)
-      pthread_key_delete(ExitKey);
-    HaveExitKey = false;
-    FptrTable *Last = const_cast<FptrTable *>(Published.exchange(&EmptyTable));
-    if (Last != &EmptyTable) {
-      Last->Older = Retired;
-      Retired = Last;
-    }
-    while (Retired) {
-      FptrTable *Next = Retired->Older;
-      freeTable(Retired);
-      Retired = Next;
-    }
-    std::free(Recording.Records);
-    Recording.Records = nullptr;
-    Recording.Capacity = 0;
   }
 } Lifetime;
 
