@@ -177,7 +177,7 @@ private:
   llvm::Expected<uint64_t> symbolValue(uint64_t index, uint64_t reloc, const char *table);
   llvm::Error relocate(uint64_t table, uint64_t bytes, const char *tableName);
   llvm::Error protect(bool withRelro);
-  llvm::Error applyIrelative();
+  void applyIrelative();
   llvm::Error registerEhFrame(Elf *elf);
   llvm::Error checkEhFrame(uint64_t begin, uint64_t size) const;
   llvm::Error collectInitFini(std::vector<uint64_t> &init);
@@ -495,13 +495,12 @@ llvm::Error ImageLoad::protect(bool withRelro) {
   return llvm::Error::success();
 }
 
-llvm::Error ImageLoad::applyIrelative() {
+void ImageLoad::applyIrelative() {
   for (auto [where, resolver] : irelative_) {
     // Checked in relocate(): the resolver is image code, the target writable.
     uint64_t value = reinterpret_cast<uint64_t (*)()>(img_->base_ + resolver)();
     span_->write64(where, value);
   }
-  return llvm::Error::success();
 }
 
 llvm::Error ImageLoad::checkEhFrame(uint64_t begin, uint64_t size) const {
@@ -771,8 +770,7 @@ llvm::Expected<std::unique_ptr<LoadedElfImage>> ImageLoad::run(llvm::ArrayRef<ch
   if (!irelative_.empty()) {
     if (auto err = protect(/*withRelro=*/false))
       return std::move(err);
-    if (auto err = applyIrelative())
-      return std::move(err);
+    applyIrelative();
   }
   if (auto err = protect(/*withRelro=*/true))
     return std::move(err);
