@@ -305,6 +305,8 @@ Error DeviceController::mapSharedMemory(int &fd) {
     fd = -1;
     return makeError(prefix + fmt::format("cannot map {} bytes of device memory: {}", sharedBytes_, why));
   }
+  // A child the host program forks must not write into device memory.
+  ::madvise(p, sharedBytes_, MADV_DONTFORK);
   shared_ = static_cast<char *>(p);
   mailbox_ = reinterpret_cast<LaunchMailbox *>(shared_);
   launchSeq_ = 0;

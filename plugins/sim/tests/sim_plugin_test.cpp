@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -43,6 +44,7 @@ struct Plugin {
   OMPSIM_FN(__tgt_rtl_data_delete)
   OMPSIM_FN(__tgt_rtl_data_submit)
   OMPSIM_FN(__tgt_rtl_data_retrieve)
+  OMPSIM_FN(__tgt_rtl_data_exchange)
   OMPSIM_FN(__tgt_rtl_run_target_region)
   OMPSIM_FN(__tgt_rtl_last_error)
   OMPSIM_FN(__tgt_rtl_set_function_ptr_map)
@@ -67,6 +69,7 @@ struct Plugin {
       OMPSIM_FN(__tgt_rtl_data_delete)
       OMPSIM_FN(__tgt_rtl_data_submit)
       OMPSIM_FN(__tgt_rtl_data_retrieve)
+  OMPSIM_FN(__tgt_rtl_data_exchange)
       OMPSIM_FN(__tgt_rtl_run_target_region)
       OMPSIM_FN(__tgt_rtl_last_error)
       OMPSIM_FN(__tgt_rtl_set_function_ptr_map)
@@ -233,6 +236,42 @@ TEST_F(SimPluginTest, DeviceAddressesAreDeterministicAndPerDevice) {
   ASSERT_EQ(p.__tgt_rtl_get_global(1, b1, 4, "probe_global", &g1), OMPSIM_OFFLOAD_SUCCESS);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(g1) - seen[0], uintptr_t(1) << 40)
       << "device 1's arena sits one stride above device 0's";
+}
+
+TEST_F(SimPluginTest, TransfersRoundTripAcrossDevicesAndStayInsideTheArena) {
+  Image img = readImage("loader_probe");
+  load(0, img);
+  load(1, img);
+  // Larger than a page and not a multiple of one, so partial pages are covered.
+  const size_t size = (3u << 20) + 123;
+  std::vector<unsigned char> pattern(size), back(size, 0);
+  for (size_t i = 0; i < size; ++i)
+    pattern[i] = static_cast<unsigned char>(i * 131 + 7);
+  void *d0 = p.__tgt_rtl_data_alloc(0, int64_t(size), nullptr, OMPSIM_ALLOC_DEFAULT);
+  void *d1 = p.__tgt_rtl_data_alloc(1, int64_t(size), nullptr, OMPSIM_ALLOC_DEFAULT);
+  ASSERT_NE(d0, nullptr);
+  ASSERT_NE(d1, nullptr);
+  ASSERT_EQ(p.__tgt_rtl_data_submit(0, d0, pattern.data(), int64_t(size)), OMPSIM_OFFLOAD_SUCCESS)
+      << p.__tgt_rtl_last_error(0);
+  ASSERT_EQ(p.__tgt_rtl_data_exchange(0, d0, 1, d1, int64_t(size)), OMPSIM_OFFLOAD_SUCCESS)
+      << p.__tgt_rtl_last_error(1);
+  ASSERT_EQ(p.__tgt_rtl_data_retrieve(1, back.data(), d1, int64_t(size)), OMPSIM_OFFLOAD_SUCCESS)
+      << p.__tgt_rtl_last_error(1);
+  EXPECT_TRUE(back == pattern) << "bytes changed on the way host -> device 0 -> device 1 -> host";
+
+  // Outside the arena, or running off its end: one line naming the range, nothing copied.
+  int word = 5;
+  void *far = reinterpret_cast<void *>(uintptr_t(0x1000));
+  EXPECT_NE(p.__tgt_rtl_data_submit(0, far, &word, 4), OMPSIM_OFFLOAD_SUCCESS);
+  EXPECT_NE(std::string(p.__tgt_rtl_last_error(0)).find("write of 4 bytes at 0x1000 is outside device memory"),
+            std::string::npos)
+      << p.__tgt_rtl_last_error(0);
+  EXPECT_NE(p.__tgt_rtl_data_retrieve(0, back.data(), d0, int64_t(1) << 40), OMPSIM_OFFLOAD_SUCCESS);
+  EXPECT_NE(std::string(p.__tgt_rtl_last_error(0)).find("is outside device memory"), std::string::npos)
+      << p.__tgt_rtl_last_error(0);
+  EXPECT_NE(p.__tgt_rtl_data_exchange(0, far, 1, d1, 4), OMPSIM_OFFLOAD_SUCCESS);
+  ASSERT_EQ(p.__tgt_rtl_data_retrieve(1, back.data(), d1, 4), OMPSIM_OFFLOAD_SUCCESS);
+  EXPECT_EQ(std::memcmp(back.data(), pattern.data(), 4), 0) << "a refused exchange must not write";
 }
 
 TEST_F(SimPluginTest, ExhaustedArenaGivesNull) {
