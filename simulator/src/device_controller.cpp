@@ -4,6 +4,7 @@
 #include "image_symbol_table.hpp"
 #include "launch_mailbox.hpp"
 #include "protocol.hpp"
+#include "range_allocator.hpp"
 
 #include "ompsim/config.hpp"
 #include "ompsim/host_symbolizer.hpp"
@@ -244,6 +245,12 @@ Error DeviceController::start(std::vector<std::pair<uint64_t, uint64_t>> &collid
   }
   for (auto [b, e] : *bad)
     collided.emplace_back(b, e);
+  // The heap is the arena above the code region, exactly as the executor
+  // splits it; its bookkeeping lives here, since allocating is only address
+  // arithmetic and the host already reaches the memory itself.
+  constexpr uint64_t kPage = 4096;
+  uint64_t heapBegin = opts_.arenaBase + (std::min(codeBytes, opts_.arenaSize) & ~(kPage - 1));
+  heap_ = std::make_unique<RangeAllocator>(heapBegin, opts_.arenaBase + opts_.arenaSize);
   return Error::success();
 }
 
@@ -597,11 +604,13 @@ Error DeviceController::unloadImage(uint64_t image) {
 
 uint64_t DeviceController::allocate(uint64_t size, uint64_t align) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
-  uint64_t addr = 0;
-  if (auto err = call<proto::AllocSignature>(proto::AllocName, "allocation", addr, size, align)) {
+  if (auto err = checkAlive()) {
     consumeError(std::move(err));
     return 0;
   }
+  if (!align || (align & (align - 1)))
+    align = 16;
+  uint64_t addr = heap_->allocate(size, std::max<uint64_t>(align, 16));
   OMPSIM_TRACE_EVENT(Cat::Alloc, addr ? "alloc" : "alloc-failed")
       .num("device", opts_.deviceId)
       .num("size", int64_t(size))
@@ -611,11 +620,10 @@ uint64_t DeviceController::allocate(uint64_t size, uint64_t align) {
 
 Error DeviceController::release(uint64_t addr) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
-  Error result = Error::success();
-  if (auto err = call<proto::FreeSignature>(proto::FreeName, "free", result, addr))
+  if (auto err = checkAlive())
     return err;
-  if (result)
-    return makeError(fmt::format("device {}: {}", opts_.deviceId, toString(std::move(result))));
+  if (!heap_->release(addr))
+    return makeError(fmt::format("device {}: 0x{:x} is not a live device allocation", opts_.deviceId, addr));
   OMPSIM_TRACE_EVENT(Cat::Alloc, "free").num("device", opts_.deviceId).dev("addr", addr, "");
   return Error::success();
 }

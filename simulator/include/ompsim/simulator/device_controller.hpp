@@ -25,6 +25,7 @@ class SimpleRemoteEPC;
 namespace ompsim::sim {
 
 class ImageSymbolTable;
+class RangeAllocator;
 struct LaunchMailbox;
 class DeviceJIT;
 struct JITImage;
@@ -170,6 +171,9 @@ private:
   uint64_t sharedBytes_ = 0;
   LaunchMailbox *mailbox_ = nullptr;
   uint32_t launchSeq_ = 0; ///< sequence number of the last launch posted
+  /// The device heap's blocks (the arena above the code region), kept here:
+  /// allocation is address arithmetic and needs no round trip.
+  std::unique_ptr<RangeAllocator> heap_;
 };
 
 } // namespace ompsim::sim
