@@ -87,54 +87,64 @@ inline unsigned matchMask(const Bucket &B, __m128i Key) {
 constexpr unsigned BucketBytesLog2 = 6;
 static_assert(sizeof(Bucket) == 1u << BucketBytesLog2, "bucket offsets are shifted indices");
 
-/// One immutable published table. The fields a lookup reads come first.
+/// Byte offset of `Key`'s home bucket in a table whose offset shift is
+/// `OffsetShift` (64 - log2(bucket count) - log2(sizeof(Bucket))): the top
+/// bits of the product, the best-mixed ones, index the bucket.
+inline uint64_t homeOffset(uint64_t Key, uint64_t OffsetShift) {
+  return ((Key * FibonacciMultiplier) >> OffsetShift) & ~uint64_t(sizeof(Bucket) - 1);
+}
+
+inline const Bucket &bucketAt(const Bucket *Buckets, uint64_t Offset) {
+  return *reinterpret_cast<const Bucket *>(reinterpret_cast<const char *>(Buckets) + Offset);
+}
+
+/// The header line of one immutable published table; its buckets (at least
+/// 2, a power of two) follow it in the same allocation. The lookup itself
+/// reads no header field: the published word (see PublishedTable) carries the
+/// buckets' address and the offset shift. Only a lookup whose home bucket has
+/// spilled reads the header.
 struct alignas(CacheLine) FptrTable {
-  const Bucket *Buckets = nullptr; ///< at least 2 buckets (a power of two), cache-line aligned
-  uint64_t OffsetShift = 0;        ///< 64 - log2(bucket count) - log2(sizeof(Bucket))
-  uint64_t OffsetMask = 0;         ///< (bucket count - 1) * sizeof(Bucket): byte offsets of buckets
-  uint64_t MaxProbes = 0;          ///< buckets the longest search for a present key reads; 0 when empty
-  FptrTable *Older = nullptr;      ///< previous snapshot (kept for lookups still reading it)
+  uint64_t OffsetShift = 0;   ///< 64 - log2(bucket count) - log2(sizeof(Bucket)); < 64
+  uint64_t OffsetMask = 0;    ///< (bucket count - 1) * sizeof(Bucket): byte offsets of buckets
+  uint64_t MaxProbes = 0;     ///< buckets the longest search for a present key reads
+  FptrTable *Older = nullptr; ///< previous snapshot (kept for lookups still reading it)
 
-  /// Byte offset of `Key`'s home bucket: the top bits of the product (the
-  /// best-mixed ones) index the bucket.
-  uint64_t home(uint64_t Key) const {
-    return ((Key * FibonacciMultiplier) >> OffsetShift) & ~uint64_t(sizeof(Bucket) - 1);
-  }
-  const Bucket &at(uint64_t Offset) const {
-    return *reinterpret_cast<const Bucket *>(reinterpret_cast<const char *>(Buckets) + Offset);
+  Bucket *buckets() { return reinterpret_cast<Bucket *>(this + 1); }
+  const Bucket *buckets() const { return reinterpret_cast<const Bucket *>(this + 1); }
+
+  /// The published form: the buckets' address (64-byte aligned) with the
+  /// offset shift in its low 6 bits.
+  uint64_t word() const { return reinterpret_cast<uintptr_t>(buckets()) | OffsetShift; }
+  static const FptrTable *fromWord(uint64_t Word) {
+    return reinterpret_cast<const FptrTable *>(Word & ~uint64_t(CacheLine - 1)) - 1;
   }
 
-  /// Finds `Key` (non-zero); returns true and sets `Out` on a hit. Reads the
-  /// home bucket and, only if it has spilled, at most MaxProbes - 1 more.
-  bool find(uint64_t Key, uint64_t &Out) const {
-    uint64_t Offset = home(Key);
+  /// Goes on searching for `Key` (non-zero) past its full home bucket at
+  /// `Offset`; returns true and sets `Out` on a hit. Reads at most
+  /// MaxProbes - 1 more buckets.
+  bool findSpilled(uint64_t Key, uint64_t Offset, uint64_t &Out) const {
     __m128i Wanted = _mm_set1_epi64x(static_cast<long long>(Key));
-    const Bucket *B = &at(Offset);
-    // The home bucket without a loop: an empty table's all-zero buckets end
-    // here too, so the common case has no probe counter to set up.
-    if (unsigned Match = matchMask(*B, Wanted)) {
-      Out = B->Values[__builtin_ctz(Match)];
-      return true;
-    }
-    if (__builtin_expect(B->Keys[SlotsPerBucket - 1] == 0, 1)) // never full, so nothing spilled past it
-      return false;
     for (uint64_t Probe = 1; Probe < MaxProbes; ++Probe) {
       Offset = (Offset + sizeof(Bucket)) & OffsetMask;
-      B = &at(Offset);
-      if (unsigned Match = matchMask(*B, Wanted)) {
-        Out = B->Values[__builtin_ctz(Match)];
+      const Bucket &B = bucketAt(buckets(), Offset);
+      if (unsigned Match = matchMask(B, Wanted)) {
+        Out = B.Values[__builtin_ctz(Match)];
         return true;
       }
-      if (B->Keys[SlotsPerBucket - 1] == 0)
+      if (B.Keys[SlotsPerBucket - 1] == 0)
         return false;
     }
     return false;
   }
 };
+static_assert(sizeof(FptrTable) == CacheLine, "the buckets start one line after the header");
 
-/// The table before the first publish and after publishing zero pairs.
-alignas(CacheLine) const Bucket EmptyBuckets[2] = {};
-FptrTable EmptyTable{EmptyBuckets, 64 - 1 - BucketBytesLog2, sizeof(Bucket), 0, nullptr};
+/// The table before the first publish and after publishing zero pairs: two
+/// all-zero buckets, so every lookup ends at its home bucket.
+struct alignas(CacheLine) EmptyTableStorage {
+  FptrTable Header{64 - 1 - BucketBytesLog2, sizeof(Bucket), 1, nullptr};
+  Bucket Buckets[2] = {};
+} EmptyTable;
 
 /// Builds the hash table for `Sorted[0..N)` (sorted, no duplicates); null if
 /// out of memory.
@@ -147,16 +157,12 @@ FptrTable *buildTable(const __omp_offloading_fptr_map_ty *Sorted, uint64_t N) {
     Count *= 2;
     ++Log2;
   }
-  auto *Storage = static_cast<Bucket *>(std::aligned_alloc(CacheLine, Count * sizeof(Bucket)));
-  void *TableMemory = std::aligned_alloc(alignof(FptrTable), sizeof(FptrTable));
-  if (!Storage || !TableMemory) {
-    std::free(Storage);
-    std::free(TableMemory);
+  void *Memory = std::aligned_alloc(CacheLine, sizeof(FptrTable) + Count * sizeof(Bucket));
+  if (!Memory)
     return nullptr;
-  }
+  auto *Table = new (Memory) FptrTable;
+  Bucket *Storage = Table->buckets();
   std::memset(Storage, 0, Count * sizeof(Bucket));
-  auto *Table = new (TableMemory) FptrTable;
-  Table->Buckets = Storage;
   Table->OffsetShift = 64 - Log2 - BucketBytesLog2;
   Table->OffsetMask = (Count - 1) * sizeof(Bucket);
   uint64_t MaxProbes = 0;
@@ -164,9 +170,9 @@ FptrTable *buildTable(const __omp_offloading_fptr_map_ty *Sorted, uint64_t N) {
     uint64_t Key = Sorted[I].host_ptr;
     if (Key == 0) // never looked up; storing it would read as an empty slot
       continue;
-    uint64_t Offset = Table->home(Key), Probes = 1;
+    uint64_t Offset = homeOffset(Key, Table->OffsetShift), Probes = 1;
     // Terminates: at most half the slots are used, and keys are distinct.
-    while (Table->at(Offset).Keys[SlotsPerBucket - 1] != 0) {
+    while (bucketAt(Storage, Offset).Keys[SlotsPerBucket - 1] != 0) {
       Offset = (Offset + sizeof(Bucket)) & Table->OffsetMask;
       ++Probes;
     }
@@ -197,7 +203,9 @@ public:
   RuntimeLock &operator=(const RuntimeLock &) = delete;
 };
 
-alignas(CacheLine) std::atomic<const FptrTable *> Published{&EmptyTable};
+/// The published table as FptrTable::word(): one atomic word, so a lookup
+/// gets the buckets and their hash shift with a single load.
+alignas(CacheLine) std::atomic<uint64_t> PublishedTable{EmptyTable.Header.word()};
 /// Every replaced snapshot (never freed, see Publication above), reachable so
 /// leak checkers do not report them; under RuntimeMutex.
 FptrTable *Retired = nullptr;
@@ -347,14 +355,33 @@ struct RuntimeLifetime {
   }
 } Lifetime;
 
+/// A lookup whose home bucket (at `Offset`) is full and does not hold the
+/// key: the bounded probe on, then counting and recording like any other.
+/// Out of line so the common path keeps everything in registers.
+__attribute__((noinline)) void *translateSpilled(uint64_t Word, uint64_t Key, uint64_t Offset) {
+  uint64_t Result = Key;
+  bool Hit = FptrTable::fromWord(Word)->findSpilled(Key, Offset, Result);
+  return countAndRecord(Key, Result, Hit);
+}
+
 /// The lookup both exported names run; inlined into each so a call costs one
-/// jump, not two.
+/// jump, not two. One load gives the table (buckets and hash shift), one
+/// cache line (the home bucket) gives the answer in all but rare cases.
 __attribute__((always_inline)) inline void *translate(void *HostPtr) {
   if (!HostPtr)
     return nullptr;
   uint64_t Key = reinterpret_cast<uintptr_t>(HostPtr);
+  uint64_t Word = PublishedTable.load(std::memory_order_acquire);
+  const Bucket *Buckets = reinterpret_cast<const Bucket *>(Word & ~uint64_t(CacheLine - 1));
+  uint64_t Offset = homeOffset(Key, Word & (CacheLine - 1));
+  const Bucket &Home = bucketAt(Buckets, Offset);
   uint64_t Result = Key;
-  bool Hit = Published.load(std::memory_order_acquire)->find(Key, Result);
+  unsigned Match = matchMask(Home, _mm_set1_epi64x(static_cast<long long>(Key)));
+  if (Match)
+    Result = Home.Values[__builtin_ctz(Match)];
+  else if (__builtin_expect(Home.Keys[SlotsPerBucket - 1] != 0, 0)) // full: a key may have spilled on
+    return translateSpilled(Word, Key, Offset);
+  bool Hit = Match != 0;
   // One test for both slow cases: two byte loads ORed.
   if (__builtin_expect(MyCounts.Unregistered | Recording.On.load(std::memory_order_relaxed), 0))
     return countAndRecord(Key, Result, Hit);
@@ -374,13 +401,14 @@ OMPSIM_DEVICE_API int32_t __ompsim_device_set_fptr_table(const __omp_offloading_
   for (uint64_t I = 1; I < n; ++I)
     if (table[I - 1].host_ptr >= table[I].host_ptr)
       return -1;
-  FptrTable *Fresh = n > 0 ? buildTable(table, n) : &EmptyTable;
+  FptrTable *Fresh = n > 0 ? buildTable(table, n) : &EmptyTable.Header;
   if (!Fresh)
     return -1;
   RuntimeLock Lock;
   // Release: a lookup that loads the new pointer sees the finished slots.
-  auto *Old = const_cast<FptrTable *>(Published.exchange(Fresh, std::memory_order_acq_rel));
-  if (Old != &EmptyTable) {
+  auto *Old = const_cast<FptrTable *>(
+      FptrTable::fromWord(PublishedTable.exchange(Fresh->word(), std::memory_order_acq_rel)));
+  if (Old != &EmptyTable.Header) {
     Old->Older = Retired;
     Retired = Old;
   }
