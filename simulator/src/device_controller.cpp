@@ -211,9 +211,8 @@ Error DeviceController::start(std::vector<std::pair<uint64_t, uint64_t>> &collid
       ev.num("executor_pid", pid_);
   }
 
-  const char *names[] = {proto::SetupName,       proto::LoadElfName,      proto::LookupName,
-                         proto::UnloadName,      proto::AllocName,        proto::AllocCodeName,
-                         proto::FreeName,        proto::LaunchName,       proto::CallVoidName,
+  const char *names[] = {proto::SetupName,       proto::LoadElfName,  proto::LookupName,
+                         proto::UnloadName,      proto::AllocCodeName, proto::CallVoidName,
                          proto::SetFptrTableName, proto::TranslateLogName};
   const auto &boot = epc_->getBootstrapSymbolsMap();
   for (const char *n : names) {

@@ -165,7 +165,7 @@ public:
 
   std::mutex mu;
   uint64_t arenaBase = 0, arenaSize = 0;
-  ompsim::sim::RangeAllocator code, heap;
+  ompsim::sim::RangeAllocator code; ///< image code; the controller keeps the heap
   std::string libDir;
   std::vector<void *> libraries; ///< dlopen handles, in load order
   std::map<std::string, void *> librariesByName;
@@ -257,8 +257,8 @@ OMPSIM_WRAPPER(setupWrapper, proto::SetupSignature,
                  d.arenaBase = base;
                  d.arenaSize = size;
                  codeBytes = std::min(codeBytes, size) & ~(kPage - 1);
+                 // The heap above the code region is the controller's to hand out.
                  d.code.reset(base, base + codeBytes);
-                 d.heap.reset(base + codeBytes, base + size);
                  d.libDir = libDir;
                  std::string rt = libDir + "/libompsim-device.so";
                  d.deviceRuntime = ::dlopen(rt.c_str(), RTLD_NOW | RTLD_GLOBAL);
@@ -345,28 +345,12 @@ OMPSIM_WRAPPER(unloadWrapper, proto::UnloadSignature, [](uint64_t handle) -> Err
   return Error::success();
 })
 
-OMPSIM_WRAPPER(allocWrapper, proto::AllocSignature, [](uint64_t size, uint64_t align) -> uint64_t {
-  DeviceState &d = DeviceState::get();
-  std::lock_guard<std::mutex> lock(d.mu);
-  if (!align || (align & (align - 1)))
-    align = 16;
-  return d.heap.allocate(size, std::max<uint64_t>(align, 16));
-})
-
 OMPSIM_WRAPPER(allocCodeWrapper, proto::AllocCodeSignature,
                [](uint64_t size, uint64_t align) -> uint64_t {
                  DeviceState &d = DeviceState::get();
                  std::lock_guard<std::mutex> lock(d.mu);
                  return d.code.allocate(size, std::max<uint64_t>(align, kPage));
                })
-
-OMPSIM_WRAPPER(freeWrapper, proto::FreeSignature, [](uint64_t addr) -> Error {
-  DeviceState &d = DeviceState::get();
-  std::lock_guard<std::mutex> lock(d.mu);
-  if (!d.heap.release(addr))
-    return makeError("0x" + Twine::utohexstr(addr) + " is not a live device allocation");
-  return Error::success();
-})
 
 /// Runs `void fn(void *dyn_ptr, void *a0, ..., void *aN)` on the calling
 /// thread (the device thread) with the team and thread defaults set.
@@ -404,10 +388,6 @@ Error runKernel(uint64_t fn, ArrayRef<uint64_t> args, uint32_t teams, uint32_t t
   std::fflush(nullptr);
   return Error::success();
 }
-
-OMPSIM_WRAPPER(launchWrapper, proto::LaunchSignature,
-               [](uint64_t fn, std::vector<uint64_t> args, uint32_t teams,
-                  uint32_t threads) -> Error { return runKernel(fn, args, teams, threads); })
 
 OMPSIM_WRAPPER(callVoidWrapper, proto::CallVoidSignature, [](uint64_t fn) -> Error {
   reinterpret_cast<void (*)()>(fn)();
@@ -757,10 +737,7 @@ int main(int argc, char **argv) {
         syms[proto::LoadElfName] = ExecutorAddr::fromPtr(&loadElfWrapper);
         syms[proto::LookupName] = ExecutorAddr::fromPtr(&lookupWrapper);
         syms[proto::UnloadName] = ExecutorAddr::fromPtr(&unloadWrapper);
-        syms[proto::AllocName] = ExecutorAddr::fromPtr(&allocWrapper);
         syms[proto::AllocCodeName] = ExecutorAddr::fromPtr(&allocCodeWrapper);
-        syms[proto::FreeName] = ExecutorAddr::fromPtr(&freeWrapper);
-        syms[proto::LaunchName] = ExecutorAddr::fromPtr(&launchWrapper);
         syms[proto::CallVoidName] = ExecutorAddr::fromPtr(&callVoidWrapper);
         syms[proto::SetFptrTableName] = ExecutorAddr::fromPtr(&setFptrTableWrapper);
         syms[proto::TranslateLogName] = ExecutorAddr::fromPtr(&translateLogWrapper);

@@ -2,7 +2,9 @@
 //
 // Each service is an SPS wrapper function that the executor publishes as a
 // bootstrap symbol under the name below; the controller looks the addresses up
-// once at connect time and calls them through the SimpleRemoteEPC.
+// once at connect time and calls them through the SimpleRemoteEPC. Kernel
+// launches and copies do not come here: they go through shared memory
+// (launch_mailbox.hpp), and the controller keeps the device heap's bookkeeping.
 #pragma once
 
 #include "llvm/ExecutionEngine/Orc/Shared/SimplePackedSerialization.h"
@@ -38,21 +40,9 @@ using LookupSignature = sps::SPSExpected<uint64_t>(uint64_t, sps::SPSString);
 inline constexpr const char *UnloadName = "__ompsim_exec_unload";
 using UnloadSignature = sps::SPSError(uint64_t);
 
-/// Allocates device heap memory: (size, alignment) -> address, 0 when exhausted.
-inline constexpr const char *AllocName = "__ompsim_exec_alloc";
-using AllocSignature = uint64_t(uint64_t, uint64_t);
-
-/// Frees device heap memory.
-inline constexpr const char *FreeName = "__ompsim_exec_free";
-using FreeSignature = sps::SPSError(uint64_t);
-
 /// Allocates code memory (for JIT-linked images): (size, alignment) -> address, 0 when exhausted.
 inline constexpr const char *AllocCodeName = "__ompsim_exec_alloc_code";
 using AllocCodeSignature = uint64_t(uint64_t, uint64_t);
-
-/// Runs a kernel: (entry, args, num_teams, thread_limit).
-inline constexpr const char *LaunchName = "__ompsim_exec_launch";
-using LaunchSignature = sps::SPSError(uint64_t, sps::SPSSequence<uint64_t>, uint32_t, uint32_t);
 
 /// Publishes the function-pointer table at (device address, count) to the device runtime.
 inline constexpr const char *SetFptrTableName = "__ompsim_exec_set_fptr_table";
