@@ -3,11 +3,12 @@
 // Layout. The plugin publishes a sorted {host_ptr, tgt_ptr} table between
 // kernels; device code looks pointers up from any number of teams and threads.
 // Each publish builds an immutable open-addressing hash table of buckets, one
-// 64-byte cache line each, holding four host keys followed by their four
-// device values. A multiplicative (Fibonacci) hash of the host address picks
-// the home bucket; a lookup compares the four keys at once (SSE2) and takes the
-// value from the same line, so a hit reads one cache line whatever the table
-// size. The table has at least four slots per entry for tables up to
+// 64-byte cache line each, holding four host keys (low halves, then high
+// halves) followed by their four device values. A multiplicative (Fibonacci)
+// hash of the host address picks the home bucket; a lookup compares the four
+// low halves at once (one SSE2 compare), confirms the candidate's high half
+// and takes the value from the same line, so a hit reads one cache line
+// whatever the table size. The table has at least four slots per entry for tables up to
 // SmallTableEntries entries and two above (load factor <= 1/4, then <= 1/2),
 // so home buckets are rarely full and both hits and misses almost always end
 // at the home bucket with well-predicted branches. A full bucket spills into
@@ -20,8 +21,8 @@
 // happens once per image registration.
 //
 // Publication. A publish builds the whole snapshot first, then swaps it in
-// with one atomic exchange (release), and a lookup loads the pointer with
-// acquire, so a lookup sees either the old table or the complete new one, never
+// with one atomic exchange (release) of one word (the buckets' address with
+// the hash shift in its low bits), and a lookup loads that word with acquire, so a lookup sees either the old table or the complete new one, never
 // a half-built one, even if it runs while the plugin publishes. RuntimeMutex
 // serialises publishers (and the list of retired snapshots); lookups never take
 // a lock. Old snapshots are never freed: publishes are rare (one per image
@@ -64,25 +65,40 @@ constexpr uint64_t SmallTableEntries = 64 * 1024;
 /// .text section) land in far-apart buckets.
 constexpr uint64_t FibonacciMultiplier = 0x9E3779B97F4A7C15ull;
 
-/// One cache line of the table: keys first so two 16-byte loads compare all
-/// four. Key 0 marks an empty slot (0 is never looked up: null translates to
-/// null before the table is consulted). Slots fill in order.
+/// One cache line of the table: the four keys split into their low and high
+/// 32-bit halves, then the four values. One 16-byte compare of the low halves
+/// finds the candidate slot (SSE2 has no 64-bit compare); its high half
+/// confirms it. Key 0 marks an empty slot (0 is never looked up: null
+/// translates to null before the table is consulted). Slots fill in order.
 struct alignas(CacheLine) Bucket {
-  uint64_t Keys[SlotsPerBucket];
+  uint32_t KeyLow[SlotsPerBucket];
+  uint32_t KeyHigh[SlotsPerBucket];
   uint64_t Values[SlotsPerBucket];
+
+  bool isFull() const { return (KeyLow[SlotsPerBucket - 1] | KeyHigh[SlotsPerBucket - 1]) != 0; }
+  bool isEmpty(unsigned Slot) const { return (KeyLow[Slot] | KeyHigh[Slot]) == 0; }
+  void set(unsigned Slot, uint64_t Key, uint64_t Value) {
+    KeyLow[Slot] = uint32_t(Key);
+    KeyHigh[Slot] = uint32_t(Key >> 32);
+    Values[Slot] = Value;
+  }
+  /// Bit I set if KeyLow[I] equals `Key`'s low half.
+  unsigned lowMatches(uint64_t Key) const {
+    __m128i Wanted = _mm_set1_epi32(static_cast<int>(uint32_t(Key)));
+    __m128i Low = _mm_load_si128(reinterpret_cast<const __m128i *>(KeyLow));
+    return unsigned(_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(Low, Wanted))));
+  }
+  /// The slot holding `Key`, or SlotsPerBucket if none does.
+  unsigned slotOf(uint64_t Key) const {
+    for (unsigned Matches = lowMatches(Key); Matches; Matches &= Matches - 1) {
+      unsigned Slot = unsigned(__builtin_ctz(Matches));
+      if (KeyHigh[Slot] == uint32_t(Key >> 32))
+        return Slot;
+    }
+    return SlotsPerBucket;
+  }
 };
 static_assert(sizeof(Bucket) == CacheLine, "a bucket is one cache line");
-
-/// Bit I set if Keys[I] == Key (SSE2 has no 64-bit compare: two 32-bit halves
-/// must both match).
-inline unsigned matchMask(const Bucket &B, __m128i Key) {
-  __m128i Low = _mm_cmpeq_epi32(_mm_load_si128(reinterpret_cast<const __m128i *>(&B.Keys[0])), Key);
-  __m128i High = _mm_cmpeq_epi32(_mm_load_si128(reinterpret_cast<const __m128i *>(&B.Keys[2])), Key);
-  Low = _mm_and_si128(Low, _mm_shuffle_epi32(Low, 0xB1));
-  High = _mm_and_si128(High, _mm_shuffle_epi32(High, 0xB1));
-  return unsigned(_mm_movemask_pd(_mm_castsi128_pd(Low))) |
-         (unsigned(_mm_movemask_pd(_mm_castsi128_pd(High))) << 2);
-}
 
 constexpr unsigned BucketBytesLog2 = 6;
 static_assert(sizeof(Bucket) == 1u << BucketBytesLog2, "bucket offsets are shifted indices");
@@ -119,20 +135,19 @@ struct alignas(CacheLine) FptrTable {
     return reinterpret_cast<const FptrTable *>(Word & ~uint64_t(CacheLine - 1)) - 1;
   }
 
-  /// Goes on searching for `Key` (non-zero) past its full home bucket at
-  /// `Offset`; returns true and sets `Out` on a hit. Reads at most
-  /// MaxProbes - 1 more buckets.
-  bool findSpilled(uint64_t Key, uint64_t Offset, uint64_t &Out) const {
-    __m128i Wanted = _mm_set1_epi64x(static_cast<long long>(Key));
-    for (uint64_t Probe = 1; Probe < MaxProbes; ++Probe) {
-      Offset = (Offset + sizeof(Bucket)) & OffsetMask;
+  /// Searches for `Key` (non-zero) from its home bucket at `Offset`; returns
+  /// true and sets `Out` on a hit. Reads at most MaxProbes buckets.
+  bool find(uint64_t Key, uint64_t Offset, uint64_t &Out) const {
+    for (uint64_t Probe = 0; Probe < MaxProbes; ++Probe) {
       const Bucket &B = bucketAt(buckets(), Offset);
-      if (unsigned Match = matchMask(B, Wanted)) {
-        Out = B.Values[__builtin_ctz(Match)];
+      unsigned Slot = B.slotOf(Key);
+      if (Slot < SlotsPerBucket) {
+        Out = B.Values[Slot];
         return true;
       }
-      if (B.Keys[SlotsPerBucket - 1] == 0)
+      if (!B.isFull()) // nothing spilled past a bucket that never filled
         return false;
+      Offset = (Offset + sizeof(Bucket)) & OffsetMask;
     }
     return false;
   }
@@ -172,16 +187,15 @@ FptrTable *buildTable(const __omp_offloading_fptr_map_ty *Sorted, uint64_t N) {
       continue;
     uint64_t Offset = homeOffset(Key, Table->OffsetShift), Probes = 1;
     // Terminates: at most half the slots are used, and keys are distinct.
-    while (bucketAt(Storage, Offset).Keys[SlotsPerBucket - 1] != 0) {
+    while (bucketAt(Storage, Offset).isFull()) {
       Offset = (Offset + sizeof(Bucket)) & Table->OffsetMask;
       ++Probes;
     }
     Bucket &B = Storage[Offset / sizeof(Bucket)];
     unsigned Free = 0;
-    while (B.Keys[Free] != 0)
+    while (!B.isEmpty(Free))
       ++Free;
-    B.Keys[Free] = Key;
-    B.Values[Free] = Sorted[I].tgt_ptr;
+    B.set(Free, Key, Sorted[I].tgt_ptr);
     if (Probes > MaxProbes)
       MaxProbes = Probes;
   }
@@ -355,12 +369,14 @@ struct RuntimeLifetime {
   }
 } Lifetime;
 
-/// A lookup whose home bucket (at `Offset`) is full and does not hold the
-/// key: the bounded probe on, then counting and recording like any other.
-/// Out of line so the common path keeps everything in registers.
-__attribute__((noinline)) void *translateSpilled(uint64_t Word, uint64_t Key, uint64_t Offset) {
+/// A lookup the home bucket (at `Offset`) alone cannot answer: the bucket is
+/// full without the key (it may have spilled on), or two of its keys share
+/// the low half being looked up. The full bounded search, then counting and
+/// recording like any other lookup. Out of line so the common path keeps
+/// everything in registers.
+__attribute__((noinline)) void *translateSlow(uint64_t Word, uint64_t Key, uint64_t Offset) {
   uint64_t Result = Key;
-  bool Hit = FptrTable::fromWord(Word)->findSpilled(Key, Offset, Result);
+  bool Hit = FptrTable::fromWord(Word)->find(Key, Offset, Result);
   return countAndRecord(Key, Result, Hit);
 }
 
@@ -376,12 +392,16 @@ __attribute__((always_inline)) inline void *translate(void *HostPtr) {
   uint64_t Offset = homeOffset(Key, Word & (CacheLine - 1));
   const Bucket &Home = bucketAt(Buckets, Offset);
   uint64_t Result = Key;
-  unsigned Match = matchMask(Home, _mm_set1_epi64x(static_cast<long long>(Key)));
-  if (Match)
-    Result = Home.Values[__builtin_ctz(Match)];
-  else if (__builtin_expect(Home.Keys[SlotsPerBucket - 1] != 0, 0)) // full: a key may have spilled on
-    return translateSpilled(Word, Key, Offset);
-  bool Hit = Match != 0;
+  unsigned Matches = Home.lowMatches(Key);
+  bool Hit = Matches != 0;
+  if (Hit) {
+    unsigned Slot = unsigned(__builtin_ctz(Matches));
+    if (__builtin_expect(Home.KeyHigh[Slot] != uint32_t(Key >> 32), 0))
+      return translateSlow(Word, Key, Offset);
+    Result = Home.Values[Slot];
+  } else if (__builtin_expect(Home.isFull(), 0)) {
+    return translateSlow(Word, Key, Offset);
+  }
   // One test for both slow cases: two byte loads ORed.
   if (__builtin_expect(MyCounts.Unregistered | Recording.On.load(std::memory_order_relaxed), 0))
     return countAndRecord(Key, Result, Hit);

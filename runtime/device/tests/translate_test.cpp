@@ -240,6 +240,25 @@ TEST(DeviceTranslate, OneMebiEntriesDenseAndPowerOfTwoStrides) {
   }
 }
 
+TEST(DeviceTranslate, KeysSharingTheirLow32BitsAreToldApart) {
+  // A bucket's first compare looks at the low halves only; keys that agree
+  // there (one function per 4 GiB, or 4 GiB-aligned ones whose low half is 0
+  // like an empty slot's) must still be found, and absent keys with a
+  // present low half must still miss.
+  for (uint64_t Low : {uint64_t(0x5550), uint64_t(0)}) {
+    std::vector<Pair> T;
+    for (uint64_t J = 1; J <= 3000; ++J)
+      T.push_back({(J << 32) | Low, 0x400000 + J});
+    publish(T);
+    SCOPED_TRACE(Low);
+    expectAllHitsAndGapMisses(T);
+    uint64_t Wrong = 0;
+    for (uint64_t J = 3001; J <= 6000; ++J)
+      Wrong += val(__kmpc_target_translate_fptr(ptr((J << 32) | Low))) != ((J << 32) | Low);
+    EXPECT_EQ(Wrong, 0u);
+  }
+}
+
 TEST(DeviceTranslate, RepublishingAcrossSizesForgetsOldEntries) {
   std::vector<Pair> Big;
   for (uint64_t I = 0; I < 100000; ++I)
