@@ -227,8 +227,9 @@ struct HashMap {
 /// The runtime's hash-table layout (runtime/device/translate.cpp) written
 /// inline, without the call into the shared library and without hit/miss
 /// counting: what the layout alone costs, to tell it apart from the call and
-/// the counters (a reference, not a goal). Same buckets, hash, load factors
-/// and probing; scalar key compares instead of SSE2.
+/// the counters (a reference, not a goal). Same 64-byte buckets of four
+/// entries, hash, load factors and probing; plain 64-bit key compares instead
+/// of the runtime's SSE2 compare of the keys' low halves.
 struct OmpsimInline {
   static constexpr const char *Name = "ompsim_inline";
   struct alignas(64) Bucket {
