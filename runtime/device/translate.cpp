@@ -238,7 +238,7 @@ struct ThreadCounts {
   ThreadCounts *Prev = nullptr;
   /// True until this thread is in the registry (and again after its exit
   /// destructor); read and written only by the owning thread (the destructor
-  /// runs on it). Inverted so the lookup ORs it with RecordingOn as is.
+  /// runs on it). Inverted so the lookup ORs it with Recording.On as is.
   bool Unregistered = true;
 };
 
@@ -260,8 +260,9 @@ std::atomic<uint64_t> UnregisteredMisses{0};
 pthread_key_t ExitKey;
 bool HaveExitKey = false;
 
-/// Recording state, on its own cache line: written by record-slot claims,
-/// read by every lookup.
+/// Recording state, on its own cache line: On is read by every lookup; Next
+/// is written only by record-slot claims, which happen only while recording
+/// is on (when lookups take the slow path anyway).
 struct alignas(CacheLine) RecordState {
   std::atomic<uint64_t> Cap{64};  ///< records kept per period; 0 disables recording
   std::atomic<bool> On{true};     ///< Cap != 0, as one byte for the lookup's test
