@@ -162,6 +162,19 @@ struct State {
         this);
   }
 
+  /// The object containing `addr`, rescanning once when none does (it may
+  /// have been loaded since the last scan); symbols read on first use.
+  Object *findLoaded(uint64_t addr) {
+    Object *o = find(addr);
+    if (!o) {
+      rescan();
+      o = find(addr);
+    }
+    if (o && !o->loaded)
+      readSymbols(*o);
+    return o;
+  }
+
   Object *find(uint64_t addr) {
     auto it = objects.upper_bound(addr);
     if (it == objects.begin())
@@ -189,15 +202,9 @@ HostSymbolizer &HostSymbolizer::get() {
 std::optional<HostSymbol> HostSymbolizer::lookup(uint64_t addr) {
   State &st = state();
   std::lock_guard<std::mutex> lock(st.mu);
-  Object *o = st.find(addr);
-  if (!o) {
-    st.rescan();
-    o = st.find(addr);
-  }
+  Object *o = st.findLoaded(addr);
   if (!o)
     return std::nullopt;
-  if (!o->loaded)
-    readSymbols(*o);
   auto it = std::upper_bound(o->syms.begin(), o->syms.end(), addr,
                              [](uint64_t a, const Sym &s) { return a < s.begin; });
   // Walk back over symbols that start at or before addr; take the first that covers it.
@@ -235,16 +242,8 @@ std::string HostSymbolizer::objectOf(uint64_t addr) {
 std::vector<HostVtable> HostSymbolizer::vtablesOf(uint64_t addr) {
   State &st = state();
   std::lock_guard<std::mutex> lock(st.mu);
-  Object *o = st.find(addr);
-  if (!o) {
-    st.rescan();
-    o = st.find(addr);
-  }
-  if (!o)
-    return {};
-  if (!o->loaded)
-    readSymbols(*o);
-  return o->vtables;
+  Object *o = st.findLoaded(addr);
+  return o ? o->vtables : std::vector<HostVtable>();
 }
 
 } // namespace ompsim
