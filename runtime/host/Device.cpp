@@ -6,7 +6,6 @@
 #include "ompsim/trace.hpp"
 
 #include <algorithm>
-#include <set>
 
 #include <cstdio>
 
@@ -145,17 +144,26 @@ void Device::addVtablesByName(LoadedImage &image, std::vector<IndirectTarget> &i
   // host vtable holding an indirect function pairs with the device image's
   // vtable of the same mangled name, as the host and device compilations of
   // one translation unit name them alike.
-  std::set<uint64_t> functions, registered;
-  for (const IndirectTarget &t : indirect)
-    (t.isVtable ? registered : functions).insert(t.hostPtr);
-  if (functions.empty())
+  auto firstFunction = std::find_if(indirect.begin(), indirect.end(),
+                                    [](const IndirectTarget &t) { return !t.isVtable; });
+  if (firstFunction == indirect.end())
     return;
+  std::vector<HostVtable> vtables = HostSymbolizer::get().vtablesOf(firstFunction->hostPtr);
+  if (vtables.empty())
+    return; // C programs: nothing to pair, nothing more to build
+  std::vector<uint64_t> functions;
+  for (const IndirectTarget &t : indirect)
+    if (!t.isVtable)
+      functions.push_back(t.hostPtr);
+  std::sort(functions.begin(), functions.end());
+  auto isFunction = [&](uint64_t slot) { return std::binary_search(functions.begin(), functions.end(), slot); };
   std::lock_guard<std::recursive_mutex> lock(mappingTable_.mutex());
-  for (const HostVtable &vt : HostSymbolizer::get().vtablesOf(*functions.begin())) {
-    if (registered.count(vt.address) || mappingTable_.lookup(vt.address, vt.size).entry)
+  for (const HostVtable &vt : vtables) {
+    // Registered already (a 0x20 entry, or another image of the same object).
+    if (mappingTable_.lookup(vt.address, vt.size).entry)
       continue;
     const auto *slots = reinterpret_cast<const uint64_t *>(vt.address);
-    if (std::none_of(slots, slots + vt.size / 8, [&](uint64_t s) { return functions.count(s); }))
+    if (std::none_of(slots, slots + vt.size / 8, isFunction))
       continue;
     void *global = nullptr;
     if (plugin_.fn().get_global(localId_, image.binary, vt.size, vt.mangledName.c_str(), &global) !=

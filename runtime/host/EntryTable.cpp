@@ -3,6 +3,7 @@
 
 #include "ompsim/trace.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 #include <cerrno>
@@ -45,12 +46,16 @@ llvm::Expected<std::string> readSymbolName(const char *name, const std::string &
   std::string out;
   auto addr = reinterpret_cast<uintptr_t>(name);
   constexpr uintptr_t kPageSize = 4096;
+  // Entry names are short: read 256 bytes at a time (never across a page, as
+  // the name may end just before an unmapped one), so a table of 100 Ki
+  // entries does not copy a page per name.
+  constexpr uintptr_t kChunk = 256;
+  static const pid_t self = getpid();
   while (out.size() <= kMaxSymbolName) {
-    // One page at a time: the name may end just before an unmapped page.
-    size_t chunk = kPageSize - (addr % kPageSize);
+    size_t chunk = std::min(kChunk, kPageSize - (addr % kPageSize));
     char buf[kPageSize];
     struct iovec local = {buf, chunk}, remote = {reinterpret_cast<void *>(addr), chunk};
-    ssize_t got = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+    ssize_t got = process_vm_readv(self, &local, 1, &remote, 1, 0);
     if (got < 0 && errno == EPERM) {
       // Reading our own memory is refused (seccomp): trust the pointer.
       size_t len = strnlen(reinterpret_cast<const char *>(addr), chunk);

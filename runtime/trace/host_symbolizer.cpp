@@ -33,6 +33,7 @@ struct Object {
   std::vector<HostRange> ranges;
   std::vector<Sym> syms; // sorted by begin (absolute addresses)
   std::vector<HostVtable> vtables;
+  bool vtablesRead = false;
   bool loaded = false;
 };
 
@@ -47,8 +48,10 @@ std::string demangle(const char *name) {
   return name;
 }
 
-void readSymbols(Object &o) {
-  o.loaded = true;
+/// Calls `fn(address, size, type, name)` for every defined function or data
+/// symbol in the object's file: from .symtab (which has local symbols such as
+/// static functions) when it has any, else from .dynsym.
+template <typename Fn> void forEachSymbol(const Object &o, Fn fn) {
   int fd = ::open(o.path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return;
@@ -61,8 +64,8 @@ void readSymbols(Object &o) {
   GElf_Ehdr eh;
   bool isExecFixed = gelf_getehdr(e, &eh) && eh.e_type == ET_EXEC;
   uint64_t bias = isExecFixed ? 0 : o.base;
-  // Prefer .symtab (has local symbols like static functions); fall back to .dynsym.
   for (uint32_t want : {uint32_t(SHT_SYMTAB), uint32_t(SHT_DYNSYM)}) {
+    size_t visited = 0;
     Elf_Scn *scn = nullptr;
     while ((scn = elf_nextscn(e, scn))) {
       GElf_Shdr sh;
@@ -82,19 +85,35 @@ void readSymbols(Object &o) {
         const char *nm = elf_strptr(e, sh.sh_link, s.st_name);
         if (!nm || !*nm)
           continue;
-        o.syms.push_back({s.st_value + bias, s.st_size, demangle(nm), type != STT_OBJECT});
-        if (type == STT_OBJECT && std::strncmp(nm, "_ZTV", 4) == 0 && s.st_size &&
-            s.st_size % 8 == 0)
-          o.vtables.push_back({nm, s.st_value + bias, s.st_size});
+        ++visited;
+        fn(s.st_value + bias, uint64_t(s.st_size), type, nm);
       }
     }
-    if (!o.syms.empty())
+    if (visited)
       break;
   }
   elf_end(e);
   ::close(fd);
+}
+
+void readSymbols(Object &o) {
+  o.loaded = true;
+  forEachSymbol(o, [&](uint64_t addr, uint64_t size, int type, const char *nm) {
+    o.syms.push_back({addr, size, demangle(nm), type != STT_OBJECT});
+  });
   std::sort(o.syms.begin(), o.syms.end(), [](const Sym &a, const Sym &b) {
     return a.begin != b.begin ? a.begin < b.begin : a.size > b.size;
+  });
+}
+
+/// Collects the object's vtables without reading (and demangling) every
+/// symbol: a program with 100 Ki functions registers in milliseconds only if
+/// image loading never demangles its whole symbol table.
+void readVtables(Object &o) {
+  o.vtablesRead = true;
+  forEachSymbol(o, [&](uint64_t addr, uint64_t size, int type, const char *nm) {
+    if (type == STT_OBJECT && std::strncmp(nm, "_ZTV", 4) == 0 && size && size % 8 == 0)
+      o.vtables.push_back({nm, addr, size});
   });
 }
 
@@ -163,15 +182,13 @@ struct State {
   }
 
   /// The object containing `addr`, rescanning once when none does (it may
-  /// have been loaded since the last scan); symbols read on first use.
-  Object *findLoaded(uint64_t addr) {
+  /// have been loaded since the last scan).
+  Object *findOrRescan(uint64_t addr) {
     Object *o = find(addr);
     if (!o) {
       rescan();
       o = find(addr);
     }
-    if (o && !o->loaded)
-      readSymbols(*o);
     return o;
   }
 
@@ -202,9 +219,11 @@ HostSymbolizer &HostSymbolizer::get() {
 std::optional<HostSymbol> HostSymbolizer::lookup(uint64_t addr) {
   State &st = state();
   std::lock_guard<std::mutex> lock(st.mu);
-  Object *o = st.findLoaded(addr);
+  Object *o = st.findOrRescan(addr);
   if (!o)
     return std::nullopt;
+  if (!o->loaded)
+    readSymbols(*o);
   auto it = std::upper_bound(o->syms.begin(), o->syms.end(), addr,
                              [](uint64_t a, const Sym &s) { return a < s.begin; });
   // Walk back over symbols that start at or before addr; take the first that covers it.
@@ -231,19 +250,19 @@ std::vector<HostRange> HostSymbolizer::loadedRanges() {
 std::string HostSymbolizer::objectOf(uint64_t addr) {
   State &st = state();
   std::lock_guard<std::mutex> lock(st.mu);
-  Object *o = st.find(addr);
-  if (!o) {
-    st.rescan();
-    o = st.find(addr);
-  }
+  Object *o = st.findOrRescan(addr);
   return o ? o->display : std::string();
 }
 
 std::vector<HostVtable> HostSymbolizer::vtablesOf(uint64_t addr) {
   State &st = state();
   std::lock_guard<std::mutex> lock(st.mu);
-  Object *o = st.findLoaded(addr);
-  return o ? o->vtables : std::vector<HostVtable>();
+  Object *o = st.findOrRescan(addr);
+  if (!o)
+    return {};
+  if (!o->vtablesRead)
+    readVtables(*o);
+  return o->vtables;
 }
 
 } // namespace ompsim
