@@ -137,6 +137,18 @@ llvm::Expected<uint64_t> Device::readAddressGlobal(LoadedImage &image, const std
   return value;
 }
 
+void Device::mapPermanently(LoadedImage &image, uintptr_t host, uint64_t size, uint64_t tgt,
+                            const std::string &name) {
+  MapEntry m;
+  m.hstBegin = host;
+  m.hstEnd = host + size;
+  m.tgtBegin = tgt;
+  m.dynamicRef = MapEntry::Infinite;
+  m.name = name;
+  mappingTable_.insert(std::move(m));
+  image.mappedGlobals.push_back(host);
+}
+
 void Device::addVtablesByName(LoadedImage &image, std::vector<IndirectTarget> &indirect) {
   // clang-22 registers (0x20 entries) only the vtables of classes whose
   // variables it sees mapped; an object reached through an array section
@@ -171,14 +183,7 @@ void Device::addVtablesByName(LoadedImage &image, std::vector<IndirectTarget> &i
         !global)
       continue; // the device image has no copy: the class never reaches device code
     auto tgt = reinterpret_cast<uint64_t>(global);
-    MapEntry m;
-    m.hstBegin = vt.address;
-    m.hstEnd = vt.address + vt.size;
-    m.tgtBegin = tgt;
-    m.dynamicRef = MapEntry::Infinite;
-    m.name = vt.mangledName;
-    mappingTable_.insert(std::move(m));
-    image.mappedGlobals.push_back(vt.address);
+    mapPermanently(image, vt.address, vt.size, tgt, vt.mangledName);
     indirect.push_back({vt.mangledName, vt.address, tgt, vt.size, /*isVtable=*/true});
     OMPSIM_TRACE_EVENT(Cat::Entry, "indirect_vtable")
         .str("name", vt.mangledName)
@@ -228,14 +233,7 @@ llvm::Error Device::loadImage(const __tgt_device_image *image, const std::string
                                    e.name, name, trace::hostAddress(host), tgt,
                                    found.entry->translate(host), found.entry->name));
     }
-    MapEntry m;
-    m.hstBegin = host;
-    m.hstEnd = host + size;
-    m.tgtBegin = tgt;
-    m.dynamicRef = MapEntry::Infinite;
-    m.name = e.name;
-    mappingTable_.insert(std::move(m));
-    loaded.mappedGlobals.push_back(host);
+    mapPermanently(loaded, host, size, tgt, e.name);
     return llvm::Error::success();
   };
 

@@ -91,6 +91,11 @@ private:
   /// Adds the host vtables holding one of `indirect`'s functions that no 0x20
   /// entry registered, paired with the device image's vtable of the same name.
   void addVtablesByName(LoadedImage &image, std::vector<IndirectTarget> &indirect);
+  /// Maps [host, host + size) to `tgt` for the image's lifetime (globals,
+  /// indirect functions, vtables); the caller holds the mapping table's lock
+  /// and has checked that nothing there overlaps.
+  void mapPermanently(LoadedImage &image, uintptr_t host, uint64_t size, uint64_t tgt,
+                      const std::string &name);
 
   Plugin &plugin_;
   int32_t localId_;
