@@ -249,6 +249,24 @@ void emitTranslateTrace(SimDevice &d, int32_t id, const std::string &kernel) {
       .num("dropped", int64_t(log->dropped));
 }
 
+/// One host<->device copy for data_submit/data_retrieve: `copy(controller,
+/// device address, bytes)` does it; a negative size or a failed copy becomes
+/// the device's last error, a done copy a transfer trace event.
+template <typename Copy>
+int32_t copyOnDevice(int32_t id, const char *event, const void *tgtPtr, int64_t size, Copy copy) {
+  SimDevice *d;
+  DeviceController *c = controllerOf(id, d);
+  if (!c)
+    return OMPSIM_OFFLOAD_FAIL;
+  if (size < 0)
+    return failWith(d, fmt::format("device {}: negative copy size {}", id, size));
+  auto tgt = reinterpret_cast<uint64_t>(tgtPtr);
+  if (Error err = copy(*c, tgt, uint64_t(size)))
+    return failWith(d, std::move(err));
+  OMPSIM_TRACE_EVENT(Cat::Transfer, event).num("device", id).dev("tgt", tgt, "").num("size", size);
+  return OMPSIM_OFFLOAD_SUCCESS;
+}
+
 } // namespace
 } // namespace ompsim::sim
 
@@ -442,29 +460,15 @@ OMPSIM_EXPORT int32_t __tgt_rtl_data_delete(int32_t id, void *tgt_ptr, int32_t k
 }
 
 OMPSIM_EXPORT int32_t __tgt_rtl_data_submit(int32_t id, void *tgt_ptr, const void *hst_ptr, int64_t size) {
-  SimDevice *d;
-  DeviceController *c = controllerOf(id, d);
-  if (!c)
-    return OMPSIM_OFFLOAD_FAIL;
-  if (size < 0)
-    return failWith(d, fmt::format("device {}: negative copy size {}", id, size));
-  if (auto err = c->write(reinterpret_cast<uint64_t>(tgt_ptr), hst_ptr, uint64_t(size)))
-    return failWith(d, std::move(err));
-  OMPSIM_TRACE_EVENT(Cat::Transfer, "submit").num("device", id).dev("tgt", reinterpret_cast<uint64_t>(tgt_ptr), "").num("size", size);
-  return OMPSIM_OFFLOAD_SUCCESS;
+  return copyOnDevice(id, "submit", tgt_ptr, size, [&](DeviceController &c, uint64_t tgt, uint64_t n) {
+    return c.write(tgt, hst_ptr, n);
+  });
 }
 
 OMPSIM_EXPORT int32_t __tgt_rtl_data_retrieve(int32_t id, void *hst_ptr, const void *tgt_ptr, int64_t size) {
-  SimDevice *d;
-  DeviceController *c = controllerOf(id, d);
-  if (!c)
-    return OMPSIM_OFFLOAD_FAIL;
-  if (size < 0)
-    return failWith(d, fmt::format("device {}: negative copy size {}", id, size));
-  if (auto err = c->read(hst_ptr, reinterpret_cast<uint64_t>(tgt_ptr), uint64_t(size)))
-    return failWith(d, std::move(err));
-  OMPSIM_TRACE_EVENT(Cat::Transfer, "retrieve").num("device", id).dev("tgt", reinterpret_cast<uint64_t>(tgt_ptr), "").num("size", size);
-  return OMPSIM_OFFLOAD_SUCCESS;
+  return copyOnDevice(id, "retrieve", tgt_ptr, size, [&](DeviceController &c, uint64_t tgt, uint64_t n) {
+    return c.read(hst_ptr, tgt, n);
+  });
 }
 
 OMPSIM_EXPORT int32_t __tgt_rtl_data_exchange(int32_t src_id, void *src_ptr, int32_t dst_id, void *dst_ptr,
