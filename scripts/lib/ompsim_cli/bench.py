@@ -366,8 +366,11 @@ def registration_goal(part):
 
 # --------------------------------------------------------------------------- 3. launch
 
-LAUNCH_SOURCE = r"""#include <stdio.h>
+#: Timing helpers of the generated C programs: a monotonic clock in ns and a
+#: qsort comparator for doubles (medians and percentiles).
+TIMING_C = r"""#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 static double now_ns(void) {
   struct timespec t;
@@ -378,7 +381,9 @@ static int by_value(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return x < y ? -1 : x > y;
 }
-int main(int argc, char **argv) {
+"""
+
+LAUNCH_SOURCE = TIMING_C + r"""int main(int argc, char **argv) {
   int n = argc > 1 ? atoi(argv[1]) : 1000;
   double *t = malloc(sizeof(double) * n);
   for (int i = 0; i < 20; ++i) { /* warm-up: image load, first-launch setup */
@@ -428,20 +433,7 @@ def bench_launch(quick):
 
 # --------------------------------------------------------------------------- 4. bandwidth
 
-BANDWIDTH_SOURCE = r"""#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-static double now_ns(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1e9 + t.tv_nsec;
-}
-static int by_value(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-/* Times h2d (target update to), d2h (target update from) and a host memcpy of
+BANDWIDTH_SOURCE = TIMING_C + r"""/* Times h2d (target update to), d2h (target update from) and a host memcpy of
  * the same size on a buffer mapped once (allocation is not timed). */
 int main(int argc, char **argv) {
   for (int a = 1; a < argc; ++a) {
