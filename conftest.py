@@ -7,7 +7,7 @@ import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripts", "lib"))
 
-from ompsim_cli import backends, paths  # noqa: E402
+from ompsim_cli import backends, paths, toolchain  # noqa: E402
 
 OMPSIM = os.path.join(paths.ROOT, "scripts", "ompsim")
 
@@ -38,7 +38,7 @@ class Offload:
             cmd = [OMPSIM, "cc", "--translate=" + translate, "--image=" + image, "-O1", "-g"]
         cmd += [str(src), "-o", str(exe), *extra]
         r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                           cwd=cwd or self.tmp, timeout=300)
+                           cwd=cwd or self.tmp, timeout=300, env=toolchain.environment())
         assert r.returncode == 0, "compile failed: %s\n%s" % (" ".join(cmd), r.stdout)
         return exe
 

@@ -21,7 +21,7 @@ output and exit status are ompsim cc's. Add `-###` to see the full command.
 import os
 import sys
 
-from . import paths
+from . import paths, toolchain
 
 #: The host-offload device triple (an ELF shared object, or bitcode with --image=ir).
 HOST_OFFLOAD_TRIPLE = "x86_64-pc-linux-gnu"
@@ -234,7 +234,9 @@ def main_argv(argv):
     sys.stdout.flush()
     sys.stderr.flush()
     try:
-        os.execv(cmd[0], cmd)  # output and exit status are the compiler's own
+        # Output and exit status are the compiler's own; LLVM 22's bin comes first
+        # on PATH for the tools the offload link runs (toolchain.environment).
+        os.execve(cmd[0], cmd, toolchain.environment())
     except OSError as e:
         sys.stderr.write("ompsim: cc: cannot run %s: %s\n" % (cmd[0], e.strerror))
         return 127

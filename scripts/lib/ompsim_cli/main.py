@@ -4,7 +4,7 @@ import importlib
 import sys
 
 #: subcommand -> module in this package exposing register(subparsers).
-COMMANDS = ["cc", "run", "inspect", "trace", "matrix", "bench"]
+COMMANDS = ["cc", "run", "inspect", "trace", "matrix", "bench", "selfcheck"]
 
 
 def main(argv):

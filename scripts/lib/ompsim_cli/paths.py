@@ -1,14 +1,35 @@
-"""Where ompsim's sources, build outputs and the LLVM 22 tools live."""
+"""Where ompsim's sources, build outputs and the LLVM 22 tools live.
+
+Two layouts share this module:
+
+* a source checkout: ROOT is the checkout, BUILD its build folder
+  (`OMPSIM_BUILD_DIR`, default `build`), and a missing output is built by
+  `scripts/setup`;
+* an installed tree (`cmake --install build --prefix DIR`): ROOT is
+  `DIR/share/ompsim` (the CLI, the conformance programs and harness), BUILD is
+  `DIR/lib/ompsim` (laid out like a build folder: `lib/`, `bin/`). The file
+  `ROOT/ompsim-install.txt` marks it and names BUILD relative to ROOT, so the
+  whole tree can be moved.
+"""
 import os
 import subprocess
 import sys
 
+from . import toolchain
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__)))))
-BUILD = os.environ.get("OMPSIM_BUILD_DIR", os.path.join(ROOT, "build"))
+#: Written by `cmake --install`: the build-like folder, relative to ROOT.
+INSTALL_MARKER = os.path.join(ROOT, "ompsim-install.txt")
+INSTALLED = os.path.exists(INSTALL_MARKER)
+if INSTALLED:
+    with open(INSTALL_MARKER) as _f:
+        BUILD = os.path.normpath(os.path.join(ROOT, _f.read().strip()))
+else:
+    BUILD = os.environ.get("OMPSIM_BUILD_DIR", os.path.join(ROOT, "build"))
 LIB = os.path.join(BUILD, "lib")
 BIN = os.path.join(BUILD, "bin")
-LLVM_BIN = "/usr/lib/llvm-22/bin"
-LLVM_LIB = "/usr/lib/llvm-22/lib"
+LLVM_BIN = toolchain.LLVM_BIN
+LLVM_LIB = toolchain.LLVM_LIB
 
 #: Our libomptarget replacement (soname libomptarget.so.22.1).
 RUNTIME = os.path.join(LIB, "runtime", "libomptarget.so.22.1")
@@ -21,12 +42,29 @@ EXECUTOR = os.path.join(BIN, "ompsim-device")
 
 
 def tool(name):
-    """Path of an LLVM 22 tool (clang-22, FileCheck, opt, ...)."""
-    return os.path.join(LLVM_BIN, name)
+    """Path of an LLVM 22 tool (clang, FileCheck, opt, ...) declared in toolchain.TOOLS."""
+    return toolchain.tool(name)
+
+
+def output_dir(name):
+    """Default folder for a command's outputs: under the checkout, or ./NAME when installed."""
+    if INSTALLED:
+        return os.path.abspath(name)
+    return None
 
 
 def ensure_built(quiet=True):
-    """Runs scripts/setup (installs packages if missing, configures, builds). Exits on failure."""
+    """Runs scripts/setup (installs packages if missing, configures, builds). Exits on failure.
+
+    An installed tree is never built: a missing file there is reported instead.
+    """
+    if INSTALLED:
+        missing = [p for p in (RUNTIME, DEVICE_RUNTIME, PASS_PLUGIN, EXECUTOR) if not os.path.exists(p)]
+        if missing:
+            sys.stderr.write("ompsim: the installation in %s is incomplete: %s is missing\n"
+                             % (os.path.dirname(os.path.dirname(ROOT)), missing[0]))
+            sys.exit(1)
+        return
     cmd = [os.path.join(ROOT, "scripts", "setup")]
     out = subprocess.run(cmd, stdout=subprocess.PIPE if quiet else None, stderr=subprocess.STDOUT, text=True)
     if out.returncode != 0:
