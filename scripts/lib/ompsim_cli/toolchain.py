@@ -19,8 +19,9 @@ PACKAGE_LIST = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.p
 class Tool:
     """One external program: where it lives, which package provides it, why ompsim needs it."""
 
-    def __init__(self, name, package, purpose, llvm=True, required=True):
+    def __init__(self, name, package, purpose, llvm=True, required=True, path=None):
         self.name = name
+        self.fixed_path = path
         self.package = package
         self.purpose = purpose
         self.llvm = llvm
@@ -28,6 +29,8 @@ class Tool:
 
     def path(self):
         """The tool's file: LLVM 22's own bin folder for LLVM tools, else the first on PATH (or None)."""
+        if self.fixed_path:
+            return self.fixed_path
         if self.llvm:
             return os.path.join(LLVM_BIN, self.name)
         return shutil.which(self.name)
@@ -50,7 +53,7 @@ TOOLS = {t.name: t for t in [
     Tool("opt", "llvm-22", "pass plugin tests"),
     Tool("llvm-link", "llvm-22", "bitcode device images"),
     Tool("llvm-offload-binary", "llvm-22", "offload binaries inside host programs"),
-    Tool("clang-offload-packager", "llvm-22", "offload binaries inside host programs"),
+    Tool("clang-offload-packager", "clang-tools-22", "offload binaries inside host programs"),
     Tool("llvm-nm", "llvm-22", "symbol listings in tests"),
     Tool("llvm-readelf", "llvm-22", "ELF headers in tests"),
     Tool("llvm-objcopy", "llvm-22", "corrupted-image tests"),
@@ -59,7 +62,8 @@ TOOLS = {t.name: t for t in [
     Tool("FileCheck", "llvm-22-tools", "output checks of the conformance matrix"),
     Tool("lit", "llvm-22-tools", "pass plugin tests"),
     Tool("not", "llvm-22-tools", "pass plugin tests"),
-    Tool("python3", "python3", "the ompsim CLI and pytest", llvm=False),
+    # Debian's python3, never another one first on PATH (it lacks pytest).
+    Tool("python3", "python3", "the ompsim CLI and pytest", llvm=False, path="/usr/bin/python3"),
     Tool("cmake", "cmake", "the build", llvm=False),
     Tool("ninja", "ninja-build", "the build", llvm=False),
     Tool("make", "make", "the Makefile test of `ompsim cc`", llvm=False),
