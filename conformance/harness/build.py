@@ -15,7 +15,8 @@ import shutil
 import subprocess
 import tempfile
 
-from ompsim_cli import paths, toolchain
+from ompsim_cli import paths
+from ompsim_cli import toolchain as llvm_toolchain
 
 OMPSIM = os.path.join(paths.ROOT, "scripts", "ompsim")
 CC_MODULE = os.path.join(paths.ROOT, "scripts", "lib", "ompsim_cli", "cc.py")
@@ -199,7 +200,7 @@ def _compile_into(spec, prefix, source_dir, out_dir, device_runtime):
         shown.append(" ".join(cmd))
         try:
             r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                               cwd=out_dir, timeout=COMPILE_TIMEOUT, env=toolchain.environment())
+                               cwd=out_dir, timeout=COMPILE_TIMEOUT, env=llvm_toolchain.environment())
             output += r.stdout
             ok = r.returncode == 0
         except subprocess.TimeoutExpired:

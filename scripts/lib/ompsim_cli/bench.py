@@ -30,8 +30,9 @@ import time
 from . import backends, paths
 
 PARTS = ["lookup", "registration", "launch", "bandwidth", "imageload", "matrix"]
-DOC = os.path.join(paths.ROOT, "docs", "performance.md")
-PERF_DIR = os.path.join(paths.ROOT, "docs", "perf")
+# An installed tree is read-only: there the results go to ./ompsim-bench.
+DOC = os.path.join(paths.output_dir("ompsim-bench") or os.path.join(paths.ROOT, "docs"), "performance.md")
+PERF_DIR = paths.output_dir(os.path.join("ompsim-bench", "perf")) or os.path.join(paths.ROOT, "docs", "perf")
 BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
 
 LOOKUP_SIZES = [1, 16, 1024, 65536, 1048576]
@@ -82,7 +83,7 @@ def say(msg):
 
 def cache_dir():
     """Generated programs and their builds (inside the git-ignored build folder)."""
-    d = os.path.join(paths.BUILD, "bench", "programs")
+    d = paths.output_dir(os.path.join("ompsim-bench", "programs")) or os.path.join(paths.BUILD, "bench", "programs")
     os.makedirs(d, exist_ok=True)
     return d
 

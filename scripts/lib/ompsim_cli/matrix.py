@@ -21,7 +21,7 @@ def register(sub):
     p.add_argument("--translate", action="append", metavar="MODE",
                    help="pass, native (default: both on ompsim's backends, native on stock ones)")
     p.add_argument("--program", action="append", metavar="NAME", help="only programs whose name contains NAME")
-    p.add_argument("--out", metavar="DIR", help="report folder (default conformance/out)")
+    p.add_argument("--out", metavar="DIR", help="report folder (default conformance/out; ./ompsim-matrix-out when installed)")
     p.add_argument("-j", "--jobs", default="auto", help="pytest-xdist workers (default auto)")
     p.add_argument("--no-build", action="store_true", help="do not run scripts/setup first")
     p.set_defaults(func=main)
@@ -31,7 +31,8 @@ def main(args):
     sys.path.insert(0, os.path.join(paths.ROOT, "conformance"))
     from harness import report  # noqa: E402 (the harness lives beside its programs)
 
-    out = os.path.abspath(args.out or os.path.join(paths.ROOT, "conformance", "out"))
+    out = os.path.abspath(args.out or paths.output_dir("ompsim-matrix-out")
+                          or os.path.join(paths.ROOT, "conformance", "out"))
     os.makedirs(out, exist_ok=True)
     if not args.no_build:
         paths.ensure_built()
