@@ -156,7 +156,36 @@ def test_diff_ignores_envelope(tmp_path):
     b.write_text("".join(l.replace('"pid":', '"pid":1').replace('"seq":', '"seq":10') for l in lines))
     r = ompsim("trace", "diff", a, b)
     assert r.returncode == 0, r.stdout
+    assert r.stderr == ""
+    # --raw compares as written, and says the traces are not normalized.
+    r = ompsim("trace", "diff", "--raw", a, b)
+    assert r.returncode == 0, r.stdout
     assert "not normalized" in r.stderr
+
+
+def test_diff_compares_symbolized_host_addresses_not_raw_values(tmp_path):
+    """A raw trace (host addresses with their ASLR value, pids) and a normalized one of
+    the same program compare equal by default; --raw reports the raw differences."""
+    raw = [(c, e) + tuple((k, v.replace("host:add1+0x0", "host:add1+0x0 (0x55d0c4a01190)")
+                           .replace("host:mul2+0x0", "host:mul2+0x0 (0x55d0c4a011a0)")
+                           if isinstance(v, str) else v) for k, v in fields)
+           for c, e, *fields in canonical_events()]
+    raw.append(("image", "executor-start", ("device", 0), ("pid", 31337)))
+    norm = canonical_events() + [("image", "executor-start", ("device", 0), ("pid", 4242))]
+    a = write_trace(tmp_path / "raw.jsonl", raw, normalized=False)
+    b = write_trace(tmp_path / "norm.jsonl", norm)
+    r = ompsim("trace", "diff", a, b)
+    assert (r.returncode, r.stderr) == (0, ""), r.stdout + r.stderr
+    assert "traces are equivalent" in r.stdout
+    r = ompsim("trace", "diff", "--raw", a, b)
+    assert r.returncode == 1
+    assert "0x55d0c4a01190" in r.stdout and "31337" in r.stdout
+    # A symbol that differs is still a difference.
+    c = write_trace(tmp_path / "other.jsonl", [ev if ev[1] != "pair" else ev[:3] + (("host", "host:add2+0x0"),) +
+                                               ev[4:] for ev in norm])
+    r = ompsim("trace", "diff", a, c)
+    assert r.returncode == 1 and "host:add2+0x0" in r.stdout, r.stdout
+
 
 
 def test_diff_reports_changed_added_removed(tmp_path):

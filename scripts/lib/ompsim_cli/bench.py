@@ -1,4 +1,4 @@
-"""`ompsim bench [--quick] [--no-build] [--skip-matrix] [--only PARTS]`: issue 7's benchmarks.
+"""`ompsim bench [--quick] [--no-build] [--skip-matrix] [--only PARTS]`: ompsim's benchmarks.
 
 Runs six measurements side by side in one run and reports ratios (absolute
 times on a shared 2-core machine are noisy; ratios taken in the same run are
@@ -58,7 +58,8 @@ class Unavailable(Exception):
 
 
 def register(sub):
-    p = sub.add_parser("bench", help="run the benchmarks of issue 7 and update docs/performance.md",
+    p = sub.add_parser("bench", help="run the benchmarks (ratios side by side in one run) and update docs/performance.md",
+                       epilog="example: ompsim bench --quick --only launch,bandwidth",
                        description=__doc__, formatter_class=_raw())
     p.add_argument("--quick", action="store_true",
                    help="shorter runs: registration at 1Ki/10Ki only, fewer repetitions")
@@ -200,7 +201,7 @@ def ratio(a, b):
 # --------------------------------------------------------------------------- 1. lookup
 
 def lookup_goals(rows):
-    """Evaluates issue 7's lookup goals on parsed rows {(impl, size, pattern): ns}.
+    """Evaluates the lookup goals on parsed rows {(impl, size, pattern): ns}.
 
     Returns {"never_slower": {...}, "faster_than_bsearch_64ki": {...}} where each
     has met (bool or None), the worst ratio and where it occurred.

@@ -17,6 +17,8 @@ command line already chooses them, and:
 
 Every other argument reaches the compiler unchanged, in order; the compiler's
 output and exit status are ompsim cc's. Add `-###` to see the full command.
+
+example: ompsim cc --translate=pass -O2 prog.c -o prog
 """
 import os
 import sys
@@ -202,6 +204,10 @@ def command(argv):
     inputs, langs, links = scan(args)
     compiler = pick_compiler(inputs, langs)
     fortran = os.path.basename(compiler).startswith("flang")
+    if fortran and settings.image == "ir":
+        raise UsageError("--image=ir: flang-22 cannot embed a bitcode device image (it has no "
+                         "-fopenmp-target-jit); build Fortran with --image=elf (the default), which runs "
+                         "on sim, ours-host and host-upstream")
     return ([compiler] + offload_flags(settings, args, links, fortran) + args + host_link_flags(links),
             settings, links)
 

@@ -11,7 +11,7 @@ INSPECT = os.path.join(paths.BIN, "ompsim-inspect")
 
 def register(sub):
     p = sub.add_parser("inspect", help="list device images, offload entries and indirect functions of a binary",
-                       description=__doc__)
+                       description=__doc__, epilog="example: ompsim inspect --json ./prog")
     p.add_argument("--json", action="store_true", help="machine-readable output (one JSON document per file)")
     p.add_argument("programs", nargs="+", metavar="PROG", help="host executable, shared library or object")
     p.set_defaults(func=main)

@@ -1,6 +1,14 @@
-"""Dispatches `ompsim <command>` to the module implementing it."""
+"""ompsim: a GPU-free OpenMP offload device and conformance harness.
+
+Builds offload programs (cc), runs them on a backend (run), lists what a binary
+registers (inspect), reads traces (trace), runs the conformance matrix (matrix)
+and the benchmarks (bench), and checks this machine's toolchain (selfcheck).
+
+example: ompsim cc prog.c -o prog && ompsim run --backend sim -- ./prog
+"""
 import argparse
 import importlib
+import signal
 import sys
 
 #: subcommand -> module in this package exposing register(subparsers).
@@ -8,7 +16,13 @@ COMMANDS = ["cc", "run", "inspect", "trace", "matrix", "bench", "selfcheck"]
 
 
 def main(argv):
-    parser = argparse.ArgumentParser(prog="ompsim", description=__doc__)
+    # Behave like a Unix tool on a closed pipe (`ompsim trace show t | head`):
+    # end quietly instead of a BrokenPipeError traceback. The default action
+    # also reaches the programs `ompsim run` and `ompsim cc` exec, which would
+    # otherwise inherit Python's "ignore SIGPIPE".
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    parser = argparse.ArgumentParser(prog="ompsim", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     for name in COMMANDS:
         try:

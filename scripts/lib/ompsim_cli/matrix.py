@@ -15,7 +15,8 @@ BACKENDS = ("sim", "sim-ir", "ours-host", "host-upstream", "cuda-upstream", "amd
 
 def register(sub):
     p = sub.add_parser("matrix", help="run the conformance matrix and write JSON/JUnit/HTML reports",
-                       description=__doc__)
+                       description=__doc__,
+                       epilog="example: ompsim matrix --backend sim,ours-host --program indirect")
     p.add_argument("--backend", action="append", metavar="NAME",
                    help="backend(s), repeatable or comma list: %s (default: sim and host-upstream)" % ", ".join(BACKENDS))
     p.add_argument("--translate", action="append", metavar="MODE",

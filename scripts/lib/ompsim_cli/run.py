@@ -6,11 +6,13 @@ from . import backends
 
 
 def register(sub):
-    p = sub.add_parser("run", help="run an offload program on a backend")
+    p = sub.add_parser("run", help="run an offload program on a backend", description=__doc__,
+                       epilog="example: ompsim run --backend sim --trace translate,fault -- ./prog arg1")
     p.add_argument("--backend", default="sim", choices=sorted(backends.BACKENDS))
     p.add_argument("--trace", metavar="CATS", help="set OMPSIM_TRACE (all or a comma list)")
     p.add_argument("--trace-file", metavar="PATH", help="set OMPSIM_TRACE_FILE (JSON lines)")
-    p.add_argument("--devices", type=int, metavar="N", help="set OMPSIM_NUM_DEVICES")
+    p.add_argument("--devices", type=int, metavar="N",
+                   help="set OMPSIM_NUM_DEVICES (devices of each of ompsim's backends: sim, sim-ir, ours-host)")
     p.add_argument("program", nargs="+", help="-- ./prog [args]")
     p.set_defaults(func=main)
 
@@ -20,12 +22,19 @@ def main(args):
     if why:
         sys.stderr.write("ompsim: backend %s is unavailable: %s\n" % (args.backend, why))
         return 2
+    if args.devices is not None and args.backend not in backends.OURS:
+        sys.stderr.write("ompsim: run: --devices applies to ompsim's backends (%s), not to %s\n"
+                         % (", ".join(sorted(backends.OURS)), args.backend))
+        return 2
+    if args.devices is not None and args.devices < 1:
+        sys.stderr.write("ompsim: run: --devices=%d: expected a number of devices >= 1\n" % args.devices)
+        return 2
     env = backends.environment(args.backend)
     if args.trace:
         env["OMPSIM_TRACE"] = args.trace
     if args.trace_file:
         env["OMPSIM_TRACE_FILE"] = os.path.abspath(args.trace_file)
-    if args.devices:
+    if args.devices is not None:
         env["OMPSIM_NUM_DEVICES"] = str(args.devices)
     prog = args.program
     if prog and prog[0] == "--":

@@ -9,7 +9,7 @@ that runs that image kind here (sim, sim-ir, ours-host, host-upstream).
 A missing tool is one line naming it and the Debian package that provides it;
 a failing cell prints the command, its output and a non-zero status.
 
-Example: ompsim selfcheck --verbose
+example: ompsim selfcheck --verbose --force
 """
 import hashlib
 import json

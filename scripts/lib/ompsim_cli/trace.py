@@ -29,6 +29,30 @@ KEY_FIELDS = {
 }
 DEFAULT_KEY_FIELDS = ("device", "owner", "index", "name", "image", "kernel", "function", "plugin", "host")
 
+#: Event fields that hold a process id or a raw host address with no symbolized
+#: form; `diff` leaves them out unless --raw (they differ between any two runs).
+RAW_FIELDS = ("pid", "addr", "rip")
+#: A symbolized host address with its raw value: `host:add1+0x0 (0x55d0c4a01190)`.
+_HOST_WITH_RAW = re.compile(r"\bhost:(\S+) \(0x[0-9a-fA-F]+\)")
+#: A host address without a symbol: raw `host:? (0x7ffd...)`, normalized `host:<./prog>`.
+_HOST_UNKNOWN = re.compile(r"\bhost:(?:\?|<[^>]*>)(?: \(0x[0-9a-fA-F]+\))?")
+
+
+def symbolized(value):
+    """A field value with every host address reduced to its symbolized form.
+
+    Raw host addresses differ between two processes under ASLR; the symbol
+    (`host:add1+0x0`) is what a normalized trace keeps, so a raw and a
+    normalized trace of the same run compare equal.
+    """
+    if isinstance(value, str):
+        return _HOST_UNKNOWN.sub("host:?", _HOST_WITH_RAW.sub(r"host:\1", value))
+    if isinstance(value, list):
+        return [symbolized(v) for v in value]
+    if isinstance(value, dict):
+        return {k: symbolized(v) for k, v in value.items()}
+    return value
+
 
 class TraceError(Exception):
     """A trace file that cannot be read; the message names file:line and the problem."""
@@ -222,6 +246,12 @@ def show(args):
     return 0
 
 
+def canonical_events(events):
+    """Events with host addresses in symbolized form (for a diff that ignores raw values)."""
+    return [Event(e.cat, e.event, [(k, symbolized(v)) for k, v in e.fields], e.envelope, e.path, e.line)
+            for e in events]
+
+
 def diff_events(a, b, ignore=()):
     """(removed, added, changed) between two event lists; changed holds (ea, eb, [(field, va, vb)])."""
     ka = [e.key(ignore) for e in a]
@@ -247,11 +277,15 @@ def diff(args):
     except TraceError as e:
         sys.stderr.write("ompsim: %s\n" % e)
         return 2
-    for path, events in ((args.a, a), (args.b, b)):
-        if any("ts_us" in e.envelope or "pid" in e.envelope for e in events):
-            sys.stderr.write("ompsim: note: %s is not normalized (set OMPSIM_TRACE_NORMALIZE=1); "
-                             "raw addresses may differ under ASLR\n" % path)
     ignore = set(args.ignore or ())
+    if args.raw:
+        for path, events in ((args.a, a), (args.b, b)):
+            if any("ts_us" in e.envelope or "pid" in e.envelope for e in events):
+                sys.stderr.write("ompsim: note: %s is not normalized (set OMPSIM_TRACE_NORMALIZE=1); "
+                                 "raw addresses may differ under ASLR\n" % path)
+    else:
+        a, b = canonical_events(a), canonical_events(b)
+        ignore |= set(RAW_FIELDS)
     removed, added, changed = diff_events(a, b, ignore)
     if not (removed or added or changed):
         print("traces are equivalent: %d events" % len(a))
@@ -271,16 +305,24 @@ def diff(args):
 
 
 def register(sub):
-    p = sub.add_parser("trace", help="show or compare JSON-lines traces (OMPSIM_TRACE_FILE)", description=__doc__)
+    p = sub.add_parser("trace", help="show or compare JSON-lines traces (OMPSIM_TRACE_FILE)", description=__doc__,
+                       epilog="example: ompsim trace diff run1.jsonl run2.jsonl")
     tsub = p.add_subparsers(dest="trace_command", required=True)
-    s = tsub.add_parser("show", help="pretty-print a trace, optionally filtered")
+    s = tsub.add_parser("show", help="pretty-print a trace, optionally filtered",
+                        epilog="example: ompsim trace show --cat table,translate t.jsonl | head")
     s.add_argument("file", metavar="FILE")
     s.add_argument("--cat", metavar="CATS", help="only these categories (comma list: %s)" % ",".join(CATEGORIES))
     s.add_argument("--function", metavar="NAME", help="only events with a field naming function NAME")
     s.add_argument("--flat", action="store_true", help="print function-pointer table rows as plain events")
     s.set_defaults(func=show)
-    d = tsub.add_parser("diff", help="semantic diff of two normalized traces (exit 1 if they differ)")
+    d = tsub.add_parser("diff", help="semantic diff of two traces (exit 1 if they differ)",
+                        description="Compares events by their symbolized addresses (host:f+0x0), ignoring raw "
+                                    "host addresses, pids and times, so raw and normalized traces of the same "
+                                    "program under ASLR compare equal. --raw compares raw values too.",
+                        epilog="example: ompsim trace diff --ignore size run1.jsonl run2.jsonl")
     d.add_argument("a", metavar="A")
     d.add_argument("b", metavar="B")
+    d.add_argument("--raw", action="store_true",
+                   help="also compare raw host addresses and pid fields (as written)")
     d.add_argument("--ignore", metavar="FIELD", action="append", help="ignore this event field (repeatable)")
     d.set_defaults(func=diff)

@@ -1,0 +1,70 @@
+"""The ompsim command line behaves like a Unix tool: closed pipes, help texts with an
+example, one line for a usage error."""
+import os
+import re
+import subprocess
+
+import pytest
+
+from ompsim_cli import main as cli_main
+from ompsim_cli import paths
+
+OMPSIM = os.path.join(paths.ROOT, "scripts", "ompsim")
+
+
+def ompsim(*args, **kw):
+    return subprocess.run([OMPSIM, *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          timeout=120, **kw)
+
+
+def test_a_program_run_through_ompsim_dies_on_a_closed_pipe():
+    # Python ignores SIGPIPE, and exec keeps an ignored signal ignored: the program
+    # would then never learn that `head` has gone and write forever.
+    r = subprocess.run("'%s' run --backend ours-host -- sh -c 'while :; do echo x; done 2>/dev/null' | head -n 1"
+                       % OMPSIM, shell=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       timeout=60)
+    assert (r.returncode, r.stdout) == (0, "x\n"), r.stderr
+
+
+@pytest.mark.parametrize("argv", [["trace", "show", "{big}"], ["trace", "diff", "{big}", "{other}"]])
+def test_trace_commands_survive_a_closed_pipe(tmp_path, argv):
+    lines = ['{"cat":"launch","event":"launch","device":0,"kernel":"k%d","seq":%d}' % (i, i) for i in range(50000)]
+    (tmp_path / "big.jsonl").write_text("\n".join(lines) + "\n")
+    (tmp_path / "other.jsonl").write_text("\n".join(l.replace('"k', '"q') for l in lines) + "\n")
+    cmd = " ".join("'%s'" % a.format(big=tmp_path / "big.jsonl", other=tmp_path / "other.jsonl") for a in argv)
+    r = subprocess.run("'%s' %s | head -n 2" % (OMPSIM, cmd), shell=True, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=120)
+    assert len(r.stdout.splitlines()) == 2
+    assert "Traceback" not in r.stderr and "BrokenPipe" not in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("sub", [[]] + [[c] for c in cli_main.COMMANDS] + [["trace", "show"], ["trace", "diff"]])
+def test_every_help_has_an_example_and_no_internal_words(sub):
+    r = ompsim(*sub, "--help")
+    assert r.returncode == 0, r.stderr
+    assert re.search(r"(?m)^\s*example: ompsim ", r.stdout), r.stdout
+    assert not re.search(r"\b(issue|task) ?\d+|\bissue\b", r.stdout, re.I), r.stdout
+
+
+def test_cc_refuses_a_bitcode_image_for_fortran_in_one_line(tmp_path):
+    (tmp_path / "p.f90").write_text("program p\nend program p\n")
+    r = ompsim("cc", "--image=ir", "p.f90", "-o", "p", cwd=tmp_path)
+    assert r.returncode == 2
+    assert r.stderr.splitlines() == [
+        "ompsim: cc: --image=ir: flang-22 cannot embed a bitcode device image (it has no -fopenmp-target-jit); "
+        "build Fortran with --image=elf (the default), which runs on sim, ours-host and host-upstream"]
+
+
+def test_run_devices_is_refused_where_it_cannot_apply():
+    r = ompsim("run", "--backend", "host-upstream", "--devices", "2", "--", "true")
+    assert r.returncode == 2
+    assert r.stderr == "ompsim: run: --devices applies to ompsim's backends (ours-host, sim, sim-ir), " \
+                       "not to host-upstream\n"
+    r = ompsim("run", "--backend", "sim", "--devices", "0", "--", "true")
+    assert (r.returncode, r.stderr) == (2, "ompsim: run: --devices=0: expected a number of devices >= 1\n")
+
+
+@pytest.mark.parametrize("backend", ["sim", "ours-host"])
+def test_run_devices_sets_the_device_count_of_ompsim_backends(backend):
+    r = ompsim("run", "--backend", backend, "--devices", "3", "--", "sh", "-c", "echo $OMPSIM_NUM_DEVICES")
+    assert (r.returncode, r.stdout) == (0, "3\n"), r.stderr
