@@ -10,19 +10,7 @@ from ompsim_cli import paths, toolchain
 
 pytestmark = pytest.mark.e2e
 
-PROGRAM = r"""
-#include <stdio.h>
-int add1(int x) { return x + 1; }
-#pragma omp declare target to(add1) indirect
-int main(void) {
-  int (*fp)(int) = add1;
-  int r = 0;
-#pragma omp target map(tofrom: r)
-  r = fp(41);
-  printf("%d\n", r);
-  return r == 42 ? 0 : 1;
-}
-"""
+PROGRAM = open(os.path.join(os.path.dirname(__file__), "programs", "add1_indirect.c")).read()
 
 #: A third-party plugin built against the installed headers alone: one device
 #: whose memory is host memory, and no image it can run.

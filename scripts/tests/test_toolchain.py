@@ -11,19 +11,7 @@ from ompsim_cli import backends, paths, selfcheck, toolchain
 
 OMPSIM = os.path.join(paths.ROOT, "scripts", "ompsim")
 
-PROGRAM = r"""
-#include <stdio.h>
-int add1(int x) { return x + 1; }
-#pragma omp declare target to(add1) indirect
-int main(void) {
-  int (*fp)(int) = add1;
-  int r = 0;
-#pragma omp target map(tofrom: r)
-  r = fp(41);
-  printf("%d\n", r);
-  return r == 42 ? 0 : 1;
-}
-"""
+PROGRAM = open(os.path.join(os.path.dirname(__file__), "programs", "add1_indirect.c")).read()
 
 
 def fake_llvm(folder, marker):

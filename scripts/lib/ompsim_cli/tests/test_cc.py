@@ -9,19 +9,7 @@ from ompsim_cli import cc, paths
 
 OMPSIM = os.path.join(paths.ROOT, "scripts", "ompsim")
 
-PROGRAM = r"""
-#include <stdio.h>
-int add1(int x) { return x + 1; }
-#pragma omp declare target to(add1) indirect
-int main(void) {
-  int (*fp)(int) = add1;
-  int r = 0;
-#pragma omp target map(tofrom: r)
-  r = fp(41);
-  printf("%d\n", r);
-  return r == 42 ? 0 : 1;
-}
-"""
+PROGRAM = open(os.path.join(paths.ROOT, "scripts", "tests", "programs", "add1_indirect.c")).read()
 
 #: Device code calling the translate API itself, as upstream's tests do.
 EXPLICIT_CALL = r"""
