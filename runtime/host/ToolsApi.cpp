@@ -20,10 +20,11 @@ namespace {
 constexpr int TgtSuccess = 0;  // OMP_TGT_SUCCESS
 constexpr int TgtFail = ~0;    // OMP_TGT_FAIL
 
-/// One "omptarget device N info: ..." line, as stock's info output.
+/// One "omptarget device N info: ..." line of a table dump; stock prints
+/// dumps on stdout.
 void infoOut(int device, const std::string &text) {
   std::string line = fmt::format("omptarget device {} info: {}\n", device, text);
-  std::fputs(line.c_str(), stderr);
+  std::fputs(line.c_str(), stdout);
 }
 
 std::string refCount(uint64_t count) {
@@ -61,9 +62,10 @@ int __tgt_print_device_info(int64_t device) {
   return 1;
 }
 
-/// Prints every device's mapping table on stderr, in stock's info format.
+/// Prints every device's mapping table on stdout, in stock's info format.
 void ompx_dump_mapping_tables(void) {
   int n = Runtime::get().numDevices();
+  std::fflush(stdout);
   for (int i = 0; i < n; ++i) {
     bool ok;
     Device *d = apiDeviceOrHost(i, ok);
