@@ -35,6 +35,9 @@ int main(void) {
 #pragma omp depobj(onD) depend(inout : d[0])
 #pragma omp task depend(inout : h[0]) firstprivate(h)
     {
+      // Work first, so a copy that ignored its dependences would read -1s.
+      for (volatile int spin = 0; spin < 20000000; ++spin)
+        ;
       for (int i = 0; i < N; ++i)
         h[i] = 3 * i + 1;
     }
