@@ -1,5 +1,6 @@
 // Device: plugin calls, image registration flow and table publication.
 #include "Device.h"
+#include "InfoLevel.h"
 
 #include "ompsim/config.hpp"
 #include "ompsim/host_symbolizer.hpp"
@@ -20,7 +21,7 @@ enum : uint32_t { InfoKernelArgs = 0x1, InfoDataTransfer = 0x20 };
 /// One upstream-style info line on stderr, for tools that read LIBOMPTARGET_INFO
 /// output; ompsim's own diagnostics go through the trace facility instead.
 template <typename... Args> void infoLine(uint32_t bit, int32_t device, fmt::format_string<Args...> f, Args &&...args) {
-  if (!(config().libomptargetInfo & bit))
+  if (!(infoLevel() & bit))
     return;
   std::string line = fmt::format("omptarget device {} info: {}\n", device,
                                  fmt::format(f, std::forward<Args>(args)...));

@@ -1,0 +1,29 @@
+// Helpers shared by the ABI files beside Api.cpp (AllocApi.cpp,
+// LegacyApi.cpp, InteropApi.cpp): device lookup for omp_* calls and the
+// conversion of an llvm::Error into an "ompsim: ..." line.
+#pragma once
+
+#include "Runtime.h"
+
+#include "ompsim/trace.hpp"
+
+namespace ompsim::host {
+
+/// The device an omp_*-style routine names: null for the initial device (the
+/// host). An invalid number prints one error line and sets `ok` to false.
+inline Device *apiDeviceOrHost(int64_t deviceNum, bool &ok) {
+  ok = true;
+  auto d = Runtime::get().device(deviceNum);
+  if (!d) {
+    trace::error(llvm::toString(d.takeError()));
+    ok = false;
+    return nullptr;
+  }
+  return *d;
+}
+
+/// True when the device's memory is the host's own (the in-process host
+/// plugin): host pointers are valid on it and its pointers on the host.
+inline bool sharesHostAddressSpace(Device &d) { return d.plugin().name() == "host"; }
+
+} // namespace ompsim::host

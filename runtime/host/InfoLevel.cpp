@@ -1,0 +1,21 @@
+// ompsim runtime: the LIBOMPTARGET_INFO bit mask, changeable at run time.
+#include "InfoLevel.h"
+
+#include "ompsim/config.hpp"
+
+#include <atomic>
+
+namespace ompsim::host {
+
+namespace {
+std::atomic<uint32_t> &bits() {
+  static std::atomic<uint32_t> value{config().libomptargetInfo};
+  return value;
+}
+} // namespace
+
+uint32_t infoLevel() { return bits().load(std::memory_order_relaxed); }
+
+void setInfoLevel(uint32_t value) { bits().store(value, std::memory_order_relaxed); }
+
+} // namespace ompsim::host
