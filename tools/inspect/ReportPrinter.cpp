@@ -1,34 +1,18 @@
-// ompsim-inspect FILE...: the device images, offload entries and indirect
-// functions clang embedded in a host binary, shared library or object.
-#include "OffloadInspector.h"
-
-#include "ompsim/trace.hpp"
+// ompsim-inspect's printers: the human listing and the JSON document of a Report.
+#include "ReportPrinter.h"
 
 #include <fmt/format.h>
-#include <llvm/Support/JSON.h>
 #include <llvm/Support/raw_ostream.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <string>
 #include <vector>
 
+namespace ompsim::inspect {
 namespace {
 
-using namespace ompsim::inspect;
-
-constexpr const char *kUsage =
-    "usage: ompsim-inspect [--json] FILE...\n"
-    "\n"
-    "Lists the device images embedded in each host FILE (executable, shared library or\n"
-    "object built with clang -fopenmp -fopenmp-targets=...), every offload entry with\n"
-    "its flags decoded, and the indirect functions and vtables with the device globals\n"
-    "they need. Handles clang-20+ (llvm_offload_entries) and LLVM <= 19\n"
-    "(omp_offloading_entries) entry tables.\n"
-    "\n"
-    "  --json    one JSON document per file on stdout (an array when several files)\n";
-
 std::string hexString(uint64_t v) { return fmt::format("{:#x}", v); }
+
 
 /// "mul2+0x0 (0x11b0)", "vtable for Der+0x10 (0x3d48)", "undefined mul2", "null".
 std::string describe(const HostLocation &loc) {
@@ -87,6 +71,27 @@ std::string formatName(const Report &r) {
                      *r.format == EntryFormat::Current ? "clang-20+ layout" : "LLVM <= 19 layout");
 }
 
+void hostFields(llvm::json::OStream &j, const HostLocation &loc, const char *prefix) {
+  std::string p(prefix);
+  j.attribute(p + "address", hexString(loc.address));
+  j.attribute(p + "symbol", loc.symbol.empty() ? llvm::json::Value(nullptr) : llvm::json::Value(loc.symbol));
+  j.attribute(p + "symbol_mangled",
+              loc.mangled.empty() ? llvm::json::Value(nullptr) : llvm::json::Value(loc.mangled));
+  j.attribute(p + "offset", loc.offset);
+  j.attribute(p + "undefined", loc.undefined);
+  if (!loc.section.empty())
+    j.attribute(p + "section", loc.section);
+}
+
+template <typename T> llvm::json::Array jsonArray(const std::vector<T> &xs) {
+  llvm::json::Array a;
+  for (const T &x : xs)
+    a.push_back(x);
+  return a;
+}
+
+} // namespace
+
 std::string humanReport(const Report &r) {
   std::string out = fmt::format("{}: {} {}, {}\n", r.path, r.machine, r.elfType, formatName(r));
 
@@ -135,25 +140,6 @@ std::string humanReport(const Report &r) {
     t.print(out);
   }
   return out;
-}
-
-void hostFields(llvm::json::OStream &j, const HostLocation &loc, const char *prefix) {
-  std::string p(prefix);
-  j.attribute(p + "address", hexString(loc.address));
-  j.attribute(p + "symbol", loc.symbol.empty() ? llvm::json::Value(nullptr) : llvm::json::Value(loc.symbol));
-  j.attribute(p + "symbol_mangled",
-              loc.mangled.empty() ? llvm::json::Value(nullptr) : llvm::json::Value(loc.mangled));
-  j.attribute(p + "offset", loc.offset);
-  j.attribute(p + "undefined", loc.undefined);
-  if (!loc.section.empty())
-    j.attribute(p + "section", loc.section);
-}
-
-template <typename T> llvm::json::Array jsonArray(const std::vector<T> &xs) {
-  llvm::json::Array a;
-  for (const T &x : xs)
-    a.push_back(x);
-  return a;
 }
 
 void jsonReport(llvm::json::OStream &j, const Report &r) {
@@ -215,60 +201,4 @@ void jsonReport(llvm::json::OStream &j, const Report &r) {
   });
 }
 
-} // namespace
-
-int main(int argc, char **argv) {
-  bool json = false;
-  std::vector<std::string> files;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--json")
-      json = true;
-    else if (a == "-h" || a == "--help") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    } else if (a == "--")
-      files.insert(files.end(), argv + i + 1, argv + argc), i = argc;
-    else if (a.size() > 1 && a[0] == '-') {
-      ompsim::trace::error("inspect: unknown option '" + a + "' (see --help)");
-      return 2;
-    } else
-      files.push_back(a);
-  }
-  if (files.empty()) {
-    std::fputs(kUsage, stderr);
-    return 2;
-  }
-
-  std::vector<Report> reports;
-  int status = 0;
-  for (const std::string &f : files) {
-    llvm::Expected<Report> r = inspectFile(f);
-    if (!r) {
-      ompsim::trace::error(f + ": " + llvm::toString(r.takeError()));
-      status = 1;
-      continue;
-    }
-    reports.push_back(std::move(*r));
-  }
-
-  if (json) {
-    llvm::json::OStream j(llvm::outs(), 2);
-    if (files.size() == 1) {
-      if (!reports.empty())
-        jsonReport(j, reports[0]);
-    } else {
-      j.array([&] {
-        for (const Report &r : reports)
-          jsonReport(j, r);
-      });
-    }
-    if (!reports.empty() || files.size() > 1)
-      llvm::outs() << "\n";
-  } else {
-    for (size_t i = 0; i < reports.size(); ++i)
-      llvm::outs() << (i ? "\n" : "") << humanReport(reports[i]);
-  }
-  llvm::outs().flush();
-  return status;
-}
+} // namespace ompsim::inspect

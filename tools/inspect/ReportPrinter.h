@@ -1,0 +1,18 @@
+// The two forms ompsim-inspect prints a Report in: a human listing and JSON.
+#pragma once
+
+#include "OffloadInspector.h"
+
+#include <llvm/Support/JSON.h>
+
+#include <string>
+
+namespace ompsim::inspect {
+
+/// The human listing of `r`: file type, device images, entries, indirect targets.
+std::string humanReport(const Report &r);
+
+/// Writes `r` as one JSON object to `j`.
+void jsonReport(llvm::json::OStream &j, const Report &r);
+
+} // namespace ompsim::inspect
