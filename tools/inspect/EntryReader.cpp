@@ -31,18 +31,18 @@ using namespace llvm;
 namespace ompsim::inspect {
 namespace {
 
-constexpr size_t kCurrentEntrySize = sizeof(__tgt_offload_entry);
-constexpr size_t kLegacyEntrySize = sizeof(__tgt_offload_entry_legacy);
-static_assert(kCurrentEntrySize == 56, "clang-22 entry layout");
-static_assert(kLegacyEntrySize == 32, "LLVM <= 19 entry layout");
+constexpr size_t KCurrentEntrySize = sizeof(__tgt_offload_entry);
+constexpr size_t KLegacyEntrySize = sizeof(__tgt_offload_entry_legacy);
+static_assert(KCurrentEntrySize == 56, "clang-22 entry layout");
+static_assert(KLegacyEntrySize == 32, "LLVM <= 19 entry layout");
 
 /// The relocation types that can fill an entry's pointer fields, per machine.
 struct RelocKinds {
-  uint32_t relative, abs64;
+  uint32_t Relative, Abs64;
 };
 
-std::optional<RelocKinds> relocKinds(uint16_t machine) {
-  switch (machine) {
+std::optional<RelocKinds> relocKinds(uint16_t Machine) {
+  switch (Machine) {
   case ELF::EM_X86_64:
     return RelocKinds{ELF::R_X86_64_RELATIVE, ELF::R_X86_64_64};
   case ELF::EM_AARCH64:
@@ -57,173 +57,173 @@ std::optional<RelocKinds> relocKinds(uint16_t machine) {
 }
 
 /// Collects the relocations that land in `entries`, keyed by offset inside it.
-Expected<DenseMap<uint64_t, RelocTarget>> relocationsInto(const HostFile &file, const Shdr &entries) {
-  DenseMap<uint64_t, RelocTarget> out;
-  const ElfFile &elf = file.elf();
-  std::optional<RelocKinds> kinds = relocKinds(elf.getHeader().e_machine);
-  unsigned entriesIndex = file.indexOf(entries);
-  for (const Shdr &sec : file.sections()) {
-    if (sec.sh_type != ELF::SHT_RELA)
+Expected<DenseMap<uint64_t, RelocTarget>> relocationsInto(const HostFile &File, const Shdr &Entries) {
+  DenseMap<uint64_t, RelocTarget> Out;
+  const ElfFile &Elf = File.elf();
+  std::optional<RelocKinds> Kinds = relocKinds(Elf.getHeader().e_machine);
+  unsigned EntriesIndex = File.indexOf(Entries);
+  for (const Shdr &Sec : File.sections()) {
+    if (Sec.sh_type != ELF::SHT_RELA)
       continue;
     // Section relocations name their target section; dynamic ones cover the whole image.
-    if (file.relocatable() ? sec.sh_info != entriesIndex : (sec.sh_flags & ELF::SHF_ALLOC) == 0)
+    if (File.relocatable() ? Sec.sh_info != EntriesIndex : (Sec.sh_flags & ELF::SHF_ALLOC) == 0)
       continue;
-    Expected<typename ElfFile::Elf_Rela_Range> relas = elf.relas(sec);
-    if (!relas)
-      return fail("malformed relocation section " + file.sectionName(sec) + ": " + toString(relas.takeError()));
-    const Shdr *symtab = nullptr;
-    if (sec.sh_link != 0 && sec.sh_link < file.sections().size())
-      symtab = &file.sections()[sec.sh_link];
-    for (const auto &r : *relas) {
-      uint64_t off = file.relocatable() ? r.r_offset : r.r_offset - entries.sh_addr;
-      if (!file.relocatable() && (r.r_offset < entries.sh_addr || off >= entries.sh_size))
+    Expected<typename ElfFile::Elf_Rela_Range> Relas = Elf.relas(Sec);
+    if (!Relas)
+      return fail("malformed relocation section " + File.sectionName(Sec) + ": " + toString(Relas.takeError()));
+    const Shdr *Symtab = nullptr;
+    if (Sec.sh_link != 0 && Sec.sh_link < File.sections().size())
+      Symtab = &File.sections()[Sec.sh_link];
+    for (const auto &R : *Relas) {
+      uint64_t Off = File.relocatable() ? R.r_offset : R.r_offset - Entries.sh_addr;
+      if (!File.relocatable() && (R.r_offset < Entries.sh_addr || Off >= Entries.sh_size))
         continue;
-      uint32_t type = r.getType(false);
-      RelocTarget t;
-      t.addend = uint64_t(r.r_addend);
-      if (kinds && type == kinds->relative) {
-        t.loc = {0, uint64_t(r.r_addend)};
-      } else if (kinds && type == kinds->abs64 && symtab) {
-        Expected<const Sym *> sym = elf.getRelocationSymbol(r, symtab);
-        Expected<StringRef> strtab = elf.getStringTableForSymtab(*symtab);
-        if (!sym || !*sym || !strtab) {
-          if (!sym) consumeError(sym.takeError());
-          if (!strtab) consumeError(strtab.takeError());
-          return fail("relocation at " + hex(r.r_offset) + " in " + file.sectionName(sec) +
+      uint32_t Type = R.getType(false);
+      RelocTarget T;
+      T.Addend = uint64_t(R.r_addend);
+      if (Kinds && Type == Kinds->Relative) {
+        T.Loc = {0, uint64_t(R.r_addend)};
+      } else if (Kinds && Type == Kinds->Abs64 && Symtab) {
+        Expected<const Sym *> SymOrErr = Elf.getRelocationSymbol(R, Symtab);
+        Expected<StringRef> Strtab = Elf.getStringTableForSymtab(*Symtab);
+        if (!SymOrErr || !*SymOrErr || !Strtab) {
+          if (!SymOrErr) consumeError(SymOrErr.takeError());
+          if (!Strtab) consumeError(Strtab.takeError());
+          return fail("relocation at " + hex(R.r_offset) + " in " + File.sectionName(Sec) +
                       " names a bad symbol");
         }
-        const Sym &s = **sym;
-        if (s.getType() != ELF::STT_SECTION) {
-          Expected<StringRef> name = s.getName(*strtab);
-          if (name)
-            t.symbol = name->str();
+        const Sym &S = **SymOrErr;
+        if (S.getType() != ELF::STT_SECTION) {
+          Expected<StringRef> Name = S.getName(*Strtab);
+          if (Name)
+            T.Symbol = Name->str();
           else
-            consumeError(name.takeError());
+            consumeError(Name.takeError());
         }
-        if (s.st_shndx == ELF::SHN_UNDEF) {
-          t.undefined = true;
+        if (S.st_shndx == ELF::SHN_UNDEF) {
+          T.Undefined = true;
         } else {
-          unsigned section = file.relocatable() ? unsigned(s.st_shndx) : 0u;
-          t.loc = {section, s.st_value + uint64_t(r.r_addend)};
+          unsigned Section = File.relocatable() ? unsigned(S.st_shndx) : 0u;
+          T.Loc = {Section, S.st_value + uint64_t(R.r_addend)};
         }
       } else {
-        return fail("unsupported relocation type " + Twine(type) + " at " + hex(r.r_offset) +
+        return fail("unsupported relocation type " + Twine(Type) + " at " + hex(R.r_offset) +
                     " in the offload entry section");
       }
-      out[off] = std::move(t);
+      Out[Off] = std::move(T);
     }
   }
-  return std::move(out);
+  return std::move(Out);
 }
 
 /// Reads the pointer field at `off` of the entry section, through its relocation if any.
 struct PointerField {
-  Location loc;
-  std::string symbol;
-  bool undefined = false;
-  bool null = false;
+  Location Loc;
+  std::string Symbol;
+  bool Undefined = false;
+  bool Null = false;
 };
 
-PointerField readPointer(const HostFile &file, ArrayRef<uint8_t> section,
-                         const DenseMap<uint64_t, RelocTarget> &relocs, uint64_t off) {
-  PointerField f;
-  auto it = relocs.find(off);
-  if (it != relocs.end()) {
-    f.loc = it->second.loc;
-    f.symbol = it->second.symbol;
-    f.undefined = it->second.undefined;
-    if (!f.symbol.empty() && !f.undefined && it->second.addend != 0)
-      f.symbol.clear(); // symbol+addend: name the target from the symbol table instead
-    return f;
+PointerField readPointer(const HostFile &File, ArrayRef<uint8_t> Section,
+                         const DenseMap<uint64_t, RelocTarget> &Relocs, uint64_t Off) {
+  PointerField F;
+  auto It = Relocs.find(Off);
+  if (It != Relocs.end()) {
+    F.Loc = It->second.Loc;
+    F.Symbol = It->second.Symbol;
+    F.Undefined = It->second.Undefined;
+    if (!F.Symbol.empty() && !F.Undefined && It->second.Addend != 0)
+      F.Symbol.clear(); // symbol+addend: name the target from the symbol table instead
+    return F;
   }
-  uint64_t raw = support::endian::read64le(section.data() + off);
+  uint64_t Raw = support::endian::read64le(Section.data() + Off);
   // Without a relocation, a relocatable file's field is section-less: only null makes sense.
-  f.null = raw == 0 || file.relocatable();
-  f.loc = {0, raw};
-  return f;
+  F.Null = Raw == 0 || File.relocatable();
+  F.Loc = {0, Raw};
+  return F;
 }
 
-void fillHostLocation(const HostFile &file, const PointerField &f, HostLocation &out) {
-  if (f.undefined) {
-    out.undefined = true;
-    out.mangled = f.symbol;
-    out.symbol = demangle(f.symbol);
+void fillHostLocation(const HostFile &File, const PointerField &F, HostLocation &Out) {
+  if (F.Undefined) {
+    Out.Undefined = true;
+    Out.Mangled = F.Symbol;
+    Out.Symbol = demangle(F.Symbol);
     return;
   }
-  if (f.null)
+  if (F.Null)
     return;
-  out.address = f.loc.addr;
-  if (f.loc.section)
-    out.section = file.sectionName(file.sections()[f.loc.section]).str();
-  if (!f.symbol.empty()) {
-    out.mangled = f.symbol;
-    out.symbol = demangle(f.symbol);
+  Out.Address = F.Loc.Addr;
+  if (F.Loc.Section)
+    Out.Section = File.sectionName(File.sections()[F.Loc.Section]).str();
+  if (!F.Symbol.empty()) {
+    Out.Mangled = F.Symbol;
+    Out.Symbol = demangle(F.Symbol);
     return;
   }
-  file.symbolize(f.loc, out);
+  File.symbolize(F.Loc, Out);
 }
 
 } // namespace
 
-Expected<std::vector<OffloadEntry>> readEntries(const HostFile &file, const Shdr &sec, EntryFormat format) {
-  std::string secName = file.sectionName(sec).str();
-  Expected<ArrayRef<uint8_t>> bytes = file.contents(sec);
-  if (!bytes)
-    return fail("cannot read " + secName + ": " + toString(bytes.takeError()));
-  size_t entrySize = format == EntryFormat::Current ? kCurrentEntrySize : kLegacyEntrySize;
-  if (bytes->size() % entrySize != 0)
-    return fail("section " + secName + " is " + Twine(bytes->size()) + " bytes, not a multiple of the " +
-                Twine(entrySize) + "-byte entry");
-  Expected<DenseMap<uint64_t, RelocTarget>> relocs = relocationsInto(file, sec);
-  if (!relocs)
-    return relocs.takeError();
+Expected<std::vector<OffloadEntry>> readEntries(const HostFile &File, const Shdr &Sec, EntryFormat Format) {
+  std::string SecName = File.sectionName(Sec).str();
+  Expected<ArrayRef<uint8_t>> Bytes = File.contents(Sec);
+  if (!Bytes)
+    return fail("cannot read " + SecName + ": " + toString(Bytes.takeError()));
+  size_t EntrySize = Format == EntryFormat::Current ? KCurrentEntrySize : KLegacyEntrySize;
+  if (Bytes->size() % EntrySize != 0)
+    return fail("section " + SecName + " is " + Twine(Bytes->size()) + " bytes, not a multiple of the " +
+                Twine(EntrySize) + "-byte entry");
+  Expected<DenseMap<uint64_t, RelocTarget>> Relocs = relocationsInto(File, Sec);
+  if (!Relocs)
+    return Relocs.takeError();
 
-  std::vector<OffloadEntry> entries;
-  for (uint64_t base = 0; base < bytes->size(); base += entrySize) {
-    ArrayRef<uint8_t> raw = bytes->slice(base, entrySize);
-    bool hasReloc = false;
-    for (uint64_t o = 0; o < entrySize; ++o)
-      hasReloc |= relocs->count(base + o) != 0;
+  std::vector<OffloadEntry> Entries;
+  for (uint64_t Base = 0; Base < Bytes->size(); Base += EntrySize) {
+    ArrayRef<uint8_t> Raw = Bytes->slice(Base, EntrySize);
+    bool HasReloc = false;
+    for (uint64_t O = 0; O < EntrySize; ++O)
+      HasReloc |= Relocs->count(Base + O) != 0;
     // Zero padding (the linker's dummy entry) is not an entry.
-    if (!hasReloc && std::all_of(raw.begin(), raw.end(), [](uint8_t b) { return b == 0; }))
+    if (!HasReloc && std::all_of(Raw.begin(), Raw.end(), [](uint8_t B) { return B == 0; }))
       continue;
-    OffloadEntry e;
-    e.index = unsigned(entries.size());
-    e.format = format;
-    PointerField addr, name;
+    OffloadEntry E;
+    E.Index = unsigned(Entries.size());
+    E.Format = Format;
+    PointerField Addr, Name;
     using support::endian::read16le;
     using support::endian::read32le;
     using support::endian::read64le;
-    if (format == EntryFormat::Current) {
-      if (read64le(raw.data()) != 0 || relocs->count(base))
-        return fail(secName + " entry " + Twine(e.index) +
+    if (Format == EntryFormat::Current) {
+      if (read64le(Raw.data()) != 0 || Relocs->count(Base))
+        return fail(SecName + " entry " + Twine(E.Index) +
                     ": first word is not zero, so this is not a clang-20+ entry (legacy layout?)");
-      e.version = read16le(raw.data() + 8);
-      e.kind = read16le(raw.data() + 10);
-      e.flags = read32le(raw.data() + 12);
-      addr = readPointer(file, *bytes, *relocs, base + offsetof(__tgt_offload_entry, Address));
-      name = readPointer(file, *bytes, *relocs, base + offsetof(__tgt_offload_entry, SymbolName));
-      e.size = read64le(raw.data() + offsetof(__tgt_offload_entry, Size));
-      e.data = read64le(raw.data() + offsetof(__tgt_offload_entry, Data));
-      if (e.version != 1)
-        return fail(secName + " entry " + Twine(e.index) + " has version " + Twine(e.version) +
+      E.Version = read16le(Raw.data() + 8);
+      E.Kind = read16le(Raw.data() + 10);
+      E.Flags = read32le(Raw.data() + 12);
+      Addr = readPointer(File, *Bytes, *Relocs, Base + offsetof(__tgt_offload_entry, Address));
+      Name = readPointer(File, *Bytes, *Relocs, Base + offsetof(__tgt_offload_entry, SymbolName));
+      E.Size = read64le(Raw.data() + offsetof(__tgt_offload_entry, Size));
+      E.Data = read64le(Raw.data() + offsetof(__tgt_offload_entry, Data));
+      if (E.Version != 1)
+        return fail(SecName + " entry " + Twine(E.Index) + " has version " + Twine(E.Version) +
                     " (only version 1 is known)");
     } else {
-      addr = readPointer(file, *bytes, *relocs, base + offsetof(__tgt_offload_entry_legacy, addr));
-      name = readPointer(file, *bytes, *relocs, base + offsetof(__tgt_offload_entry_legacy, name));
-      e.size = read64le(raw.data() + offsetof(__tgt_offload_entry_legacy, size));
-      e.flags = read32le(raw.data() + offsetof(__tgt_offload_entry_legacy, flags));
+      Addr = readPointer(File, *Bytes, *Relocs, Base + offsetof(__tgt_offload_entry_legacy, addr));
+      Name = readPointer(File, *Bytes, *Relocs, Base + offsetof(__tgt_offload_entry_legacy, name));
+      E.Size = read64le(Raw.data() + offsetof(__tgt_offload_entry_legacy, size));
+      E.Flags = read32le(Raw.data() + offsetof(__tgt_offload_entry_legacy, flags));
     }
-    fillHostLocation(file, addr, e.address);
-    if (name.undefined || name.null)
-      return fail(secName + " entry " + Twine(e.index) + " has no symbol name");
-    Expected<std::string> str = file.stringAt(name.loc);
-    if (!str)
-      return fail(secName + " entry " + Twine(e.index) + ": bad symbol name: " + toString(str.takeError()));
-    e.name = std::move(*str);
-    entries.push_back(std::move(e));
+    fillHostLocation(File, Addr, E.Address);
+    if (Name.Undefined || Name.Null)
+      return fail(SecName + " entry " + Twine(E.Index) + " has no symbol name");
+    Expected<std::string> Str = File.stringAt(Name.Loc);
+    if (!Str)
+      return fail(SecName + " entry " + Twine(E.Index) + ": bad symbol name: " + toString(Str.takeError()));
+    E.Name = std::move(*Str);
+    Entries.push_back(std::move(E));
   }
-  return std::move(entries);
+  return std::move(Entries);
 }
 
 

@@ -25,179 +25,179 @@ using namespace llvm;
 
 namespace ompsim::inspect {
 
-Error fail(const Twine &message) { return createStringError(inconvertibleErrorCode(), message); }
+Error fail(const Twine &Message) { return createStringError(inconvertibleErrorCode(), Message); }
 
-std::string errorsOf(Error a, Error b) { return toString(joinErrors(std::move(a), std::move(b))); }
+std::string errorsOf(Error A, Error B) { return toString(joinErrors(std::move(A), std::move(B))); }
 
-std::string hex(uint64_t v) {
-  std::string s;
-  raw_string_ostream(s) << format_hex(v, 0);
-  return s;
+std::string hex(uint64_t V) {
+  std::string S;
+  raw_string_ostream(S) << format_hex(V, 0);
+  return S;
 }
 
-Expected<std::unique_ptr<HostFile>> HostFile::Create(StringRef path) {
-  ErrorOr<std::unique_ptr<MemoryBuffer>> buf =
-      MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
-  if (!buf)
-    return fail("cannot read: " + buf.getError().message());
-  StringRef data = (*buf)->getBuffer();
-  if (data.size() < 4 || !data.starts_with("\x7f" "ELF"))
+Expected<std::unique_ptr<HostFile>> HostFile::create(StringRef Path) {
+  ErrorOr<std::unique_ptr<MemoryBuffer>> Buf =
+      MemoryBuffer::getFile(Path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  if (!Buf)
+    return fail("cannot read: " + Buf.getError().message());
+  StringRef Data = (*Buf)->getBuffer();
+  if (Data.size() < 4 || !Data.starts_with("\x7f" "ELF"))
     return fail("not an ELF file");
-  if (data.size() < 6 || data[4] != ELF::ELFCLASS64 || data[5] != ELF::ELFDATA2LSB)
+  if (Data.size() < 6 || Data[4] != ELF::ELFCLASS64 || Data[5] != ELF::ELFDATA2LSB)
     return fail("unsupported ELF file: only 64-bit little-endian hosts are supported");
-  Expected<ElfFile> elf = ElfFile::create(data);
-  if (!elf)
-    return fail("malformed ELF file: " + toString(elf.takeError()));
-  std::unique_ptr<HostFile> file(new HostFile(std::move(*buf), std::move(*elf)));
-  if (Error e = file->load())
-    return std::move(e);
-  return std::move(file);
+  Expected<ElfFile> Elf = ElfFile::create(Data);
+  if (!Elf)
+    return fail("malformed ELF file: " + toString(Elf.takeError()));
+  std::unique_ptr<HostFile> File(new HostFile(std::move(*Buf), std::move(*Elf)));
+  if (Error E = File->load())
+    return std::move(E);
+  return std::move(File);
 }
 
 Error HostFile::load() {
   // Data outside the mapped buffer is the usual sign of a truncated copy.
-  if (elf_.getHeader().e_shoff >= buffer_->getBufferSize() && elf_.getHeader().e_shnum != 0)
-    return fail("truncated ELF file: section headers at " + hex(elf_.getHeader().e_shoff) +
-                " lie past the end of the file (" + Twine(buffer_->getBufferSize()) + " bytes)");
-  Expected<ArrayRef<Shdr>> secs = elf_.sections();
-  if (!secs)
-    return fail("malformed ELF file: " + toString(secs.takeError()));
-  sections_ = *secs;
-  if (sections_.empty())
+  if (Elf.getHeader().e_shoff >= Buffer->getBufferSize() && Elf.getHeader().e_shnum != 0)
+    return fail("truncated ELF file: section headers at " + hex(Elf.getHeader().e_shoff) +
+                " lie past the end of the file (" + Twine(Buffer->getBufferSize()) + " bytes)");
+  Expected<ArrayRef<Shdr>> Secs = Elf.sections();
+  if (!Secs)
+    return fail("malformed ELF file: " + toString(Secs.takeError()));
+  Sections = *Secs;
+  if (Sections.empty())
     return fail("ELF file has no section headers (stripped of them?)");
-  for (const Shdr &s : sections_) {
-    if (s.sh_type == ELF::SHT_NOBITS)
+  for (const Shdr &S : Sections) {
+    if (S.sh_type == ELF::SHT_NOBITS)
       continue;
-    if (s.sh_offset > buffer_->getBufferSize() || s.sh_size > buffer_->getBufferSize() - s.sh_offset)
-      return fail("truncated ELF file: section " + sectionName(s) + " ends at " +
-                  hex(s.sh_offset + s.sh_size) + " but the file has " +
-                  Twine(buffer_->getBufferSize()) + " bytes");
+    if (S.sh_offset > Buffer->getBufferSize() || S.sh_size > Buffer->getBufferSize() - S.sh_offset)
+      return fail("truncated ELF file: section " + sectionName(S) + " ends at " +
+                  hex(S.sh_offset + S.sh_size) + " but the file has " +
+                  Twine(Buffer->getBufferSize()) + " bytes");
   }
 
   // .symtab knows local symbols too; .dynsym adds nothing it lacks, so it is
   // only the fallback for stripped files.
-  bool haveSymtab = false;
-  for (unsigned want : {unsigned(ELF::SHT_SYMTAB), unsigned(ELF::SHT_DYNSYM)}) {
-    if (want == ELF::SHT_DYNSYM && haveSymtab)
+  bool HaveSymtab = false;
+  for (unsigned Want : {unsigned(ELF::SHT_SYMTAB), unsigned(ELF::SHT_DYNSYM)}) {
+    if (Want == ELF::SHT_DYNSYM && HaveSymtab)
       break;
-    for (const Shdr &sec : sections_) {
-      if (sec.sh_type != want)
+    for (const Shdr &Sec : Sections) {
+      if (Sec.sh_type != Want)
         continue;
-      Expected<typename ElfFile::Elf_Sym_Range> syms = elf_.symbols(&sec);
-      Expected<StringRef> strtab = elf_.getStringTableForSymtab(sec);
-      if (!syms || !strtab)
-        return fail("malformed symbol table " + sectionName(sec) + ": " +
-                    errorsOf(syms.takeError(), strtab.takeError()));
-      for (const Sym &s : *syms) {
-        unsigned type = s.getType();
-        if (s.st_shndx == ELF::SHN_UNDEF || s.st_shndx >= ELF::SHN_LORESERVE ||
-            type == ELF::STT_SECTION || type == ELF::STT_FILE)
+      Expected<typename ElfFile::Elf_Sym_Range> Syms = Elf.symbols(&Sec);
+      Expected<StringRef> Strtab = Elf.getStringTableForSymtab(Sec);
+      if (!Syms || !Strtab)
+        return fail("malformed symbol table " + sectionName(Sec) + ": " +
+                    errorsOf(Syms.takeError(), Strtab.takeError()));
+      for (const Sym &S : *Syms) {
+        unsigned Type = S.getType();
+        if (S.st_shndx == ELF::SHN_UNDEF || S.st_shndx >= ELF::SHN_LORESERVE ||
+            Type == ELF::STT_SECTION || Type == ELF::STT_FILE)
           continue;
-        Expected<StringRef> name = s.getName(*strtab);
-        if (!name) {
-          consumeError(name.takeError());
+        Expected<StringRef> Name = S.getName(*Strtab);
+        if (!Name) {
+          consumeError(Name.takeError());
           continue;
         }
-        if (name->empty())
+        if (Name->empty())
           continue;
-        symbols_.push_back({relocatable() ? unsigned(s.st_shndx) : 0u, s.st_value, s.st_size,
-                            name->str(), s.getBinding() != ELF::STB_LOCAL,
-                            type == ELF::STT_FUNC || type == ELF::STT_OBJECT ||
-                                type == ELF::STT_GNU_IFUNC,
-                            name->starts_with(".")});
+        Symbols.push_back({relocatable() ? unsigned(S.st_shndx) : 0u, S.st_value, S.st_size,
+                            Name->str(), S.getBinding() != ELF::STB_LOCAL,
+                            Type == ELF::STT_FUNC || Type == ELF::STT_OBJECT ||
+                                Type == ELF::STT_GNU_IFUNC,
+                            Name->starts_with(".")});
       }
-      haveSymtab |= want == ELF::SHT_SYMTAB;
+      HaveSymtab |= Want == ELF::SHT_SYMTAB;
     }
   }
-  std::sort(symbols_.begin(), symbols_.end(), [](const NamedSymbol &a, const NamedSymbol &b) {
-    return a.section != b.section ? a.section < b.section : a.value < b.value;
+  std::sort(Symbols.begin(), Symbols.end(), [](const NamedSymbol &A, const NamedSymbol &B) {
+    return A.Section != B.Section ? A.Section < B.Section : A.Value < B.Value;
   });
   return Error::success();
 }
 
-Expected<ArrayRef<uint8_t>> HostFile::bytesAt(Location loc) const {
-  const Shdr *hit = nullptr;
-  if (loc.section) {
-    if (loc.section >= sections_.size())
-      return fail("section index " + Twine(loc.section) + " out of range");
-    hit = &sections_[loc.section];
+Expected<ArrayRef<uint8_t>> HostFile::bytesAt(Location Loc) const {
+  const Shdr *Hit = nullptr;
+  if (Loc.Section) {
+    if (Loc.Section >= Sections.size())
+      return fail("section index " + Twine(Loc.Section) + " out of range");
+    Hit = &Sections[Loc.Section];
   } else {
-    for (const Shdr &s : sections_)
-      if ((s.sh_flags & ELF::SHF_ALLOC) && s.sh_type != ELF::SHT_NOBITS && loc.addr >= s.sh_addr &&
-          loc.addr - s.sh_addr < s.sh_size) {
-        hit = &s;
+    for (const Shdr &S : Sections)
+      if ((S.sh_flags & ELF::SHF_ALLOC) && S.sh_type != ELF::SHT_NOBITS && Loc.Addr >= S.sh_addr &&
+          Loc.Addr - S.sh_addr < S.sh_size) {
+        Hit = &S;
         break;
       }
-    if (!hit)
-      return fail("address " + hex(loc.addr) + " is outside every section with file contents");
+    if (!Hit)
+      return fail("address " + hex(Loc.Addr) + " is outside every section with file contents");
   }
-  Expected<ArrayRef<uint8_t>> data = contents(*hit);
-  if (!data)
-    return data.takeError();
-  uint64_t off = loc.section ? loc.addr : loc.addr - hit->sh_addr;
-  if (off >= data->size())
-    return fail("offset " + hex(off) + " is past the end of section " + sectionName(*hit));
-  return data->drop_front(off);
+  Expected<ArrayRef<uint8_t>> Data = contents(*Hit);
+  if (!Data)
+    return Data.takeError();
+  uint64_t Off = Loc.Section ? Loc.Addr : Loc.Addr - Hit->sh_addr;
+  if (Off >= Data->size())
+    return fail("offset " + hex(Off) + " is past the end of section " + sectionName(*Hit));
+  return Data->drop_front(Off);
 }
 
-Expected<std::string> HostFile::stringAt(Location loc) const {
-  Expected<ArrayRef<uint8_t>> bytes = bytesAt(loc);
-  if (!bytes)
-    return bytes.takeError();
-  const auto *begin = reinterpret_cast<const char *>(bytes->data());
-  const void *nul = std::memchr(begin, 0, bytes->size());
-  if (!nul)
-    return fail("string at " + hex(loc.addr) + " is not NUL-terminated");
-  return std::string(begin, static_cast<const char *>(nul));
+Expected<std::string> HostFile::stringAt(Location Loc) const {
+  Expected<ArrayRef<uint8_t>> Bytes = bytesAt(Loc);
+  if (!Bytes)
+    return Bytes.takeError();
+  const auto *Begin = reinterpret_cast<const char *>(Bytes->data());
+  const void *Nul = std::memchr(Begin, 0, Bytes->size());
+  if (!Nul)
+    return fail("string at " + hex(Loc.Addr) + " is not NUL-terminated");
+  return std::string(Begin, static_cast<const char *>(Nul));
 }
 
-void HostFile::symbolize(Location loc, HostLocation &out) const {
-  auto it = std::upper_bound(symbols_.begin(), symbols_.end(), loc, [](Location l, const NamedSymbol &s) {
-    return l.section != s.section ? l.section < s.section : l.addr < s.value;
+void HostFile::symbolize(Location Loc, HostLocation &Out) const {
+  auto It = std::upper_bound(Symbols.begin(), Symbols.end(), Loc, [](Location L, const NamedSymbol &S) {
+    return L.Section != S.Section ? L.Section < S.Section : L.Addr < S.Value;
   });
-  const NamedSymbol *best = nullptr;
-  auto score = [](const NamedSymbol &s) { return (s.typed ? 4 : 0) + (s.global ? 2 : 0) + (s.dotted ? 0 : 1); };
-  while (it != symbols_.begin()) {
-    --it;
-    if (it->section != loc.section || loc.addr - it->value > (1u << 24))
+  const NamedSymbol *Best = nullptr;
+  auto Score = [](const NamedSymbol &S) { return (S.Typed ? 4 : 0) + (S.Global ? 2 : 0) + (S.Dotted ? 0 : 1); };
+  while (It != Symbols.begin()) {
+    --It;
+    if (It->Section != Loc.Section || Loc.Addr - It->Value > (1u << 24))
       break;
-    bool covers = loc.addr < it->value + std::max<uint64_t>(it->size, 1);
-    if (covers && (!best || (best->value == it->value && score(*it) > score(*best))))
-      best = &*it;
-    if (best && it->value < best->value)
+    bool Covers = Loc.Addr < It->Value + std::max<uint64_t>(It->Size, 1);
+    if (Covers && (!Best || (Best->Value == It->Value && Score(*It) > Score(*Best))))
+      Best = &*It;
+    if (Best && It->Value < Best->Value)
       break;
   }
-  if (!best)
+  if (!Best)
     return;
-  out.mangled = best->name;
-  out.symbol = demangle(best->name);
-  out.offset = loc.addr - best->value;
+  Out.Mangled = Best->Name;
+  Out.Symbol = demangle(Best->Name);
+  Out.Offset = Loc.Addr - Best->Value;
 }
 
 std::string HostFile::elfType() const {
-  switch (elf_.getHeader().e_type) {
+  switch (Elf.getHeader().e_type) {
   case ELF::ET_EXEC:
     return "executable";
   case ELF::ET_REL:
     return "relocatable";
   case ELF::ET_DYN: {
-    Expected<typename ElfFile::Elf_Phdr_Range> phdrs = elf_.program_headers();
-    if (!phdrs) {
-      consumeError(phdrs.takeError());
+    Expected<typename ElfFile::Elf_Phdr_Range> Phdrs = Elf.program_headers();
+    if (!Phdrs) {
+      consumeError(Phdrs.takeError());
       return "shared-object";
     }
-    for (const auto &ph : *phdrs)
-      if (ph.p_type == ELF::PT_INTERP)
+    for (const auto &Ph : *Phdrs)
+      if (Ph.p_type == ELF::PT_INTERP)
         return "pie-executable";
     return "shared-library";
   }
   default:
-    return "elf-type-" + std::to_string(elf_.getHeader().e_type);
+    return "elf-type-" + std::to_string(Elf.getHeader().e_type);
   }
 }
 
 std::string HostFile::machine() const {
-  switch (elf_.getHeader().e_machine) {
+  switch (Elf.getHeader().e_machine) {
   case ELF::EM_X86_64:
     return "x86_64";
   case ELF::EM_AARCH64:
@@ -207,7 +207,7 @@ std::string HostFile::machine() const {
   case ELF::EM_RISCV:
     return "riscv64";
   default:
-    return "machine-" + std::to_string(elf_.getHeader().e_machine);
+    return "machine-" + std::to_string(Elf.getHeader().e_machine);
   }
 }
 

@@ -23,96 +23,96 @@ using ElfFile = llvm::object::ELFFile<ELFT>;
 using Shdr = ELFT::Shdr;
 using Sym = ELFT::Sym;
 
-constexpr llvm::StringRef kCurrentEntrySection = "llvm_offload_entries";
-constexpr llvm::StringRef kLegacyEntrySection = "omp_offloading_entries";
-constexpr llvm::StringRef kImageSection = ".llvm.offloading";
+constexpr llvm::StringRef KCurrentEntrySection = "llvm_offload_entries";
+constexpr llvm::StringRef KLegacyEntrySection = "omp_offloading_entries";
+constexpr llvm::StringRef KImageSection = ".llvm.offloading";
 
 /// An error with `message` (the readers' one way to fail).
-llvm::Error fail(const llvm::Twine &message);
+llvm::Error fail(const llvm::Twine &Message);
 /// One message for up to two errors that may each be success.
-std::string errorsOf(llvm::Error a, llvm::Error b);
+std::string errorsOf(llvm::Error A, llvm::Error B);
 /// `v` as 0x-prefixed hexadecimal.
-std::string hex(uint64_t v);
+std::string hex(uint64_t V);
 
 
 /// An address inside the host file: a virtual address (section 0, linked files)
 /// or an offset inside section `section` (relocatable objects).
 struct Location {
-  unsigned section = 0;
-  uint64_t addr = 0;
+  unsigned Section = 0;
+  uint64_t Addr = 0;
 };
 
 /// Where a relocated field points.
 struct RelocTarget {
-  Location loc;
-  std::string symbol; ///< the relocation's own symbol when it is a named, non-section symbol
-  uint64_t addend = 0;
-  bool undefined = false;
+  Location Loc;
+  std::string Symbol; ///< the relocation's own symbol when it is a named, non-section symbol
+  uint64_t Addend = 0;
+  bool Undefined = false;
 };
 
 struct NamedSymbol {
-  unsigned section; // 0 in linked files (addresses are global)
-  uint64_t value, size;
-  std::string name;
-  bool global, typed, dotted;
+  unsigned Section; // 0 in linked files (addresses are global)
+  uint64_t Value, Size;
+  std::string Name;
+  bool Global, Typed, Dotted;
 };
 
 /// The host file opened as ELF, with the lookups the entry decoder needs.
 class HostFile {
 public:
-  static llvm::Expected<std::unique_ptr<HostFile>> Create(llvm::StringRef path);
+  static llvm::Expected<std::unique_ptr<HostFile>> create(llvm::StringRef Path);
 
-  const ElfFile &elf() const { return elf_; }
-  bool relocatable() const { return elf_.getHeader().e_type == llvm::ELF::ET_REL; }
-  llvm::ArrayRef<Shdr> sections() const { return sections_; }
-  llvm::StringRef sectionName(const Shdr &s) const {
-    llvm::Expected<llvm::StringRef> n = elf_.getSectionName(s);
-    if (!n) {
-      llvm::consumeError(n.takeError());
+  const ElfFile &elf() const { return Elf; }
+  bool relocatable() const { return Elf.getHeader().e_type == llvm::ELF::ET_REL; }
+  llvm::ArrayRef<Shdr> sections() const { return Sections; }
+  llvm::StringRef sectionName(const Shdr &S) const {
+    llvm::Expected<llvm::StringRef> N = Elf.getSectionName(S);
+    if (!N) {
+      llvm::consumeError(N.takeError());
       return "";
     }
-    return *n;
+    return *N;
   }
-  unsigned indexOf(const Shdr &s) const { return unsigned(&s - sections_.data()); }
-  const Shdr *findSection(llvm::StringRef name) const {
-    for (const Shdr &s : sections_)
-      if (sectionName(s) == name)
-        return &s;
+  unsigned indexOf(const Shdr &S) const { return unsigned(&S - Sections.data()); }
+  const Shdr *findSection(llvm::StringRef Name) const {
+    for (const Shdr &S : Sections)
+      if (sectionName(S) == Name)
+        return &S;
     return nullptr;
   }
-  llvm::Expected<llvm::ArrayRef<uint8_t>> contents(const Shdr &s) const {
-    if (s.sh_type == llvm::ELF::SHT_NOBITS)
-      return fail("section " + sectionName(s) + " has no contents in the file");
-    return elf_.getSectionContents(s);
+  llvm::Expected<llvm::ArrayRef<uint8_t>> contents(const Shdr &S) const {
+    if (S.sh_type == llvm::ELF::SHT_NOBITS)
+      return fail("section " + sectionName(S) + " has no contents in the file");
+    return Elf.getSectionContents(S);
   }
 
   /// The bytes from `loc` to the end of the section that holds it.
-  llvm::Expected<llvm::ArrayRef<uint8_t>> bytesAt(Location loc) const;
+  llvm::Expected<llvm::ArrayRef<uint8_t>> bytesAt(Location Loc) const;
   /// The NUL-terminated string at `loc`.
-  llvm::Expected<std::string> stringAt(Location loc) const;
+  llvm::Expected<std::string> stringAt(Location Loc) const;
   /// Names `loc` from the symbol tables (fills symbol/mangled/offset).
-  void symbolize(Location loc, HostLocation &out) const;
+  void symbolize(Location Loc, HostLocation &Out) const;
 
   std::string elfType() const;
   std::string machine() const;
 
 private:
-  HostFile(std::unique_ptr<llvm::MemoryBuffer> buffer, ElfFile elf)
-      : buffer_(std::move(buffer)), elf_(std::move(elf)) {}
+  HostFile(std::unique_ptr<llvm::MemoryBuffer> Buffer, ElfFile Elf)
+      : Buffer(std::move(Buffer)), Elf(std::move(Elf)) {}
   llvm::Error load();
 
-  std::unique_ptr<llvm::MemoryBuffer> buffer_;
-  ElfFile elf_;
-  llvm::ArrayRef<Shdr> sections_;
-  std::vector<NamedSymbol> symbols_; // sorted by (section, value)
+  std::unique_ptr<llvm::MemoryBuffer> Buffer;
+  ElfFile Elf;
+  llvm::ArrayRef<Shdr> Sections;
+  std::vector<NamedSymbol> Symbols; // sorted by (section, value)
 };
 
 /// Decodes the entry table in `sec` (relocated pointer fields included).
-llvm::Expected<std::vector<OffloadEntry>> readEntries(const HostFile &file, const Shdr &sec,
-                                                      EntryFormat format);
+llvm::Expected<std::vector<OffloadEntry>> readEntries(const HostFile &File, const Shdr &Sec,
+                                                      EntryFormat Format);
 /// Appends the device images of the OffloadBinary section `sec` to `images`.
-llvm::Error readOffloadBinaries(const HostFile &file, const Shdr &sec, std::vector<DeviceImage> &images);
+llvm::Error readOffloadBinaries(const HostFile &File, const Shdr &Sec, std::vector<DeviceImage> &Images);
 /// Appends raw legacy device images (LLVM <= 19 __tgt_device_image arrays) to `images`.
-llvm::Error readRawLegacyImages(const HostFile &file, std::vector<DeviceImage> &images);
+llvm::Error readRawLegacyImages(const HostFile &File, std::vector<DeviceImage> &Images);
 
 } // namespace ompsim::inspect

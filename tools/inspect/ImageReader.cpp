@@ -26,10 +26,10 @@ using namespace llvm;
 namespace ompsim::inspect {
 namespace {
 
-std::string contentKind(StringRef image, object::ImageKind declared) {
-  if (image.starts_with("\x7f" "ELF") && image.size() >= sizeof(ELFT::Ehdr)) {
-    uint16_t type = support::endian::read16le(image.data() + 16);
-    switch (type) {
+std::string contentKind(StringRef Image, object::ImageKind Declared) {
+  if (Image.starts_with("\x7f" "ELF") && Image.size() >= sizeof(ELFT::Ehdr)) {
+    uint16_t Type = support::endian::read16le(Image.data() + 16);
+    switch (Type) {
     case ELF::ET_DYN:
       return "elf-shared-object";
     case ELF::ET_REL:
@@ -40,153 +40,153 @@ std::string contentKind(StringRef image, object::ImageKind declared) {
       return "elf";
     }
   }
-  if (image.starts_with("BC\xc0\xde") || image.starts_with("\xde\xc0\x17\x0b"))
+  if (Image.starts_with("BC\xc0\xde") || Image.starts_with("\xde\xc0\x17\x0b"))
     return "bitcode";
-  StringRef name = object::getImageKindName(declared);
-  return name.empty() ? "unknown" : name.str();
+  StringRef Name = object::getImageKindName(Declared);
+  return Name.empty() ? "unknown" : Name.str();
 }
 
 /// Reads the global symbols a device image defines, so indirect entries can be checked.
-void readImageSymbols(StringRef image, DeviceImage &out) {
-  if (out.kind.starts_with("elf")) {
-    Expected<ElfFile> elf = ElfFile::create(image);
-    if (!elf || image.size() < 6 || image[4] != ELF::ELFCLASS64 || image[5] != ELF::ELFDATA2LSB) {
-      out.symbolsError = elf ? "not a 64-bit little-endian ELF image" : toString(elf.takeError());
+void readImageSymbols(StringRef Image, DeviceImage &Out) {
+  if (Out.Kind.starts_with("elf")) {
+    Expected<ElfFile> Elf = ElfFile::create(Image);
+    if (!Elf || Image.size() < 6 || Image[4] != ELF::ELFCLASS64 || Image[5] != ELF::ELFDATA2LSB) {
+      Out.SymbolsError = Elf ? "not a 64-bit little-endian ELF image" : toString(Elf.takeError());
       return;
     }
-    Expected<ArrayRef<Shdr>> secs = elf->sections();
-    if (!secs) {
-      out.symbolsError = toString(secs.takeError());
+    Expected<ArrayRef<Shdr>> Secs = Elf->sections();
+    if (!Secs) {
+      Out.SymbolsError = toString(Secs.takeError());
       return;
     }
     // A linked image is found through its dynamic symbols; a relocatable one has only .symtab.
-    unsigned want = elf->getHeader().e_type == ELF::ET_REL ? ELF::SHT_SYMTAB : ELF::SHT_DYNSYM;
-    bool found = false;
-    for (const Shdr &sec : *secs) {
-      if (sec.sh_type != want)
+    unsigned Want = Elf->getHeader().e_type == ELF::ET_REL ? ELF::SHT_SYMTAB : ELF::SHT_DYNSYM;
+    bool Found = false;
+    for (const Shdr &Sec : *Secs) {
+      if (Sec.sh_type != Want)
         continue;
-      found = true;
-      Expected<typename ElfFile::Elf_Sym_Range> syms = elf->symbols(&sec);
-      Expected<StringRef> strtab = elf->getStringTableForSymtab(sec);
-      if (!syms || !strtab) {
-        out.symbolsError = errorsOf(syms.takeError(), strtab.takeError());
+      Found = true;
+      Expected<typename ElfFile::Elf_Sym_Range> Syms = Elf->symbols(&Sec);
+      Expected<StringRef> Strtab = Elf->getStringTableForSymtab(Sec);
+      if (!Syms || !Strtab) {
+        Out.SymbolsError = errorsOf(Syms.takeError(), Strtab.takeError());
         return;
       }
-      for (const Sym &s : *syms) {
-        if (s.st_shndx == ELF::SHN_UNDEF || s.getBinding() == ELF::STB_LOCAL)
+      for (const Sym &S : *Syms) {
+        if (S.st_shndx == ELF::SHN_UNDEF || S.getBinding() == ELF::STB_LOCAL)
           continue;
-        if (Expected<StringRef> n = s.getName(*strtab); n && !n->empty())
-          out.definedSymbols.push_back(n->str());
-        else if (!n)
-          consumeError(n.takeError());
+        if (Expected<StringRef> N = S.getName(*Strtab); N && !N->empty())
+          Out.DefinedSymbols.push_back(N->str());
+        else if (!N)
+          consumeError(N.takeError());
       }
     }
-    if (!found) {
-      out.symbolsError = want == ELF::SHT_DYNSYM ? "image has no dynamic symbol table" : "image has no symbol table";
+    if (!Found) {
+      Out.SymbolsError = Want == ELF::SHT_DYNSYM ? "image has no dynamic symbol table" : "image has no symbol table";
       return;
     }
-  } else if (out.kind == "bitcode") {
-    LLVMContext ctx;
-    Expected<std::unique_ptr<Module>> mod =
-        getLazyBitcodeModule(MemoryBufferRef(image, "device image"), ctx);
-    if (!mod) {
-      out.symbolsError = toString(mod.takeError());
+  } else if (Out.Kind == "bitcode") {
+    LLVMContext Ctx;
+    Expected<std::unique_ptr<Module>> Mod =
+        getLazyBitcodeModule(MemoryBufferRef(Image, "device image"), Ctx);
+    if (!Mod) {
+      Out.SymbolsError = toString(Mod.takeError());
       return;
     }
-    for (const GlobalValue &gv : (*mod)->global_values())
-      if (!gv.isDeclaration() && !gv.hasLocalLinkage())
-        out.definedSymbols.push_back(gv.getName().str());
+    for (const GlobalValue &Gv : (*Mod)->global_values())
+      if (!Gv.isDeclaration() && !Gv.hasLocalLinkage())
+        Out.DefinedSymbols.push_back(Gv.getName().str());
   } else {
     return; // cubin, PTX, ...: nothing ompsim can check
   }
-  std::sort(out.definedSymbols.begin(), out.definedSymbols.end());
-  out.symbolsKnown = true;
+  std::sort(Out.DefinedSymbols.begin(), Out.DefinedSymbols.end());
+  Out.SymbolsKnown = true;
 }
 
 } // namespace
 
-Error readOffloadBinaries(const HostFile &file, const Shdr &sec, std::vector<DeviceImage> &images) {
-  Expected<ArrayRef<uint8_t>> bytes = file.contents(sec);
-  if (!bytes)
-    return fail("cannot read " + file.sectionName(sec) + ": " + toString(bytes.takeError()));
-  StringRef all(reinterpret_cast<const char *>(bytes->data()), bytes->size());
+Error readOffloadBinaries(const HostFile &File, const Shdr &Sec, std::vector<DeviceImage> &Images) {
+  Expected<ArrayRef<uint8_t>> Bytes = File.contents(Sec);
+  if (!Bytes)
+    return fail("cannot read " + File.sectionName(Sec) + ": " + toString(Bytes.takeError()));
+  StringRef All(reinterpret_cast<const char *>(Bytes->data()), Bytes->size());
   using Header = object::OffloadBinary::Header;
-  uint64_t pos = 0;
-  while (pos < all.size()) {
-    StringRef rest = all.drop_front(pos);
-    if (rest.find_first_not_of('\0') == StringRef::npos)
+  uint64_t Pos = 0;
+  while (Pos < All.size()) {
+    StringRef Rest = All.drop_front(Pos);
+    if (Rest.find_first_not_of('\0') == StringRef::npos)
       break; // alignment padding after the last blob
-    if (rest.size() < sizeof(Header))
-      return fail("device image at offset " + hex(pos) + " of " + kImageSection +
-                  " is truncated: " + Twine(rest.size()) + " bytes, header needs " + Twine(sizeof(Header)));
-    if (!rest.starts_with("\x10\xff\x10\xad"))
-      return fail("device image at offset " + hex(pos) + " of " + kImageSection +
+    if (Rest.size() < sizeof(Header))
+      return fail("device image at offset " + hex(Pos) + " of " + KImageSection +
+                  " is truncated: " + Twine(Rest.size()) + " bytes, header needs " + Twine(sizeof(Header)));
+    if (!Rest.starts_with("\x10\xff\x10\xad"))
+      return fail("device image at offset " + hex(Pos) + " of " + KImageSection +
                   " lacks the OffloadBinary magic 0x10FF10AD");
-    uint64_t size = support::endian::read64le(rest.data() + offsetof(Header, Size));
-    if (size < sizeof(Header) || size > rest.size())
-      return fail("device image at offset " + hex(pos) + " of " + kImageSection + " claims " +
-                  Twine(size) + " bytes but " + Twine(rest.size()) + " remain (truncated?)");
+    uint64_t Size = support::endian::read64le(Rest.data() + offsetof(Header, Size));
+    if (Size < sizeof(Header) || Size > Rest.size())
+      return fail("device image at offset " + hex(Pos) + " of " + KImageSection + " claims " +
+                  Twine(Size) + " bytes but " + Twine(Rest.size()) + " remain (truncated?)");
     // OffloadBinary wants an 8-byte aligned buffer; a copy guarantees it.
-    std::unique_ptr<MemoryBuffer> copy = MemoryBuffer::getMemBufferCopy(rest.take_front(size), "image");
-    Expected<std::unique_ptr<object::OffloadBinary>> bin = object::OffloadBinary::create(*copy);
-    if (!bin)
-      return fail("device image at offset " + hex(pos) + " of " + kImageSection +
-                  " is malformed: " + toString(bin.takeError()));
-    DeviceImage img;
-    img.index = unsigned(images.size());
-    StringRef image = (*bin)->getImage();
-    img.kind = contentKind(image, (*bin)->getImageKind());
-    StringRef ok = object::getOffloadKindName((*bin)->getOffloadKind());
-    img.offloadKind = ok.empty() ? "none" : ok.str();
-    img.triple = (*bin)->getTriple().str();
-    img.arch = (*bin)->getArch().str();
-    img.size = image.size();
-    img.fileOffset = sec.sh_offset + pos + uint64_t(image.data() - copy->getBufferStart());
-    readImageSymbols(image, img);
-    images.push_back(std::move(img));
-    pos += alignTo(size, object::OffloadBinary::getAlignment());
+    std::unique_ptr<MemoryBuffer> Copy = MemoryBuffer::getMemBufferCopy(Rest.take_front(Size), "image");
+    Expected<std::unique_ptr<object::OffloadBinary>> Bin = object::OffloadBinary::create(*Copy);
+    if (!Bin)
+      return fail("device image at offset " + hex(Pos) + " of " + KImageSection +
+                  " is malformed: " + toString(Bin.takeError()));
+    DeviceImage Img;
+    Img.Index = unsigned(Images.size());
+    StringRef Image = (*Bin)->getImage();
+    Img.Kind = contentKind(Image, (*Bin)->getImageKind());
+    StringRef Ok = object::getOffloadKindName((*Bin)->getOffloadKind());
+    Img.OffloadKind = Ok.empty() ? "none" : Ok.str();
+    Img.Triple = (*Bin)->getTriple().str();
+    Img.Arch = (*Bin)->getArch().str();
+    Img.Size = Image.size();
+    Img.FileOffset = Sec.sh_offset + Pos + uint64_t(Image.data() - Copy->getBufferStart());
+    readImageSymbols(Image, Img);
+    Images.push_back(std::move(Img));
+    Pos += alignTo(Size, object::OffloadBinary::getAlignment());
   }
   return Error::success();
 }
 
 /// Old wrappers (LLVM <= 16) embedded raw images under `.omp_offloading.device_image*` symbols.
-Error readRawLegacyImages(const HostFile &file, std::vector<DeviceImage> &images) {
-  for (const Shdr &sec : file.sections()) {
-    if (sec.sh_type != ELF::SHT_SYMTAB)
+Error readRawLegacyImages(const HostFile &File, std::vector<DeviceImage> &Images) {
+  for (const Shdr &Sec : File.sections()) {
+    if (Sec.sh_type != ELF::SHT_SYMTAB)
       continue;
-    auto syms = file.elf().symbols(&sec);
-    auto strtab = file.elf().getStringTableForSymtab(sec);
-    if (!syms || !strtab) {
-      if (!syms) consumeError(syms.takeError());
-      if (!strtab) consumeError(strtab.takeError());
+    auto Syms = File.elf().symbols(&Sec);
+    auto Strtab = File.elf().getStringTableForSymtab(Sec);
+    if (!Syms || !Strtab) {
+      if (!Syms) consumeError(Syms.takeError());
+      if (!Strtab) consumeError(Strtab.takeError());
       continue;
     }
-    for (const Sym &s : *syms) {
-      Expected<StringRef> n = s.getName(*strtab);
-      if (!n) {
-        consumeError(n.takeError());
+    for (const Sym &S : *Syms) {
+      Expected<StringRef> N = S.getName(*Strtab);
+      if (!N) {
+        consumeError(N.takeError());
         continue;
       }
-      if (!n->starts_with(".omp_offloading.device_image") || n->ends_with("s") || s.st_size == 0 ||
-          s.st_shndx == ELF::SHN_UNDEF || s.st_shndx >= ELF::SHN_LORESERVE)
+      if (!N->starts_with(".omp_offloading.device_image") || N->ends_with("s") || S.st_size == 0 ||
+          S.st_shndx == ELF::SHN_UNDEF || S.st_shndx >= ELF::SHN_LORESERVE)
         continue;
-      Location loc{file.relocatable() ? unsigned(s.st_shndx) : 0u, s.st_value};
-      Expected<ArrayRef<uint8_t>> bytes = file.bytesAt(loc);
-      if (!bytes || bytes->size() < s.st_size) {
-        if (!bytes) consumeError(bytes.takeError());
-        return fail("device image symbol " + *n + " lies outside the file's contents");
+      Location Loc{File.relocatable() ? unsigned(S.st_shndx) : 0u, S.st_value};
+      Expected<ArrayRef<uint8_t>> Bytes = File.bytesAt(Loc);
+      if (!Bytes || Bytes->size() < S.st_size) {
+        if (!Bytes) consumeError(Bytes.takeError());
+        return fail("device image symbol " + *N + " lies outside the file's contents");
       }
-      StringRef image(reinterpret_cast<const char *>(bytes->data()), s.st_size);
-      if (image.starts_with("\x10\xff\x10\xad"))
+      StringRef Image(reinterpret_cast<const char *>(Bytes->data()), S.st_size);
+      if (Image.starts_with("\x10\xff\x10\xad"))
         continue; // an OffloadBinary: covered by .llvm.offloading
-      DeviceImage img;
-      img.index = unsigned(images.size());
-      img.kind = contentKind(image, object::IMG_None);
-      img.offloadKind = "openmp";
-      img.triple = n->drop_front(strlen(".omp_offloading.device_image")).ltrim('.').str();
-      img.size = s.st_size;
-      readImageSymbols(image, img);
-      images.push_back(std::move(img));
+      DeviceImage Img;
+      Img.Index = unsigned(Images.size());
+      Img.Kind = contentKind(Image, object::IMG_None);
+      Img.OffloadKind = "openmp";
+      Img.Triple = N->drop_front(strlen(".omp_offloading.device_image")).ltrim('.').str();
+      Img.Size = S.st_size;
+      readImageSymbols(Image, Img);
+      Images.push_back(std::move(Img));
     }
   }
   return Error::success();

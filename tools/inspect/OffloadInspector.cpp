@@ -25,50 +25,50 @@ using namespace llvm;
 
 namespace ompsim::inspect {
 
-bool DeviceImage::defines(llvm::StringRef name) const {
-  return std::binary_search(definedSymbols.begin(), definedSymbols.end(), name.str());
+bool DeviceImage::defines(llvm::StringRef Name) const {
+  return std::binary_search(DefinedSymbols.begin(), DefinedSymbols.end(), Name.str());
 }
 
 std::string OffloadEntry::role() const {
-  if (flags & OMPSIM_ENTRY_INDIRECT_VTABLE)
+  if (Flags & OMPSIM_ENTRY_INDIRECT_VTABLE)
     return "indirect-vtable";
-  if (flags & OMPSIM_ENTRY_INDIRECT)
+  if (Flags & OMPSIM_ENTRY_INDIRECT)
     return "indirect-function";
-  if (flags & OMPSIM_ENTRY_REQUIRES)
+  if (Flags & OMPSIM_ENTRY_REQUIRES)
     return "requires";
-  if (flags & OMPSIM_ENTRY_LINK)
+  if (Flags & OMPSIM_ENTRY_LINK)
     return "link";
-  if (size == 0) {
+  if (Size == 0) {
     // Function entries: the ctor/dtor bits mark static initializer kernels.
-    if (flags & OMPSIM_ENTRY_CTOR)
+    if (Flags & OMPSIM_ENTRY_CTOR)
       return "ctor";
-    if (flags & OMPSIM_ENTRY_DTOR)
+    if (Flags & OMPSIM_ENTRY_DTOR)
       return "dtor";
     return "kernel";
   }
-  return (flags & OMPSIM_ENTRY_ENTER) ? "global-enter" : "global";
+  return (Flags & OMPSIM_ENTRY_ENTER) ? "global-enter" : "global";
 }
 
 std::vector<std::string> OffloadEntry::flagNames() const {
-  static const std::pair<uint32_t, const char *> kBits[] = {
+  static const std::pair<uint32_t, const char *> KBits[] = {
       {OMPSIM_ENTRY_LINK, "link"},         {OMPSIM_ENTRY_ENTER, "enter/ctor"},
       {OMPSIM_ENTRY_DTOR, "dtor"},         {OMPSIM_ENTRY_INDIRECT, "indirect"},
       {OMPSIM_ENTRY_REQUIRES, "requires"}, {OMPSIM_ENTRY_INDIRECT_VTABLE, "indirect-vtable"},
   };
-  std::vector<std::string> out;
-  uint32_t known = 0;
-  for (auto [bit, name] : kBits) {
-    known |= bit;
-    if (flags & bit)
-      out.push_back(name);
+  std::vector<std::string> Out;
+  uint32_t Known = 0;
+  for (auto [bit, name] : KBits) {
+    Known |= bit;
+    if (Flags & bit)
+      Out.push_back(name);
   }
-  if (uint32_t rest = flags & ~known)
-    out.push_back("unknown:" + hex(rest));
-  return out;
+  if (uint32_t Rest = Flags & ~Known)
+    Out.push_back("unknown:" + hex(Rest));
+  return Out;
 }
 
-std::vector<std::string> requiresFlagNames(uint64_t data) {
-  static const std::pair<uint64_t, const char *> kBits[] = {
+std::vector<std::string> requiresFlagNames(uint64_t Data) {
+  static const std::pair<uint64_t, const char *> KBits[] = {
       {OMPSIM_REQ_NONE, "none"},
       {OMPSIM_REQ_REVERSE_OFFLOAD, "reverse_offload"},
       {OMPSIM_REQ_UNIFIED_ADDRESS, "unified_address"},
@@ -76,69 +76,69 @@ std::vector<std::string> requiresFlagNames(uint64_t data) {
       {OMPSIM_REQ_DYNAMIC_ALLOCATORS, "dynamic_allocators"},
       {OMPSIM_REQ_AUTO_ZERO_COPY, "auto_zero_copy"},
   };
-  std::vector<std::string> out;
-  for (auto [bit, name] : kBits)
-    if (data & bit)
-      out.push_back(name);
-  return out;
+  std::vector<std::string> Out;
+  for (auto [bit, name] : KBits)
+    if (Data & bit)
+      Out.push_back(name);
+  return Out;
 }
 
-llvm::Expected<Report> inspectFile(llvm::StringRef path) {
-  Expected<std::unique_ptr<HostFile>> file = HostFile::Create(path);
-  if (!file)
-    return file.takeError();
-  HostFile &host = **file;
-  Report report;
-  report.path = path.str();
-  report.elfType = host.elfType();
-  report.machine = host.machine();
+llvm::Expected<Report> inspectFile(llvm::StringRef Path) {
+  Expected<std::unique_ptr<HostFile>> File = HostFile::create(Path);
+  if (!File)
+    return File.takeError();
+  HostFile &Host = **File;
+  Report Report;
+  Report.Path = Path.str();
+  Report.ElfType = Host.elfType();
+  Report.Machine = Host.machine();
 
-  const Shdr *imageSec = nullptr;
-  for (const Shdr &s : host.sections())
-    if (s.sh_type == ELF::SHT_LLVM_OFFLOADING || host.sectionName(s) == kImageSection) {
-      imageSec = &s;
-      if (Error e = readOffloadBinaries(host, s, report.images))
-        return std::move(e);
+  const Shdr *ImageSec = nullptr;
+  for (const Shdr &S : Host.sections())
+    if (S.sh_type == ELF::SHT_LLVM_OFFLOADING || Host.sectionName(S) == KImageSection) {
+      ImageSec = &S;
+      if (Error E = readOffloadBinaries(Host, S, Report.Images))
+        return std::move(E);
     }
-  if (!imageSec)
-    if (Error e = readRawLegacyImages(host, report.images))
-      return std::move(e);
+  if (!ImageSec)
+    if (Error E = readRawLegacyImages(Host, Report.Images))
+      return std::move(E);
 
-  const Shdr *current = host.findSection(kCurrentEntrySection);
-  const Shdr *legacy = host.findSection(kLegacyEntrySection);
-  if (current && legacy)
-    return fail("both " + kCurrentEntrySection + " and " + kLegacyEntrySection +
+  const Shdr *Current = Host.findSection(KCurrentEntrySection);
+  const Shdr *Legacy = Host.findSection(KLegacyEntrySection);
+  if (Current && Legacy)
+    return fail("both " + KCurrentEntrySection + " and " + KLegacyEntrySection +
                 " are present; mixed LLVM versions in one file are not supported");
-  if (const Shdr *sec = current ? current : legacy) {
-    report.format = current ? EntryFormat::Current : EntryFormat::Legacy;
-    report.entrySection = host.sectionName(*sec).str();
-    Expected<std::vector<OffloadEntry>> entries = readEntries(host, *sec, *report.format);
-    if (!entries)
-      return entries.takeError();
-    report.entries = std::move(*entries);
+  if (const Shdr *Sec = Current ? Current : Legacy) {
+    Report.Format = Current ? EntryFormat::Current : EntryFormat::Legacy;
+    Report.EntrySection = Host.sectionName(*Sec).str();
+    Expected<std::vector<OffloadEntry>> Entries = readEntries(Host, *Sec, *Report.Format);
+    if (!Entries)
+      return Entries.takeError();
+    Report.Entries = std::move(*Entries);
   }
-  if (!current && !legacy && report.images.empty())
-    return fail("no offload section: neither " + kImageSection + " nor " + kCurrentEntrySection +
-                " / " + kLegacyEntrySection + " (not built with -fopenmp-targets?)");
+  if (!Current && !Legacy && Report.Images.empty())
+    return fail("no offload section: neither " + KImageSection + " nor " + KCurrentEntrySection +
+                " / " + KLegacyEntrySection + " (not built with -fopenmp-targets?)");
 
-  for (const OffloadEntry &e : report.entries) {
-    if (!(e.flags & (OMPSIM_ENTRY_INDIRECT | OMPSIM_ENTRY_INDIRECT_VTABLE)))
+  for (const OffloadEntry &E : Report.Entries) {
+    if (!(E.Flags & (OMPSIM_ENTRY_INDIRECT | OMPSIM_ENTRY_INDIRECT_VTABLE)))
       continue;
-    IndirectTarget t;
-    t.entryIndex = e.index;
-    t.isVtable = e.flags & OMPSIM_ENTRY_INDIRECT_VTABLE;
-    t.host = e.address;
-    t.entryName = e.name;
-    t.deviceGlobal = e.name;
-    t.slots = t.isVtable ? e.size / 8 : 1;
-    for (const DeviceImage &img : report.images) {
-      if (!img.symbolsKnown)
+    IndirectTarget T;
+    T.EntryIndex = E.Index;
+    T.IsVtable = E.Flags & OMPSIM_ENTRY_INDIRECT_VTABLE;
+    T.Host = E.Address;
+    T.EntryName = E.Name;
+    T.DeviceGlobal = E.Name;
+    T.Slots = T.IsVtable ? E.Size / 8 : 1;
+    for (const DeviceImage &Img : Report.Images) {
+      if (!Img.SymbolsKnown)
         continue;
-      (img.defines(t.deviceGlobal) ? t.definedIn : t.missingIn).push_back(img.index);
+      (Img.defines(T.DeviceGlobal) ? T.DefinedIn : T.MissingIn).push_back(Img.Index);
     }
-    report.indirect.push_back(std::move(t));
+    Report.Indirect.push_back(std::move(T));
   }
-  return std::move(report);
+  return std::move(Report);
 }
 
 } // namespace ompsim::inspect

@@ -11,191 +11,191 @@
 namespace ompsim::inspect {
 namespace {
 
-std::string hexString(uint64_t v) { return fmt::format("{:#x}", v); }
+std::string hexString(uint64_t V) { return fmt::format("{:#x}", V); }
 
 
 /// "mul2+0x0 (0x11b0)", "vtable for Der+0x10 (0x3d48)", "undefined mul2", "null".
-std::string describe(const HostLocation &loc) {
-  if (loc.undefined)
-    return "undefined " + loc.symbol;
-  if (loc.symbol.empty())
-    return loc.address ? hexString(loc.address) : "null";
-  std::string s = fmt::format("{}+{:#x} ({:#x}", loc.symbol, loc.offset, loc.address);
-  if (!loc.section.empty())
-    s += " in " + loc.section;
-  return s + ")";
+std::string describe(const HostLocation &Loc) {
+  if (Loc.Undefined)
+    return "undefined " + Loc.Symbol;
+  if (Loc.Symbol.empty())
+    return Loc.Address ? hexString(Loc.Address) : "null";
+  std::string S = fmt::format("{}+{:#x} ({:#x}", Loc.Symbol, Loc.Offset, Loc.Address);
+  if (!Loc.Section.empty())
+    S += " in " + Loc.Section;
+  return S + ")";
 }
 
-std::string joined(const std::vector<std::string> &items, const char *sep) {
-  std::string out;
-  for (const std::string &s : items)
-    out += (out.empty() ? "" : sep) + s;
-  return out;
+std::string joined(const std::vector<std::string> &Items, const char *Sep) {
+  std::string Out;
+  for (const std::string &S : Items)
+    Out += (Out.empty() ? "" : Sep) + S;
+  return Out;
 }
 
-std::string indexList(const std::vector<unsigned> &xs) {
-  std::vector<std::string> s;
-  for (unsigned x : xs)
-    s.push_back(std::to_string(x));
-  return joined(s, ",");
+std::string indexList(const std::vector<unsigned> &Xs) {
+  std::vector<std::string> S;
+  for (unsigned X : Xs)
+    S.push_back(std::to_string(X));
+  return joined(S, ",");
 }
 
 /// A text table whose columns are as wide as their widest cell.
 class TextTable {
 public:
-  explicit TextTable(std::vector<std::string> header) { rows_.push_back(std::move(header)); }
-  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
-  void print(std::string &out) const {
-    std::vector<size_t> width(rows_[0].size(), 0);
-    for (const auto &r : rows_)
-      for (size_t i = 0; i < r.size(); ++i)
-        width[i] = std::max(width[i], r[i].size());
-    for (const auto &r : rows_) {
-      std::string line = " ";
-      for (size_t i = 0; i < r.size(); ++i)
-        line += " " + (i + 1 == r.size() ? r[i] : fmt::format("{:<{}}", r[i], width[i]));
-      while (!line.empty() && line.back() == ' ')
-        line.pop_back();
-      out += line + "\n";
+  explicit TextTable(std::vector<std::string> Header) { Rows.push_back(std::move(Header)); }
+  void add(std::vector<std::string> Row) { Rows.push_back(std::move(Row)); }
+  void print(std::string &Out) const {
+    std::vector<size_t> Width(Rows[0].size(), 0);
+    for (const auto &R : Rows)
+      for (size_t I = 0; I < R.size(); ++I)
+        Width[I] = std::max(Width[I], R[I].size());
+    for (const auto &R : Rows) {
+      std::string Line = " ";
+      for (size_t I = 0; I < R.size(); ++I)
+        Line += " " + (I + 1 == R.size() ? R[I] : fmt::format("{:<{}}", R[I], Width[I]));
+      while (!Line.empty() && Line.back() == ' ')
+        Line.pop_back();
+      Out += Line + "\n";
     }
   }
 
 private:
-  std::vector<std::vector<std::string>> rows_;
+  std::vector<std::vector<std::string>> Rows;
 };
 
-std::string formatName(const Report &r) {
-  if (!r.format)
+std::string formatName(const Report &R) {
+  if (!R.Format)
     return "no entry section";
-  return fmt::format("entries in {} ({})", r.entrySection,
-                     *r.format == EntryFormat::Current ? "clang-20+ layout" : "LLVM <= 19 layout");
+  return fmt::format("entries in {} ({})", R.EntrySection,
+                     *R.Format == EntryFormat::Current ? "clang-20+ layout" : "LLVM <= 19 layout");
 }
 
-void hostFields(llvm::json::OStream &j, const HostLocation &loc, const char *prefix) {
-  std::string p(prefix);
-  j.attribute(p + "address", hexString(loc.address));
-  j.attribute(p + "symbol", loc.symbol.empty() ? llvm::json::Value(nullptr) : llvm::json::Value(loc.symbol));
-  j.attribute(p + "symbol_mangled",
-              loc.mangled.empty() ? llvm::json::Value(nullptr) : llvm::json::Value(loc.mangled));
-  j.attribute(p + "offset", loc.offset);
-  j.attribute(p + "undefined", loc.undefined);
-  if (!loc.section.empty())
-    j.attribute(p + "section", loc.section);
+void hostFields(llvm::json::OStream &J, const HostLocation &Loc, const char *Prefix) {
+  std::string P(Prefix);
+  J.attribute(P + "address", hexString(Loc.Address));
+  J.attribute(P + "symbol", Loc.Symbol.empty() ? llvm::json::Value(nullptr) : llvm::json::Value(Loc.Symbol));
+  J.attribute(P + "symbol_mangled",
+              Loc.Mangled.empty() ? llvm::json::Value(nullptr) : llvm::json::Value(Loc.Mangled));
+  J.attribute(P + "offset", Loc.Offset);
+  J.attribute(P + "undefined", Loc.Undefined);
+  if (!Loc.Section.empty())
+    J.attribute(P + "section", Loc.Section);
 }
 
-template <typename T> llvm::json::Array jsonArray(const std::vector<T> &xs) {
-  llvm::json::Array a;
-  for (const T &x : xs)
-    a.push_back(x);
-  return a;
+template <typename T> llvm::json::Array jsonArray(const std::vector<T> &Xs) {
+  llvm::json::Array A;
+  for (const T &X : Xs)
+    A.push_back(X);
+  return A;
 }
 
 } // namespace
 
-std::string humanReport(const Report &r) {
-  std::string out = fmt::format("{}: {} {}, {}\n", r.path, r.machine, r.elfType, formatName(r));
+std::string humanReport(const Report &R) {
+  std::string Out = fmt::format("{}: {} {}, {}\n", R.Path, R.Machine, R.ElfType, formatName(R));
 
-  out += fmt::format("\nDevice images ({})\n", r.images.size());
-  if (!r.images.empty()) {
-    TextTable t({"#", "kind", "offload", "triple", "arch", "size", "symbols"});
-    for (const DeviceImage &img : r.images)
-      t.add({std::to_string(img.index), img.kind, img.offloadKind, img.triple,
-             img.arch.empty() ? "-" : img.arch, std::to_string(img.size),
-             img.symbolsKnown ? std::to_string(img.definedSymbols.size()) + " defined"
-                              : (img.symbolsError.empty() ? "-" : "unreadable: " + img.symbolsError)});
-    t.print(out);
+  Out += fmt::format("\nDevice images ({})\n", R.Images.size());
+  if (!R.Images.empty()) {
+    TextTable T({"#", "kind", "offload", "triple", "arch", "size", "symbols"});
+    for (const DeviceImage &Img : R.Images)
+      T.add({std::to_string(Img.Index), Img.Kind, Img.OffloadKind, Img.Triple,
+             Img.Arch.empty() ? "-" : Img.Arch, std::to_string(Img.Size),
+             Img.SymbolsKnown ? std::to_string(Img.DefinedSymbols.size()) + " defined"
+                              : (Img.SymbolsError.empty() ? "-" : "unreadable: " + Img.SymbolsError)});
+    T.print(Out);
   }
 
-  out += fmt::format("\nOffload entries ({})\n", r.entries.size());
-  if (!r.entries.empty()) {
-    TextTable t({"#", "role", "flags", "size", "host address", "name"});
-    for (const OffloadEntry &e : r.entries) {
-      std::vector<std::string> names = e.flagNames();
-      std::string flags = hexString(e.flags);
-      if (!names.empty())
-        flags += " " + joined(names, "|");
-      if (e.flags & 0x10) {
-        std::vector<std::string> req = requiresFlagNames(e.data);
-        flags += " [" + (req.empty() ? hexString(e.data) : joined(req, ",")) + "]";
+  Out += fmt::format("\nOffload entries ({})\n", R.Entries.size());
+  if (!R.Entries.empty()) {
+    TextTable T({"#", "role", "flags", "size", "host address", "name"});
+    for (const OffloadEntry &E : R.Entries) {
+      std::vector<std::string> Names = E.flagNames();
+      std::string Flags = hexString(E.Flags);
+      if (!Names.empty())
+        Flags += " " + joined(Names, "|");
+      if (E.Flags & 0x10) {
+        std::vector<std::string> Req = requiresFlagNames(E.Data);
+        Flags += " [" + (Req.empty() ? hexString(E.Data) : joined(Req, ",")) + "]";
       }
-      t.add({std::to_string(e.index), e.role(), flags, std::to_string(e.size), describe(e.address), e.name});
+      T.add({std::to_string(E.Index), E.role(), Flags, std::to_string(E.Size), describe(E.Address), E.Name});
     }
-    t.print(out);
+    T.print(Out);
   }
 
-  out += fmt::format("\nIndirect functions and vtables ({})\n", r.indirect.size());
-  if (!r.indirect.empty()) {
-    TextTable t({"entry", "kind", "host", "slots", "device global", "device images"});
-    for (const IndirectTarget &i : r.indirect) {
-      std::string where;
-      if (!i.definedIn.empty())
-        where = "defined in " + indexList(i.definedIn);
-      if (!i.missingIn.empty())
-        where += (where.empty() ? "" : "; ") + std::string("MISSING in ") + indexList(i.missingIn);
-      if (where.empty())
-        where = "not checkable";
-      t.add({std::to_string(i.entryIndex), i.isVtable ? "vtable" : "function", describe(i.host),
-             std::to_string(i.slots), i.deviceGlobal, where});
+  Out += fmt::format("\nIndirect functions and vtables ({})\n", R.Indirect.size());
+  if (!R.Indirect.empty()) {
+    TextTable T({"entry", "kind", "host", "slots", "device global", "device images"});
+    for (const IndirectTarget &I : R.Indirect) {
+      std::string Where;
+      if (!I.DefinedIn.empty())
+        Where = "defined in " + indexList(I.DefinedIn);
+      if (!I.MissingIn.empty())
+        Where += (Where.empty() ? "" : "; ") + std::string("MISSING in ") + indexList(I.MissingIn);
+      if (Where.empty())
+        Where = "not checkable";
+      T.add({std::to_string(I.EntryIndex), I.IsVtable ? "vtable" : "function", describe(I.Host),
+             std::to_string(I.Slots), I.DeviceGlobal, Where});
     }
-    t.print(out);
+    T.print(Out);
   }
-  return out;
+  return Out;
 }
 
-void jsonReport(llvm::json::OStream &j, const Report &r) {
-  j.object([&] {
-    j.attribute("file", r.path);
-    j.attribute("elf_type", r.elfType);
-    j.attribute("machine", r.machine);
-    j.attribute("entry_section", r.entrySection.empty() ? llvm::json::Value(nullptr) : llvm::json::Value(r.entrySection));
-    j.attribute("entry_format", !r.format ? llvm::json::Value(nullptr)
-                                          : llvm::json::Value(*r.format == EntryFormat::Current ? "current" : "legacy"));
-    j.attributeArray("images", [&] {
-      for (const DeviceImage &img : r.images)
-        j.object([&] {
-          j.attribute("index", img.index);
-          j.attribute("kind", img.kind);
-          j.attribute("offload_kind", img.offloadKind);
-          j.attribute("triple", img.triple);
-          j.attribute("arch", img.arch);
-          j.attribute("size", img.size);
-          j.attribute("file_offset", img.fileOffset);
-          j.attribute("symbols_known", img.symbolsKnown);
-          j.attribute("defined_symbol_count", uint64_t(img.definedSymbols.size()));
-          if (!img.symbolsError.empty())
-            j.attribute("symbols_error", img.symbolsError);
+void jsonReport(llvm::json::OStream &J, const Report &R) {
+  J.object([&] {
+    J.attribute("file", R.Path);
+    J.attribute("elf_type", R.ElfType);
+    J.attribute("machine", R.Machine);
+    J.attribute("entry_section", R.EntrySection.empty() ? llvm::json::Value(nullptr) : llvm::json::Value(R.EntrySection));
+    J.attribute("entry_format", !R.Format ? llvm::json::Value(nullptr)
+                                          : llvm::json::Value(*R.Format == EntryFormat::Current ? "current" : "legacy"));
+    J.attributeArray("images", [&] {
+      for (const DeviceImage &Img : R.Images)
+        J.object([&] {
+          J.attribute("index", Img.Index);
+          J.attribute("kind", Img.Kind);
+          J.attribute("offload_kind", Img.OffloadKind);
+          J.attribute("triple", Img.Triple);
+          J.attribute("arch", Img.Arch);
+          J.attribute("size", Img.Size);
+          J.attribute("file_offset", Img.FileOffset);
+          J.attribute("symbols_known", Img.SymbolsKnown);
+          J.attribute("defined_symbol_count", uint64_t(Img.DefinedSymbols.size()));
+          if (!Img.SymbolsError.empty())
+            J.attribute("symbols_error", Img.SymbolsError);
         });
     });
-    j.attributeArray("entries", [&] {
-      for (const OffloadEntry &e : r.entries)
-        j.object([&] {
-          j.attribute("index", e.index);
-          j.attribute("name", e.name);
-          j.attribute("role", e.role());
-          j.attribute("flags", e.flags);
-          j.attribute("flag_names", jsonArray(e.flagNames()));
-          j.attribute("size", e.size);
-          if (e.format == EntryFormat::Current) {
-            j.attribute("version", e.version);
-            j.attribute("kind", e.kind);
-            j.attribute("data", e.data);
+    J.attributeArray("entries", [&] {
+      for (const OffloadEntry &E : R.Entries)
+        J.object([&] {
+          J.attribute("index", E.Index);
+          J.attribute("name", E.Name);
+          J.attribute("role", E.role());
+          J.attribute("flags", E.Flags);
+          J.attribute("flag_names", jsonArray(E.flagNames()));
+          J.attribute("size", E.Size);
+          if (E.Format == EntryFormat::Current) {
+            J.attribute("version", E.Version);
+            J.attribute("kind", E.Kind);
+            J.attribute("data", E.Data);
           }
-          if (e.flags & 0x10)
-            j.attribute("requires", jsonArray(requiresFlagNames(e.data)));
-          hostFields(j, e.address, "host_");
+          if (E.Flags & 0x10)
+            J.attribute("requires", jsonArray(requiresFlagNames(E.Data)));
+          hostFields(J, E.Address, "host_");
         });
     });
-    j.attributeArray("indirect", [&] {
-      for (const IndirectTarget &i : r.indirect)
-        j.object([&] {
-          j.attribute("entry", i.entryIndex);
-          j.attribute("kind", i.isVtable ? "vtable" : "function");
-          hostFields(j, i.host, "host_");
-          j.attribute("entry_name", i.entryName);
-          j.attribute("device_global", i.deviceGlobal);
-          j.attribute("slots", i.slots);
-          j.attribute("defined_in", jsonArray(i.definedIn));
-          j.attribute("missing_in", jsonArray(i.missingIn));
+    J.attributeArray("indirect", [&] {
+      for (const IndirectTarget &I : R.Indirect)
+        J.object([&] {
+          J.attribute("entry", I.EntryIndex);
+          J.attribute("kind", I.IsVtable ? "vtable" : "function");
+          hostFields(J, I.Host, "host_");
+          J.attribute("entry_name", I.EntryName);
+          J.attribute("device_global", I.DeviceGlobal);
+          J.attribute("slots", I.Slots);
+          J.attribute("defined_in", jsonArray(I.DefinedIn));
+          J.attribute("missing_in", jsonArray(I.MissingIn));
         });
     });
   });

@@ -10,9 +10,9 @@
 namespace ompsim::inspect {
 
 /// The human listing of `r`: file type, device images, entries, indirect targets.
-std::string humanReport(const Report &r);
+std::string humanReport(const Report &R);
 
 /// Writes `r` as one JSON object to `j`.
-void jsonReport(llvm::json::OStream &j, const Report &r);
+void jsonReport(llvm::json::OStream &J, const Report &R);
 
 } // namespace ompsim::inspect

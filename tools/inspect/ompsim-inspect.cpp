@@ -14,7 +14,7 @@
 
 namespace {
 
-constexpr const char *kUsage =
+constexpr const char *KUsage =
     "usage: ompsim-inspect [--json] FILE...\n"
     "\n"
     "Lists the device images embedded in each host FILE (executable, shared library or\n"
@@ -31,57 +31,57 @@ constexpr const char *kUsage =
 using namespace ompsim::inspect;
 
 int main(int argc, char **argv) {
-  bool json = false;
-  std::vector<std::string> files;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--json")
-      json = true;
-    else if (a == "-h" || a == "--help") {
-      std::fputs(kUsage, stdout);
+  bool Json = false;
+  std::vector<std::string> Files;
+  for (int I = 1; I < argc; ++I) {
+    std::string A = argv[I];
+    if (A == "--json")
+      Json = true;
+    else if (A == "-h" || A == "--help") {
+      std::fputs(KUsage, stdout);
       return 0;
-    } else if (a == "--")
-      files.insert(files.end(), argv + i + 1, argv + argc), i = argc;
-    else if (a.size() > 1 && a[0] == '-') {
-      ompsim::trace::error("inspect: unknown option '" + a + "' (see --help)");
+    } else if (A == "--")
+      Files.insert(Files.end(), argv + I + 1, argv + argc), I = argc;
+    else if (A.size() > 1 && A[0] == '-') {
+      ompsim::trace::error("inspect: unknown option '" + A + "' (see --help)");
       return 2;
     } else
-      files.push_back(a);
+      Files.push_back(A);
   }
-  if (files.empty()) {
-    std::fputs(kUsage, stderr);
+  if (Files.empty()) {
+    std::fputs(KUsage, stderr);
     return 2;
   }
 
-  std::vector<Report> reports;
-  int status = 0;
-  for (const std::string &f : files) {
-    llvm::Expected<Report> r = inspectFile(f);
-    if (!r) {
-      ompsim::trace::error(f + ": " + llvm::toString(r.takeError()));
-      status = 1;
+  std::vector<Report> Reports;
+  int Status = 0;
+  for (const std::string &F : Files) {
+    llvm::Expected<Report> R = inspectFile(F);
+    if (!R) {
+      ompsim::trace::error(F + ": " + llvm::toString(R.takeError()));
+      Status = 1;
       continue;
     }
-    reports.push_back(std::move(*r));
+    Reports.push_back(std::move(*R));
   }
 
-  if (json) {
-    llvm::json::OStream j(llvm::outs(), 2);
-    if (files.size() == 1) {
-      if (!reports.empty())
-        jsonReport(j, reports[0]);
+  if (Json) {
+    llvm::json::OStream J(llvm::outs(), 2);
+    if (Files.size() == 1) {
+      if (!Reports.empty())
+        jsonReport(J, Reports[0]);
     } else {
-      j.array([&] {
-        for (const Report &r : reports)
-          jsonReport(j, r);
+      J.array([&] {
+        for (const Report &R : Reports)
+          jsonReport(J, R);
       });
     }
-    if (!reports.empty() || files.size() > 1)
+    if (!Reports.empty() || Files.size() > 1)
       llvm::outs() << "\n";
   } else {
-    for (size_t i = 0; i < reports.size(); ++i)
-      llvm::outs() << (i ? "\n" : "") << humanReport(reports[i]);
+    for (size_t I = 0; I < Reports.size(); ++I)
+      llvm::outs() << (I ? "\n" : "") << humanReport(Reports[I]);
   }
   llvm::outs().flush();
-  return status;
+  return Status;
 }
