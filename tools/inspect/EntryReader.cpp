@@ -70,7 +70,8 @@ Expected<DenseMap<uint64_t, RelocTarget>> relocationsInto(const HostFile &File, 
       continue;
     Expected<typename ElfFile::Elf_Rela_Range> Relas = Elf.relas(Sec);
     if (!Relas)
-      return fail("malformed relocation section " + File.sectionName(Sec) + ": " + toString(Relas.takeError()));
+      return fail("malformed relocation section " + File.sectionName(Sec) + ": " +
+                  toString(Relas.takeError()));
     const Shdr *Symtab = nullptr;
     if (Sec.sh_link != 0 && Sec.sh_link < File.sections().size())
       Symtab = &File.sections()[Sec.sh_link];
@@ -87,8 +88,10 @@ Expected<DenseMap<uint64_t, RelocTarget>> relocationsInto(const HostFile &File, 
         Expected<const Sym *> SymOrErr = Elf.getRelocationSymbol(R, Symtab);
         Expected<StringRef> Strtab = Elf.getStringTableForSymtab(*Symtab);
         if (!SymOrErr || !*SymOrErr || !Strtab) {
-          if (!SymOrErr) consumeError(SymOrErr.takeError());
-          if (!Strtab) consumeError(Strtab.takeError());
+          if (!SymOrErr)
+            consumeError(SymOrErr.takeError());
+          if (!Strtab)
+            consumeError(Strtab.takeError());
           return fail("relocation at " + hex(R.r_offset) + " in " + File.sectionName(Sec) +
                       " names a bad symbol");
         }
@@ -225,6 +228,5 @@ Expected<std::vector<OffloadEntry>> readEntries(const HostFile &File, const Shdr
   }
   return std::move(Entries);
 }
-
 
 } // namespace ompsim::inspect

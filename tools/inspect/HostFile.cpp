@@ -41,7 +41,8 @@ Expected<std::unique_ptr<HostFile>> HostFile::create(StringRef Path) {
   if (!Buf)
     return fail("cannot read: " + Buf.getError().message());
   StringRef Data = (*Buf)->getBuffer();
-  if (Data.size() < 4 || !Data.starts_with("\x7f" "ELF"))
+  if (Data.size() < 4 || !Data.starts_with("\x7f"
+                                           "ELF"))
     return fail("not an ELF file");
   if (Data.size() < 6 || Data[4] != ELF::ELFCLASS64 || Data[5] != ELF::ELFDATA2LSB)
     return fail("unsupported ELF file: only 64-bit little-endian hosts are supported");
@@ -70,8 +71,8 @@ Error HostFile::load() {
       continue;
     if (S.sh_offset > Buffer->getBufferSize() || S.sh_size > Buffer->getBufferSize() - S.sh_offset)
       return fail("truncated ELF file: section " + sectionName(S) + " ends at " +
-                  hex(S.sh_offset + S.sh_size) + " but the file has " +
-                  Twine(Buffer->getBufferSize()) + " bytes");
+                  hex(S.sh_offset + S.sh_size) + " but the file has " + Twine(Buffer->getBufferSize()) +
+                  " bytes");
   }
 
   // .symtab knows local symbols too; .dynsym adds nothing it lacks, so it is
@@ -90,8 +91,8 @@ Error HostFile::load() {
                     errorsOf(Syms.takeError(), Strtab.takeError()));
       for (const Sym &S : *Syms) {
         unsigned Type = S.getType();
-        if (S.st_shndx == ELF::SHN_UNDEF || S.st_shndx >= ELF::SHN_LORESERVE ||
-            Type == ELF::STT_SECTION || Type == ELF::STT_FILE)
+        if (S.st_shndx == ELF::SHN_UNDEF || S.st_shndx >= ELF::SHN_LORESERVE || Type == ELF::STT_SECTION ||
+            Type == ELF::STT_FILE)
           continue;
         Expected<StringRef> Name = S.getName(*Strtab);
         if (!Name) {
@@ -100,11 +101,10 @@ Error HostFile::load() {
         }
         if (Name->empty())
           continue;
-        Symbols.push_back({relocatable() ? unsigned(S.st_shndx) : 0u, S.st_value, S.st_size,
-                            Name->str(), S.getBinding() != ELF::STB_LOCAL,
-                            Type == ELF::STT_FUNC || Type == ELF::STT_OBJECT ||
-                                Type == ELF::STT_GNU_IFUNC,
-                            Name->starts_with(".")});
+        Symbols.push_back({relocatable() ? unsigned(S.st_shndx) : 0u, S.st_value, S.st_size, Name->str(),
+                           S.getBinding() != ELF::STB_LOCAL,
+                           Type == ELF::STT_FUNC || Type == ELF::STT_OBJECT || Type == ELF::STT_GNU_IFUNC,
+                           Name->starts_with(".")});
       }
       HaveSymtab |= Want == ELF::SHT_SYMTAB;
     }
@@ -156,7 +156,9 @@ void HostFile::symbolize(Location Loc, HostLocation &Out) const {
     return L.Section != S.Section ? L.Section < S.Section : L.Addr < S.Value;
   });
   const NamedSymbol *Best = nullptr;
-  auto Score = [](const NamedSymbol &S) { return (S.Typed ? 4 : 0) + (S.Global ? 2 : 0) + (S.Dotted ? 0 : 1); };
+  auto Score = [](const NamedSymbol &S) {
+    return (S.Typed ? 4 : 0) + (S.Global ? 2 : 0) + (S.Dotted ? 0 : 1);
+  };
   while (It != Symbols.begin()) {
     --It;
     if (It->Section != Loc.Section || Loc.Addr - It->Value > (1u << 24))

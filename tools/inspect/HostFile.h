@@ -34,7 +34,6 @@ std::string errorsOf(llvm::Error A, llvm::Error B);
 /// `v` as 0x-prefixed hexadecimal.
 std::string hex(uint64_t V);
 
-
 /// An address inside the host file: a virtual address (section 0, linked files)
 /// or an offset inside section `section` (relocatable objects).
 struct Location {

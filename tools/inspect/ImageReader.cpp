@@ -27,7 +27,9 @@ namespace ompsim::inspect {
 namespace {
 
 std::string contentKind(StringRef Image, object::ImageKind Declared) {
-  if (Image.starts_with("\x7f" "ELF") && Image.size() >= sizeof(ELFT::Ehdr)) {
+  if (Image.starts_with("\x7f"
+                        "ELF") &&
+      Image.size() >= sizeof(ELFT::Ehdr)) {
     uint16_t Type = support::endian::read16le(Image.data() + 16);
     switch (Type) {
     case ELF::ET_DYN:
@@ -82,13 +84,13 @@ void readImageSymbols(StringRef Image, DeviceImage &Out) {
       }
     }
     if (!Found) {
-      Out.SymbolsError = Want == ELF::SHT_DYNSYM ? "image has no dynamic symbol table" : "image has no symbol table";
+      Out.SymbolsError =
+          Want == ELF::SHT_DYNSYM ? "image has no dynamic symbol table" : "image has no symbol table";
       return;
     }
   } else if (Out.Kind == "bitcode") {
     LLVMContext Ctx;
-    Expected<std::unique_ptr<Module>> Mod =
-        getLazyBitcodeModule(MemoryBufferRef(Image, "device image"), Ctx);
+    Expected<std::unique_ptr<Module>> Mod = getLazyBitcodeModule(MemoryBufferRef(Image, "device image"), Ctx);
     if (!Mod) {
       Out.SymbolsError = toString(Mod.takeError());
       return;
@@ -124,8 +126,8 @@ Error readOffloadBinaries(const HostFile &File, const Shdr &Sec, std::vector<Dev
                   " lacks the OffloadBinary magic 0x10FF10AD");
     uint64_t Size = support::endian::read64le(Rest.data() + offsetof(Header, Size));
     if (Size < sizeof(Header) || Size > Rest.size())
-      return fail("device image at offset " + hex(Pos) + " of " + KImageSection + " claims " +
-                  Twine(Size) + " bytes but " + Twine(Rest.size()) + " remain (truncated?)");
+      return fail("device image at offset " + hex(Pos) + " of " + KImageSection + " claims " + Twine(Size) +
+                  " bytes but " + Twine(Rest.size()) + " remain (truncated?)");
     // OffloadBinary wants an 8-byte aligned buffer; a copy guarantees it.
     std::unique_ptr<MemoryBuffer> Copy = MemoryBuffer::getMemBufferCopy(Rest.take_front(Size), "image");
     Expected<std::unique_ptr<object::OffloadBinary>> Bin = object::OffloadBinary::create(*Copy);
@@ -157,8 +159,10 @@ Error readRawLegacyImages(const HostFile &File, std::vector<DeviceImage> &Images
     auto Syms = File.elf().symbols(&Sec);
     auto Strtab = File.elf().getStringTableForSymtab(Sec);
     if (!Syms || !Strtab) {
-      if (!Syms) consumeError(Syms.takeError());
-      if (!Strtab) consumeError(Strtab.takeError());
+      if (!Syms)
+        consumeError(Syms.takeError());
+      if (!Strtab)
+        consumeError(Strtab.takeError());
       continue;
     }
     for (const Sym &S : *Syms) {
@@ -173,7 +177,8 @@ Error readRawLegacyImages(const HostFile &File, std::vector<DeviceImage> &Images
       Location Loc{File.relocatable() ? unsigned(S.st_shndx) : 0u, S.st_value};
       Expected<ArrayRef<uint8_t>> Bytes = File.bytesAt(Loc);
       if (!Bytes || Bytes->size() < S.st_size) {
-        if (!Bytes) consumeError(Bytes.takeError());
+        if (!Bytes)
+          consumeError(Bytes.takeError());
         return fail("device image symbol " + *N + " lies outside the file's contents");
       }
       StringRef Image(reinterpret_cast<const char *>(Bytes->data()), S.st_size);

@@ -118,8 +118,8 @@ llvm::Expected<Report> inspectFile(llvm::StringRef Path) {
     Report.Entries = std::move(*Entries);
   }
   if (!Current && !Legacy && Report.Images.empty())
-    return fail("no offload section: neither " + KImageSection + " nor " + KCurrentEntrySection +
-                " / " + KLegacyEntrySection + " (not built with -fopenmp-targets?)");
+    return fail("no offload section: neither " + KImageSection + " nor " + KCurrentEntrySection + " / " +
+                KLegacyEntrySection + " (not built with -fopenmp-targets?)");
 
   for (const OffloadEntry &E : Report.Entries) {
     if (!(E.Flags & (OMPSIM_ENTRY_INDIRECT | OMPSIM_ENTRY_INDIRECT_VTABLE)))

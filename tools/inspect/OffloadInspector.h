@@ -35,12 +35,12 @@ struct DeviceImage {
 
 /// A host address named from the host file's symbol tables.
 struct HostLocation {
-  uint64_t Address = 0;     ///< link-time address (file value after relocation)
-  std::string Symbol;       ///< demangled; empty when no symbol covers the address
-  std::string Mangled;      ///< the symbol as stored in the file
-  uint64_t Offset = 0;      ///< address - symbol start
-  bool Undefined = false;   ///< the address is an undefined symbol's (resolved at load time)
-  std::string Section;      ///< relocatable files only: the section `address` is relative to
+  uint64_t Address = 0;   ///< link-time address (file value after relocation)
+  std::string Symbol;     ///< demangled; empty when no symbol covers the address
+  std::string Mangled;    ///< the symbol as stored in the file
+  uint64_t Offset = 0;    ///< address - symbol start
+  bool Undefined = false; ///< the address is an undefined symbol's (resolved at load time)
+  std::string Section;    ///< relocatable files only: the section `address` is relative to
 };
 
 /// Which entry layout a file uses.
@@ -57,9 +57,9 @@ struct OffloadEntry {
   uint16_t Kind = 0;    ///< Current format only: 1 OpenMP, 2 CUDA, 4 HIP
   uint32_t Flags = 0;
   HostLocation Address;
-  std::string Name;     ///< the device symbol name
+  std::string Name; ///< the device symbol name
   uint64_t Size = 0;
-  uint64_t Data = 0;    ///< Current format only (requires flags for a requires entry)
+  uint64_t Data = 0; ///< Current format only (requires flags for a requires entry)
 
   /// What the entry registers: "kernel", "global", "link", "indirect-function",
   /// "indirect-vtable", "requires", "ctor", "dtor".
@@ -74,8 +74,8 @@ struct IndirectTarget {
   bool IsVtable = false;
   HostLocation Host;
   std::string EntryName;
-  std::string DeviceGlobal; ///< the device global holding the device address(es)
-  uint64_t Slots = 0;       ///< 8-byte slots (1 for a function, Size/8 for a vtable)
+  std::string DeviceGlobal;        ///< the device global holding the device address(es)
+  uint64_t Slots = 0;              ///< 8-byte slots (1 for a function, Size/8 for a vtable)
   std::vector<unsigned> DefinedIn; ///< images whose symbols include `deviceGlobal`
   std::vector<unsigned> MissingIn; ///< images with known symbols that lack it
 };
@@ -83,8 +83,8 @@ struct IndirectTarget {
 /// Everything ompsim-inspect reports about one host file.
 struct Report {
   std::string Path;
-  std::string ElfType; ///< "executable", "pie-executable", "shared-library", "relocatable"
-  std::string Machine; ///< "x86_64", "aarch64", ...
+  std::string ElfType;               ///< "executable", "pie-executable", "shared-library", "relocatable"
+  std::string Machine;               ///< "x86_64", "aarch64", ...
   std::string EntrySection;          ///< section the entries came from; empty if none
   std::optional<EntryFormat> Format; ///< set when an entry section exists
   std::vector<DeviceImage> Images;

@@ -13,7 +13,6 @@ namespace {
 
 std::string hexString(uint64_t V) { return fmt::format("{:#x}", V); }
 
-
 /// "mul2+0x0 (0x11b0)", "vtable for Der+0x10 (0x3d48)", "undefined mul2", "null".
 std::string describe(const HostLocation &Loc) {
   if (Loc.Undefined)
@@ -147,9 +146,11 @@ void jsonReport(llvm::json::OStream &J, const Report &R) {
     J.attribute("file", R.Path);
     J.attribute("elf_type", R.ElfType);
     J.attribute("machine", R.Machine);
-    J.attribute("entry_section", R.EntrySection.empty() ? llvm::json::Value(nullptr) : llvm::json::Value(R.EntrySection));
-    J.attribute("entry_format", !R.Format ? llvm::json::Value(nullptr)
-                                          : llvm::json::Value(*R.Format == EntryFormat::Current ? "current" : "legacy"));
+    J.attribute("entry_section",
+                R.EntrySection.empty() ? llvm::json::Value(nullptr) : llvm::json::Value(R.EntrySection));
+    J.attribute("entry_format",
+                !R.Format ? llvm::json::Value(nullptr)
+                          : llvm::json::Value(*R.Format == EntryFormat::Current ? "current" : "legacy"));
     J.attributeArray("images", [&] {
       for (const DeviceImage &Img : R.Images)
         J.object([&] {

@@ -25,7 +25,6 @@ constexpr const char *KUsage =
     "\n"
     "  --json    one JSON document per file on stdout (an array when several files)\n";
 
-
 } // namespace
 
 using namespace ompsim::inspect;
