@@ -104,7 +104,7 @@ def _strip(value, defs):
 def _lookup_arg(value, defs):
     """The argument of the lookup call defining `value`, or None when it is not one."""
     rhs = defs.get(value, "")
-    m = re.search(r"@%s\(ptr(?: noundef)?\s+(%s)\)" % (LOOKUP, _NAME), rhs)
+    m = re.search(r"@%s\(ptr(?: addrspace\(\d+\))?(?: noundef)?\s+(%s)\)" % (LOOKUP, _NAME), rhs)
     return m.group(1) if m else None
 
 
