@@ -54,6 +54,15 @@ def add_conformance_options(parser):
                 help="build cache and results folder (default conformance/out)")
 
 
+def pytest_addoption(parser):
+    # Run from the checkout, the root conftest has registered these already. A worker on
+    # another host (xdist --tx with --rsyncdir) has only conformance/: register them here.
+    try:
+        add_conformance_options(parser)
+    except ValueError:
+        pass
+
+
 def columns(config):
     """The (backend, translate) pairs this session runs, validated."""
     bks = _split(config.getoption("--backend"))
@@ -171,6 +180,7 @@ _SESSION = {}
 
 
 def pytest_configure(config):
+    config.addinivalue_line("markers", "e2e: compiles and runs real programs with clang-22")
     _SESSION["config"] = config
     _SESSION["records"] = []
 

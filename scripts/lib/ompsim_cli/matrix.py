@@ -132,19 +132,24 @@ def main(args):
         os.unlink(results_json)
     cmd = [sys.executable if "pytest" in sys.modules else "/usr/bin/python3", "-m", "pytest",
            os.path.join(paths.ROOT, "conformance", "test_matrix.py"), "-q", "-p", "no:cacheprovider",
-           "--conformance-out", out, "--junitxml", os.path.join(out, "junit.xml"),
+           # --opt=value: xdist would rewrite a separate existing path for an rsynced host.
+           "--conformance-out=" + out, "--junitxml=" + os.path.join(out, "junit.xml"),
            "-o", "junit_family=xunit2", "--tb=no", "-rN"]
     if args.tx:
         cmd += ["--dist", "load"]
         for spec in args.tx:
             cmd += ["--tx", spec]
+        if any(not spec.split("*")[-1].startswith("popen") for spec in args.tx):
+            # Other hosts get the harness and the CLI (not the build: their OMPSIM_BUILD_DIR).
+            cmd += ["--rsyncdir", os.path.join(paths.ROOT, "conformance"),
+                    "--rsyncdir", os.path.join(paths.ROOT, "scripts"), "--rsyncignore", "out"]
     else:
         cmd += ["-n", str(args.jobs)]
     for opt, values in (("--backend", args.backend), ("--translate", args.translate), ("--program", args.program),
                         ("--suite", [os.path.abspath(d) for d in args.suite or []]),
                         ("--shard", [args.shard] if args.shard else [])):
         for v in values or []:
-            cmd += [opt, v]
+            cmd.append("%s=%s" % (opt, v))
     env = dict(os.environ)
     env.setdefault("OMPSIM_BUILD_DIR", paths.BUILD)
     sys.stdout.write("ompsim matrix: %s\n" % " ".join(cmd))
