@@ -413,30 +413,41 @@ def expectations(suite):
     return _expectations(suite, path, st.st_mtime_ns)
 
 
+def parse_expectations(text, path):
+    """[(line, program pattern, XFAIL|UNSUPPORTED, Expectation)] of an expectations file's
+    text. Raises SuiteError naming the file and line."""
+    entries = []
+    for lineno, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        where = "%s:%d: " % (path, lineno)
+        parts = line.split(None, 2)
+        if len(parts) < 3 or parts[1] not in ("XFAIL", "UNSUPPORTED"):
+            raise SuiteError(where + "expected '<program> XFAIL|UNSUPPORTED <feature expression> -- <reason>'")
+        pattern, kind, rest = parts
+        expr_text, sep, reason = rest.partition(" -- ")
+        if not sep or not reason.strip():
+            raise SuiteError(where + "%s needs '<feature expression> -- <reason>'" % kind)
+        try:
+            expr = Expr(expr_text)
+        except ExprError as e:
+            raise SuiteError(where + str(e)) from None
+        entries.append((lineno, pattern, kind,
+                        Expectation(expr, "%s (%s)" % (reason.strip(), os.path.basename(path)))))
+    return entries
+
+
 @functools.lru_cache(maxsize=None)
 def _expectations(suite, path, _mtime):
     programs = [os.path.relpath(p, suite) for p in discover(suite)]
     table = {}
     with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            line = line.strip()
-            if not line or line.startswith("#"):
-                continue
-            where = "%s:%d: " % (path, lineno)
-            parts = line.split(None, 2)
-            if len(parts) < 3 or parts[1] not in ("XFAIL", "UNSUPPORTED"):
-                raise SuiteError(where + "expected '<program> XFAIL|UNSUPPORTED <feature expression> -- <reason>'")
-            pattern, kind, rest = parts
-            text, sep, reason = rest.partition(" -- ")
-            if not sep or not reason.strip():
-                raise SuiteError(where + "%s needs '<feature expression> -- <reason>'" % kind)
-            try:
-                expr = Expr(text)
-            except ExprError as e:
-                raise SuiteError(where + str(e)) from None
-            matched = [p for p in programs if fnmatch.fnmatchcase(p, pattern)]
-            if not matched:
-                raise SuiteError(where + "program %r matches no program of the suite" % pattern)
-            for p in matched:
-                table.setdefault(p, []).append((kind, Expectation(expr, "%s (%s)" % (reason.strip(), os.path.basename(path)))))
+        entries = parse_expectations(f.read(), path)
+    for lineno, pattern, kind, exp in entries:
+        matched = [p for p in programs if fnmatch.fnmatchcase(p, pattern)]
+        if not matched:
+            raise SuiteError("%s:%d: program %r matches no program of the suite" % (path, lineno, pattern))
+        for p in matched:
+            table.setdefault(p, []).append((kind, exp))
     return table

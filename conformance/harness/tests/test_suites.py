@@ -234,3 +234,11 @@ def test_merge_junit_sums_cases(tmp_path):
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__]))
+
+
+def test_starting_expectations_files_parse():
+    folder = os.path.join(ROOT, "conformance", "expectations")
+    for name in sorted(os.listdir(folder)):
+        with open(os.path.join(folder, name)) as f:
+            entries = suites.parse_expectations(f.read(), name)
+        assert entries, name
