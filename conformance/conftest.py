@@ -181,6 +181,11 @@ _SESSION = {}
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "e2e: compiles and runs real programs with clang-22")
+    if not hasattr(config, "workerinput"):
+        # Bad options stop the session here with one line, before any worker starts.
+        columns(config)
+        suite_roots(config)
+        shard(config)
     _SESSION["config"] = config
     _SESSION["records"] = []
 

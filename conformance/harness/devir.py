@@ -15,7 +15,7 @@ LOOKUP = "__llvm_omp_indirect_call_lookup"
 _NAME = r"%[-\w.$]+|%\"[^\"]*\""
 _DEFINE = re.compile(r"^define\b.*?@([-\w.$]+|\"[^\"]*\")\(")
 _ASSIGN = re.compile(r"^\s*(%s)\s*=\s*(.*)$" % _NAME)
-_CALL = re.compile(r"\b(?:call|invoke)\b")
+_CALL = re.compile(r"^(?:(?:tail|musttail|notail)\s+)?(?:call|invoke|callbr)\b")
 _CALLEE = re.compile(r"(%s|@[-\w.$]+|@\"[^\"]*\")\(" % _NAME)
 _LOAD = re.compile(r"^load\b(?: atomic)?(?: volatile)?\s+[^,]+,\s*ptr(?: addrspace\(\d+\))?\s+(%s)" % _NAME)
 _GEP = re.compile(r"^getelementptr\b.*?,\s*ptr(?: addrspace\(\d+\))?\s+(%s)" % _NAME)
@@ -76,9 +76,10 @@ def check(text):
         name, rhs = (a.group(1), a.group(2)) if a else (None, ln.strip())
         if name:
             defs[name] = rhs
-        if not _CALL.search(rhs) or rhs.startswith(("load", "store")):
+        call = _CALL.match(rhs)
+        if not call:
             continue
-        tail = rhs[_CALL.search(rhs).end():]
+        tail = rhs[call.end():]
         if re.match(r"[^(]*\basm\b", tail):
             continue
         c = _CALLEE.search(tail)

@@ -159,6 +159,8 @@ def test_lookup_check_accepts_looked_up_calls():
   %m.dev = call ptr @__llvm_omp_indirect_call_lookup(ptr %m)
   %r = tail call i32 %m.dev(ptr %obj)
   call void @direct()
+  %call = getelementptr i8, ptr %obj, i64 8
+  %g = getelementptr i8, ptr %call, i64 8
   ret void
 """ + IR_MD
     rep = devir.check(ir)
