@@ -77,6 +77,19 @@ def test_lit_steps_map_onto_the_column(tmp_path):
     assert gpu[2] == ("compile", "CC -I%s  %s -o /t" % (tmp_path, p))
 
 
+def test_unknown_lit_substitution_is_named(tmp_path):
+    p = write(tmp_path, "s/t.c", "// RUN: %libomptarget-compilexxx-generic-force-usm && %libomptarget-run-generic\n"
+                                 "// RUN: %libomptarget-frobnicate-generic\n")
+    spec = suites.parse_program(p)
+    prefixes = {"c": ["CC"], "c++": ["CXX"], "fortran": ["FC"]}
+    spec.lit_runs = spec.lit_runs[:1]
+    steps = lit_steps(spec, "sim", prefixes, str(tmp_path), "/t")
+    assert steps[0][0] == "compile" and steps[0][1].startswith("CXX ") and "-fopenmp-force-usm" in steps[0][1]
+    spec = suites.parse_program(p)
+    with pytest.raises(HeaderError, match="lit substitution %libomptarget-frobnicate-generic is not known here"):
+        lit_steps(spec, "sim", prefixes, str(tmp_path), "/t")
+
+
 def test_dejagnu_directives(tmp_path):
     write(tmp_path, "g/aux.c", "int aux;\n")
     p = write(tmp_path, "g/t.c", '/* { dg-do run { target offload_device_nonshared_as } } */\n'
