@@ -290,7 +290,7 @@ def parse_dejagnu(text, path):
         name, args = words[0], words[1:]
         where = "line %d: %s: " % (line, name)
 
-        def expr(text, reason):
+        def expr(text, _reason):
             try:
                 return Expr(text)
             except ExprError as e:
@@ -305,7 +305,8 @@ def parse_dejagnu(text, path):
                     spec.xfail.append(Expectation(expr(sel, ""), "dg-do %s xfail selector" % args[0]))
                 else:
                     spec.requires.append(expr(sel, ""))
-                    spec.requires[-1].text = "dg-do target %s" % args[1]
+                    spec.requires[-1].text = "dg-do %s { %s }%s" % (
+                        args[0], args[1].strip(), " (no meaning here: %s)" % ", ".join(unmapped) if unmapped else "")
         elif name in ("dg-additional-options", "dg-options"):
             if not args:
                 raise HeaderError(where + "needs the options")
