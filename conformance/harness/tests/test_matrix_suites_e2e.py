@@ -180,3 +180,21 @@ def test_gpu_build_columns_check_the_lookup(tmp_path):
     res, record = run_cell(Cell(plain, "gpu-build:gfx90a", "pass", os.path.join(FIXTURES, "plain")),
                            str(tmp_path / "out"), str(tmp_path))
     assert res.code == oc.PASS and "ld.lld" in record["compile_command"], (res, record)
+
+
+def test_gpu_build_columns_through_the_cli(tmp_path):
+    """`ompsim matrix --backend gpu-build:sm_90,gpu-build:gfx90a` on this machine: the pass
+    build of a virtual-call program passes both columns; the native build fails them."""
+    need_build()
+    base = [OMPSIM, "matrix", "--no-build", "-j", "1", "--backend", "gpu-build:sm_90,gpu-build:gfx90a",
+            "--program", "virtual_mapped_object"]
+    ok = subprocess.run(base + ["--out", str(tmp_path / "pass")], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                        text=True, timeout=600)
+    assert ok.returncode == 0, ok.stdout
+    assert re.search(r"virtual_mapped_object\s+pass\s+pass", ok.stdout), ok.stdout
+    bad = subprocess.run(base + ["--translate", "native", "--out", str(tmp_path / "native")], stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True, timeout=600)
+    assert bad.returncode == 1, bad.stdout
+    assert re.search(r"virtual_mapped_object\s+FAIL!\s+FAIL!", bad.stdout), bad.stdout
+    doc = json.load(open(tmp_path / "native" / "results.json"))
+    assert all("not preceded by __llvm_omp_indirect_call_lookup" in r["reason"] for r in doc["records"]), doc
