@@ -1,11 +1,15 @@
 """The conformance matrix: one pytest cell per (backend, translation, program).
 
 Options: --backend (repeatable or comma list), --translate (pass, native; repeatable),
---program (name filter, repeatable), --conformance-out DIR (build cache and results).
+--program (name filter, repeatable), --suite DIR (user suites instead of ompsim's own
+programs; repeatable), --shard K/N, --conformance-out DIR (build cache and results).
+
+Each cell's record travels back to the controller on its test report, so workers on
+other hosts (pytest-xdist `--tx ssh=...`, `--tx socket=...`) need no shared folder for
+results; the controller writes results.json.
 """
 import os
 import sys
-import time
 
 import pytest
 
@@ -13,8 +17,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "scripts", "lib"))
 sys.path.insert(0, HERE)
 
-from harness import results  # noqa: E402
-from harness.features import BACKENDS, TRANSLATIONS  # noqa: E402
+from harness import results, suites  # noqa: E402
+from harness.features import ALL_BACKENDS, GPU_BUILD_BACKENDS, TRANSLATIONS  # noqa: E402
 from harness.header import discover  # noqa: E402
 from harness.runner import Cell  # noqa: E402
 
@@ -37,13 +41,26 @@ def add_conformance_options(parser):
     """Registers the matrix options; called from the root conftest so they exist however pytest is run."""
     g = parser.getgroup("conformance", "ompsim conformance matrix")
     g.addoption("--backend", action="append", metavar="NAME",
-                help="matrix backend(s): %s (repeatable or comma list)" % ", ".join(BACKENDS))
+                help="matrix backend(s): %s (repeatable or comma list)" % ", ".join(ALL_BACKENDS))
     g.addoption("--translate", action="append", metavar="MODE",
                 help="translation(s): pass, native (repeatable or comma list)")
     g.addoption("--program", action="append", metavar="NAME",
                 help="only programs whose name contains NAME (repeatable)")
+    g.addoption("--suite", action="append", metavar="DIR",
+                help="run the programs under DIR (lit, DejaGnu, plain or ompsim-header style; repeatable) "
+                     "instead of ompsim's own")
+    g.addoption("--shard", metavar="K/N", help="run only the K-th of N deterministic slices of the cells")
     g.addoption("--conformance-out", default=DEFAULT_OUT, metavar="DIR",
                 help="build cache and results folder (default conformance/out)")
+
+
+def pytest_addoption(parser):
+    # Run from the checkout, the root conftest has registered these already. A worker on
+    # another host (xdist --tx with --rsyncdir) has only conformance/: register them here.
+    try:
+        add_conformance_options(parser)
+    except ValueError:
+        pass
 
 
 def columns(config):
@@ -51,8 +68,8 @@ def columns(config):
     bks = _split(config.getoption("--backend"))
     trs = _split(config.getoption("--translate"))
     for b in bks:
-        if b not in BACKENDS:
-            raise pytest.UsageError("--backend %s: unknown (choose from %s)" % (b, ", ".join(BACKENDS)))
+        if b not in ALL_BACKENDS:
+            raise pytest.UsageError("--backend %s: unknown (choose from %s)" % (b, ", ".join(ALL_BACKENDS)))
     for t in trs:
         if t not in TRANSLATIONS:
             raise pytest.UsageError("--translate %s: unknown (choose from pass, native)" % t)
@@ -61,7 +78,8 @@ def columns(config):
     bks = bks or [b for b, _ in DEFAULT_COLUMNS]
     cols = []
     for b in dict.fromkeys(bks):
-        for t in dict.fromkeys(trs or (["native"] if b in NATIVE_ONLY else list(TRANSLATIONS))):
+        default = ["native"] if b in NATIVE_ONLY else ["pass"] if b in GPU_BUILD_BACKENDS else list(TRANSLATIONS)
+        for t in dict.fromkeys(trs or default):
             cols.append((b, t))
     return cols
 
@@ -70,37 +88,77 @@ def out_root(config):
     return os.path.abspath(config.getoption("--conformance-out"))
 
 
-def session_id(config):
-    """This pytest session's id: the controller makes it, xdist workers receive it.
+def suite_roots(config):
+    """The --suite folders, checked: each exists, names are distinct, expectations parse."""
+    roots, labels = [], {}
+    for d in _split(config.getoption("--suite")):
+        root = os.path.abspath(d)
+        label = os.path.basename(os.path.normpath(root))
+        if label in labels and labels[label] != root:
+            raise pytest.UsageError("--suite %s: another suite is also named %r (%s); rename one folder"
+                                    % (d, label, labels[label]))
+        labels[label] = root
+        try:
+            suites.discover(root)
+            suites.expectations(root)
+        except suites.SuiteError as e:
+            raise pytest.UsageError("--suite %s: %s" % (d, e)) from None
+        roots.append(root)
+    return list(dict.fromkeys(roots))
 
-    Records go to results/<session>/, so concurrent sessions sharing one out folder
-    (a developer's run beside `scripts/test`) never mix or delete each other's records.
-    """
-    wi = getattr(config, "workerinput", None)
-    if wi is not None and "conformance_session" in wi:
-        return wi["conformance_session"]
-    if not hasattr(config, "_conformance_session"):
-        config._conformance_session = "%d-%d" % (os.getpid(), time.time_ns())
-    return config._conformance_session
+
+def shard(config):
+    """(K, N) from --shard K/N, or None."""
+    value = config.getoption("--shard")
+    if not value:
+        return None
+    k, sep, n = value.partition("/")
+    if not sep or not k.isdigit() or not n.isdigit() or not 1 <= int(k) <= int(n):
+        raise pytest.UsageError("--shard %s: expected K/N with 1 <= K <= N" % value)
+    return int(k), int(n)
 
 
-@pytest.hookimpl(optionalhook=True)
-def pytest_configure_node(node):
-    node.workerinput["conformance_session"] = session_id(node.config)
+def programs(config):
+    """[(path, suite root or None)] the session runs, after --program."""
+    wanted = _split(config.getoption("--program"))
+    roots = suite_roots(config)
+    if roots:
+        found = [(p, r) for r in roots for p in suites.discover(r)]
+    else:
+        found = [(p, None) for p in discover(PROGRAMS)]
+    return [(p, r) for p, r in found
+            if not wanted or any(w in (suites.program_name(r, p) if r else os.path.basename(p)) for w in wanted)]
 
 
 def pytest_generate_tests(metafunc):
     if "cell" not in metafunc.fixturenames:
         return
-    wanted = _split(metafunc.config.getoption("--program"))
-    programs = [p for p in discover(PROGRAMS)
-                if not wanted or any(w in os.path.basename(p) for w in wanted)]
     params = []
     for backend, translate in columns(metafunc.config):
-        for p in programs:
-            cell = Cell(p, backend, translate)
+        for p, root in programs(metafunc.config):
+            cell = Cell(p, backend, translate, root)
             params.append(pytest.param(cell, id=cell.id, marks=pytest.mark.e2e))
     metafunc.parametrize("cell", params)
+
+
+def pytest_collection_modifyitems(config, items):
+    """--shard K/N: keeps every N-th cell (from the K-th) of the cells sorted by id, so
+    the N shards are disjoint, cover the matrix, and do not depend on the machine."""
+    which = shard(config)
+    if not which:
+        return
+    k, n = which
+    cells = sorted(item.callspec.id for item in items if hasattr(item, "callspec") and "cell" in item.callspec.params)
+    keep = {cid for i, cid in enumerate(cells) if i % n == k - 1}
+    selected, deselected = [], []
+    for item in items:
+        if hasattr(item, "callspec") and "cell" in item.callspec.params and item.callspec.id not in keep:
+            deselected.append(item)
+        else:
+            selected.append(item)
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = selected
 
 
 @pytest.fixture
@@ -108,16 +166,45 @@ def conformance_out(request):
     return out_root(request.config)
 
 
-@pytest.fixture
-def conformance_session(request):
-    return session_id(request.config)
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    record = getattr(item, "conformance_record", None)
+    if record is not None and call.when == "call":
+        # Serialised with the report, so it reaches the controller from any xdist gateway.
+        outcome.get_result().conformance_record = record
+
+
+#: This process's pytest config (the hooks below are not handed it).
+_SESSION = {}
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "e2e: compiles and runs real programs with clang-22")
+    if not hasattr(config, "workerinput"):
+        # Bad options stop the session here with one line, before any worker starts.
+        columns(config)
+        suite_roots(config)
+        shard(config)
+    _SESSION["config"] = config
+    _SESSION["records"] = []
+
+
+def pytest_runtest_logreport(report):
+    record = getattr(report, "conformance_record", None)
+    config = _SESSION.get("config")
+    if record is not None and config is not None and not hasattr(config, "workerinput"):
+        _SESSION["records"].append(record)
 
 
 def pytest_sessionfinish(session, exitstatus):
     config = session.config
     if hasattr(config, "workerinput"):
         return
-    root = out_root(config)
-    sid = session_id(config)
-    if os.path.isdir(results.session_dir(root, sid)):
-        results.merge(root, sid, {"columns": [list(c) for c in columns(config)]})
+    records = _SESSION.get("records")
+    if not records:
+        return
+    which = shard(config)
+    results.write(out_root(config), records, {
+        "columns": [list(c) for c in columns(config)], "suites": suite_roots(config),
+        "shard": "%d/%d" % which if which else None})

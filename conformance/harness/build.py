@@ -11,6 +11,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -146,18 +147,22 @@ def build(spec, translate, image, out_root):
     prefix, device_runtime, why = toolchain(spec.language, translate, image)
     if why:
         return None, why
-    source_dir = os.path.dirname(os.path.abspath(spec.path))
+    source_dir = spec.source_dir or os.path.dirname(os.path.abspath(spec.path))
     h = hashlib.sha256()
-    with open(spec.path, "rb") as f:
-        h.update(f.read())
-    inputs = os.path.join(source_dir, "inputs")
-    if os.path.isdir(inputs):
-        h.update(_dir_digest(inputs).encode())
-    ident = [*prefix, *_language_flags(spec.language), translate, image]
+    for src in [spec.path, *spec.extra_sources]:
+        try:
+            with open(src, "rb") as f:
+                h.update(f.read())
+        except OSError:
+            h.update(("missing:" + src).encode())   # the compiler names it
+    for helpers in ("inputs", "Inputs"):
+        if os.path.isdir(os.path.join(source_dir, helpers)):
+            h.update(_dir_digest(os.path.join(source_dir, helpers)).encode())
+    ident = [*prefix, *_language_flags(spec.language), translate, image, spec.action, *spec.build_args]
     for p in (prefix[0], CC_MODULE, paths.PASS_PLUGIN, paths.DEVICE_RUNTIME, os.path.abspath(__file__)):
         ident.append(_file_stamp(p))
     h.update("\0".join(ident).encode())
-    key = "%s-%s-%s-%s" % (spec.name, translate, image, h.hexdigest()[:12])
+    key = "%s-%s-%s-%s" % (re.sub(r"[^\w.+-]", "_", spec.name), translate, image, h.hexdigest()[:12])
     build_root = os.path.join(out_root, "build")
     os.makedirs(build_root, exist_ok=True)
     final = os.path.join(build_root, key)
@@ -190,7 +195,9 @@ def _compile_into(spec, prefix, source_dir, out_dir, device_runtime):
         args = [substitute(a, source_dir, out_dir) for a in args]
         steps.append([*prefix, *flags, "-fPIC", "-shared", *args, "-o", os.path.join(out_dir, lib)])
     extra = [substitute(a, source_dir, out_dir) for a in spec.build_args]
-    main = [*prefix, *flags, os.path.abspath(spec.path), *extra, "-o", os.path.join(out_dir, "prog")]
+    main = [*prefix, *flags, os.path.abspath(spec.path), *spec.extra_sources, *extra]
+    # `dg-do compile` builds an object only; everything else links the program.
+    main += ["-c", "-o", os.path.join(out_dir, "prog.o")] if spec.action == "compile" else ["-o", os.path.join(out_dir, "prog")]
     if spec.shlibs:
         # The build folder is renamed after linking, so libraries are found next to the program.
         main += ["-L" + out_dir, "-Wl,-rpath,$ORIGIN"]

@@ -9,12 +9,22 @@ import re
 
 #: The matrix columns (must match ompsim_cli.backends.BACKENDS).
 BACKENDS = ("sim", "sim-ir", "ours-host", "host-upstream", "cuda-upstream", "amdgpu-upstream")
+#: Compile-only columns: device-only builds for a GPU architecture, checked without a GPU.
+GPU_BUILD_BACKENDS = ("gpu-build:sm_90", "gpu-build:gfx90a")
+#: Every column a matrix may name.
+ALL_BACKENDS = BACKENDS + GPU_BUILD_BACKENDS
 #: The translation axis.
 TRANSLATIONS = ("pass", "native")
 
 #: Every feature name a header may use, with what it means (shown in the README and report).
 KNOWN_FEATURES = {
     **{b: "the %s backend" % b for b in BACKENDS},
+    **{b: "the compile-only %s column (device code for %s, never run)" % (b, b.split(":")[1])
+       for b in GPU_BUILD_BACKENDS},
+    "gpu-build": "a compile-only GPU column: device code is built and checked, not run",
+    "host-offload": "device code for the x86_64 host-offload target (sim, sim-ir, ours-host, host-upstream)",
+    "nvptx": "device code for NVIDIA GPUs (nvptx64-nvidia-cuda)",
+    "amdgcn": "device code for AMD GPUs (amdgcn-amd-amdhsa)",
     "translate=pass": "device code rewritten by ompsim's indirect-call pass",
     "translate=native": "device code as the compiler emits it",
     "image=elf": "device image is an ELF shared object",
@@ -37,7 +47,7 @@ class ExprError(ValueError):
     """A malformed feature expression or an unknown feature name."""
 
 
-_TOKEN = re.compile(r"\s*(?:(&&|\|\||!|\(|\))|([A-Za-z_][A-Za-z0-9_+.=-]*))")
+_TOKEN = re.compile(r"\s*(?:(&&|\|\||!|\(|\))|([A-Za-z_][A-Za-z0-9_+.=:-]*))")
 
 
 def _tokenize(text):
@@ -131,31 +141,42 @@ def backend_features(backend, translate, language=None, device_runtime=False):
     `device_runtime` says whether the build links ompsim's device runtime (an
     `ompsim cc` build); it is a property of the build, not of the backend.
     """
-    if backend not in BACKENDS:
+    if backend not in ALL_BACKENDS:
         raise ValueError("unknown backend %r" % backend)
     if translate not in TRANSLATIONS:
         raise ValueError("unknown translation %r" % translate)
     f = {backend, "translate=" + translate}
-    if backend == "sim-ir":
-        f.add("image=ir")
-    elif backend in ("cuda-upstream", "amdgpu-upstream"):
-        f.add("image=gpu")
+    if backend in GPU_BUILD_BACKENDS:
+        # A GPU's properties, without running anything: the code is what a GPU would load.
+        f |= {"gpu-build", "image=gpu", "separate-address-space", "multi-device",
+              "nvptx" if ":sm_" in backend else "amdgcn"}
     else:
-        f.add("image=elf")
-    if backend in ("sim", "sim-ir", "cuda-upstream", "amdgpu-upstream"):
-        f.add("separate-address-space")
-    else:
-        f.add("shared-address-space")
-    if backend in ("sim", "sim-ir", "ours-host"):
-        f.add("ompsim-runtime")
-    if backend in ("cuda-upstream", "amdgpu-upstream"):
-        f.add("gpu")
-    # The simulator numbers OMPSIM_NUM_DEVICES devices; stock libomptarget's host plugin has 4.
-    if backend in ("sim", "sim-ir", "host-upstream"):
-        f.add("multi-device")
-    # Host code and device code share memory on the host plugins; the simulated device does not.
-    if backend in ("ours-host", "host-upstream"):
-        f.add("usm")
+        if backend == "sim-ir":
+            f.add("image=ir")
+        elif backend in ("cuda-upstream", "amdgpu-upstream"):
+            f.add("image=gpu")
+        else:
+            f.add("image=elf")
+        if backend in ("sim", "sim-ir", "cuda-upstream", "amdgpu-upstream"):
+            f.add("separate-address-space")
+        else:
+            f.add("shared-address-space")
+        if backend in ("sim", "sim-ir", "ours-host"):
+            f.add("ompsim-runtime")
+        if backend in ("cuda-upstream", "amdgpu-upstream"):
+            f.add("gpu")
+        if backend == "cuda-upstream":
+            f.add("nvptx")
+        elif backend == "amdgpu-upstream":
+            f.add("amdgcn")
+        else:
+            f.add("host-offload")
+        # The simulator numbers OMPSIM_NUM_DEVICES devices; stock libomptarget's host plugin has 4.
+        if backend in ("sim", "sim-ir", "host-upstream"):
+            f.add("multi-device")
+        # Host code and device code share memory on the host plugins; the simulated device does not.
+        if backend in ("ours-host", "host-upstream"):
+            f.add("usm")
     if device_runtime:
         f.add("ompsim-device-runtime")
     if language:

@@ -59,6 +59,15 @@ class ProgramSpec:
     args: list              # program arguments
     timeout: int            # seconds, or 0 for the harness default
     check_prefixes: set     # FileCheck prefixes with at least one directive
+    # Suite programs in other styles (harness/suites.py) fill in the fields below.
+    style: str = "ompsim"   # ompsim, lit, dejagnu or plain
+    action: str = "run"     # run, link (build, never run) or compile (-c only)
+    lit_runs: list = dataclasses.field(default_factory=list)       # lit RUN commands, continuation-joined
+    output_patterns: list = dataclasses.field(default_factory=list)  # DejaGnu dg-output regexes, in order
+    should_fail: bool = False        # DejaGnu dg-shouldfail: the run must exit non-zero
+    xfail_covers_compile: bool = False  # an XFAIL also expects a failed build (lit, DejaGnu, plain)
+    extra_sources: list = dataclasses.field(default_factory=list)  # further sources, absolute (hashed, device-checked)
+    source_dir: str = ""             # where %S, relative sources and inputs resolve (default: the file's folder)
 
     def first_holding(self, expectations, features):
         """The first expectation whose condition holds for `features`, or None."""

@@ -78,6 +78,9 @@ def classify_build(spec, features, compiled, compiler_output):
     expected = spec.first_holding(spec.xfail_compile, features)
     if not compiled:
         msg = first_error_line(compiler_output)
+        if not expected and spec.xfail_covers_compile:
+            # lit, DejaGnu and plain programs: an XFAIL expects the test as a whole to fail.
+            expected = spec.first_holding(spec.xfail, features)
         if expected:
             return Outcome(COMPILE_ERROR, "%s (expected: %s)" % (msg, expected.reason), True, msg)
         return Outcome(COMPILE_ERROR, msg, False, msg)
@@ -112,6 +115,11 @@ def classify_run(spec, features, run, checker):
                 if err:
                     problems.append("%s mismatch: %s" % (prefix, err))
                     break
+    return finish(problems, xfail, expect_fail)
+
+
+def finish(problems, xfail, expect_fail=None):
+    """The outcome once the problems of a finished cell are known, under its XFAIL (if any)."""
     correct = not problems
     if xfail:
         if correct:
@@ -133,3 +141,44 @@ def classify_preconditions(spec, features):
     if why:
         return Outcome(UNSUPPORTED, why.reason, True)
     return None
+
+
+def classify_dejagnu_run(spec, features, run):
+    """Outcome of a DejaGnu program's run: exit status under dg-shouldfail, then the
+    dg-output patterns (concatenated into one regex, searched in stdout+stderr)."""
+    import re
+    if run.timed_out:
+        return Outcome(TIMEOUT, "no exit within the time limit (a hang is never an expected outcome)", False)
+    problems = []
+    if spec.should_fail and run.exit_code == 0:
+        problems.append("exited 0, but dg-shouldfail expects a failure")
+    elif not spec.should_fail and run.exit_code != 0:
+        problems.append(describe_exit(run))
+    patterns = [p for p, cond in spec.output_patterns if cond is None or cond(features)]
+    if not problems and patterns:
+        regex = "".join(patterns)
+        try:
+            found = re.search(regex, run.stdout + run.stderr, re.S)
+        except re.error as e:
+            return Outcome(UNRESOLVED, "dg-output pattern %r is not a valid regex here: %s" % (regex, e), False)
+        if not found:
+            problems.append("dg-output %r not found in the output" % (regex if len(regex) < 120 else regex[:117] + "..."))
+    return finish(problems, spec.first_holding(spec.xfail, features))
+
+
+def step_problem(step, run):
+    """One line for a failed lit RUN step: the command, its status and its first error."""
+    if run.timed_out:
+        return "RUN `%s`: no exit within the time limit" % step
+    lines = [ln.strip() for ln in (run.stdout + "\n" + run.stderr).splitlines() if ln.strip()]
+    errors = [ln for ln in lines if "error:" in ln]
+    detail = errors[0] if errors else (lines[-1] if lines else "no output")
+    return "RUN `%s`: exit %d: %s" % (step if len(step) < 100 else step[:97] + "...", run.exit_code, detail)
+
+
+def classify_compile_only(spec, features, problems):
+    """Outcome of a compile-only GPU column whose builds succeeded: the device-code checks'
+    problems, under an XFAIL that names a compile-only column (run-time XFAILs do not apply)."""
+    xfail = next((e for e in spec.xfail if e.expr(features)
+                  and any(n == "gpu-build" or n.startswith("gpu-build:") for n in e.expr.names)), None)
+    return finish(problems, xfail)

@@ -89,9 +89,12 @@ td.prog{font-family:monospace} .unexpected{outline:3px solid #000}
 """
 
 
-def html_report(doc):
-    """A self-contained HTML page: summary, legend, colour-coded grid, expected-failure reasons."""
+def html_report(doc, baseline=None, baseline_name="the baseline"):
+    """A self-contained HTML page: summary, legend, colour-coded grid, expected-failure reasons;
+    with `baseline` (an earlier results document), the changes since it, regressions first."""
     cols, progs, cells = grid(doc)
+    changes = diff(baseline, doc) if baseline is not None else None
+    before = {_key(r): r for r in baseline["records"]} if baseline is not None else {}
     e = html.escape
     env = doc.get("environment", {})
     bad = unexpected(doc)
@@ -112,6 +115,8 @@ def html_report(doc):
         out.append("<span style='background:%s'>%s: %d</span>" % (COLOURS.get(base, "#000"), e(code), n))
     out.append("</p><p>Click a cell for its reason, compiler message and output. "
                "A black outline marks an unexpected outcome.</p>")
+    if changes is not None:
+        out.append(comparison_html(changes, baseline_name))
     out.append("<table><tr><th>program</th><th>checks</th>%s</tr>" % "".join("<th>%s</th>" % e(c) for c in cols))
     for p in progs:
         any_rec = next((cells[(p, c)] for c in cols if (p, c) in cells), {})
@@ -128,8 +133,13 @@ def html_report(doc):
                 detail.append("<b>compiler:</b> %s" % e(r["compiler_message"]))
             if r.get("exit_code") is not None:
                 detail.append("<b>exit:</b> %s, %.2fs" % (r["exit_code"], r.get("duration", 0)))
+            if r.get("notes"):
+                detail.append("<b>notes:</b> %s" % e(r["notes"]))
             if r.get("stderr_tail"):
                 detail.append("<b>stderr:</b><pre>%s</pre>" % e(r["stderr_tail"][-600:]))
+            old = before.get(_key(r))
+            if changes is not None and (old is None or (old["outcome"], old["expected"]) != (r["outcome"], r["expected"])):
+                detail.append("<b>before:</b> %s" % e(_label(old)))
             out.append("<td class='cell%s' style='background:%s' title='%s'><details><summary>%s</summary>%s</details></td>" % (
                 "" if r["expected"] else " unexpected", COLOURS[r["outcome"]], e(_short(r["reason"], 300)),
                 e(LABEL[r["outcome"]]), "<br>".join(detail)))
@@ -146,3 +156,130 @@ def html_report(doc):
         out.append("<tr><td class='prog'>%s</td><td>%s</td><td>%s</td></tr>" % (e(prog), e(", ".join(where)), e(reason)))
     out.append("</table></body></html>")
     return "\n".join(out)
+
+
+# --- comparing runs -------------------------------------------------------------------------
+
+#: Outcomes that count as a loss when a cell that passed before ends in one of them.
+LOST = (oc.FAIL, oc.XFAIL, oc.XPASS, oc.COMPILE_ERROR, oc.UNRESOLVED, oc.TIMEOUT)
+
+
+def _key(r):
+    return (r["program"], r["backend"], r["translate"])
+
+
+def diff(old, new):
+    """Compares two results documents cell by cell.
+
+    Returns {"regressions", "changes", "added", "removed"}: lists of (key, old record or
+    None, new record or None). A regression is a cell that met its expectation before and
+    does not now, or that passed before and now fails in any way (even an expected one:
+    someone marked a lost pass XFAIL). Other outcome changes are "changes".
+    """
+    before = {_key(r): r for r in old["records"]}
+    after = {_key(r): r for r in new["records"]}
+    out = {"regressions": [], "changes": [], "added": [], "removed": []}
+    for k in sorted(set(before) | set(after)):
+        o, n = before.get(k), after.get(k)
+        if o is None:
+            out["added"].append((k, None, n))
+        elif n is None:
+            out["removed"].append((k, o, None))
+        elif (o["outcome"], o["expected"]) != (n["outcome"], n["expected"]):
+            lost = (o["expected"] and not n["expected"]) or (o["outcome"] == oc.PASS and n["outcome"] in LOST)
+            out["regressions" if lost else "changes"].append((k, o, n))
+    return out
+
+
+def _label(r):
+    return "-" if r is None else LABEL[r["outcome"]] + ("" if r["expected"] else "!")
+
+
+def diff_text(d, reason_width=70):
+    """The comparison as text: regressions first, then other changes, added and removed cells."""
+    lines = []
+    for title, key in (("regressions", "regressions"), ("other changes", "changes"),
+                       ("new cells", "added"), ("cells no longer run", "removed")):
+        rows = d[key]
+        lines.append("%s: %d" % (title, len(rows)))
+        for (prog, backend, translate), o, n in rows:
+            why = (n or o).get("reason", "")
+            lines.append("  %s %s/%s: %s -> %s%s" % (prog, backend, translate, _label(o), _label(n),
+                                                     ("  (%s)" % _short(why, reason_width)) if why else ""))
+    return "\n".join(lines)
+
+
+def comparison_html(d, baseline_name):
+    """An HTML section listing the changes against a baseline run, regressions first."""
+    e = html.escape
+    out = ["<h2>Changes since %s</h2>" % e(baseline_name),
+           "<p>%d regression(s), %d other change(s), %d new cell(s), %d cell(s) no longer run.</p>" % (
+               len(d["regressions"]), len(d["changes"]), len(d["added"]), len(d["removed"])),
+           "<table class='changes'><tr><th>kind</th><th>program</th><th>column</th><th>before</th>"
+           "<th>now</th><th>reason now</th></tr>"]
+    for kind, key in (("regression", "regressions"), ("change", "changes"), ("new", "added"), ("gone", "removed")):
+        for (prog, backend, translate), o, n in d[key]:
+            colour = "#c62828" if kind == "regression" else "#222"
+            out.append("<tr style='color:%s'><td>%s</td><td class='prog'>%s</td><td>%s/%s</td><td>%s</td><td>%s</td>"
+                       "<td>%s</td></tr>" % (colour, kind, e(prog), e(backend), e(translate), e(_label(o)),
+                                             e(_label(n)), e((n or {}).get("reason", ""))))
+    out.append("</table>")
+    return "\n".join(out)
+
+
+# --- joining shards -----------------------------------------------------------------------
+
+class MergeError(ValueError):
+    """Shard results that cannot be joined (a cell in two shards, an unreadable file)."""
+
+
+def merge_docs(docs):
+    """Joins shard results into one document; a cell present in two shards is an error."""
+    records, seen, columns, suites, shards = [], {}, [], [], []
+    for name, doc in docs:
+        for r in doc.get("records", []):
+            k = _key(r)
+            if k in seen:
+                raise MergeError("cell %s %s/%s is in both %s and %s" % (k[0], k[1], k[2], seen[k], name))
+            seen[k] = name
+            records.append(r)
+        for c in doc.get("columns", []):
+            if list(c) not in columns:
+                columns.append(list(c))
+        for s in doc.get("suites", []) or []:
+            if s not in suites:
+                suites.append(s)
+        shards.append(doc.get("shard"))
+    records.sort(key=_key)
+    first_env = docs[0][1].get("environment", {}) if docs else {}
+    return {"environment": first_env, "records": records, "columns": columns, "suites": suites,
+            "merged_from": [n for n, _ in docs], "shards": shards}
+
+
+def merge_junit(paths):
+    """One JUnit XML document holding every test case of `paths`, sorted, with totals."""
+    import xml.etree.ElementTree as ET
+    cases = []
+    for p in paths:
+        try:
+            root = ET.parse(p).getroot()
+        except (OSError, ET.ParseError) as err:
+            raise MergeError("cannot read %s: %s" % (p, err)) from None
+        cases.extend(root.iter("testcase"))
+    cases.sort(key=lambda c: (c.get("classname", ""), c.get("name", "")))
+    suite = ET.Element("testsuite", name="ompsim-matrix")
+    counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    total = 0.0
+    for c in cases:
+        counts["tests"] += 1
+        counts["failures"] += 1 if c.find("failure") is not None else 0
+        counts["errors"] += 1 if c.find("error") is not None else 0
+        counts["skipped"] += 1 if c.find("skipped") is not None else 0
+        total += float(c.get("time", "0") or 0)
+        suite.append(c)
+    for k, v in counts.items():
+        suite.set(k, str(v))
+    suite.set("time", "%.3f" % total)
+    root = ET.Element("testsuites")
+    root.append(suite)
+    return ET.tostring(root, encoding="unicode")

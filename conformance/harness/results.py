@@ -1,29 +1,12 @@
-"""Per-cell JSON records: each pytest-xdist worker appends to its own file under
-results/<session>/; the controller merges them into one results.json at the end."""
-import glob
+"""Per-cell JSON records: they reach the pytest controller on the test reports (from any
+xdist gateway, local or remote), which writes them into one results.json at the end."""
 import json
 import os
 import platform
-import shutil
 import subprocess
 import time
 
-RESULTS_DIR = "results"
 MERGED = "results.json"
-
-
-def session_dir(out_root, session):
-    return os.path.join(out_root, RESULTS_DIR, session)
-
-
-def append(out_root, session, worker, record):
-    """Appends one cell's record to this worker's file of this session."""
-    path = os.path.join(session_dir(out_root, session), "%s.jsonl" % worker)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    line = json.dumps(record, sort_keys=True) + "\n"
-    # One write per record in append mode: lines from one worker never interleave.
-    with open(path, "a", encoding="utf-8") as f:
-        f.write(line)
 
 
 def _version(argv):
@@ -45,20 +28,20 @@ def environment_info():
             "build_dir": paths.BUILD}
 
 
-def merge(out_root, session, extra=None):
-    """Merges every worker's records of `session` into results.json (then drops the
-    per-worker files); returns the merged document."""
-    records = []
-    sdir = session_dir(out_root, session)
-    for p in sorted(glob.glob(os.path.join(sdir, "*.jsonl"))):
-        with open(p, encoding="utf-8") as f:
-            records.extend(json.loads(line) for line in f if line.strip())
-    records.sort(key=lambda r: (r["program"], r["backend"], r["translate"]))
+def record_key(record):
+    """A cell's identity across runs: program and column."""
+    return (record["program"], record["backend"], record["translate"])
+
+
+def write(out_root, records, extra=None, path=None):
+    """Writes results.json (records sorted by cell) into `out_root`; returns the document."""
+    records = sorted(records, key=record_key)
     doc = {"environment": environment_info(), "records": records}
     doc.update(extra or {})
-    tmp = os.path.join(out_root, MERGED + ".%s.tmp" % session)
+    os.makedirs(out_root, exist_ok=True)
+    target = path or os.path.join(out_root, MERGED)
+    tmp = target + ".%d.tmp" % os.getpid()
     with open(tmp, "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=1, sort_keys=True)
-    os.replace(tmp, os.path.join(out_root, MERGED))
-    shutil.rmtree(sdir, ignore_errors=True)
+    os.replace(tmp, target)
     return doc

@@ -1,6 +1,8 @@
 """Runs one matrix cell (program x backend x translation) end to end and classifies it."""
 import dataclasses
 import os
+import re
+import shlex
 import signal
 import subprocess
 import time
@@ -9,7 +11,8 @@ from ompsim_cli import backends, paths
 
 from . import build as builder
 from . import outcome as oc
-from .features import backend_features
+from . import devir, suites
+from .features import GPU_BUILD_BACKENDS, backend_features
 from .header import HeaderError, parse_file
 
 DEFAULT_TIMEOUT = 60
@@ -18,13 +21,17 @@ FILECHECK = paths.tool("FileCheck")
 
 @dataclasses.dataclass
 class Cell:
-    """One matrix cell; `id` is the pytest id."""
+    """One matrix cell; `id` is the pytest id. `suite` is the root of the user suite the
+    program comes from (None for ompsim's own programs)."""
     program: str   # path
     backend: str
     translate: str
+    suite: str = None
 
     @property
     def name(self):
+        if self.suite:
+            return suites.program_name(self.suite, self.program)
         return os.path.splitext(os.path.basename(self.program))[0]
 
     @property
@@ -42,27 +49,29 @@ def filecheck(source, prefix, text):
     return lines[0].split("error:", 1)[1].strip() if lines else r.stdout.strip()[:200]
 
 
-def execute(argv, env, cwd, timeout):
-    """Runs argv in its own process group; on timeout kills the whole group (executors included)."""
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                            cwd=cwd, start_new_session=True, errors="replace")
+def execute(argv, env, cwd, timeout, merge_stderr=False):
+    """Runs argv in its own process group; on timeout kills the whole group (executors included).
+    With `merge_stderr`, stderr is interleaved into stdout (as DejaGnu and lit pipes see it)."""
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE,
+                            text=True, env=env, cwd=cwd, start_new_session=True, errors="replace")
     try:
         out, err = proc.communicate(timeout=timeout)
-        return oc.RunResult(proc.returncode, out, err)
+        return oc.RunResult(proc.returncode, out, err or "")
     except subprocess.TimeoutExpired:
         try:
             os.killpg(proc.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
         out, err = proc.communicate()
-        return oc.RunResult(-signal.SIGKILL, out, err, timed_out=True)
+        return oc.RunResult(-signal.SIGKILL, out, err or "", timed_out=True)
 
 
 def run_cell(cell, out_root, workdir):
     """Returns (Outcome, record dict) for `cell`; never raises for anything a program can cause."""
     start = time.monotonic()
     record = {"program": cell.name, "backend": cell.backend, "translate": cell.translate,
-              "image": backends.image_kind(cell.backend), "checks": "", "xfail_reasons": [],
+              "image": "gpu" if cell.backend in GPU_BUILD_BACKENDS else backends.image_kind(cell.backend),
+              "checks": "", "xfail_reasons": [], "style": "", "notes": "",
               "compile_command": "", "exit_code": None, "stdout_tail": "", "stderr_tail": ""}
     result = _run(cell, out_root, workdir, record)
     record.update(outcome=result.code, expected=result.expected, reason=result.reason,
@@ -72,11 +81,14 @@ def run_cell(cell, out_root, workdir):
 
 def _run(cell, out_root, workdir, record):
     try:
-        spec = parse_file(cell.program)
-    except HeaderError as e:
+        spec = suites.parse_program(cell.program, cell.suite) if cell.suite else parse_file(cell.program)
+    except (HeaderError, suites.SuiteError) as e:
         return oc.Outcome(oc.UNRESOLVED, "malformed header: %s" % e, False)
     record["checks"] = spec.checks
+    record["style"] = spec.style
     record["xfail_reasons"] = [e.reason for e in spec.xfail + spec.xfail_compile + spec.expect_fail_if]
+    if cell.backend in GPU_BUILD_BACKENDS:
+        return _gpu_build(cell, spec, out_root, workdir, record)
     why = backends.unavailable_reason(cell.backend)
     if why:
         return oc.Outcome(oc.UNAVAILABLE, why, True)
@@ -88,6 +100,8 @@ def _run(cell, out_root, workdir, record):
     pre = oc.classify_preconditions(spec, features)
     if pre:
         return pre
+    if spec.style == "lit":
+        return _lit(cell, spec, features, image, workdir, record)
     b, why = builder.build(spec, cell.translate, image, out_root)
     if why:
         return oc.Outcome(oc.UNAVAILABLE, why, True)
@@ -95,13 +109,266 @@ def _run(cell, out_root, workdir, record):
     after_build = oc.classify_build(spec, features, b.ok, b.output)
     if after_build:
         return after_build
-    source_dir = os.path.dirname(os.path.abspath(spec.path))
+    if spec.action != "run":
+        # dg-do compile / link: building is the test.
+        return oc.finish([], spec.first_holding(spec.xfail, features))
+    source_dir = spec.source_dir or os.path.dirname(os.path.abspath(spec.path))
     env = backends.environment(cell.backend)
     for k, v in spec.env.items():
         env[k] = builder.substitute(v, source_dir, b.directory)
     args = [builder.substitute(a, source_dir, b.directory) for a in spec.args]
-    run = execute([b.exe, *args], env, workdir, spec.timeout or DEFAULT_TIMEOUT)
+    run = execute([b.exe, *args], env, workdir, spec.timeout or DEFAULT_TIMEOUT,
+                  merge_stderr=spec.style == "dejagnu")
     record["exit_code"] = run.exit_code
     record["stdout_tail"] = run.stdout[-2000:]
     record["stderr_tail"] = run.stderr[-2000:]
+    if spec.style == "dejagnu":
+        return oc.classify_dejagnu_run(spec, features, run)
     return oc.classify_run(spec, features, run, lambda prefix, text: filecheck(spec.path, prefix, text))
+
+
+# --- lit --------------------------------------------------------------------------------
+
+#: The device triples lit substitutions are spelt with, and the one each column builds for.
+LIT_TRIPLES = ("x86_64-unknown-linux-gnu", "x86_64-pc-linux-gnu", "nvptx64-nvidia-cuda", "amdgcn-amd-amdhsa",
+               "aarch64-unknown-linux-gnu", "powerpc64-ibm-linux-gnu", "powerpc64le-ibm-linux-gnu", "s390x-ibm-linux-gnu")
+_LIT_COMPOSITE = {
+    # name -> expansion (into primitive substitutions), as offload/test/lit.cfg defines them
+    "compile-run-and-check": "%libomptarget-compile-and-run-{t} | %fcheck-{t}",
+    "compilexx-run-and-check": "%libomptarget-compilexx-and-run-{t} | %fcheck-{t}",
+    "compile-fortran-run-and-check": "%libomptarget-compile-fortran-and-run-{t} | %fcheck-{t}",
+    "compileopt-run-and-check": "%libomptarget-compileopt-and-run-{t} | %fcheck-{t}",
+    "compileoptxx-run-and-check": "%libomptarget-compileoptxx-and-run-{t} | %fcheck-{t}",
+    "compile-and-run": "%libomptarget-compile-{t} && %libomptarget-run-{t}",
+    "compilexx-and-run": "%libomptarget-compilexx-{t} && %libomptarget-run-{t}",
+    "compile-fortran-and-run": "%libomptarget-compile-fortran-{t} && %libomptarget-run-{t}",
+    "compileopt-and-run": "%libomptarget-compileopt-{t} && %libomptarget-run-{t}",
+    "compileoptxx-and-run": "%libomptarget-compileoptxx-{t} && %libomptarget-run-{t}",
+}
+_LIT_COMPILE = {
+    "compile": ("c", ""), "compilexx": ("c++", ""), "compile-fortran": ("fortran", ""),
+    "compileopt": ("c", "-O3"), "compileoptxx": ("c++", "-O3"), "compilexxx-force-usm": ("c++", "-fopenmp-force-usm"),
+}
+_LIT_NAME = re.compile(r"%(libomptarget-[a-z-]+?|clangxx|clang|flang|fcheck-plain|fcheck)-(generic|"
+                       + "|".join(re.escape(t) + "(?:-LTO|-JIT-LTO)?" for t in LIT_TRIPLES) + r")(?![\w-])")
+_LIT_PLAIN = re.compile(r"%(openmp_flags|cuda_flags|flags_clang|flags_flang|flags|target_triple|clangxx|clang|flang|not|t|T|s|S|p|%)(?![\w-])")
+
+
+def _column_triples(backend):
+    if backend in ("cuda-upstream", "gpu-build:sm_90"):
+        return ("nvptx64-nvidia-cuda",)
+    if backend in ("amdgpu-upstream", "gpu-build:gfx90a"):
+        return ("amdgcn-amd-amdhsa",)
+    return ("x86_64-unknown-linux-gnu", "x86_64-pc-linux-gnu")
+
+
+def lit_steps(spec, backend, prefixes, suite_root, tmp):
+    """The RUN lines of `spec` as [(kind, shell command)], kind 'compile' or 'run'.
+
+    `prefixes` maps a language to the column's compiler command (a list); %t is `tmp`.
+    A RUN line is split at `&&` so a failing compile is told apart from a failing run.
+    """
+    mine = _column_triples(backend)
+
+    def composite(m):
+        name, triple = m.group(1), m.group(2)
+        if triple != "generic" and triple not in mine:
+            return "echo ignored-command"
+        key = name[len("libomptarget-"):] if name.startswith("libomptarget-") else None
+        if key in _LIT_COMPOSITE:
+            return _LIT_COMPOSITE[key].format(t=triple)
+        return m.group(0)
+
+    quote = " ".join
+    flags = "-I%s" % suite_root
+    fc = paths.tool("FileCheck")
+
+    def primitive(m):
+        name, triple = m.group(1), m.group(2)
+        if triple != "generic" and triple not in mine:
+            return "echo ignored-command"
+        if name.startswith("libomptarget-"):
+            key = name[len("libomptarget-"):]
+            if key in _LIT_COMPILE:
+                lang, extra = _LIT_COMPILE[key]
+                return "%s %s %s %s -o %s" % (quote(prefixes[lang]), flags, extra, spec.path, tmp)
+            if key == "run":
+                return tmp
+            if key == "run-fail":
+                return "%s --crash %s" % (paths.tool("not"), tmp)
+            return m.group(0)
+        if name == "clang":
+            return "%s %s" % (quote(prefixes["c"]), flags)
+        if name == "clangxx":
+            return "%s %s" % (quote(prefixes["c++"]), flags)
+        if name == "flang":
+            return "%s %s" % (quote(prefixes["fortran"]), flags)
+        if name == "fcheck":
+            return "%s %s" % (fc, spec.path)
+        return fc
+
+    plain = {"openmp_flags": "-fopenmp", "cuda_flags": "", "flags_clang": "", "flags_flang": "", "flags": flags,
+             "target_triple": mine[0], "clangxx": quote(prefixes["c++"]), "clang": quote(prefixes["c"]),
+             "flang": quote(prefixes["fortran"]), "not": paths.tool("not"), "t": tmp, "T": os.path.dirname(tmp),
+             "s": spec.path, "S": os.path.dirname(spec.path), "p": os.path.dirname(spec.path), "%": "%"}
+    steps = []
+    for line in spec.lit_runs:
+        line = line.replace("%libomptarget-compilexxx-generic-force-usm", "%libomptarget-compilexxx-force-usm-generic")
+        for _ in range(4):   # run-and-check -> and-run -> compile && run
+            line = _LIT_NAME.sub(composite, line)
+        for seg in _split_and(line):
+            compiles = bool(re.search(r"%(libomptarget-compile|clang|flang)", seg))
+            seg = _LIT_NAME.sub(primitive, seg)
+            left = re.search(r"%(?:libomptarget|clang|flang|fcheck)[\w-]*", seg)
+            if left:
+                raise HeaderError("lit substitution %s is not known here" % left.group(0))
+            seg = _LIT_PLAIN.sub(lambda m: plain[m.group(1)], seg)
+            steps.append(("compile" if compiles else "run", seg.strip()))
+    return steps
+
+
+def _split_and(line):
+    """Splits a shell line at top-level `&&` (outside quotes); a line with `||` stays whole."""
+    parts, buf, quote, i = [], [], None, 0
+    while i < len(line):
+        c = line[i]
+        if quote:
+            if c == quote:
+                quote = None
+        elif c in "'\"":
+            quote = c
+        elif line.startswith("||", i):
+            return [line]
+        elif line.startswith("&&", i):
+            parts.append("".join(buf))
+            buf = []
+            i += 2
+            continue
+        buf.append(c)
+        i += 1
+    parts.append("".join(buf))
+    return [p for p in parts if p.strip()]
+
+
+def _lit(cell, spec, features, image, workdir, record):
+    prefixes = {}
+    for lang in ("c", "c++", "fortran"):
+        prefix, _, why = builder.toolchain(lang, cell.translate, image)
+        if why:
+            return oc.Outcome(oc.UNAVAILABLE, why, True)
+        prefixes[lang] = prefix
+    tmp = os.path.join(workdir, "Output", os.path.basename(spec.path) + ".tmp")
+    os.makedirs(os.path.dirname(tmp), exist_ok=True)
+    try:
+        steps = lit_steps(spec, cell.backend, prefixes, cell.suite or os.path.dirname(spec.path), tmp)
+    except HeaderError as e:
+        return oc.Outcome(oc.UNRESOLVED, str(e), False)
+    plain_env = dict(os.environ)
+    plain_env["PATH"] = paths.LLVM_BIN + os.pathsep + plain_env.get("PATH", "")
+    run_env = backends.environment(cell.backend, plain_env)
+    record["compile_command"] = "\n".join(cmd for kind, cmd in steps if kind == "compile")
+    timeout = spec.timeout or DEFAULT_TIMEOUT
+    out = []
+    for kind, cmd in steps:
+        r = execute(["bash", "-o", "pipefail", "-c", cmd], plain_env if kind == "compile" else run_env, workdir,
+                    builder.COMPILE_TIMEOUT if kind == "compile" else timeout, merge_stderr=True)
+        out.append("$ %s\n%s" % (cmd, r.stdout))
+        record["stdout_tail"] = "\n".join(out)[-2000:]
+        if kind == "compile" and r.exit_code != 0:
+            return oc.classify_build(spec, features, False, r.stdout)
+        if kind == "run":
+            record["exit_code"] = r.exit_code
+            if r.timed_out:
+                return oc.Outcome(oc.TIMEOUT, "no exit within the time limit (a hang is never an expected outcome)", False)
+            if r.exit_code != 0:
+                shown = cmd.replace(os.path.dirname(tmp), "%T")
+                return oc.finish([oc.step_problem(shown, r)], spec.first_holding(spec.xfail, features))
+    return oc.finish([], spec.first_holding(spec.xfail, features))
+
+
+# --- compile-only GPU columns -------------------------------------------------------------
+
+PTXAS = "/usr/local/cuda/bin/ptxas"
+SOURCE_EXTENSIONS = (".c", ".cpp", ".cc", ".cxx", ".f90", ".F90")
+#: Build flags a device-only compile keeps (the rest are link or output options).
+_KEPT_FLAG = re.compile(r"^(-D|-U|-I|-std=|-include|-f(?!PIC|pic|pass-plugin)|-O)")
+
+
+def _gpu_sources_and_flags(spec, workdir):
+    """The sources a program is built from (main, helpers, library sources) and the flags
+    that shape their device code."""
+    source_dir = spec.source_dir or os.path.dirname(os.path.abspath(spec.path))
+    words = list(spec.build_args)
+    for _, args in spec.shlibs:
+        words += args
+    if spec.style == "lit":
+        prefixes = {lang: ["cc"] for lang in ("c", "c++", "fortran")}
+        try:
+            steps = lit_steps(spec, "gpu-build:sm_90", prefixes, spec.source_dir, os.path.join(workdir, "t"))
+        except HeaderError:
+            steps = []     # the run columns report it; here the test file alone is built
+        for kind, cmd in steps:
+            if kind == "compile":
+                try:
+                    words += shlex.split(cmd)[1:]
+                except ValueError:
+                    pass
+    words = [builder.substitute(w, source_dir, workdir) for w in words]
+    sources = [spec.path] + list(spec.extra_sources)
+    sources += [w for w in words if w.endswith(SOURCE_EXTENSIONS) and os.path.isfile(w)]
+    flags = list(dict.fromkeys(w for w in words if _KEPT_FLAG.match(w) and not w.endswith(SOURCE_EXTENSIONS)))
+    return list(dict.fromkeys(os.path.abspath(s) for s in sources)), flags
+
+
+def _gpu_build(cell, spec, out_root, workdir, record):
+    """A compile-only GPU column: device-only build of every source, the lookup check on
+    the device IR, then PTX assembly (ptxas, where CUDA is installed) or the AMDGPU link."""
+    arch = cell.backend.split(":", 1)[1]
+    triple = "nvptx64-nvidia-cuda" if arch.startswith("sm_") else "amdgcn-amd-amdhsa"
+    features = backend_features(cell.backend, cell.translate, spec.language)
+    pre = oc.classify_preconditions(spec, features)
+    if pre:
+        return pre
+    if cell.translate == "pass" and not os.path.exists(paths.PASS_PLUGIN):
+        return oc.Outcome(oc.UNAVAILABLE, "ompsim not built (%s missing)" % paths.PASS_PLUGIN, True)
+    sources, flags = _gpu_sources_and_flags(spec, workdir)
+    problems, notes, commands = [], [], []
+    for i, src in enumerate(sources):
+        lang = suites.LANGUAGES.get(os.path.splitext(src)[1], spec.language)
+        if cell.translate == "pass":
+            prefix = [builder.OMPSIM, "cc", "--translate=pass", "--gpu=" + arch]
+        else:
+            prefix = [paths.tool("flang") if lang == "fortran" else paths.tool("clang++" if lang == "c++" else "clang"),
+                      "-fopenmp", "--offload-arch=" + arch]
+        base = os.path.join(workdir, "dev%d" % i)
+        steps = [[*prefix, *builder._language_flags(lang), *(builder.FORTRAN_FLAGS if lang == "fortran" else []),
+                  *flags, "--offload-device-only", "-nogpulib", "-S", "-emit-llvm", src, "-o", base + ".ll"]]
+        if triple.startswith("nvptx"):
+            steps.append([paths.tool("llc"), "-mtriple=" + triple, "-mcpu=" + arch, base + ".ll", "-o", base + ".ptx"])
+            if os.path.exists(PTXAS):
+                steps.append([PTXAS, "-arch=" + arch, "-c", base + ".ptx", "-o", base + ".cubin"])
+            elif i == 0:
+                notes.append("PTX not assembled: %s not found" % PTXAS)
+        else:
+            steps.append([paths.tool("llc"), "-mtriple=" + triple, "-mcpu=" + arch, "-filetype=obj",
+                          base + ".ll", "-o", base + ".o"])
+            steps.append([paths.tool("ld.lld"), "-shared", base + ".o", "-o", base + ".so"])
+        for n, cmd in enumerate(steps):
+            commands.append(" ".join(cmd))
+            record["compile_command"] = "\n".join(commands)
+            r = execute(cmd, None, workdir, builder.COMPILE_TIMEOUT, merge_stderr=True)
+            if r.exit_code != 0 or r.timed_out:
+                if n == 0:
+                    return oc.classify_build(spec, features, False, r.stdout)
+                problems.append("%s failed: %s" % (os.path.basename(cmd[0]), oc.first_error_line(r.stdout)))
+                break
+            if n == 0:
+                with open(base + ".ll", encoding="utf-8", errors="replace") as f:
+                    rep = devir.check(f.read())
+                notes.append("%s: %s" % (os.path.basename(src), rep.summary()))
+                problems += rep.problems
+    record["notes"] = "; ".join(notes)
+    after = oc.classify_build(spec, features, True, "")
+    if after:
+        return after
+    return oc.classify_compile_only(spec, features, problems)

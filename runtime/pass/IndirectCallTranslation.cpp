@@ -67,6 +67,9 @@ bool isTranslateFunctionName(StringRef Name) {
 /// True if `V` is the result of a translate call (ours or one the program
 /// wrote itself), so translating it again would only cost time.
 bool isTranslateResult(const Value *V) {
+  // A pointer outside the generic address space comes back through a cast.
+  if (const auto *Cast = dyn_cast<AddrSpaceCastInst>(V))
+    V = Cast->getPointerOperand();
   const auto *Call = dyn_cast<CallBase>(V);
   if (!Call)
     return false;
@@ -149,13 +152,36 @@ private:
     return true;
   }
 
-  /// Inserts `%t = call @translate(%V)` right after the definition of `V`
-  /// (for a vtable pointer load) and returns the call, marked.
-  CallInst *emitTranslate(IRBuilder<> &B, Value *V, const DebugLoc &Loc) {
-    CallInst *T = B.CreateCall(Translate, {V}, V->getName().empty() ? "" : V->getName() + ".dev");
+  /// A translation emitted by emitTranslate: the translated value (with the
+  /// type of the value translated) and the instruction that reads the
+  /// original value.
+  struct Translation {
+    Value *Result;
+    Instruction *Reader;
+  };
+
+  /// Inserts `%t = call @translate(%V)` at the builder's position, marked.
+  /// The translate function takes and returns a generic pointer; a pointer in
+  /// another address space (AMDGPU keeps vtables in the global one) is cast
+  /// to it and the result cast back, so every use keeps its type.
+  Translation emitTranslate(IRBuilder<> &B, Value *V, const DebugLoc &Loc) {
+    Type *Generic = PointerType::getUnqual(V->getContext());
+    Value *Arg = V;
+    if (V->getType() != Generic) {
+      Arg = B.CreateAddrSpaceCast(V, Generic);
+      if (auto *I = dyn_cast<Instruction>(Arg))
+        I->setMetadata(TranslatedMD, Marker);
+    }
+    CallInst *T = B.CreateCall(Translate, {Arg}, V->getName().empty() ? "" : V->getName() + ".dev");
     T->setMetadata(TranslatedMD, Marker);
     T->setDebugLoc(Loc);
-    return T;
+    Instruction *Reader = Arg == V ? T : dyn_cast<Instruction>(Arg);
+    if (V->getType() == Generic)
+      return {T, Reader};
+    Value *Back = B.CreateAddrSpaceCast(T, V->getType());
+    if (auto *I = dyn_cast<Instruction>(Back))
+      I->setMetadata(TranslatedMD, Marker);
+    return {Back, Reader ? Reader : T};
   }
 
   /// Translates the callee operand in place, before the call.
@@ -164,8 +190,7 @@ private:
     if (Call.hasMetadata(TranslatedMD) || isTranslateResult(Callee))
       return false;
     IRBuilder<> B(&Call);
-    CallInst *T = emitTranslate(B, Callee, Call.getDebugLoc());
-    Call.setCalledOperand(T);
+    Call.setCalledOperand(emitTranslate(B, Callee, Call.getDebugLoc()).Result);
     Call.setMetadata(TranslatedMD, Marker);
     return true;
   }
@@ -206,8 +231,8 @@ private:
         !isVtablePointerLoad(*VtableLoad, ThroughStructGEP))
       return false;
     IRBuilder<> B(VtableLoad->getNextNode());
-    CallInst *T = emitTranslate(B, VtableLoad, VtableLoad->getDebugLoc());
-    VtableLoad->replaceUsesWithIf(T, [T](Use &U) { return U.getUser() != T; });
+    Translation T = emitTranslate(B, VtableLoad, VtableLoad->getDebugLoc());
+    VtableLoad->replaceUsesWithIf(T.Result, [&T](Use &U) { return U.getUser() != T.Reader; });
     VtableLoad->setMetadata(TranslatedMD, Marker);
     return true;
   }

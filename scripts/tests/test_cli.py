@@ -38,7 +38,8 @@ def test_trace_commands_survive_a_closed_pipe(tmp_path, argv):
     assert "Traceback" not in r.stderr and "BrokenPipe" not in r.stderr, r.stderr
 
 
-@pytest.mark.parametrize("sub", [[]] + [[c] for c in cli_main.COMMANDS] + [["trace", "show"], ["trace", "diff"]])
+@pytest.mark.parametrize("sub", [[]] + [[c] for c in cli_main.COMMANDS] + [["trace", "show"], ["trace", "diff"],
+                                                                   ["matrix", "diff"], ["matrix", "merge"]])
 def test_every_help_has_an_example_and_no_internal_words(sub):
     r = ompsim(*sub, "--help")
     assert r.returncode == 0, r.stderr

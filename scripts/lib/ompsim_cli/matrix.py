@@ -3,19 +3,28 @@
 Writes results.json, junit.xml and report.html into conformance/out/ (or --out) and prints
 the program × column table. Exits non-zero on any unexpected outcome (FAIL, XPASS,
 UNRESOLVED, TIMEOUT, unexpected COMPILE-ERROR) or when pytest itself fails.
+
+  ompsim matrix --suite DIR ...          run a lit / DejaGnu / plain suite instead of ompsim's programs
+  ompsim matrix --shard K/N ...          run one deterministic slice of the cells (CI job matrices)
+  ompsim matrix --tx ssh=host//python=python3 ...   spread the cells over other machines (pytest-xdist)
+  ompsim matrix merge --out DIR A B ...  join shard results (folders or results.json files)
+  ompsim matrix diff OLD.json NEW.json   cells whose outcome changed, regressions first (exit 1 on one)
 """
+import argparse
+import json
 import os
 import subprocess
 import sys
 
 from . import paths
 
-BACKENDS = ("sim", "sim-ir", "ours-host", "host-upstream", "cuda-upstream", "amdgpu-upstream")
+BACKENDS = ("sim", "sim-ir", "ours-host", "host-upstream", "cuda-upstream", "amdgpu-upstream",
+            "gpu-build:sm_90", "gpu-build:gfx90a")
 
 
 def register(sub):
     p = sub.add_parser("matrix", help="run the conformance matrix and write JSON/JUnit/HTML reports",
-                       description=__doc__,
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
                        epilog="example: ompsim matrix --backend sim,ours-host --program indirect")
     p.add_argument("--backend", action="append", metavar="NAME",
                    help="backend(s), repeatable or comma list: %s (default: sim and host-upstream)" % ", ".join(BACKENDS))
@@ -25,12 +34,97 @@ def register(sub):
     p.add_argument("--out", metavar="DIR", help="report folder (default conformance/out; ./ompsim-matrix-out when installed)")
     p.add_argument("-j", "--jobs", default="auto", help="pytest-xdist workers (default auto)")
     p.add_argument("--no-build", action="store_true", help="do not run scripts/setup first")
+    p.add_argument("--suite", action="append", metavar="DIR",
+                   help="run the programs under DIR (lit, DejaGnu, plain or ompsim style; repeatable)")
+    p.add_argument("--shard", metavar="K/N", help="run only the K-th of N deterministic slices of the cells")
+    p.add_argument("--tx", action="append", metavar="SPEC",
+                   help="pytest-xdist gateway (repeatable), e.g. 4*popen, ssh=host//python=/usr/bin/python3"
+                        "//chdir=/path/to/ompsim, socket=host:port; replaces -j")
+    p.add_argument("--compare", metavar="OLD.json", help="show the changes since an earlier results.json in report.html")
     p.set_defaults(func=main)
+    sub_matrix = p.add_subparsers(dest="matrix_command", metavar="{diff,merge}")
+    d = sub_matrix.add_parser("diff", help="cells whose outcome changed between two results.json (regressions first)",
+                              epilog="example: ompsim matrix diff old/results.json conformance/out/results.json")
+    d.add_argument("old", metavar="OLD.json")
+    d.add_argument("new", metavar="NEW.json")
+    d.add_argument("--html", metavar="FILE", help="also write NEW's report with the comparison to FILE")
+    d.set_defaults(func=main_diff)
+    m = sub_matrix.add_parser("merge", help="join shard results into one results.json, junit.xml and report.html",
+                              epilog="example: ompsim matrix merge --out merged shard1/ shard2/ shard3/")
+    m.add_argument("inputs", nargs="+", metavar="SHARD", help="a shard's report folder or its results.json")
+    m.add_argument("--out", required=True, metavar="DIR", help="folder for the merged reports")
+    m.set_defaults(func=main_merge)
+
+
+def _harness():
+    sys.path.insert(0, os.path.join(paths.ROOT, "conformance"))
+    from harness import report  # noqa: E402 (the harness lives beside its programs)
+    return report
+
+
+def _load(report, path, what):
+    try:
+        return report.load(path)
+    except (OSError, ValueError) as e:
+        sys.stderr.write("ompsim: matrix %s: cannot read %s: %s\n" % (what, path, e))
+        return None
+
+
+def main_diff(args):
+    report = _harness()
+    old, new = _load(report, args.old, "diff"), _load(report, args.new, "diff")
+    if old is None or new is None:
+        return 2
+    d = report.diff(old, new)
+    sys.stdout.write(report.diff_text(d) + "\n")
+    if args.html:
+        with open(args.html, "w", encoding="utf-8") as f:
+            f.write(report.html_report(new, baseline=old, baseline_name=args.old))
+        sys.stdout.write("report: %s\n" % args.html)
+    return 1 if d["regressions"] else 0
+
+
+def main_merge(args):
+    report = _harness()
+    docs, junits = [], []
+    for item in args.inputs:
+        path = os.path.join(item, "results.json") if os.path.isdir(item) else item
+        doc = _load(report, path, "merge")
+        if doc is None:
+            return 2
+        docs.append((path, doc))
+        junit = os.path.join(os.path.dirname(path), "junit.xml")
+        if os.path.exists(junit):
+            junits.append(junit)
+    try:
+        merged = report.merge_docs(docs)
+        junit_text = report.merge_junit(junits) if junits else None
+    except report.MergeError as e:
+        sys.stderr.write("ompsim: matrix merge: %s\n" % e)
+        return 2
+    out = os.path.abspath(args.out)
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "results.json"), "w", encoding="utf-8") as f:
+        json.dump(merged, f, indent=1, sort_keys=True)
+    if junit_text is not None:
+        with open(os.path.join(out, "junit.xml"), "w", encoding="utf-8") as f:
+            f.write(junit_text)
+    else:
+        sys.stderr.write("ompsim: matrix merge: no junit.xml beside the inputs; none written\n")
+    with open(os.path.join(out, "report.html"), "w", encoding="utf-8") as f:
+        f.write(report.html_report(merged))
+    sys.stdout.write(report.console_table(merged) + "\n")
+    sys.stdout.write("merged %d shard(s) into %s\n" % (len(docs), out))
+    return 1 if report.unexpected(merged) else 0
 
 
 def main(args):
-    sys.path.insert(0, os.path.join(paths.ROOT, "conformance"))
-    from harness import report  # noqa: E402 (the harness lives beside its programs)
+    report = _harness()
+    baseline = None
+    if args.compare:
+        baseline = _load(report, args.compare, "--compare")
+        if baseline is None:
+            return 2
 
     out = os.path.abspath(args.out or paths.output_dir("ompsim-matrix-out")
                           or os.path.join(paths.ROOT, "conformance", "out"))
@@ -42,11 +136,24 @@ def main(args):
         os.unlink(results_json)
     cmd = [sys.executable if "pytest" in sys.modules else "/usr/bin/python3", "-m", "pytest",
            os.path.join(paths.ROOT, "conformance", "test_matrix.py"), "-q", "-p", "no:cacheprovider",
-           "-n", str(args.jobs), "--conformance-out", out, "--junitxml", os.path.join(out, "junit.xml"),
+           # --opt=value: xdist would rewrite a separate existing path for an rsynced host.
+           "--conformance-out=" + out, "--junitxml=" + os.path.join(out, "junit.xml"),
            "-o", "junit_family=xunit2", "--tb=no", "-rN"]
-    for opt, values in (("--backend", args.backend), ("--translate", args.translate), ("--program", args.program)):
+    if args.tx:
+        cmd += ["--dist", "load"]
+        for spec in args.tx:
+            cmd += ["--tx", spec]
+        if any(not spec.split("*")[-1].startswith("popen") for spec in args.tx):
+            # Other hosts get the harness and the CLI (not the build: their OMPSIM_BUILD_DIR).
+            cmd += ["--rsyncdir", os.path.join(paths.ROOT, "conformance"),
+                    "--rsyncdir", os.path.join(paths.ROOT, "scripts"), "--rsyncignore", "out"]
+    else:
+        cmd += ["-n", str(args.jobs)]
+    for opt, values in (("--backend", args.backend), ("--translate", args.translate), ("--program", args.program),
+                        ("--suite", [os.path.abspath(d) for d in args.suite or []]),
+                        ("--shard", [args.shard] if args.shard else [])):
         for v in values or []:
-            cmd += [opt, v]
+            cmd.append("%s=%s" % (opt, v))
     env = dict(os.environ)
     env.setdefault("OMPSIM_BUILD_DIR", paths.BUILD)
     sys.stdout.write("ompsim matrix: %s\n" % " ".join(cmd))
@@ -60,7 +167,7 @@ def main(args):
     sys.stdout.write(report.console_table(doc) + "\n")
     html_path = os.path.join(out, "report.html")
     with open(html_path, "w", encoding="utf-8") as f:
-        f.write(report.html_report(doc))
+        f.write(report.html_report(doc, baseline=baseline, baseline_name=args.compare or ""))
     sys.stdout.write("reports: %s, %s, %s\n" % (results_json, os.path.join(out, "junit.xml"), html_path))
     bad = report.unexpected(doc)
     if bad:

@@ -1,0 +1,259 @@
+"""Unit tests of user suites: style detection, lit and DejaGnu parsing, expectations files,
+lit RUN expansion, the device-IR lookup check, and comparing / joining results (no compiler)."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from harness import devir, report, suites
+from harness.features import backend_features
+from harness.header import HeaderError
+from harness.runner import lit_steps
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+FIXTURES = os.path.join(ROOT, "conformance", "suites")
+OMPSIM = os.path.join(ROOT, "scripts", "ompsim")
+
+
+def write(tmp_path, name, text):
+    p = tmp_path / name
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(text)
+    return str(p)
+
+
+@pytest.mark.parametrize("text, style", [
+    ("// CHECKS: x\nint main(){}", "ompsim"),
+    ("// RUN: %libomptarget-compile-run-and-check-generic\n// CHECK: a\n", "lit"),
+    ("/* { dg-do run } */\nint main(){}", "dejagnu"),
+    ("int main(void) { return 0; }", "plain"),
+])
+def test_style_is_detected_per_file(text, style):
+    assert suites.detect_style(text) == style
+
+
+def test_fixture_suites_have_every_style_and_skip_helper_folders():
+    found = {os.path.relpath(p, FIXTURES) for d in ("lit", "dejagnu", "plain")
+             for p in suites.discover(os.path.join(FIXTURES, d))}
+    assert "lit/check_next_not.c" in found and "dejagnu/output_shouldfail.c" in found
+    assert not any("Inputs" in p for p in found)
+    styles = {suites.parse_program(os.path.join(FIXTURES, p), os.path.join(FIXTURES, p.split("/")[0])).style
+              for p in found}
+    assert styles == {"lit", "dejagnu", "plain"}
+
+
+def test_lit_run_lines_join_continuations_and_map_features(tmp_path):
+    p = write(tmp_path, "s/t.c", "// RUN: %libomptarget-compile-generic && \\\n"
+                                 "// RUN:   %libomptarget-run-generic | %fcheck-generic\n"
+                                 "// REQUIRES: unified_shared_memory\n"
+                                 "// UNSUPPORTED: amdgcn-amd-amdhsa, libc\n"
+                                 "// XFAIL: x86_64-unknown-linux-gnu-LTO\n")
+    spec = suites.parse_program(p)
+    assert spec.lit_runs == ["%libomptarget-compile-generic &&  %libomptarget-run-generic | %fcheck-generic"]
+    sim, host = backend_features("sim", "pass"), backend_features("ours-host", "pass")
+    assert not spec.requires[0](sim) and spec.requires[0](host)        # usm
+    gfx = backend_features("gpu-build:gfx90a", "pass")
+    assert any(u.expr(gfx) for u in spec.unsupported)
+    assert not any(u.expr(host) for u in spec.unsupported)            # libc is false, not an error
+    assert not spec.xfail[0].expr(host)                               # -LTO triples never hold
+
+
+def test_lit_steps_map_onto_the_column(tmp_path):
+    p = write(tmp_path, "s/t.c", "// RUN: %libomptarget-compile-run-and-check-generic\n"
+                                 "// RUN: %libomptarget-compile-nvptx64-nvidia-cuda\n"
+                                 "// RUN: %clang-generic -shared %S/Inputs/a.c -o %t.so\n")
+    spec = suites.parse_program(p)
+    prefixes = {"c": ["CC"], "c++": ["CXX"], "fortran": ["FC"]}
+    steps = lit_steps(spec, "sim", prefixes, str(tmp_path / "s"), "/w/Output/t.c.tmp")
+    assert steps[0] == ("compile", "CC -I%s  %s -o /w/Output/t.c.tmp" % (tmp_path / "s", p))
+    assert steps[1][0] == "run" and steps[1][1].startswith("/w/Output/t.c.tmp | ")
+    assert steps[1][1].endswith("FileCheck " + p)
+    assert steps[2] == ("run", "echo ignored-command")                # another target's substitution
+    assert steps[3][1].startswith("CC ") and "%s/Inputs/a.c -o /w/Output/t.c.tmp.so" % os.path.dirname(p) in steps[3][1]
+    gpu = lit_steps(spec, "gpu-build:sm_90", prefixes, str(tmp_path), "/t")
+    assert gpu[2] == ("compile", "CC -I%s  %s -o /t" % (tmp_path, p))
+
+
+def test_unknown_lit_substitution_is_named(tmp_path):
+    p = write(tmp_path, "s/t.c", "// RUN: %libomptarget-compilexxx-generic-force-usm && %libomptarget-run-generic\n"
+                                 "// RUN: %libomptarget-frobnicate-generic\n")
+    spec = suites.parse_program(p)
+    prefixes = {"c": ["CC"], "c++": ["CXX"], "fortran": ["FC"]}
+    spec.lit_runs = spec.lit_runs[:1]
+    steps = lit_steps(spec, "sim", prefixes, str(tmp_path), "/t")
+    assert steps[0][0] == "compile" and steps[0][1].startswith("CXX ") and "-fopenmp-force-usm" in steps[0][1]
+    spec = suites.parse_program(p)
+    with pytest.raises(HeaderError, match="lit substitution %libomptarget-frobnicate-generic is not known here"):
+        lit_steps(spec, "sim", prefixes, str(tmp_path), "/t")
+
+
+def test_dejagnu_directives(tmp_path):
+    write(tmp_path, "g/aux.c", "int aux;\n")
+    p = write(tmp_path, "g/t.c", '/* { dg-do run { target offload_device_nonshared_as } } */\n'
+                                 '/* { dg-additional-options "-foffload=-lm -DX=1 -foffload-options=-O2" } */\n'
+                                 '/* { dg-additional-sources "aux.c" } */\n'
+                                 '/* { dg-output "a\\\\\\[1\\\\\\](\\n|\\r\\n)" } */\n'
+                                 '/* { dg-output {b+} } */\n'
+                                 '/* { dg-shouldfail "aborts" } */\n'
+                                 '/* { dg-set-target-env-var OMP_X "1" } */\n')
+    spec = suites.parse_program(p)
+    assert spec.style == "dejagnu" and spec.action == "run" and spec.should_fail
+    assert spec.build_args == ["-DX=1"] and "-foffload=-lm" in spec.checks
+    assert spec.extra_sources == [str(tmp_path / "g" / "aux.c")]
+    assert [pat for pat, _ in spec.output_patterns] == ["a\\[1\\](\n|\r\n)", "b+"]
+    assert spec.env == {"OMP_X": "1"}
+    assert not spec.requires[0](backend_features("ours-host", "pass"))
+    assert spec.requires[0](backend_features("sim", "pass"))
+
+
+def test_dejagnu_classification_uses_output_and_shouldfail(tmp_path):
+    from harness import outcome as oc
+    p = write(tmp_path, "g/t.c", '/* { dg-output "value 7(\\n|\\r\\n|\\r)" } */\n/* { dg-output "bye" } */\n'
+                                 '/* { dg-shouldfail "x" } */\n')
+    spec = suites.parse_program(p)
+    f = backend_features("sim", "pass")
+    assert oc.classify_dejagnu_run(spec, f, oc.RunResult(-6, "value 7\nbye\n", "")).code == oc.PASS
+    assert oc.classify_dejagnu_run(spec, f, oc.RunResult(0, "value 7\nbye\n", "")).code == oc.FAIL
+    bad = oc.classify_dejagnu_run(spec, f, oc.RunResult(1, "value 8\nbye\n", ""))
+    assert bad.code == oc.FAIL and "dg-output" in bad.reason
+
+
+def test_dejagnu_error_tests_are_unsupported(tmp_path):
+    p = write(tmp_path, "g/t.c", '/* { dg-do compile } */\nint x = y; /* { dg-error "undeclared" } */\n')
+    spec = suites.parse_program(p)
+    assert spec.action == "compile"
+    assert spec.unsupported and "GCC" in spec.unsupported[0].reason
+
+
+def test_expectations_file_applies_and_rejects_unknown_features(tmp_path):
+    write(tmp_path, "s/a.c", "int main(void) { return 1; }\n")
+    write(tmp_path, "s/ompsim-expectations.txt", "# comment\na.c XFAIL sim && translate=native -- known\n")
+    spec = suites.parse_program(str(tmp_path / "s" / "a.c"), str(tmp_path / "s"))
+    assert spec.name == "s/a.c"
+    assert spec.xfail[0].expr(backend_features("sim", "native")) and "known" in spec.xfail[0].reason
+    write(tmp_path, "t/a.c", "int main(void) { return 1; }\n")
+    write(tmp_path, "t/ompsim-expectations.txt", "a.c XFAIL simm -- typo\n")
+    with pytest.raises(suites.SuiteError, match=r"ompsim-expectations.txt:1: unknown feature 'simm'"):
+        suites.expectations(str(tmp_path / "t"))
+    write(tmp_path, "u/a.c", "int main(void) { return 1; }\n")
+    write(tmp_path, "u/ompsim-expectations.txt", "b.c UNSUPPORTED true -- stale\n")
+    with pytest.raises(suites.SuiteError, match="matches no program"):
+        suites.expectations(str(tmp_path / "u"))
+
+
+def test_malformed_lit_test_is_a_header_error(tmp_path):
+    p = write(tmp_path, "s/t.c", "// RUN: %libomptarget-compile-generic \\\n")
+    with pytest.raises(HeaderError, match="continuation"):
+        suites.parse_program(p)
+
+
+# --- device IR ----------------------------------------------------------------------------
+
+IR_HEADER = """define void @k(ptr %obj, ptr %fp) {
+entry:
+"""
+IR_MD = """}
+!1 = !{!"vtable pointer", !2, i64 0}
+!2 = !{!"Simple C++ TBAA"}
+!3 = !{!1, !1, i64 0}
+"""
+
+
+def test_lookup_check_accepts_looked_up_calls():
+    ir = IR_HEADER + """  %f = call ptr @__llvm_omp_indirect_call_lookup(ptr %fp)
+  call void %f()
+  %vt = load ptr, ptr %obj, align 8, !tbaa !3
+  %vt.dev = call ptr @__llvm_omp_indirect_call_lookup(ptr %vt)
+  %slot = getelementptr inbounds i8, ptr %vt.dev, i64 8
+  %m = load ptr, ptr %slot, align 8
+  %m.dev = call ptr @__llvm_omp_indirect_call_lookup(ptr %m)
+  %r = tail call i32 %m.dev(ptr %obj)
+  call void @direct()
+  %call = getelementptr i8, ptr %obj, i64 8
+  %g = getelementptr i8, ptr %call, i64 8
+  ret void
+""" + IR_MD
+    rep = devir.check(ir)
+    assert (rep.indirect_calls, rep.virtual_calls, rep.problems) == (2, 1, [])
+
+
+def test_lookup_check_reports_a_call_and_a_vtable_read_without_lookup():
+    ir = IR_HEADER + """  call void %fp()
+  %vt = load ptr, ptr %obj, align 8, !tbaa !3
+  %slot = getelementptr inbounds i8, ptr %vt, i64 8
+  %m = load ptr, ptr %slot, align 8
+  %m.dev = call ptr @__llvm_omp_indirect_call_lookup(ptr %m)
+  %r = tail call i32 %m.dev(ptr %obj)
+  ret void
+""" + IR_MD
+    rep = devir.check(ir)
+    assert rep.indirect_calls == 2 and len(rep.problems) == 2
+    assert "@k: call through %fp is not preceded by __llvm_omp_indirect_call_lookup" in rep.problems[0]
+    assert "vtable pointer %vt is read without" in rep.problems[1]
+
+
+# --- comparing and joining results -------------------------------------------------------
+
+def rec(program, outcome, expected=True, backend="sim", translate="pass", reason=""):
+    return {"program": program, "backend": backend, "translate": translate, "outcome": outcome,
+            "expected": expected, "reason": reason, "checks": ""}
+
+
+OLD = {"environment": {}, "columns": [["sim", "pass"]],
+       "records": [rec("a", "PASS"), rec("b", "PASS"), rec("c", "XFAIL"), rec("d", "FAIL", False), rec("gone", "PASS")]}
+NEW = {"environment": {}, "columns": [["sim", "pass"]],
+       "records": [rec("a", "PASS"), rec("b", "FAIL", False, reason="exit 1: planted"), rec("c", "XFAIL"),
+                   rec("d", "PASS"), rec("new", "PASS")]}
+
+
+def test_diff_lists_regressions_first():
+    d = report.diff(OLD, NEW)
+    assert [k[0] for k, _, _ in d["regressions"]] == ["b"]
+    assert [k[0] for k, _, _ in d["changes"]] == ["d"]
+    assert [k[0] for k, _, _ in d["added"]] == ["new"] and [k[0] for k, _, _ in d["removed"]] == ["gone"]
+    text = report.diff_text(d)
+    assert text.index("regressions: 1") < text.index("b sim/pass: pass -> FAIL!") < text.index("other changes: 1")
+
+
+def test_diff_command_exits_non_zero_on_a_planted_regression(tmp_path):
+    old, new = tmp_path / "old.json", tmp_path / "new.json"
+    old.write_text(json.dumps(OLD))
+    new.write_text(json.dumps(NEW))
+    html = tmp_path / "cmp.html"
+    r = subprocess.run([OMPSIM, "matrix", "diff", str(old), str(new), "--html", str(html)],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert r.returncode == 1, r.stdout
+    assert r.stdout.splitlines()[0] == "regressions: 1" and "b sim/pass: pass -> FAIL!" in r.stdout
+    page = html.read_text()
+    assert "Changes since" in page and "regression" in page and "planted" in page
+    same = subprocess.run([OMPSIM, "matrix", "diff", str(old), str(old)], stdout=subprocess.PIPE, text=True)
+    assert same.returncode == 0 and "regressions: 0" in same.stdout
+
+
+def test_merge_refuses_a_cell_in_two_shards():
+    with pytest.raises(report.MergeError, match="cell a sim/pass is in both x and y"):
+        report.merge_docs([("x", OLD), ("y", NEW)])
+
+
+def test_merge_junit_sums_cases(tmp_path):
+    a, b = tmp_path / "a.xml", tmp_path / "b.xml"
+    a.write_text('<testsuites><testsuite tests="1"><testcase classname="m" name="t1" time="1"/></testsuite></testsuites>')
+    b.write_text('<testsuites><testsuite tests="1"><testcase classname="m" name="t0" time="2">'
+                 '<failure message="x"/></testcase></testsuite></testsuites>')
+    text = report.merge_junit([str(a), str(b)])
+    assert 'tests="2"' in text and 'failures="1"' in text and text.index('name="t0"') < text.index('name="t1"')
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__]))
+
+
+def test_starting_expectations_files_parse():
+    folder = os.path.join(ROOT, "conformance", "expectations")
+    for name in sorted(os.listdir(folder)):
+        with open(os.path.join(folder, name)) as f:
+            entries = suites.parse_expectations(f.read(), name)
+        assert entries, name
