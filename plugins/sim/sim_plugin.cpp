@@ -4,6 +4,8 @@
 // turn an llvm::Error into OMPSIM_OFFLOAD_FAIL plus the device's last-error line.
 #include "ompsim/plugin_api.h"
 
+#include "fault_advisor.hpp"
+
 #include "ompsim/config.hpp"
 #include "ompsim/host_symbolizer.hpp"
 #include "ompsim/simulator/device_controller.hpp"
@@ -96,6 +98,8 @@ struct SimDevice {
   std::deque<std::unique_ptr<ompsim_binary>> binaries;
   std::deque<std::unique_ptr<KernelHandle>> kernels;
   std::string lastError;
+  /// Adds how to fix it to a diagnosis of a fault on a host address.
+  FaultAdvisor advisor;
   uint32_t defaultThreadLimit = 0;
   uint64_t imagesLoaded = 0;
   /// Translate calls per function over the whole run, from the recorded calls
@@ -509,7 +513,13 @@ OMPSIM_EXPORT int32_t __tgt_rtl_run_target_region(int32_t id, void *kernel, void
       .num("teams", teams)
       .num("threads", threads);
   if (auto err = c->launch(k->entry, args, teams, threads, name)) {
-    int32_t rc = failWith(d, std::move(err));
+    std::string msg = llvm::toString(std::move(err));
+    if (std::optional<HostFault> fault = c->hostFault()) {
+      std::string note = d->advisor.advise(*fault);
+      if (!note.empty())
+        msg += "; " + note;
+    }
+    int32_t rc = failWith(d, msg);
     emitTranslateTrace(*d, id, name); // the lookups that led to a fault, if any
     return rc;
   }
@@ -534,6 +544,7 @@ OMPSIM_EXPORT int32_t __tgt_rtl_set_function_ptr_map(int32_t id, uint64_t n,
     return failWith(d, fmt::format("device {}: set_function_ptr_map with a null table", id));
   if (auto err = c->setFunctionPointerTable(llvm::ArrayRef(table, n)))
     return failWith(d, std::move(err));
+  d->advisor.setFunctionPointerTable(llvm::ArrayRef(table, n));
   OMPSIM_TRACE_EVENT(Cat::Table, "publish").num("device", id).num("n", int64_t(n)).str("plugin", "sim");
   return OMPSIM_OFFLOAD_SUCCESS;
 }

@@ -59,6 +59,17 @@ struct TranslateLog {
   std::vector<Record> records;
 };
 
+/// A device fault on a host address: what a diagnosis needs to say how to fix it.
+struct HostFault {
+  enum class Access { Call, Read, Write };
+  Access access = Access::Call;
+  uint64_t addr = 0; ///< the host address the device called, read or wrote
+  /// The faulting kernel's translate lookups (empty without the device runtime).
+  std::vector<TranslateLog::Record> lookups;
+  /// No lookup was dropped from `lookups`, so one missing there was never made.
+  bool lookupsComplete = false;
+};
+
 /// Owns one ompsim-device executor process and drives it: device memory is
 /// a memfd both map (the executor at the arena base, the controller anywhere),
 /// so copies are bounds-checked memcpy here; launches go through a shared
@@ -108,6 +119,10 @@ public:
   /// Takes the device runtime's translate log; `nextCap` records are kept in the next period.
   /// After a device fault, returns the log of the kernel that faulted (once).
   llvm::Expected<TranslateLog> takeTranslateLog(uint64_t nextCap, uint64_t maxRecords);
+
+  /// The host access that killed the executor, when a device fault on a host
+  /// address did (set with the death message).
+  std::optional<HostFault> hostFault();
 
   /// "symbol+0xoff" for a device address in a loaded image, or "".
   std::string symbolize(uint64_t addr);
@@ -165,6 +180,7 @@ private:
   std::string deathMessage_; ///< non-empty once the executor is gone
   /// The faulting kernel's translate log, sent by the executor with its fault record.
   std::optional<TranslateLog> faultTranslateLog_;
+  std::optional<HostFault> hostFault_;
   /// The executor's memfd as mapped here: the launch mailbox, then the arena
   /// (LaunchMailbox::kBytes on). Null while no executor runs.
   char *shared_ = nullptr;
