@@ -135,8 +135,8 @@ std::string FaultAdvisor::adviseVtable(const HostFault &fault, const std::string
       : fault.lookupsComplete ? "; the call site did not translate the vtable pointer either"
                               : "";
   return fmt::format("note: this is the host vtable of class '{0}', which has no offload entry "
-                     "(0x20){1}: use class '{0}' in a target region so that the compiler registers "
-                     "its vtable",
+                     "(0x20){1}: clang-22 registers the vtable of a class whose objects a target "
+                     "construct maps, so map the object as a '{0}'",
                      className, callSite);
 }
 
