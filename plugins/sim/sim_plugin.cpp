@@ -408,6 +408,8 @@ OMPSIM_EXPORT int32_t __tgt_rtl_init_device(int32_t id) {
   if (!c)
     return failWith(d, c.takeError());
   d->controller = std::move(*c);
+  // Devices are never moved (the vector is sized once), so `d` outlives the controller.
+  d->controller->setFaultAdvisor([d](const HostFault &f) { return d->advisor.advise(f); });
   if (trace::enabled(trace::Cat::Translate))
     llvm::consumeError(d->controller->takeTranslateLog(config().traceTranslateCap, 0).takeError());
   return OMPSIM_OFFLOAD_SUCCESS;
@@ -582,13 +584,7 @@ OMPSIM_EXPORT int32_t __tgt_rtl_run_target_region(int32_t id, void *kernel, void
       .num("teams", teams)
       .num("threads", threads);
   if (auto err = c->launch(k->entry, args, teams, threads, name)) {
-    std::string msg = llvm::toString(std::move(err));
-    if (std::optional<HostFault> fault = c->hostFault()) {
-      std::string note = d->advisor.advise(*fault);
-      if (!note.empty())
-        msg += "; " + note;
-    }
-    int32_t rc = failWith(d, msg);
+    int32_t rc = failWith(d, std::move(err));
     emitTranslateTrace(*d, id, name); // the lookups that led to a fault, if any
     return rc;
   }

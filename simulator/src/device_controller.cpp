@@ -469,6 +469,11 @@ Error DeviceController::diagnose(Error callError, const std::string &context) {
   }
   consumeError(std::move(callError));
   deathMessage_ = describeDeath(status, context);
+  if (hostFault_ && faultAdvisor_) {
+    std::string note = faultAdvisor_(*hostFault_);
+    if (!note.empty())
+      deathMessage_ += "; " + note;
+  }
   int dummy;
   (void)dummy;
   pid_t old = pid_;
@@ -780,9 +785,9 @@ Expected<TranslateLog> DeviceController::takeTranslateLog(uint64_t nextCap, uint
   return log;
 }
 
-std::optional<HostFault> DeviceController::hostFault() {
+void DeviceController::setFaultAdvisor(std::function<std::string(const HostFault &)> advisor) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
-  return hostFault_;
+  faultAdvisor_ = std::move(advisor);
 }
 
 std::string DeviceController::symbolize(uint64_t addr) {

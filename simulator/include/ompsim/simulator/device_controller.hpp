@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -120,9 +121,10 @@ public:
   /// After a device fault, returns the log of the kernel that faulted (once).
   llvm::Expected<TranslateLog> takeTranslateLog(uint64_t nextCap, uint64_t maxRecords);
 
-  /// The host access that killed the executor, when a device fault on a host
-  /// address did (set with the death message).
-  std::optional<HostFault> hostFault();
+  /// Sets what adds how to fix it to the death message of a fault on a host
+  /// address (the executor's death, and every later call's error): it returns
+  /// a note ("note: ...") or "".
+  void setFaultAdvisor(std::function<std::string(const HostFault &)> advisor);
 
   /// "symbol+0xoff" for a device address in a loaded image, or "".
   std::string symbolize(uint64_t addr);
@@ -181,6 +183,7 @@ private:
   /// The faulting kernel's translate log, sent by the executor with its fault record.
   std::optional<TranslateLog> faultTranslateLog_;
   std::optional<HostFault> hostFault_;
+  std::function<std::string(const HostFault &)> faultAdvisor_;
   /// The executor's memfd as mapped here: the launch mailbox, then the arena
   /// (LaunchMailbox::kBytes on). Null while no executor runs.
   char *shared_ = nullptr;
