@@ -20,6 +20,7 @@
 
 #include <dlfcn.h>
 #include <elf.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -281,12 +282,17 @@ std::string allocatedBy(const SimDevice::Allocation &a) {
 /// which device and which allocation (or image symbol) it belongs to; else "".
 std::string describeDeviceMemory(uint64_t addr, uint64_t size) {
   SimPlugin &p = SimPlugin::get();
+  auto mappedHere = [&] {
+    // A host mapping may lie in a device's address range; it is host memory then.
+    uint64_t page = uint64_t(::sysconf(_SC_PAGESIZE));
+    return ::msync(reinterpret_cast<void *>(addr & ~(page - 1)), 1, MS_ASYNC) == 0;
+  };
   for (size_t id = 0; id < p.devices.size(); ++id) {
     SimDevice &d = p.devices[id];
     if (!d.controller)
       continue;
     uint64_t base = d.controller->arenaBase(), end = base + d.controller->arenaSize();
-    if (addr >= end || addr + std::max<uint64_t>(size, 1) <= base)
+    if (addr >= end || addr + std::max<uint64_t>(size, 1) <= base || mappedHere())
       continue;
     {
       std::lock_guard<std::mutex> lock(p.allocMu);
