@@ -328,12 +328,13 @@ int32_t copyOnDevice(int32_t id, const char *event, const void *tgtPtr, const vo
   // as its device, a map of device memory) is not host memory here: say whose
   // it is rather than fault in the host process.
   std::string owner = describeDeviceMemory(reinterpret_cast<uint64_t>(hstPtr), uint64_t(size));
-  if (!owner.empty())
+  if (!owner.empty()) {
+    const char *direction = std::strcmp(event, "submit") == 0 ? "to the device from" : "from the device to";
     return failWith(d, fmt::format("device {}: copying {} bytes {} host address {}: that is not host "
                                    "memory but {}; pass device memory with its device number and map "
                                    "host data only",
-                                   id, size, std::strcmp(event, "submit") == 0 ? "to the device from" : "from the device to",
-                                   hstPtr, owner));
+                                   id, size, direction, hstPtr, owner));
+  }
   if (Error err = copy(*c, tgt, uint64_t(size)))
     return failWith(d, std::move(err));
   OMPSIM_TRACE_EVENT(Cat::Transfer, event).num("device", id).dev("tgt", tgt, "").num("size", size);
@@ -541,15 +542,13 @@ OMPSIM_EXPORT int32_t __tgt_rtl_data_delete(int32_t id, void *tgt_ptr, int32_t k
 }
 
 OMPSIM_EXPORT int32_t __tgt_rtl_data_submit(int32_t id, void *tgt_ptr, const void *hst_ptr, int64_t size) {
-  return copyOnDevice(id, "submit", tgt_ptr, hst_ptr, size, [&](DeviceController &c, uint64_t tgt, uint64_t n) {
-    return c.write(tgt, hst_ptr, n);
-  });
+  return copyOnDevice(id, "submit", tgt_ptr, hst_ptr, size,
+                      [&](DeviceController &c, uint64_t tgt, uint64_t n) { return c.write(tgt, hst_ptr, n); });
 }
 
 OMPSIM_EXPORT int32_t __tgt_rtl_data_retrieve(int32_t id, void *hst_ptr, const void *tgt_ptr, int64_t size) {
-  return copyOnDevice(id, "retrieve", tgt_ptr, hst_ptr, size, [&](DeviceController &c, uint64_t tgt, uint64_t n) {
-    return c.read(hst_ptr, tgt, n);
-  });
+  return copyOnDevice(id, "retrieve", tgt_ptr, hst_ptr, size,
+                      [&](DeviceController &c, uint64_t tgt, uint64_t n) { return c.read(hst_ptr, tgt, n); });
 }
 
 OMPSIM_EXPORT int32_t __tgt_rtl_data_exchange(int32_t src_id, void *src_ptr, int32_t dst_id, void *dst_ptr,
