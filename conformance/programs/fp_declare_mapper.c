@@ -1,6 +1,6 @@
 // CHECKS: function pointers reached through a pointer member mapped by a user-defined declare mapper
 // REQUIRES: c
-// XFAIL: translate=native && separate-address-space -- clang-22 emits no lookup at the call site: the host address loaded from device memory is not callable on the device
+// XFAIL: translate=native && separate-address-space -- clang-22's mapper never copies p.ops (see translate=pass below), so the device calls a null pointer; were it copied, clang-22 emits no lookup at the call site and the host address would fault
 // XFAIL: translate=native && shared-address-space -- clang-22 emits no lookup at the call site: the host copy runs instead of the device copy (dev_calls stays 0)
 // XFAIL: translate=pass -- clang-22's mapper function pushes the p.ops[0:n] component with map type 0x1000000000010 (MEMBER_OF|PTR_AND_OBJ, neither TO nor FROM, even with an explicit map(to:) in the mapper; the same mapper over an int* section gets 0x1000000000013), so the device array is never copied and the device calls a null pointer (stock libomptarget 22 segfaults the same way)
 // CHECK: PASS

@@ -1,6 +1,9 @@
 // CHECKS: a host function pointer in an explicit firstprivate clause is translated
 // REQUIRES: c
-// XFAIL: translate=native && separate-address-space -- an explicit firstprivate copies the host address unchanged (unlike an implicit capture, no mapping-table lookup) and clang-22 emits no lookup at the call site
+// EXPECT-FAIL-IF: translate=native && separate-address-space && ompsim-runtime -- an explicit firstprivate copies the host address unchanged (unlike an implicit capture, no mapping-table lookup) and clang-22 emits no lookup at the call site; the simulated device must fault, name the function and say what translates it
+// XFAIL: translate=native && gpu -- an explicit firstprivate copies the host address unchanged (unlike an implicit capture, no mapping-table lookup) and clang-22 emits no lookup at the call site
+// CHECK-FAIL-STDERR: {{^}}ompsim: device 0: kernel {{[^ ]+}} called untranslated host function pointer 0x{{[0-9a-f]+}} (host symbol 'add1' in {{[^ ]+}}); note: 'add1' is declare target indirect, but the call site did not translate the pointer: clang-22 emits no call-site lookup; build with 'ompsim cc' (the default --translate=pass) or a compiler that emits one{{$}}
+// CHECK-FAIL-STDERR-NOT: ompsim:
 // XFAIL: translate=native && shared-address-space -- an explicit firstprivate copies the host address unchanged and clang-22 emits no lookup at the call site: the host copy runs (dev_calls stays 0)
 // XFAIL: translate=pass && shared-address-space && !ompsim-runtime -- stock libomptarget never publishes the function-pointer table to ompsim's device runtime, so the pass's lookups miss and the host copy runs (dev_calls stays 0)
 // CHECK: PASS

@@ -1,6 +1,9 @@
 // CHECKS: pointers to non-virtual member functions (defined out of class under begin declare target indirect) captured and called on the device
 // REQUIRES: c++
-// XFAIL: translate=native && separate-address-space -- a member-function pointer is a {function address, this adjustment} pair copied by value, and clang-22 emits no lookup at the call site: the host address faults
+// EXPECT-FAIL-IF: translate=native && separate-address-space && ompsim-runtime -- a member-function pointer is a {function address, this adjustment} pair copied by value, and clang-22 emits no lookup at the call site: the host address faults; the simulated device must fault, name the function and say what translates it
+// XFAIL: translate=native && gpu -- a member-function pointer is a {function address, this adjustment} pair copied by value, and clang-22 emits no lookup at the call site: the host address faults
+// CHECK-FAIL-STDERR: {{^}}ompsim: device 0: kernel {{[^ ]+}} called untranslated host function pointer 0x{{[0-9a-f]+}} (host symbol 'Acc::add(int)' in {{[^ ]+}}); note: 'Acc::add' is declare target indirect, but the call site did not translate the pointer: clang-22 emits no call-site lookup; build with 'ompsim cc' (the default --translate=pass) or a compiler that emits one{{$}}
+// CHECK-FAIL-STDERR-NOT: ompsim:
 // XFAIL: translate=native && shared-address-space -- a member-function pointer is copied by value and clang-22 emits no lookup at the call site: the host copy runs (dev_calls stays 0)
 // XFAIL: translate=pass && shared-address-space && !ompsim-runtime -- stock libomptarget never publishes the function-pointer table to ompsim's device runtime, so the pass's lookups miss and the host copy runs (dev_calls stays 0)
 // CHECK: PASS

@@ -1,6 +1,9 @@
 // CHECKS: virtual calls on objects constructed on the host and mapped to the device (host vtable pointers)
 // REQUIRES: c++
-// XFAIL: translate=native && separate-address-space -- clang-22 does not translate the host vtable pointer of a mapped object: the virtual call reads a host vtable the device cannot reach
+// EXPECT-FAIL-IF: translate=native && separate-address-space && ompsim-runtime -- clang-22 does not translate the host vtable pointer of a mapped object: the virtual call reads a host vtable the device cannot reach; the simulated device must fault, name the class and its vtable entry and say what translates it
+// XFAIL: translate=native && gpu -- clang-22 does not translate the host vtable pointer of a mapped object: the virtual call reads a host vtable the device cannot reach
+// CHECK-FAIL-STDERR: {{^}}ompsim: device 0: kernel {{[^ ]+}} read host data at 0x{{[0-9a-f]+}} (host symbol 'vtable for Bird+0x{{[0-9a-f]+}}' in {{[^ ]+}}) from dev:{{[^ ]+}} (0x{{[0-9a-f]+}}); note: this is the host vtable of class 'Bird', which has an offload entry (0x20), but the call site did not translate the object's vtable pointer: clang-22 emits no call-site lookup; build with 'ompsim cc' (the default --translate=pass) or a compiler that emits one{{$}}
+// CHECK-FAIL-STDERR-NOT: ompsim:
 // XFAIL: translate=native && shared-address-space -- clang-22 does not translate the host vtable pointer of a mapped object: the host vtable dispatches to the host copy (dev_calls stays 0)
 // XFAIL: translate=pass && shared-address-space && !ompsim-runtime -- stock libomptarget never publishes the function-pointer table to ompsim's device runtime, so the pass's lookups miss and the host copy runs (dev_calls stays 0)
 // CHECK: PASS

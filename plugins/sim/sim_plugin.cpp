@@ -4,6 +4,8 @@
 // turn an llvm::Error into OMPSIM_OFFLOAD_FAIL plus the device's last-error line.
 #include "ompsim/plugin_api.h"
 
+#include "fault_advisor.hpp"
+
 #include "ompsim/config.hpp"
 #include "ompsim/host_symbolizer.hpp"
 #include "ompsim/simulator/device_controller.hpp"
@@ -18,6 +20,7 @@
 
 #include <dlfcn.h>
 #include <elf.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -96,6 +99,16 @@ struct SimDevice {
   std::deque<std::unique_ptr<ompsim_binary>> binaries;
   std::deque<std::unique_ptr<KernelHandle>> kernels;
   std::string lastError;
+  /// Adds how to fix it to a diagnosis of a fault on a host address.
+  FaultAdvisor advisor;
+  /// A live data_alloc block: what a diagnosis says about a device pointer
+  /// that reaches the host side of a copy.
+  struct Allocation {
+    uint64_t size = 0;
+    uint64_t hostPtr = 0; ///< the host data it was allocated for (0: omp_target_alloc and the like)
+    int32_t kind = 0;
+  };
+  std::map<uint64_t, Allocation> allocations; ///< by device address; under SimPlugin::allocMu
   uint32_t defaultThreadLimit = 0;
   uint64_t imagesLoaded = 0;
   /// Translate calls per function over the whole run, from the recorded calls
@@ -138,6 +151,7 @@ public:
   std::mutex mu;
   std::vector<SimDevice> devices;
   std::string lastError; ///< plugin-wide (device -1)
+  std::mutex allocMu;    ///< guards every SimDevice::allocations
 
   /// The device, or nullptr with the plugin-wide error set.
   SimDevice *device(int32_t id) {
@@ -249,11 +263,60 @@ void emitTranslateTrace(SimDevice &d, int32_t id, const std::string &kernel) {
       .num("dropped", int64_t(log->dropped));
 }
 
+/// Who made a device allocation, in words.
+std::string allocatedBy(const SimDevice::Allocation &a) {
+  if (a.hostPtr) {
+    auto sym = HostSymbolizer::get().lookup(a.hostPtr);
+    std::string named = !sym              ? ""
+                        : sym->offset == 0 ? fmt::format(" ('{}')", sym->name)
+                                           : fmt::format(" ('{}+0x{:x}')", sym->name, sym->offset);
+    return fmt::format("mapping host 0x{:x}{}", a.hostPtr, named);
+  }
+  switch (a.kind) {
+  case OMPSIM_ALLOC_DEVICE: return "omp_target_alloc_device";
+  default: return "omp_target_alloc";
+  }
+}
+
+/// When [addr, addr+size) overlaps the memory of a simulated device, says
+/// which device and which allocation (or image symbol) it belongs to; else "".
+std::string describeDeviceMemory(uint64_t addr, uint64_t size) {
+  SimPlugin &p = SimPlugin::get();
+  auto mappedHere = [&] {
+    // A host mapping may lie in a device's address range; it is host memory then.
+    uint64_t page = uint64_t(::sysconf(_SC_PAGESIZE));
+    return ::msync(reinterpret_cast<void *>(addr & ~(page - 1)), 1, MS_ASYNC) == 0;
+  };
+  for (size_t id = 0; id < p.devices.size(); ++id) {
+    SimDevice &d = p.devices[id];
+    if (!d.controller)
+      continue;
+    uint64_t base = d.controller->arenaBase(), end = base + d.controller->arenaSize();
+    if (addr >= end || addr + std::max<uint64_t>(size, 1) <= base || mappedHere())
+      continue;
+    {
+      std::lock_guard<std::mutex> lock(p.allocMu);
+      auto it = d.allocations.upper_bound(addr);
+      if (it != d.allocations.begin()) {
+        --it;
+        if (addr < it->first + std::max<uint64_t>(it->second.size, 1))
+          return fmt::format("device {}'s allocation 0x{:x} ({} bytes, made by {})", id, it->first,
+                             it->second.size, allocatedBy(it->second));
+      }
+    }
+    std::string sym = d.controller->symbolize(addr);
+    return sym.empty() ? fmt::format("device {}'s memory", id)
+                       : fmt::format("device {}'s memory (dev:{})", id, sym);
+  }
+  return "";
+}
+
 /// One host<->device copy for data_submit/data_retrieve: `copy(controller,
 /// device address, bytes)` does it; a negative size or a failed copy becomes
 /// the device's last error, a done copy a transfer trace event.
 template <typename Copy>
-int32_t copyOnDevice(int32_t id, const char *event, const void *tgtPtr, int64_t size, Copy copy) {
+int32_t copyOnDevice(int32_t id, const char *event, const void *tgtPtr, const void *hstPtr, int64_t size,
+                     Copy copy) {
   SimDevice *d;
   DeviceController *c = controllerOf(id, d);
   if (!c)
@@ -261,6 +324,17 @@ int32_t copyOnDevice(int32_t id, const char *event, const void *tgtPtr, int64_t 
   if (size < 0)
     return failWith(d, fmt::format("device {}: negative copy size {}", id, size));
   auto tgt = reinterpret_cast<uint64_t>(tgtPtr);
+  // A device pointer passed as the host side (omp_target_memcpy with the host
+  // as its device, a map of device memory) is not host memory here: say whose
+  // it is rather than fault in the host process.
+  std::string owner = describeDeviceMemory(reinterpret_cast<uint64_t>(hstPtr), uint64_t(size));
+  if (!owner.empty()) {
+    const char *direction = std::strcmp(event, "submit") == 0 ? "to the device from" : "from the device to";
+    return failWith(d, fmt::format("device {}: copying {} bytes {} host address {}: that is not host "
+                                   "memory but {}; pass device memory with its device number and map "
+                                   "host data only",
+                                   id, size, direction, hstPtr, owner));
+  }
   if (Error err = copy(*c, tgt, uint64_t(size)))
     return failWith(d, std::move(err));
   OMPSIM_TRACE_EVENT(Cat::Transfer, event).num("device", id).dev("tgt", tgt, "").num("size", size);
@@ -341,6 +415,8 @@ OMPSIM_EXPORT int32_t __tgt_rtl_init_device(int32_t id) {
   if (!c)
     return failWith(d, c.takeError());
   d->controller = std::move(*c);
+  // Devices are never moved (the vector is sized once), so `d` outlives the controller.
+  d->controller->setFaultAdvisor([d](const HostFault &f) { return d->advisor.advise(f); });
   if (trace::enabled(trace::Cat::Translate))
     llvm::consumeError(d->controller->takeTranslateLog(config().traceTranslateCap, 0).takeError());
   return OMPSIM_OFFLOAD_SUCCESS;
@@ -444,6 +520,10 @@ OMPSIM_EXPORT void *__tgt_rtl_data_alloc(int32_t id, int64_t size, void *host_pt
   if (!addr)
     d->lastError = fmt::format("device {}: out of device memory allocating {} bytes "
                                "(OMPSIM_DEVICE_MEMORY)", id, size);
+  else {
+    std::lock_guard<std::mutex> lock(SimPlugin::get().allocMu);
+    d->allocations[addr] = {uint64_t(size), reinterpret_cast<uint64_t>(host_ptr), kind};
+  }
   return reinterpret_cast<void *>(addr);
 }
 
@@ -456,19 +536,19 @@ OMPSIM_EXPORT int32_t __tgt_rtl_data_delete(int32_t id, void *tgt_ptr, int32_t k
     return OMPSIM_OFFLOAD_SUCCESS;
   if (auto err = c->release(reinterpret_cast<uint64_t>(tgt_ptr)))
     return failWith(d, std::move(err));
+  std::lock_guard<std::mutex> lock(SimPlugin::get().allocMu);
+  d->allocations.erase(reinterpret_cast<uint64_t>(tgt_ptr));
   return OMPSIM_OFFLOAD_SUCCESS;
 }
 
 OMPSIM_EXPORT int32_t __tgt_rtl_data_submit(int32_t id, void *tgt_ptr, const void *hst_ptr, int64_t size) {
-  return copyOnDevice(id, "submit", tgt_ptr, size, [&](DeviceController &c, uint64_t tgt, uint64_t n) {
-    return c.write(tgt, hst_ptr, n);
-  });
+  return copyOnDevice(id, "submit", tgt_ptr, hst_ptr, size,
+                      [&](DeviceController &c, uint64_t tgt, uint64_t n) { return c.write(tgt, hst_ptr, n); });
 }
 
 OMPSIM_EXPORT int32_t __tgt_rtl_data_retrieve(int32_t id, void *hst_ptr, const void *tgt_ptr, int64_t size) {
-  return copyOnDevice(id, "retrieve", tgt_ptr, size, [&](DeviceController &c, uint64_t tgt, uint64_t n) {
-    return c.read(hst_ptr, tgt, n);
-  });
+  return copyOnDevice(id, "retrieve", tgt_ptr, hst_ptr, size,
+                      [&](DeviceController &c, uint64_t tgt, uint64_t n) { return c.read(hst_ptr, tgt, n); });
 }
 
 OMPSIM_EXPORT int32_t __tgt_rtl_data_exchange(int32_t src_id, void *src_ptr, int32_t dst_id, void *dst_ptr,
@@ -534,6 +614,7 @@ OMPSIM_EXPORT int32_t __tgt_rtl_set_function_ptr_map(int32_t id, uint64_t n,
     return failWith(d, fmt::format("device {}: set_function_ptr_map with a null table", id));
   if (auto err = c->setFunctionPointerTable(llvm::ArrayRef(table, n)))
     return failWith(d, std::move(err));
+  d->advisor.setFunctionPointerTable(llvm::ArrayRef(table, n));
   OMPSIM_TRACE_EVENT(Cat::Table, "publish").num("device", id).num("n", int64_t(n)).str("plugin", "sim");
   return OMPSIM_OFFLOAD_SUCCESS;
 }

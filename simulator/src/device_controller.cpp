@@ -409,6 +409,18 @@ std::string DeviceController::describeDeath(int status, const std::string &conte
       std::string n = sym->offset ? fmt::format("{}+0x{:x}", sym->name, sym->offset) : sym->name;
       return fmt::format("host symbol '{}' in {}", n, sym->object.empty() ? hostObject : sym->object);
     };
+    if (!hostObject.empty()) {
+      HostFault &hf = hostFault_.emplace();
+      hf.access = f.rip == f.addr                                  ? HostFault::Access::Call
+                  : f.signo == SIGSEGV && (f.pageFaultCode & 2) ? HostFault::Access::Write
+                                                                 : HostFault::Access::Read;
+      hf.addr = f.addr;
+      if (faultTranslateLog_) {
+        for (const TranslateLog::Record &r : faultTranslateLog_->records)
+          hf.lookups.push_back(r);
+        hf.lookupsComplete = faultTranslateLog_->dropped == 0;
+      }
+    }
     if (!hostObject.empty() && f.rip == f.addr)
       return fmt::format("{}{} called untranslated host function pointer 0x{:x} ({})", dev, context,
                          f.addr, hostSymbolText(f.addr));
@@ -457,6 +469,11 @@ Error DeviceController::diagnose(Error callError, const std::string &context) {
   }
   consumeError(std::move(callError));
   deathMessage_ = describeDeath(status, context);
+  if (hostFault_ && faultAdvisor_) {
+    std::string note = faultAdvisor_(*hostFault_);
+    if (!note.empty())
+      deathMessage_ += "; " + note;
+  }
   int dummy;
   (void)dummy;
   pid_t old = pid_;
@@ -766,6 +783,11 @@ Expected<TranslateLog> DeviceController::takeTranslateLog(uint64_t nextCap, uint
   for (size_t i = 4; i + 2 < raw->size() + 0 && i + 2 <= raw->size() - 1; i += 3)
     log.records.push_back({(*raw)[i], (*raw)[i + 1], (*raw)[i + 2] != 0});
   return log;
+}
+
+void DeviceController::setFaultAdvisor(std::function<std::string(const HostFault &)> advisor) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  faultAdvisor_ = std::move(advisor);
 }
 
 std::string DeviceController::symbolize(uint64_t addr) {

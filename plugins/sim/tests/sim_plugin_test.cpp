@@ -294,7 +294,11 @@ TEST_F(SimPluginTest, UntranslatedHostFunctionPointerIsNamed) {
   EXPECT_NE(msg.find("device 0: kernel " + img.kernel + " called untranslated host function pointer 0x"),
             std::string::npos) << msg;
   EXPECT_NE(msg.find("host symbol 'ompsimTestHostPlain'"), std::string::npos) << msg;
-  // The device is gone; later calls say why instead of hanging.
+  // No function-pointer table was published, so the function is not indirect: the note says what to add.
+  EXPECT_NE(msg.find("; note: 'ompsimTestHostPlain' (defined at "), std::string::npos) << msg;
+  EXPECT_NE(msg.find("add '#pragma omp declare target to(ompsimTestHostPlain) indirect'"), std::string::npos)
+      << msg;
+  // The device is gone; later calls say why (the same line, note included) instead of hanging.
   int v;
   EXPECT_NE(p.__tgt_rtl_data_retrieve(0, &v, r, 4), OMPSIM_OFFLOAD_SUCCESS);
   EXPECT_EQ(std::string(p.__tgt_rtl_last_error(0)), msg);

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -57,6 +58,17 @@ struct TranslateLog {
     bool hit;
   };
   std::vector<Record> records;
+};
+
+/// A device fault on a host address: what a diagnosis needs to say how to fix it.
+struct HostFault {
+  enum class Access { Call, Read, Write };
+  Access access = Access::Call;
+  uint64_t addr = 0; ///< the host address the device called, read or wrote
+  /// The faulting kernel's translate lookups (empty without the device runtime).
+  std::vector<TranslateLog::Record> lookups;
+  /// No lookup was dropped from `lookups`, so one missing there was never made.
+  bool lookupsComplete = false;
 };
 
 /// Owns one ompsim-device executor process and drives it: device memory is
@@ -108,6 +120,11 @@ public:
   /// Takes the device runtime's translate log; `nextCap` records are kept in the next period.
   /// After a device fault, returns the log of the kernel that faulted (once).
   llvm::Expected<TranslateLog> takeTranslateLog(uint64_t nextCap, uint64_t maxRecords);
+
+  /// Sets what adds how to fix it to the death message of a fault on a host
+  /// address (the executor's death, and every later call's error): it returns
+  /// a note ("note: ...") or "".
+  void setFaultAdvisor(std::function<std::string(const HostFault &)> advisor);
 
   /// "symbol+0xoff" for a device address in a loaded image, or "".
   std::string symbolize(uint64_t addr);
@@ -165,6 +182,8 @@ private:
   std::string deathMessage_; ///< non-empty once the executor is gone
   /// The faulting kernel's translate log, sent by the executor with its fault record.
   std::optional<TranslateLog> faultTranslateLog_;
+  std::optional<HostFault> hostFault_;
+  std::function<std::string(const HostFault &)> faultAdvisor_;
   /// The executor's memfd as mapped here: the launch mailbox, then the arena
   /// (LaunchMailbox::kBytes on). Null while no executor runs.
   char *shared_ = nullptr;
