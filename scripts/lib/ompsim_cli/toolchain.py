@@ -59,6 +59,7 @@ TOOLS = {t.name: t for t in [
     Tool("llvm-objcopy", "llvm-22", "corrupted-image tests"),
     Tool("llvm-strip", "llvm-22", "stripped-image tests"),
     Tool("llvm-dis", "llvm-22", "bitcode listings in tests"),
+    Tool("llc", "llvm-22", "device code generation of the gpu-build columns"),
     Tool("FileCheck", "llvm-22-tools", "output checks of the conformance matrix"),
     Tool("lit", "llvm-22-tools", "pass plugin tests"),
     Tool("not", "llvm-22-tools", "pass plugin tests"),
