@@ -58,12 +58,22 @@ def execute(argv, env, cwd, timeout, merge_stderr=False):
         out, err = proc.communicate(timeout=timeout)
         return oc.RunResult(proc.returncode, out, err or "")
     except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        _kill_group(proc)
         out, err = proc.communicate()
         return oc.RunResult(-signal.SIGKILL, out, err or "", timed_out=True)
+    except BaseException:
+        # Ctrl-C (or any other way out): the program runs in its own session, out
+        # of the terminal's reach, so it and its executors go with this cell.
+        _kill_group(proc)
+        proc.wait()
+        raise
+
+
+def _kill_group(proc):
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
 
 
 def run_cell(cell, out_root, workdir):

@@ -69,3 +69,48 @@ def test_run_devices_is_refused_where_it_cannot_apply():
 def test_run_devices_sets_the_device_count_of_ompsim_backends(backend):
     r = ompsim("run", "--backend", backend, "--devices", "3", "--", "sh", "-c", "echo $OMPSIM_NUM_DEVICES")
     assert (r.returncode, r.stdout) == (0, "3\n"), r.stderr
+
+
+def _processes_of_run(sid, folder):
+    """Live processes in session `sid`, or started in or from `folder` (the programs a
+    matrix runs get sessions of their own)."""
+    out = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % d) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            with open("/proc/%s/cmdline" % d, "rb") as f:
+                cmdline = f.read().decode(errors="replace")
+            cwd = os.readlink("/proc/%s/cwd" % d)
+        except OSError:
+            continue
+        # fields[0] is the state, [3] the session id; zombies are already gone.
+        if fields[0] != "Z" and (int(fields[3]) == sid or str(folder) in cmdline or cwd.startswith(str(folder))):
+            out.append((int(d), cmdline.replace("\0", " ")))
+    return out
+
+
+@pytest.mark.e2e
+def test_ctrl_c_ends_a_matrix_run_with_a_partial_report_and_no_process_left(tmp_path):
+    import signal
+    import time
+    out = tmp_path / "out"
+    # Its own session, so the test can send what a terminal sends on Ctrl-C: SIGINT
+    # to the whole foreground process group.
+    p = subprocess.Popen([OMPSIM, "matrix", "--no-build", "--out", str(out), "-j", "2",
+                          "--backend", "sim,host-upstream"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         text=True, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (out / "build").exists():
+        time.sleep(0.5)
+    time.sleep(5)  # a few cells in flight
+    os.killpg(p.pid, signal.SIGINT)
+    output, _ = p.communicate(timeout=300)
+    assert p.returncode == 130, output[-3000:]
+    assert "ompsim matrix: interrupted: the reports hold the" in output, output[-3000:]
+    for name in ("results.json", "junit.xml", "report.html"):
+        assert (out / name).exists(), name
+    time.sleep(1)
+    assert _processes_of_run(p.pid, out) == []

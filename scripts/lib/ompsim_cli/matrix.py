@@ -158,22 +158,52 @@ def main(args):
     env.setdefault("OMPSIM_BUILD_DIR", paths.BUILD)
     sys.stdout.write("ompsim matrix: %s\n" % " ".join(cmd))
     sys.stdout.flush()
-    r = subprocess.run(cmd, cwd=paths.ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(cmd, cwd=paths.ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    interrupted = False
+    try:
+        output, _ = proc.communicate()
+    except KeyboardInterrupt:
+        # Ctrl-C reached pytest too (one process group); a SIGINT sent to this
+        # process alone is passed on. pytest stops its workers, which kill the
+        # programs they run, and writes the cells finished so far.
+        interrupted = True
+        output = _finish_interrupted(proc)
     if not os.path.exists(results_json):
-        sys.stdout.write(r.stdout)
-        sys.stderr.write("ompsim: matrix: pytest wrote no results (exit %d)\n" % r.returncode)
-        return r.returncode or 1
+        sys.stdout.write(output)
+        sys.stderr.write("ompsim: matrix: pytest wrote no results (%s)\n"
+                         % ("interrupted" if interrupted else "exit %d" % proc.returncode))
+        return 130 if interrupted else proc.returncode or 1
     doc = report.load(results_json)
     sys.stdout.write(report.console_table(doc) + "\n")
+    if interrupted:
+        sys.stdout.write("ompsim matrix: interrupted: the reports hold the %d cells that finished\n"
+                         % len(doc["records"]))
     html_path = os.path.join(out, "report.html")
     with open(html_path, "w", encoding="utf-8") as f:
         f.write(report.html_report(doc, baseline=baseline, baseline_name=args.compare or ""))
     sys.stdout.write("reports: %s, %s, %s\n" % (results_json, os.path.join(out, "junit.xml"), html_path))
+    if interrupted:
+        return 130
     bad = report.unexpected(doc)
     if bad:
         return 1
-    if r.returncode not in (0,):
+    if proc.returncode not in (0,):
         # Every cell met its expectation, yet pytest failed: show why (collection or usage error).
-        sys.stdout.write(r.stdout[-3000:])
-        return r.returncode
+        sys.stdout.write(output[-3000:])
+        return proc.returncode
     return 0
+
+
+def _finish_interrupted(proc, grace=60):
+    """Lets an interrupted pytest write its partial results, then makes sure it is gone."""
+    import signal
+    try:
+        proc.send_signal(signal.SIGINT)
+    except ProcessLookupError:
+        pass
+    try:
+        output, _ = proc.communicate(timeout=grace)
+    except (subprocess.TimeoutExpired, KeyboardInterrupt):
+        proc.kill()
+        output, _ = proc.communicate()
+    return output or ""
