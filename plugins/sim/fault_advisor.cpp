@@ -99,7 +99,7 @@ std::string FaultAdvisor::advise(const HostFault &fault) const {
     return "";
   bool write = fault.access == HostFault::Access::Write;
   return fmt::format("note: '{0}' is host data the device cannot reach: map it ('map({1}: {0})') or "
-                     "make it device data ('#pragma omp declare target enter({0})')",
+                     "make it device data ('#pragma omp declare target to({0})')",
                      sym->name, write ? "tofrom" : "to");
 }
 

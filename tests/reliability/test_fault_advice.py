@@ -46,7 +46,7 @@ def test_read_of_host_data_suggests_a_map_clause(built):
                         r"'host_counter' in \S*fault_advice\.exe\) from dev:\1\+0x[0-9a-f]+ \(0x[0-9a-f]+\); "
                         r"note: 'host_counter' is host data the device cannot reach: map it "
                         r"\('map\(to: host_counter\)'\) or make it device data "
-                        r"\('#pragma omp declare target enter\(host_counter\)'\)" % KERNEL, line), line
+                        r"\('#pragma omp declare target to\(host_counter\)'\)" % KERNEL, line), line
 
 
 def test_write_of_host_data_suggests_a_tofrom_map(built):
@@ -55,7 +55,7 @@ def test_write_of_host_data_suggests_a_tofrom_map(built):
                         r"'host_counter' in \S*fault_advice\.exe\) from dev:\1\+0x[0-9a-f]+ \(0x[0-9a-f]+\); "
                         r"note: 'host_counter' is host data the device cannot reach: map it "
                         r"\('map\(tofrom: host_counter\)'\) or make it device data "
-                        r"\('#pragma omp declare target enter\(host_counter\)'\)" % KERNEL, line), line
+                        r"\('#pragma omp declare target to\(host_counter\)'\)" % KERNEL, line), line
 
 
 def test_device_pointer_as_the_host_source_of_omp_target_memcpy(built):
