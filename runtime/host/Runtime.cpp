@@ -1,5 +1,6 @@
 // Runtime: registration, plugin/device numbering, and the target operations.
 #include "Runtime.h"
+#include "MapFlags.h"
 
 #include "ompsim/config.hpp"
 #include "ompsim/host_symbolizer.hpp"
@@ -315,7 +316,7 @@ llvm::Error Runtime::targetKernel(int64_t deviceNum, int32_t teams, int32_t thre
     return err;
   std::vector<uint64_t> kernelArgs, privateBlocks;
   for (const MapArg &arg : mapArgs) {
-    if (!(static_cast<uint64_t>(arg.type) & OMPSIM_MAP_TARGET_PARAM))
+    if (!mapflag::has(arg.type, mapflag::TargetParam))
       continue;
     auto value = processor.kernelArgument(arg, privateBlocks);
     if (!value)
