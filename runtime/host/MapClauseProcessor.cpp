@@ -109,10 +109,10 @@ llvm::Error MapClauseProcessor::checkMapTypes(const std::vector<MapArg> &args, c
       continue;
     uint64_t bit = unknown & (~unknown + 1);
     std::string var = mapArgName(arg.name);
-    return makeError(fmt::format("map type {:#x} of {} on {} in {} has bit {} ({:#x}), which "
-                                 "ompsim's runtime does not implement",
+    return makeError(fmt::format("map type {:#x} of {} on {} in {} has bit {}, which ompsim's "
+                                 "runtime does not implement",
                                  type, var.empty() ? std::string("an unnamed item") : "'" + var + "'",
-                                 construct, programName(), flag::bitName(bit), bit));
+                                 construct, programName(), flag::bitName(bit)));
   }
   return llvm::Error::success();
 }
@@ -589,7 +589,7 @@ std::string mapflag::bitName(uint64_t bit) {
   };
   for (const auto &[value, name] : names)
     if (value == bit)
-      return name;
+      return fmt::format("{} ({:#x})", name, bit);
   return fmt::format("{:#x} (no OpenMPOffloadMappingFlags name)", bit);
 }
 

@@ -44,8 +44,8 @@ constexpr bool has(int64_t type, uint64_t mask) { return (static_cast<uint64_t>(
 /// 1-based index of the parent item of a MEMBER_OF item, 0 when not a member.
 constexpr uint64_t memberOf(int64_t type) { return (static_cast<uint64_t>(type) & MemberOf) >> 48; }
 
-/// The name of one map-type bit as OMPConstants.h spells it ("OMP_MAP_ATTACH"),
-/// or its hexadecimal value when LLVM names no flag there.
+/// One map-type bit for messages: its OMPConstants.h name and value
+/// ("OMP_MAP_ATTACH (0x4000)"), or its value when LLVM names no flag there.
 std::string bitName(uint64_t bit);
 
 } // namespace ompsim::host::mapflag
