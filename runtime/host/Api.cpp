@@ -71,7 +71,9 @@ void __tgt_init_all_rtls() {
 int __tgt_target_kernel(ompsim_ident *loc, int64_t device, int32_t teams, int32_t threads,
                         void *regionId, __tgt_kernel_arguments *args) {
   Runtime &rt = Runtime::get();
-  if (rt.policy() == OffloadPolicy::Disabled)
+  // The host device (omp_get_initial_device()): clang's code runs the host
+  // version of the region, as with stock libomptarget.
+  if (rt.runsOnHost(device))
     return OFFLOAD_FAIL;
   bool launchFailure = false;
   if (auto err = rt.targetKernel(device, teams, threads, regionId, args, launchFailure)) {

@@ -123,6 +123,15 @@ int32_t Runtime::numDevices() {
   return static_cast<int32_t>(devices_.size());
 }
 
+bool Runtime::runsOnHost(int64_t deviceNum) {
+  if (policy() == OffloadPolicy::Disabled)
+    return true;
+  int32_t count = numDevices();
+  if (count == 0)
+    return policy() != OffloadPolicy::Mandatory;
+  return resolveDeviceNumber(deviceNum) == count;
+}
+
 int64_t Runtime::resolveDeviceNumber(int64_t deviceNum) {
   return deviceNum == OMPSIM_DEVICE_DEFAULT ? omp_get_default_device() : deviceNum;
 }
