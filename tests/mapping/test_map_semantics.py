@@ -14,6 +14,7 @@ SAME_AS_STOCK = [
     "attach_struct_member.c",
     "refcount.c",
     "update_strided.c",
+    "memcpy_rect.c",
 ]
 
 
@@ -79,3 +80,15 @@ def test_unimplemented_map_bit_is_one_error(built, backend):
     lines = ompsim_lines(r.stderr)
     assert len(lines) == 1, r.stderr
     assert "0x800" in lines[0] and "'x'" in lines[0] and "unknown_map_bit" in lines[0], lines[0]
+
+
+@pytest.mark.parametrize("backend", ["ours-host", "sim"])
+def test_memcpy_rect_moves_whole_rows_in_one_transfer(built, tmp_path, backend):
+    trace = tmp_path / "trace.jsonl"
+    r = run(built("memcpy_rect.c"), backend,
+            env={"OMPSIM_TRACE": "transfer", "OMPSIM_TRACE_FILE": str(trace)})
+    check_ok(r, backend)
+    to_device = [line for line in trace.read_text().splitlines() if '"to_device"' in line]
+    # The whole 4x6 doubles (192 bytes) go in one transfer, the 2x3x4 ints (96) in one.
+    assert any('"size":192' in line for line in to_device), "\n".join(to_device)
+    assert any('"size":96' in line for line in to_device), "\n".join(to_device)
