@@ -429,7 +429,7 @@ llvm::Error MapClauseProcessor::updateList(const std::vector<MapArg> &args) {
   for (const MapArg &arg : args) {
     if (has(arg.type, flag::Literal) || has(arg.type, flag::Private))
       continue;
-    if (arg.mapper) {
+    if (arg.mapper && !has(arg.type, flag::NonContig)) {
       if (auto err = updateList(runMapper(arg)))
         return err;
       continue;
@@ -495,6 +495,13 @@ llvm::Error MapClauseProcessor::updateNonContiguous(const MapArg &arg) {
   for (size_t d = 0; d < dims.size(); ++d)
     start += dims[d].offset * unit(d);
 
+  // A strided section of structs with a declare mapper: the mapper names
+  // what of each element moves.
+  bool perElement = arg.mapper != nullptr;
+  MapArg element = arg;
+  element.type = static_cast<int64_t>(static_cast<uint64_t>(arg.type) & ~flag::NonContig);
+  element.size = static_cast<int64_t>(elementSize);
+
   // Walk the elements in order and merge the ones that touch into runs, so
   // a section with contiguous rows moves in one transfer per row (or one).
   uintptr_t runBegin = 0;
@@ -531,6 +538,13 @@ llvm::Error MapClauseProcessor::updateNonContiguous(const MapArg &arg) {
       runSize = elementSize;
     }
     runElements.push_back(addr);
+    if (perElement) {
+      runSize = 0;
+      runElements.clear();
+      element.begin = reinterpret_cast<void *>(addr);
+      if (auto err = updateList(runMapper(element)))
+        return err;
+    }
     size_t d = dims.size();
     while (d-- > 0) {
       if (++index[d] < dims[d].count)

@@ -15,6 +15,7 @@ SAME_AS_STOCK = [
     "refcount.c",
     "update_strided.c",
     "memcpy_rect.c",
+    "update_mapper.c",
 ]
 
 
@@ -59,6 +60,13 @@ def test_strided_updates_with_lower_bounds(built, backend):
     r = run(built("update_strided_offsets.c"), backend)
     check_ok(r, backend)
     assert "strided updates ok" in r.stdout
+
+
+@pytest.mark.parametrize("backend", ["ours-host", "sim"])
+def test_strided_update_through_a_declare_mapper(built, backend):
+    r = run(built("update_mapper_strided.c"), backend)
+    check_ok(r, backend)
+    assert "mapper strided update ok" in r.stdout
 
 
 @pytest.mark.parametrize("backend", ["ours-host", "sim"])
