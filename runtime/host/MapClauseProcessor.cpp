@@ -173,8 +173,9 @@ llvm::Expected<MapClauseProcessor::Mapped> MapClauseProcessor::mapOne(const MapA
     out.entry = &e;
     out.tgtBegin = e.translate(begin);
     bool always = has(arg.type, flag::Always);
-    // A member allocated with its parent in this construct is new too.
-    bool isNew = fresh_.count(&e) != 0 || (!updateRef && e.totalRef() == 1 && !e.isInfinite());
+    // New means allocated by this construct (a member allocated with its
+    // parent included); data that was present before is not copied again.
+    bool isNew = fresh_.count(&e) != 0;
     if (copyTo && (always || isNew) && !e.isInfinite() && found.contained)
       if (auto err = copyToDevice(e, begin, size))
         return std::move(err);

@@ -41,8 +41,9 @@ int f_add(int x) { return x + 7; }
 int f_mul(int x) { return x * 3 - 1; }
 #pragma omp declare target to(f_add, f_mul) indirect
 
-typedef struct { int n; long v[4]; int *data; int (*fn)(int); } S;
+typedef struct { int n; int m; long v[4]; int *data; int (*fn)(int); } S;
 typedef struct { int a; long b; } T;
+#pragma omp declare mapper(sm: S s) map(s, s.data[0:s.m])
 
 static unsigned long long mix(unsigned long long h, long long v) {
   return (h ^ (unsigned long long)v) * 1099511628211ULL;
@@ -107,6 +108,7 @@ class Generator:
         self.step = 0
         self.vars = []
         self.attached = False  # device s.data points at the device pointee
+        self.shadowed = False  # the struct's present block has had s.data attached
 
     # -- helpers -------------------------------------------------------------
     def emit(self, text):
@@ -156,12 +158,25 @@ class Generator:
             v.lo = v.hi = None
             if v is self.pointee or v is self.struct:
                 self.attached = False
+            if v is self.struct:
+                self.shadowed = False
             return True
         return False
 
     # -- constructs ------------------------------------------------------------
+    def mapper_ok(self):
+        """The struct's declare mapper maps s.data[0:m]: only when that cannot
+        extend a present block, and the pointer ends up attached."""
+        p = self.pointee
+        # Stock re-copies a present struct through its mapper unless the struct
+        # holds an attached pointer (see map_item): leave that case out.
+        struct_ok = not self.struct.present or self.shadowed
+        return struct_ok and ((not p.present) or (p.lo == 0 and p.hi == p.n and self.attached))
+
     def map_item(self, v, entering_new_ok=True):
-        """(clause text, var, lo, hi, creates) for one item of a map-entering construct."""
+        """(kind, modifiers, var, lo, hi) for one item of a map-entering construct."""
+        if v is self.struct and self.mapper_ok() and self.rng.random() < 0.3:
+            return self.rng.choice(["to", "tofrom"]), ["mapper(sm)"], v, 0, v.n
         lo, hi = self.pick_section(v)
         if not v.present:
             kind = self.rng.choice(["to", "tofrom"])
@@ -169,7 +184,11 @@ class Generator:
         else:
             kind = self.rng.choice(["to", "from", "tofrom", "alloc"])
             mods = []
-            if kind != "alloc" and self.rng.random() < 0.25:
+            # Stock skips an `always, to` copy of a block that holds an
+            # attached pointer (it takes it for a second new mapping), where
+            # ompsim copies as OpenMP says: leave that case out.
+            always_ok = not (v is self.struct and self.shadowed)
+            if kind != "alloc" and always_ok and self.rng.random() < 0.25:
                 mods.append("always")
             if self.rng.random() < 0.2:
                 mods.append("present")
@@ -201,6 +220,9 @@ class Generator:
                 body.append("%s.n += %d;" % (v.name, c))
                 body.append("for (int j = 0; j < 4; ++j) %s.v[j] = %s.v[j] * 2 + %s.fn(j);" % (
                     v.name, v.name, v.name))
+                if "mapper(sm)" in mods:
+                    body.append("for (int i = 0; i < %d; ++i) %s.data[i] += %s.fn(i) + %d;" % (
+                        self.pointee.n, v.name, v.name, c))
             elif v.kind == "pointee":
                 if not self.attached:
                     continue  # the device s.data may not point at the device pointee
@@ -221,24 +243,39 @@ class Generator:
         has_pointee = any(v is self.pointee for _, _, v, _, _ in items)
         if has_pointee and self.struct.present and self.pointee.present and (
                 created.get(self.struct.name) or created.get(self.pointee.name)):
-            self.attached = True
+            self.attached = self.shadowed = True
         if created.get(self.struct.name) and not has_pointee:
             self.attached = False  # a fresh device struct holds the host pointer
 
     def enter_items(self, items, hold=False):
         created = {}
         for kind, mods, v, lo, hi in items:
+            if "mapper(sm)" in mods:
+                # Stock neither counts nor releases a mapper's first component
+                # (the struct): a new struct stays mapped. The pointee is
+                # counted and attached at once (PTR_AND_OBJ).
+                if not v.present:
+                    v.lo, v.hi, v.dyn = 0, v.n, 1
+                self.acquire(self.pointee, 0, self.pointee.n, hold=hold)
+                self.attached = self.shadowed = True
+                continue
             created[v.name] = self.acquire(v, lo, hi, hold=hold)
         self.note_attach(items, created)
 
     def exit_items(self, items, hold=False):
         for kind, mods, v, lo, hi in reversed(items):
+            if "mapper(sm)" in mods:
+                self.release(self.pointee, hold=hold)
+                continue
             self.release(v, hold=hold)
 
     def valid_items(self, items):
         """Drops items a construct may not list together (one block per
         variable: a second section of the same variable would extend it)."""
         seen, out = set(), []
+        # The struct's mapper maps the pointee itself.
+        if any("mapper(sm)" in it[1] for it in items):
+            seen.add(self.pointee.name)
         for it in items:
             if it[2].name in seen:
                 continue
@@ -250,7 +287,7 @@ class Generator:
         items = self.valid_items([self.map_item(v) for v in self.choose_items()])
         # The pointee's kernel code needs the struct mapped in the same construct.
         if any(it[2] is self.pointee for it in items) and not any(it[2] is self.struct for it in items):
-            items.append(self.map_item(self.struct))
+            items = self.valid_items(items + [self.map_item(self.struct)])
         # A zero-length section of a present heap array: the kernel reaches
         # the whole present block through it.
         zero = [v for v in self.vars if v.kind == "heap" and v.present and
@@ -320,6 +357,8 @@ class Generator:
             count = max(1, (v.hi - 1) // stride + 1)
             ref = "%s[0:%d:%d]" % (v.name, count, stride)
         mods = "present: " if v.present and self.rng.random() < 0.2 else ""
+        if v is self.struct and self.rng.random() < 0.5:
+            mods = "mapper(sm): "  # the struct and the whole pointee, where present
         self.emit("#pragma omp target update %s(%s%s)" % (motion, mods, ref))
 
     def op_host(self):
@@ -404,7 +443,7 @@ class Generator:
         self.struct = Var("s", "struct", 1)
         decls.append("int *s_data = malloc(%d * sizeof(int));" % m)
         decls.append("for (int i = 0; i < %d; ++i) s_data[i] = 3 * i;" % m)
-        decls.append("S s = {%d, {1, 2, 3, 4}, s_data, f_mul};" % m)
+        decls.append("S s = {%d, %d, {1, 2, 3, 4}, s_data, f_mul};" % (m, m))
         self.vars.append(self.struct)
         self.pointee = Var("s.data", "pointee", m)
         aos = Var("t", "aos", rng.randint(2, 6))
