@@ -22,7 +22,8 @@ def test_generator_is_deterministic_and_covers_the_constructs():
     assert difftest.generate(7) == difftest.generate(7)
     for construct in ("#pragma omp target map", "#pragma omp target data", "target enter data",
                       "target exit data", "target update", "nowait", "always", "present",
-                      "delete", "ompx_hold", "[0:0]", "s.data[", "s.fn(", "t[i].a", "malloc"):
+                      "delete", "ompx_hold", "[0:0]", "s.data[", "s.fn(", "t[i].a", "malloc",
+                      "mapper(sm)", "pa[k].q[0:", "teams distribute parallel for"):
         assert construct in text, construct
     # A strided section (stride 2 or 3) appears in some update.
     assert ":2])" in text or ":3])" in text

@@ -2,10 +2,12 @@
 each compiled once and run on host-upstream (stock libomptarget 22, the oracle),
 ours-host and sim; every byte they print must agree.
 
-A program is a sequence of data constructs (target, target data with nested
-constructs, target enter/exit data, target update, nowait) over scalars, global,
-stack and heap arrays, a struct with a pointer and a function-pointer member,
-and an array of structs, with host-side changes in between. After every step it
+A program is a sequence of data constructs (target, also as a combined teams
+loop, target data with nested constructs, target enter/exit data, target
+update, nowait) over scalars, global, stack and heap arrays, a struct with a
+pointer and a function-pointer member (also through a declare mapper), an array
+of structs, and an array of structs whose pointer members are mapped one by
+one, with host-side changes in between. After every step it
 prints a checksum of every mapped buffer (pointer members are printed as "still
 points where it did", never as addresses, so ASLR cannot make runs differ).
 
@@ -43,6 +45,7 @@ int f_mul(int x) { return x * 3 - 1; }
 
 typedef struct { int n; int m; long v[4]; int *data; int (*fn)(int); } S;
 typedef struct { int a; long b; } T;
+typedef struct { int k; int *q; } P;
 #pragma omp declare mapper(sm: S s) map(s, s.data[0:s.m])
 
 static unsigned long long mix(unsigned long long h, long long v) {
@@ -62,6 +65,19 @@ static unsigned long long cks_double(const double *p, int n) {
   unsigned long long h = 1469598103934665603ULL;
   for (int i = 0; i < n; ++i) h = mix(h, (long long)(p[i] * 1024.0));
   return h;
+}
+static unsigned long long cks_pa(const P *p, int *const *q, int n, int m) {
+  unsigned long long h = 1469598103934665603ULL;
+  for (int k = 0; k < n; ++k) {
+    h = mix(h, p[k].k);
+    for (int i = 0; i < m; ++i) h = mix(h, q[k][i]);
+  }
+  return h;
+}
+static int same_q(const P *p, int *const *q, int n) {
+  for (int k = 0; k < n; ++k)
+    if (p[k].q != q[k]) return 0;
+  return 1;
 }
 static unsigned long long cks_T(const T *p, int n) {
   unsigned long long h = 1469598103934665603ULL;
@@ -295,6 +311,17 @@ class Generator:
         zero = zero[:1] if zero and self.rng.random() < 0.4 else []
         nowait = self.rng.random() < 0.2
         clause = self.clause(items) + "".join(" map(tofrom: %s[0:0])" % v.name for v in zero)
+        loop_only = len(items) == 1 and not zero and items[0][2].kind in ("global", "stack", "heap")
+        if loop_only and self.rng.random() < 0.5:
+            # A combined construct: the loop runs over teams and threads.
+            self.emit("#pragma omp target teams distribute parallel for %s%s" % (
+                clause, " nowait" if nowait else ""))
+            self.enter_items(items)
+            self.emit(self.kernel_body(items)[0])
+            if nowait:
+                self.emit("#pragma omp taskwait")
+            self.exit_items(items)
+            return
         self.emit("#pragma omp target %s%s" % (clause, " nowait" if nowait else ""))
         self.enter_items(items)
         body = self.kernel_body(items + [("tofrom", [], v, v.lo, v.hi) for v in zero])
@@ -375,8 +402,33 @@ class Generator:
         else:
             self.emit("for (int i = 0; i < %d; ++i) %s[i] += %d;" % (v.n, v.name, c))
 
+    def op_pointer_array(self):
+        """An array of structs whose pointer members are mapped one by one
+        and attached, used in a kernel and unmapped again (nothing of `pa`
+        is present before or after)."""
+        n, m = self.pa_n, self.pa_m
+        lo = self.rng.randint(0, n - 1)
+        hi = self.rng.randint(lo + 1, n)
+        c = self.const()
+        whole = self.rng.random() < 0.5
+        self.emit("#pragma omp target enter data map(to: %s)" % ("pa" if whole else "pa[%d:%d]" % (lo, hi - lo)))
+        self.emit("for (int k = %d; k < %d; ++k) {" % (lo, hi))
+        self.emit("  #pragma omp target enter data map(to: pa[k].q[0:%d])" % m)
+        self.emit("}")
+        self.emit("#pragma omp target map(present, alloc: pa[%d:%d])" % (lo, hi - lo))
+        self.emit("for (int k = %d; k < %d; ++k) for (int i = 0; i < %d; ++i) pa[k].q[i] += pa[k].k * i + %d;" % (
+            lo, hi, m, c))
+        motion = self.rng.choice(["from", "release"])
+        self.emit("for (int k = %d; k < %d; ++k) {" % (lo, hi))
+        self.emit("  #pragma omp target exit data map(%s: pa[k].q[0:%d])" % (motion, m))
+        self.emit("}")
+        self.emit("#pragma omp target exit data map(%s: %s)" % (
+            self.rng.choice(["from", "release", "delete"]), "pa" if whole else "pa[%d:%d]" % (lo, hi - lo)))
+
     def op(self, depth=0):
         choices = ["target"] * 4 + ["enter"] * 2 + ["exit"] * 2 + ["update"] * 2 + ["host"] * 2
+        if depth == 0:
+            choices.append("pointer_array")
         if depth < 2:
             choices += ["data"] * 2
         what = self.rng.choice(choices)
@@ -390,6 +442,8 @@ class Generator:
             self.op_exit()
         elif what == "update":
             self.op_update()
+        elif what == "pointer_array":
+            self.op_pointer_array()
         else:
             self.op_host()
         self.checksums()
@@ -415,6 +469,9 @@ class Generator:
                 args.append("cks_%s(%s, %d)" % (v.ctype, v.name, v.n))
         parts.append("%s=%%llu" % self.pointee.name.replace(".", "_"))
         args.append("cks_int(%s_data, %d)" % (self.struct.name, self.pointee.n))
+        parts.append("pa=%llu,%d")
+        args.append("cks_pa(pa, pa_q, %d, %d)" % (self.pa_n, self.pa_m))
+        args.append("same_q(pa, pa_q, %d)" % self.pa_n)
         self.emit('printf("%d %s\\n", %s);' % (self.step, " ".join(parts), ", ".join(args)))
 
     # -- the program -----------------------------------------------------------
@@ -446,6 +503,11 @@ class Generator:
         decls.append("S s = {%d, %d, {1, 2, 3, 4}, s_data, f_mul};" % (m, m))
         self.vars.append(self.struct)
         self.pointee = Var("s.data", "pointee", m)
+        self.pa_n, self.pa_m = rng.randint(2, 5), rng.randint(2, 6)
+        decls.append("P pa[%d];" % self.pa_n)
+        decls.append("int *pa_q[%d];" % self.pa_n)
+        decls.append("for (int k = 0; k < %d; ++k) { pa[k].k = k + 1; pa[k].q = pa_q[k] = malloc(%d * sizeof(int)); "
+                     "for (int i = 0; i < %d; ++i) pa[k].q[i] = k * 10 + i; }" % (self.pa_n, self.pa_m, self.pa_m))
         aos = Var("t", "aos", rng.randint(2, 6))
         decls.append("T t[%d];" % aos.n)
         decls.append("for (int i = 0; i < %d; ++i) { t[i].a = i; t[i].b = 10 * i; }" % aos.n)
