@@ -100,15 +100,19 @@ llvm::Error MapClauseProcessor::checkMapTypes(const std::vector<MapArg> &args, c
     uint64_t unknown = type & ~flag::Implemented;
     if (!allowNonContig)
       unknown |= type & flag::NonContig;
+    std::string var = mapArgName(arg.name);
     // A pointer initialized privately from its pointee (PRIVATE with
     // ATTACH) is a form clang-22 does not emit; refuse it rather than pass
     // a wrong pointer.
     if ((type & flag::Attach) && (type & flag::Private))
-      unknown |= flag::Attach;
+      return makeError(fmt::format(
+          "map type {:#x} of {} on {} in {} combines {} with {} (a privately initialized "
+          "pointer), which ompsim's runtime does not implement",
+          type, var.empty() ? std::string("an unnamed item") : "'" + var + "'", construct,
+          programName(), flag::bitName(flag::Private), flag::bitName(flag::Attach)));
     if (!unknown)
       continue;
     uint64_t bit = unknown & (~unknown + 1);
-    std::string var = mapArgName(arg.name);
     return makeError(fmt::format("map type {:#x} of {} on {} in {} has bit {}, which ompsim's "
                                  "runtime does not implement",
                                  type, var.empty() ? std::string("an unnamed item") : "'" + var + "'",
