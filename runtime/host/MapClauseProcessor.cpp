@@ -12,6 +12,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 namespace ompsim::host {
 namespace {
@@ -586,6 +587,51 @@ llvm::Expected<uint64_t> MapClauseProcessor::kernelArgument(const MapArg &arg,
     return static_cast<uint64_t>(base); // unmapped zero-length section: keeps its host value
   // A block the item only overlaps still gives its device address (stock).
   return found.entry->translate(begin) - (begin - base);
+}
+
+llvm::Expected<std::vector<uint64_t>>
+MapClauseProcessor::kernelArguments(const std::vector<MapArg> &args,
+                                    std::vector<uint64_t> &privateBlocks) {
+  std::vector<uint64_t> values;
+  // The device base address of each TARGET_PARAM item, by item index.
+  std::vector<std::optional<uint64_t>> byItem(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!has(args[i].type, flag::TargetParam))
+      continue;
+    auto value = kernelArgument(args[i], privateBlocks);
+    if (!value)
+      return value.takeError();
+    values.push_back(*value);
+    byItem[i] = *value;
+  }
+  constexpr uint64_t lambdaCapture = flag::PtrAndObj | flag::Literal | flag::Implicit;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const MapArg &arg = args[i];
+    if ((static_cast<uint64_t>(arg.type) & lambdaCapture) != lambdaCapture)
+      continue;
+    uint64_t parent = memberOf(arg.type);
+    if (parent == 0 || parent > args.size() || !byItem[parent - 1])
+      return makeError(fmt::format("lambda capture {} has no lambda kernel argument to live in "
+                                   "(parent item {})",
+                                   describe(arg), parent));
+    // base: the capture field in the host lambda; begin: the captured variable.
+    auto field = reinterpret_cast<uintptr_t>(arg.base);
+    auto lambdaBegin = reinterpret_cast<uintptr_t>(args[parent - 1].begin);
+    uint64_t tgtField = *byItem[parent - 1] + (field - lambdaBegin);
+    auto captured = reinterpret_cast<uintptr_t>(arg.begin);
+    MapLookup found = table_.lookup(captured, static_cast<uint64_t>(arg.size));
+    if (!found.entry)
+      continue; // not mapped: the lambda keeps the host address, as with stock
+    uint64_t tgtCaptured = found.entry->translate(captured);
+    if (auto err = memory_.submit(tgtField, &tgtCaptured, sizeof(tgtCaptured)))
+      return std::move(err);
+    OMPSIM_TRACE_EVENT(Cat::Map, "lambda_capture")
+        .str("name", mapArgName(arg.name))
+        .host("captured", captured)
+        .dev("field", tgtField, "")
+        .dev("value", tgtCaptured, memory_.symbolize(tgtCaptured));
+  }
+  return values;
 }
 
 std::string mapflag::bitName(uint64_t bit) {

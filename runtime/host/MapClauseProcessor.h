@@ -89,6 +89,14 @@ public:
   /// translated, and unmapped zero-length sections left as host values.
   llvm::Expected<uint64_t> kernelArgument(const MapArg &arg, std::vector<uint64_t> &privateBlocks);
 
+  /// The kernel's arguments after enter(): kernelArgument() of every
+  /// TARGET_PARAM item in order, then the pointers a C++ lambda captured by
+  /// reference (LITERAL | PTR_AND_OBJ | IMPLICIT members of the lambda) are
+  /// re-pointed, in the device copy of the lambda, at the device copies of
+  /// the captured variables that are present.
+  llvm::Expected<std::vector<uint64_t>> kernelArguments(const std::vector<MapArg> &args,
+                                                        std::vector<uint64_t> &privateBlocks);
+
   /// Expands a declare-mapper item into its components by calling the mapper.
   static std::vector<MapArg> runMapper(const MapArg &arg);
 

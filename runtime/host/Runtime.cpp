@@ -1,6 +1,5 @@
 // Runtime: registration, plugin/device numbering, and the target operations.
 #include "Runtime.h"
-#include "MapFlags.h"
 
 #include "ompsim/config.hpp"
 #include "ompsim/host_symbolizer.hpp"
@@ -323,16 +322,11 @@ llvm::Error Runtime::targetKernel(int64_t deviceNum, int32_t teams, int32_t thre
   launchFailure = false; // map errors are always fatal
   if (auto err = processor.enter(mapArgs, nullptr))
     return err;
-  std::vector<uint64_t> kernelArgs, privateBlocks;
-  for (const MapArg &arg : mapArgs) {
-    if (!mapflag::has(arg.type, mapflag::TargetParam))
-      continue;
-    auto value = processor.kernelArgument(arg, privateBlocks);
-    if (!value)
-      return value.takeError();
-    kernelArgs.push_back(*value);
-  }
-  if (auto err = d.launch(kernel, kernelArgs, config)) {
+  std::vector<uint64_t> privateBlocks;
+  auto kernelArgs = processor.kernelArguments(mapArgs, privateBlocks);
+  if (!kernelArgs)
+    return kernelArgs.takeError();
+  if (auto err = d.launch(kernel, *kernelArgs, config)) {
     launchFailure = true;
     return err;
   }

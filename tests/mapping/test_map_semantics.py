@@ -16,6 +16,7 @@ SAME_AS_STOCK = [
     "update_strided.c",
     "memcpy_rect.c",
     "update_mapper.c",
+    "lambda_capture.cpp",
 ]
 
 
