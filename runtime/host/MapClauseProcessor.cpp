@@ -294,11 +294,16 @@ llvm::Error MapClauseProcessor::enterList(const std::vector<MapArg> &args, void 
       // The pointee has its own count even when the pointer is a member.
       updateRef = !firstOfMapper;
     }
-    auto mapped = mapOne(arg, updateRef, has(arg.type, flag::To));
+    // From here on the pointee's base is the pointer's value (stock), so a
+    // zero-length lookup between the pointer and its pointee finds nothing.
+    MapArg object = arg;
+    if (pointerEntry)
+      std::memcpy(&object.base, arg.base, sizeof(void *));
+    auto mapped = mapOne(object, updateRef, has(arg.type, flag::To));
     if (!mapped)
       return mapped.takeError();
     if (has(arg.type, flag::ReturnParam) && argsBase && mapped->entry) {
-      uintptr_t delta = reinterpret_cast<uintptr_t>(arg.begin) - reinterpret_cast<uintptr_t>(arg.base);
+      uintptr_t delta = reinterpret_cast<uintptr_t>(object.begin) - reinterpret_cast<uintptr_t>(object.base);
       argsBase[i] = reinterpret_cast<void *>(mapped->tgtBegin - delta);
     }
     if (pointerEntry && mapped->entry) {
