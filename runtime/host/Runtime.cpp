@@ -150,6 +150,8 @@ llvm::Expected<Device *> Runtime::device(int64_t deviceNum) {
   Device *d = devices_[n].get();
   if (auto err = d->ensureInitialized())
     return std::move(err);
+  if (auto err = ensureImagesOn(*d))
+    return std::move(err);
   return d;
 }
 
@@ -173,13 +175,31 @@ llvm::Error Runtime::loadOnDevices(RegisteredImage &image) {
     OMPSIM_TRACE_EVENT(Cat::Image, "unsupported").str("image", image.name);
     return llvm::Error::success(); // regions from it fall back (or fail when mandatory)
   }
+  // The default device loads at once (registration errors show at start);
+  // another device loads when it is first used, or now if it is in use.
+  int64_t defaultDevice = resolveDeviceNumber(OMPSIM_DEVICE_DEFAULT);
   for (auto &d : devices_) {
     if (&d->plugin() != image.plugin)
+      continue;
+    if (d->deviceNumber() != defaultDevice && !d->isInitialized())
       continue;
     if (auto err = d->loadImage(image.image, image.name, image.entries))
       return err;
   }
   return llvm::Error::success();
+}
+
+llvm::Error Runtime::ensureImagesOn(Device &d) {
+  bool loaded = false;
+  for (RegisteredLib &lib : libs_)
+    for (RegisteredImage &image : lib.images) {
+      if (image.plugin != &d.plugin() || d.hasImage(image.image))
+        continue;
+      if (auto err = d.loadImage(image.image, image.name, image.entries))
+        return err;
+      loaded = true;
+    }
+  return loaded ? d.publishFunctionPointerTable() : llvm::Error::success();
 }
 
 llvm::Error Runtime::publishAll() {

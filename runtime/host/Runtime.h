@@ -88,6 +88,10 @@ private:
   };
 
   llvm::Error loadOnDevices(RegisteredImage &image);
+  /// Loads on `d` the registered images its plugin took that it does not
+  /// hold yet (devices other than the default one load on first use, as
+  /// stock libomptarget's do), and publishes its table when any was loaded.
+  llvm::Error ensureImagesOn(Device &d);
   llvm::Error publishAll();
 
   std::recursive_mutex lock_; ///< registration, plugin loading, device list
