@@ -171,8 +171,9 @@ def backend_features(backend, translate, language=None, device_runtime=False):
             f.add("amdgcn")
         else:
             f.add("host-offload")
-        # The simulator numbers OMPSIM_NUM_DEVICES devices; stock libomptarget's host plugin has 4.
-        if backend in ("sim", "sim-ir", "host-upstream"):
+        # ompsim's plugins number OMPSIM_NUM_DEVICES devices; stock libomptarget's host plugin
+        # has 4, and so has ompsim's by default.
+        if backend in ("sim", "sim-ir", "ours-host", "host-upstream"):
             f.add("multi-device")
         # Host code and device code share memory on the host plugins; the simulated device does not.
         if backend in ("ours-host", "host-upstream"):

@@ -16,6 +16,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <shared_mutex>
 #include <vector>
 
 namespace ompsim::hostplugin {
@@ -35,6 +36,12 @@ std::string libraryDirectory() {
     return std::filesystem::absolute(info.dli_fname).parent_path().string();
   return ".";
 }
+
+/// The device runtime (loaded once, globally) translates through one table.
+/// Kernels of the device whose table is active run together under the shared
+/// lock; switching to another device's table takes it exclusively.
+std::shared_mutex activeTableMutex;
+const HostDevice *activeTableOwner = nullptr;
 
 } // namespace
 
@@ -196,7 +203,37 @@ Status HostDevice::run(void *kernel, void **args, int32_t numArgs, const ompsim_
   if (ffi_prep_cif(&cif, FFI_DEFAULT_ABI, static_cast<unsigned>(n), &ffi_type_void, types.data()) != FFI_OK)
     return fmt::format("cannot prepare a call of kernel '{}' with {} arguments",
                        config && config->kernel_name ? config->kernel_name : "?", numArgs);
-  ffi_call(&cif, FFI_FN(kernel), nullptr, values.data());
+  if (!hasTable_.load(std::memory_order_acquire)) {
+    ffi_call(&cif, FFI_FN(kernel), nullptr, values.data());
+    return {};
+  }
+  // Several devices each have their own image copies and table: the kernel
+  // must translate through this device's.
+  while (true) {
+    {
+      std::shared_lock<std::shared_mutex> reading(activeTableMutex);
+      if (activeTableOwner == this) {
+        ffi_call(&cif, FFI_FN(kernel), nullptr, values.data());
+        return {};
+      }
+    }
+    std::unique_lock<std::shared_mutex> writing(activeTableMutex);
+    if (activeTableOwner != this)
+      if (Status err = activateTable(); !err.empty())
+        return err;
+  }
+}
+
+Status HostDevice::activateTable() {
+  using SetTable = decltype(&__ompsim_device_set_fptr_table);
+  auto set = reinterpret_cast<SetTable>(dlsym(deviceRuntime_, "__ompsim_device_set_fptr_table"));
+  if (!set)
+    return fmt::format("device runtime {} lacks __ompsim_device_set_fptr_table", deviceRuntimePath_);
+  if (set(table_.data(), table_.size()) != 0)
+    return fmt::format("the device runtime rejected the function-pointer table ({} pairs): not "
+                       "sorted or has duplicates",
+                       table_.size());
+  activeTableOwner = this;
   return {};
 }
 
@@ -210,14 +247,14 @@ Status HostDevice::publishTable(uint64_t n, const __omp_offloading_fptr_map_ty *
         .str("reason", deviceRuntimeError_);
     return {};
   }
-  using SetTable = decltype(&__ompsim_device_set_fptr_table);
-  auto set = reinterpret_cast<SetTable>(dlsym(deviceRuntime_, "__ompsim_device_set_fptr_table"));
-  if (!set)
-    return fmt::format("device runtime {} lacks __ompsim_device_set_fptr_table", deviceRuntimePath_);
-  if (set(table, n) != 0)
-    return fmt::format("the device runtime rejected the function-pointer table ({} pairs): not "
-                       "sorted or has duplicates",
-                       n);
+  std::unique_lock<std::shared_mutex> writing(activeTableMutex);
+  std::vector<__omp_offloading_fptr_map_ty> previous = std::move(table_);
+  table_.assign(table, table + n);
+  if (Status err = activateTable(); !err.empty()) {
+    table_ = std::move(previous);
+    return err;
+  }
+  hasTable_.store(true, std::memory_order_release);
   return {};
 }
 

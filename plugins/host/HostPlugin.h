@@ -5,11 +5,13 @@
 #include "ompsim/offload_abi.h"
 #include "ompsim/plugin_api.h"
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 namespace ompsim::hostplugin {
 
@@ -51,6 +53,14 @@ private:
   std::string deviceRuntimePath_, deviceRuntimeError_;
   std::map<HostBinary *, std::unique_ptr<HostBinary>> binaries_;
   unsigned imageCounter_ = 0;
+  /// This device's function-pointer table. The device runtime holds one table
+  /// for the whole process, so a launch makes its device's table the active one.
+  std::vector<__omp_offloading_fptr_map_ty> table_;
+  std::atomic<bool> hasTable_{false};
+
+  /// Makes this device's table the device runtime's (caller holds the
+  /// process-wide table lock exclusively).
+  Status activateTable();
 };
 
 /// True if `image` is an x86-64 ELF shared object (what this plugin loads).

@@ -2,33 +2,56 @@
 // code (and the device's last error).
 #include "HostPlugin.h"
 
+#include "ompsim/config.hpp"
 #include "ompsim/plugin_api.h"
 #include "ompsim/trace.hpp"
 
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 using namespace ompsim::hostplugin;
 
 namespace {
 
-HostDevice &theDevice() {
+/// Devices of stock libomptarget's host plugin: OMPSIM_NUM_DEVICES sets another count.
+constexpr int32_t StockHostDevices = 4;
+
+int32_t deviceCount() {
+  static const int32_t n = ompsim::config().numDevices > 0 ? ompsim::config().numDevices : StockHostDevices;
+  return n;
+}
+
+HostDevice &theDevice(int32_t id) {
   // Never destroyed: kernels and atexit handlers may run during teardown.
-  static HostDevice *device = new HostDevice();
-  return *device;
+  // Each device loads its own copy of an image, so its globals are its own.
+  static std::vector<HostDevice *> *devices = [] {
+    auto *v = new std::vector<HostDevice *>();
+    for (int32_t i = 0; i < deviceCount(); ++i)
+      v->push_back(new HostDevice());
+    return v;
+  }();
+  return *(*devices)[static_cast<size_t>(id)];
 }
 
 std::mutex errorMutex;
 thread_local std::string lastErrorCopy;
-std::string lastError[2]; // [0]: plugin-wide (-1), [1]: device 0
+/// [0]: plugin-wide (-1), [1 + id]: device id.
+std::vector<std::string> &lastError() {
+  static auto *errors = new std::vector<std::string>(static_cast<size_t>(deviceCount()) + 1);
+  return *errors;
+}
 
-bool validDevice(int32_t id) { return id == 0; }
+bool validDevice(int32_t id) { return id >= 0 && id < deviceCount(); }
+
+size_t errorSlot(int32_t device) { return validDevice(device) ? static_cast<size_t>(device) + 1 : 0; }
 
 int32_t fail(int32_t device, std::string message) {
   std::lock_guard<std::mutex> lock(errorMutex);
-  lastError[device == 0 ? 1 : 0] = std::move(message);
+  lastError()[errorSlot(device)] = std::move(message);
   return OMPSIM_OFFLOAD_FAIL;
 }
 
@@ -37,7 +60,8 @@ int32_t check(int32_t device, const Status &status) {
 }
 
 int32_t badDevice(int32_t device) {
-  return fail(-1, "host plugin: device " + std::to_string(device) + " does not exist (it has 1)");
+  return fail(-1, "host plugin: device " + std::to_string(device) + " does not exist (it has " +
+                      std::to_string(deviceCount()) + ")");
 }
 
 } // namespace
@@ -56,12 +80,12 @@ int32_t __tgt_rtl_is_valid_binary(const __tgt_device_image *image) {
   return 0;
 }
 
-int32_t __tgt_rtl_number_of_devices(void) { return 1; }
+int32_t __tgt_rtl_number_of_devices(void) { return deviceCount(); }
 
 int32_t __tgt_rtl_init_device(int32_t device) {
   if (!validDevice(device))
     return badDevice(device);
-  return check(device, theDevice().init());
+  return check(device, theDevice(device).init());
 }
 
 int32_t __tgt_rtl_load_binary(int32_t device, const __tgt_device_image *image,
@@ -69,7 +93,7 @@ int32_t __tgt_rtl_load_binary(int32_t device, const __tgt_device_image *image,
   if (!validDevice(device))
     return badDevice(device);
   HostBinary *loaded = nullptr;
-  if (int32_t rc = check(device, theDevice().load(image, loaded)))
+  if (int32_t rc = check(device, theDevice(device).load(image, loaded)))
     return rc;
   *binary = reinterpret_cast<ompsim_binary_handle>(loaded);
   return OMPSIM_OFFLOAD_SUCCESS;
@@ -79,14 +103,14 @@ int32_t __tgt_rtl_get_global(int32_t device, ompsim_binary_handle binary, uint64
                              const char *name, void **tgt_ptr) {
   if (!validDevice(device))
     return badDevice(device);
-  return check(device, theDevice().lookup(reinterpret_cast<HostBinary *>(binary), name, *tgt_ptr));
+  return check(device, theDevice(device).lookup(reinterpret_cast<HostBinary *>(binary), name, *tgt_ptr));
 }
 
 int32_t __tgt_rtl_get_function(int32_t device, ompsim_binary_handle binary, const char *name,
                                void **kernel) {
   if (!validDevice(device))
     return badDevice(device);
-  return check(device, theDevice().lookup(reinterpret_cast<HostBinary *>(binary), name, *kernel));
+  return check(device, theDevice(device).lookup(reinterpret_cast<HostBinary *>(binary), name, *kernel));
 }
 
 void *__tgt_rtl_data_alloc(int32_t device, int64_t size, void *, int32_t) {
@@ -129,12 +153,12 @@ int32_t __tgt_rtl_run_target_region(int32_t device, void *kernel, void **tgt_arg
                                     const ompsim_launch_config *config) {
   if (!validDevice(device))
     return badDevice(device);
-  return check(device, theDevice().run(kernel, tgt_args, num_args, config));
+  return check(device, theDevice(device).run(kernel, tgt_args, num_args, config));
 }
 
 const char *__tgt_rtl_last_error(int32_t device) {
   std::lock_guard<std::mutex> lock(errorMutex);
-  lastErrorCopy = lastError[device == 0 ? 1 : 0];
+  lastErrorCopy = lastError()[errorSlot(device)];
   return lastErrorCopy.c_str();
 }
 
@@ -142,13 +166,13 @@ int32_t __tgt_rtl_set_function_ptr_map(int32_t device, uint64_t n,
                                        const __omp_offloading_fptr_map_ty *table) {
   if (!validDevice(device))
     return badDevice(device);
-  return check(device, theDevice().publishTable(n, table));
+  return check(device, theDevice(device).publishTable(n, table));
 }
 
 int32_t __tgt_rtl_unload_binary(int32_t device, ompsim_binary_handle binary) {
   if (!validDevice(device))
     return badDevice(device);
-  return check(device, theDevice().unload(reinterpret_cast<HostBinary *>(binary)));
+  return check(device, theDevice(device).unload(reinterpret_cast<HostBinary *>(binary)));
 }
 
 int32_t __tgt_rtl_deinit_device(int32_t device) {
@@ -158,7 +182,7 @@ int32_t __tgt_rtl_deinit_device(int32_t device) {
 int32_t __tgt_rtl_symbolize(int32_t device, uint64_t tgt_addr, char *buf, uint64_t len) {
   if (!validDevice(device) || !buf || len == 0)
     return 0;
-  std::string s = theDevice().symbolize(tgt_addr);
+  std::string s = theDevice(device).symbolize(tgt_addr);
   if (s.empty())
     return 0;
   std::strncpy(buf, s.c_str(), len - 1);

@@ -1,6 +1,7 @@
 // The libomptarget ABI (clang-22) and the omp_* device API: thin wrappers
 // over Runtime. This is the only place an llvm::Error becomes a return code
 // or a fatal "ompsim: ..." line.
+#include "RectCopy.h"
 #include "Runtime.h"
 
 #include "ompsim/offload_abi.h"
@@ -71,7 +72,9 @@ void __tgt_init_all_rtls() {
 int __tgt_target_kernel(ompsim_ident *loc, int64_t device, int32_t teams, int32_t threads,
                         void *regionId, __tgt_kernel_arguments *args) {
   Runtime &rt = Runtime::get();
-  if (rt.policy() == OffloadPolicy::Disabled)
+  // The host device (omp_get_initial_device()): clang's code runs the host
+  // version of the region, as with stock libomptarget.
+  if (rt.runsOnHost(device))
     return OFFLOAD_FAIL;
   bool launchFailure = false;
   if (auto err = rt.targetKernel(device, teams, threads, regionId, args, launchFailure)) {
@@ -287,21 +290,10 @@ int omp_target_memcpy_rect(void *dst, const void *src, size_t elementSize, int n
   if (!dst || !src || numDims < 1 || !volume || !dstOffsets || !srcOffsets || !dstDimensions ||
       !srcDimensions)
     return OFFLOAD_FAIL;
-  if (numDims == 1)
-    return omp_target_memcpy(dst, src, elementSize * volume[0], elementSize * dstOffsets[0],
-                             elementSize * srcOffsets[0], dstDevice, srcDevice);
-  // Peel the outermost dimension: each row is a (numDims-1)-dimensional copy.
-  size_t dstSlice = elementSize, srcSlice = elementSize;
-  for (int i = 1; i < numDims; ++i) {
-    dstSlice *= dstDimensions[i];
-    srcSlice *= srcDimensions[i];
-  }
-  for (size_t i = 0; i < volume[0]; ++i) {
-    int rc = omp_target_memcpy_rect(
-        static_cast<char *>(dst) + dstSlice * (dstOffsets[0] + i),
-        static_cast<const char *>(src) + srcSlice * (srcOffsets[0] + i), elementSize, numDims - 1,
-        volume + 1, dstOffsets + 1, srcOffsets + 1, dstDimensions + 1, srcDimensions + 1, dstDevice,
-        srcDevice);
+  // One transfer per contiguous run: whole rows merge into one.
+  for (const CopyRun &run : rectCopyRuns(elementSize, numDims, volume, dstOffsets, srcOffsets,
+                                         dstDimensions, srcDimensions)) {
+    int rc = omp_target_memcpy(dst, src, run.size, run.dst, run.src, dstDevice, srcDevice);
     if (rc != OFFLOAD_SUCCESS)
       return rc;
   }

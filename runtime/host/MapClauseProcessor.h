@@ -41,11 +41,24 @@ struct MapperComponents {
 using MapperFunction = void (*)(void *handle, void *base, void *begin, int64_t size, int64_t type,
                                 void *name);
 
-/// Applies map clauses (enter, exit, update) and computes kernel arguments.
+/// One dimension of a non-contiguous `target update` item (clang's
+/// `__tgt_target_non_contig`): `count` elements starting at element `offset`,
+/// `stride` bytes apart.
+struct NonContigDim {
+  uint64_t offset;
+  uint64_t count;
+  uint64_t stride;
+};
+
+/// Applies map clauses (enter, exit, update) and computes kernel arguments,
+/// with the rules of stock libomptarget 22: dynamic and hold reference
+/// counts, deferred pointer attachment (ATTACH items), shadow pointers,
+/// struct members, declare mappers and non-contiguous updates.
 ///
 /// The caller holds the table's mutex for the processor's lifetime. Errors a
 /// user can cause (a `present` item that is missing, a section that extends a
-/// mapped one) come back as llvm::Error naming the variable and host address.
+/// mapped one, a map-type bit the runtime does not implement) come back as
+/// llvm::Error naming the variable and host address.
 class MapClauseProcessor {
 public:
   MapClauseProcessor(MappingTable &table, DeviceMemory &memory) : table_(table), memory_(memory) {}
@@ -56,17 +69,33 @@ public:
   llvm::Error enter(const std::vector<MapArg> &args, void **argsBase);
 
   /// Exit: releases every item in reverse order (count down, copy `from`
-  /// when the last reference goes or `always`, delete, free).
+  /// when the last reference goes or `always`), then removes and frees the
+  /// blocks whose counts reached zero.
   llvm::Error exit(const std::vector<MapArg> &args);
 
-  /// target update: copies `to`/`from` items that are present.
+  /// target update: copies `to`/`from` items that are present; strided
+  /// (NON_CONTIG) items move as few contiguous runs as their layout allows.
   llvm::Error update(const std::vector<MapArg> &args);
+
+  /// Checks that every bit of every item's map type is one the runtime
+  /// implements, and that NON_CONTIG only appears where it is allowed.
+  /// `construct` names the operation for the message ("target update").
+  static llvm::Error checkMapTypes(const std::vector<MapArg> &args, const char *construct,
+                                   bool allowNonContig);
 
   /// The value passed to the kernel for a TARGET_PARAM item after enter():
   /// literals as they are, firstprivate data copied to a fresh device block
   /// (recorded in `privateBlocks` for the caller to free), mapped items
   /// translated, and unmapped zero-length sections left as host values.
   llvm::Expected<uint64_t> kernelArgument(const MapArg &arg, std::vector<uint64_t> &privateBlocks);
+
+  /// The kernel's arguments after enter(): kernelArgument() of every
+  /// TARGET_PARAM item in order, then the pointers a C++ lambda captured by
+  /// reference (LITERAL | PTR_AND_OBJ | IMPLICIT members of the lambda) are
+  /// re-pointed, in the device copy of the lambda, at the device copies of
+  /// the captured variables that are present.
+  llvm::Expected<std::vector<uint64_t>> kernelArguments(const std::vector<MapArg> &args,
+                                                        std::vector<uint64_t> &privateBlocks);
 
   /// Expands a declare-mapper item into its components by calling the mapper.
   static std::vector<MapArg> runMapper(const MapArg &arg);
@@ -77,17 +106,29 @@ private:
     uint64_t tgtBegin = 0; ///< 0 when the item is not present (zero-length)
   };
 
+  llvm::Error enterList(const std::vector<MapArg> &args, void **argsBase, bool fromMapper);
+  llvm::Error exitList(const std::vector<MapArg> &args, bool fromMapper);
+  llvm::Error updateList(const std::vector<MapArg> &args);
+  llvm::Error processAttachments();
   llvm::Expected<Mapped> mapOne(const MapArg &arg, bool updateRef, bool copyTo);
-  llvm::Error attachPointer(const MapArg &arg, MapEntry &pointerEntry, uint64_t objTgt);
+  llvm::Error attachPointer(uintptr_t pointerLoc, uintptr_t pointeeBegin, MapEntry &pointerEntry,
+                            uint64_t pointeeTgt);
   llvm::Error copyToDevice(MapEntry &entry, uintptr_t begin, uint64_t size);
   llvm::Error copyFromDevice(MapEntry &entry, uintptr_t begin, uint64_t size);
-  llvm::Error releaseRef(MapEntry &entry, bool hold, bool forceDelete, bool &wasLast);
+  llvm::Error updateContiguous(const MapArg &arg, uintptr_t begin, uint64_t size);
+  llvm::Error updateNonContiguous(const MapArg &arg);
   llvm::Error removeIfUnused(MapEntry &entry);
   llvm::Error missingPresent(const MapArg &arg, const char *when);
+  bool isNewAllocation(uintptr_t addr) const;
 
   MappingTable &table_;
   DeviceMemory &memory_;
   std::set<const MapEntry *> fresh_; ///< entries created by this processor
+  /// Host ranges allocated by the current enter (pointer attachment happens
+  /// only when the pointer or its pointee is among them, or `always`).
+  std::vector<std::pair<uintptr_t, uint64_t>> newAllocations_;
+  std::vector<MapArg> attachments_; ///< deferred ATTACH items of the current enter
+  std::vector<MapEntry *> released_; ///< entries an exit may remove at its end
 };
 
 } // namespace ompsim::host

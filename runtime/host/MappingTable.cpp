@@ -14,25 +14,34 @@ MapLookup MappingTable::lookup(uintptr_t begin, uint64_t size) {
   // contain it; the next one can still overlap a range that extends into it.
   auto it = entries_.upper_bound(begin);
   if (it != entries_.begin()) {
-    auto prev = std::prev(it);
-    MapEntry &e = prev->second;
-    bool inside = size == 0 ? (begin >= e.hstBegin && (begin < e.hstEnd || (e.hstBegin == e.hstEnd && begin == e.hstBegin)))
-                            : (begin >= e.hstBegin && begin < e.hstEnd);
-    if (inside) {
+    MapEntry &e = std::prev(it)->second;
+    if (begin < e.hstEnd || (size == 0 && e.hstBegin == e.hstEnd && begin == e.hstBegin)) {
       result.entry = &e;
-      result.contained = end <= e.hstEnd || (size == 0);
+      result.contained = size == 0 || end <= e.hstEnd;
       result.extends = !result.contained;
       return result;
     }
   }
-  if (size > 0 && it != entries_.end() && it->second.hstBegin < end) {
-    result.entry = &it->second;
+  if (it == entries_.end())
+    return result;
+  MapEntry &next = it->second;
+  if (size == 0) {
+    // Before the block but inside its item's extent (from its base).
+    if (begin >= next.hstBase) {
+      result.entry = &next;
+      result.contained = true;
+    }
+  } else if (next.hstBegin < end) {
+    result.entry = &next;
     result.extends = true;
   }
   return result;
 }
 
 MapEntry &MappingTable::insert(MapEntry entry) {
+  // Entries made without an item base (globals, associations) start at it.
+  if (entry.hstBase == 0 || entry.hstBase > entry.hstBegin)
+    entry.hstBase = entry.hstBegin;
   assert(!lookup(entry.hstBegin, entry.size()).entry && "inserting an overlapping map entry");
   auto [it, inserted] = entries_.emplace(entry.hstBegin, std::move(entry));
   assert(inserted && "two map entries at one host address");

@@ -22,6 +22,9 @@ struct MapEntry {
   static constexpr uint64_t Infinite = std::numeric_limits<uint64_t>::max();
 
   uintptr_t hstBegin = 0, hstEnd = 0;
+  /// Base of the mapped item (an array's start for a section of it); a
+  /// zero-length lookup in [hstBase, hstBegin) still finds this entry.
+  uintptr_t hstBase = 0;
   uint64_t tgtBegin = 0;
   uint64_t dynamicRef = 0; ///< OpenMP's dynamic reference count
   uint64_t holdRef = 0;    ///< ompx_hold reference count
@@ -54,8 +57,9 @@ struct MapLookup {
 class MappingTable {
 public:
   /// Looks `[begin, begin+size)` up. A zero-size range is found inside an
-  /// entry that contains `begin`, or at the end of a zero-size entry at
-  /// `begin`.
+  /// entry that contains `begin`, or in the entry that follows `begin` when
+  /// `begin` lies at or after that entry's base (as stock libomptarget does,
+  /// so `p[0:0]` finds a mapped `p[2:5]`).
   MapLookup lookup(uintptr_t begin, uint64_t size);
 
   /// Adds an entry; the range must not overlap an existing one (asserted).

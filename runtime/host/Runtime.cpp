@@ -122,6 +122,15 @@ int32_t Runtime::numDevices() {
   return static_cast<int32_t>(devices_.size());
 }
 
+bool Runtime::runsOnHost(int64_t deviceNum) {
+  if (policy() == OffloadPolicy::Disabled)
+    return true;
+  int32_t count = numDevices();
+  if (count == 0)
+    return policy() != OffloadPolicy::Mandatory;
+  return resolveDeviceNumber(deviceNum) == count;
+}
+
 int64_t Runtime::resolveDeviceNumber(int64_t deviceNum) {
   return deviceNum == OMPSIM_DEVICE_DEFAULT ? omp_get_default_device() : deviceNum;
 }
@@ -140,6 +149,8 @@ llvm::Expected<Device *> Runtime::device(int64_t deviceNum) {
     return makeError(fmt::format("device number {} is invalid: {} device(s) available", n, count));
   Device *d = devices_[n].get();
   if (auto err = d->ensureInitialized())
+    return std::move(err);
+  if (auto err = ensureImagesOn(*d))
     return std::move(err);
   return d;
 }
@@ -164,13 +175,31 @@ llvm::Error Runtime::loadOnDevices(RegisteredImage &image) {
     OMPSIM_TRACE_EVENT(Cat::Image, "unsupported").str("image", image.name);
     return llvm::Error::success(); // regions from it fall back (or fail when mandatory)
   }
+  // The default device loads at once (registration errors show at start);
+  // another device loads when it is first used, or now if it is in use.
+  int64_t defaultDevice = resolveDeviceNumber(OMPSIM_DEVICE_DEFAULT);
   for (auto &d : devices_) {
     if (&d->plugin() != image.plugin)
+      continue;
+    if (d->deviceNumber() != defaultDevice && !d->isInitialized())
       continue;
     if (auto err = d->loadImage(image.image, image.name, image.entries))
       return err;
   }
   return llvm::Error::success();
+}
+
+llvm::Error Runtime::ensureImagesOn(Device &d) {
+  bool loaded = false;
+  for (RegisteredLib &lib : libs_)
+    for (RegisteredImage &image : lib.images) {
+      if (image.plugin != &d.plugin() || d.hasImage(image.image))
+        continue;
+      if (auto err = d.loadImage(image.image, image.name, image.entries))
+        return err;
+      loaded = true;
+    }
+  return loaded ? d.publishFunctionPointerTable() : llvm::Error::success();
 }
 
 llvm::Error Runtime::publishAll() {
@@ -313,16 +342,11 @@ llvm::Error Runtime::targetKernel(int64_t deviceNum, int32_t teams, int32_t thre
   launchFailure = false; // map errors are always fatal
   if (auto err = processor.enter(mapArgs, nullptr))
     return err;
-  std::vector<uint64_t> kernelArgs, privateBlocks;
-  for (const MapArg &arg : mapArgs) {
-    if (!(static_cast<uint64_t>(arg.type) & OMPSIM_MAP_TARGET_PARAM))
-      continue;
-    auto value = processor.kernelArgument(arg, privateBlocks);
-    if (!value)
-      return value.takeError();
-    kernelArgs.push_back(*value);
-  }
-  if (auto err = d.launch(kernel, kernelArgs, config)) {
+  std::vector<uint64_t> privateBlocks;
+  auto kernelArgs = processor.kernelArguments(mapArgs, privateBlocks);
+  if (!kernelArgs)
+    return kernelArgs.takeError();
+  if (auto err = d.launch(kernel, *kernelArgs, config)) {
     launchFailure = true;
     return err;
   }

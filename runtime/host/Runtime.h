@@ -45,6 +45,11 @@ public:
   /// Loads the plugins on first use (none when offload is disabled).
   llvm::Error ensurePlugins();
   /// Number of devices over every plugin (0 when disabled or on error).
+  /// True when `deviceNum` (after resolving the default device) names the
+  /// host, where a target region runs as host code (stock's fallback, taken
+  /// even when offload is mandatory). False when no device exists at all
+  /// under OMP_TARGET_OFFLOAD=mandatory: that is an error, not the host.
+  bool runsOnHost(int64_t deviceNum);
   int32_t numDevices();
   /// The device for an OpenMP device number; -1 is the default device.
   /// Returns null (and no error) for the initial device, so callers fall
@@ -83,6 +88,10 @@ private:
   };
 
   llvm::Error loadOnDevices(RegisteredImage &image);
+  /// Loads on `d` the registered images its plugin took that it does not
+  /// hold yet (devices other than the default one load on first use, as
+  /// stock libomptarget's do), and publishes its table when any was loaded.
+  llvm::Error ensureImagesOn(Device &d);
   llvm::Error publishAll();
 
   std::recursive_mutex lock_; ///< registration, plugin loading, device list

@@ -17,7 +17,7 @@ struct Config {
   bool traceNormalize = false;    ///< OMPSIM_TRACE_NORMALIZE=1: drop ASLR-dependent values
   uint64_t traceTranslateCap = 64;///< OMPSIM_TRACE_TRANSLATE_CAP: translate events kept per kernel
   std::vector<std::string> plugins{"sim"}; ///< OMPSIM_PLUGINS: comma list of names or paths
-  int32_t numDevices = 1;         ///< OMPSIM_NUM_DEVICES: simulated devices
+  int32_t numDevices = 0;         ///< OMPSIM_NUM_DEVICES: devices per plugin (0: the plugin's own default)
   uint64_t deviceBase = 0x200000000000ULL; ///< OMPSIM_DEVICE_BASE: arena base of device 0
   uint64_t deviceMemory = 1ULL << 30;     ///< OMPSIM_DEVICE_MEMORY: arena size per device
   double kernelTimeout = 60.0;    ///< OMPSIM_KERNEL_TIMEOUT: seconds before a kernel is stopped

@@ -115,25 +115,6 @@ typedef struct ompsim_ident {
   const char *psource; /**< ";file;function;line;col;;" */
 } ompsim_ident;
 
-/** Map-type bits (OpenMP map clause lowering, `OMP_TGT_MAPTYPE_*`). */
-enum {
-  OMPSIM_MAP_TO = 0x001,
-  OMPSIM_MAP_FROM = 0x002,
-  OMPSIM_MAP_ALWAYS = 0x004,
-  OMPSIM_MAP_DELETE = 0x008,
-  OMPSIM_MAP_PTR_AND_OBJ = 0x010,
-  OMPSIM_MAP_TARGET_PARAM = 0x020,
-  OMPSIM_MAP_RETURN_PARAM = 0x040,
-  OMPSIM_MAP_PRIVATE = 0x080,
-  OMPSIM_MAP_LITERAL = 0x100,
-  OMPSIM_MAP_IMPLICIT = 0x200,
-  OMPSIM_MAP_CLOSE = 0x400,
-  OMPSIM_MAP_PRESENT = 0x1000,
-  OMPSIM_MAP_OMPX_HOLD = 0x2000,
-  OMPSIM_MAP_NON_CONTIG = 0x100000000000ULL,
-  OMPSIM_MAP_MEMBER_OF = 0xffff000000000000ULL,
-};
-
 /** Return codes of the __tgt_* entry points and plugin calls. */
 enum { OMPSIM_OFFLOAD_SUCCESS = 0, OMPSIM_OFFLOAD_FAIL = ~0 };
 
