@@ -321,7 +321,9 @@ OMPSIM_EXPORT int32_t __tgt_rtl_number_of_devices(void) {
   SimPlugin &p = SimPlugin::get();
   DeviceOptions o = DeviceOptions::fromConfig(0, p.libDir());
   if (::access(o.executorPath.c_str(), X_OK) != 0) {
-    OMPSIM_TRACE_EVENT(Cat::Image, "no-devices").str("plugin", "sim").str("reason", "executor " + o.executorPath + " not found");
+    // The same words the controller uses, so the user sees why there is no device.
+    p.lastError = "executor " + o.executorPath + " not found or not executable (set OMPSIM_EXECUTOR)";
+    OMPSIM_TRACE_EVENT(Cat::Image, "no-devices").str("plugin", "sim").str("reason", p.lastError);
     return 0;
   }
   return int32_t(p.devices.size());

@@ -108,6 +108,9 @@ llvm::Error Runtime::ensurePlugins() {
       pluginError_ = llvm::toString(plugin.takeError());
       return makeError(pluginError_);
     }
+    if (!(*plugin)->noDeviceReason().empty())
+      noDeviceReasons_ += fmt::format("; plugin {} has no device: {}", (*plugin)->name(),
+                                      (*plugin)->noDeviceReason());
     for (int32_t local = 0; local < (*plugin)->numberOfDevices(); ++local)
       devices_.push_back(std::make_unique<Device>(**plugin, local, static_cast<int32_t>(devices_.size())));
     plugins_.push_back(std::move(*plugin));
@@ -272,8 +275,9 @@ llvm::Error Runtime::targetKernel(int64_t deviceNum, int32_t teams, int32_t thre
   if (!dev)
     return dev.takeError();
   if (!*dev)
-    return makeError(fmt::format("no offload device: device {} is the host (OMPSIM_PLUGINS={})",
-                                 resolveDeviceNumber(deviceNum), fmt::join(config().plugins, ",")));
+    return makeError(fmt::format("no offload device: device {} is the host (OMPSIM_PLUGINS={}){}",
+                                 resolveDeviceNumber(deviceNum), fmt::join(config().plugins, ","),
+                                 noDeviceReasons_));
   Device &d = **dev;
   std::string kernelName;
   void *kernel = d.findKernel(regionId, &kernelName);
@@ -339,8 +343,8 @@ llvm::Error Runtime::targetData(DataOp op, int64_t deviceNum, std::vector<MapArg
   if (!*dev) {
     if (policy() == OffloadPolicy::Mandatory && numDevices() == 0)
       return makeError(fmt::format("offload is mandatory but no device is available "
-                                   "(OMPSIM_PLUGINS={})",
-                                   fmt::join(config().plugins, ",")));
+                                   "(OMPSIM_PLUGINS={}){}",
+                                   fmt::join(config().plugins, ","), noDeviceReasons_));
     return llvm::Error::success(); // the host: nothing to map
   }
   Device &d = **dev;

@@ -93,6 +93,8 @@ private:
   std::vector<RegisteredLib> libs_;
   /// "<image name> (<what it holds>)" of each image no plugin accepted.
   std::vector<std::string> rejectedImages_;
+  /// "plugin <name> has no device: <its reason>" for each plugin that gave one.
+  std::string noDeviceReasons_;
   int64_t requires_ = 0;
 };
 
