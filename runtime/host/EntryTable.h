@@ -6,6 +6,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,15 @@ enum class EntryFormat {
 /// a whole number of entries. An empty table is valid.
 llvm::Expected<std::vector<OffloadEntry>> parseEntryTable(const void *begin, const void *end,
                                                           const std::string &what);
+
+/// The first address in [begin, begin + bytes) that this process cannot
+/// read (unmapped or PROT_NONE), or nullopt when all of it is readable.
+///
+/// Pointers and sizes taken from a binary (image bytes, entry tables) are
+/// checked with this before anything reads them, so a corrupt descriptor is
+/// an error instead of a crash. Probes one byte per page through
+/// process_vm_readv; where that is refused (seccomp) the range is trusted.
+std::optional<uintptr_t> firstUnreadable(const void *begin, size_t bytes);
 
 /// Which format the table [begin, end) uses (Current for an empty table).
 EntryFormat detectEntryFormat(const void *begin, const void *end);

@@ -201,6 +201,10 @@ llvm::Error Runtime::registerLib(__tgt_bin_desc *desc) {
   if (desc->NumDeviceImages == 0)
     return makeError(fmt::format("malformed offload descriptor of {}: it holds no device images",
                                  owner));
+  if (auto bad = firstUnreadable(desc->DeviceImages, sizeof(__tgt_device_image) * size_t(desc->NumDeviceImages)))
+    return makeError(fmt::format("malformed offload descriptor of {}: its {} device images at {} are not "
+                                 "readable host memory (nothing readable at {:#x})",
+                                 owner, desc->NumDeviceImages, static_cast<void *>(desc->DeviceImages), *bad));
   // Registration and unregistration come in pairs (one constructor, one
   // destructor per binary); a second registration means corrupt state.
   for (const RegisteredLib &lib : libs_)
@@ -218,6 +222,14 @@ llvm::Error Runtime::registerLib(__tgt_bin_desc *desc) {
     if (!img.ImageStart || !img.ImageEnd || img.ImageEnd <= img.ImageStart)
       return makeError(fmt::format("malformed {}: image bytes [{}, {}) are empty or inverted", name,
                                    img.ImageStart, img.ImageEnd));
+    // Every pointer and size taken from the binary is checked against this
+    // process's own mappings before anything (a plugin) reads through it.
+    size_t imageBytes = static_cast<size_t>(static_cast<const char *>(img.ImageEnd) -
+                                            static_cast<const char *>(img.ImageStart));
+    if (auto bad = firstUnreadable(img.ImageStart, imageBytes))
+      return makeError(fmt::format("malformed {}: image bytes [{}, {}) ({} bytes) are not readable host "
+                                   "memory (nothing readable at {:#x})",
+                                   name, img.ImageStart, img.ImageEnd, imageBytes, *bad));
     // clang-22 points every image at the descriptor's host entries; older
     // wrappers may leave the image's own range empty.
     const void *begin = img.EntriesBegin, *end = img.EntriesEnd;
