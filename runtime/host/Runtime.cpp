@@ -3,6 +3,7 @@
 
 #include "ompsim/config.hpp"
 #include "ompsim/host_symbolizer.hpp"
+#include "ompsim/leftovers.hpp"
 #include "ompsim/trace.hpp"
 
 #include "llvm/Bitcode/BitcodeReader.h"
@@ -82,6 +83,8 @@ void Runtime::fatal(const std::string &message) {
   std::fflush(nullptr);
   trace::error(message);
   trace::flush();
+  // _Exit skips libomp's destructor, which would remove this file.
+  removeOpenMPRegistration(::getpid());
   std::_Exit(1);
 }
 

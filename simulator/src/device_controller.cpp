@@ -8,6 +8,7 @@
 
 #include "ompsim/config.hpp"
 #include "ompsim/host_symbolizer.hpp"
+#include "ompsim/leftovers.hpp"
 #include "ompsim/trace.hpp"
 
 #include "llvm/ExecutionEngine/Orc/Core.h"
@@ -90,8 +91,12 @@ bool waitFor(pid_t pid, double seconds, int &status) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   for (;;) {
     pid_t r = ::waitpid(pid, &status, WNOHANG);
-    if (r == pid)
+    if (r == pid) {
+      // The executor's libomp registered itself in /dev/shm; an executor that
+      // ends with _exit or a signal never removes that file.
+      removeOpenMPRegistration(pid);
       return true;
+    }
     if (r < 0 && errno != EINTR) {
       status = -1; // reaped elsewhere (SIGCHLD ignored): the status is lost
       return true;
@@ -236,6 +241,7 @@ Error DeviceController::start(std::vector<std::pair<uint64_t, uint64_t>> &collid
   if (child > 0 && rc != 0) {
     int status = 0;
     ::waitpid(child, &status, 0);
+    removeOpenMPRegistration(child);
   }
   pid_ = child > 0 && rc == 0 ? child : -1;
   ::close(sv[1]);
