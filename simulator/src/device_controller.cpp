@@ -471,6 +471,15 @@ std::string DeviceController::describeDeath(int status, const std::string &conte
       faultTranslateLog_ = std::move(t);
     }
   }
+  if (haveFault && f.signo == 0) {
+    std::string sym = symbolize(f.rip);
+    OMPSIM_TRACE_EVENT(Cat::Fault, "device-exit")
+        .num("device", opts_.deviceId)
+        .str("context", context)
+        .num("status", f.code);
+    return fmt::format("{}{} called exit({}){}", dev, context, f.code,
+                       sym.empty() ? std::string() : fmt::format(" from dev:{}", sym));
+  }
   if (haveFault) {
     HostSymbolizer &hs = HostSymbolizer::get();
     if (trace::enabled(trace::Cat::Fault)) {
