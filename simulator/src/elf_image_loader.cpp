@@ -172,6 +172,9 @@ private:
   llvm::Error readProgramHeaders(Elf *elf, uint64_t fileSize);
   llvm::Error readDynamic();
   llvm::Error checkTables(Elf *elf);
+  /// The number of dynamic symbols by DT_GNU_HASH: one past the last symbol
+  /// of the longest-reaching hash chain (symbols below symoffset are unhashed).
+  llvm::Expected<uint64_t> gnuHashSymbolCount() const;
   llvm::Expected<llvm::StringRef> string(uint64_t offset, const llvm::Twine &what) const;
   llvm::Error readSymbols();
   llvm::Expected<uint64_t> symbolValue(uint64_t index, uint64_t reloc, const char *table);
@@ -195,7 +198,7 @@ private:
   std::optional<ImageSpan> span_;
 
   // Dynamic section.
-  uint64_t strtab_ = 0, strsz_ = 0, symtab_ = 0, nsyms_ = 0, hash_ = 0;
+  uint64_t strtab_ = 0, strsz_ = 0, symtab_ = 0, nsyms_ = 0, hash_ = 0, gnuHash_ = 0;
   std::optional<uint64_t> syment_, relaent_;
   uint64_t rela_ = 0, relasz_ = 0, jmprel_ = 0, pltrelsz_ = 0;
   uint64_t init_ = 0, initArray_ = 0, initArraySz_ = 0, fini_ = 0, finiArray_ = 0, finiArraySz_ = 0;
@@ -299,6 +302,7 @@ llvm::Error ImageLoad::readDynamic() {
     case DT_SYMTAB: symtab_ = v; break;
     case DT_SYMENT: syment_ = v; break;
     case DT_HASH: hash_ = v; break;
+    case DT_GNU_HASH: gnuHash_ = v; break;
     case DT_RELA: rela_ = v; break;
     case DT_RELASZ: relasz_ = v; break;
     case DT_RELAENT: relaent_ = v; break;
@@ -334,25 +338,34 @@ llvm::Error ImageLoad::checkTables(Elf *elf) {
   if (!span.contains(strtab_, strsz_))
     return fail("DT_STRTAB (" + hex(strsz_) + " bytes at " + hex(strtab_) + ") lies outside the image " +
                 span.describe());
-  // Symbols: the count is not in the dynamic section. Take it from the
-  // SHT_DYNSYM section (at DT_SYMTAB if several), else from DT_HASH.
+  // Symbols: the count is not in the dynamic section. Like the dynamic
+  // linker, take it from the hash tables the dynamic section points to, so
+  // an image without section headers (or with corrupt ones) loads; only an
+  // image with neither table falls back to the SHT_DYNSYM section.
   if (syment_ && *syment_ != sizeof(Elf64_Sym))
     return fail("DT_SYMENT is " + llvm::Twine(*syment_) + ", not " + llvm::Twine(sizeof(Elf64_Sym)));
-  std::optional<GElf_Shdr> dynsym;
-  for (Elf_Scn *scn = nullptr; (scn = elf_nextscn(elf, scn));) {
-    GElf_Shdr sh;
-    if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_DYNSYM && (!dynsym || sh.sh_addr == symtab_))
-      dynsym = sh;
-  }
-  if (dynsym) {
-    if (dynsym->sh_entsize != sizeof(Elf64_Sym))
-      return fail("the .dynsym section's entry size is " + llvm::Twine(dynsym->sh_entsize) + ", not " +
-                  llvm::Twine(sizeof(Elf64_Sym)));
-    nsyms_ = dynsym->sh_size / sizeof(Elf64_Sym);
-  } else if (hash_) {
+  if (hash_) {
     if (!span.contains(hash_, 8))
       return fail("DT_HASH at " + hex(hash_) + " lies outside the image " + span.describe());
     nsyms_ = span.read<uint32_t>(hash_ + 4); // nchain: one chain entry per symbol
+  } else if (gnuHash_) {
+    auto count = gnuHashSymbolCount();
+    if (!count)
+      return count.takeError();
+    nsyms_ = *count;
+  } else if (elf) {
+    std::optional<GElf_Shdr> dynsym;
+    for (Elf_Scn *scn = nullptr; (scn = elf_nextscn(elf, scn));) {
+      GElf_Shdr sh;
+      if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_DYNSYM && (!dynsym || sh.sh_addr == symtab_))
+        dynsym = sh;
+    }
+    if (dynsym) {
+      if (dynsym->sh_entsize != sizeof(Elf64_Sym))
+        return fail("the .dynsym section's entry size is " + llvm::Twine(dynsym->sh_entsize) + ", not " +
+                    llvm::Twine(sizeof(Elf64_Sym)));
+      nsyms_ = dynsym->sh_size / sizeof(Elf64_Sym);
+    }
   }
   if (nsyms_ > span.hi() / sizeof(Elf64_Sym) || !span.contains(symtab_, nsyms_ * sizeof(Elf64_Sym)))
     return fail("DT_SYMTAB (" + llvm::Twine(nsyms_) + " symbols at " + hex(symtab_) +
@@ -384,6 +397,36 @@ llvm::Error ImageLoad::checkTables(Elf *elf) {
                   ") is not in a readable segment");
   }
   return llvm::Error::success();
+}
+
+llvm::Expected<uint64_t> ImageLoad::gnuHashSymbolCount() const {
+  const ImageSpan &span = *span_;
+  auto outside = [&](const llvm::Twine &what) {
+    return fail("DT_GNU_HASH (at " + hex(gnuHash_) + ") " + what + " lies outside the image " + span.describe());
+  };
+  if (!span.contains(gnuHash_, 16))
+    return outside("header");
+  uint64_t nbuckets = span.read<uint32_t>(gnuHash_), symoffset = span.read<uint32_t>(gnuHash_ + 4),
+           bloomWords = span.read<uint32_t>(gnuHash_ + 8);
+  uint64_t buckets = gnuHash_ + 16 + bloomWords * 8;
+  if (!span.contains(gnuHash_ + 16, bloomWords * 8) || !span.contains(buckets, nbuckets * 4))
+    return outside("bloom filter or buckets");
+  uint64_t last = 0;
+  for (uint64_t i = 0; i < nbuckets; ++i)
+    last = std::max<uint64_t>(last, span.read<uint32_t>(buckets + i * 4));
+  if (last == 0)
+    return symoffset; // no hashed symbols
+  if (last < symoffset)
+    return fail("DT_GNU_HASH bucket names symbol " + llvm::Twine(last) + ", below its first hashed symbol " +
+                llvm::Twine(symoffset));
+  uint64_t chains = buckets + nbuckets * 4;
+  for (uint64_t index = last;; ++index) {
+    uint64_t at = chains + (index - symoffset) * 4;
+    if (index - symoffset > span.hi() / 4 || !span.contains(at, 4))
+      return outside("chain of symbol " + llvm::Twine(last));
+    if (span.read<uint32_t>(at) & 1) // the chain's last entry
+      return index + 1;
+  }
 }
 
 llvm::Expected<llvm::StringRef> ImageLoad::string(uint64_t offset, const llvm::Twine &what) const {
