@@ -198,7 +198,11 @@ private:
   std::optional<ImageSpan> span_;
 
   // Dynamic section.
-  uint64_t strtab_ = 0, strsz_ = 0, symtab_ = 0, nsyms_ = 0, hash_ = 0, gnuHash_ = 0;
+  uint64_t strtab_ = 0, strsz_ = 0, symtab_ = 0, nsyms_ = 0, hash_ = 0, gnuHash_ = 0, versym_ = 0;
+  /// Symbol indices a relocation may use: nsyms_, or with only DT_GNU_HASH
+  /// (which counts just the hashed, defined symbols) every whole entry
+  /// between DT_SYMTAB and the next table the dynamic section names.
+  uint64_t symLimit_ = 0;
   std::optional<uint64_t> syment_, relaent_;
   uint64_t rela_ = 0, relasz_ = 0, jmprel_ = 0, pltrelsz_ = 0;
   uint64_t init_ = 0, initArray_ = 0, initArraySz_ = 0, fini_ = 0, finiArray_ = 0, finiArraySz_ = 0;
@@ -303,6 +307,7 @@ llvm::Error ImageLoad::readDynamic() {
     case DT_SYMENT: syment_ = v; break;
     case DT_HASH: hash_ = v; break;
     case DT_GNU_HASH: gnuHash_ = v; break;
+    case DT_VERSYM: versym_ = v; break;
     case DT_RELA: rela_ = v; break;
     case DT_RELASZ: relasz_ = v; break;
     case DT_RELAENT: relaent_ = v; break;
@@ -353,6 +358,11 @@ llvm::Error ImageLoad::checkTables(Elf *elf) {
     if (!count)
       return count.takeError();
     nsyms_ = *count;
+    uint64_t next = span.hi();
+    for (uint64_t t : {strtab_, versym_, gnuHash_, rela_, jmprel_, initArray_, finiArray_})
+      if (t > symtab_ && t < next)
+        next = t;
+    symLimit_ = std::max(nsyms_, (next - std::min(next, symtab_)) / sizeof(Elf64_Sym));
   } else if (elf) {
     std::optional<GElf_Shdr> dynsym;
     for (Elf_Scn *scn = nullptr; (scn = elf_nextscn(elf, scn));) {
@@ -367,6 +377,7 @@ llvm::Error ImageLoad::checkTables(Elf *elf) {
       nsyms_ = dynsym->sh_size / sizeof(Elf64_Sym);
     }
   }
+  symLimit_ = std::max(symLimit_, nsyms_);
   if (nsyms_ > span.hi() / sizeof(Elf64_Sym) || !span.contains(symtab_, nsyms_ * sizeof(Elf64_Sym)))
     return fail("DT_SYMTAB (" + llvm::Twine(nsyms_) + " symbols at " + hex(symtab_) +
                 ") lies outside the image " + span.describe());
@@ -469,9 +480,9 @@ llvm::Error ImageLoad::readSymbols() {
 llvm::Expected<uint64_t> ImageLoad::symbolValue(uint64_t index, uint64_t reloc, const char *table) {
   if (index == 0) // STN_UNDEF: the value is 0
     return 0;
-  if (index >= nsyms_)
+  if (index >= symLimit_ || !span_->contains(symtab_ + index * sizeof(Elf64_Sym), sizeof(Elf64_Sym)))
     return fail("relocation " + llvm::Twine(reloc) + " (" + table + ") refers to symbol " +
-                llvm::Twine(index) + ", but the image has " + llvm::Twine(nsyms_) + " dynamic symbols");
+                llvm::Twine(index) + ", but the image has " + llvm::Twine(symLimit_) + " dynamic symbols");
   auto s = span_->read<Elf64_Sym>(symtab_ + index * sizeof(Elf64_Sym));
   auto sname = string(s.st_name, "dynamic symbol " + llvm::Twine(index));
   if (!sname)
