@@ -435,8 +435,13 @@ OMPSIM_EXPORT int32_t __tgt_rtl_get_function(int32_t id, ompsim_binary_handle bi
 OMPSIM_EXPORT void *__tgt_rtl_data_alloc(int32_t id, int64_t size, void *host_ptr, int32_t kind) {
   SimDevice *d;
   DeviceController *c = controllerOf(id, d);
-  if (!c || size < 0)
+  if (!c)
     return nullptr;
+  if (size < 0) { // a size_t of 2^63 or more, passed as int64_t
+    d->lastError = fmt::format("device {}: cannot allocate {} bytes: larger than any address space", id,
+                               uint64_t(size));
+    return nullptr;
+  }
   if (kind == OMPSIM_ALLOC_HOST || kind == OMPSIM_ALLOC_SHARED) {
     d->lastError = fmt::format("device {}: host and shared allocations are not supported on the "
                                "simulated device (it has its own address space)", id);
