@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <vector>
@@ -100,6 +101,13 @@ Status HostDevice::init() {
   if (initialized_)
     return {};
   initialized_ = true;
+  if (config().kernelTimeoutSet)
+    // Kernels run on the host's own threads here: nothing can stop one from
+    // outside without taking the process down, so the bound is sim's alone.
+    std::fprintf(stderr,
+                 "ompsim: OMPSIM_KERNEL_TIMEOUT=%g applies to the sim backend only; the host plugin runs "
+                 "kernels in-process without a time limit\n",
+                 config().kernelTimeout);
   deviceRuntimePath_ = libraryDirectory() + "/libompsim-device.so";
   deviceRuntime_ = dlopen(deviceRuntimePath_.c_str(), RTLD_NOW | RTLD_GLOBAL);
   if (!deviceRuntime_) {

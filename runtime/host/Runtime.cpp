@@ -260,6 +260,16 @@ llvm::Error Runtime::registerLib(__tgt_bin_desc *desc) {
 llvm::Error Runtime::unregisterLib(__tgt_bin_desc *desc) {
   if (insideSimulatedDevice())
     return llvm::Error::success();
+  if (kernelsRunning_.load() > 0) {
+    // Device code called exit() (in-process plugins run kernels on the host's
+    // threads): the launching thread still holds the device's mapping table
+    // and waits for the thread now running the exit handlers. Unloading
+    // would wait forever; the process is ending, so leave the images be.
+    OMPSIM_TRACE_EVENT(Cat::Image, "unregister-skipped")
+        .str("owner", descriptorOwner(desc))
+        .str("why", "a kernel is still running (exit called from device code)");
+    return llvm::Error::success();
+  }
   std::lock_guard<std::recursive_mutex> guard(lock_);
   auto it = std::find_if(libs_.begin(), libs_.end(), [&](const RegisteredLib &l) { return l.desc == desc; });
   if (it == libs_.end())
@@ -341,7 +351,10 @@ llvm::Error Runtime::targetKernel(int64_t deviceNum, int32_t teams, int32_t thre
       return value.takeError();
     kernelArgs.push_back(*value);
   }
-  if (auto err = d.launch(kernel, kernelArgs, config)) {
+  kernelsRunning_.fetch_add(1);
+  llvm::Error launched = d.launch(kernel, kernelArgs, config);
+  kernelsRunning_.fetch_sub(1);
+  if (auto err = std::move(launched)) {
     launchFailure = true;
     return err;
   }

@@ -10,6 +10,7 @@
 
 #include "llvm/Support/Error.h"
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -86,6 +87,9 @@ private:
   llvm::Error publishAll();
 
   std::recursive_mutex lock_; ///< registration, plugin loading, device list
+  /// Kernels running now (any device, any thread). A launch holds its device's
+  /// mapping table until the kernel returns.
+  std::atomic<int> kernelsRunning_{0};
   bool pluginsLoaded_ = false;
   std::string pluginError_;
   std::vector<std::unique_ptr<Plugin>> plugins_;

@@ -78,23 +78,25 @@ void readU64(const char *name, uint64_t &out, uint64_t lo, uint64_t hi, const ch
 
 /// Reads a positive, finite number of seconds (at most a year); strtod's
 /// "nan", "inf" and hex floats are refused, as is anything after the number.
-void readSeconds(const char *name, double &out) {
+/// True when a valid value was read.
+bool readSeconds(const char *name, double &out) {
   const char *v = env(name);
   if (!v)
-    return;
+    return false;
   constexpr const char *kExpected = "seconds, a number > 0 and <= 31536000";
   for (const char *p = v; *p; ++p)
     if (!std::isdigit(static_cast<unsigned char>(*p)) && *p != '.' && *p != 'e' && *p != 'E' && *p != '-' &&
         *p != '+')
-      return warnBad(name, v, "not a number", kExpected);
+      return warnBad(name, v, "not a number", kExpected), false;
   char *end = nullptr;
   errno = 0;
   double t = std::strtod(v, &end);
   if (end == v || *end || errno == ERANGE || !std::isfinite(t))
-    return warnBad(name, v, "not a number", kExpected);
+    return warnBad(name, v, "not a number", kExpected), false;
   if (t <= 0 || t > 31536000)
-    return warnBad(name, v, "out of range", kExpected);
+    return warnBad(name, v, "out of range", kExpected), false;
   out = t;
+  return true;
 }
 
 std::vector<std::string> splitList(std::string_view s) {
@@ -136,7 +138,7 @@ Config load() {
   }
   readU64("OMPSIM_DEVICE_MEMORY", c.deviceMemory, 1ULL << 20, 1ULL << 40,
           "a size 1M..1024G (suffixes K, M, G)", /*sizes=*/true);
-  readSeconds("OMPSIM_KERNEL_TIMEOUT", c.kernelTimeout);
+  c.kernelTimeoutSet = readSeconds("OMPSIM_KERNEL_TIMEOUT", c.kernelTimeout);
   readSeconds("OMPSIM_EXECUTOR_START_TIMEOUT", c.executorStartTimeout);
   if (const char *v = env("OMPSIM_EXECUTOR")) c.executor = v;
   if (const char *v = env("OMPSIM_LIB_DIR")) c.libDir = v;

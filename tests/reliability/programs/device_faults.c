@@ -1,3 +1,4 @@
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,7 @@ int main(int argc, char **argv) {
 #pragma omp target teams distribute parallel for map(to : mode) reduction(+ : sum)
     for (int i = 0; i < 64; ++i) {
       if (mode == 7) { while (*(volatile int *)&mode == 7) {} }
-      else if (mode == 8 && i == 17) exit(3);
+      else if (mode == 8 && (omp_get_team_num() == 1 || omp_get_thread_num() == 1)) exit(3); /* not the initial thread */
       else if (mode == 10 && i == 17) *(volatile int *)0x1234560 = 7;
       sum += i;
     }
