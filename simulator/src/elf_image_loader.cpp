@@ -161,7 +161,10 @@ protectionRanges(const std::vector<Segment> &segments, uint64_t lo, uint64_t hi,
 /// One load in progress: the image's parsed tables and the checks on them.
 class ImageLoad {
 public:
-  ImageLoad(llvm::StringRef name, const ElfLoadEnvironment &env) : name_(name), env_(env) {}
+  /// `checkOnly`: validate without running or registering anything (see
+  /// ElfImageLoader::validate); `env` then provides only memory.
+  ImageLoad(llvm::StringRef name, const ElfLoadEnvironment &env, bool checkOnly = false)
+      : name_(name), env_(env), checkOnly_(checkOnly) {}
 
   llvm::Expected<std::unique_ptr<LoadedElfImage>> run(llvm::ArrayRef<char> bytes);
 
@@ -188,6 +191,7 @@ private:
 
   llvm::StringRef name_;
   const ElfLoadEnvironment &env_;
+  bool checkOnly_ = false;
   std::vector<GElf_Phdr> phdrs_;
   std::vector<Segment> segments_;
   /// Vaddrs of segments with PF_X / PF_W / PF_R: their pages get at least that access.
@@ -489,6 +493,8 @@ llvm::Expected<uint64_t> ImageLoad::symbolValue(uint64_t index, uint64_t reloc, 
     return sname.takeError();
   if (s.st_shndx != SHN_UNDEF)
     return s.st_shndx == SHN_ABS ? s.st_value : img_->base_ + s.st_value;
+  if (checkOnly_) // imports are the dynamic linker's business then; it names a missing one
+    return 0;
   if (void *p = env_.resolve(*sname))
     return reinterpret_cast<uint64_t>(p);
   if (ELF64_ST_BIND(s.st_info) == STB_WEAK)
@@ -710,7 +716,7 @@ llvm::Error ImageLoad::registerEhFrame(Elf *elf) {
                   ") is not in a readable segment");
     if (auto err = checkEhFrame(sh.sh_addr, sh.sh_size))
       return err;
-    if (img_->ehFrame_) // one registration per image
+    if (img_->ehFrame_ || checkOnly_) // one registration per image; none when only checking
       continue;
     img_->ehFrame_ = span_->ptr(sh.sh_addr);
     __register_frame(img_->ehFrame_);
@@ -776,6 +782,10 @@ llvm::Expected<std::unique_ptr<LoadedElfImage>> ImageLoad::run(llvm::ArrayRef<ch
     return fail("not an x86-64 ELF64 object");
   if (eh.e_type != ET_DYN)
     return fail("not a shared object (ET_DYN)");
+  // libelf reads program headers at their own size whatever the header says;
+  // the dynamic linker refuses any other entry size, and so does the loader.
+  if (eh.e_phnum && eh.e_phentsize != sizeof(Elf64_Phdr))
+    return fail("e_phentsize is " + llvm::Twine(eh.e_phentsize) + ", not " + llvm::Twine(sizeof(Elf64_Phdr)));
   if (auto err = readProgramHeaders(elf, copy.size()))
     return std::move(err);
 
@@ -792,7 +802,8 @@ llvm::Expected<std::unique_ptr<LoadedElfImage>> ImageLoad::run(llvm::ArrayRef<ch
   img_->base_ = reinterpret_cast<uint64_t>(*mem) - lo_;
   img_->release_ = env_.release;
   span_.emplace(img_->base_, lo_, hi_);
-  std::memset(*mem, 0, img_->size_);
+  if (!checkOnly_) // the checker's memory is fresh anonymous memory, zero already
+    std::memset(*mem, 0, img_->size_);
   for (const GElf_Phdr &ph : phdrs_)
     if (ph.p_type == PT_LOAD && ph.p_filesz)
       std::memcpy(span_->ptr(ph.p_vaddr), copy.data() + ph.p_offset, ph.p_filesz);
@@ -807,7 +818,7 @@ llvm::Expected<std::unique_ptr<LoadedElfImage>> ImageLoad::run(llvm::ArrayRef<ch
     if (!so)
       return so.takeError();
     img_->needed_.push_back(so->str());
-    if (skippedNeeded(*so))
+    if (skippedNeeded(*so) || checkOnly_)
       continue;
     if (auto err = env_.loadNeeded(*so))
       return fail("needed library " + *so + ": " + llvm::toString(std::move(err)));
@@ -819,6 +830,15 @@ llvm::Expected<std::unique_ptr<LoadedElfImage>> ImageLoad::run(llvm::ArrayRef<ch
   if (auto err = relocate(jmprel_, pltrelsz_, "DT_JMPREL"))
     return std::move(err);
 
+  if (checkOnly_) {
+    // Everything that reads the image is checked; nothing of it runs.
+    if (auto err = registerEhFrame(elf))
+      return std::move(err);
+    std::vector<uint64_t> init;
+    if (auto err = collectInitFini(init))
+      return std::move(err);
+    return std::move(img_);
+  }
   // IRELATIVE resolvers are image code: they run once the segments have their
   // protections, and before RELRO makes their targets read-only.
   if (!irelative_.empty()) {
@@ -884,6 +904,25 @@ void LoadedElfImage::runFini() {
 llvm::Expected<std::unique_ptr<LoadedElfImage>>
 ElfImageLoader::load(llvm::ArrayRef<char> bytes, llvm::StringRef name, const ElfLoadEnvironment &env) {
   return ImageLoad(name, env).run(bytes);
+}
+
+llvm::Error ElfImageLoader::validate(llvm::ArrayRef<char> bytes, llvm::StringRef name) {
+  // Private anonymous memory for the one image: untouched pages cost nothing,
+  // so a plausible but huge span is cheap to check.
+  size_t mapped = 0;
+  ElfLoadEnvironment env;
+  env.allocate = [&mapped](uint64_t size) -> llvm::Expected<uint8_t *> {
+    void *p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(), "mmap failed");
+    mapped = size;
+    return static_cast<uint8_t *>(p);
+  };
+  env.release = [&mapped](uint8_t *base) { ::munmap(base, mapped); };
+  auto checked = ImageLoad(name, env, /*checkOnly=*/true).run(bytes);
+  if (!checked)
+    return checked.takeError();
+  return llvm::Error::success();
 }
 
 } // namespace ompsim::sim

@@ -59,15 +59,16 @@ def test_well_formed_descriptor_runs(fake):
 
 # case -> {backend: regex of the one ompsim: line} ("*" for both backends).
 CASES = {
+    # ours-host checks an image with the sim loader's own validator before
+    # dlopen: the same reason, after each backend's prefix.
     "truncated": {
         "sim": r"ompsim: device 0: image #\d+: PT_LOAD segment \d+ lies outside the file",
-        "ours-host": r"ompsim: cannot load device image at 0x[0-9a-f]+ \(\d+ bytes\): PT_LOAD segment \d+ "
-                     r"\(file bytes \[0x[0-9a-f]+, 0x[0-9a-f]+\)\) lies outside the \d+-byte image",
+        "ours-host": r"ompsim: cannot load device image at 0x[0-9a-f]+ \(\d+ bytes\): PT_LOAD segment \d+ lies "
+                     r"outside the file",
     },
     "corrupted": {
         "sim": r"ompsim: device 0: image #\d+: no program headers",
-        "ours-host": r"ompsim: cannot load device image at 0x[0-9a-f]+ \(\d+ bytes\): it has no readable "
-                     r"program headers",
+        "ours-host": r"ompsim: cannot load device image at 0x[0-9a-f]+ \(\d+ bytes\): no program headers",
     },
     "machine": {"*": r"ompsim: no device image loaded on device 0 provides the target region "
                      r"host:region_id\+0x0 \(0x[0-9a-f]+\); no plugin accepted %s \(ELF for machine 183\)" % IMAGE0},
