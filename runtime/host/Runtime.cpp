@@ -85,7 +85,7 @@ void Runtime::fatal(const std::string &message) {
   trace::flush();
   // _Exit skips libomp's destructor, which would remove this file.
   removeOpenMPRegistration(::getpid());
-  std::_Exit(1);
+  std::_Exit(trace::fatalExitStatus(1));
 }
 
 OffloadPolicy Runtime::policy() const {

@@ -296,6 +296,20 @@ void flush() {
 }
 
 namespace {
+std::atomic<int> gFatalExitStatus{-1};
+} // namespace
+
+void setFatalExitStatus(int status) {
+  int none = -1;
+  gFatalExitStatus.compare_exchange_strong(none, status & 0xff);
+}
+
+int fatalExitStatus(int fallback) {
+  int s = gFatalExitStatus.load();
+  return s < 0 ? fallback : s;
+}
+
+namespace {
 
 /// Runs when the process exits, after every atexit handler (the runtime's and
 /// the plugins' last events come from those): a trace that was asked for but

@@ -472,6 +472,8 @@ std::string DeviceController::describeDeath(int status, const std::string &conte
     }
   }
   if (haveFault && f.signo == 0) {
+    // The host ends with the status device code gave exit(), as stock does.
+    trace::setFatalExitStatus(f.code);
     std::string sym = symbolize(f.rip);
     OMPSIM_TRACE_EVENT(Cat::Fault, "device-exit")
         .num("device", opts_.deviceId)
