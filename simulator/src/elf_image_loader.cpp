@@ -196,7 +196,7 @@ private:
   std::vector<Segment> segments_;
   /// Vaddrs of segments with PF_X / PF_W / PF_R: their pages get at least that access.
   RangeSet executable_, writable_, readable_;
-  std::optional<GElf_Phdr> dynamicPh_, relroPh_;
+  std::optional<GElf_Phdr> dynamicPh_, relroPh_, ehFrameHdrPh_;
   uint64_t lo_ = UINT64_MAX, hi_ = 0;
   std::unique_ptr<LoadedElfImage> img_;
   std::optional<ImageSpan> span_;
@@ -269,6 +269,8 @@ llvm::Error ImageLoad::readProgramHeaders(Elf *elf, uint64_t fileSize) {
         dynamicPh_ = ph;
     } else if (ph.p_type == PT_GNU_RELRO) {
       relroPh_ = ph;
+    } else if (ph.p_type == PT_GNU_EH_FRAME) {
+      ehFrameHdrPh_ = ph;
     } else if (ph.p_type == PT_TLS && ph.p_memsz) {
       return fail("thread-local storage (PT_TLS) is not supported in device images");
     }
@@ -698,9 +700,9 @@ llvm::Error ImageLoad::checkEhFrame(uint64_t begin, uint64_t size) const {
 
 llvm::Error ImageLoad::registerEhFrame(Elf *elf) {
   size_t shstrndx = 0;
-  if (elf_getshdrstrndx(elf, &shstrndx) != 0)
-    return llvm::Error::success();
-  for (Elf_Scn *scn = nullptr; (scn = elf_nextscn(elf, scn));) {
+  bool haveSections = elf_getshdrstrndx(elf, &shstrndx) == 0;
+  bool found = false;
+  for (Elf_Scn *scn = nullptr; haveSections && (scn = elf_nextscn(elf, scn));) {
     GElf_Shdr sh;
     if (!gelf_getshdr(scn, &sh))
       continue;
@@ -716,9 +718,35 @@ llvm::Error ImageLoad::registerEhFrame(Elf *elf) {
                   ") is not in a readable segment");
     if (auto err = checkEhFrame(sh.sh_addr, sh.sh_size))
       return err;
+    found = true;
     if (img_->ehFrame_ || checkOnly_) // one registration per image; none when only checking
       continue;
     img_->ehFrame_ = span_->ptr(sh.sh_addr);
+    __register_frame(img_->ehFrame_);
+  }
+  if (found || !ehFrameHdrPh_)
+    return llvm::Error::success();
+  // No .eh_frame section (an image without section headers): find it as the
+  // unwinder does, through PT_GNU_EH_FRAME's eh_frame_ptr, and let it run to
+  // its zero terminator within its segment.
+  uint64_t hdr = ehFrameHdrPh_->p_vaddr;
+  if (!span_->contains(hdr, 8) || !readable_.contains(hdr, 8))
+    return fail("PT_GNU_EH_FRAME (at " + hex(hdr) + ") lies outside the image's readable segments");
+  uint8_t version = span_->read<uint8_t>(hdr), enc = span_->read<uint8_t>(hdr + 1);
+  if (version != 1 || enc != 0x1b) // DW_EH_PE_pcrel | DW_EH_PE_sdata4, what linkers write
+    return fail("PT_GNU_EH_FRAME (at " + hex(hdr) + ") has version " + llvm::Twine(version) +
+                " and eh_frame_ptr encoding " + hex(enc) + " (expected 1 and 0x1b)");
+  uint64_t begin = hdr + 4 + uint64_t(int64_t(span_->read<int32_t>(hdr + 4)));
+  uint64_t end = 0;
+  for (const Segment &seg : segments_)
+    if ((seg.flags & PF_R) && seg.begin <= begin && begin < seg.end)
+      end = seg.end;
+  if (!end || !span_->contains(begin, end - begin))
+    return fail(".eh_frame at " + hex(begin) + " (from PT_GNU_EH_FRAME) is not in a readable segment");
+  if (auto err = checkEhFrame(begin, end - begin))
+    return err;
+  if (!checkOnly_) {
+    img_->ehFrame_ = span_->ptr(begin);
     __register_frame(img_->ehFrame_);
   }
   return llvm::Error::success();
