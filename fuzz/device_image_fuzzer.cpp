@@ -21,6 +21,8 @@
 
 namespace {
 
+constexpr size_t kMaxValidated = 64ull << 20;
+
 /// Signed distance from the buffer start, decoded so that small in-buffer
 /// offsets, just-outside offsets and far-away (unmapped) addresses are all
 /// common.
@@ -68,10 +70,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   using namespace ompsim;
   // The runtime: empty or inverted ranges are refused before anything else.
-  if (start && end > start) {
+  if (start && end > start && end - start <= host::kMaxDeviceImageBytes) {
     size_t bytes = size_t(end - start);
-    if (!host::firstUnreadable(reinterpret_cast<const void *>(start), bytes)) {
-      // Readable: ours-host validates before dlopen.
+    // Readable: ours-host validates before dlopen. (ASan's shadow is readable
+    // anywhere; the copy the validator makes is bounded here, as the arena
+    // bounds it in the loader's fuzzer.)
+    if (!host::firstUnreadable(reinterpret_cast<const void *>(start), bytes) && bytes <= kMaxValidated) {
       llvm::consumeError(sim::ElfImageLoader::validate(
           llvm::ArrayRef<char>(reinterpret_cast<const char *>(start), bytes), "fuzz"));
     }

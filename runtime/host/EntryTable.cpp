@@ -178,6 +178,13 @@ llvm::Expected<std::vector<OffloadEntry>> parseEntryTable(const void *begin, con
                     alignof(__tgt_offload_entry))
             .c_str());
   auto bytes = static_cast<size_t>(static_cast<const char *>(end) - static_cast<const char *>(begin));
+  if (bytes > kMaxEntryTableBytes)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(), "%s",
+        fmt::format("malformed entry table of {}: entries [{}, {}) span {} bytes, more than an entry table "
+                    "may hold ({} MiB)",
+                    what, begin, end, bytes, kMaxEntryTableBytes >> 20)
+            .c_str());
   if (auto bad = firstUnreadable(begin, bytes))
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(), "%s",

@@ -41,6 +41,13 @@ enum class EntryFormat {
 llvm::Expected<std::vector<OffloadEntry>> parseEntryTable(const void *begin, const void *end,
                                                           const std::string &what);
 
+/// Largest device image (its bytes in the binary) the runtime accepts; the
+/// sim loader's span limit is the same. Larger claims are corrupt pointers,
+/// refused before anything probes or copies that much memory.
+constexpr size_t kMaxDeviceImageBytes = size_t(1) << 30;
+/// Largest entry table accepted (about a million entries).
+constexpr size_t kMaxEntryTableBytes = size_t(64) << 20;
+
 /// The first address in [begin, begin + bytes) that this process cannot
 /// read (unmapped or PROT_NONE), or nullopt when all of it is readable.
 ///

@@ -229,6 +229,10 @@ llvm::Error Runtime::registerLib(__tgt_bin_desc *desc) {
     // process's own mappings before anything (a plugin) reads through it.
     size_t imageBytes = static_cast<size_t>(static_cast<const char *>(img.ImageEnd) -
                                             static_cast<const char *>(img.ImageStart));
+    if (imageBytes > kMaxDeviceImageBytes)
+      return makeError(fmt::format("malformed {}: image bytes [{}, {}) ({} bytes) are more than a device image "
+                                   "may hold ({} GiB)",
+                                   name, img.ImageStart, img.ImageEnd, imageBytes, kMaxDeviceImageBytes >> 30));
     if (auto bad = firstUnreadable(img.ImageStart, imageBytes))
       return makeError(fmt::format("malformed {}: image bytes [{}, {}) ({} bytes) are not readable host "
                                    "memory (nothing readable at {:#x})",

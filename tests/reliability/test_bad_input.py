@@ -95,8 +95,8 @@ CASES = {
                            r"entries \(the first entry is in the LLVM <= 19 format; formats mixed\?\)" % IMAGE0},
     "image-end-1m": {"*": r"ompsim: malformed %s: image bytes \[0x[0-9a-f]+, 0x[0-9a-f]+\) \(\d+ bytes\) are not "
                           r"readable host memory \(nothing readable at 0x[0-9a-f]+000\)" % IMAGE0},
-    "image-end-4g": {"*": r"ompsim: malformed %s: image bytes \[0x[0-9a-f]+, 0x[0-9a-f]+\) \(\d+ bytes\) are not "
-                          r"readable host memory \(nothing readable at 0x[0-9a-f]+000\)" % IMAGE0},
+    "image-end-4g": {"*": r"ompsim: malformed %s: image bytes \[0x[0-9a-f]+, 0x[0-9a-f]+\) \(\d+ bytes\) are more "
+                          r"than a device image may hold \(1 GiB\)" % IMAGE0},
     "unmapped-images": {"*": r"ompsim: malformed offload descriptor of %s: its 1 device images at 0x10 are not "
                              r"readable host memory \(nothing readable at 0x10\)" % DESC},
     "unmapped-entries": {"*": r"ompsim: malformed entry table of %s: entries \[0x[0-9a-f]+, 0x[0-9a-f]+\) are not "
