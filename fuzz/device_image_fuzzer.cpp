@@ -72,10 +72,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   // The runtime: empty or inverted ranges are refused before anything else.
   if (start && end > start && end - start <= host::kMaxDeviceImageBytes) {
     size_t bytes = size_t(end - start);
-    // Readable: ours-host validates before dlopen. (ASan's shadow is readable
-    // anywhere; the copy the validator makes is bounded here, as the arena
-    // bounds it in the loader's fuzzer.)
-    if (!host::firstUnreadable(reinterpret_cast<const void *>(start), bytes) && bytes <= kMaxValidated) {
+    // Readable: ours-host validates before dlopen. Only bytes inside the
+    // harness's own mapping go on to the validator: elsewhere "readable" may
+    // be ASan's shadow, which instrumented code must not read (a real host
+    // has no shadow), and the copy the validator makes stays bounded.
+    bool inBuffer = start >= reinterpret_cast<uintptr_t>(map) && end <= reinterpret_cast<uintptr_t>(map) + total;
+    if (!host::firstUnreadable(reinterpret_cast<const void *>(start), bytes) && inBuffer &&
+        bytes <= kMaxValidated) {
       llvm::consumeError(sim::ElfImageLoader::validate(
           llvm::ArrayRef<char>(reinterpret_cast<const char *>(start), bytes), "fuzz"));
     }
