@@ -395,7 +395,9 @@ OMPSIM_EXPORT int32_t __tgt_rtl_number_of_devices(void) {
   SimPlugin &p = SimPlugin::get();
   DeviceOptions o = DeviceOptions::fromConfig(0, p.libDir());
   if (::access(o.executorPath.c_str(), X_OK) != 0) {
-    OMPSIM_TRACE_EVENT(Cat::Image, "no-devices").str("plugin", "sim").str("reason", "executor " + o.executorPath + " not found");
+    // The same words the controller uses, so the user sees why there is no device.
+    p.lastError = "executor " + o.executorPath + " not found or not executable (set OMPSIM_EXECUTOR)";
+    OMPSIM_TRACE_EVENT(Cat::Image, "no-devices").str("plugin", "sim").str("reason", p.lastError);
     return 0;
   }
   return int32_t(p.devices.size());
@@ -509,8 +511,13 @@ OMPSIM_EXPORT int32_t __tgt_rtl_get_function(int32_t id, ompsim_binary_handle bi
 OMPSIM_EXPORT void *__tgt_rtl_data_alloc(int32_t id, int64_t size, void *host_ptr, int32_t kind) {
   SimDevice *d;
   DeviceController *c = controllerOf(id, d);
-  if (!c || size < 0)
+  if (!c)
     return nullptr;
+  if (size < 0) { // a size_t of 2^63 or more, passed as int64_t
+    d->lastError = fmt::format("device {}: cannot allocate {} bytes: larger than any address space", id,
+                               uint64_t(size));
+    return nullptr;
+  }
   if (kind == OMPSIM_ALLOC_HOST || kind == OMPSIM_ALLOC_SHARED) {
     d->lastError = fmt::format("device {}: host and shared allocations are not supported on the "
                                "simulated device (it has its own address space)", id);

@@ -87,6 +87,46 @@ llvm::Expected<std::string> readSymbolName(const char *name, const std::string &
   return out;
 }
 
+} // namespace
+
+std::optional<uintptr_t> firstUnreadable(const void *begin, size_t bytes) {
+  constexpr uintptr_t kPageSize = 4096;
+  constexpr size_t kBatch = 512; // pages probed per system call
+  static const pid_t self = getpid();
+  auto start = reinterpret_cast<uintptr_t>(begin);
+  if (bytes == 0)
+    return std::nullopt;
+  if (start + bytes < start)
+    return start; // the range wraps around the address space
+  uintptr_t last = start + bytes - 1;
+  // One byte at `start`, then one at the start of every later page.
+  uintptr_t at = start;
+  while (at <= last) {
+    struct iovec remote[kBatch];
+    char sink[kBatch];
+    size_t n = 0;
+    for (uintptr_t p = at; n < kBatch && p <= last; p = (p & ~(kPageSize - 1)) + kPageSize) {
+      remote[n++] = {reinterpret_cast<void *>(p), 1};
+      if ((p & ~(kPageSize - 1)) + kPageSize < p) // the last page of the address space
+        break;
+    }
+    struct iovec local = {sink, n};
+    ssize_t got = process_vm_readv(self, &local, 1, remote, n, 0);
+    if (got < 0 && errno == EPERM)
+      return std::nullopt; // cannot probe here: trust the range, as before
+    size_t ok = got < 0 ? 0 : static_cast<size_t>(got);
+    if (ok < n)
+      return reinterpret_cast<uintptr_t>(remote[ok].iov_base);
+    uintptr_t next = (reinterpret_cast<uintptr_t>(remote[n - 1].iov_base) & ~(kPageSize - 1)) + kPageSize;
+    if (next <= at)
+      break;
+    at = next;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
 /// Checks the fields every entry must have, whatever its format.
 llvm::Error validate(const OffloadEntry &e, const char *rawName, const std::string &what,
                      size_t index) {
@@ -138,6 +178,20 @@ llvm::Expected<std::vector<OffloadEntry>> parseEntryTable(const void *begin, con
                     alignof(__tgt_offload_entry))
             .c_str());
   auto bytes = static_cast<size_t>(static_cast<const char *>(end) - static_cast<const char *>(begin));
+  if (bytes > kMaxEntryTableBytes)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(), "%s",
+        fmt::format("malformed entry table of {}: entries [{}, {}) span {} bytes, more than an entry table "
+                    "may hold ({} MiB)",
+                    what, begin, end, bytes, kMaxEntryTableBytes >> 20)
+            .c_str());
+  if (auto bad = firstUnreadable(begin, bytes))
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(), "%s",
+        fmt::format("malformed entry table of {}: entries [{}, {}) are not readable host memory "
+                    "(nothing readable at {:#x})",
+                    what, begin, end, *bad)
+            .c_str());
   EntryFormat format = detectEntryFormat(begin, end);
   size_t stride = format == EntryFormat::Current ? sizeof(__tgt_offload_entry)
                                                  : sizeof(__tgt_offload_entry_legacy);

@@ -6,6 +6,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,22 @@ enum class EntryFormat {
 /// a whole number of entries. An empty table is valid.
 llvm::Expected<std::vector<OffloadEntry>> parseEntryTable(const void *begin, const void *end,
                                                           const std::string &what);
+
+/// Largest device image (its bytes in the binary) the runtime accepts; the
+/// sim loader's span limit is the same. Larger claims are corrupt pointers,
+/// refused before anything probes or copies that much memory.
+constexpr size_t kMaxDeviceImageBytes = size_t(1) << 30;
+/// Largest entry table accepted (about a million entries).
+constexpr size_t kMaxEntryTableBytes = size_t(64) << 20;
+
+/// The first address in [begin, begin + bytes) that this process cannot
+/// read (unmapped or PROT_NONE), or nullopt when all of it is readable.
+///
+/// Pointers and sizes taken from a binary (image bytes, entry tables) are
+/// checked with this before anything reads them, so a corrupt descriptor is
+/// an error instead of a crash. Probes one byte per page through
+/// process_vm_readv; where that is refused (seccomp) the range is trusted.
+std::optional<uintptr_t> firstUnreadable(const void *begin, size_t bytes);
 
 /// Which format the table [begin, end) uses (Current for an empty table).
 EntryFormat detectEntryFormat(const void *begin, const void *end);

@@ -94,6 +94,9 @@ llvm::Expected<std::unique_ptr<Plugin>> Plugin::Create(const std::string &spec,
   p->numDevices_ = p->fn_.number_of_devices();
   if (p->numDevices_ < 0)
     p->numDevices_ = 0;
+  if (p->numDevices_ == 0)
+    if (const char *why = p->fn_.last_error(-1); why && *why)
+      p->noDeviceReason_ = why;
   OMPSIM_TRACE_EVENT(Cat::Image, "plugin")
       .str("name", p->name_)
       .str("path", trace::normalized() ? llvm::sys::path::filename(path).str() : path)

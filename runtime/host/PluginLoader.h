@@ -55,6 +55,9 @@ public:
   const std::string &name() const { return name_; }
   const std::string &path() const { return path_; }
   int32_t numberOfDevices() const { return numDevices_; }
+  /// Why the plugin reported no devices, in its own words ("" when it has
+  /// devices or gave no reason).
+  const std::string &noDeviceReason() const { return noDeviceReason_; }
   /// The plugin's last error for `localDevice` as one line ("" when none).
   std::string lastError(int32_t localDevice) const;
 
@@ -63,6 +66,7 @@ private:
   void *handle_ = nullptr;
   std::string name_, path_;
   int32_t numDevices_ = 0;
+  std::string noDeviceReason_;
   PluginFunctions fn_;
 };
 

@@ -3,6 +3,7 @@
 
 #include "ompsim/config.hpp"
 #include "ompsim/host_symbolizer.hpp"
+#include "ompsim/leftovers.hpp"
 #include "ompsim/trace.hpp"
 
 #include "llvm/Bitcode/BitcodeReader.h"
@@ -82,7 +83,9 @@ void Runtime::fatal(const std::string &message) {
   std::fflush(nullptr);
   trace::error(message);
   trace::flush();
-  std::_Exit(1);
+  // _Exit skips libomp's destructor, which would remove this file.
+  removeOpenMPRegistration(::getpid());
+  std::_Exit(trace::fatalExitStatus(1));
 }
 
 OffloadPolicy Runtime::policy() const {
@@ -108,6 +111,9 @@ llvm::Error Runtime::ensurePlugins() {
       pluginError_ = llvm::toString(plugin.takeError());
       return makeError(pluginError_);
     }
+    if (!(*plugin)->noDeviceReason().empty())
+      noDeviceReasons_ += fmt::format("; plugin {} has no device: {}", (*plugin)->name(),
+                                      (*plugin)->noDeviceReason());
     for (int32_t local = 0; local < (*plugin)->numberOfDevices(); ++local)
       devices_.push_back(std::make_unique<Device>(**plugin, local, static_cast<int32_t>(devices_.size())));
     plugins_.push_back(std::move(*plugin));
@@ -227,6 +233,10 @@ llvm::Error Runtime::registerLib(__tgt_bin_desc *desc) {
   if (desc->NumDeviceImages == 0)
     return makeError(fmt::format("malformed offload descriptor of {}: it holds no device images",
                                  owner));
+  if (auto bad = firstUnreadable(desc->DeviceImages, sizeof(__tgt_device_image) * size_t(desc->NumDeviceImages)))
+    return makeError(fmt::format("malformed offload descriptor of {}: its {} device images at {} are not "
+                                 "readable host memory (nothing readable at {:#x})",
+                                 owner, desc->NumDeviceImages, static_cast<void *>(desc->DeviceImages), *bad));
   // Registration and unregistration come in pairs (one constructor, one
   // destructor per binary); a second registration means corrupt state.
   for (const RegisteredLib &lib : libs_)
@@ -244,6 +254,18 @@ llvm::Error Runtime::registerLib(__tgt_bin_desc *desc) {
     if (!img.ImageStart || !img.ImageEnd || img.ImageEnd <= img.ImageStart)
       return makeError(fmt::format("malformed {}: image bytes [{}, {}) are empty or inverted", name,
                                    img.ImageStart, img.ImageEnd));
+    // Every pointer and size taken from the binary is checked against this
+    // process's own mappings before anything (a plugin) reads through it.
+    size_t imageBytes = static_cast<size_t>(static_cast<const char *>(img.ImageEnd) -
+                                            static_cast<const char *>(img.ImageStart));
+    if (imageBytes > kMaxDeviceImageBytes)
+      return makeError(fmt::format("malformed {}: image bytes [{}, {}) ({} bytes) are more than a device image "
+                                   "may hold ({} GiB)",
+                                   name, img.ImageStart, img.ImageEnd, imageBytes, kMaxDeviceImageBytes >> 30));
+    if (auto bad = firstUnreadable(img.ImageStart, imageBytes))
+      return makeError(fmt::format("malformed {}: image bytes [{}, {}) ({} bytes) are not readable host "
+                                   "memory (nothing readable at {:#x})",
+                                   name, img.ImageStart, img.ImageEnd, imageBytes, *bad));
     // clang-22 points every image at the descriptor's host entries; older
     // wrappers may leave the image's own range empty.
     const void *begin = img.EntriesBegin, *end = img.EntriesEnd;
@@ -271,6 +293,16 @@ llvm::Error Runtime::registerLib(__tgt_bin_desc *desc) {
 llvm::Error Runtime::unregisterLib(__tgt_bin_desc *desc) {
   if (insideSimulatedDevice())
     return llvm::Error::success();
+  if (kernelsRunning_.load() > 0) {
+    // Device code called exit() (in-process plugins run kernels on the host's
+    // threads): the launching thread still holds the device's mapping table
+    // and waits for the thread now running the exit handlers. Unloading
+    // would wait forever; the process is ending, so leave the images be.
+    OMPSIM_TRACE_EVENT(Cat::Image, "unregister-skipped")
+        .str("owner", descriptorOwner(desc))
+        .str("why", "a kernel is still running (exit called from device code)");
+    return llvm::Error::success();
+  }
   std::lock_guard<std::recursive_mutex> guard(lock_);
   auto it = std::find_if(libs_.begin(), libs_.end(), [&](const RegisteredLib &l) { return l.desc == desc; });
   if (it == libs_.end())
@@ -301,8 +333,9 @@ llvm::Error Runtime::targetKernel(int64_t deviceNum, int32_t teams, int32_t thre
   if (!dev)
     return dev.takeError();
   if (!*dev)
-    return makeError(fmt::format("no offload device: device {} is the host (OMPSIM_PLUGINS={})",
-                                 resolveDeviceNumber(deviceNum), fmt::join(config().plugins, ",")));
+    return makeError(fmt::format("no offload device: device {} is the host (OMPSIM_PLUGINS={}){}",
+                                 resolveDeviceNumber(deviceNum), fmt::join(config().plugins, ","),
+                                 noDeviceReasons_));
   Device &d = **dev;
   std::string kernelName;
   void *kernel = d.findKernel(regionId, &kernelName);
@@ -346,7 +379,10 @@ llvm::Error Runtime::targetKernel(int64_t deviceNum, int32_t teams, int32_t thre
   auto kernelArgs = processor.kernelArguments(mapArgs, privateBlocks);
   if (!kernelArgs)
     return kernelArgs.takeError();
-  if (auto err = d.launch(kernel, *kernelArgs, config)) {
+  kernelsRunning_.fetch_add(1);
+  llvm::Error launched = d.launch(kernel, *kernelArgs, config);
+  kernelsRunning_.fetch_sub(1);
+  if (auto err = std::move(launched)) {
     launchFailure = true;
     return err;
   }
@@ -363,8 +399,8 @@ llvm::Error Runtime::targetData(DataOp op, int64_t deviceNum, std::vector<MapArg
   if (!*dev) {
     if (policy() == OffloadPolicy::Mandatory && numDevices() == 0)
       return makeError(fmt::format("offload is mandatory but no device is available "
-                                   "(OMPSIM_PLUGINS={})",
-                                   fmt::join(config().plugins, ",")));
+                                   "(OMPSIM_PLUGINS={}){}",
+                                   fmt::join(config().plugins, ","), noDeviceReasons_));
     return llvm::Error::success(); // the host: nothing to map
   }
   Device &d = **dev;

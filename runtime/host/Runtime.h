@@ -10,6 +10,7 @@
 
 #include "llvm/Support/Error.h"
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -95,6 +96,9 @@ private:
   llvm::Error publishAll();
 
   std::recursive_mutex lock_; ///< registration, plugin loading, device list
+  /// Kernels running now (any device, any thread). A launch holds its device's
+  /// mapping table until the kernel returns.
+  std::atomic<int> kernelsRunning_{0};
   bool pluginsLoaded_ = false;
   std::string pluginError_;
   std::vector<std::unique_ptr<Plugin>> plugins_;
@@ -102,6 +106,8 @@ private:
   std::vector<RegisteredLib> libs_;
   /// "<image name> (<what it holds>)" of each image no plugin accepted.
   std::vector<std::string> rejectedImages_;
+  /// "plugin <name> has no device: <its reason>" for each plugin that gave one.
+  std::string noDeviceReasons_;
   int64_t requires_ = 0;
 };
 

@@ -12,7 +12,9 @@
 #include <cctype>
 #include <atomic>
 #include <chrono>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <mutex>
 #include <unistd.h>
 
@@ -26,6 +28,11 @@ struct Sink {
   uint32_t mask = 0;
   bool normalize = false;
   std::FILE *file = nullptr; // JSON lines
+  /// Why the trace file could not be written (empty while all is well);
+  /// reported once, at the end of the run.
+  std::string writeError;
+  std::string path; ///< OMPSIM_TRACE_FILE (a copy: config() is gone by the exit check)
+  uint64_t lost = 0; ///< events that did not reach the trace file
   std::shared_ptr<spdlog::logger> human;
   std::mutex mu;
   uint64_t seq = 0;
@@ -46,9 +53,10 @@ struct Sink {
                      int(item.size()), item.data());
     }
     if (!c.traceFile.empty()) {
+      path = c.traceFile;
       file = std::fopen(c.traceFile.c_str(), "a");
       if (!file)
-        std::fprintf(stderr, "ompsim: cannot open OMPSIM_TRACE_FILE '%s'\n", c.traceFile.c_str());
+        writeError = fmt::format("cannot open it: {}", std::strerror(errno));
     }
     human = std::make_shared<spdlog::logger>("ompsim", std::make_shared<spdlog::sinks::stderr_sink_mt>());
     human->set_pattern("[ompsim %v");
@@ -59,8 +67,13 @@ struct Sink {
   }
 };
 
+/// The sink once built; the exit check below looks at nothing else, so a
+/// process that never traced (an executor, a tool) never builds one there.
+std::atomic<Sink *> gBuiltSink{nullptr};
+
 Sink &sink() {
   static Sink *s = new Sink(); // never destroyed: events may come from atexit handlers
+  gBuiltSink.store(s, std::memory_order_release);
   return *s;
 }
 
@@ -233,15 +246,20 @@ Event &Event::dev(std::string_view key, uint64_t addr, std::string_view symbol) 
 Event::~Event() {
   Sink &s = sink();
   std::lock_guard<std::mutex> lock(s.mu);
-  if (s.file) {
+  if (!s.writeError.empty()) {
+    ++s.lost; // OMPSIM_TRACE_FILE is unusable: the end of the run says so
+  } else if (s.file) {
     if (!s.normalize) {
       auto us = std::chrono::duration_cast<std::chrono::microseconds>(
                     std::chrono::system_clock::now().time_since_epoch()).count();
       json_ += fmt::format(",\"pid\":{},\"ts_us\":{}", getpid(), us);
     }
     json_ += fmt::format(",\"seq\":{}}}\n", s.seq++);
-    std::fwrite(json_.data(), 1, json_.size(), s.file);
-    std::fflush(s.file);
+    errno = 0;
+    if (std::fwrite(json_.data(), 1, json_.size(), s.file) != json_.size() || std::fflush(s.file) != 0) {
+      s.writeError = fmt::format("cannot write to it: {}", std::strerror(errno ? errno : EIO));
+      ++s.lost;
+    }
   } else {
     s.human->info(human_);
   }
@@ -276,5 +294,50 @@ void flush() {
   if (s.file) std::fflush(s.file);
   s.human->flush();
 }
+
+namespace {
+std::atomic<int> gFatalExitStatus{-1};
+} // namespace
+
+void setFatalExitStatus(int status) {
+  int none = -1;
+  gFatalExitStatus.compare_exchange_strong(none, status & 0xff);
+}
+
+int fatalExitStatus(int fallback) {
+  int s = gFatalExitStatus.load();
+  return s < 0 ? fallback : s;
+}
+
+namespace {
+
+/// Runs when the process exits, after every atexit handler (the runtime's and
+/// the plugins' last events come from those): a trace that was asked for but
+/// could not be written is an error of the run, not a silent loss.
+__attribute__((destructor)) void reportLostTrace() {
+  Sink *built = gBuiltSink.load(std::memory_order_acquire);
+  if (!built)
+    return;
+  Sink &s = *built;
+  std::string why;
+  uint64_t lost = 0;
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    if (s.file && s.writeError.empty() && std::fflush(s.file) != 0)
+      s.writeError = fmt::format("cannot write to it: {}", std::strerror(errno ? errno : EIO));
+    why = s.writeError;
+    lost = s.lost;
+  }
+  if (why.empty())
+    return;
+  std::fflush(nullptr);
+  std::fprintf(stderr, "ompsim: trace lost: OMPSIM_TRACE_FILE '%s': %s (%llu event%s not written)\n",
+               s.path.c_str(), why.c_str(), static_cast<unsigned long long>(lost),
+               lost == 1 ? "" : "s");
+  std::fflush(stderr);
+  std::_Exit(1);
+}
+
+} // namespace
 
 } // namespace ompsim::trace

@@ -8,6 +8,7 @@
 
 #include "ompsim/config.hpp"
 #include "ompsim/host_symbolizer.hpp"
+#include "ompsim/leftovers.hpp"
 #include "ompsim/trace.hpp"
 
 #include "llvm/ExecutionEngine/Orc/Core.h"
@@ -16,13 +17,15 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <cstring>
 #include <fmt/format.h>
 #include <thread>
@@ -88,8 +91,12 @@ bool waitFor(pid_t pid, double seconds, int &status) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   for (;;) {
     pid_t r = ::waitpid(pid, &status, WNOHANG);
-    if (r == pid)
+    if (r == pid) {
+      // The executor's libomp registered itself in /dev/shm; an executor that
+      // ends with _exit or a signal never removes that file.
+      removeOpenMPRegistration(pid);
       return true;
+    }
     if (r < 0 && errno != EINTR) {
       status = -1; // reaped elsewhere (SIGCHLD ignored): the status is lost
       return true;
@@ -100,7 +107,51 @@ bool waitFor(pid_t pid, double seconds, int &status) {
   }
 }
 
+/// Kills a starting executor that has not finished starting within the bound.
+class StartupWatch {
+public:
+  StartupWatch(pid_t pid, double seconds)
+      : thread_([this, pid, seconds] {
+          std::unique_lock<std::mutex> lock(mu_);
+          if (!cv_.wait_for(lock, std::chrono::duration<double>(seconds), [this] { return done_; })) {
+            fired_ = true;
+            ::kill(pid, SIGKILL);
+          }
+        }) {}
+  ~StartupWatch() { disarm(); }
+  StartupWatch(const StartupWatch &) = delete;
+  StartupWatch &operator=(const StartupWatch &) = delete;
+
+  /// Stops the watch; true when the executor was not killed by it.
+  bool disarm() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable())
+      thread_.join();
+    return !fired_;
+  }
+  /// True once the bound passed and the executor was killed.
+  bool fired() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return fired_;
+  }
+
+private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false, fired_ = false;
+  std::thread thread_; // last: it starts once the state above exists
+};
+
 } // namespace
+
+std::string DeviceController::startTimeoutMessage() const {
+  return fmt::format("executor {} did not finish starting within {:g}s (OMPSIM_EXECUTOR_START_TIMEOUT)",
+                     opts_.executorPath, opts_.startTimeout);
+}
 
 DeviceOptions DeviceOptions::fromConfig(int32_t deviceId, const std::string &defaultLibDir) {
   const Config &c = config();
@@ -111,6 +162,7 @@ DeviceOptions DeviceOptions::fromConfig(int32_t deviceId, const std::string &def
   o.arenaBase = c.deviceBase + uint64_t(deviceId) * kArenaStride;
   o.arenaSize = c.deviceMemory;
   o.kernelTimeout = c.kernelTimeout;
+  o.startTimeout = c.executorStartTimeout;
   return o;
 }
 
@@ -166,14 +218,32 @@ Error DeviceController::start(std::vector<std::pair<uint64_t, uint64_t>> &collid
                               const_cast<char *>("--fault-fd"), faultArg.data(),
                               const_cast<char *>("--arena-fd"), arenaArg.data(),
                               const_cast<char *>("--parent"), parentArg.data(), nullptr};
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  // dup2 onto itself clears close-on-exec for just these fds.
-  posix_spawn_file_actions_adddup2(&fa, sv[1], sv[1]);
-  posix_spawn_file_actions_adddup2(&fa, fp[1], fp[1]);
-  posix_spawn_file_actions_adddup2(&fa, arenaFd, arenaFd);
-  int rc = ::posix_spawn(&pid_, opts_.executorPath.c_str(), &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
+  // The executor must die with its host in every state, even before its own
+  // main() runs: the death signal is armed in the child before exec, and the
+  // child gives up if the host already died in between. vfork runs no
+  // pthread_atfork handlers (libomp has some) and the child only makes
+  // system calls before exec.
+  pid_t host = ::getpid();
+  int keep[] = {sv[1], fp[1], arenaFd};
+  volatile int execErrno = 0;
+  pid_t child = ::vfork();
+  if (child == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != host)
+      ::_exit(127);
+    for (int k : keep)
+      ::fcntl(k, F_SETFD, 0); // these three, and only these, outlive exec
+    ::execve(opts_.executorPath.c_str(), argv.data(), environ);
+    execErrno = errno;
+    ::_exit(127);
+  }
+  int rc = child < 0 ? errno : execErrno;
+  if (child > 0 && rc != 0) {
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    removeOpenMPRegistration(child);
+  }
+  pid_ = child > 0 && rc == 0 ? child : -1;
   ::close(sv[1]);
   ::close(fp[1]);
   ::close(arenaFd); // our mapping keeps the memory; the executor has its own fd
@@ -184,6 +254,9 @@ Error DeviceController::start(std::vector<std::pair<uint64_t, uint64_t>> &collid
     unmapSharedMemory();
     return makeError(prefix + "cannot start executor " + opts_.executorPath + ": " + std::strerror(rc));
   }
+  // Start-up has a bound: an executor that never answers (stuck before its
+  // handshake or in setup) is killed, which fails the blocked call below.
+  StartupWatch watch(pid_, opts_.startTimeout);
   faultFd_ = fp[0];
   auto epc = SimpleRemoteEPC::Create<FDSimpleRemoteEPCTransport>(
       std::make_unique<DynamicThreadPoolTaskDispatcher>(std::nullopt), SimpleRemoteEPC::Setup(),
@@ -199,6 +272,8 @@ Error DeviceController::start(std::vector<std::pair<uint64_t, uint64_t>> &collid
     ::close(faultFd_);
     faultFd_ = -1;
     unmapSharedMemory();
+    if (watch.fired())
+      return makeError(prefix + startTimeoutMessage());
     return makeError(prefix + "executor " + opts_.executorPath + " did not start: " + why);
   }
   epc_ = epc->get();
@@ -235,7 +310,16 @@ Error DeviceController::start(std::vector<std::pair<uint64_t, uint64_t>> &collid
                                              opts_.libDir)) {
     consumeError(bad.takeError());
     stop(false);
+    if (watch.fired()) {
+      consumeError(std::move(err));
+      return makeError(prefix + startTimeoutMessage());
+    }
     return err;
+  }
+  if (!watch.disarm()) { // it fired as setup returned: the executor is gone
+    consumeError(bad.takeError());
+    stop(false);
+    return makeError(prefix + startTimeoutMessage());
   }
   if (!bad) {
     std::string why = toString(bad.takeError());
@@ -386,6 +470,17 @@ std::string DeviceController::describeDeath(int status, const std::string &conte
         t.records.push_back({log->records[i].host, log->records[i].result, log->records[i].hit != 0});
       faultTranslateLog_ = std::move(t);
     }
+  }
+  if (haveFault && f.signo == 0) {
+    // The host ends with the status device code gave exit(), as stock does.
+    trace::setFatalExitStatus(f.code);
+    std::string sym = symbolize(f.rip);
+    OMPSIM_TRACE_EVENT(Cat::Fault, "device-exit")
+        .num("device", opts_.deviceId)
+        .str("context", context)
+        .num("status", f.code);
+    return fmt::format("{}{} called exit({}){}", dev, context, f.code,
+                       sym.empty() ? std::string() : fmt::format(" from dev:{}", sym));
   }
   if (haveFault) {
     HostSymbolizer &hs = HostSymbolizer::get();

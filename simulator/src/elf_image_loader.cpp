@@ -161,7 +161,10 @@ protectionRanges(const std::vector<Segment> &segments, uint64_t lo, uint64_t hi,
 /// One load in progress: the image's parsed tables and the checks on them.
 class ImageLoad {
 public:
-  ImageLoad(llvm::StringRef name, const ElfLoadEnvironment &env) : name_(name), env_(env) {}
+  /// `checkOnly`: validate without running or registering anything (see
+  /// ElfImageLoader::validate); `env` then provides only memory.
+  ImageLoad(llvm::StringRef name, const ElfLoadEnvironment &env, bool checkOnly = false)
+      : name_(name), env_(env), checkOnly_(checkOnly) {}
 
   llvm::Expected<std::unique_ptr<LoadedElfImage>> run(llvm::ArrayRef<char> bytes);
 
@@ -172,6 +175,9 @@ private:
   llvm::Error readProgramHeaders(Elf *elf, uint64_t fileSize);
   llvm::Error readDynamic();
   llvm::Error checkTables(Elf *elf);
+  /// The number of dynamic symbols by DT_GNU_HASH: one past the last symbol
+  /// of the longest-reaching hash chain (symbols below symoffset are unhashed).
+  llvm::Expected<uint64_t> gnuHashSymbolCount() const;
   llvm::Expected<llvm::StringRef> string(uint64_t offset, const llvm::Twine &what) const;
   llvm::Error readSymbols();
   llvm::Expected<uint64_t> symbolValue(uint64_t index, uint64_t reloc, const char *table);
@@ -185,17 +191,22 @@ private:
 
   llvm::StringRef name_;
   const ElfLoadEnvironment &env_;
+  bool checkOnly_ = false;
   std::vector<GElf_Phdr> phdrs_;
   std::vector<Segment> segments_;
   /// Vaddrs of segments with PF_X / PF_W / PF_R: their pages get at least that access.
   RangeSet executable_, writable_, readable_;
-  std::optional<GElf_Phdr> dynamicPh_, relroPh_;
+  std::optional<GElf_Phdr> dynamicPh_, relroPh_, ehFrameHdrPh_;
   uint64_t lo_ = UINT64_MAX, hi_ = 0;
   std::unique_ptr<LoadedElfImage> img_;
   std::optional<ImageSpan> span_;
 
   // Dynamic section.
-  uint64_t strtab_ = 0, strsz_ = 0, symtab_ = 0, nsyms_ = 0, hash_ = 0;
+  uint64_t strtab_ = 0, strsz_ = 0, symtab_ = 0, nsyms_ = 0, hash_ = 0, gnuHash_ = 0, versym_ = 0;
+  /// Symbol indices a relocation may use: nsyms_, or with only DT_GNU_HASH
+  /// (which counts just the hashed, defined symbols) every whole entry
+  /// between DT_SYMTAB and the next table the dynamic section names.
+  uint64_t symLimit_ = 0;
   std::optional<uint64_t> syment_, relaent_;
   uint64_t rela_ = 0, relasz_ = 0, jmprel_ = 0, pltrelsz_ = 0;
   uint64_t init_ = 0, initArray_ = 0, initArraySz_ = 0, fini_ = 0, finiArray_ = 0, finiArraySz_ = 0;
@@ -258,6 +269,8 @@ llvm::Error ImageLoad::readProgramHeaders(Elf *elf, uint64_t fileSize) {
         dynamicPh_ = ph;
     } else if (ph.p_type == PT_GNU_RELRO) {
       relroPh_ = ph;
+    } else if (ph.p_type == PT_GNU_EH_FRAME) {
+      ehFrameHdrPh_ = ph;
     } else if (ph.p_type == PT_TLS && ph.p_memsz) {
       return fail("thread-local storage (PT_TLS) is not supported in device images");
     }
@@ -299,6 +312,8 @@ llvm::Error ImageLoad::readDynamic() {
     case DT_SYMTAB: symtab_ = v; break;
     case DT_SYMENT: syment_ = v; break;
     case DT_HASH: hash_ = v; break;
+    case DT_GNU_HASH: gnuHash_ = v; break;
+    case DT_VERSYM: versym_ = v; break;
     case DT_RELA: rela_ = v; break;
     case DT_RELASZ: relasz_ = v; break;
     case DT_RELAENT: relaent_ = v; break;
@@ -334,26 +349,41 @@ llvm::Error ImageLoad::checkTables(Elf *elf) {
   if (!span.contains(strtab_, strsz_))
     return fail("DT_STRTAB (" + hex(strsz_) + " bytes at " + hex(strtab_) + ") lies outside the image " +
                 span.describe());
-  // Symbols: the count is not in the dynamic section. Take it from the
-  // SHT_DYNSYM section (at DT_SYMTAB if several), else from DT_HASH.
+  // Symbols: the count is not in the dynamic section. Like the dynamic
+  // linker, take it from the hash tables the dynamic section points to, so
+  // an image without section headers (or with corrupt ones) loads; only an
+  // image with neither table falls back to the SHT_DYNSYM section.
   if (syment_ && *syment_ != sizeof(Elf64_Sym))
     return fail("DT_SYMENT is " + llvm::Twine(*syment_) + ", not " + llvm::Twine(sizeof(Elf64_Sym)));
-  std::optional<GElf_Shdr> dynsym;
-  for (Elf_Scn *scn = nullptr; (scn = elf_nextscn(elf, scn));) {
-    GElf_Shdr sh;
-    if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_DYNSYM && (!dynsym || sh.sh_addr == symtab_))
-      dynsym = sh;
-  }
-  if (dynsym) {
-    if (dynsym->sh_entsize != sizeof(Elf64_Sym))
-      return fail("the .dynsym section's entry size is " + llvm::Twine(dynsym->sh_entsize) + ", not " +
-                  llvm::Twine(sizeof(Elf64_Sym)));
-    nsyms_ = dynsym->sh_size / sizeof(Elf64_Sym);
-  } else if (hash_) {
+  if (hash_) {
     if (!span.contains(hash_, 8))
       return fail("DT_HASH at " + hex(hash_) + " lies outside the image " + span.describe());
     nsyms_ = span.read<uint32_t>(hash_ + 4); // nchain: one chain entry per symbol
+  } else if (gnuHash_) {
+    auto count = gnuHashSymbolCount();
+    if (!count)
+      return count.takeError();
+    nsyms_ = *count;
+    uint64_t next = span.hi();
+    for (uint64_t t : {strtab_, versym_, gnuHash_, rela_, jmprel_, initArray_, finiArray_})
+      if (t > symtab_ && t < next)
+        next = t;
+    symLimit_ = std::max(nsyms_, (next - std::min(next, symtab_)) / sizeof(Elf64_Sym));
+  } else if (elf) {
+    std::optional<GElf_Shdr> dynsym;
+    for (Elf_Scn *scn = nullptr; (scn = elf_nextscn(elf, scn));) {
+      GElf_Shdr sh;
+      if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_DYNSYM && (!dynsym || sh.sh_addr == symtab_))
+        dynsym = sh;
+    }
+    if (dynsym) {
+      if (dynsym->sh_entsize != sizeof(Elf64_Sym))
+        return fail("the .dynsym section's entry size is " + llvm::Twine(dynsym->sh_entsize) + ", not " +
+                    llvm::Twine(sizeof(Elf64_Sym)));
+      nsyms_ = dynsym->sh_size / sizeof(Elf64_Sym);
+    }
   }
+  symLimit_ = std::max(symLimit_, nsyms_);
   if (nsyms_ > span.hi() / sizeof(Elf64_Sym) || !span.contains(symtab_, nsyms_ * sizeof(Elf64_Sym)))
     return fail("DT_SYMTAB (" + llvm::Twine(nsyms_) + " symbols at " + hex(symtab_) +
                 ") lies outside the image " + span.describe());
@@ -384,6 +414,36 @@ llvm::Error ImageLoad::checkTables(Elf *elf) {
                   ") is not in a readable segment");
   }
   return llvm::Error::success();
+}
+
+llvm::Expected<uint64_t> ImageLoad::gnuHashSymbolCount() const {
+  const ImageSpan &span = *span_;
+  auto outside = [&](const llvm::Twine &what) {
+    return fail("DT_GNU_HASH (at " + hex(gnuHash_) + ") " + what + " lies outside the image " + span.describe());
+  };
+  if (!span.contains(gnuHash_, 16))
+    return outside("header");
+  uint64_t nbuckets = span.read<uint32_t>(gnuHash_), symoffset = span.read<uint32_t>(gnuHash_ + 4),
+           bloomWords = span.read<uint32_t>(gnuHash_ + 8);
+  uint64_t buckets = gnuHash_ + 16 + bloomWords * 8;
+  if (!span.contains(gnuHash_ + 16, bloomWords * 8) || !span.contains(buckets, nbuckets * 4))
+    return outside("bloom filter or buckets");
+  uint64_t last = 0;
+  for (uint64_t i = 0; i < nbuckets; ++i)
+    last = std::max<uint64_t>(last, span.read<uint32_t>(buckets + i * 4));
+  if (last == 0)
+    return symoffset; // no hashed symbols
+  if (last < symoffset)
+    return fail("DT_GNU_HASH bucket names symbol " + llvm::Twine(last) + ", below its first hashed symbol " +
+                llvm::Twine(symoffset));
+  uint64_t chains = buckets + nbuckets * 4;
+  for (uint64_t index = last;; ++index) {
+    uint64_t at = chains + (index - symoffset) * 4;
+    if (index - symoffset > span.hi() / 4 || !span.contains(at, 4))
+      return outside("chain of symbol " + llvm::Twine(last));
+    if (span.read<uint32_t>(at) & 1) // the chain's last entry
+      return index + 1;
+  }
 }
 
 llvm::Expected<llvm::StringRef> ImageLoad::string(uint64_t offset, const llvm::Twine &what) const {
@@ -426,15 +486,17 @@ llvm::Error ImageLoad::readSymbols() {
 llvm::Expected<uint64_t> ImageLoad::symbolValue(uint64_t index, uint64_t reloc, const char *table) {
   if (index == 0) // STN_UNDEF: the value is 0
     return 0;
-  if (index >= nsyms_)
+  if (index >= symLimit_ || !span_->contains(symtab_ + index * sizeof(Elf64_Sym), sizeof(Elf64_Sym)))
     return fail("relocation " + llvm::Twine(reloc) + " (" + table + ") refers to symbol " +
-                llvm::Twine(index) + ", but the image has " + llvm::Twine(nsyms_) + " dynamic symbols");
+                llvm::Twine(index) + ", but the image has " + llvm::Twine(symLimit_) + " dynamic symbols");
   auto s = span_->read<Elf64_Sym>(symtab_ + index * sizeof(Elf64_Sym));
   auto sname = string(s.st_name, "dynamic symbol " + llvm::Twine(index));
   if (!sname)
     return sname.takeError();
   if (s.st_shndx != SHN_UNDEF)
     return s.st_shndx == SHN_ABS ? s.st_value : img_->base_ + s.st_value;
+  if (checkOnly_) // imports are the dynamic linker's business then; it names a missing one
+    return 0;
   if (void *p = env_.resolve(*sname))
     return reinterpret_cast<uint64_t>(p);
   if (ELF64_ST_BIND(s.st_info) == STB_WEAK)
@@ -638,9 +700,9 @@ llvm::Error ImageLoad::checkEhFrame(uint64_t begin, uint64_t size) const {
 
 llvm::Error ImageLoad::registerEhFrame(Elf *elf) {
   size_t shstrndx = 0;
-  if (elf_getshdrstrndx(elf, &shstrndx) != 0)
-    return llvm::Error::success();
-  for (Elf_Scn *scn = nullptr; (scn = elf_nextscn(elf, scn));) {
+  bool haveSections = elf_getshdrstrndx(elf, &shstrndx) == 0;
+  bool found = false;
+  for (Elf_Scn *scn = nullptr; haveSections && (scn = elf_nextscn(elf, scn));) {
     GElf_Shdr sh;
     if (!gelf_getshdr(scn, &sh))
       continue;
@@ -656,9 +718,35 @@ llvm::Error ImageLoad::registerEhFrame(Elf *elf) {
                   ") is not in a readable segment");
     if (auto err = checkEhFrame(sh.sh_addr, sh.sh_size))
       return err;
-    if (img_->ehFrame_) // one registration per image
+    found = true;
+    if (img_->ehFrame_ || checkOnly_) // one registration per image; none when only checking
       continue;
     img_->ehFrame_ = span_->ptr(sh.sh_addr);
+    __register_frame(img_->ehFrame_);
+  }
+  if (found || !ehFrameHdrPh_)
+    return llvm::Error::success();
+  // No .eh_frame section (an image without section headers): find it as the
+  // unwinder does, through PT_GNU_EH_FRAME's eh_frame_ptr, and let it run to
+  // its zero terminator within its segment.
+  uint64_t hdr = ehFrameHdrPh_->p_vaddr;
+  if (!span_->contains(hdr, 8) || !readable_.contains(hdr, 8))
+    return fail("PT_GNU_EH_FRAME (at " + hex(hdr) + ") lies outside the image's readable segments");
+  uint8_t version = span_->read<uint8_t>(hdr), enc = span_->read<uint8_t>(hdr + 1);
+  if (version != 1 || enc != 0x1b) // DW_EH_PE_pcrel | DW_EH_PE_sdata4, what linkers write
+    return fail("PT_GNU_EH_FRAME (at " + hex(hdr) + ") has version " + llvm::Twine(version) +
+                " and eh_frame_ptr encoding " + hex(enc) + " (expected 1 and 0x1b)");
+  uint64_t begin = hdr + 4 + uint64_t(int64_t(span_->read<int32_t>(hdr + 4)));
+  uint64_t end = 0;
+  for (const Segment &seg : segments_)
+    if ((seg.flags & PF_R) && seg.begin <= begin && begin < seg.end)
+      end = seg.end;
+  if (!end || !span_->contains(begin, end - begin))
+    return fail(".eh_frame at " + hex(begin) + " (from PT_GNU_EH_FRAME) is not in a readable segment");
+  if (auto err = checkEhFrame(begin, end - begin))
+    return err;
+  if (!checkOnly_) {
+    img_->ehFrame_ = span_->ptr(begin);
     __register_frame(img_->ehFrame_);
   }
   return llvm::Error::success();
@@ -722,6 +810,10 @@ llvm::Expected<std::unique_ptr<LoadedElfImage>> ImageLoad::run(llvm::ArrayRef<ch
     return fail("not an x86-64 ELF64 object");
   if (eh.e_type != ET_DYN)
     return fail("not a shared object (ET_DYN)");
+  // libelf reads program headers at their own size whatever the header says;
+  // the dynamic linker refuses any other entry size, and so does the loader.
+  if (eh.e_phnum && eh.e_phentsize != sizeof(Elf64_Phdr))
+    return fail("e_phentsize is " + llvm::Twine(eh.e_phentsize) + ", not " + llvm::Twine(sizeof(Elf64_Phdr)));
   if (auto err = readProgramHeaders(elf, copy.size()))
     return std::move(err);
 
@@ -738,7 +830,8 @@ llvm::Expected<std::unique_ptr<LoadedElfImage>> ImageLoad::run(llvm::ArrayRef<ch
   img_->base_ = reinterpret_cast<uint64_t>(*mem) - lo_;
   img_->release_ = env_.release;
   span_.emplace(img_->base_, lo_, hi_);
-  std::memset(*mem, 0, img_->size_);
+  if (!checkOnly_) // the checker's memory is fresh anonymous memory, zero already
+    std::memset(*mem, 0, img_->size_);
   for (const GElf_Phdr &ph : phdrs_)
     if (ph.p_type == PT_LOAD && ph.p_filesz)
       std::memcpy(span_->ptr(ph.p_vaddr), copy.data() + ph.p_offset, ph.p_filesz);
@@ -753,7 +846,7 @@ llvm::Expected<std::unique_ptr<LoadedElfImage>> ImageLoad::run(llvm::ArrayRef<ch
     if (!so)
       return so.takeError();
     img_->needed_.push_back(so->str());
-    if (skippedNeeded(*so))
+    if (skippedNeeded(*so) || checkOnly_)
       continue;
     if (auto err = env_.loadNeeded(*so))
       return fail("needed library " + *so + ": " + llvm::toString(std::move(err)));
@@ -765,6 +858,15 @@ llvm::Expected<std::unique_ptr<LoadedElfImage>> ImageLoad::run(llvm::ArrayRef<ch
   if (auto err = relocate(jmprel_, pltrelsz_, "DT_JMPREL"))
     return std::move(err);
 
+  if (checkOnly_) {
+    // Everything that reads the image is checked; nothing of it runs.
+    if (auto err = registerEhFrame(elf))
+      return std::move(err);
+    std::vector<uint64_t> init;
+    if (auto err = collectInitFini(init))
+      return std::move(err);
+    return std::move(img_);
+  }
   // IRELATIVE resolvers are image code: they run once the segments have their
   // protections, and before RELRO makes their targets read-only.
   if (!irelative_.empty()) {
@@ -830,6 +932,25 @@ void LoadedElfImage::runFini() {
 llvm::Expected<std::unique_ptr<LoadedElfImage>>
 ElfImageLoader::load(llvm::ArrayRef<char> bytes, llvm::StringRef name, const ElfLoadEnvironment &env) {
   return ImageLoad(name, env).run(bytes);
+}
+
+llvm::Error ElfImageLoader::validate(llvm::ArrayRef<char> bytes, llvm::StringRef name) {
+  // Private anonymous memory for the one image: untouched pages cost nothing,
+  // so a plausible but huge span is cheap to check.
+  size_t mapped = 0;
+  ElfLoadEnvironment env;
+  env.allocate = [&mapped](uint64_t size) -> llvm::Expected<uint8_t *> {
+    void *p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(), "mmap failed");
+    mapped = size;
+    return static_cast<uint8_t *>(p);
+  };
+  env.release = [&mapped](uint8_t *base) { ::munmap(base, mapped); };
+  auto checked = ImageLoad(name, env, /*checkOnly=*/true).run(bytes);
+  if (!checked)
+    return checked.takeError();
+  return llvm::Error::success();
 }
 
 } // namespace ompsim::sim

@@ -84,6 +84,13 @@ public:
   static llvm::Expected<std::unique_ptr<LoadedElfImage>>
   load(llvm::ArrayRef<char> bytes, llvm::StringRef name, const ElfLoadEnvironment &env);
 
+  /// Checks `bytes` as load() would, with the same checks and messages, but
+  /// runs and registers nothing: no initializer, IRELATIVE resolver or NEEDED
+  /// library, no unwind registration; imports are left unresolved. For a
+  /// loader that hands the image to another (the dynamic linker, in the
+  /// in-process host plugin) and must not let a corrupt image reach it.
+  static llvm::Error validate(llvm::ArrayRef<char> bytes, llvm::StringRef name);
+
   /// The R_X86_64_* name of a relocation type ("R_X86_64_RELATIVE"), or "type N".
   static std::string relocationName(uint32_t type);
 };

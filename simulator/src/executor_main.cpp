@@ -118,6 +118,24 @@ void onFatalSignal(int signo, siginfo_t *info, void *ctx) {
   ::_exit(proto::kFaultExitStatus);
 }
 
+/// What device code calls for exit(): reports the call and its status to the
+/// controller and ends the executor at once. The real exit() would run the
+/// executor's atexit handlers and static destructors while its service and
+/// device threads still run (std::terminate, SIGABRT).
+[[noreturn]] void deviceExit(int status) {
+  proto::FaultRecord rec{};
+  rec.magic = proto::FaultRecord::kMagic;
+  rec.signo = 0; // no signal: exit() was called
+  rec.code = status;
+  rec.tid = int32_t(::syscall(SYS_gettid));
+  rec.rip = reinterpret_cast<uint64_t>(__builtin_return_address(0));
+  if (gFaultFd >= 0) {
+    ssize_t n = ::write(gFaultFd, &rec, sizeof rec);
+    (void)n;
+  }
+  ::_exit(proto::kFaultExitStatus);
+}
+
 /// Gives the calling thread an alternate signal stack so a stack overflow in
 /// device code is still reported.
 void ensureAltStack() {
@@ -204,6 +222,8 @@ public:
   }
 
   void *resolve(StringRef name) {
+    if (name == "exit")
+      return reinterpret_cast<void *>(&deviceExit);
     std::string n = name.str();
     for (void *h : libraries)
       if (void *p = ::dlsym(h, n.c_str()))

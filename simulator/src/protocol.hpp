@@ -57,7 +57,8 @@ using TranslateLogSignature = sps::SPSExpected<sps::SPSSequence<uint64_t>>(uint6
 inline constexpr const char *CallVoidName = "__ompsim_exec_call_void";
 using CallVoidSignature = sps::SPSError(uint64_t);
 
-/// What the executor writes to the fault fd before it exits on a fatal signal.
+/// What the executor writes to the fault fd before it exits on a fatal signal,
+/// or when device code calls exit(): then `signo` is 0 and `code` the status.
 struct FaultRecord {
   static constexpr uint32_t kMagic = 0x0F5A17EDu;
   uint32_t magic;

@@ -154,6 +154,15 @@ protected:
     if (img)
       img->reset();
     EXPECT_EQ(alloc_.bytesInUse(), 0u) << "memory left allocated after: " << result;
+    // ours-host runs the same checks before dlopen (check-only mode): it must
+    // refuse exactly what the loader refuses, with the same words. Imports are
+    // the dynamic linker's business there, so an undefined symbol passes, and
+    // it has its own memory, so a full device arena does not matter.
+    llvm::Error checked = ElfImageLoader::validate(image_->bytes(), "probe");
+    std::string validated = checked ? llvm::toString(std::move(checked)) : "loaded";
+    if (result.find("undefined symbol") == std::string::npos &&
+        result.find("bytes of device memory") == std::string::npos)
+      EXPECT_EQ(validated, result) << "ElfImageLoader::validate disagrees with load";
     return result;
   }
 

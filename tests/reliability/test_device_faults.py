@@ -113,3 +113,23 @@ def test_host_killed_takes_the_executor_along(built):
     assert p.returncode == -signal.SIGKILL
     assert wait_gone(victim, 5), "executor %d survived SIGKILL of its host by 5 s" % victim
     assert_next_run_clean(exe)
+
+
+def test_exit_in_a_kernel_is_named_with_its_status(built):
+    exe = built(PROGRAM)
+    r = run(exe, "sim", ["exit"])
+    line = r.single_error()
+    assert r.rc == 3, "the host exits with the status device code gave exit(), as stock does"
+    assert re.fullmatch(r"ompsim: device 0: kernel %s called exit\(3\)( from dev:\S+)?" % KERNEL, line), line
+    assert "SIGABRT" not in line
+    assert_next_run_clean(exe)
+
+
+def test_exit_in_teams_distribute_parallel_for_is_named_with_its_status(built):
+    exe = built(PROGRAM)
+    r = run(exe, "sim", ["parallel-exit"])
+    line = r.single_error()
+    assert r.rc == 3
+    assert re.fullmatch(r"ompsim: device 0: kernel %s called exit\(3\)( from dev:\S+)?" % KERNEL, line), line
+    assert "terminate called" not in r.err
+    assert_next_run_clean(exe)

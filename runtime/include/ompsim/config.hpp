@@ -21,6 +21,9 @@ struct Config {
   uint64_t deviceBase = 0x200000000000ULL; ///< OMPSIM_DEVICE_BASE: arena base of device 0
   uint64_t deviceMemory = 1ULL << 30;     ///< OMPSIM_DEVICE_MEMORY: arena size per device
   double kernelTimeout = 60.0;    ///< OMPSIM_KERNEL_TIMEOUT: seconds before a kernel is stopped
+  bool kernelTimeoutSet = false;  ///< OMPSIM_KERNEL_TIMEOUT was given (and valid)
+  /// OMPSIM_EXECUTOR_START_TIMEOUT: seconds an executor may take to start (sim)
+  double executorStartTimeout = 30.0;
   std::string executor;           ///< OMPSIM_EXECUTOR: path of ompsim-device (default: next to the plugin)
   std::string libDir;             ///< OMPSIM_LIB_DIR: where ompsim's libraries live (default: next to the runtime)
   /// OMP_TARGET_OFFLOAD (standard OpenMP): "MANDATORY", "DISABLED" or "DEFAULT" (upper-cased; "" when unset).
@@ -31,7 +34,9 @@ struct Config {
 
 /// Returns the configuration; parses the environment on first call.
 ///
-/// A malformed value is reported once on stderr and the default is kept.
+/// Every value is parsed strictly (the whole string, its range, overflow); a
+/// malformed one is reported once on stderr, naming the variable and the
+/// value, and the default is kept.
 const Config &config();
 
 } // namespace ompsim

@@ -59,6 +59,14 @@ void error(std::string_view message);
 /// Flushes the trace sinks (called at exit and before a fatal exit).
 void flush();
 
+/// Records the exit status the process should end with when a fatal error
+/// follows: device code that called exit(N) makes the host exit with N, as
+/// it would had the code run in the host. Later calls keep the first status.
+void setFatalExitStatus(int status);
+
+/// The status recorded by setFatalExitStatus, or `fallback` when none was.
+int fatalExitStatus(int fallback);
+
 } // namespace ompsim::trace
 
 /// Records an event only when its category is enabled:

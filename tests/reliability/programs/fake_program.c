@@ -116,6 +116,25 @@ int main(int argc, char **argv) {
     memcpy(mixed + sizeof legacy, &table[1], (size_t)(n - 1) * sizeof(*table));
     entries_begin = mixed;
     entries_end = mixed + sizeof legacy + (size_t)(n - 1) * sizeof(*table);
+  } else if (!strcmp(c, "image-end-1m") || !strcmp(c, "image-end-4g")) {
+    /* The image bytes end a page before a PROT_NONE guard; ImageEnd points
+     * past them into the guard and beyond. */
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), span = (size + page - 1) / page * page;
+    char *m = mmap(NULL, span + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    mprotect(m + span, page, PROT_NONE);
+    memcpy(m + span - size, image, size);
+    img.ImageStart = m + span - size;
+    img.ImageEnd = (char *)img.ImageStart + size + (c[10] == '1' ? (1u << 20) : (4ull << 30));
+  } else if (!strcmp(c, "unmapped-images")) {
+    desc.DeviceImages = (__tgt_device_image *)0x10;
+  } else if (!strcmp(c, "unmapped-entries")) {
+    /* A table whose end runs into a PROT_NONE page. */
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    char *two = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    mprotect(two + page, page, PROT_NONE);
+    entries_begin = two + page - (size_t)n * sizeof(*table);
+    memcpy(entries_begin, table, (size_t)n * sizeof(*table));
+    entries_end = entries_begin + 2 * (size_t)n * sizeof(*table);
   } else if (!strcmp(c, "unregister-without-register")) {
     __tgt_unregister_lib(&desc);
     printf("fake: done\n");

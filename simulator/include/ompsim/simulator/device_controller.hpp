@@ -40,6 +40,9 @@ struct DeviceOptions {
   uint64_t arenaBase = 0;   ///< this device's arena base
   uint64_t arenaSize = 0;
   double kernelTimeout = 60.0; ///< seconds
+  /// Seconds the executor may take from spawn to the end of its setup call
+  /// before it is killed and the start fails (OMPSIM_EXECUTOR_START_TIMEOUT).
+  double startTimeout = 30.0;
   int maxStartAttempts = 4;    ///< restarts when the executor collides with host ranges
 
   /// Options for device `deviceId` from the OMPSIM_* configuration; devices
@@ -144,6 +147,8 @@ private:
   llvm::Expected<uint64_t> loadBitcode(llvm::ArrayRef<char> bytes, llvm::StringRef name);
   llvm::Error start(std::vector<std::pair<uint64_t, uint64_t>> &collided);
   void stop(bool graceful);
+  /// The line for an executor killed because it did not start in time.
+  std::string startTimeoutMessage() const;
   llvm::Error checkAlive();
   /// Creates the memfd shared with the executor (mailbox, then arena) and maps it here.
   llvm::Error mapSharedMemory(int &fd);

@@ -1,0 +1,18 @@
+// ompsim: files a process leaves behind when it does not exit normally.
+#pragma once
+
+#include <sys/types.h>
+
+namespace ompsim {
+
+/// Removes the registration file libomp creates for process `pid`
+/// (`__KMP_REGISTERED_LIB_<pid>_<uid>` in /dev/shm, or in /tmp where shared
+/// memory is unavailable).
+///
+/// libomp removes it in its destructor, which never runs in a process that
+/// ends with _exit or a signal: an executor that faulted, was killed or was
+/// stopped, or a host ending on a fatal error. Call it only for a process
+/// that is gone (reaped) or for the calling process just before it exits.
+void removeOpenMPRegistration(pid_t pid);
+
+} // namespace ompsim

@@ -1,0 +1,53 @@
+"""Starting the sim executor: bounded, never orphaned, and a missing executor is named."""
+import os
+import re
+import signal
+import stat
+
+from reliability_helpers import ompsim_lines, run, start, wait_for_executor, wait_gone
+
+PROGRAM = "device_faults.c"  # "ok": one target region, prints r=42
+
+
+def stuck_executor(tmp_path):
+    """An `ompsim-device` that never answers its host (a stand-in for one stuck before the handshake)."""
+    path = tmp_path / "ompsim-device"
+    path.write_text("#!/usr/bin/python3\nimport time\nwhile True:\n    time.sleep(1)\n")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return str(path)
+
+
+def test_executor_that_never_starts_is_bounded(built, tmp_path):
+    exe = stuck_executor(tmp_path)
+    r = run(built(PROGRAM), "sim", ["ok"],
+            env={"OMPSIM_EXECUTOR": exe, "OMPSIM_EXECUTOR_START_TIMEOUT": "2"})
+    line = r.single_error()  # non-zero exit, one line, and the stuck executor is gone
+    assert re.fullmatch(r"ompsim: .*device 0: executor %s did not finish starting within 2s "
+                        r"\(OMPSIM_EXECUTOR_START_TIMEOUT\)" % re.escape(exe), line), line
+    assert "r=42" not in r.out
+
+
+def test_host_killed_before_the_handshake_takes_the_executor_along(built, tmp_path):
+    p = start(built(PROGRAM), "sim", ["ok"], env={"OMPSIM_EXECUTOR": stuck_executor(tmp_path)})
+    victim = wait_for_executor(p.pid)
+    p.kill()
+    p.communicate(timeout=60)
+    assert p.returncode == -signal.SIGKILL
+    assert wait_gone(victim, 5), "executor %d survived SIGKILL of its host by 5 s" % victim
+
+
+def test_missing_executor_is_named(built, tmp_path):
+    missing = str(tmp_path / "no-such-dir" / "ompsim-device")
+    r = run(built(PROGRAM), "sim", ["ok"], env={"OMPSIM_EXECUTOR": missing})
+    line = r.single_error()
+    assert re.search(r"executor %s not found or not executable \(set OMPSIM_EXECUTOR\)" % re.escape(missing),
+                     line), line
+
+
+def test_executor_that_is_not_executable_is_named(built, tmp_path):
+    path = tmp_path / "ompsim-device"
+    path.write_text("not a program\n")
+    os.chmod(path, 0o644)
+    r = run(built(PROGRAM), "sim", ["ok"], env={"OMPSIM_EXECUTOR": str(path)})
+    line = r.single_error()
+    assert re.search(r"executor %s not found or not executable" % re.escape(str(path)), line), line
