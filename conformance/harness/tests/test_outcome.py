@@ -89,10 +89,10 @@ def test_compile_outcomes():
 
 
 def test_preconditions():
-    s = spec("// REQUIRES: multi-device, !gpu\n// UNSUPPORTED: sim-ir -- no JIT here\n")
+    s = spec("// REQUIRES: separate-address-space, !gpu\n// UNSUPPORTED: sim-ir -- no JIT here\n")
     assert oc.classify_preconditions(s, SIM_PASS) is None
     o = oc.classify_preconditions(s, backend_features("ours-host", "pass"))
-    assert o.code == oc.UNSUPPORTED and "multi-device" in o.reason
+    assert o.code == oc.UNSUPPORTED and "separate-address-space" in o.reason
     o = oc.classify_preconditions(s, backend_features("sim-ir", "pass"))
     assert o.code == oc.UNSUPPORTED and o.reason == "no JIT here"
 
