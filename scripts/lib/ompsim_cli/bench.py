@@ -10,6 +10,7 @@ what the goals are stated in):
   bandwidth     host<->device transfers 4KiB..256MiB on sim vs memcpy
   imageload     ELF image vs bitcode JIT, time to first kernel by program size
   matrix        conformance matrix wall time, serial vs pytest-xdist -n 2
+  concurrency   1/2/4/8 host threads launching nowait/depend regions, sim vs ours-host
 
 A part whose prerequisites are missing prints `not available: <why>` and is
 recorded as such; no number is ever made up. Results go to docs/perf/results.json,
@@ -29,7 +30,7 @@ import time
 
 from . import backends, paths
 
-PARTS = ["lookup", "registration", "launch", "bandwidth", "imageload", "matrix"]
+PARTS = ["lookup", "registration", "launch", "bandwidth", "imageload", "matrix", "concurrency"]
 # An installed tree is read-only: there the results go to ./ompsim-bench.
 DOC = os.path.join(paths.output_dir("ompsim-bench") or os.path.join(paths.ROOT, "docs"), "performance.md")
 PERF_DIR = paths.output_dir(os.path.join("ompsim-bench", "perf")) or os.path.join(paths.ROOT, "docs", "perf")
@@ -585,6 +586,96 @@ def bench_matrix(quick):
     return out
 
 
+# --------------------------------------------------------------------------- 7. concurrency
+
+CONCURRENCY_SOURCE = TIMING_C + r"""#include <omp.h>
+/* argv: host threads, total target regions, devices to spread them over.
+ * Each thread launches its share of small nowait regions (a depend chain on
+ * its own mapped buffer), then waits; the result of every chain is checked.
+ * One warm-up region per device runs before the clock starts. */
+enum { N = 64 };
+int main(int argc, char **argv) {
+  int threads = argc > 1 ? atoi(argv[1]) : 1;
+  int total = argc > 2 ? atoi(argv[2]) : 1600;
+  int use = argc > 3 ? atoi(argv[3]) : 1;
+  int devices = omp_get_num_devices();
+  if (use > devices) use = devices;
+  if (use < 1) { fprintf(stderr, "no devices\n"); return 2; }
+  for (int d = 0; d < use; ++d) {
+    int w = 0;
+#pragma omp target device(d) map(tofrom : w)
+    { w += 1; }
+    if (w != 1) { fprintf(stderr, "warm-up region did not run on device %d\n", d); return 1; }
+  }
+  int bad = 0;
+  double t0 = now_ns();
+#pragma omp parallel num_threads(threads) reduction(+ : bad)
+  {
+    int t = omp_get_thread_num(), dev = t % use, per = total / threads;
+    int buf[N];
+    for (int i = 0; i < N; ++i) buf[i] = t + i;
+    for (int k = 0; k < per; ++k) {
+#pragma omp target nowait device(dev) map(tofrom : buf) depend(inout : buf)
+      for (int i = 0; i < N; ++i) buf[i] += 1;
+    }
+#pragma omp taskwait
+    for (int i = 0; i < N; ++i) bad += buf[i] != t + i + per;
+  }
+  double t1 = now_ns();
+  if (bad) { fprintf(stderr, "%d wrong results\n", bad); return 1; }
+  printf("threads=%d devices=%d total=%d wall_ns=%.0f done=1\n", threads, use, total, t1 - t0);
+  fflush(stdout);
+  return 0;
+}
+"""
+
+CONCURRENCY_THREADS = [1, 2, 4, 8]
+#: (label, backend, devices): ours-host has one device, so both sim rows compare with it.
+CONCURRENCY_RUNS = [("sim", "sim", 1), ("sim-2dev", "sim", 2), ("ours-host", "ours-host", 1)]
+
+
+def bench_concurrency(quick):
+    exe = compile_program("concurrency", CONCURRENCY_SOURCE, ["--translate=native"])
+    total = 800 if quick else 1600
+    reps = 3 if quick else 5
+    out = {"threads": CONCURRENCY_THREADS, "total": total, "runs": {},
+           "unit": "ms wall for %d nowait target regions in all (median of %d runs), image load excluded" % (total, reps)}
+    for label, be, devices in CONCURRENCY_RUNS:
+        try:
+            env = backend_env(be)
+            if devices > 1:
+                env["OMPSIM_NUM_DEVICES"] = str(devices)
+            walls = {t: [] for t in CONCURRENCY_THREADS}
+            for _ in range(reps):
+                for t in CONCURRENCY_THREADS:
+                    text, _, note = run_program(exe, [t, total, devices], env)
+                    if note:
+                        out.setdefault("notes", {})[label] = note
+                    kv = parse_kv(text)
+                    if "wall_ns" not in kv:
+                        raise Unavailable("concurrency program printed no time: %r" % text.strip()[:200])
+                    walls[t].append(kv["wall_ns"] / 1e6)
+            out["runs"][label] = {str(t): statistics.median(w) for t, w in walls.items()}
+        except Unavailable as e:
+            out["runs"][label] = {"unavailable": str(e)}
+            say("concurrency (%s): not available: %s" % (label, e))
+    host = out["runs"].get("ours-host", {})
+    goal = {}
+    for label in ("sim", "sim-2dev"):
+        r = out["runs"].get(label, {})
+        if "unavailable" in r or "unavailable" in host or not r:
+            goal[label] = {"met": None}
+            continue
+        over = {str(t): ratio(r[str(t)], host[str(t)]) for t in CONCURRENCY_THREADS}
+        vs_one = {str(t): ratio(r[str(t)], r["1"]) for t in CONCURRENCY_THREADS}
+        worst_over, worst_vs_one = max(over.values()), max(vs_one.values())
+        goal[label] = {"over_ours_host": over, "over_one_thread": vs_one, "worst_over_ours_host": worst_over,
+                       "worst_over_one_thread": worst_vs_one,
+                       "met": worst_over <= 2.0 and worst_vs_one <= 1.0}
+    out["goal"] = goal
+    return out
+
+
 # --------------------------------------------------------------------------- report
 
 def machine():
@@ -794,6 +885,29 @@ def render_markdown(res):
         for label, r in p["runs"].items():
             L.append("| %s | %.1f | %d | %s |" % (label, r["wall_s"], r["exit"], r["summary"]))
         L.append("\nserial / xdist -n 2 = %s.\n" % _fmt(p.get("serial_over_xdist")))
+
+    # 7. concurrency
+    if not unavailable("concurrency", "7. Concurrent launches"):
+        p = parts["concurrency"]
+        L.append("### 7. Concurrent launches\n")
+        L.append("%s; every host thread launches its share of small `nowait` regions with a `depend` chain on "
+                 "its own mapped buffer. `sim-2dev` spreads the threads over 2 sim devices.\n" % p["unit"])
+        L.append("| run | " + " | ".join("%d threads" % t for t in p["threads"]) + " |")
+        L.append("|---|" + "---|" * len(p["threads"]))
+        for label, _, _ in CONCURRENCY_RUNS:
+            r = p["runs"].get(label, {})
+            if "unavailable" in r:
+                L.append("| %s | not available: %s |" % (label, r["unavailable"]) + " |" * (len(p["threads"]) - 1))
+            else:
+                L.append("| %s | %s |" % (label, " | ".join(_fmt(r.get(str(t)), 1) for t in p["threads"])))
+        for label in ("sim", "sim-2dev"):
+            g = p["goal"].get(label, {})
+            L.append("\n- Goal *%s at most 2x ours-host at every thread count, never slower with more threads "
+                     "than with one*: %s; worst %s/ours-host = %s, worst (n threads)/(1 thread) = %s." % (
+                         label, _goal(g.get("met")), label, _fmt(g.get("worst_over_ours_host")),
+                         _fmt(g.get("worst_over_one_thread"))))
+        L.append("")
+        _notes(L, p)
     return "\n".join(L) + "\n"
 
 
@@ -902,7 +1016,8 @@ def plot(res, out_dir):
 
 
 RUNNERS = {"lookup": bench_lookup, "registration": bench_registration, "launch": bench_launch,
-           "bandwidth": bench_bandwidth, "imageload": bench_imageload, "matrix": bench_matrix}
+           "bandwidth": bench_bandwidth, "imageload": bench_imageload, "matrix": bench_matrix,
+           "concurrency": bench_concurrency}
 
 
 def main(args):
