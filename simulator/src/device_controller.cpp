@@ -213,7 +213,8 @@ Error DeviceController::start(std::vector<std::pair<uint64_t, uint64_t>> &collid
 
   const char *names[] = {proto::SetupName,       proto::LoadElfName,  proto::LookupName,
                          proto::UnloadName,      proto::AllocCodeName, proto::CallVoidName,
-                         proto::SetFptrTableName, proto::TranslateLogName};
+                         proto::SetFptrTableName, proto::TranslateLogName, proto::LazyReenterName,
+                         proto::LazyFailedName};
   const auto &boot = epc_->getBootstrapSymbolsMap();
   for (const char *n : names) {
     auto it = boot.find(n);
@@ -273,6 +274,10 @@ void DeviceController::stop(bool graceful) {
     // shutting the socket down does.
     if (hostFd_ >= 0)
       ::shutdown(hostFd_, SHUT_RDWR);
+    // The executor is gone: what the JIT's teardown cannot free there is no
+    // error worth reporting.
+    es_->setErrorReporter([](Error err) { consumeError(std::move(err)); });
+    stopLazyCalls();
     jit_.reset();
     consumeError(es_->endSession()); // disconnects the EPC
     es_.reset();
@@ -517,10 +522,13 @@ Expected<uint64_t> DeviceController::loadBitcode(ArrayRef<char> bytes, StringRef
     auto libomp = epc_->getDylibMgr().loadDylib("libomp.so.5");
     if (!libomp)
       return diagnose(libomp.takeError(), "loading libomp.so.5 for JIT images");
-    auto jit = DeviceJIT::Create(*es_, opts_.arenaBase);
+    auto jit = DeviceJIT::Create(*es_, opts_.arenaBase, fns_[proto::LazyReenterName],
+                                 fns_[proto::LazyFailedName]);
     if (!jit)
       return makeError(prefix + toString(jit.takeError()));
     jit_ = std::move(*jit);
+    lazyStop_ = false;
+    lazyThread_ = std::thread([this] { serveLazyCalls(); });
   }
   auto added = jit_->add(bytes, name);
   if (!added) {
@@ -558,6 +566,39 @@ Expected<uint64_t> DeviceController::loadBitcode(ArrayRef<char> bytes, StringRef
       .num("symbols", int64_t(img.jit->symbols.size()));
   images_[id] = std::move(img);
   return id;
+}
+
+void DeviceController::serveLazyCalls() {
+  LaunchMailbox &mb = *mailbox_;
+  uint32_t served = mb.lazyServed.load(std::memory_order_acquire);
+  for (;;) {
+    uint32_t request = mb.lazyRequest.load(std::memory_order_acquire);
+    if (lazyStop_.load(std::memory_order_acquire))
+      return;
+    if (request == served) {
+      sharedFutexWait(mb.lazyRequest, request);
+      continue;
+    }
+    // Not under mu_: the thread that holds it may be waiting for the very
+    // kernel (or initializer) that made this call.
+    uint64_t landing = jit_->resolveLazyCall(mb.lazyTrampoline);
+    OMPSIM_TRACE_EVENT(Cat::Image, "jit-first-call")
+        .num("device", opts_.deviceId)
+        .dev("function", landing, "");
+    mb.lazyLanding = landing;
+    mb.lazyServed.store(request, std::memory_order_seq_cst);
+    sharedFutexWake(mb.lazyServed);
+    served = request;
+  }
+}
+
+void DeviceController::stopLazyCalls() {
+  if (!lazyThread_.joinable())
+    return;
+  lazyStop_.store(true, std::memory_order_seq_cst);
+  mailbox_->lazyRequest.fetch_add(1, std::memory_order_seq_cst);
+  sharedFutexWake(mailbox_->lazyRequest);
+  lazyThread_.join();
 }
 
 Expected<uint64_t> DeviceController::lookup(uint64_t image, StringRef name) {

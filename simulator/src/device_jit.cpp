@@ -1,5 +1,7 @@
 #include "device_jit.hpp"
 
+#include "ompsim/trace.hpp"
+
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/ExecutionEngine/Orc/AbsoluteSymbols.h"
 #include "llvm/ExecutionEngine/Orc/CompileUtils.h"
@@ -9,11 +11,13 @@
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Instructions.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
 
 #include <algorithm>
+#include <future>
 #include <mutex>
 
 namespace ompsim::sim {
@@ -61,11 +65,55 @@ Function *lowerCtorsDtors(Module &m, bool ctors, const std::string &name) {
   return f;
 }
 
+/// The partition compiled on a first call: the requested definitions and,
+/// transitively, the functions they call directly whose address is never
+/// taken. Those can only be reached through these calls, so compiling them
+/// now saves a round trip each; a function whose address is taken keeps
+/// its stub (compiled on its own first call) so that every pointer to it,
+/// in device code, vtables and the function-pointer table, stays the stub's.
+std::optional<IRPartitionLayer::GlobalValueSet>
+withDirectCallees(IRPartitionLayer::GlobalValueSet requested) {
+  IRPartitionLayer::GlobalValueSet out = requested;
+  std::vector<const Function *> work;
+  for (const GlobalValue *gv : requested)
+    if (const auto *f = dyn_cast<Function>(gv))
+      work.push_back(f);
+  std::string first = requested.empty() ? std::string() : (*requested.begin())->getName().str();
+  while (!work.empty()) {
+    const Function *f = work.back();
+    work.pop_back();
+    for (const BasicBlock &bb : *f)
+      for (const Instruction &i : bb) {
+        const auto *call = dyn_cast<CallBase>(&i);
+        if (!call)
+          continue;
+        const auto *callee = dyn_cast<Function>(call->getCalledOperand()->stripPointerCasts());
+        if (!callee || callee->isDeclaration() || callee->hasAddressTaken())
+          continue;
+        if (out.insert(callee).second)
+          work.push_back(callee);
+      }
+  }
+  OMPSIM_TRACE_EVENT(Cat::Image, "jit-compile")
+      .str("symbol", first)
+      .num("requested", int64_t(requested.size()))
+      .num("compiled", int64_t(out.size()));
+  return out;
+}
+
 } // namespace
+
+DeviceJIT::~DeviceJIT() {
+  lazy_.reset();
+  partitioner_.reset();
+  if (indirection_)
+    consumeError(indirection_->cleanup()); // the executor may be gone already
+}
 
 DeviceJIT::DeviceJIT(ExecutionSession &es, uint64_t dsoHandle) : es_(es), dsoHandle_(dsoHandle) {}
 
-Expected<std::unique_ptr<DeviceJIT>> DeviceJIT::Create(ExecutionSession &es, uint64_t dsoHandle) {
+Expected<std::unique_ptr<DeviceJIT>> DeviceJIT::Create(ExecutionSession &es, uint64_t dsoHandle,
+                                                       uint64_t lazyReenter, uint64_t lazyFailed) {
   static std::once_flag targets;
   std::call_once(targets, [] {
     InitializeNativeTarget();
@@ -83,6 +131,22 @@ Expected<std::unique_ptr<DeviceJIT>> DeviceJIT::Create(ExecutionSession &es, uin
   jtmb.setCodeModel(CodeModel::Small);
   jit->compiler_ = std::make_unique<IRCompileLayer>(
       es, *jit->linker_, std::make_unique<ConcurrentIRCompiler>(std::move(jtmb)));
+  // Lazy compilation: stubs and trampolines live in the arena; a trampoline
+  // enters the executor's resolver block, which asks us (resolveLazyCall).
+  auto indirection = EPCIndirectionUtils::Create(es);
+  if (!indirection)
+    return indirection.takeError();
+  jit->indirection_ = std::move(*indirection);
+  if (auto resolver = jit->indirection_->writeResolverBlock(ExecutorAddr(lazyReenter), ExecutorAddr(0));
+      !resolver)
+    return resolver.takeError();
+  LazyCallThroughManager &calls =
+      jit->indirection_->createLazyCallThroughManager(es, ExecutorAddr(lazyFailed));
+  jit->partitioner_ = std::make_unique<IRPartitionLayer>(es, *jit->compiler_);
+  jit->partitioner_->setPartitionFunction(withDirectCallees);
+  EPCIndirectionUtils *iu = jit->indirection_.get();
+  jit->lazy_ = std::make_unique<CompileOnDemandLayer>(es, *jit->partitioner_, calls,
+                                                      [iu] { return iu->createIndirectStubsManager(); });
   return std::move(jit);
 }
 
@@ -95,10 +159,24 @@ Expected<JITImage> DeviceJIT::add(ArrayRef<char> bitcode, StringRef name) {
   std::string tag = std::to_string(nextImage_++);
   Function *init = lowerCtorsDtors(m, true, "__ompsim_jit_init_" + tag);
   Function *fini = lowerCtorsDtors(m, false, "__ompsim_jit_fini_" + tag);
-  std::vector<std::string> names;
-  for (GlobalValue &gv : m.global_values())
-    if (!gv.isDeclaration() && !gv.hasLocalLinkage() && gv.hasName() && !gv.getName().starts_with("llvm."))
-      names.push_back(gv.getName().str());
+  // The device link internalizes every function but the kernels. An internal
+  // function whose address is taken (an indirect function, a vtable slot, a
+  // callback) gets a stub like an exported one: it then compiles on its
+  // first call too, and every pointer to it is the stub's.
+  for (Function &f : m)
+    if (!f.isDeclaration() && f.hasLocalLinkage() && f.hasAddressTaken()) {
+      f.setLinkage(GlobalValue::ExternalLinkage);
+      f.setVisibility(GlobalValue::HiddenVisibility);
+    }
+
+  // Functions (their stubs) and data, looked up in that order below.
+  std::vector<std::string> callables, data;
+  for (GlobalValue &gv : m.global_values()) {
+    if (gv.isDeclaration() || gv.hasLocalLinkage() || !gv.hasName() || gv.getName().starts_with("llvm."))
+      continue;
+    const GlobalObject *object = gv.getAliaseeObject();
+    (object && isa<Function>(object) ? callables : data).push_back(gv.getName().str());
+  }
 
   auto jd = es_.createJITDylib("image" + name.str());
   if (!jd)
@@ -110,27 +188,42 @@ Expected<JITImage> DeviceJIT::add(ArrayRef<char> bitcode, StringRef name) {
   if (auto err = jd->define(absoluteSymbols(
           {{es_.intern("__dso_handle"), {ExecutorAddr(dsoHandle_), JITSymbolFlags::Exported}}})))
     return std::move(err);
-  if (auto err = compiler_->add(*jd, ThreadSafeModule(std::move(*module), std::move(ctx))))
+  if (auto err = lazy_->add(*jd, ThreadSafeModule(std::move(*module), std::move(ctx))))
     return std::move(err);
 
   JITImage img;
   img.dylib = &*jd;
-  SymbolLookupSet set;
-  for (auto &n : names)
-    set.add(es_.intern(n), SymbolLookupFlags::WeaklyReferencedSymbol);
-  auto found = es_.lookup(makeJITDylibSearchOrder(&*jd), std::move(set));
-  if (!found)
-    return makeError("image " + name + ": JIT compile or link failed: " + toString(found.takeError()));
-  for (auto &[sym, def] : *found) {
-    std::string n = (*sym).str();
-    uint64_t a = def.getAddress().getValue();
-    if (init && n == init->getName())
-      img.init = a;
-    else if (fini && n == fini->getName())
-      img.fini = a;
-    img.symbols.emplace_back(n, a);
+  // Two lookups, one after the other: the stubs first, then the data (which
+  // compiles and links the image's globals). ORC materializes what one
+  // lookup needs concurrently; in sequence, every run places the stubs and
+  // the data at the same device addresses.
+  for (std::vector<std::string> *names : {&callables, &data}) {
+    SymbolLookupSet set;
+    for (auto &n : *names)
+      set.add(es_.intern(n), SymbolLookupFlags::WeaklyReferencedSymbol);
+    auto found = es_.lookup(makeJITDylibSearchOrder(&*jd, JITDylibLookupFlags::MatchAllSymbols),
+                            std::move(set));
+    if (!found)
+      return makeError("image " + name + ": JIT compile or link failed: " + toString(found.takeError()));
+    for (auto &[sym, def] : *found) {
+      std::string n = (*sym).str();
+      uint64_t a = def.getAddress().getValue();
+      if (init && n == init->getName())
+        img.init = a;
+      else if (fini && n == fini->getName())
+        img.fini = a;
+      img.symbols.emplace_back(n, a);
+    }
   }
   return img;
+}
+
+uint64_t DeviceJIT::resolveLazyCall(uint64_t trampoline) {
+  std::promise<uint64_t> landing;
+  auto result = landing.get_future();
+  indirection_->getLazyCallThroughManager().resolveTrampolineLandingAddress(
+      ExecutorAddr(trampoline), [&landing](ExecutorAddr a) { landing.set_value(a.getValue()); });
+  return result.get();
 }
 
 Expected<uint64_t> DeviceJIT::lookup(const JITImage &image, StringRef symbol) {
@@ -143,7 +236,11 @@ Expected<uint64_t> DeviceJIT::lookup(const JITImage &image, StringRef symbol) {
 Error DeviceJIT::remove(JITImage &image) {
   if (!image.dylib)
     return Error::success();
+  // The compile-on-demand layer keeps the definitions in "<name>.impl".
+  JITDylib *impl = es_.getJITDylibByName((image.dylib->getName() + ".impl"));
   Error err = es_.removeJITDylib(*image.dylib);
+  if (impl)
+    err = joinErrors(std::move(err), es_.removeJITDylib(*impl));
   image.dylib = nullptr;
   return err;
 }

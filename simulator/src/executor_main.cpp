@@ -560,8 +560,15 @@ public:
     });
   }
 
-  /// Queues an SPS request for the device thread (called on ORC's listener thread).
+  /// Queues an SPS request for the device thread (called on ORC's listener
+  /// thread). While a lazy call waits for its compile, the requests that
+  /// compile needs (JIT memory, stub updates) run at once on the listener
+  /// thread: the device thread may be the one waiting.
   void post(unique_function<void()> work) {
+    if (inlineRequests_.load(std::memory_order_acquire) > 0) {
+      work();
+      return;
+    }
     {
       std::lock_guard<std::mutex> lock(mu_);
       queue_.push_back(std::move(work));
@@ -578,6 +585,28 @@ public:
     ring();
     if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id())
       thread_.join();
+  }
+
+  /// Asks the controller to compile the function behind `trampoline` and
+  /// waits for its address (the first call of a function of a bitcode image).
+  uint64_t lazyCall(uint64_t trampoline) {
+    static std::mutex oneAtATime;
+    std::lock_guard<std::mutex> lock(oneAtATime);
+    ompsim::sim::LaunchMailbox &mb = *mailbox_;
+    inlineRequests_.fetch_add(1, std::memory_order_acq_rel);
+    mb.lazyTrampoline = trampoline;
+    uint32_t seq = mb.lazyRequest.load(std::memory_order_relaxed) + 1;
+    mb.lazyRequest.store(seq, std::memory_order_seq_cst);
+    ompsim::sim::sharedFutexWake(mb.lazyRequest);
+    for (;;) {
+      uint32_t served = mb.lazyServed.load(std::memory_order_acquire);
+      if (served == seq)
+        break;
+      ompsim::sim::sharedFutexWait(mb.lazyServed, served);
+    }
+    uint64_t landing = mb.lazyLanding;
+    inlineRequests_.fetch_sub(1, std::memory_order_acq_rel);
+    return landing;
   }
 
 private:
@@ -650,6 +679,8 @@ private:
   }
 
   ompsim::sim::LaunchMailbox *mailbox_ = nullptr;
+  /// Lazy calls waiting for their compile (see post).
+  std::atomic<int> inlineRequests_{0};
   uint32_t lastLaunch_ = 0;
   std::mutex mu_;
   std::deque<unique_function<void()>> queue_;
@@ -658,6 +689,21 @@ private:
 };
 
 DeviceThread gDeviceThread;
+
+/// The resolver block of the JIT calls this (with the registers of the
+/// interrupted call saved) on the first call of a function of a bitcode image.
+uint64_t lazyReenter(uint64_t /*context*/, uint64_t trampoline) {
+  return gDeviceThread.lazyCall(trampoline);
+}
+
+/// Where a first call lands when its function could not be compiled; the
+/// controller has the reason, the host reports the exit.
+void lazyFailed() {
+  std::fprintf(stderr, "ompsim-device: a device function of a bitcode image could not be compiled "
+                       "on its first call\n");
+  std::fflush(nullptr);
+  ::_exit(70);
+}
 
 /// A token for ThreadSanitizer only. SimpleRemoteEPCServer::Create (inline,
 /// so instrumented here) reads the server's service list on the main thread;
@@ -739,6 +785,8 @@ int main(int argc, char **argv) {
         syms[proto::UnloadName] = ExecutorAddr::fromPtr(&unloadWrapper);
         syms[proto::AllocCodeName] = ExecutorAddr::fromPtr(&allocCodeWrapper);
         syms[proto::CallVoidName] = ExecutorAddr::fromPtr(&callVoidWrapper);
+        syms[proto::LazyReenterName] = ExecutorAddr::fromPtr(&lazyReenter);
+        syms[proto::LazyFailedName] = ExecutorAddr::fromPtr(&lazyFailed);
         syms[proto::SetFptrTableName] = ExecutorAddr::fromPtr(&setFptrTableWrapper);
         syms[proto::TranslateLogName] = ExecutorAddr::fromPtr(&translateLogWrapper);
         return Error::success();

@@ -57,6 +57,16 @@ struct LaunchMailbox {
   /// (hints for spinFor; -1 unknown).
   std::atomic<int32_t> hostCpu;
   std::atomic<int32_t> executorCpu;
+  /// First calls of not yet compiled functions of bitcode images: the device
+  /// thread that made one stores the trampoline it came through in
+  /// `lazyTrampoline` and bumps `lazyRequest` (the controller's lazy-call
+  /// thread sleeps on it); the controller compiles, stores the function's
+  /// address in `lazyLanding` and publishes `lazyServed` = `lazyRequest` (the
+  /// caller sleeps on it). One request at a time.
+  std::atomic<uint32_t> lazyRequest;
+  std::atomic<uint32_t> lazyServed;
+  uint64_t lazyTrampoline;
+  uint64_t lazyLanding;
   uint32_t teams;   ///< 0: the device default
   uint32_t threads; ///< 0: the device default
   uint32_t numArgs;

@@ -57,6 +57,14 @@ using TranslateLogSignature = sps::SPSExpected<sps::SPSSequence<uint64_t>>(uint6
 inline constexpr const char *CallVoidName = "__ompsim_exec_call_void";
 using CallVoidSignature = sps::SPSError(uint64_t);
 
+/// Plain functions, not SPS wrappers: the executor's lazy-call entry
+/// `uint64_t (uint64_t context, uint64_t trampoline)`, which the JIT's
+/// resolver block calls on the first call of a not yet compiled function of a
+/// bitcode image and which returns the compiled function's address, and
+/// `void (void)`, where such a call lands when the function cannot be compiled.
+inline constexpr const char *LazyReenterName = "__ompsim_exec_lazy_reenter";
+inline constexpr const char *LazyFailedName = "__ompsim_exec_lazy_failed";
+
 /// What the executor writes to the fault fd before it exits on a fatal signal.
 struct FaultRecord {
   static constexpr uint32_t kMagic = 0x0F5A17EDu;

@@ -9,12 +9,14 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace llvm::orc {
@@ -137,6 +139,11 @@ private:
   /// Turns a failed call into the device's death message when the executor is gone.
   llvm::Error diagnose(llvm::Error callError, const std::string &context);
   std::string describeDeath(int status, const std::string &context);
+  /// The lazy-call thread: compiles what a first call in the executor asks
+  /// for (bitcode images; see LaunchMailbox::lazyRequest).
+  void serveLazyCalls();
+  /// Ends the lazy-call thread (before the JIT goes away).
+  void stopLazyCalls();
   template <typename Sig, typename RetT, typename... ArgTs>
   llvm::Error call(const char *fnName, const std::string &context, RetT &result,
                    const ArgTs &...args);
@@ -158,6 +165,8 @@ private:
   std::unique_ptr<llvm::orc::ExecutionSession> es_;
   llvm::orc::SimpleRemoteEPC *epc_ = nullptr;
   std::unique_ptr<DeviceJIT> jit_;
+  std::thread lazyThread_; ///< runs serveLazyCalls while jit_ exists
+  std::atomic<bool> lazyStop_{false};
   std::map<std::string, uint64_t> fns_; ///< wrapper name -> executor address
   std::map<uint64_t, Image> images_;
   uint64_t nextImage_ = 1;
