@@ -2,6 +2,8 @@
 
 #include "ompsim/trace.hpp"
 
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/ExecutionEngine/Orc/AbsoluteSymbols.h"
 #include "llvm/ExecutionEngine/Orc/CompileUtils.h"
@@ -78,6 +80,8 @@ withDirectCallees(IRPartitionLayer::GlobalValueSet requested) {
   for (const GlobalValue *gv : requested)
     if (const auto *f = dyn_cast<Function>(gv))
       work.push_back(f);
+  if (requested.empty())
+    return out;
   std::string first = requested.empty() ? std::string() : (*requested.begin())->getName().str();
   while (!work.empty()) {
     const Function *f = work.back();
@@ -143,7 +147,30 @@ Expected<std::unique_ptr<DeviceJIT>> DeviceJIT::Create(ExecutionSession &es, uin
   LazyCallThroughManager &calls =
       jit->indirection_->createLazyCallThroughManager(es, ExecutorAddr(lazyFailed));
   jit->partitioner_ = std::make_unique<IRPartitionLayer>(es, *jit->compiler_);
-  jit->partitioner_->setPartitionFunction(withDirectCallees);
+  // A program that calls many functions once each would pay a round trip and
+  // a compile per function; after kLazyCompilesPerImage of them, an image's
+  // next first call compiles everything it has left at once.
+  constexpr unsigned kLazyCompilesPerImage = 32;
+  jit->partitioner_->setPartitionFunction(
+      [counts = std::make_shared<std::pair<std::mutex, DenseMap<const Module *, unsigned>>>()](
+          IRPartitionLayer::GlobalValueSet requested) -> std::optional<IRPartitionLayer::GlobalValueSet> {
+        bool code = llvm::any_of(requested, [](const GlobalValue *gv) { return isa<Function>(gv); });
+        if (code && !requested.empty()) {
+          const Module *m = (*requested.begin())->getParent();
+          std::lock_guard<std::mutex> lock(counts->first);
+          if (++counts->second[m] > kLazyCompilesPerImage) {
+            OMPSIM_TRACE_EVENT(Cat::Image, "jit-compile")
+                .str("symbol", (*requested.begin())->getName())
+                .num("requested", int64_t(requested.size()))
+                .num("compiled", int64_t(llvm::count_if(m->global_values(), [](const GlobalValue &gv) {
+                       return !gv.isDeclaration();
+                     })))
+                .num("rest", 1);
+            return std::nullopt; // the whole (remaining) module
+          }
+        }
+        return withDirectCallees(std::move(requested));
+      });
   EPCIndirectionUtils *iu = jit->indirection_.get();
   jit->lazy_ = std::make_unique<CompileOnDemandLayer>(es, *jit->partitioner_, calls,
                                                       [iu] { return iu->createIndirectStubsManager(); });
