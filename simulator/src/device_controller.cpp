@@ -214,7 +214,7 @@ Error DeviceController::start(std::vector<std::pair<uint64_t, uint64_t>> &collid
   const char *names[] = {proto::SetupName,       proto::LoadElfName,  proto::LookupName,
                          proto::UnloadName,      proto::AllocCodeName, proto::CallVoidName,
                          proto::SetFptrTableName, proto::TranslateLogName, proto::LazyReenterName,
-                         proto::LazyFailedName};
+                         proto::LazyFailedName,   proto::LookupManyName};
   const auto &boot = epc_->getBootstrapSymbolsMap();
   for (const char *n : names) {
     auto it = boot.find(n);
@@ -618,6 +618,35 @@ Expected<uint64_t> DeviceController::lookup(uint64_t image, StringRef name) {
     return makeError(fmt::format("device {}: image {} defines no symbol '{}'", opts_.deviceId,
                                  it->second.name, name.str()));
   return *addr;
+}
+
+Expected<std::vector<uint64_t>> DeviceController::lookupMany(uint64_t image,
+                                                            const std::vector<std::string> &names) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  auto it = images_.find(image);
+  if (it == images_.end())
+    return makeError(fmt::format("device {}: no loaded image {}", opts_.deviceId, image));
+  if (it->second.jit) {
+    StringMap<uint64_t> byName;
+    for (auto &[n, a] : it->second.jit->symbols)
+      byName[n] = a;
+    std::vector<uint64_t> addrs;
+    addrs.reserve(names.size());
+    for (const std::string &n : names)
+      addrs.push_back(byName.lookup(n));
+    return addrs;
+  }
+  Expected<std::vector<uint64_t>> addrs = std::vector<uint64_t>();
+  if (auto err = call<proto::LookupManySignature>(proto::LookupManyName,
+                                                  fmt::format("looking up {} symbols", names.size()),
+                                                  addrs, it->second.remoteHandle, names))
+    return std::move(err);
+  if (!addrs)
+    return addrs.takeError();
+  if (addrs->size() != names.size())
+    return makeError(fmt::format("device {}: asked for {} symbols of image {}, got {}", opts_.deviceId,
+                                 names.size(), it->second.name, addrs->size()));
+  return addrs;
 }
 
 Error DeviceController::unloadImage(uint64_t image) {

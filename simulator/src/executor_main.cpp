@@ -326,6 +326,20 @@ OMPSIM_WRAPPER(lookupWrapper, proto::LookupSignature,
                  return it->second->lookup(name);
                })
 
+OMPSIM_WRAPPER(lookupManyWrapper, proto::LookupManySignature,
+               [](uint64_t handle, std::vector<std::string> names) -> Expected<std::vector<uint64_t>> {
+                 DeviceState &d = DeviceState::get();
+                 std::lock_guard<std::mutex> lock(d.mu);
+                 auto it = d.images.find(handle);
+                 if (it == d.images.end())
+                   return makeError("no loaded image with handle " + Twine(handle));
+                 std::vector<uint64_t> addrs;
+                 addrs.reserve(names.size());
+                 for (const std::string &name : names)
+                   addrs.push_back(it->second->lookup(name));
+                 return addrs;
+               })
+
 OMPSIM_WRAPPER(unloadWrapper, proto::UnloadSignature, [](uint64_t handle) -> Error {
   DeviceState &d = DeviceState::get();
   std::lock_guard<std::mutex> lock(d.mu);
@@ -782,6 +796,7 @@ int main(int argc, char **argv) {
         syms[proto::SetupName] = ExecutorAddr::fromPtr(&setupWrapper);
         syms[proto::LoadElfName] = ExecutorAddr::fromPtr(&loadElfWrapper);
         syms[proto::LookupName] = ExecutorAddr::fromPtr(&lookupWrapper);
+        syms[proto::LookupManyName] = ExecutorAddr::fromPtr(&lookupManyWrapper);
         syms[proto::UnloadName] = ExecutorAddr::fromPtr(&unloadWrapper);
         syms[proto::AllocCodeName] = ExecutorAddr::fromPtr(&allocCodeWrapper);
         syms[proto::CallVoidName] = ExecutorAddr::fromPtr(&callVoidWrapper);

@@ -36,6 +36,12 @@ using LoadElfSignature = sps::SPSExpected<sps::SPSTuple<uint64_t, uint64_t, uint
 inline constexpr const char *LookupName = "__ompsim_exec_lookup";
 using LookupSignature = sps::SPSExpected<uint64_t>(uint64_t, sps::SPSString);
 
+/// Finds many dynamic symbols of a loaded ELF image in one request:
+/// (handle, names) -> addresses, 0 for a name the image does not define.
+inline constexpr const char *LookupManyName = "__ompsim_exec_lookup_many";
+using LookupManySignature = sps::SPSExpected<sps::SPSSequence<uint64_t>>(uint64_t,
+                                                                        sps::SPSSequence<sps::SPSString>);
+
 /// Runs the fini functions of an image and returns its memory to the arena.
 inline constexpr const char *UnloadName = "__ompsim_exec_unload";
 using UnloadSignature = sps::SPSError(uint64_t);
