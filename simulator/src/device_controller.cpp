@@ -37,6 +37,45 @@ namespace proto = protocol;
 
 namespace {
 
+/// The executor's environment: the host's, less the host runtime (a
+/// libomptarget.so*) in LD_PRELOAD, which would load the whole libLLVM into
+/// every executor; the executor loads it itself (`--host-runtime`) only
+/// before a host library that may need it.
+struct ExecutorEnvironment {
+  std::vector<std::string> entries;
+  std::vector<char *> pointers; ///< into entries, null-terminated
+  std::string hostRuntime;      ///< the preload entry taken out, or ""
+};
+
+ExecutorEnvironment executorEnvironment() {
+  ExecutorEnvironment env;
+  for (char **e = environ; *e; ++e) {
+    StringRef entry(*e);
+    if (!entry.starts_with("LD_PRELOAD=")) {
+      env.entries.push_back(entry.str());
+      continue;
+    }
+    SmallVector<StringRef, 4> parts;
+    entry.drop_front(strlen("LD_PRELOAD=")).split(parts, ':', -1, /*KeepEmpty=*/false);
+    std::string kept;
+    for (StringRef part : parts) {
+      StringRef base = part.rsplit('/').second.empty() ? part : part.rsplit('/').second;
+      if (base.starts_with("libomptarget.so") && env.hostRuntime.empty()) {
+        env.hostRuntime = part.str();
+        continue;
+      }
+      kept += (kept.empty() ? "" : ":") + part.str();
+    }
+    if (!kept.empty())
+      env.entries.push_back("LD_PRELOAD=" + kept);
+  }
+  for (std::string &entry : env.entries)
+    env.pointers.push_back(entry.data());
+  env.pointers.push_back(nullptr);
+  return env;
+}
+
+
 Error makeError(const Twine &msg) { return createStringError(inconvertibleErrorCode(), msg); }
 
 /// memfd_create's MFD_EXEC (Linux 6.3); older headers lack it, older kernels refuse it.
@@ -164,15 +203,23 @@ Error DeviceController::start(std::vector<std::pair<uint64_t, uint64_t>> &collid
               arenaArg = std::to_string(arenaFd), parentArg = std::to_string(::getpid());
   std::vector<char *> argv = {opts_.executorPath.data(), const_cast<char *>("--fd"), fdArg.data(),
                               const_cast<char *>("--fault-fd"), faultArg.data(),
-                              const_cast<char *>("--arena-fd"), arenaArg.data(),
-                              const_cast<char *>("--parent"), parentArg.data(), nullptr};
+                              const_cast<char *>("--arena-fd"), arenaArg.data()};
+  ExecutorEnvironment env = executorEnvironment();
+  std::string hostRuntimeFlag = "--host-runtime";
+  if (!env.hostRuntime.empty()) {
+    argv.push_back(hostRuntimeFlag.data());
+    argv.push_back(env.hostRuntime.data());
+  }
+  // --parent stays last: tools find a host's executors by "--parent <pid>$".
+  for (char *a : {const_cast<char *>("--parent"), parentArg.data(), static_cast<char *>(nullptr)})
+    argv.push_back(a);
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   // dup2 onto itself clears close-on-exec for just these fds.
   posix_spawn_file_actions_adddup2(&fa, sv[1], sv[1]);
   posix_spawn_file_actions_adddup2(&fa, fp[1], fp[1]);
   posix_spawn_file_actions_adddup2(&fa, arenaFd, arenaFd);
-  int rc = ::posix_spawn(&pid_, opts_.executorPath.c_str(), &fa, nullptr, argv.data(), environ);
+  int rc = ::posix_spawn(&pid_, opts_.executorPath.c_str(), &fa, nullptr, argv.data(), env.pointers.data());
   posix_spawn_file_actions_destroy(&fa);
   ::close(sv[1]);
   ::close(fp[1]);

@@ -69,6 +69,8 @@ Error makeError(const Twine &msg) { return createStringError(inconvertibleErrorC
 int gFaultFd = -1;
 /// The memfd shared with the controller: the launch mailbox, then the arena.
 int gArenaFd = -1;
+/// The host runtime the controller took out of LD_PRELOAD (may be empty).
+std::string gHostRuntime;
 /// The device runtime's log reader, once it is loaded; the fault handler sends
 /// the faulting kernel's translate records after the fault record.
 using TakeTranslateLogFn = ompsim_translate_stats (*)(ompsim_translate_record *, uint64_t);
@@ -171,6 +173,7 @@ public:
   std::map<std::string, void *> librariesByName;
   void *deviceRuntime = nullptr;
   std::string deviceRuntimeError;
+  bool hostRuntimeLoaded = false;
   std::map<uint64_t, std::unique_ptr<ompsim::sim::LoadedElfImage>> images;
   /// Library name -> handle of the loaded image that provides it: a shared
   /// library's device image stands in for that library in the NEEDED entries
@@ -188,6 +191,20 @@ public:
       return Error::success();
     void *h = nullptr;
     std::string inLibDir = libDir + "/" + key;
+    // A host library may carry its own offload registration and need the
+    // host runtime (it sees __ompsim_executor_marker and stays idle); load
+    // that first, as the host's LD_PRELOAD would have, so the library binds
+    // to it rather than to another libomptarget. Libraries that never need
+    // it spare the executor libLLVM.
+    static constexpr const char *kNeverNeedHostRuntime[] = {
+        "libompsim", "libomp.so", "libc.so", "libm.so", "libstdc++.so", "libgcc_s.so",
+        "libpthread.so", "libdl.so", "librt.so", "libffi.so"};
+    if (!gHostRuntime.empty() && !hostRuntimeLoaded &&
+        llvm::none_of(kNeverNeedHostRuntime, [&](const char *p) { return soname.starts_with(p); })) {
+      hostRuntimeLoaded = true;
+      if (!::dlopen(gHostRuntime.c_str(), RTLD_NOW | RTLD_GLOBAL))
+        return makeError(Twine("cannot load the host runtime ") + gHostRuntime + ": " + ::dlerror());
+    }
     // ompsim's own libraries come from its lib dir; everything else from the
     // system search path, then the lib dir.
     if (soname.starts_with("libompsim"))
@@ -744,7 +761,7 @@ public:
 
 int usage() {
   std::fprintf(stderr, "ompsim-device: started by the sim plugin, not by hand "
-                       "(usage: ompsim-device --fd N --fault-fd N --arena-fd N --parent PID)\n");
+                       "(usage: ompsim-device --fd N --fault-fd N --arena-fd N --parent PID [--host-runtime PATH])\n");
   return 2;
 }
 
@@ -770,6 +787,8 @@ int main(int argc, char **argv) {
       gArenaFd = std::atoi(argv[i + 1]);
     else if (a == "--parent")
       parent = std::atol(argv[i + 1]);
+    else if (a == "--host-runtime")
+      gHostRuntime = argv[i + 1];
     else
       return usage();
   }
