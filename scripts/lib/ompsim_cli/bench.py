@@ -11,6 +11,7 @@ what the goals are stated in):
   imageload     ELF image vs bitcode JIT, time to first kernel by program size
   matrix        conformance matrix wall time, serial vs pytest-xdist -n 2
   concurrency   1/2/4/8 host threads launching nowait/depend regions, sim vs ours-host
+  devices       16 sim devices in one process: start-up, and memory of each idle executor
 
 A part whose prerequisites are missing prints `not available: <why>` and is
 recorded as such; no number is ever made up. Results go to docs/perf/results.json,
@@ -30,7 +31,7 @@ import time
 
 from . import backends, paths
 
-PARTS = ["lookup", "registration", "launch", "bandwidth", "imageload", "matrix", "concurrency"]
+PARTS = ["lookup", "registration", "launch", "bandwidth", "imageload", "matrix", "concurrency", "devices"]
 # An installed tree is read-only: there the results go to ./ompsim-bench.
 DOC = os.path.join(paths.output_dir("ompsim-bench") or os.path.join(paths.ROOT, "docs"), "performance.md")
 PERF_DIR = paths.output_dir(os.path.join("ompsim-bench", "perf")) or os.path.join(paths.ROOT, "docs", "perf")
@@ -518,9 +519,16 @@ def imageload_source(n):
   return s;
 }""" % (i, i % 5 + 2, i + 1) for i in range(n))
     calls = "\n".join("    s += ompsim_bench_g%d(s & 1023);" % i for i in range(n))
-    return """#include <stdio.h>
-#pragma omp declare target
+    # After the figure (done=1): a second kernel calls a function nothing ran
+    # before; its first launch against its second is the cost of a first call
+    # of a function not yet compiled (bitcode) or already loaded (ELF).
+    return TIMING_C + """#pragma omp declare target
 %s
+int ompsim_bench_late(int x) {
+  int s = x;
+  for (int k = 0; k < (x & 7) + 3; ++k) s = s * 17 + k;
+  return s;
+}
 #pragma omp end declare target
 int main(void) {
   int s = 1;
@@ -529,6 +537,15 @@ int main(void) {
 %s
   }
   printf("checksum=%%d done=1\\n", s);
+  fflush(stdout);
+  double t[2];
+  for (int r = 0; r < 2; ++r) {
+    double t0 = now_ns();
+#pragma omp target map(tofrom : s)
+    { s = ompsim_bench_late(s); }
+    t[r] = now_ns() - t0;
+  }
+  printf("late_first_ns=%%.0f late_again_ns=%%.0f checksum2=%%d\\n", t[0], t[1], s);
   fflush(stdout);
   return 0;
 }
@@ -540,24 +557,33 @@ def bench_imageload(quick):
     # far longer beyond it, so 1000 is the largest size in both modes.
     sizes = [10, 100, 1000]
     reps = 3 if quick else 5
-    out = {"sizes": sizes, "unit": "ms to first kernel (median time from spawn to the line printed after the kernel)", "elf": {}, "ir": {}}
+    out = {"sizes": sizes, "unit": "ms to first kernel (median time from spawn to the line printed after the kernel)", "elf": {}, "ir": {},
+           "first_call_us": {"elf": {}, "ir": {}}}
     for image, be in (("elf", "sim"), ("ir", "sim-ir")):
         try:
             env = backend_env(be)
             for n in sizes:
                 exe = compile_program("image%d-%s" % (n, image), imageload_source(n),
                                       ["--translate=native", "--image=" + image])
-                walls = []
+                walls, firsts = [], []
                 for _ in range(reps):
-                    _, wall, note = run_program(exe, [], env)
+                    text, wall, note = run_program(exe, [], env)
                     walls.append(wall)
+                    kv = parse_kv(text)
+                    if "late_first_ns" in kv:
+                        firsts.append((kv["late_first_ns"] - kv["late_again_ns"]) / 1e3)
                     if note:
                         out.setdefault("notes", {})[be] = note
                 out[image][str(n)] = statistics.median(walls) * 1e3
+                if firsts:
+                    out["first_call_us"][image][str(n)] = statistics.median(firsts)
         except Unavailable as e:
             out[image] = {"unavailable": str(e)}
             say("image load (%s on %s): not available: %s" % (image, be, e))
     out["ir_over_elf"] = {str(n): ratio(out["ir"].get(str(n)), out["elf"].get(str(n))) for n in sizes}
+    r10, r1000 = out["ir_over_elf"].get("10"), out["ir_over_elf"].get("1000")
+    out["goal"] = {"met": None if r10 is None or r1000 is None else r10 <= 1.5 and r1000 <= 3.0,
+                   "ir_over_elf_10": r10, "ir_over_elf_1000": r1000}
     return out
 
 
@@ -673,6 +699,108 @@ def bench_concurrency(quick):
                        "worst_over_one_thread": worst_vs_one,
                        "met": worst_over <= 2.0 and worst_vs_one <= 1.0}
     out["goal"] = goal
+    return out
+
+
+# --------------------------------------------------------------------------- 8. devices
+
+DEVICES_SOURCE = r"""#include <omp.h>
+#include <stdio.h>
+/* A kernel on every device at once (one host thread each), checked; then
+ * "ready=1" and a wait for a line on stdin while the executors sit idle. */
+enum { N = 256 };
+int main(void) {
+  int devices = omp_get_num_devices(), bad = 0;
+#pragma omp parallel for num_threads(devices) schedule(static, 1) reduction(+ : bad)
+  for (int d = 0; d < devices; ++d) {
+    int buf[N];
+    for (int i = 0; i < N; ++i) buf[i] = i;
+#pragma omp target teams distribute parallel for device(d) map(tofrom : buf) num_teams(2)
+    for (int i = 0; i < N; ++i) buf[i] = buf[i] * 3 + d;
+    for (int i = 0; i < N; ++i) bad += buf[i] != i * 3 + d;
+  }
+  if (bad) { fprintf(stderr, "%d wrong results\n", bad); return 1; }
+  printf("devices=%d ready=1\n", devices);
+  fflush(stdout);
+  char line[16];
+  if (!fgets(line, sizeof line, stdin)) line[0] = 0;
+  return 0;
+}
+"""
+
+
+def _executor_memory(host_pid):
+    """[(VmRSS KiB, Pss KiB)] of the live executors started for `host_pid`."""
+    r = subprocess.run(["pgrep", "-f", "ompsim-device .*--parent %d$" % host_pid], stdout=subprocess.PIPE, text=True)
+    out = []
+    for pid in (int(x) for x in r.stdout.split()):
+        rss = pss = None
+        try:
+            with open("/proc/%d/status" % pid) as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        rss = int(line.split()[1])
+            with open("/proc/%d/smaps_rollup" % pid) as f:
+                for line in f:
+                    if line.startswith("Pss:"):
+                        pss = int(line.split()[1])
+        except OSError:
+            continue
+        if rss is not None:
+            out.append((rss, pss))
+    return out
+
+
+def _devices_run(exe, env, timeout=300):
+    """Seconds from spawn to ready=1 and the executors' memory while idle."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([exe], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    import threading
+    watchdog = threading.Timer(timeout, proc.kill)
+    watchdog.start()
+    try:
+        line = proc.stdout.readline()
+        wall = time.perf_counter() - t0
+        if "ready=1" not in line:
+            proc.kill()
+            err = proc.stderr.read().strip().splitlines()
+            raise Unavailable("devices program did not get ready: %s" % ((err or [line.strip() or "(no output)"])[-1]))
+        time.sleep(0.2)  # let the executors settle after their kernels
+        mem = _executor_memory(proc.pid)
+        proc.communicate(input="\n", timeout=60)
+    finally:
+        watchdog.cancel()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return wall, mem
+
+
+def bench_devices(quick):
+    exe = compile_program("devices", DEVICES_SOURCE, ["--translate=native"])
+    reps = 3 if quick else 5
+    out = {"unit": "ms from spawn to a checked kernel done on every device (median); memory of each idle executor",
+           "counts": [1, 16], "startup_ms": {}, "rss_kib": {}, "pss_kib": {}}
+    env = backend_env("sim")
+    for n in out["counts"]:
+        walls, rss, pss = [], [], []
+        for _ in range(reps):
+            e = dict(env, OMPSIM_NUM_DEVICES=str(n))
+            wall, mem = _devices_run(exe, e)
+            if len(mem) != n:
+                raise Unavailable("expected %d executors, found %d" % (n, len(mem)))
+            walls.append(wall)
+            rss += [m[0] for m in mem]
+            pss += [m[1] for m in mem if m[1] is not None]
+        out["startup_ms"][str(n)] = statistics.median(walls) * 1e3
+        out["rss_kib"][str(n)] = {"max": max(rss), "median": statistics.median(rss)}
+        if pss:
+            out["pss_kib"][str(n)] = {"max": max(pss), "median": statistics.median(pss)}
+    rss16 = out["rss_kib"]["16"]["max"]
+    start16 = out["startup_ms"]["16"]
+    out["goal"] = {"met": rss16 <= 16 * 1024 and start16 < 1000, "max_rss_mib_16": rss16 / 1024.0,
+                   "startup_ms_16": start16}
     return out
 
 
@@ -865,11 +993,21 @@ def render_markdown(res):
         L.append("### 5. Image load\n")
         L.append("%s of one program that runs one kernel calling N device functions; ELF image on `sim`, "
                  "bitcode (`ompsim cc --image=ir`) on `sim-ir`.\n" % p["unit"])
-        L.append("| device functions | ELF | bitcode JIT | JIT / ELF |")
-        L.append("|---|---|---|---|")
+        L.append("| device functions | ELF | bitcode JIT | JIT / ELF | first call, ELF (us) | first call, JIT (us) |")
+        L.append("|---|---|---|---|---|---|")
+        first = p.get("first_call_us", {})
         for n in p["sizes"]:
-            L.append("| %d | %s | %s | %s |" % (n, _fmt(p["elf"].get(str(n)), 1), _fmt(p["ir"].get(str(n)), 1),
-                                                _fmt(p["ir_over_elf"].get(str(n)))))
+            L.append("| %d | %s | %s | %s | %s | %s |" % (
+                n, _fmt(p["elf"].get(str(n)), 1), _fmt(p["ir"].get(str(n)), 1), _fmt(p["ir_over_elf"].get(str(n))),
+                _fmt(first.get("elf", {}).get(str(n)), 1), _fmt(first.get("ir", {}).get(str(n)), 1)))
+        L.append("\nFirst call: the first launch of a second kernel that calls a function nothing called before, "
+                 "minus its second launch (on the bitcode image: the compile of that kernel and function on "
+                 "first call).")
+        g = p.get("goal")
+        if g:
+            L.append("\n- Goal *bitcode time to first kernel at most 1.5x ELF at 10 functions and 3x at 1000*: %s; "
+                     "JIT/ELF = %s at 10, %s at 1000." % (_goal(g["met"]), _fmt(g["ir_over_elf_10"]),
+                                                          _fmt(g["ir_over_elf_1000"])))
         for image in ("elf", "ir"):
             if "unavailable" in p[image]:
                 L.append("\n%s: not available: %s" % (image, p[image]["unavailable"]))
@@ -908,6 +1046,24 @@ def render_markdown(res):
                          _fmt(g.get("worst_over_one_thread"))))
         L.append("")
         _notes(L, p)
+
+    # 8. devices
+    if not unavailable("devices", "8. Many devices"):
+        p = parts["devices"]
+        L.append("### 8. Many devices\n")
+        L.append("%s. RSS counts shared library pages each executor touched; PSS shares them out.\n" % p["unit"])
+        L.append("| devices | start-up (ms) | RSS per executor, max (MiB) | median | PSS per executor, median (MiB) |")
+        L.append("|---|---|---|---|---|")
+        for n in p["counts"]:
+            r, s_ = p["rss_kib"].get(str(n), {}), p["pss_kib"].get(str(n), {})
+            L.append("| %d | %s | %s | %s | %s |" % (
+                n, _fmt(p["startup_ms"].get(str(n)), 1), _fmt(r.get("max", 0) / 1024.0 if r else None, 1),
+                _fmt(r.get("median", 0) / 1024.0 if r else None, 1),
+                _fmt(s_.get("median", 0) / 1024.0 if s_ else None, 1)))
+        g = p["goal"]
+        L.append("\n- Goal *16 devices: start-up under 1 s, each idle executor at most 16 MiB resident*: %s; "
+                 "start-up %s ms, largest executor %s MiB.\n" % (_goal(g["met"]), _fmt(g["startup_ms_16"], 1),
+                                                                _fmt(g["max_rss_mib_16"], 1)))
     return "\n".join(L) + "\n"
 
 
@@ -1017,7 +1173,7 @@ def plot(res, out_dir):
 
 RUNNERS = {"lookup": bench_lookup, "registration": bench_registration, "launch": bench_launch,
            "bandwidth": bench_bandwidth, "imageload": bench_imageload, "matrix": bench_matrix,
-           "concurrency": bench_concurrency}
+           "concurrency": bench_concurrency, "devices": bench_devices}
 
 
 def main(args):
