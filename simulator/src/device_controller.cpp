@@ -536,10 +536,18 @@ Expected<uint64_t> DeviceController::loadImage(ArrayRef<char> bytes, StringRef n
   Expected<std::tuple<uint64_t, uint64_t, uint64_t>> loaded =
       std::make_tuple(uint64_t(0), uint64_t(0), uint64_t(0));
   std::string context = "loading image " + name.str();
-  if (auto err = call<proto::LoadElfSignature>(proto::LoadElfName, context, loaded,
-                                               std::vector<char>(bytes.begin(), bytes.end()),
-                                               name.str(), provides.vec()))
-    return std::move(err);
+  // The image travels through the shared arena (one memcpy) when a heap block
+  // can hold it for the call, else through the socket.
+  uint64_t scratch = bytes.empty() ? 0 : heap_->allocate(bytes.size(), 4096);
+  if (scratch)
+    std::memcpy(shared_ + LaunchMailbox::kBytes + (scratch - opts_.arenaBase), bytes.data(), bytes.size());
+  Error sent = call<proto::LoadElfSignature>(
+      proto::LoadElfName, context, loaded, scratch ? std::vector<char>() : std::vector<char>(bytes.begin(), bytes.end()),
+      scratch, scratch ? uint64_t(bytes.size()) : uint64_t(0), name.str(), provides.vec());
+  if (scratch)
+    heap_->release(scratch);
+  if (sent)
+    return std::move(sent);
   if (!loaded)
     return makeError(fmt::format("device {}: {}", opts_.deviceId, toString(loaded.takeError())));
   auto [handle, base, size] = *loaded;

@@ -292,8 +292,19 @@ OMPSIM_WRAPPER(setupWrapper, proto::SetupSignature,
                })
 
 OMPSIM_WRAPPER(loadElfWrapper, proto::LoadElfSignature,
-               [](std::vector<char> bytes, std::string name, std::vector<std::string> provides)
-                   -> Expected<std::tuple<uint64_t, uint64_t, uint64_t>> {
+               [](std::vector<char> sent, uint64_t sharedAddr, uint64_t sharedSize, std::string name,
+                  std::vector<std::string> provides) -> Expected<std::tuple<uint64_t, uint64_t, uint64_t>> {
+                 // The controller usually copies the image into device memory
+                 // (the shared arena) rather than through the socket.
+                 ArrayRef<char> bytes = sent;
+                 if (sent.empty() && sharedSize) {
+                   DeviceState &d = DeviceState::get();
+                   if (sharedAddr < d.arenaBase || sharedSize > d.arenaSize ||
+                       sharedAddr - d.arenaBase > d.arenaSize - sharedSize)
+                     return makeError("image " + name + ": its bytes at " + Twine::utohexstr(sharedAddr) +
+                                      " are outside device memory");
+                   bytes = ArrayRef<char>(reinterpret_cast<const char *>(sharedAddr), sharedSize);
+                 }
                  DeviceState &d = DeviceState::get();
                  std::lock_guard<std::mutex> lock(d.mu);
                  // Device images this one links against, in NEEDED order: their

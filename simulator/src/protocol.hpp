@@ -26,11 +26,12 @@ inline constexpr const char *SetupName = "__ompsim_exec_setup";
 using SetupSignature = sps::SPSExpected<sps::SPSSequence<SPSRange>>(
     sps::SPSSequence<SPSRange>, uint64_t, uint64_t, uint64_t, sps::SPSString);
 
-/// Loads an ELF shared object into the arena: (bytes, name, library names the
+/// Loads an ELF shared object into the arena: (bytes, or none when the image
+/// already lies in device memory at (address, size), name, library names the
 /// image provides to later images' NEEDED entries) -> (handle, base, size).
 inline constexpr const char *LoadElfName = "__ompsim_exec_load_elf";
 using LoadElfSignature = sps::SPSExpected<sps::SPSTuple<uint64_t, uint64_t, uint64_t>>(
-    sps::SPSSequence<char>, sps::SPSString, sps::SPSSequence<sps::SPSString>);
+    sps::SPSSequence<char>, uint64_t, uint64_t, sps::SPSString, sps::SPSSequence<sps::SPSString>);
 
 /// Finds a dynamic symbol of a loaded ELF image: (handle, name) -> address.
 inline constexpr const char *LookupName = "__ompsim_exec_lookup";
