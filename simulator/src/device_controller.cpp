@@ -556,7 +556,9 @@ Expected<uint64_t> DeviceController::loadImage(ArrayRef<char> bytes, StringRef n
   img.remoteHandle = handle;
   img.base = base;
   img.size = size;
-  img.symbols = std::make_unique<ImageSymbolTable>(ImageSymbolTable::fromElf(bytes, base));
+  // Built on the first symbolize: only traces and fault reports name device
+  // addresses, and an image with many symbols would pay for it at every load.
+  img.elfBytes.assign(bytes.begin(), bytes.end());
   uint64_t id = nextImage_++;
   images_[id] = std::move(img);
   OMPSIM_TRACE_EVENT(Cat::Image, "load")
@@ -895,6 +897,9 @@ Expected<TranslateLog> DeviceController::takeTranslateLog(uint64_t nextCap, uint
 
 std::string DeviceController::symbolize(uint64_t addr) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
+  for (auto &[id, img] : images_)
+    if (!img.symbols && !img.elfBytes.empty())
+      img.symbols = std::make_unique<ImageSymbolTable>(ImageSymbolTable::fromElf(img.elfBytes, img.base));
   for (auto &[id, img] : images_)
     if (addr >= img.base && addr < img.base + img.size && img.symbols) {
       std::string s = img.symbols->symbolize(addr);

@@ -156,7 +156,9 @@ private:
     std::string name;
     uint64_t remoteHandle = 0; ///< executor handle (ELF) or 0 (JIT)
     uint64_t base = 0, size = 0;
-    std::unique_ptr<ImageSymbolTable> symbols;
+    std::unique_ptr<ImageSymbolTable> symbols; ///< ELF: built on the first symbolize
+    /// A copy of an ELF image's bytes, for its symbols.
+    std::vector<char> elfBytes;
     std::unique_ptr<JITImage> jit; ///< set for bitcode images
   };
 
