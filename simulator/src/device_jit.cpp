@@ -263,11 +263,14 @@ Expected<uint64_t> DeviceJIT::lookup(const JITImage &image, StringRef symbol) {
 Error DeviceJIT::remove(JITImage &image) {
   if (!image.dylib)
     return Error::success();
-  // The compile-on-demand layer keeps the definitions in "<name>.impl".
+  // The compile-on-demand layer keeps the definitions in "<name>.impl" and
+  // holds on to both dylibs for the session: empty them (their memory
+  // returns to the arena) rather than remove them, so that a later image's
+  // dylib can never take the address the layer still knows.
   JITDylib *impl = es_.getJITDylibByName((image.dylib->getName() + ".impl"));
-  Error err = es_.removeJITDylib(*image.dylib);
+  Error err = image.dylib->clear();
   if (impl)
-    err = joinErrors(std::move(err), es_.removeJITDylib(*impl));
+    err = joinErrors(std::move(err), impl->clear());
   image.dylib = nullptr;
   return err;
 }

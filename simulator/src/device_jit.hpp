@@ -52,7 +52,7 @@ public:
   uint64_t resolveLazyCall(uint64_t trampoline);
   /// Address of `symbol` in `image`, or 0 when it defines none.
   llvm::Expected<uint64_t> lookup(const JITImage &image, llvm::StringRef symbol);
-  /// Drops the image's dylib (its memory returns to the arena).
+  /// Empties the image's dylibs (their memory returns to the arena).
   llvm::Error remove(JITImage &image);
 
 private:
