@@ -365,7 +365,21 @@ def registration_goal(part):
             noise.append(n)
         else:
             rs.append(a / b)
-    return {"met": None if not rs else min(rs) >= 1.0, "upstream_over_ours": rs, "within_noise": noise}
+    # sim against ours-host, and ours-host against stock, from 10 Ki up.
+    sim = part["backends"].get("sim", {})
+    sim_over, ours_over = {}, {}
+    for n in part["counts"]:
+        if n < 10240:
+            continue
+        s_, o, u = sim.get(str(n)), ours.get(str(n)), up.get(str(n))
+        if s_ is not None and o and o > 0 and s_ > 0:
+            sim_over[str(n)] = s_ / o
+        if o is not None and u and u > 0 and o > 0:
+            ours_over[str(n)] = o / u
+    return {"met": None if not rs else min(rs) >= 1.0, "upstream_over_ours": rs, "within_noise": noise,
+            "sim_over_ours": sim_over, "sim_met": None if not sim_over else max(sim_over.values()) <= 1.5,
+            "ours_over_upstream": ours_over,
+            "ours_met": None if not ours_over else max(ours_over.values()) <= 0.7}
 
 
 # --------------------------------------------------------------------------- 3. launch
@@ -941,6 +955,16 @@ def render_markdown(res):
             _goal(p["goal"]["met"]), ", ".join(_fmt(r) for r in rs) or "n/a",
             "" if not noise else " (at %s the difference to the 0-function program is within noise, "
             "so no ratio is taken there)" % ", ".join(_size(n) for n in noise)))
+        g = p["goal"]
+        if "sim_over_ours" in g:
+            L.append("- Goal *sim at most 1.5x ours-host from 10 Ki up*: %s; sim/ours-host = %s.\n" % (
+                _goal(g["sim_met"]), ", ".join("%s at %s" % (_fmt(v), _size(int(k)))
+                                               for k, v in sorted(g["sim_over_ours"].items(), key=lambda x: int(x[0])))
+                or "n/a"))
+            L.append("- Goal *ours-host at most 0.7x stock from 10 Ki up*: %s; ours-host/upstream = %s.\n" % (
+                _goal(g["ours_met"]), ", ".join("%s at %s" % (_fmt(v), _size(int(k))) for k, v in
+                                                sorted(g["ours_over_upstream"].items(), key=lambda x: int(x[0])))
+                or "n/a"))
         _notes(L, p)
         L.append("![registration](perf/registration.png)\n")
 
