@@ -699,11 +699,19 @@ def bench_concurrency(quick):
         except Unavailable as e:
             out["runs"][label] = {"unavailable": str(e)}
             say("concurrency (%s): not available: %s" % (label, e))
-    host = out["runs"].get("ours-host", {})
+    out["goal"] = concurrency_goal(out["runs"])
+    return out
+
+
+def concurrency_goal(runs):
+    """Per sim run: its ratio to ours-host and to its own 1-thread time at each
+    thread count; met when every ratio to ours-host is <= 2 and no thread
+    count is slower than one thread."""
+    host = runs.get("ours-host", {})
     goal = {}
     for label in ("sim", "sim-2dev"):
-        r = out["runs"].get(label, {})
-        if "unavailable" in r or "unavailable" in host or not r:
+        r = runs.get(label, {})
+        if "unavailable" in r or "unavailable" in host or not r or not host:
             goal[label] = {"met": None}
             continue
         over = {str(t): ratio(r[str(t)], host[str(t)]) for t in CONCURRENCY_THREADS}
@@ -712,8 +720,7 @@ def bench_concurrency(quick):
         goal[label] = {"over_ours_host": over, "over_one_thread": vs_one, "worst_over_ours_host": worst_over,
                        "worst_over_one_thread": worst_vs_one,
                        "met": worst_over <= 2.0 and worst_vs_one <= 1.0}
-    out["goal"] = goal
-    return out
+    return goal
 
 
 # --------------------------------------------------------------------------- 8. devices
