@@ -69,6 +69,10 @@ Config load() {
     if (!end || *end || t <= 0) warnBad("OMPSIM_KERNEL_TIMEOUT", v, "seconds > 0");
     else c.kernelTimeout = t;
   }
+  if (const char *v = env("OMPSIM_JIT_OPT_LEVEL")) {
+    if (std::string_view(v).size() != 1 || *v < '0' || *v > '3') warnBad("OMPSIM_JIT_OPT_LEVEL", v, "0..3");
+    else c.jitOptLevel = *v - '0';
+  }
   if (const char *v = env("OMPSIM_EXECUTOR")) c.executor = v;
   if (const char *v = env("OMPSIM_LIB_DIR")) c.libDir = v;
   if (const char *v = env("OMP_TARGET_OFFLOAD")) {

@@ -150,6 +150,7 @@ DeviceOptions DeviceOptions::fromConfig(int32_t deviceId, const std::string &def
   o.arenaBase = c.deviceBase + uint64_t(deviceId) * kArenaStride;
   o.arenaSize = c.deviceMemory;
   o.kernelTimeout = c.kernelTimeout;
+  o.jitOptLevel = c.jitOptLevel;
   return o;
 }
 
@@ -580,7 +581,7 @@ Expected<uint64_t> DeviceController::loadBitcode(ArrayRef<char> bytes, StringRef
     if (!libomp)
       return diagnose(libomp.takeError(), "loading libomp.so.5 for JIT images");
     auto jit = DeviceJIT::Create(*es_, opts_.arenaBase, fns_[proto::LazyReenterName],
-                                 fns_[proto::LazyFailedName]);
+                                 fns_[proto::LazyFailedName], opts_.jitOptLevel);
     if (!jit)
       return makeError(prefix + toString(jit.takeError()));
     jit_ = std::move(*jit);

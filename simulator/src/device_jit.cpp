@@ -117,7 +117,8 @@ DeviceJIT::~DeviceJIT() {
 DeviceJIT::DeviceJIT(ExecutionSession &es, uint64_t dsoHandle) : es_(es), dsoHandle_(dsoHandle) {}
 
 Expected<std::unique_ptr<DeviceJIT>> DeviceJIT::Create(ExecutionSession &es, uint64_t dsoHandle,
-                                                       uint64_t lazyReenter, uint64_t lazyFailed) {
+                                                       uint64_t lazyReenter, uint64_t lazyFailed,
+                                                       int optLevel) {
   static std::once_flag targets;
   std::call_once(targets, [] {
     InitializeNativeTarget();
@@ -133,6 +134,12 @@ Expected<std::unique_ptr<DeviceJIT>> DeviceJIT::Create(ExecutionSession &es, uin
   // The arena is far from the executor's libraries: reach them through the GOT.
   jtmb.setRelocationModel(Reloc::PIC_);
   jtmb.setCodeModel(CodeModel::Small);
+  // The image's IR was optimized when it was built; what is left is code
+  // generation, whose optimizing levels take many times longer on large
+  // kernels (OMPSIM_JIT_OPT_LEVEL; 0 by default).
+  static constexpr CodeGenOptLevel kLevels[] = {CodeGenOptLevel::None, CodeGenOptLevel::Less,
+                                                CodeGenOptLevel::Default, CodeGenOptLevel::Aggressive};
+  jtmb.setCodeGenOptLevel(kLevels[std::clamp(optLevel, 0, 3)]);
   jit->compiler_ = std::make_unique<IRCompileLayer>(
       es, *jit->linker_, std::make_unique<ConcurrentIRCompiler>(std::move(jtmb)));
   // Lazy compilation: stubs and trampolines live in the arena; a trampoline

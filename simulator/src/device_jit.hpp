@@ -36,9 +36,10 @@ public:
   /// Functions compile on their first call: the executor's resolver block
   /// calls `lazyReenter` there (which asks the controller, resolveLazyCall),
   /// and a call whose function cannot be compiled lands in `lazyFailed`.
+  /// `optLevel` (0-3) is the code generation level.
   static llvm::Expected<std::unique_ptr<DeviceJIT>> Create(llvm::orc::ExecutionSession &es,
                                                            uint64_t dsoHandle, uint64_t lazyReenter,
-                                                           uint64_t lazyFailed);
+                                                           uint64_t lazyFailed, int optLevel);
   ~DeviceJIT();
 
   /// Parses `bitcode` as image `name` and links its data now; its functions

@@ -21,6 +21,7 @@ struct Config {
   uint64_t deviceBase = 0x200000000000ULL; ///< OMPSIM_DEVICE_BASE: arena base of device 0
   uint64_t deviceMemory = 1ULL << 30;     ///< OMPSIM_DEVICE_MEMORY: arena size per device
   double kernelTimeout = 60.0;    ///< OMPSIM_KERNEL_TIMEOUT: seconds before a kernel is stopped
+  int32_t jitOptLevel = 0;        ///< OMPSIM_JIT_OPT_LEVEL: code generation level (0-3) of bitcode images
   std::string executor;           ///< OMPSIM_EXECUTOR: path of ompsim-device (default: next to the plugin)
   std::string libDir;             ///< OMPSIM_LIB_DIR: where ompsim's libraries live (default: next to the runtime)
   /// OMP_TARGET_OFFLOAD (standard OpenMP): "MANDATORY", "DISABLED" or "DEFAULT" (upper-cased; "" when unset).

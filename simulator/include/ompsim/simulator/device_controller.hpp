@@ -41,6 +41,7 @@ struct DeviceOptions {
   uint64_t arenaBase = 0;   ///< this device's arena base
   uint64_t arenaSize = 0;
   double kernelTimeout = 60.0; ///< seconds
+  int jitOptLevel = 0;         ///< code generation level (0-3) of bitcode images
   int maxStartAttempts = 4;    ///< restarts when the executor collides with host ranges
 
   /// Options for device `deviceId` from the OMPSIM_* configuration; devices
