@@ -79,22 +79,23 @@ int main(int argc, char **argv) {
 """
 
 
-def run_traced(offload, exe, args, trace):
+def run_traced(offload, exe, args, trace, level):
     why = backends.unavailable_reason("sim")
     if why:
         pytest.skip("backend sim unavailable: %s" % why)
     env = backends.environment("sim")
-    env.update({"OMPSIM_TRACE": "image", "OMPSIM_TRACE_FILE": str(trace)})
+    env.update({"OMPSIM_TRACE": "image", "OMPSIM_TRACE_FILE": str(trace), "OMPSIM_JIT_OPT_LEVEL": level})
     r = subprocess.run([str(exe), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
                        cwd=offload.tmp, timeout=300)
     events = [json.loads(l) for l in trace.read_text().splitlines() if l.strip()]
     return r, events
 
 
+@pytest.mark.parametrize("level", ["0", "2"], ids=["codegen0", "codegen2"])
 @pytest.mark.parametrize("pick", [[], ["rect"]], ids=["square", "rect"])
-def test_functions_compile_on_first_call(offload, pick):
+def test_functions_compile_on_first_call(offload, pick, level):
     exe = offload.compile(LAZY, name="lazy.cpp", translate="pass", image="ir")
-    r, events = run_traced(offload, exe, pick, offload.tmp / "trace.jsonl")
+    r, events = run_traced(offload, exe, pick, offload.tmp / "trace.jsonl", level)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "mismatches=0" in r.stdout, r.stdout
     assert "d=%d" % (6 if pick else 25) in r.stdout, r.stdout
