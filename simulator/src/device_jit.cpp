@@ -80,9 +80,6 @@ withDirectCallees(IRPartitionLayer::GlobalValueSet requested) {
   for (const GlobalValue *gv : requested)
     if (const auto *f = dyn_cast<Function>(gv))
       work.push_back(f);
-  if (requested.empty())
-    return out;
-  std::string first = requested.empty() ? std::string() : (*requested.begin())->getName().str();
   while (!work.empty()) {
     const Function *f = work.back();
     work.pop_back();
@@ -98,11 +95,20 @@ withDirectCallees(IRPartitionLayer::GlobalValueSet requested) {
           work.push_back(callee);
       }
   }
-  OMPSIM_TRACE_EVENT(Cat::Image, "jit-compile")
-      .str("symbol", first)
-      .num("requested", int64_t(requested.size()))
-      .num("compiled", int64_t(out.size()));
   return out;
+}
+
+/// The image trace's record of one compile: the first definition asked for,
+/// how many were, how many definitions the compile holds, and whether it is
+/// everything the image had left.
+void traceCompile(const IRPartitionLayer::GlobalValueSet &requested, size_t compiled, bool rest) {
+  if (requested.empty())
+    return;
+  OMPSIM_TRACE_EVENT(Cat::Image, "jit-compile")
+      .str("symbol", (*requested.begin())->getName())
+      .num("requested", int64_t(requested.size()))
+      .num("compiled", int64_t(compiled))
+      .num("rest", rest ? 1 : 0);
 }
 
 } // namespace
@@ -156,27 +162,39 @@ Expected<std::unique_ptr<DeviceJIT>> DeviceJIT::Create(ExecutionSession &es, uin
   jit->partitioner_ = std::make_unique<IRPartitionLayer>(es, *jit->compiler_);
   // A program that calls many functions once each would pay a round trip and
   // a compile per function; after kLazyCompilesPerImage of them, an image's
-  // next first call compiles everything it has left at once.
+  // next first call compiles everything it has left at once. So does a first
+  // call whose partition holds most of what is left: extracting a partition
+  // copies it into a module of its own, which then costs more than compiling
+  // the few functions it would leave out.
   constexpr unsigned kLazyCompilesPerImage = 32;
   jit->partitioner_->setPartitionFunction(
       [counts = std::make_shared<std::pair<std::mutex, DenseMap<const Module *, unsigned>>>()](
           IRPartitionLayer::GlobalValueSet requested) -> std::optional<IRPartitionLayer::GlobalValueSet> {
         bool code = llvm::any_of(requested, [](const GlobalValue *gv) { return isa<Function>(gv); });
-        if (code && !requested.empty()) {
-          const Module *m = (*requested.begin())->getParent();
-          std::lock_guard<std::mutex> lock(counts->first);
-          if (++counts->second[m] > kLazyCompilesPerImage) {
-            OMPSIM_TRACE_EVENT(Cat::Image, "jit-compile")
-                .str("symbol", (*requested.begin())->getName())
-                .num("requested", int64_t(requested.size()))
-                .num("compiled", int64_t(llvm::count_if(m->global_values(), [](const GlobalValue &gv) {
-                       return !gv.isDeclaration();
-                     })))
-                .num("rest", 1);
-            return std::nullopt; // the whole (remaining) module
-          }
+        auto partition = withDirectCallees(requested);
+        if (!code || requested.empty()) {
+          traceCompile(requested, partition->size(), false);
+          return partition;
         }
-        return withDirectCallees(std::move(requested));
+        const Module *m = (*requested.begin())->getParent();
+        auto rest = [&]() -> std::optional<IRPartitionLayer::GlobalValueSet> {
+          traceCompile(requested, llvm::count_if(m->global_values(), [](const GlobalValue &gv) {
+                         return !gv.isDeclaration();
+                       }),
+                       true);
+          return std::nullopt; // the whole (remaining) module
+        };
+        {
+          std::lock_guard<std::mutex> lock(counts->first);
+          if (++counts->second[m] > kLazyCompilesPerImage)
+            return rest();
+        }
+        size_t functionsLeft = llvm::count_if(m->functions(), [](const Function &f) { return !f.isDeclaration(); });
+        size_t functionsIn = llvm::count_if(*partition, [](const GlobalValue *gv) { return isa<Function>(gv); });
+        if (functionsLeft >= 16 && functionsIn * 4 >= functionsLeft * 3)
+          return rest();
+        traceCompile(requested, partition->size(), false);
+        return partition;
       });
   EPCIndirectionUtils *iu = jit->indirection_.get();
   jit->lazy_ = std::make_unique<CompileOnDemandLayer>(es, *jit->partitioner_, calls,
@@ -197,11 +215,40 @@ Expected<JITImage> DeviceJIT::add(ArrayRef<char> bitcode, StringRef name) {
   // function whose address is taken (an indirect function, a vtable slot, a
   // callback) gets a stub like an exported one: it then compiles on its
   // first call too, and every pointer to it is the stub's.
+  //
+  // Every use of such a function's address (in code and in initializers,
+  // vtables and offload entries alike) then names "<f>.ompsim.addr", an alias
+  // of its stub, while calls keep naming the function: code compiled in the
+  // same object as the function would otherwise take its compiled address,
+  // and a pointer taken on the device would differ from the translated one.
+  SymbolAliasMap addressAliases;
+  std::vector<Function *> addressTaken;
   for (Function &f : m)
-    if (!f.isDeclaration() && f.hasLocalLinkage() && f.hasAddressTaken()) {
-      f.setLinkage(GlobalValue::ExternalLinkage);
-      f.setVisibility(GlobalValue::HiddenVisibility);
+    if (!f.isDeclaration() && f.hasAddressTaken(nullptr, /*IgnoreCallbackUses=*/false,
+                                                /*IgnoreAssumeLikeCalls=*/true, /*IgnoreLLVMUsed=*/true))
+      addressTaken.push_back(&f);
+  // llvm.used and llvm.compiler.used keep naming the definitions.
+  auto inUsedList = [](const User *user) {
+    return isa<ConstantArray>(user) && llvm::any_of(user->users(), [](const User *g) {
+             const auto *gv = dyn_cast<GlobalVariable>(g);
+             return gv && (gv->getName() == "llvm.used" || gv->getName() == "llvm.compiler.used");
+           });
+  };
+  for (Function *f : addressTaken) {
+    if (f->hasLocalLinkage()) {
+      f->setLinkage(GlobalValue::ExternalLinkage);
+      f->setVisibility(GlobalValue::HiddenVisibility);
     }
+    Function *address = Function::Create(f->getFunctionType(), GlobalValue::ExternalLinkage,
+                                         f->getName() + ".ompsim.addr", m);
+    address->setVisibility(GlobalValue::HiddenVisibility);
+    f->replaceUsesWithIf(address, [&](Use &u) {
+      const auto *call = dyn_cast<CallBase>(u.getUser());
+      return !(call && call->isCallee(&u)) && !inUsedList(u.getUser());
+    });
+    addressAliases[es_.intern(address->getName())] = {es_.intern(f->getName()),
+                                                      JITSymbolFlags::Exported | JITSymbolFlags::Callable};
+  }
 
   // Functions (their stubs) and data, looked up in that order below.
   std::vector<std::string> callables, data;
@@ -222,6 +269,9 @@ Expected<JITImage> DeviceJIT::add(ArrayRef<char> bitcode, StringRef name) {
   if (auto err = jd->define(absoluteSymbols(
           {{es_.intern("__dso_handle"), {ExecutorAddr(dsoHandle_), JITSymbolFlags::Exported}}})))
     return std::move(err);
+  if (!addressAliases.empty())
+    if (auto err = jd->define(symbolAliases(std::move(addressAliases))))
+      return std::move(err);
   if (auto err = lazy_->add(*jd, ThreadSafeModule(std::move(*module), std::move(ctx))))
     return std::move(err);
 

@@ -15,6 +15,7 @@ from ompsim_cli import backends
 
 LAZY = r"""
 #include <cstdio>
+extern "C" void *__kmpc_target_translate_fptr(void *host_ptr);
 #pragma omp declare target
 int helper(int x) { return x + 3; }
 int only_second(int x) { return x * 7 + 1; }
@@ -40,7 +41,7 @@ struct Rect : Shape {
 enum { N = 64 };
 
 int main(int argc, char **argv) {
-  int a = 0, b = 0, c = 0, d = 0, pick = argc > 1, bad = 0;
+  int a = 0, b = 0, c = 0, d = 0, same = 0, pick = argc > 1, bad = 0;
   int out[N];
   // Kernel 1: calls helper directly.
 #pragma omp target map(from : a)
@@ -50,8 +51,12 @@ int main(int argc, char **argv) {
   { b = only_second(2); }
   // Kernel 3: only_indirect is reached only through a host pointer.
   int (*fp)(int) = only_indirect;
-#pragma omp target map(from : c)
-  { c = fp(3); }
+#pragma omp target map(from : c, same)
+  {
+    c = fp(3);
+    // The address device code takes is the one the host pointer translates to.
+    same = __kmpc_target_translate_fptr((void *)fp) == (void *)&only_indirect;
+  }
   // Kernel 4: a virtual call whose target depends on a mapped value.
 #pragma omp target map(from : d) map(to : pick)
   {
@@ -72,7 +77,7 @@ int main(int argc, char **argv) {
   }
   for (int i = 0; i < N; ++i)
     bad += out[i] != 2 * i;
-  bad += (a != 4) + (b != 15) + (c != 33) + (d != (pick ? 6 : 25));
+  bad += (a != 4) + (b != 15) + (c != 33) + (d != (pick ? 6 : 25)) + (same != 1);
   std::printf("a=%d b=%d c=%d d=%d mismatches=%d\n", a, b, c, d, bad);
   return bad != 0;
 }
@@ -120,3 +125,44 @@ def test_functions_compile_on_first_call(offload, pick, level):
     assert other not in [s for _, s in compiled], compiled
     # Each function compiles once, however many device threads called it first.
     assert len(after_load) == len(set(after_load)), compiled
+
+
+def rest_program(n=24):
+    fns = "\n".join("__attribute__((noinline)) int g%d(int x) { return x * %d + %d; }" % (i, i % 5 + 2, i)
+                     for i in range(n))
+    calls = "\n".join("    s = g%d(s) & 0xffff;" % i for i in range(n))
+    return r"""
+#include <cstdio>
+extern "C" void *__kmpc_target_translate_fptr(void *host_ptr);
+#pragma omp declare target
+%s
+int ind(int x) { return x + 5; }
+#pragma omp end declare target
+#pragma omp declare target to(ind) indirect
+int main() {
+  int (*fp)(int) = ind;
+  int s = 1, same = 0, viaPointer = 0;
+#pragma omp target map(tofrom : s, same, viaPointer)
+  {
+%s
+    same = __kmpc_target_translate_fptr((void *)fp) == (void *)&ind;
+    viaPointer = fp(1);
+  }
+  int want = 1;
+  for (int i = 0; i < %d; ++i) want = (want * (i %% 5 + 2) + i) & 0xffff;
+  int bad = (s != want) + (same != 1) + (viaPointer != 6);
+  std::printf("s=%%d same=%%d mismatches=%%d\n", s, same, bad);
+  return bad != 0;
+}
+""" % (fns, calls, n)
+
+
+def test_a_kernel_calling_most_of_the_image_compiles_it_at_once_keeping_pointers(offload):
+    exe = offload.compile(rest_program(), name="rest.cpp", translate="pass", image="ir")
+    r, events = run_traced(offload, exe, [], offload.tmp / "trace.jsonl", "0")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "mismatches=0" in r.stdout, r.stdout
+    rest = [e for e in events if e["event"] == "jit-compile" and e.get("rest") == 1]
+    # The kernel's partition held most of the image: the rest compiled in one
+    # go, and a pointer taken on the device still equals the translated one.
+    assert len(rest) == 1, [e for e in events if e["event"] == "jit-compile"]
