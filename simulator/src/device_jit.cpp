@@ -189,9 +189,20 @@ Expected<std::unique_ptr<DeviceJIT>> DeviceJIT::Create(ExecutionSession &es, uin
           if (++counts->second[m] > kLazyCompilesPerImage)
             return rest();
         }
-        size_t functionsLeft = llvm::count_if(m->functions(), [](const Function &f) { return !f.isDeclaration(); });
-        size_t functionsIn = llvm::count_if(*partition, [](const GlobalValue *gv) { return isa<Function>(gv); });
-        if (functionsLeft >= 16 && functionsIn * 4 >= functionsLeft * 3)
+        // "Most": three quarters of the functions, or of the instructions.
+        size_t functionsLeft = 0, instructionsLeft = 0, functionsIn = 0, instructionsIn = 0;
+        for (const Function &f : m->functions())
+          if (!f.isDeclaration()) {
+            ++functionsLeft;
+            instructionsLeft += f.getInstructionCount();
+          }
+        for (const GlobalValue *gv : *partition)
+          if (const auto *f = dyn_cast<Function>(gv)) {
+            ++functionsIn;
+            instructionsIn += f->getInstructionCount();
+          }
+        if ((functionsLeft >= 16 && functionsIn * 4 >= functionsLeft * 3) ||
+            (instructionsLeft >= 2000 && instructionsIn * 4 >= instructionsLeft * 3))
           return rest();
         traceCompile(requested, partition->size(), false);
         return partition;
