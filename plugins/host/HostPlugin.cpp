@@ -178,6 +178,16 @@ Status HostDevice::lookup(HostBinary *binary, const char *name, void *&address) 
   return {};
 }
 
+Status HostDevice::lookupMany(HostBinary *binary, uint64_t n, const char *const *names,
+                              void **addresses) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!binaries_.count(binary))
+    return fmt::format("{} symbols looked up in an unknown binary handle", n);
+  for (uint64_t i = 0; i < n; ++i)
+    addresses[i] = names[i] ? dlsym(binary->handle, names[i]) : nullptr;
+  return {};
+}
+
 Status HostDevice::run(void *kernel, void **args, int32_t numArgs, const ompsim_launch_config *config) {
   // Host-offload kernels are void kernel(void *dyn_ptr, void *a0, ..., void *aN).
   size_t n = static_cast<size_t>(numArgs) + 1;

@@ -41,6 +41,8 @@ public:
   Status load(const __tgt_device_image *image, HostBinary *&out);
   Status unload(HostBinary *binary);
   Status lookup(HostBinary *binary, const char *name, void *&address);
+  /// Looks up `n` symbols at once; `addresses[i]` is null where `names[i]` is absent.
+  Status lookupMany(HostBinary *binary, uint64_t n, const char *const *names, void **addresses);
   Status run(void *kernel, void **args, int32_t numArgs, const ompsim_launch_config *config);
   Status publishTable(uint64_t n, const __omp_offloading_fptr_map_ty *table);
   /// "dev:symbol+0xoff" for an address inside a loaded image, or "".

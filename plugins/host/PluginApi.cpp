@@ -218,6 +218,15 @@ int32_t __tgt_rtl_get_global(int32_t device, ompsim_binary_handle binary, uint64
   return check(device, theDevice(device).lookup(reinterpret_cast<HostBinary *>(binary), name, *tgt_ptr));
 }
 
+int32_t __tgt_rtl_get_globals(int32_t device, ompsim_binary_handle binary, uint64_t n,
+                              const char *const *names, const uint64_t *, void **tgt_ptrs) {
+  if (!validDevice(device))
+    return badDevice(device);
+  if (n && (!names || !tgt_ptrs))
+    return check(device, Status("host plugin: get_globals with a null argument"));
+  return check(device, theDevice(device).lookupMany(reinterpret_cast<HostBinary *>(binary), n, names, tgt_ptrs));
+}
+
 int32_t __tgt_rtl_get_function(int32_t device, ompsim_binary_handle binary, const char *name,
                                void **kernel) {
   if (!validDevice(device))

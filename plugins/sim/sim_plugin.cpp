@@ -492,6 +492,31 @@ OMPSIM_EXPORT int32_t __tgt_rtl_get_global(int32_t id, ompsim_binary_handle bina
   return OMPSIM_OFFLOAD_SUCCESS;
 }
 
+OMPSIM_EXPORT int32_t __tgt_rtl_get_globals(int32_t id, ompsim_binary_handle binary, uint64_t n,
+                                            const char *const *names, const uint64_t *sizes,
+                                            void **tgt_ptrs) {
+  SimDevice *d;
+  DeviceController *c = controllerOf(id, d);
+  if (!c)
+    return OMPSIM_OFFLOAD_FAIL;
+  if (!binary || (n && (!names || !tgt_ptrs)))
+    return failWith(d, fmt::format("device {}: get_globals with a null argument", id));
+  (void)sizes; // the executor knows each symbol's extent
+  std::vector<std::string> wanted;
+  wanted.reserve(n);
+  for (uint64_t i = 0; i < n; ++i) {
+    if (!names[i])
+      return failWith(d, fmt::format("device {}: get_globals: name {} is null", id, i));
+    wanted.emplace_back(names[i]);
+  }
+  auto addrs = c->lookupMany(binary->image, wanted);
+  if (!addrs)
+    return failWith(d, addrs.takeError());
+  for (uint64_t i = 0; i < n; ++i)
+    tgt_ptrs[i] = reinterpret_cast<void *>((*addrs)[i]);
+  return OMPSIM_OFFLOAD_SUCCESS;
+}
+
 OMPSIM_EXPORT int32_t __tgt_rtl_get_function(int32_t id, ompsim_binary_handle binary, const char *name,
                                              void **kernel) {
   SimDevice *d;

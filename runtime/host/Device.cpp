@@ -122,10 +122,25 @@ std::string Device::symbolize(uint64_t tgt) {
   return std::string(s);
 }
 
-llvm::Expected<uint64_t> Device::readAddressGlobal(LoadedImage &image, const std::string &name) {
-  void *global = nullptr;
-  if (plugin_.fn().get_global(localId_, image.binary, sizeof(void *), name.c_str(), &global) !=
-          OMPSIM_OFFLOAD_SUCCESS ||
+llvm::Expected<std::optional<std::vector<void *>>>
+Device::findGlobals(LoadedImage &image, const std::vector<const char *> &names,
+                    const std::vector<uint64_t> &sizes) {
+  if (!plugin_.fn().get_globals)
+    return std::nullopt;
+  std::vector<void *> found(names.size(), nullptr);
+  if (!names.empty() &&
+      plugin_.fn().get_globals(localId_, image.binary, names.size(), names.data(), sizes.data(),
+                               found.data()) != OMPSIM_OFFLOAD_SUCCESS)
+    return pluginError(fmt::format("cannot look up the {} device globals of {} on device {}",
+                                   names.size(), image.name, number_));
+  return std::optional<std::vector<void *>>(std::move(found));
+}
+
+llvm::Expected<uint64_t> Device::readAddressGlobal(LoadedImage &image, const std::string &name,
+                                                   std::optional<void *> known) {
+  void *global = known.value_or(nullptr);
+  if ((!known && plugin_.fn().get_global(localId_, image.binary, sizeof(void *), name.c_str(),
+                                         &global) != OMPSIM_OFFLOAD_SUCCESS) ||
       !global)
     return makeError(fmt::format("indirect entry '{}' of {} has no device global of that name on "
                                  "device {}",
@@ -171,6 +186,7 @@ void Device::addVtablesByName(LoadedImage &image, std::vector<IndirectTarget> &i
   std::sort(functions.begin(), functions.end());
   auto isFunction = [&](uint64_t slot) { return std::binary_search(functions.begin(), functions.end(), slot); };
   std::lock_guard<std::recursive_mutex> lock(mappingTable_.mutex());
+  std::vector<const HostVtable *> candidates;
   for (const HostVtable &vt : vtables) {
     // Registered already (a 0x20 entry, or another image of the same object).
     if (mappingTable_.lookup(vt.address, vt.size).entry)
@@ -178,10 +194,28 @@ void Device::addVtablesByName(LoadedImage &image, std::vector<IndirectTarget> &i
     const auto *slots = reinterpret_cast<const uint64_t *>(vt.address);
     if (std::none_of(slots, slots + vt.size / 8, isFunction))
       continue;
+    candidates.push_back(&vt);
+  }
+  std::vector<const char *> names;
+  std::vector<uint64_t> sizes;
+  for (const HostVtable *vt : candidates) {
+    names.push_back(vt->mangledName.c_str());
+    sizes.push_back(vt->size);
+  }
+  auto batch = findGlobals(image, names, sizes);
+  if (!batch) {
+    llvm::consumeError(batch.takeError()); // as if absent: these pairs are a best effort
+    batch = std::optional<std::vector<void *>>(std::vector<void *>(candidates.size(), nullptr));
+  }
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const HostVtable &vt = *candidates[i];
     void *global = nullptr;
-    if (plugin_.fn().get_global(localId_, image.binary, vt.size, vt.mangledName.c_str(), &global) !=
-            OMPSIM_OFFLOAD_SUCCESS ||
-        !global)
+    if (*batch)
+      global = (**batch)[i];
+    else if (plugin_.fn().get_global(localId_, image.binary, vt.size, vt.mangledName.c_str(),
+                                     &global) != OMPSIM_OFFLOAD_SUCCESS)
+      global = nullptr;
+    if (!global)
       continue; // the device image has no copy: the class never reaches device code
     auto tgt = reinterpret_cast<uint64_t>(global);
     mapPermanently(image, vt.address, vt.size, tgt, vt.mangledName);
@@ -238,8 +272,33 @@ llvm::Error Device::loadImage(const __tgt_device_image *image, const std::string
     return llvm::Error::success();
   };
 
+  // Every device global the entries name, in one plugin request where the
+  // plugin offers one (a round trip per entry is what registration on an
+  // out-of-process device costs otherwise).
+  std::vector<const char *> globalNames;
+  std::vector<uint64_t> globalSizes;
+  std::vector<size_t> globalIndex(entries.size(), SIZE_MAX);
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const OffloadEntry &e = entries[i];
+    bool indirectEntry = e.kind == EntryKind::Indirect || e.kind == EntryKind::IndirectVtable;
+    if (!indirectEntry && e.kind != EntryKind::Global && e.kind != EntryKind::Link)
+      continue;
+    globalIndex[i] = globalNames.size();
+    globalNames.push_back(e.name.c_str());
+    globalSizes.push_back(indirectEntry ? sizeof(void *) : e.size);
+  }
+  auto batch = findGlobals(loaded, globalNames, globalSizes);
+  if (!batch)
+    return batch.takeError();
+  auto known = [&](size_t i) -> std::optional<void *> {
+    if (!*batch)
+      return std::nullopt;
+    return (**batch)[globalIndex[i]];
+  };
+
   std::vector<IndirectTarget> indirect;
-  for (const OffloadEntry &e : entries) {
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const OffloadEntry &e = entries[i];
     switch (e.kind) {
     case EntryKind::Requires:
       break;
@@ -256,10 +315,14 @@ llvm::Error Device::loadImage(const __tgt_device_image *image, const std::string
     case EntryKind::Global:
     case EntryKind::Link: {
       void *global = nullptr;
-      if (plugin_.fn().get_global(localId_, loaded.binary, e.size, e.name.c_str(), &global) !=
-          OMPSIM_OFFLOAD_SUCCESS)
-        return pluginError(fmt::format("global '{}' of {} is missing on device {}", e.name, name,
-                                       number_));
+      std::string missing = fmt::format("global '{}' of {} is missing on device {}", e.name, name, number_);
+      if (std::optional<void *> found = known(i)) {
+        if (!(global = *found))
+          return makeError(missing);
+      } else if (plugin_.fn().get_global(localId_, loaded.binary, e.size, e.name.c_str(), &global) !=
+                 OMPSIM_OFFLOAD_SUCCESS) {
+        return pluginError(missing);
+      }
       if (auto err = addPermanent(e, reinterpret_cast<uint64_t>(global), e.size))
         return err;
       OMPSIM_TRACE_EVENT(Cat::Entry, "global")
@@ -272,7 +335,7 @@ llvm::Error Device::loadImage(const __tgt_device_image *image, const std::string
     case EntryKind::Indirect:
     case EntryKind::IndirectVtable: {
       bool vtable = e.kind == EntryKind::IndirectVtable;
-      auto tgt = readAddressGlobal(loaded, e.name);
+      auto tgt = readAddressGlobal(loaded, e.name, known(i));
       if (!tgt)
         return tgt.takeError();
       uint64_t size = vtable ? e.size : sizeof(void *);

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -86,8 +87,16 @@ public:
   llvm::Error pluginError(const std::string &fallback) const;
 
 private:
-  /// Reads the 8-byte device address stored in the device global `name`.
-  llvm::Expected<uint64_t> readAddressGlobal(LoadedImage &image, const std::string &name);
+  /// Reads the 8-byte device address stored in the device global `name`,
+  /// found at `global` (null: absent) or, without one, asked of the plugin.
+  llvm::Expected<uint64_t> readAddressGlobal(LoadedImage &image, const std::string &name,
+                                             std::optional<void *> global = std::nullopt);
+  /// The device addresses of `names[i]` in the image, null where absent, in
+  /// one plugin request; std::nullopt when the plugin has no batched lookup
+  /// (callers then ask per name).
+  llvm::Expected<std::optional<std::vector<void *>>>
+  findGlobals(LoadedImage &image, const std::vector<const char *> &names,
+              const std::vector<uint64_t> &sizes);
   /// Adds the host vtables holding one of `indirect`'s functions that no 0x20
   /// entry registered, paired with the device image's vtable of the same name.
   void addVtablesByName(LoadedImage &image, std::vector<IndirectTarget> &indirect);

@@ -87,6 +87,7 @@ llvm::Expected<std::unique_ptr<Plugin>> Plugin::Create(const std::string &spec,
   OMPSIM_OPTIONAL(symbolize)
   OMPSIM_OPTIONAL(set_thread_limit)
   OMPSIM_OPTIONAL(init_requires)
+  OMPSIM_OPTIONAL(get_globals)
 #undef OMPSIM_OPTIONAL
 
   if (const char *n = p->fn_.plugin_name(); n && *n)

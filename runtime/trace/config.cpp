@@ -140,6 +140,9 @@ Config load() {
           "a size 1M..1024G (suffixes K, M, G)", /*sizes=*/true);
   c.kernelTimeoutSet = readSeconds("OMPSIM_KERNEL_TIMEOUT", c.kernelTimeout);
   readSeconds("OMPSIM_EXECUTOR_START_TIMEOUT", c.executorStartTimeout);
+  uint64_t jitOptLevel = uint64_t(c.jitOptLevel);
+  readU64("OMPSIM_JIT_OPT_LEVEL", jitOptLevel, 0, 3, "an integer 0..3");
+  c.jitOptLevel = int32_t(jitOptLevel);
   if (const char *v = env("OMPSIM_EXECUTOR")) c.executor = v;
   if (const char *v = env("OMPSIM_LIB_DIR")) c.libDir = v;
   if (const char *v = env("OMP_TARGET_OFFLOAD")) {

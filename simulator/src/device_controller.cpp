@@ -40,6 +40,45 @@ namespace proto = protocol;
 
 namespace {
 
+/// The executor's environment: the host's, less the host runtime (a
+/// libomptarget.so*) in LD_PRELOAD, which would load the whole libLLVM into
+/// every executor; the executor loads it itself (`--host-runtime`) only
+/// before a host library that may need it.
+struct ExecutorEnvironment {
+  std::vector<std::string> entries;
+  std::vector<char *> pointers; ///< into entries, null-terminated
+  std::string hostRuntime;      ///< the preload entry taken out, or ""
+};
+
+ExecutorEnvironment executorEnvironment() {
+  ExecutorEnvironment env;
+  for (char **e = environ; *e; ++e) {
+    StringRef entry(*e);
+    if (!entry.starts_with("LD_PRELOAD=")) {
+      env.entries.push_back(entry.str());
+      continue;
+    }
+    SmallVector<StringRef, 4> parts;
+    entry.drop_front(strlen("LD_PRELOAD=")).split(parts, ':', -1, /*KeepEmpty=*/false);
+    std::string kept;
+    for (StringRef part : parts) {
+      StringRef base = part.rsplit('/').second.empty() ? part : part.rsplit('/').second;
+      if (base.starts_with("libomptarget.so") && env.hostRuntime.empty()) {
+        env.hostRuntime = part.str();
+        continue;
+      }
+      kept += (kept.empty() ? "" : ":") + part.str();
+    }
+    if (!kept.empty())
+      env.entries.push_back("LD_PRELOAD=" + kept);
+  }
+  for (std::string &entry : env.entries)
+    env.pointers.push_back(entry.data());
+  env.pointers.push_back(nullptr);
+  return env;
+}
+
+
 Error makeError(const Twine &msg) { return createStringError(inconvertibleErrorCode(), msg); }
 
 /// memfd_create's MFD_EXEC (Linux 6.3); older headers lack it, older kernels refuse it.
@@ -163,6 +202,7 @@ DeviceOptions DeviceOptions::fromConfig(int32_t deviceId, const std::string &def
   o.arenaSize = c.deviceMemory;
   o.kernelTimeout = c.kernelTimeout;
   o.startTimeout = c.executorStartTimeout;
+  o.jitOptLevel = c.jitOptLevel;
   return o;
 }
 
@@ -216,8 +256,16 @@ Error DeviceController::start(std::vector<std::pair<uint64_t, uint64_t>> &collid
               arenaArg = std::to_string(arenaFd), parentArg = std::to_string(::getpid());
   std::vector<char *> argv = {opts_.executorPath.data(), const_cast<char *>("--fd"), fdArg.data(),
                               const_cast<char *>("--fault-fd"), faultArg.data(),
-                              const_cast<char *>("--arena-fd"), arenaArg.data(),
-                              const_cast<char *>("--parent"), parentArg.data(), nullptr};
+                              const_cast<char *>("--arena-fd"), arenaArg.data()};
+  ExecutorEnvironment env = executorEnvironment();
+  std::string hostRuntimeFlag = "--host-runtime";
+  if (!env.hostRuntime.empty()) {
+    argv.push_back(hostRuntimeFlag.data());
+    argv.push_back(env.hostRuntime.data());
+  }
+  // --parent stays last: tools find a host's executors by "--parent <pid>$".
+  for (char *a : {const_cast<char *>("--parent"), parentArg.data(), static_cast<char *>(nullptr)})
+    argv.push_back(a);
   // The executor must die with its host in every state, even before its own
   // main() runs: the death signal is armed in the child before exec, and the
   // child gives up if the host already died in between. vfork runs no
@@ -233,7 +281,7 @@ Error DeviceController::start(std::vector<std::pair<uint64_t, uint64_t>> &collid
       ::_exit(127);
     for (int k : keep)
       ::fcntl(k, F_SETFD, 0); // these three, and only these, outlive exec
-    ::execve(opts_.executorPath.c_str(), argv.data(), environ);
+    ::execve(opts_.executorPath.c_str(), argv.data(), env.pointers.data());
     execErrno = errno;
     ::_exit(127);
   }
@@ -288,7 +336,8 @@ Error DeviceController::start(std::vector<std::pair<uint64_t, uint64_t>> &collid
 
   const char *names[] = {proto::SetupName,       proto::LoadElfName,  proto::LookupName,
                          proto::UnloadName,      proto::AllocCodeName, proto::CallVoidName,
-                         proto::SetFptrTableName, proto::TranslateLogName};
+                         proto::SetFptrTableName, proto::TranslateLogName, proto::LazyReenterName,
+                         proto::LazyFailedName,   proto::LookupManyName};
   const auto &boot = epc_->getBootstrapSymbolsMap();
   for (const char *n : names) {
     auto it = boot.find(n);
@@ -357,6 +406,10 @@ void DeviceController::stop(bool graceful) {
     // shutting the socket down does.
     if (hostFd_ >= 0)
       ::shutdown(hostFd_, SHUT_RDWR);
+    // The executor is gone: what the JIT's teardown cannot free there is no
+    // error worth reporting.
+    es_->setErrorReporter([](Error err) { consumeError(std::move(err)); });
+    stopLazyCalls();
     jit_.reset();
     consumeError(es_->endSession()); // disconnects the EPC
     es_.reset();
@@ -596,10 +649,18 @@ Expected<uint64_t> DeviceController::loadImage(ArrayRef<char> bytes, StringRef n
   Expected<std::tuple<uint64_t, uint64_t, uint64_t>> loaded =
       std::make_tuple(uint64_t(0), uint64_t(0), uint64_t(0));
   std::string context = "loading image " + name.str();
-  if (auto err = call<proto::LoadElfSignature>(proto::LoadElfName, context, loaded,
-                                               std::vector<char>(bytes.begin(), bytes.end()),
-                                               name.str(), provides.vec()))
-    return std::move(err);
+  // The image travels through the shared arena (one memcpy) when a heap block
+  // can hold it for the call, else through the socket.
+  uint64_t scratch = bytes.empty() ? 0 : heap_->allocate(bytes.size(), 4096);
+  if (scratch)
+    std::memcpy(shared_ + LaunchMailbox::kBytes + (scratch - opts_.arenaBase), bytes.data(), bytes.size());
+  Error sent = call<proto::LoadElfSignature>(
+      proto::LoadElfName, context, loaded, scratch ? std::vector<char>() : std::vector<char>(bytes.begin(), bytes.end()),
+      scratch, scratch ? uint64_t(bytes.size()) : uint64_t(0), name.str(), provides.vec());
+  if (scratch)
+    heap_->release(scratch);
+  if (sent)
+    return std::move(sent);
   if (!loaded)
     return makeError(fmt::format("device {}: {}", opts_.deviceId, toString(loaded.takeError())));
   auto [handle, base, size] = *loaded;
@@ -608,7 +669,9 @@ Expected<uint64_t> DeviceController::loadImage(ArrayRef<char> bytes, StringRef n
   img.remoteHandle = handle;
   img.base = base;
   img.size = size;
-  img.symbols = std::make_unique<ImageSymbolTable>(ImageSymbolTable::fromElf(bytes, base));
+  // Built on the first symbolize: only traces and fault reports name device
+  // addresses, and an image with many symbols would pay for it at every load.
+  img.elfBytes.assign(bytes.begin(), bytes.end());
   uint64_t id = nextImage_++;
   images_[id] = std::move(img);
   OMPSIM_TRACE_EVENT(Cat::Image, "load")
@@ -629,10 +692,13 @@ Expected<uint64_t> DeviceController::loadBitcode(ArrayRef<char> bytes, StringRef
     auto libomp = epc_->getDylibMgr().loadDylib("libomp.so.5");
     if (!libomp)
       return diagnose(libomp.takeError(), "loading libomp.so.5 for JIT images");
-    auto jit = DeviceJIT::Create(*es_, opts_.arenaBase);
+    auto jit = DeviceJIT::Create(*es_, opts_.arenaBase, fns_[proto::LazyReenterName],
+                                 fns_[proto::LazyFailedName], opts_.jitOptLevel);
     if (!jit)
       return makeError(prefix + toString(jit.takeError()));
     jit_ = std::move(*jit);
+    lazyStop_ = false;
+    lazyThread_ = std::thread([this] { serveLazyCalls(); });
   }
   auto added = jit_->add(bytes, name);
   if (!added) {
@@ -672,6 +738,39 @@ Expected<uint64_t> DeviceController::loadBitcode(ArrayRef<char> bytes, StringRef
   return id;
 }
 
+void DeviceController::serveLazyCalls() {
+  LaunchMailbox &mb = *mailbox_;
+  uint32_t served = mb.lazyServed.load(std::memory_order_acquire);
+  for (;;) {
+    uint32_t request = mb.lazyRequest.load(std::memory_order_acquire);
+    if (lazyStop_.load(std::memory_order_acquire))
+      return;
+    if (request == served) {
+      sharedFutexWait(mb.lazyRequest, request);
+      continue;
+    }
+    // Not under mu_: the thread that holds it may be waiting for the very
+    // kernel (or initializer) that made this call.
+    uint64_t landing = jit_->resolveLazyCall(mb.lazyTrampoline);
+    OMPSIM_TRACE_EVENT(Cat::Image, "jit-first-call")
+        .num("device", opts_.deviceId)
+        .dev("function", landing, "");
+    mb.lazyLanding = landing;
+    mb.lazyServed.store(request, std::memory_order_seq_cst);
+    sharedFutexWake(mb.lazyServed);
+    served = request;
+  }
+}
+
+void DeviceController::stopLazyCalls() {
+  if (!lazyThread_.joinable())
+    return;
+  lazyStop_.store(true, std::memory_order_seq_cst);
+  mailbox_->lazyRequest.fetch_add(1, std::memory_order_seq_cst);
+  sharedFutexWake(mailbox_->lazyRequest);
+  lazyThread_.join();
+}
+
 Expected<uint64_t> DeviceController::lookup(uint64_t image, StringRef name) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
   auto it = images_.find(image);
@@ -689,6 +788,35 @@ Expected<uint64_t> DeviceController::lookup(uint64_t image, StringRef name) {
     return makeError(fmt::format("device {}: image {} defines no symbol '{}'", opts_.deviceId,
                                  it->second.name, name.str()));
   return *addr;
+}
+
+Expected<std::vector<uint64_t>> DeviceController::lookupMany(uint64_t image,
+                                                            const std::vector<std::string> &names) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  auto it = images_.find(image);
+  if (it == images_.end())
+    return makeError(fmt::format("device {}: no loaded image {}", opts_.deviceId, image));
+  if (it->second.jit) {
+    StringMap<uint64_t> byName;
+    for (auto &[n, a] : it->second.jit->symbols)
+      byName[n] = a;
+    std::vector<uint64_t> addrs;
+    addrs.reserve(names.size());
+    for (const std::string &n : names)
+      addrs.push_back(byName.lookup(n));
+    return addrs;
+  }
+  Expected<std::vector<uint64_t>> addrs = std::vector<uint64_t>();
+  if (auto err = call<proto::LookupManySignature>(proto::LookupManyName,
+                                                  fmt::format("looking up {} symbols", names.size()),
+                                                  addrs, it->second.remoteHandle, names))
+    return std::move(err);
+  if (!addrs)
+    return addrs.takeError();
+  if (addrs->size() != names.size())
+    return makeError(fmt::format("device {}: asked for {} symbols of image {}, got {}", opts_.deviceId,
+                                 names.size(), it->second.name, addrs->size()));
+  return addrs;
 }
 
 Error DeviceController::unloadImage(uint64_t image) {
@@ -887,6 +1015,9 @@ void DeviceController::setFaultAdvisor(std::function<std::string(const HostFault
 
 std::string DeviceController::symbolize(uint64_t addr) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
+  for (auto &[id, img] : images_)
+    if (!img.symbols && !img.elfBytes.empty())
+      img.symbols = std::make_unique<ImageSymbolTable>(ImageSymbolTable::fromElf(img.elfBytes, img.base));
   for (auto &[id, img] : images_)
     if (addr >= img.base && addr < img.base + img.size && img.symbols) {
       std::string s = img.symbols->symbolize(addr);

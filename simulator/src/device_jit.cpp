@@ -1,5 +1,9 @@
 #include "device_jit.hpp"
 
+#include "ompsim/trace.hpp"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/ExecutionEngine/Orc/AbsoluteSymbols.h"
 #include "llvm/ExecutionEngine/Orc/CompileUtils.h"
@@ -9,11 +13,13 @@
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Instructions.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
 
 #include <algorithm>
+#include <future>
 #include <mutex>
 
 namespace ompsim::sim {
@@ -61,11 +67,64 @@ Function *lowerCtorsDtors(Module &m, bool ctors, const std::string &name) {
   return f;
 }
 
+/// The partition compiled on a first call: the requested definitions and,
+/// transitively, the functions they call directly whose address is never
+/// taken. Those can only be reached through these calls, so compiling them
+/// now saves a round trip each; a function whose address is taken keeps
+/// its stub (compiled on its own first call) so that every pointer to it,
+/// in device code, vtables and the function-pointer table, stays the stub's.
+std::optional<IRPartitionLayer::GlobalValueSet>
+withDirectCallees(IRPartitionLayer::GlobalValueSet requested) {
+  IRPartitionLayer::GlobalValueSet out = requested;
+  std::vector<const Function *> work;
+  for (const GlobalValue *gv : requested)
+    if (const auto *f = dyn_cast<Function>(gv))
+      work.push_back(f);
+  while (!work.empty()) {
+    const Function *f = work.back();
+    work.pop_back();
+    for (const BasicBlock &bb : *f)
+      for (const Instruction &i : bb) {
+        const auto *call = dyn_cast<CallBase>(&i);
+        if (!call)
+          continue;
+        const auto *callee = dyn_cast<Function>(call->getCalledOperand()->stripPointerCasts());
+        if (!callee || callee->isDeclaration() || callee->hasAddressTaken())
+          continue;
+        if (out.insert(callee).second)
+          work.push_back(callee);
+      }
+  }
+  return out;
+}
+
+/// The image trace's record of one compile: the first definition asked for,
+/// how many were, how many definitions the compile holds, and whether it is
+/// everything the image had left.
+void traceCompile(const IRPartitionLayer::GlobalValueSet &requested, size_t compiled, bool rest) {
+  if (requested.empty())
+    return;
+  OMPSIM_TRACE_EVENT(Cat::Image, "jit-compile")
+      .str("symbol", (*requested.begin())->getName())
+      .num("requested", int64_t(requested.size()))
+      .num("compiled", int64_t(compiled))
+      .num("rest", rest ? 1 : 0);
+}
+
 } // namespace
+
+DeviceJIT::~DeviceJIT() {
+  lazy_.reset();
+  partitioner_.reset();
+  if (indirection_)
+    consumeError(indirection_->cleanup()); // the executor may be gone already
+}
 
 DeviceJIT::DeviceJIT(ExecutionSession &es, uint64_t dsoHandle) : es_(es), dsoHandle_(dsoHandle) {}
 
-Expected<std::unique_ptr<DeviceJIT>> DeviceJIT::Create(ExecutionSession &es, uint64_t dsoHandle) {
+Expected<std::unique_ptr<DeviceJIT>> DeviceJIT::Create(ExecutionSession &es, uint64_t dsoHandle,
+                                                       uint64_t lazyReenter, uint64_t lazyFailed,
+                                                       int optLevel) {
   static std::once_flag targets;
   std::call_once(targets, [] {
     InitializeNativeTarget();
@@ -81,8 +140,76 @@ Expected<std::unique_ptr<DeviceJIT>> DeviceJIT::Create(ExecutionSession &es, uin
   // The arena is far from the executor's libraries: reach them through the GOT.
   jtmb.setRelocationModel(Reloc::PIC_);
   jtmb.setCodeModel(CodeModel::Small);
+  // The image's IR was optimized when it was built; what is left is code
+  // generation, whose optimizing levels take many times longer on large
+  // kernels (OMPSIM_JIT_OPT_LEVEL; 0 by default).
+  static constexpr CodeGenOptLevel kLevels[] = {CodeGenOptLevel::None, CodeGenOptLevel::Less,
+                                                CodeGenOptLevel::Default, CodeGenOptLevel::Aggressive};
+  jtmb.setCodeGenOptLevel(kLevels[std::clamp(optLevel, 0, 3)]);
   jit->compiler_ = std::make_unique<IRCompileLayer>(
       es, *jit->linker_, std::make_unique<ConcurrentIRCompiler>(std::move(jtmb)));
+  // Lazy compilation: stubs and trampolines live in the arena; a trampoline
+  // enters the executor's resolver block, which asks us (resolveLazyCall).
+  auto indirection = EPCIndirectionUtils::Create(es);
+  if (!indirection)
+    return indirection.takeError();
+  jit->indirection_ = std::move(*indirection);
+  if (auto resolver = jit->indirection_->writeResolverBlock(ExecutorAddr(lazyReenter), ExecutorAddr(0));
+      !resolver)
+    return resolver.takeError();
+  LazyCallThroughManager &calls =
+      jit->indirection_->createLazyCallThroughManager(es, ExecutorAddr(lazyFailed));
+  jit->partitioner_ = std::make_unique<IRPartitionLayer>(es, *jit->compiler_);
+  // A program that calls many functions once each would pay a round trip and
+  // a compile per function; after kLazyCompilesPerImage of them, an image's
+  // next first call compiles everything it has left at once. So does a first
+  // call whose partition holds most of what is left: extracting a partition
+  // copies it into a module of its own, which then costs more than compiling
+  // the few functions it would leave out.
+  constexpr unsigned kLazyCompilesPerImage = 32;
+  jit->partitioner_->setPartitionFunction(
+      [counts = std::make_shared<std::pair<std::mutex, DenseMap<const Module *, unsigned>>>()](
+          IRPartitionLayer::GlobalValueSet requested) -> std::optional<IRPartitionLayer::GlobalValueSet> {
+        bool code = llvm::any_of(requested, [](const GlobalValue *gv) { return isa<Function>(gv); });
+        auto partition = withDirectCallees(requested);
+        if (!code || requested.empty()) {
+          traceCompile(requested, partition->size(), false);
+          return partition;
+        }
+        const Module *m = (*requested.begin())->getParent();
+        auto rest = [&]() -> std::optional<IRPartitionLayer::GlobalValueSet> {
+          traceCompile(requested, llvm::count_if(m->global_values(), [](const GlobalValue &gv) {
+                         return !gv.isDeclaration();
+                       }),
+                       true);
+          return std::nullopt; // the whole (remaining) module
+        };
+        {
+          std::lock_guard<std::mutex> lock(counts->first);
+          if (++counts->second[m] > kLazyCompilesPerImage)
+            return rest();
+        }
+        // "Most": three quarters of the functions, or of the instructions.
+        size_t functionsLeft = 0, instructionsLeft = 0, functionsIn = 0, instructionsIn = 0;
+        for (const Function &f : m->functions())
+          if (!f.isDeclaration()) {
+            ++functionsLeft;
+            instructionsLeft += f.getInstructionCount();
+          }
+        for (const GlobalValue *gv : *partition)
+          if (const auto *f = dyn_cast<Function>(gv)) {
+            ++functionsIn;
+            instructionsIn += f->getInstructionCount();
+          }
+        if ((functionsLeft >= 16 && functionsIn * 4 >= functionsLeft * 3) ||
+            (instructionsLeft >= 2000 && instructionsIn * 4 >= instructionsLeft * 3))
+          return rest();
+        traceCompile(requested, partition->size(), false);
+        return partition;
+      });
+  EPCIndirectionUtils *iu = jit->indirection_.get();
+  jit->lazy_ = std::make_unique<CompileOnDemandLayer>(es, *jit->partitioner_, calls,
+                                                      [iu] { return iu->createIndirectStubsManager(); });
   return std::move(jit);
 }
 
@@ -95,10 +222,53 @@ Expected<JITImage> DeviceJIT::add(ArrayRef<char> bitcode, StringRef name) {
   std::string tag = std::to_string(nextImage_++);
   Function *init = lowerCtorsDtors(m, true, "__ompsim_jit_init_" + tag);
   Function *fini = lowerCtorsDtors(m, false, "__ompsim_jit_fini_" + tag);
-  std::vector<std::string> names;
-  for (GlobalValue &gv : m.global_values())
-    if (!gv.isDeclaration() && !gv.hasLocalLinkage() && gv.hasName() && !gv.getName().starts_with("llvm."))
-      names.push_back(gv.getName().str());
+  // The device link internalizes every function but the kernels. An internal
+  // function whose address is taken (an indirect function, a vtable slot, a
+  // callback) gets a stub like an exported one: it then compiles on its
+  // first call too, and every pointer to it is the stub's.
+  //
+  // Every use of such a function's address (in code and in initializers,
+  // vtables and offload entries alike) then names "<f>.ompsim.addr", an alias
+  // of its stub, while calls keep naming the function: code compiled in the
+  // same object as the function would otherwise take its compiled address,
+  // and a pointer taken on the device would differ from the translated one.
+  SymbolAliasMap addressAliases;
+  std::vector<Function *> addressTaken;
+  for (Function &f : m)
+    if (!f.isDeclaration() && f.hasAddressTaken(nullptr, /*IgnoreCallbackUses=*/false,
+                                                /*IgnoreAssumeLikeCalls=*/true, /*IgnoreLLVMUsed=*/true))
+      addressTaken.push_back(&f);
+  // llvm.used and llvm.compiler.used keep naming the definitions.
+  auto inUsedList = [](const User *user) {
+    return isa<ConstantArray>(user) && llvm::any_of(user->users(), [](const User *g) {
+             const auto *gv = dyn_cast<GlobalVariable>(g);
+             return gv && (gv->getName() == "llvm.used" || gv->getName() == "llvm.compiler.used");
+           });
+  };
+  for (Function *f : addressTaken) {
+    if (f->hasLocalLinkage()) {
+      f->setLinkage(GlobalValue::ExternalLinkage);
+      f->setVisibility(GlobalValue::HiddenVisibility);
+    }
+    Function *address = Function::Create(f->getFunctionType(), GlobalValue::ExternalLinkage,
+                                         f->getName() + ".ompsim.addr", m);
+    address->setVisibility(GlobalValue::HiddenVisibility);
+    f->replaceUsesWithIf(address, [&](Use &u) {
+      const auto *call = dyn_cast<CallBase>(u.getUser());
+      return !(call && call->isCallee(&u)) && !inUsedList(u.getUser());
+    });
+    addressAliases[es_.intern(address->getName())] = {es_.intern(f->getName()),
+                                                      JITSymbolFlags::Exported | JITSymbolFlags::Callable};
+  }
+
+  // Functions (their stubs) and data, looked up in that order below.
+  std::vector<std::string> callables, data;
+  for (GlobalValue &gv : m.global_values()) {
+    if (gv.isDeclaration() || gv.hasLocalLinkage() || !gv.hasName() || gv.getName().starts_with("llvm."))
+      continue;
+    const GlobalObject *object = gv.getAliaseeObject();
+    (object && isa<Function>(object) ? callables : data).push_back(gv.getName().str());
+  }
 
   auto jd = es_.createJITDylib("image" + name.str());
   if (!jd)
@@ -110,27 +280,45 @@ Expected<JITImage> DeviceJIT::add(ArrayRef<char> bitcode, StringRef name) {
   if (auto err = jd->define(absoluteSymbols(
           {{es_.intern("__dso_handle"), {ExecutorAddr(dsoHandle_), JITSymbolFlags::Exported}}})))
     return std::move(err);
-  if (auto err = compiler_->add(*jd, ThreadSafeModule(std::move(*module), std::move(ctx))))
+  if (!addressAliases.empty())
+    if (auto err = jd->define(symbolAliases(std::move(addressAliases))))
+      return std::move(err);
+  if (auto err = lazy_->add(*jd, ThreadSafeModule(std::move(*module), std::move(ctx))))
     return std::move(err);
 
   JITImage img;
   img.dylib = &*jd;
-  SymbolLookupSet set;
-  for (auto &n : names)
-    set.add(es_.intern(n), SymbolLookupFlags::WeaklyReferencedSymbol);
-  auto found = es_.lookup(makeJITDylibSearchOrder(&*jd), std::move(set));
-  if (!found)
-    return makeError("image " + name + ": JIT compile or link failed: " + toString(found.takeError()));
-  for (auto &[sym, def] : *found) {
-    std::string n = (*sym).str();
-    uint64_t a = def.getAddress().getValue();
-    if (init && n == init->getName())
-      img.init = a;
-    else if (fini && n == fini->getName())
-      img.fini = a;
-    img.symbols.emplace_back(n, a);
+  // Two lookups, one after the other: the stubs first, then the data (which
+  // compiles and links the image's globals). ORC materializes what one
+  // lookup needs concurrently; in sequence, every run places the stubs and
+  // the data at the same device addresses.
+  for (std::vector<std::string> *names : {&callables, &data}) {
+    SymbolLookupSet set;
+    for (auto &n : *names)
+      set.add(es_.intern(n), SymbolLookupFlags::WeaklyReferencedSymbol);
+    auto found = es_.lookup(makeJITDylibSearchOrder(&*jd, JITDylibLookupFlags::MatchAllSymbols),
+                            std::move(set));
+    if (!found)
+      return makeError("image " + name + ": JIT compile or link failed: " + toString(found.takeError()));
+    for (auto &[sym, def] : *found) {
+      std::string n = (*sym).str();
+      uint64_t a = def.getAddress().getValue();
+      if (init && n == init->getName())
+        img.init = a;
+      else if (fini && n == fini->getName())
+        img.fini = a;
+      img.symbols.emplace_back(n, a);
+    }
   }
   return img;
+}
+
+uint64_t DeviceJIT::resolveLazyCall(uint64_t trampoline) {
+  std::promise<uint64_t> landing;
+  auto result = landing.get_future();
+  indirection_->getLazyCallThroughManager().resolveTrampolineLandingAddress(
+      ExecutorAddr(trampoline), [&landing](ExecutorAddr a) { landing.set_value(a.getValue()); });
+  return result.get();
 }
 
 Expected<uint64_t> DeviceJIT::lookup(const JITImage &image, StringRef symbol) {
@@ -143,7 +331,14 @@ Expected<uint64_t> DeviceJIT::lookup(const JITImage &image, StringRef symbol) {
 Error DeviceJIT::remove(JITImage &image) {
   if (!image.dylib)
     return Error::success();
-  Error err = es_.removeJITDylib(*image.dylib);
+  // The compile-on-demand layer keeps the definitions in "<name>.impl" and
+  // holds on to both dylibs for the session: empty them (their memory
+  // returns to the arena) rather than remove them, so that a later image's
+  // dylib can never take the address the layer still knows.
+  JITDylib *impl = es_.getJITDylibByName((image.dylib->getName() + ".impl"));
+  Error err = image.dylib->clear();
+  if (impl)
+    err = joinErrors(std::move(err), impl->clear());
   image.dylib = nullptr;
   return err;
 }

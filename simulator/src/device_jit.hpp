@@ -2,7 +2,10 @@
 #pragma once
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ExecutionEngine/Orc/CompileOnDemandLayer.h"
 #include "llvm/ExecutionEngine/Orc/Core.h"
+#include "llvm/ExecutionEngine/Orc/EPCIndirectionUtils.h"
+#include "llvm/ExecutionEngine/Orc/IRPartitionLayer.h"
 #include "llvm/ExecutionEngine/Orc/IRCompileLayer.h"
 #include "llvm/ExecutionEngine/Orc/ObjectLinkingLayer.h"
 #include "llvm/Support/Error.h"
@@ -30,15 +33,27 @@ struct JITImage {
 class DeviceJIT {
 public:
   /// Builds the layers; `dsoHandle` is the address given to __dso_handle.
+  /// Functions compile on their first call: the executor's resolver block
+  /// calls `lazyReenter` there (which asks the controller, resolveLazyCall),
+  /// and a call whose function cannot be compiled lands in `lazyFailed`.
+  /// `optLevel` (0-3) is the code generation level.
   static llvm::Expected<std::unique_ptr<DeviceJIT>> Create(llvm::orc::ExecutionSession &es,
-                                                           uint64_t dsoHandle);
+                                                           uint64_t dsoHandle, uint64_t lazyReenter,
+                                                           uint64_t lazyFailed, int optLevel);
+  ~DeviceJIT();
 
-  /// Parses, compiles and links `bitcode` as image `name` (all symbols
-  /// materialized now, so later lookups cannot fail on compile errors).
+  /// Parses `bitcode` as image `name` and links its data now; its functions
+  /// get stubs (their addresses, valid at once, in function pointers, vtables
+  /// and lookups) and compile on their first call, each with the functions it
+  /// calls directly and whose address is never taken.
   llvm::Expected<JITImage> add(llvm::ArrayRef<char> bitcode, llvm::StringRef name);
+  /// Compiles the function behind `trampoline` (a first call reached it) and
+  /// returns its address, or the lazyFailed address when it cannot. Blocks;
+  /// called on the controller's lazy-call thread, never under its lock.
+  uint64_t resolveLazyCall(uint64_t trampoline);
   /// Address of `symbol` in `image`, or 0 when it defines none.
   llvm::Expected<uint64_t> lookup(const JITImage &image, llvm::StringRef symbol);
-  /// Drops the image's dylib (its memory returns to the arena).
+  /// Empties the image's dylibs (their memory returns to the arena).
   llvm::Error remove(JITImage &image);
 
 private:
@@ -47,6 +62,9 @@ private:
   uint64_t dsoHandle_;
   std::unique_ptr<llvm::orc::ObjectLinkingLayer> linker_;
   std::unique_ptr<llvm::orc::IRCompileLayer> compiler_;
+  std::unique_ptr<llvm::orc::EPCIndirectionUtils> indirection_;
+  std::unique_ptr<llvm::orc::IRPartitionLayer> partitioner_;
+  std::unique_ptr<llvm::orc::CompileOnDemandLayer> lazy_;
   unsigned nextImage_ = 1;
 };
 

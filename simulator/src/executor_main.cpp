@@ -69,6 +69,8 @@ Error makeError(const Twine &msg) { return createStringError(inconvertibleErrorC
 int gFaultFd = -1;
 /// The memfd shared with the controller: the launch mailbox, then the arena.
 int gArenaFd = -1;
+/// The host runtime the controller took out of LD_PRELOAD (may be empty).
+std::string gHostRuntime;
 /// The device runtime's log reader, once it is loaded; the fault handler sends
 /// the faulting kernel's translate records after the fault record.
 using TakeTranslateLogFn = ompsim_translate_stats (*)(ompsim_translate_record *, uint64_t);
@@ -189,6 +191,7 @@ public:
   std::map<std::string, void *> librariesByName;
   void *deviceRuntime = nullptr;
   std::string deviceRuntimeError;
+  bool hostRuntimeLoaded = false;
   std::map<uint64_t, std::unique_ptr<ompsim::sim::LoadedElfImage>> images;
   /// Library name -> handle of the loaded image that provides it: a shared
   /// library's device image stands in for that library in the NEEDED entries
@@ -206,6 +209,20 @@ public:
       return Error::success();
     void *h = nullptr;
     std::string inLibDir = libDir + "/" + key;
+    // A host library may carry its own offload registration and need the
+    // host runtime (it sees __ompsim_executor_marker and stays idle); load
+    // that first, as the host's LD_PRELOAD would have, so the library binds
+    // to it rather than to another libomptarget. Libraries that never need
+    // it spare the executor libLLVM.
+    static constexpr const char *kNeverNeedHostRuntime[] = {
+        "libompsim", "libomp.so", "libc.so", "libm.so", "libstdc++.so", "libgcc_s.so",
+        "libpthread.so", "libdl.so", "librt.so", "libffi.so"};
+    if (!gHostRuntime.empty() && !hostRuntimeLoaded &&
+        llvm::none_of(kNeverNeedHostRuntime, [&](const char *p) { return soname.starts_with(p); })) {
+      hostRuntimeLoaded = true;
+      if (!::dlopen(gHostRuntime.c_str(), RTLD_NOW | RTLD_GLOBAL))
+        return makeError(Twine("cannot load the host runtime ") + gHostRuntime + ": " + ::dlerror());
+    }
     // ompsim's own libraries come from its lib dir; everything else from the
     // system search path, then the lib dir.
     if (soname.starts_with("libompsim"))
@@ -295,8 +312,19 @@ OMPSIM_WRAPPER(setupWrapper, proto::SetupSignature,
                })
 
 OMPSIM_WRAPPER(loadElfWrapper, proto::LoadElfSignature,
-               [](std::vector<char> bytes, std::string name, std::vector<std::string> provides)
-                   -> Expected<std::tuple<uint64_t, uint64_t, uint64_t>> {
+               [](std::vector<char> sent, uint64_t sharedAddr, uint64_t sharedSize, std::string name,
+                  std::vector<std::string> provides) -> Expected<std::tuple<uint64_t, uint64_t, uint64_t>> {
+                 // The controller usually copies the image into device memory
+                 // (the shared arena) rather than through the socket.
+                 ArrayRef<char> bytes = sent;
+                 if (sent.empty() && sharedSize) {
+                   DeviceState &d = DeviceState::get();
+                   if (sharedAddr < d.arenaBase || sharedSize > d.arenaSize ||
+                       sharedAddr - d.arenaBase > d.arenaSize - sharedSize)
+                     return makeError("image " + name + ": its bytes at " + Twine::utohexstr(sharedAddr) +
+                                      " are outside device memory");
+                   bytes = ArrayRef<char>(reinterpret_cast<const char *>(sharedAddr), sharedSize);
+                 }
                  DeviceState &d = DeviceState::get();
                  std::lock_guard<std::mutex> lock(d.mu);
                  // Device images this one links against, in NEEDED order: their
@@ -344,6 +372,20 @@ OMPSIM_WRAPPER(lookupWrapper, proto::LookupSignature,
                  if (it == d.images.end())
                    return makeError("no loaded image with handle " + Twine(handle));
                  return it->second->lookup(name);
+               })
+
+OMPSIM_WRAPPER(lookupManyWrapper, proto::LookupManySignature,
+               [](uint64_t handle, std::vector<std::string> names) -> Expected<std::vector<uint64_t>> {
+                 DeviceState &d = DeviceState::get();
+                 std::lock_guard<std::mutex> lock(d.mu);
+                 auto it = d.images.find(handle);
+                 if (it == d.images.end())
+                   return makeError("no loaded image with handle " + Twine(handle));
+                 std::vector<uint64_t> addrs;
+                 addrs.reserve(names.size());
+                 for (const std::string &name : names)
+                   addrs.push_back(it->second->lookup(name));
+                 return addrs;
                })
 
 OMPSIM_WRAPPER(unloadWrapper, proto::UnloadSignature, [](uint64_t handle) -> Error {
@@ -580,8 +622,15 @@ public:
     });
   }
 
-  /// Queues an SPS request for the device thread (called on ORC's listener thread).
+  /// Queues an SPS request for the device thread (called on ORC's listener
+  /// thread). While a lazy call waits for its compile, the requests that
+  /// compile needs (JIT memory, stub updates) run at once on the listener
+  /// thread: the device thread may be the one waiting.
   void post(unique_function<void()> work) {
+    if (inlineRequests_.load(std::memory_order_acquire) > 0) {
+      work();
+      return;
+    }
     {
       std::lock_guard<std::mutex> lock(mu_);
       queue_.push_back(std::move(work));
@@ -598,6 +647,28 @@ public:
     ring();
     if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id())
       thread_.join();
+  }
+
+  /// Asks the controller to compile the function behind `trampoline` and
+  /// waits for its address (the first call of a function of a bitcode image).
+  uint64_t lazyCall(uint64_t trampoline) {
+    static std::mutex oneAtATime;
+    std::lock_guard<std::mutex> lock(oneAtATime);
+    ompsim::sim::LaunchMailbox &mb = *mailbox_;
+    inlineRequests_.fetch_add(1, std::memory_order_acq_rel);
+    mb.lazyTrampoline = trampoline;
+    uint32_t seq = mb.lazyRequest.load(std::memory_order_relaxed) + 1;
+    mb.lazyRequest.store(seq, std::memory_order_seq_cst);
+    ompsim::sim::sharedFutexWake(mb.lazyRequest);
+    for (;;) {
+      uint32_t served = mb.lazyServed.load(std::memory_order_acquire);
+      if (served == seq)
+        break;
+      ompsim::sim::sharedFutexWait(mb.lazyServed, served);
+    }
+    uint64_t landing = mb.lazyLanding;
+    inlineRequests_.fetch_sub(1, std::memory_order_acq_rel);
+    return landing;
   }
 
 private:
@@ -670,6 +741,8 @@ private:
   }
 
   ompsim::sim::LaunchMailbox *mailbox_ = nullptr;
+  /// Lazy calls waiting for their compile (see post).
+  std::atomic<int> inlineRequests_{0};
   uint32_t lastLaunch_ = 0;
   std::mutex mu_;
   std::deque<unique_function<void()>> queue_;
@@ -678,6 +751,21 @@ private:
 };
 
 DeviceThread gDeviceThread;
+
+/// The resolver block of the JIT calls this (with the registers of the
+/// interrupted call saved) on the first call of a function of a bitcode image.
+uint64_t lazyReenter(uint64_t /*context*/, uint64_t trampoline) {
+  return gDeviceThread.lazyCall(trampoline);
+}
+
+/// Where a first call lands when its function could not be compiled; the
+/// controller has the reason, the host reports the exit.
+void lazyFailed() {
+  std::fprintf(stderr, "ompsim-device: a device function of a bitcode image could not be compiled "
+                       "on its first call\n");
+  std::fflush(nullptr);
+  ::_exit(70);
+}
 
 /// A token for ThreadSanitizer only. SimpleRemoteEPCServer::Create (inline,
 /// so instrumented here) reads the server's service list on the main thread;
@@ -704,7 +792,7 @@ public:
 
 int usage() {
   std::fprintf(stderr, "ompsim-device: started by the sim plugin, not by hand "
-                       "(usage: ompsim-device --fd N --fault-fd N --arena-fd N --parent PID)\n");
+                       "(usage: ompsim-device --fd N --fault-fd N --arena-fd N --parent PID [--host-runtime PATH])\n");
   return 2;
 }
 
@@ -730,6 +818,8 @@ int main(int argc, char **argv) {
       gArenaFd = std::atoi(argv[i + 1]);
     else if (a == "--parent")
       parent = std::atol(argv[i + 1]);
+    else if (a == "--host-runtime")
+      gHostRuntime = argv[i + 1];
     else
       return usage();
   }
@@ -756,9 +846,12 @@ int main(int argc, char **argv) {
         syms[proto::SetupName] = ExecutorAddr::fromPtr(&setupWrapper);
         syms[proto::LoadElfName] = ExecutorAddr::fromPtr(&loadElfWrapper);
         syms[proto::LookupName] = ExecutorAddr::fromPtr(&lookupWrapper);
+        syms[proto::LookupManyName] = ExecutorAddr::fromPtr(&lookupManyWrapper);
         syms[proto::UnloadName] = ExecutorAddr::fromPtr(&unloadWrapper);
         syms[proto::AllocCodeName] = ExecutorAddr::fromPtr(&allocCodeWrapper);
         syms[proto::CallVoidName] = ExecutorAddr::fromPtr(&callVoidWrapper);
+        syms[proto::LazyReenterName] = ExecutorAddr::fromPtr(&lazyReenter);
+        syms[proto::LazyFailedName] = ExecutorAddr::fromPtr(&lazyFailed);
         syms[proto::SetFptrTableName] = ExecutorAddr::fromPtr(&setFptrTableWrapper);
         syms[proto::TranslateLogName] = ExecutorAddr::fromPtr(&translateLogWrapper);
         return Error::success();

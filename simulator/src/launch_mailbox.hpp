@@ -9,6 +9,7 @@
 // log) stays on ORC's SimpleRemoteEPC.
 #pragma once
 
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <sched.h>
 #include <sys/syscall.h>
@@ -28,8 +29,9 @@ namespace ompsim::sim {
 /// The controller fills entry/teams/threads/args, publishes `request` = seq,
 /// bumps `doorbell` and wakes the executor if it sleeps; the executor runs the
 /// kernel, fills status/message, publishes `done` = seq and wakes the host if
-/// it sleeps. Both sides spin a little before they sleep in FUTEX_WAIT, so
-/// back-to-back launches usually take no system call at all. The futex words
+/// it sleeps. Where a CPU is idle both sides spin a little before they sleep
+/// in FUTEX_WAIT (spinFor), so back-to-back launches take no system call;
+/// on a busy machine they block at once. The futex words
 /// are shared between processes, so FUTEX_PRIVATE_FLAG must not be used.
 struct LaunchMailbox {
   /// Bytes reserved for the mailbox in the memfd; the arena follows.
@@ -55,6 +57,16 @@ struct LaunchMailbox {
   /// (hints for spinFor; -1 unknown).
   std::atomic<int32_t> hostCpu;
   std::atomic<int32_t> executorCpu;
+  /// First calls of not yet compiled functions of bitcode images: the device
+  /// thread that made one stores the trampoline it came through in
+  /// `lazyTrampoline` and bumps `lazyRequest` (the controller's lazy-call
+  /// thread sleeps on it); the controller compiles, stores the function's
+  /// address in `lazyLanding` and publishes `lazyServed` = `lazyRequest` (the
+  /// caller sleeps on it). One request at a time.
+  std::atomic<uint32_t> lazyRequest;
+  std::atomic<uint32_t> lazyServed;
+  uint64_t lazyTrampoline;
+  uint64_t lazyLanding;
   uint32_t teams;   ///< 0: the device default
   uint32_t threads; ///< 0: the device default
   uint32_t numArgs;
@@ -82,39 +94,105 @@ inline void sharedFutexWake(std::atomic<uint32_t> &word) {
   ::syscall(SYS_futex, reinterpret_cast<uint32_t *>(&word), FUTEX_WAKE, INT32_MAX, nullptr, nullptr, 0);
 }
 
+/// Runnable threads on the whole machine, from /proc/loadavg (its fourth
+/// field, "running/total"); -1 when it cannot be read.
+inline int32_t runnableThreads() {
+  int fd = ::open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  char buf[128];
+  ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0)
+    return -1;
+  buf[n] = 0;
+  // Skip the three load averages.
+  char *p = buf;
+  for (int field = 0; field < 3; ++field) {
+    while (*p && *p != ' ')
+      ++p;
+    while (*p == ' ')
+      ++p;
+  }
+  if (*p < '0' || *p > '9')
+    return -1;
+  int32_t running = 0;
+  for (; *p >= '0' && *p <= '9'; ++p)
+    running = running * 10 + (*p - '0');
+  return running;
+}
+
+/// CPUs this process may run on (at least 1).
+inline int32_t usableCpus() {
+  static const int32_t cpus = [] {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (::sched_getaffinity(0, sizeof set, &set) != 0)
+      return 1;
+    return CPU_COUNT(&set) > 0 ? CPU_COUNT(&set) : 1;
+  }();
+  return cpus;
+}
+
+inline uint64_t monotonicNanos() {
+  struct timespec t;
+  ::clock_gettime(CLOCK_MONOTONIC, &t);
+  return uint64_t(t.tv_sec) * 1000000000ULL + uint64_t(t.tv_nsec);
+}
+
+/// Whether spinning takes no CPU from anyone: every runnable thread of the
+/// machine (the spinner and the partner doing the work included) has a CPU
+/// of its own. On a busy machine the thread that has to make progress may be
+/// waiting for the CPU a spinner holds, so then both sides block instead.
+/// The answer is refreshed at most every kRefreshNanos per process (reading
+/// /proc/loadavg costs a few microseconds); unreadable counts as busy.
+inline bool spinningIsFree() {
+  constexpr uint64_t kRefreshNanos = 1000000;
+  static std::atomic<uint64_t> checkedAt{0};
+  static std::atomic<bool> isFree{false};
+  uint64_t now = monotonicNanos();
+  uint64_t last = checkedAt.load(std::memory_order_relaxed);
+  if (last != 0 && now - last < kRefreshNanos)
+    return isFree.load(std::memory_order_relaxed);
+  // One thread refreshes; the others use the answer it had.
+  if (!checkedAt.compare_exchange_strong(last, now, std::memory_order_relaxed))
+    return isFree.load(std::memory_order_relaxed);
+  int32_t running = runnableThreads();
+  bool answer = running > 0 && running <= usableCpus();
+  isFree.store(answer, std::memory_order_relaxed);
+  return answer;
+}
+
 /// Spins until `ready()` or until about `nanos` have passed; true when ready.
 ///
-/// `partnerCpu` is the CPU the other side last said it runs on (`ownCpu` is
-/// where we publish ours). A futex wake pulls the wakee onto the waker's CPU,
-/// so host and executor threads often share one CPU on a busy machine; a pure
-/// spin would then burn the partner's time. So we yield whenever the partner
-/// sits on our CPU, and pure-spin (no system call) otherwise, where a round
-/// trip costs well under a microsecond. After kPureSpinRounds we yield now and
-/// then anyway, in case the hint is stale.
+/// A spin only pays when the partner runs on another CPU at the same time:
+/// then a round trip costs well under a microsecond instead of a futex wake
+/// and a reschedule. It must never take the CPU from the partner (or from
+/// anyone else the partner waits for), so it spins only while spinningIsFree()
+/// and the partner does not sit on our CPU (`partnerCpu`, the CPU the other
+/// side last said it runs on; `ownCpu` is where we publish ours: a futex wake
+/// pulls the wakee onto the waker's CPU, so the two often share one). It
+/// never yields: on a busy machine sched_yield only keeps the spinner
+/// runnable. Returning false makes the caller block in FUTEX_WAIT.
 template <typename Ready>
 bool spinFor(uint64_t nanos, std::atomic<int32_t> &ownCpu, const std::atomic<int32_t> &partnerCpu,
              Ready ready) {
-  constexpr uint32_t kPureSpinRounds = 1024;
-  struct timespec t0;
-  ::clock_gettime(CLOCK_MONOTONIC, &t0);
   int32_t cpu = ::sched_getcpu();
   ownCpu.store(cpu, std::memory_order_relaxed);
+  if (ready())
+    return true;
+  if (!spinningIsFree() || partnerCpu.load(std::memory_order_relaxed) == cpu)
+    return false;
+  uint64_t t0 = monotonicNanos();
   for (uint32_t i = 1;; ++i) {
     if (ready())
       return true;
-    if (partnerCpu.load(std::memory_order_relaxed) == cpu ||
-        (i > kPureSpinRounds && (i & 15) == 0))
-      ::sched_yield();
-    else
-      __builtin_ia32_pause();
+    __builtin_ia32_pause();
     if ((i & 63) == 0) {
       cpu = ::sched_getcpu();
       ownCpu.store(cpu, std::memory_order_relaxed);
-      struct timespec t;
-      ::clock_gettime(CLOCK_MONOTONIC, &t);
-      uint64_t spent = uint64_t(t.tv_sec - t0.tv_sec) * 1000000000ULL + uint64_t(t.tv_nsec) -
-                       uint64_t(t0.tv_nsec);
-      if (spent >= nanos)
+      if (monotonicNanos() - t0 >= nanos || partnerCpu.load(std::memory_order_relaxed) == cpu ||
+          !spinningIsFree())
         return ready();
     }
   }

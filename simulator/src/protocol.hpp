@@ -26,15 +26,22 @@ inline constexpr const char *SetupName = "__ompsim_exec_setup";
 using SetupSignature = sps::SPSExpected<sps::SPSSequence<SPSRange>>(
     sps::SPSSequence<SPSRange>, uint64_t, uint64_t, uint64_t, sps::SPSString);
 
-/// Loads an ELF shared object into the arena: (bytes, name, library names the
+/// Loads an ELF shared object into the arena: (bytes, or none when the image
+/// already lies in device memory at (address, size), name, library names the
 /// image provides to later images' NEEDED entries) -> (handle, base, size).
 inline constexpr const char *LoadElfName = "__ompsim_exec_load_elf";
 using LoadElfSignature = sps::SPSExpected<sps::SPSTuple<uint64_t, uint64_t, uint64_t>>(
-    sps::SPSSequence<char>, sps::SPSString, sps::SPSSequence<sps::SPSString>);
+    sps::SPSSequence<char>, uint64_t, uint64_t, sps::SPSString, sps::SPSSequence<sps::SPSString>);
 
 /// Finds a dynamic symbol of a loaded ELF image: (handle, name) -> address.
 inline constexpr const char *LookupName = "__ompsim_exec_lookup";
 using LookupSignature = sps::SPSExpected<uint64_t>(uint64_t, sps::SPSString);
+
+/// Finds many dynamic symbols of a loaded ELF image in one request:
+/// (handle, names) -> addresses, 0 for a name the image does not define.
+inline constexpr const char *LookupManyName = "__ompsim_exec_lookup_many";
+using LookupManySignature = sps::SPSExpected<sps::SPSSequence<uint64_t>>(uint64_t,
+                                                                        sps::SPSSequence<sps::SPSString>);
 
 /// Runs the fini functions of an image and returns its memory to the arena.
 inline constexpr const char *UnloadName = "__ompsim_exec_unload";
@@ -56,6 +63,14 @@ using TranslateLogSignature = sps::SPSExpected<sps::SPSSequence<uint64_t>>(uint6
 /// Calls `void fn(void)` in the executor (static constructors of JIT-linked code).
 inline constexpr const char *CallVoidName = "__ompsim_exec_call_void";
 using CallVoidSignature = sps::SPSError(uint64_t);
+
+/// Plain functions, not SPS wrappers: the executor's lazy-call entry
+/// `uint64_t (uint64_t context, uint64_t trampoline)`, which the JIT's
+/// resolver block calls on the first call of a not yet compiled function of a
+/// bitcode image and which returns the compiled function's address, and
+/// `void (void)`, where such a call lands when the function cannot be compiled.
+inline constexpr const char *LazyReenterName = "__ompsim_exec_lazy_reenter";
+inline constexpr const char *LazyFailedName = "__ompsim_exec_lazy_failed";
 
 /// What the executor writes to the fault fd before it exits on a fatal signal,
 /// or when device code calls exit(): then `signo` is 0 and `code` the status.

@@ -39,6 +39,7 @@ struct Plugin {
   OMPSIM_FN(__tgt_rtl_deinit_device)
   OMPSIM_FN(__tgt_rtl_load_binary)
   OMPSIM_FN(__tgt_rtl_get_global)
+  OMPSIM_FN(__tgt_rtl_get_globals)
   OMPSIM_FN(__tgt_rtl_get_function)
   OMPSIM_FN(__tgt_rtl_data_alloc)
   OMPSIM_FN(__tgt_rtl_data_delete)
@@ -64,6 +65,7 @@ struct Plugin {
       OMPSIM_FN(__tgt_rtl_deinit_device)
       OMPSIM_FN(__tgt_rtl_load_binary)
       OMPSIM_FN(__tgt_rtl_get_global)
+      OMPSIM_FN(__tgt_rtl_get_globals)
       OMPSIM_FN(__tgt_rtl_get_function)
       OMPSIM_FN(__tgt_rtl_data_alloc)
       OMPSIM_FN(__tgt_rtl_data_delete)
@@ -389,4 +391,37 @@ TEST_F(SimPluginTest, BitcodeImageRunsWithCtorsGlobalsAndImports) {
   EXPECT_EQ(host[1], 6);
   EXPECT_EQ(host[2], 12) << "static constructors run once, in priority order";
   EXPECT_STREQ(hostText, "n=2");
+}
+
+/// The batched lookup answers exactly what one lookup per name answers, and
+/// an absent name is a null address, not a failure of the whole request.
+TEST_F(SimPluginTest, GetGlobalsAgreesWithGetGlobalOnElfAndBitcode) {
+  ASSERT_NE(p.__tgt_rtl_get_globals, nullptr);
+  for (const char *probe : {"loader_probe", "loader_probe_jit"}) {
+    SCOPED_TRACE(probe);
+    Image img = readImage(probe);
+    ompsim_binary_handle b = load(0, img);
+    ASSERT_NE(b, nullptr);
+    ASSERT_FALSE(img.kernel.empty());
+    std::vector<const char *> names = {"probe_global", "no_such_global", img.kernel.c_str(), "probe_global"};
+    std::vector<uint64_t> sizes = {4, 8, 0, 4};
+    std::vector<void *> batched(names.size(), reinterpret_cast<void *>(1));
+    ASSERT_EQ(p.__tgt_rtl_get_globals(0, b, names.size(), names.data(), sizes.data(), batched.data()),
+              OMPSIM_OFFLOAD_SUCCESS)
+        << p.__tgt_rtl_last_error(0);
+    for (size_t i = 0; i < names.size(); ++i) {
+      void *one = nullptr;
+      if (p.__tgt_rtl_get_global(0, b, sizes[i], names[i], &one) == OMPSIM_OFFLOAD_SUCCESS) {
+        EXPECT_NE(one, nullptr) << names[i];
+        EXPECT_EQ(batched[i], one) << names[i];
+      } else {
+        EXPECT_EQ(batched[i], nullptr) << names[i] << " is absent";
+      }
+    }
+    EXPECT_EQ(batched[1], nullptr);
+    EXPECT_NE(batched[0], nullptr);
+    EXPECT_EQ(p.__tgt_rtl_get_globals(0, b, 0, nullptr, nullptr, nullptr), OMPSIM_OFFLOAD_SUCCESS)
+        << "an empty request is answered";
+    p.__tgt_rtl_deinit_device(0);
+  }
 }

@@ -24,6 +24,7 @@ struct Config {
   bool kernelTimeoutSet = false;  ///< OMPSIM_KERNEL_TIMEOUT was given (and valid)
   /// OMPSIM_EXECUTOR_START_TIMEOUT: seconds an executor may take to start (sim)
   double executorStartTimeout = 30.0;
+  int32_t jitOptLevel = 0;        ///< OMPSIM_JIT_OPT_LEVEL: code generation level (0-3) of bitcode images
   std::string executor;           ///< OMPSIM_EXECUTOR: path of ompsim-device (default: next to the plugin)
   std::string libDir;             ///< OMPSIM_LIB_DIR: where ompsim's libraries live (default: next to the runtime)
   /// OMP_TARGET_OFFLOAD (standard OpenMP): "MANDATORY", "DISABLED" or "DEFAULT" (upper-cased; "" when unset).

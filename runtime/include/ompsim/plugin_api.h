@@ -140,6 +140,15 @@ int32_t __tgt_rtl_set_thread_limit(int32_t device_id, int32_t limit);
  * flag is taken as honoured. */
 int32_t __tgt_rtl_init_requires(int64_t flags);
 
+/** Finds `n` globals of a loaded binary in one request: `tgt_ptrs[i]`
+ * receives the device address of `names[i]` (`sizes[i]` as the `size` of
+ * __tgt_rtl_get_global), or NULL when the binary defines no such symbol,
+ * which is not a failure. Fails only when the request cannot be answered
+ * at all. Without this entry point the runtime calls __tgt_rtl_get_global
+ * once per name. */
+int32_t __tgt_rtl_get_globals(int32_t device_id, ompsim_binary_handle binary, uint64_t n,
+                              const char *const *names, const uint64_t *sizes, void **tgt_ptrs);
+
 #ifdef __cplusplus
 }
 #endif

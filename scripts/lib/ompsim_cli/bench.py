@@ -10,6 +10,8 @@ what the goals are stated in):
   bandwidth     host<->device transfers 4KiB..256MiB on sim vs memcpy
   imageload     ELF image vs bitcode JIT, time to first kernel by program size
   matrix        conformance matrix wall time, serial vs pytest-xdist -n 2
+  concurrency   1/2/4/8 host threads launching nowait/depend regions, sim vs ours-host
+  devices       16 sim devices in one process: start-up, and memory of each idle executor
 
 A part whose prerequisites are missing prints `not available: <why>` and is
 recorded as such; no number is ever made up. Results go to docs/perf/results.json,
@@ -29,7 +31,7 @@ import time
 
 from . import backends, paths
 
-PARTS = ["lookup", "registration", "launch", "bandwidth", "imageload", "matrix"]
+PARTS = ["lookup", "registration", "launch", "bandwidth", "imageload", "matrix", "concurrency", "devices"]
 # An installed tree is read-only: there the results go to ./ompsim-bench.
 DOC = os.path.join(paths.output_dir("ompsim-bench") or os.path.join(paths.ROOT, "docs"), "performance.md")
 PERF_DIR = paths.output_dir(os.path.join("ompsim-bench", "perf")) or os.path.join(paths.ROOT, "docs", "perf")
@@ -363,7 +365,21 @@ def registration_goal(part):
             noise.append(n)
         else:
             rs.append(a / b)
-    return {"met": None if not rs else min(rs) >= 1.0, "upstream_over_ours": rs, "within_noise": noise}
+    # sim against ours-host, and ours-host against stock, from 10 Ki up.
+    sim = part["backends"].get("sim", {})
+    sim_over, ours_over = {}, {}
+    for n in part["counts"]:
+        if n < 10240:
+            continue
+        s_, o, u = sim.get(str(n)), ours.get(str(n)), up.get(str(n))
+        if s_ is not None and o and o > 0 and s_ > 0:
+            sim_over[str(n)] = s_ / o
+        if o is not None and u and u > 0 and o > 0:
+            ours_over[str(n)] = o / u
+    return {"met": None if not rs else min(rs) >= 1.0, "upstream_over_ours": rs, "within_noise": noise,
+            "sim_over_ours": sim_over, "sim_met": None if not sim_over else max(sim_over.values()) <= 1.5,
+            "ours_over_upstream": ours_over,
+            "ours_met": None if not ours_over else max(ours_over.values()) <= 0.7}
 
 
 # --------------------------------------------------------------------------- 3. launch
@@ -517,9 +533,16 @@ def imageload_source(n):
   return s;
 }""" % (i, i % 5 + 2, i + 1) for i in range(n))
     calls = "\n".join("    s += ompsim_bench_g%d(s & 1023);" % i for i in range(n))
-    return """#include <stdio.h>
-#pragma omp declare target
+    # After the figure (done=1): a second kernel calls a function nothing ran
+    # before; its first launch against its second is the cost of a first call
+    # of a function not yet compiled (bitcode) or already loaded (ELF).
+    return TIMING_C + """#pragma omp declare target
 %s
+int ompsim_bench_late(int x) {
+  int s = x;
+  for (int k = 0; k < (x & 7) + 3; ++k) s = s * 17 + k;
+  return s;
+}
 #pragma omp end declare target
 int main(void) {
   int s = 1;
@@ -528,6 +551,15 @@ int main(void) {
 %s
   }
   printf("checksum=%%d done=1\\n", s);
+  fflush(stdout);
+  double t[2];
+  for (int r = 0; r < 2; ++r) {
+    double t0 = now_ns();
+#pragma omp target map(tofrom : s)
+    { s = ompsim_bench_late(s); }
+    t[r] = now_ns() - t0;
+  }
+  printf("late_first_ns=%%.0f late_again_ns=%%.0f checksum2=%%d\\n", t[0], t[1], s);
   fflush(stdout);
   return 0;
 }
@@ -539,24 +571,33 @@ def bench_imageload(quick):
     # far longer beyond it, so 1000 is the largest size in both modes.
     sizes = [10, 100, 1000]
     reps = 3 if quick else 5
-    out = {"sizes": sizes, "unit": "ms to first kernel (median time from spawn to the line printed after the kernel)", "elf": {}, "ir": {}}
+    out = {"sizes": sizes, "unit": "ms to first kernel (median time from spawn to the line printed after the kernel)", "elf": {}, "ir": {},
+           "first_call_us": {"elf": {}, "ir": {}}}
     for image, be in (("elf", "sim"), ("ir", "sim-ir")):
         try:
             env = backend_env(be)
             for n in sizes:
                 exe = compile_program("image%d-%s" % (n, image), imageload_source(n),
                                       ["--translate=native", "--image=" + image])
-                walls = []
+                walls, firsts = [], []
                 for _ in range(reps):
-                    _, wall, note = run_program(exe, [], env)
+                    text, wall, note = run_program(exe, [], env)
                     walls.append(wall)
+                    kv = parse_kv(text)
+                    if "late_first_ns" in kv:
+                        firsts.append((kv["late_first_ns"] - kv["late_again_ns"]) / 1e3)
                     if note:
                         out.setdefault("notes", {})[be] = note
                 out[image][str(n)] = statistics.median(walls) * 1e3
+                if firsts:
+                    out["first_call_us"][image][str(n)] = statistics.median(firsts)
         except Unavailable as e:
             out[image] = {"unavailable": str(e)}
             say("image load (%s on %s): not available: %s" % (image, be, e))
     out["ir_over_elf"] = {str(n): ratio(out["ir"].get(str(n)), out["elf"].get(str(n))) for n in sizes}
+    r10, r1000 = out["ir_over_elf"].get("10"), out["ir_over_elf"].get("1000")
+    out["goal"] = {"met": None if r10 is None or r1000 is None else r10 <= 1.5 and r1000 <= 3.0,
+                   "ir_over_elf_10": r10, "ir_over_elf_1000": r1000}
     return out
 
 
@@ -582,6 +623,205 @@ def bench_matrix(quick):
             summary = (r.stdout.strip().splitlines() or [""])[-1]
             out["runs"][label] = {"wall_s": wall, "exit": r.returncode, "summary": summary}
     out["serial_over_xdist"] = ratio(out["runs"]["serial"]["wall_s"], out["runs"]["xdist2"]["wall_s"])
+    return out
+
+
+# --------------------------------------------------------------------------- 7. concurrency
+
+CONCURRENCY_SOURCE = TIMING_C + r"""#include <omp.h>
+/* argv: host threads, total target regions, devices to spread them over.
+ * Each thread launches its share of small nowait regions (a depend chain on
+ * its own mapped buffer), then waits; the result of every chain is checked.
+ * One warm-up region per device runs before the clock starts. */
+enum { N = 64 };
+int main(int argc, char **argv) {
+  int threads = argc > 1 ? atoi(argv[1]) : 1;
+  int total = argc > 2 ? atoi(argv[2]) : 1600;
+  int use = argc > 3 ? atoi(argv[3]) : 1;
+  int devices = omp_get_num_devices();
+  if (use > devices) use = devices;
+  if (use < 1) { fprintf(stderr, "no devices\n"); return 2; }
+  for (int d = 0; d < use; ++d) {
+    int w = 0;
+#pragma omp target device(d) map(tofrom : w)
+    { w += 1; }
+    if (w != 1) { fprintf(stderr, "warm-up region did not run on device %d\n", d); return 1; }
+  }
+  int bad = 0;
+  double t0 = now_ns();
+#pragma omp parallel num_threads(threads) reduction(+ : bad)
+  {
+    int t = omp_get_thread_num(), dev = t % use, per = total / threads;
+    int buf[N];
+    for (int i = 0; i < N; ++i) buf[i] = t + i;
+    for (int k = 0; k < per; ++k) {
+#pragma omp target nowait device(dev) map(tofrom : buf) depend(inout : buf)
+      for (int i = 0; i < N; ++i) buf[i] += 1;
+    }
+#pragma omp taskwait
+    for (int i = 0; i < N; ++i) bad += buf[i] != t + i + per;
+  }
+  double t1 = now_ns();
+  if (bad) { fprintf(stderr, "%d wrong results\n", bad); return 1; }
+  printf("threads=%d devices=%d total=%d wall_ns=%.0f done=1\n", threads, use, total, t1 - t0);
+  fflush(stdout);
+  return 0;
+}
+"""
+
+CONCURRENCY_THREADS = [1, 2, 4, 8]
+#: (label, backend, devices): ours-host has one device, so both sim rows compare with it.
+CONCURRENCY_RUNS = [("sim", "sim", 1), ("sim-2dev", "sim", 2), ("ours-host", "ours-host", 1)]
+
+
+def bench_concurrency(quick):
+    exe = compile_program("concurrency", CONCURRENCY_SOURCE, ["--translate=native"])
+    total = 800 if quick else 1600
+    reps = 3 if quick else 5
+    out = {"threads": CONCURRENCY_THREADS, "total": total, "runs": {},
+           "unit": "ms wall for %d nowait target regions in all (median of %d runs), image load excluded" % (total, reps)}
+    for label, be, devices in CONCURRENCY_RUNS:
+        try:
+            env = backend_env(be)
+            if devices > 1:
+                env["OMPSIM_NUM_DEVICES"] = str(devices)
+            walls = {t: [] for t in CONCURRENCY_THREADS}
+            for _ in range(reps):
+                for t in CONCURRENCY_THREADS:
+                    text, _, note = run_program(exe, [t, total, devices], env)
+                    if note:
+                        out.setdefault("notes", {})[label] = note
+                    kv = parse_kv(text)
+                    if "wall_ns" not in kv:
+                        raise Unavailable("concurrency program printed no time: %r" % text.strip()[:200])
+                    walls[t].append(kv["wall_ns"] / 1e6)
+            out["runs"][label] = {str(t): statistics.median(w) for t, w in walls.items()}
+        except Unavailable as e:
+            out["runs"][label] = {"unavailable": str(e)}
+            say("concurrency (%s): not available: %s" % (label, e))
+    out["goal"] = concurrency_goal(out["runs"])
+    return out
+
+
+def concurrency_goal(runs):
+    """Per sim run: its ratio to ours-host and to its own 1-thread time at each
+    thread count; met when every ratio to ours-host is <= 2 and no thread
+    count is slower than one thread."""
+    host = runs.get("ours-host", {})
+    goal = {}
+    for label in ("sim", "sim-2dev"):
+        r = runs.get(label, {})
+        if "unavailable" in r or "unavailable" in host or not r or not host:
+            goal[label] = {"met": None}
+            continue
+        over = {str(t): ratio(r[str(t)], host[str(t)]) for t in CONCURRENCY_THREADS}
+        vs_one = {str(t): ratio(r[str(t)], r["1"]) for t in CONCURRENCY_THREADS}
+        worst_over, worst_vs_one = max(over.values()), max(vs_one.values())
+        goal[label] = {"over_ours_host": over, "over_one_thread": vs_one, "worst_over_ours_host": worst_over,
+                       "worst_over_one_thread": worst_vs_one,
+                       "met": worst_over <= 2.0 and worst_vs_one <= 1.0}
+    return goal
+
+
+# --------------------------------------------------------------------------- 8. devices
+
+DEVICES_SOURCE = r"""#include <omp.h>
+#include <stdio.h>
+/* A kernel on every device at once (one host thread each), checked; then
+ * "ready=1" and a wait for a line on stdin while the executors sit idle. */
+enum { N = 256 };
+int main(void) {
+  int devices = omp_get_num_devices(), bad = 0;
+#pragma omp parallel for num_threads(devices) schedule(static, 1) reduction(+ : bad)
+  for (int d = 0; d < devices; ++d) {
+    int buf[N];
+    for (int i = 0; i < N; ++i) buf[i] = i;
+#pragma omp target teams distribute parallel for device(d) map(tofrom : buf) num_teams(2)
+    for (int i = 0; i < N; ++i) buf[i] = buf[i] * 3 + d;
+    for (int i = 0; i < N; ++i) bad += buf[i] != i * 3 + d;
+  }
+  if (bad) { fprintf(stderr, "%d wrong results\n", bad); return 1; }
+  printf("devices=%d ready=1\n", devices);
+  fflush(stdout);
+  char line[16];
+  if (!fgets(line, sizeof line, stdin)) line[0] = 0;
+  return 0;
+}
+"""
+
+
+def _executor_memory(host_pid):
+    """[(VmRSS KiB, Pss KiB)] of the live executors started for `host_pid`."""
+    r = subprocess.run(["pgrep", "-f", "ompsim-device .*--parent %d$" % host_pid], stdout=subprocess.PIPE, text=True)
+    out = []
+    for pid in (int(x) for x in r.stdout.split()):
+        rss = pss = None
+        try:
+            with open("/proc/%d/status" % pid) as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        rss = int(line.split()[1])
+            with open("/proc/%d/smaps_rollup" % pid) as f:
+                for line in f:
+                    if line.startswith("Pss:"):
+                        pss = int(line.split()[1])
+        except OSError:
+            continue
+        if rss is not None:
+            out.append((rss, pss))
+    return out
+
+
+def _devices_run(exe, env, timeout=300):
+    """Seconds from spawn to ready=1 and the executors' memory while idle."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([exe], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    import threading
+    watchdog = threading.Timer(timeout, proc.kill)
+    watchdog.start()
+    try:
+        line = proc.stdout.readline()
+        wall = time.perf_counter() - t0
+        if "ready=1" not in line:
+            proc.kill()
+            err = proc.stderr.read().strip().splitlines()
+            raise Unavailable("devices program did not get ready: %s" % ((err or [line.strip() or "(no output)"])[-1]))
+        time.sleep(0.2)  # let the executors settle after their kernels
+        mem = _executor_memory(proc.pid)
+        proc.communicate(input="\n", timeout=60)
+    finally:
+        watchdog.cancel()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return wall, mem
+
+
+def bench_devices(quick):
+    exe = compile_program("devices", DEVICES_SOURCE, ["--translate=native"])
+    reps = 3 if quick else 5
+    out = {"unit": "ms from spawn to a checked kernel done on every device (median); memory of each idle executor",
+           "counts": [1, 16], "startup_ms": {}, "rss_kib": {}, "pss_kib": {}}
+    env = backend_env("sim")
+    for n in out["counts"]:
+        walls, rss, pss = [], [], []
+        for _ in range(reps):
+            e = dict(env, OMPSIM_NUM_DEVICES=str(n))
+            wall, mem = _devices_run(exe, e)
+            if len(mem) != n:
+                raise Unavailable("expected %d executors, found %d" % (n, len(mem)))
+            walls.append(wall)
+            rss += [m[0] for m in mem]
+            pss += [m[1] for m in mem if m[1] is not None]
+        out["startup_ms"][str(n)] = statistics.median(walls) * 1e3
+        out["rss_kib"][str(n)] = {"max": max(rss), "median": statistics.median(rss)}
+        if pss:
+            out["pss_kib"][str(n)] = {"max": max(pss), "median": statistics.median(pss)}
+    rss16 = out["rss_kib"]["16"]["max"]
+    start16 = out["startup_ms"]["16"]
+    out["goal"] = {"met": rss16 <= 16 * 1024 and start16 < 1000, "max_rss_mib_16": rss16 / 1024.0,
+                   "startup_ms_16": start16}
     return out
 
 
@@ -722,6 +962,16 @@ def render_markdown(res):
             _goal(p["goal"]["met"]), ", ".join(_fmt(r) for r in rs) or "n/a",
             "" if not noise else " (at %s the difference to the 0-function program is within noise, "
             "so no ratio is taken there)" % ", ".join(_size(n) for n in noise)))
+        g = p["goal"]
+        if "sim_over_ours" in g:
+            L.append("- Goal *sim at most 1.5x ours-host from 10 Ki up*: %s; sim/ours-host = %s.\n" % (
+                _goal(g["sim_met"]), ", ".join("%s at %s" % (_fmt(v), _size(int(k)))
+                                               for k, v in sorted(g["sim_over_ours"].items(), key=lambda x: int(x[0])))
+                or "n/a"))
+            L.append("- Goal *ours-host at most 0.7x stock from 10 Ki up*: %s; ours-host/upstream = %s.\n" % (
+                _goal(g["ours_met"]), ", ".join("%s at %s" % (_fmt(v), _size(int(k))) for k, v in
+                                                sorted(g["ours_over_upstream"].items(), key=lambda x: int(x[0])))
+                or "n/a"))
         _notes(L, p)
         L.append("![registration](perf/registration.png)\n")
 
@@ -774,11 +1024,21 @@ def render_markdown(res):
         L.append("### 5. Image load\n")
         L.append("%s of one program that runs one kernel calling N device functions; ELF image on `sim`, "
                  "bitcode (`ompsim cc --image=ir`) on `sim-ir`.\n" % p["unit"])
-        L.append("| device functions | ELF | bitcode JIT | JIT / ELF |")
-        L.append("|---|---|---|---|")
+        L.append("| device functions | ELF | bitcode JIT | JIT / ELF | first call, ELF (us) | first call, JIT (us) |")
+        L.append("|---|---|---|---|---|---|")
+        first = p.get("first_call_us", {})
         for n in p["sizes"]:
-            L.append("| %d | %s | %s | %s |" % (n, _fmt(p["elf"].get(str(n)), 1), _fmt(p["ir"].get(str(n)), 1),
-                                                _fmt(p["ir_over_elf"].get(str(n)))))
+            L.append("| %d | %s | %s | %s | %s | %s |" % (
+                n, _fmt(p["elf"].get(str(n)), 1), _fmt(p["ir"].get(str(n)), 1), _fmt(p["ir_over_elf"].get(str(n))),
+                _fmt(first.get("elf", {}).get(str(n)), 1), _fmt(first.get("ir", {}).get(str(n)), 1)))
+        L.append("\nFirst call: the first launch of a second kernel that calls a function nothing called before, "
+                 "minus its second launch (on the bitcode image: the compile of that kernel and function on "
+                 "first call).")
+        g = p.get("goal")
+        if g:
+            L.append("\n- Goal *bitcode time to first kernel at most 1.5x ELF at 10 functions and 3x at 1000*: %s; "
+                     "JIT/ELF = %s at 10, %s at 1000." % (_goal(g["met"]), _fmt(g["ir_over_elf_10"]),
+                                                          _fmt(g["ir_over_elf_1000"])))
         for image in ("elf", "ir"):
             if "unavailable" in p[image]:
                 L.append("\n%s: not available: %s" % (image, p[image]["unavailable"]))
@@ -794,6 +1054,47 @@ def render_markdown(res):
         for label, r in p["runs"].items():
             L.append("| %s | %.1f | %d | %s |" % (label, r["wall_s"], r["exit"], r["summary"]))
         L.append("\nserial / xdist -n 2 = %s.\n" % _fmt(p.get("serial_over_xdist")))
+
+    # 7. concurrency
+    if not unavailable("concurrency", "7. Concurrent launches"):
+        p = parts["concurrency"]
+        L.append("### 7. Concurrent launches\n")
+        L.append("%s; every host thread launches its share of small `nowait` regions with a `depend` chain on "
+                 "its own mapped buffer. `sim-2dev` spreads the threads over 2 sim devices.\n" % p["unit"])
+        L.append("| run | " + " | ".join("%d threads" % t for t in p["threads"]) + " |")
+        L.append("|---|" + "---|" * len(p["threads"]))
+        for label, _, _ in CONCURRENCY_RUNS:
+            r = p["runs"].get(label, {})
+            if "unavailable" in r:
+                L.append("| %s | not available: %s |" % (label, r["unavailable"]) + " |" * (len(p["threads"]) - 1))
+            else:
+                L.append("| %s | %s |" % (label, " | ".join(_fmt(r.get(str(t)), 1) for t in p["threads"])))
+        for label in ("sim", "sim-2dev"):
+            g = p["goal"].get(label, {})
+            L.append("\n- Goal *%s at most 2x ours-host at every thread count, never slower with more threads "
+                     "than with one*: %s; worst %s/ours-host = %s, worst (n threads)/(1 thread) = %s." % (
+                         label, _goal(g.get("met")), label, _fmt(g.get("worst_over_ours_host")),
+                         _fmt(g.get("worst_over_one_thread"))))
+        L.append("")
+        _notes(L, p)
+
+    # 8. devices
+    if not unavailable("devices", "8. Many devices"):
+        p = parts["devices"]
+        L.append("### 8. Many devices\n")
+        L.append("%s. RSS counts shared library pages each executor touched; PSS shares them out.\n" % p["unit"])
+        L.append("| devices | start-up (ms) | RSS per executor, max (MiB) | median | PSS per executor, median (MiB) |")
+        L.append("|---|---|---|---|---|")
+        for n in p["counts"]:
+            r, s_ = p["rss_kib"].get(str(n), {}), p["pss_kib"].get(str(n), {})
+            L.append("| %d | %s | %s | %s | %s |" % (
+                n, _fmt(p["startup_ms"].get(str(n)), 1), _fmt(r.get("max", 0) / 1024.0 if r else None, 1),
+                _fmt(r.get("median", 0) / 1024.0 if r else None, 1),
+                _fmt(s_.get("median", 0) / 1024.0 if s_ else None, 1)))
+        g = p["goal"]
+        L.append("\n- Goal *16 devices: start-up under 1 s, each idle executor at most 16 MiB resident*: %s; "
+                 "start-up %s ms, largest executor %s MiB.\n" % (_goal(g["met"]), _fmt(g["startup_ms_16"], 1),
+                                                                _fmt(g["max_rss_mib_16"], 1)))
     return "\n".join(L) + "\n"
 
 
@@ -902,7 +1203,8 @@ def plot(res, out_dir):
 
 
 RUNNERS = {"lookup": bench_lookup, "registration": bench_registration, "launch": bench_launch,
-           "bandwidth": bench_bandwidth, "imageload": bench_imageload, "matrix": bench_matrix}
+           "bandwidth": bench_bandwidth, "imageload": bench_imageload, "matrix": bench_matrix,
+           "concurrency": bench_concurrency, "devices": bench_devices}
 
 
 def main(args):

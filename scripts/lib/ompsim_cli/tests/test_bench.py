@@ -161,4 +161,24 @@ def test_registration_goal_leaves_noise_out():
     part = {"counts": [1024, 10240], "backends": {"ours-host": {"1024": -5.0, "10240": 15.0},
                                                   "host-upstream": {"1024": -4.5, "10240": 24.0}}}
     g = bench.registration_goal(part)
-    assert g == {"met": True, "upstream_over_ours": [pytest.approx(1.6)], "within_noise": [1024]}
+    assert {k: g[k] for k in ("met", "upstream_over_ours", "within_noise")} == {
+        "met": True, "upstream_over_ours": [pytest.approx(1.6)], "within_noise": [1024]}
+
+
+def test_registration_goals_for_sim_and_against_stock_from_10ki():
+    part = {"counts": [1024, 10240], "backends": {"ours-host": {"1024": 2.0, "10240": 20.0},
+                                                  "host-upstream": {"1024": 3.0, "10240": 40.0},
+                                                  "sim": {"1024": 9.0, "10240": 36.0}}}
+    g = bench.registration_goal(part)
+    assert g["sim_over_ours"] == {"10240": pytest.approx(1.8)} and g["sim_met"] is False
+    assert g["ours_over_upstream"] == {"10240": pytest.approx(0.5)} and g["ours_met"] is True
+
+
+def test_concurrency_goal_needs_both_ratios():
+    host = {"1": 100.0, "2": 100.0, "4": 100.0, "8": 100.0}
+    fine = {"1": 150.0, "2": 140.0, "4": 150.0, "8": 120.0}
+    slower_with_threads = {"1": 50.0, "2": 60.0, "4": 50.0, "8": 50.0}
+    g = bench.concurrency_goal({"ours-host": host, "sim": fine, "sim-2dev": slower_with_threads})
+    assert g["sim"]["met"] is True and g["sim"]["worst_over_ours_host"] == pytest.approx(1.5)
+    assert g["sim-2dev"]["met"] is False and g["sim-2dev"]["worst_over_one_thread"] == pytest.approx(1.2)
+    assert bench.concurrency_goal({"ours-host": {"unavailable": "x"}, "sim": fine})["sim"]["met"] is None

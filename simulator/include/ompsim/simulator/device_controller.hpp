@@ -9,6 +9,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -16,6 +17,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace llvm::orc {
@@ -43,6 +45,7 @@ struct DeviceOptions {
   /// Seconds the executor may take from spawn to the end of its setup call
   /// before it is killed and the start fails (OMPSIM_EXECUTOR_START_TIMEOUT).
   double startTimeout = 30.0;
+  int jitOptLevel = 0;         ///< code generation level (0-3) of bitcode images
   int maxStartAttempts = 4;    ///< restarts when the executor collides with host ranges
 
   /// Options for device `deviceId` from the OMPSIM_* configuration; devices
@@ -101,6 +104,10 @@ public:
                                      llvm::ArrayRef<std::string> provides = {});
   /// Device address of symbol `name` in image `image`; an error naming it when absent.
   llvm::Expected<uint64_t> lookup(uint64_t image, llvm::StringRef name);
+  /// Addresses of many symbols of a loaded image in one request to the
+  /// executor; 0 for a name the image does not define.
+  llvm::Expected<std::vector<uint64_t>> lookupMany(uint64_t image,
+                                                   const std::vector<std::string> &names);
   /// Runs the image's finalizers and frees its memory.
   llvm::Error unloadImage(uint64_t image);
 
@@ -159,6 +166,11 @@ private:
   /// Turns a failed call into the device's death message when the executor is gone.
   llvm::Error diagnose(llvm::Error callError, const std::string &context);
   std::string describeDeath(int status, const std::string &context);
+  /// The lazy-call thread: compiles what a first call in the executor asks
+  /// for (bitcode images; see LaunchMailbox::lazyRequest).
+  void serveLazyCalls();
+  /// Ends the lazy-call thread (before the JIT goes away).
+  void stopLazyCalls();
   template <typename Sig, typename RetT, typename... ArgTs>
   llvm::Error call(const char *fnName, const std::string &context, RetT &result,
                    const ArgTs &...args);
@@ -167,7 +179,9 @@ private:
     std::string name;
     uint64_t remoteHandle = 0; ///< executor handle (ELF) or 0 (JIT)
     uint64_t base = 0, size = 0;
-    std::unique_ptr<ImageSymbolTable> symbols;
+    std::unique_ptr<ImageSymbolTable> symbols; ///< ELF: built on the first symbolize
+    /// A copy of an ELF image's bytes, for its symbols.
+    std::vector<char> elfBytes;
     std::unique_ptr<JITImage> jit; ///< set for bitcode images
   };
 
@@ -180,6 +194,8 @@ private:
   std::unique_ptr<llvm::orc::ExecutionSession> es_;
   llvm::orc::SimpleRemoteEPC *epc_ = nullptr;
   std::unique_ptr<DeviceJIT> jit_;
+  std::thread lazyThread_; ///< runs serveLazyCalls while jit_ exists
+  std::atomic<bool> lazyStop_{false};
   std::map<std::string, uint64_t> fns_; ///< wrapper name -> executor address
   std::map<uint64_t, Image> images_;
   uint64_t nextImage_ = 1;
