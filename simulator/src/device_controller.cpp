@@ -1030,7 +1030,8 @@ std::string DeviceController::symbolize(uint64_t addr) {
       if (!s.empty())
         return s;
     }
-  return "";
+  // Lazily compiled bodies of bitcode images lie outside their image's stubs.
+  return jit_ ? jit_->symbolize(addr) : "";
 }
 
 } // namespace ompsim::sim

@@ -111,7 +111,37 @@ void traceCompile(const IRPartitionLayer::GlobalValueSet &requested, size_t comp
       .num("rest", rest ? 1 : 0);
 }
 
+/// Records the functions every link defines, so an address in code that was
+/// compiled lazily (away from its stub) can be named in fault reports.
+class LinkedCodeRecorder : public ObjectLinkingLayer::Plugin {
+public:
+  LinkedCodeRecorder(std::shared_ptr<std::mutex> mu, std::shared_ptr<ImageSymbolTable> table)
+      : mu_(std::move(mu)), table_(std::move(table)) {}
+  void modifyPassConfig(MaterializationResponsibility &, jitlink::LinkGraph &,
+                        jitlink::PassConfiguration &config) override {
+    config.PostFixupPasses.push_back([mu = mu_, table = table_](jitlink::LinkGraph &g) {
+      std::lock_guard<std::mutex> lock(*mu);
+      for (jitlink::Symbol *sym : g.defined_symbols())
+        if (sym->hasName() && sym->isCallable())
+          table->add((*sym->getName()).str(), sym->getAddress().getValue(), sym->getSize());
+      return Error::success();
+    });
+  }
+  Error notifyFailed(MaterializationResponsibility &) override { return Error::success(); }
+  Error notifyRemovingResources(JITDylib &, ResourceKey) override { return Error::success(); }
+  void notifyTransferringResources(JITDylib &, ResourceKey, ResourceKey) override {}
+
+private:
+  std::shared_ptr<std::mutex> mu_;
+  std::shared_ptr<ImageSymbolTable> table_;
+};
+
 } // namespace
+
+std::string DeviceJIT::symbolize(uint64_t addr) const {
+  std::lock_guard<std::mutex> lock(*linkedMu_);
+  return linked_->symbolize(addr);
+}
 
 DeviceJIT::~DeviceJIT() {
   lazy_.reset();
@@ -132,6 +162,7 @@ Expected<std::unique_ptr<DeviceJIT>> DeviceJIT::Create(ExecutionSession &es, uin
   });
   std::unique_ptr<DeviceJIT> jit(new DeviceJIT(es, dsoHandle));
   jit->linker_ = std::make_unique<ObjectLinkingLayer>(es);
+  jit->linker_->addPlugin(std::make_shared<LinkedCodeRecorder>(jit->linkedMu_, jit->linked_));
   if (auto eh = EHFrameRegistrationPlugin::Create(es))
     jit->linker_->addPlugin(std::move(*eh));
   else

@@ -1,6 +1,8 @@
 // ompsim simulator: JIT-compiles LLVM bitcode device images into a device's arena (host side).
 #pragma once
 
+#include "image_symbol_table.hpp"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ExecutionEngine/Orc/CompileOnDemandLayer.h"
 #include "llvm/ExecutionEngine/Orc/Core.h"
@@ -12,6 +14,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -55,6 +58,9 @@ public:
   llvm::Expected<uint64_t> lookup(const JITImage &image, llvm::StringRef symbol);
   /// Empties the image's dylibs (their memory returns to the arena).
   llvm::Error remove(JITImage &image);
+  /// "function+0xoff" for an address inside code this JIT has linked (a lazily
+  /// compiled body lives apart from its stub), else "".
+  std::string symbolize(uint64_t addr) const;
 
 private:
   DeviceJIT(llvm::orc::ExecutionSession &es, uint64_t dsoHandle);
@@ -66,6 +72,10 @@ private:
   std::unique_ptr<llvm::orc::IRPartitionLayer> partitioner_;
   std::unique_ptr<llvm::orc::CompileOnDemandLayer> lazy_;
   unsigned nextImage_ = 1;
+  /// Every function body linked so far, filled by a JITLink plugin as each
+  /// compile links (ImageSymbolTable is not thread-safe: guarded by linkedMu_).
+  std::shared_ptr<std::mutex> linkedMu_ = std::make_shared<std::mutex>();
+  std::shared_ptr<ImageSymbolTable> linked_ = std::make_shared<ImageSymbolTable>();
 };
 
 } // namespace ompsim::sim

@@ -23,7 +23,7 @@ def test_untranslated_function_pointer(built):
     line = run(exe, "sim", ["untranslated"]).single_error()
     assert re.fullmatch(r"ompsim: device 0: kernel %s called untranslated host function pointer 0x[0-9a-f]+ "
                         r"\(host symbol 'plain' in \S*device_faults\.exe\); note: 'plain' \(defined at "
-                        r"\S*device_faults\.c:4\) is not declare target indirect, so the device cannot call "
+                        r"\S*device_faults\.c:5\) is not declare target indirect, so the device cannot call "
                         r"it through a host pointer: add '#pragma omp declare target to\(plain\) indirect'"
                         % KERNEL, line), line
     assert_next_run_clean(exe)
