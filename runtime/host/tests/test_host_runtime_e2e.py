@@ -512,7 +512,8 @@ int main(void) {
   int (*table[2])(int) = {add1, mul2};
   int r = 0;
   uint64_t n = 0;
-  #pragma omp target map(to: table) map(from: r, n)
+  /* r is read in the region, so it maps tofrom: a from-only copy starts undefined. */
+  #pragma omp target map(to: table) map(tofrom: r) map(from: n)
   {
     /* Look each host pointer up in the table the runtime published. */
     n = __omp_offloading_fptr_map_size;
