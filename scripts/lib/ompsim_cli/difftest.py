@@ -593,8 +593,8 @@ def main(argv=None):
     seed = args.seed if args.seed is not None else int(time.time()) % 1000000 * 1000
     count = args.count if args.count is not None else (None if args.minutes else 20)
     deadline = time.time() + args.minutes * 60 if args.minutes else None
-    tried = same = skipped = 0
-    failures = []
+    tried = same = 0
+    failures, skipped = [], []
     with tempfile.TemporaryDirectory(prefix="ompsim-difftest-") as work:
         while (count is None or tried < count) and (deadline is None or time.time() < deadline):
             o = run_seed(seed, work)
@@ -602,7 +602,7 @@ def main(argv=None):
             if o.status == "same":
                 same += 1
             elif o.status == "skipped":
-                skipped += 1
+                skipped.append(o.seed)
             else:
                 failures.append(o)
                 print(o.report(), flush=True)
@@ -611,9 +611,11 @@ def main(argv=None):
                     with open(os.path.join(args.keep, "diff_%d.c" % seed), "w") as f:
                         f.write(o.source)
             seed += 1
-    print("difftest: %d programs tried, %d same on every backend, %d skipped (stock rejects them), "
-          "%d differ%s" % (tried, same, skipped, len(failures),
-                           "" if not failures else ": seeds " + " ".join(str(o.seed) for o in failures)))
+    print("difftest: %d programs tried (seeds %d..%d), %d same on every backend, %d skipped (stock "
+          "rejects them%s), %d differ%s" % (
+              tried, seed - tried, seed - 1, same, len(skipped),
+              ": seeds " + " ".join(map(str, skipped)) if skipped else "", len(failures),
+              "" if not failures else ": seeds " + " ".join(str(o.seed) for o in failures)))
     return 1 if failures else 0
 
 
