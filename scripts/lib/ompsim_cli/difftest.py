@@ -271,7 +271,11 @@ class Generator:
                 # (the struct): a new struct stays mapped. The pointee is
                 # counted and attached at once (PTR_AND_OBJ).
                 if not v.present:
-                    v.lo, v.hi, v.dyn = 0, v.n, 1
+                    v.lo, v.hi = 0, v.n
+                    if hold:
+                        v.hold = 1
+                    else:
+                        v.dyn = 1
                 self.acquire(self.pointee, 0, self.pointee.n, hold=hold)
                 self.attached = self.shadowed = True
                 continue
