@@ -31,7 +31,7 @@ install(FILES ${PROJECT_BINARY_DIR}/ompsimConfig.cmake ${PROJECT_BINARY_DIR}/omp
         DESTINATION lib/cmake/ompsim)
 
 # Libraries and executables that exist in this configuration (OMPSIM_COMPONENTS).
-foreach(target ompsim_trace ompsim_plugin_host ompsim_plugin_sim ompsim_device_runtime
+foreach(target ompsim_support ompsim_trace ompsim_plugin_host ompsim_plugin_sim ompsim_device_runtime
                ompsim_indirect_pass)
   if(TARGET ${target})
     install(TARGETS ${target} LIBRARY DESTINATION ${OMPSIM_INSTALL_TREE}/lib)

@@ -1,9 +1,9 @@
 // The host plugin's device: dlopen'ed images, malloc'ed memory, libffi launches.
 #include "HostPlugin.h"
 
-#include "ompsim/config.hpp"
+#include "ompsim/Config.h"
 #include "ompsim/device_runtime.h"
-#include "ompsim/trace.hpp"
+#include "ompsim/Trace.h"
 
 #include "elf_image_loader.hpp"
 

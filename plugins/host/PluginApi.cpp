@@ -2,9 +2,9 @@
 // code (and the device's last error).
 #include "HostPlugin.h"
 
-#include "ompsim/config.hpp"
+#include "ompsim/Config.h"
 #include "ompsim/plugin_api.h"
-#include "ompsim/trace.hpp"
+#include "ompsim/Trace.h"
 
 #include <sys/uio.h>
 #include <unistd.h>

@@ -5,7 +5,7 @@
 #include "Runtime.h"
 
 #include "ompsim/offload_abi.h"
-#include "ompsim/trace.hpp"
+#include "ompsim/Trace.h"
 
 #include <fmt/format.h>
 

@@ -5,7 +5,7 @@
 
 #include "Runtime.h"
 
-#include "ompsim/trace.hpp"
+#include "ompsim/Trace.h"
 
 namespace ompsim::host {
 

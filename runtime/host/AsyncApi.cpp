@@ -7,7 +7,7 @@
 // objects name, and `taskwait` (or a later task depending on the same
 // objects) waits for it.
 #include "ompsim/offload_abi.h"
-#include "ompsim/trace.hpp"
+#include "ompsim/Trace.h"
 
 #include <omp.h>
 

@@ -2,9 +2,9 @@
 #include "Device.h"
 #include "InfoLevel.h"
 
-#include "ompsim/config.hpp"
-#include "ompsim/host_symbolizer.hpp"
-#include "ompsim/trace.hpp"
+#include "ompsim/Config.h"
+#include "ompsim/HostSymbolizer.h"
+#include "ompsim/Trace.h"
 
 #include <algorithm>
 

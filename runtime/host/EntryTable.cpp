@@ -1,7 +1,7 @@
 // Decodes both offload entry formats into OffloadEntry.
 #include "EntryTable.h"
 
-#include "ompsim/trace.hpp"
+#include "ompsim/Trace.h"
 
 #include <algorithm>
 #include <fmt/format.h>

@@ -1,7 +1,7 @@
 // Merging, vtable expansion and duplicate detection for the fptr table.
 #include "FunctionPointerTable.h"
 
-#include "ompsim/trace.hpp"
+#include "ompsim/Trace.h"
 
 #include <fmt/format.h>
 

@@ -1,7 +1,7 @@
 // ompsim runtime: the LIBOMPTARGET_INFO bit mask, changeable at run time.
 #include "InfoLevel.h"
 
-#include "ompsim/config.hpp"
+#include "ompsim/Config.h"
 
 #include <atomic>
 

@@ -4,9 +4,9 @@
 #include "MapClauseProcessor.h"
 #include "MapFlags.h"
 
-#include "ompsim/host_symbolizer.hpp"
+#include "ompsim/HostSymbolizer.h"
 #include "ompsim/offload_abi.h"
-#include "ompsim/trace.hpp"
+#include "ompsim/Trace.h"
 
 #include <fmt/format.h>
 

@@ -3,8 +3,8 @@
 
 #include "llvm/Support/Path.h"
 
-#include "ompsim/config.hpp"
-#include "ompsim/trace.hpp"
+#include "ompsim/Config.h"
+#include "ompsim/Trace.h"
 
 #include <fmt/format.h>
 

@@ -1,10 +1,10 @@
 // Runtime: registration, plugin/device numbering, and the target operations.
 #include "Runtime.h"
 
-#include "ompsim/config.hpp"
-#include "ompsim/host_symbolizer.hpp"
-#include "ompsim/leftovers.hpp"
-#include "ompsim/trace.hpp"
+#include "ompsim/Config.h"
+#include "ompsim/HostSymbolizer.h"
+#include "ompsim/OpenMPRegistration.h"
+#include "ompsim/Trace.h"
 
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Support/MemoryBuffer.h"

@@ -11,7 +11,7 @@ OMPSIM = os.path.join(paths.ROOT, "scripts", "ompsim")
 
 
 def event(cat, name, *fields, seq, normalized=True):
-    """One trace line as runtime/trace/trace.cpp writes it (fields in order, envelope last)."""
+    """One trace line as runtime/trace/Trace.cpp writes it (fields in order, envelope last)."""
     body = ['"cat":%s' % json.dumps(cat), '"event":%s' % json.dumps(name)]
     body += ["%s:%s" % (json.dumps(k), json.dumps(v)) for k, v in fields]
     if not normalized:

@@ -6,10 +6,10 @@
 #include "protocol.hpp"
 #include "range_allocator.hpp"
 
-#include "ompsim/config.hpp"
-#include "ompsim/host_symbolizer.hpp"
-#include "ompsim/leftovers.hpp"
-#include "ompsim/trace.hpp"
+#include "ompsim/Config.h"
+#include "ompsim/HostSymbolizer.h"
+#include "ompsim/OpenMPRegistration.h"
+#include "ompsim/Trace.h"
 
 #include "llvm/ExecutionEngine/Orc/Core.h"
 #include "llvm/ExecutionEngine/Orc/SimpleRemoteEPC.h"

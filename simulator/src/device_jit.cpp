@@ -1,6 +1,6 @@
 #include "device_jit.hpp"
 
-#include "ompsim/trace.hpp"
+#include "ompsim/Trace.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"

@@ -3,7 +3,7 @@
 #include "OffloadInspector.h"
 #include "ReportPrinter.h"
 
-#include "ompsim/trace.hpp"
+#include "ompsim/Trace.h"
 
 #include <llvm/Support/JSON.h>
 #include <llvm/Support/raw_ostream.h>

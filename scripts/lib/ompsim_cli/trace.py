@@ -5,7 +5,7 @@ import json
 import re
 import sys
 
-#: The categories of OMPSIM_TRACE (runtime/include/ompsim/trace.hpp).
+#: The categories of OMPSIM_TRACE (runtime/include/ompsim/Trace.h).
 CATEGORIES = ("image", "entry", "map", "table", "launch", "translate", "fault", "alloc", "transfer")
 
 #: Keys the trace writer appends after an event's own fields; they differ between

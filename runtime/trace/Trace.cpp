@@ -1,8 +1,8 @@
 // The trace facility: JSON lines to OMPSIM_TRACE_FILE, or spdlog lines on stderr.
-#include "ompsim/trace.hpp"
+#include "ompsim/Trace.h"
 
-#include "ompsim/config.hpp"
-#include "ompsim/host_symbolizer.hpp"
+#include "ompsim/Config.h"
+#include "ompsim/HostSymbolizer.h"
 
 #include <fmt/format.h>
 #include <spdlog/sinks/stdout_sinks.h>

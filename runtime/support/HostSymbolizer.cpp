@@ -1,5 +1,5 @@
 // Host address symbolization from ELF symbol tables (libelf), for traces and fault reports.
-#include "ompsim/host_symbolizer.hpp"
+#include "ompsim/HostSymbolizer.h"
 
 #include <cxxabi.h>
 #include <fcntl.h>

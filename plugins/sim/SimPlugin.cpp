@@ -4,12 +4,12 @@
 // turn an llvm::Error into OMPSIM_OFFLOAD_FAIL plus the device's last-error line.
 #include "ompsim/plugin_api.h"
 
-#include "fault_advisor.hpp"
+#include "FaultAdvisor.h"
 
-#include "ompsim/config.hpp"
-#include "ompsim/host_symbolizer.hpp"
+#include "ompsim/Config.h"
+#include "ompsim/HostSymbolizer.h"
 #include "ompsim/simulator/device_controller.hpp"
-#include "ompsim/trace.hpp"
+#include "ompsim/Trace.h"
 
 #include "llvm/BinaryFormat/Magic.h"
 #include "llvm/Bitcode/BitcodeReader.h"

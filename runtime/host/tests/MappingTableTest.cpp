@@ -1,7 +1,7 @@
 // Map-clause rules (OpenMP 5.1) on the mapping table, against a fake device.
 #include "MapClauseProcessor.h"
 #include "MapFlags.h"
-#include "fake_device_memory.h"
+#include "FakeDeviceMemory.h"
 
 #include "ompsim/offload_abi.h"
 

@@ -1,5 +1,5 @@
 // Reads every OMPSIM_* variable (see README for the table).
-#include "ompsim/config.hpp"
+#include "ompsim/Config.h"
 
 #include <cctype>
 #include <cerrno>

@@ -1,5 +1,5 @@
-// Removes libomp's per-process registration files (see leftovers.hpp).
-#include "ompsim/leftovers.hpp"
+// Removes libomp's per-process registration files (see OpenMPRegistration.h).
+#include "ompsim/OpenMPRegistration.h"
 
 #include <dirent.h>
 #include <unistd.h>

@@ -227,7 +227,7 @@ struct HashMap {
   }
 };
 
-/// The runtime's hash-table layout (runtime/device/translate.cpp) written
+/// The runtime's hash-table layout (runtime/device/FunctionPointerLookup.cpp) written
 /// inline, without the call into the shared library and without hit/miss
 /// counting: what the layout alone costs, to tell it apart from the call and
 /// the counters (a reference, not a goal). Same 64-byte buckets of four

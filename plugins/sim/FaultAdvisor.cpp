@@ -1,6 +1,6 @@
-#include "fault_advisor.hpp"
+#include "FaultAdvisor.h"
 
-#include "ompsim/host_symbolizer.hpp"
+#include "ompsim/HostSymbolizer.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/DebugInfo/Symbolize/Symbolize.h"

@@ -7,7 +7,7 @@
 // as the code point of the same number, \u00XX), and valid UTF-8 must come
 // back unchanged. The trace is normalized (OMPSIM_TRACE_NORMALIZE), so values
 // holding offload ids or paths are rewritten: for those only the JSON is checked.
-#include "ompsim/trace.hpp"
+#include "ompsim/Trace.h"
 
 #include "llvm/Support/ConvertUTF.h"
 #include "llvm/Support/JSON.h"
