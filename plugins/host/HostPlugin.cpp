@@ -5,7 +5,7 @@
 #include "ompsim/device_runtime.h"
 #include "ompsim/trace.hpp"
 
-#include "elf_image_loader.hpp"
+#include "ElfImageLoader.h"
 
 #include <fmt/format.h>
 

@@ -8,7 +8,7 @@
 
 #include "ompsim/config.hpp"
 #include "ompsim/host_symbolizer.hpp"
-#include "ompsim/simulator/device_controller.hpp"
+#include "ompsim/simulator/DeviceController.h"
 #include "ompsim/trace.hpp"
 
 #include "llvm/BinaryFormat/Magic.h"

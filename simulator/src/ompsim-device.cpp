@@ -2,14 +2,14 @@
 //
 // Started by the sim plugin's controller with a socketpair end (the ORC
 // SimpleRemoteEPC transport), a fault fd and a memfd it shares with the
-// controller (launch mailbox and device arena, launch_mailbox.hpp). Device
+// controller (launch mailbox and device arena, LaunchMailbox.h). Device
 // code runs only here; the host copies to and from the shared arena pages,
 // posts launches in the mailbox, and sends every other request through the
-// SPS wrapper functions declared in protocol.hpp.
-#include "elf_image_loader.hpp"
-#include "launch_mailbox.hpp"
-#include "protocol.hpp"
-#include "range_allocator.hpp"
+// SPS wrapper functions declared in Protocol.h.
+#include "ElfImageLoader.h"
+#include "LaunchMailbox.h"
+#include "Protocol.h"
+#include "RangeAllocator.h"
 
 #include "ompsim/device_runtime.h"
 

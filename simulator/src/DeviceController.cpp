@@ -1,10 +1,10 @@
-#include "ompsim/simulator/device_controller.hpp"
+#include "ompsim/simulator/DeviceController.h"
 
-#include "device_jit.hpp"
-#include "image_symbol_table.hpp"
-#include "launch_mailbox.hpp"
-#include "protocol.hpp"
-#include "range_allocator.hpp"
+#include "DeviceJit.h"
+#include "ImageSymbolTable.h"
+#include "LaunchMailbox.h"
+#include "Protocol.h"
+#include "RangeAllocator.h"
 
 #include "ompsim/config.hpp"
 #include "ompsim/host_symbolizer.hpp"

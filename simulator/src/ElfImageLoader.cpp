@@ -1,4 +1,4 @@
-#include "elf_image_loader.hpp"
+#include "ElfImageLoader.h"
 
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
