@@ -11,7 +11,7 @@
 // of them read outside what it was given or crash: every such read lands in a
 // guard page (SIGSEGV) or is an ASan report.
 #include "EntryTable.h"
-#include "elf_image_loader.hpp"
+#include "ElfImageLoader.h"
 
 #include <sys/mman.h>
 #include <unistd.h>

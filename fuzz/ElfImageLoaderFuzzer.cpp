@@ -8,7 +8,7 @@
 // nowhere) returns to the caller as if the called function had returned 0.
 // Every other fault, ASan or UBSan report is a finding: the parser read or
 // wrote outside the image it was given.
-#include "elf_image_loader.hpp"
+#include "ElfImageLoader.h"
 
 #include <csignal>
 #include <cstdint>

@@ -5,7 +5,7 @@
 #include "ompsim/device_runtime.h"
 #include "ompsim/Trace.h"
 
-#include "elf_image_loader.hpp"
+#include "ElfImageLoader.h"
 
 #include <fmt/format.h>
 

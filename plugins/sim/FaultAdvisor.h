@@ -2,7 +2,7 @@
 #pragma once
 
 #include "ompsim/offload_abi.h"
-#include "ompsim/simulator/device_controller.hpp"
+#include "ompsim/simulator/DeviceController.h"
 
 #include "llvm/ADT/ArrayRef.h"
 

@@ -8,7 +8,7 @@
 
 #include "ompsim/Config.h"
 #include "ompsim/HostSymbolizer.h"
-#include "ompsim/simulator/device_controller.hpp"
+#include "ompsim/simulator/DeviceController.h"
 #include "ompsim/Trace.h"
 
 #include "llvm/BinaryFormat/Magic.h"

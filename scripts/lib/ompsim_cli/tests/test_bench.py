@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from ompsim_cli import bench, paths
+from ompsim_cli.benchmarks import common, concurrency, lookup, registration
 
 OMPSIM = os.path.join(paths.ROOT, "scripts", "ompsim")
 
@@ -34,22 +35,22 @@ def test_parse_gbench_prefers_median_aggregate_and_converts_units():
         {"name": "something_else_median", "run_name": "something_else", "aggregate_name": "median",
          "cpu_time": 1.0, "time_unit": "ns"},
     ]}
-    times, counters = bench.parse_gbench(doc)
+    times, counters = lookup.parse_gbench(doc)
     assert times == {("ours", 16, "random_hit"): 4.0, ("binary_search", 16, "random_hit"): 500.0}
     assert counters[("ours", 16, "random_hit")] == {"bytes_per_entry": 16.0}
 
 
 def test_parse_gbench_single_runs_without_repetitions():
     doc = {"benchmarks": [gbench_entry("unordered_map", 1, "random_miss", 3.0)]}
-    times, _ = bench.parse_gbench(doc)
+    times, _ = lookup.parse_gbench(doc)
     assert times == {("unordered_map", 1, "random_miss"): 3.0}
 
 
 def rows_where_ours_is(factor_small, factor_big):
     """Synthetic lookup rows: ours = baseline / factor (factor > 1: ours faster)."""
     rows = {}
-    for n in bench.LOOKUP_SIZES:
-        for p in bench.LOOKUP_PATTERNS:
+    for n in lookup.LOOKUP_SIZES:
+        for p in lookup.LOOKUP_PATTERNS:
             rows[("binary_search_call", n, p)] = 100.0
             rows[("unordered_map_call", n, p)] = 120.0
             # Inlined references never count toward the goals.
@@ -59,7 +60,7 @@ def rows_where_ours_is(factor_small, factor_big):
 
 
 def test_lookup_goals_met_when_ours_is_fast_everywhere():
-    g = bench.lookup_goals(rows_where_ours_is(1.2, 2.0))
+    g = lookup.lookup_goals(rows_where_ours_is(1.2, 2.0))
     assert g["never_slower"]["met"] is True
     assert g["faster_than_bsearch_64ki"]["met"] is True
     assert g["faster_than_bsearch_64ki"]["worst"]["ratio"] == pytest.approx(2.0)
@@ -68,7 +69,7 @@ def test_lookup_goals_met_when_ours_is_fast_everywhere():
 def test_lookup_goals_name_the_cell_that_misses():
     rows = rows_where_ours_is(1.2, 1.4)
     rows[("unordered_map_call", 1024, "sequential_miss")] = 10.0  # hash map beats ompsim here
-    g = bench.lookup_goals(rows)
+    g = lookup.lookup_goals(rows)
     assert g["never_slower"]["met"] is False
     worst = g["never_slower"]["worst"]
     assert (worst["size"], worst["pattern"], worst["best_baseline"]) == (1024, "sequential_miss", "unordered_map_call")
@@ -78,7 +79,7 @@ def test_lookup_goals_name_the_cell_that_misses():
 
 
 def test_lookup_goals_unmeasured_when_rows_missing():
-    g = bench.lookup_goals({})
+    g = lookup.lookup_goals({})
     assert g["never_slower"]["met"] is None and g["faster_than_bsearch_64ki"]["met"] is None
 
 
@@ -100,8 +101,8 @@ def test_markdown_says_not_available_with_the_reason():
 
 
 def test_markdown_states_goal_with_ratio():
-    res = {"machine": {}, "parts": {"bandwidth": {"unit": "GB/s", "sizes": [bench.MiB], "backends": {
-        "sim": [{"size": bench.MiB, "h2d_gbs": 1.0, "d2h_gbs": 3.0, "memcpy_gbs": 4.0}]},
+    res = {"machine": {}, "parts": {"bandwidth": {"unit": "GB/s", "sizes": [common.MiB], "backends": {
+        "sim": [{"size": common.MiB, "h2d_gbs": 1.0, "d2h_gbs": 3.0, "memcpy_gbs": 4.0}]},
         "goal": {"met": False, "worst_fraction_of_memcpy_from_1MiB": 0.25}}}}
     md = bench.render_markdown(res)
     assert "| sim | 1 Mi | 1.00 | 3.00 | 4.00 | 0.25 |" in md
@@ -119,14 +120,14 @@ def test_insert_section_replaces_only_the_generated_block():
 
 
 def test_failing_program_is_reported_with_its_last_error_line():
-    with pytest.raises(bench.Unavailable) as e:
-        bench.run_program("/bin/sh", ["-c", "echo partial; echo 'no device here' >&2; exit 3"], dict(os.environ))
+    with pytest.raises(common.Unavailable) as e:
+        common.run_program("/bin/sh", ["-c", "echo partial; echo 'no device here' >&2; exit 3"], dict(os.environ))
     assert "exited 3: no device here" in str(e.value)
 
 
 def test_program_results_are_read_up_to_the_marker():
-    text, seconds, note = bench.run_program("/bin/sh", ["-c", "echo size=4 done=1"], dict(os.environ))
-    assert bench.parse_kv(text) == {"size": 4.0, "done": 1.0}
+    text, seconds, note = common.run_program("/bin/sh", ["-c", "echo size=4 done=1"], dict(os.environ))
+    assert common.parse_kv(text) == {"size": 4.0, "done": 1.0}
     assert seconds > 0 and note is None
 
 
@@ -148,8 +149,8 @@ def test_lookup_bench_reports_every_implementation_with_memory_per_entry(tmp_pat
                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     assert r.returncode == 0, r.stderr
     doc = json.loads(out.read_text())
-    times, counters = bench.parse_gbench(doc)
-    assert set(times) == {(i, 1024, "random_hit") for i in bench.LOOKUP_IMPLS}
+    times, counters = lookup.parse_gbench(doc)
+    assert set(times) == {(i, 1024, "random_hit") for i in lookup.LOOKUP_IMPLS}
     # Every layout stores at least a host and a device address (16 bytes) per entry.
     for key, c in counters.items():
         assert c["bytes_per_entry"] >= 16.0, key
@@ -160,7 +161,7 @@ def test_lookup_bench_reports_every_implementation_with_memory_per_entry(tmp_pat
 def test_registration_goal_leaves_noise_out():
     part = {"counts": [1024, 10240], "backends": {"ours-host": {"1024": -5.0, "10240": 15.0},
                                                   "host-upstream": {"1024": -4.5, "10240": 24.0}}}
-    g = bench.registration_goal(part)
+    g = registration.registration_goal(part)
     assert {k: g[k] for k in ("met", "upstream_over_ours", "within_noise")} == {
         "met": True, "upstream_over_ours": [pytest.approx(1.6)], "within_noise": [1024]}
 
@@ -169,7 +170,7 @@ def test_registration_goals_for_sim_and_against_stock_from_10ki():
     part = {"counts": [1024, 10240], "backends": {"ours-host": {"1024": 2.0, "10240": 20.0},
                                                   "host-upstream": {"1024": 3.0, "10240": 40.0},
                                                   "sim": {"1024": 9.0, "10240": 36.0}}}
-    g = bench.registration_goal(part)
+    g = registration.registration_goal(part)
     assert g["sim_over_ours"] == {"10240": pytest.approx(1.8)} and g["sim_met"] is False
     assert g["ours_over_upstream"] == {"10240": pytest.approx(0.5)} and g["ours_met"] is True
 
@@ -178,7 +179,7 @@ def test_concurrency_goal_needs_both_ratios():
     host = {"1": 100.0, "2": 100.0, "4": 100.0, "8": 100.0}
     fine = {"1": 150.0, "2": 140.0, "4": 150.0, "8": 120.0}
     slower_with_threads = {"1": 50.0, "2": 60.0, "4": 50.0, "8": 50.0}
-    g = bench.concurrency_goal({"ours-host": host, "sim": fine, "sim-2dev": slower_with_threads})
+    g = concurrency.concurrency_goal({"ours-host": host, "sim": fine, "sim-2dev": slower_with_threads})
     assert g["sim"]["met"] is True and g["sim"]["worst_over_ours_host"] == pytest.approx(1.5)
     assert g["sim-2dev"]["met"] is False and g["sim-2dev"]["worst_over_one_thread"] == pytest.approx(1.2)
-    assert bench.concurrency_goal({"ours-host": {"unavailable": "x"}, "sim": fine})["sim"]["met"] is None
+    assert concurrency.concurrency_goal({"ours-host": {"unavailable": "x"}, "sim": fine})["sim"]["met"] is None

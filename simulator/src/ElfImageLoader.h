@@ -14,7 +14,7 @@
 
 namespace ompsim::sim {
 
-class ImageLoad; // one load in progress (elf_image_loader.cpp)
+class ImageLoad; // one load in progress (ElfImageLoader.cpp)
 
 /// What the loader needs from the process it loads into.
 struct ElfLoadEnvironment {

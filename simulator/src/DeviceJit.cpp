@@ -1,4 +1,4 @@
-#include "device_jit.hpp"
+#include "DeviceJit.h"
 
 #include "ompsim/Trace.h"
 

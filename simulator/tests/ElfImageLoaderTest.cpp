@@ -1,6 +1,6 @@
 // ElfImageLoader on real clang-22 device images, loaded into this process.
-#include "elf_image_loader.hpp"
-#include "loader_test_support.hpp"
+#include "ElfImageLoader.h"
+#include "LoaderTestSupport.h"
 
 #include "llvm/Object/ELFObjectFile.h"
 #include "llvm/Support/MemoryBuffer.h"

@@ -1,7 +1,7 @@
 // ompsim simulator: JIT-compiles LLVM bitcode device images into a device's arena (host side).
 #pragma once
 
-#include "image_symbol_table.hpp"
+#include "ImageSymbolTable.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ExecutionEngine/Orc/CompileOnDemandLayer.h"

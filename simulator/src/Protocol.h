@@ -4,7 +4,7 @@
 // bootstrap symbol under the name below; the controller looks the addresses up
 // once at connect time and calls them through the SimpleRemoteEPC. Kernel
 // launches and copies do not come here: they go through shared memory
-// (launch_mailbox.hpp), and the controller keeps the device heap's bookkeeping.
+// (LaunchMailbox.h), and the controller keeps the device heap's bookkeeping.
 #pragma once
 
 #include "llvm/ExecutionEngine/Orc/Shared/SimplePackedSerialization.h"

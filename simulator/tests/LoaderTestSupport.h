@@ -2,8 +2,8 @@
 // an executor-like environment (private arena, dlopen-based imports).
 #pragma once
 
-#include "elf_image_loader.hpp"
-#include "range_allocator.hpp"
+#include "ElfImageLoader.h"
+#include "RangeAllocator.h"
 
 #include <dlfcn.h>
 #include <gtest/gtest.h>

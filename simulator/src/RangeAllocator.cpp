@@ -1,4 +1,4 @@
-#include "range_allocator.hpp"
+#include "RangeAllocator.h"
 
 #include <cassert>
 

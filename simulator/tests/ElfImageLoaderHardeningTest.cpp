@@ -1,8 +1,8 @@
 // ElfImageLoader on corrupted images: a real clang-22 device image with one
 // field broken per test. Each load must fail with one line naming the image
 // and the problem, run no image code, and give its memory back.
-#include "elf_image_loader.hpp"
-#include "loader_test_support.hpp"
+#include "ElfImageLoader.h"
+#include "LoaderTestSupport.h"
 
 #include <elf.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "image_symbol_table.hpp"
+#include "ImageSymbolTable.h"
 
 #include "llvm/DebugInfo/DWARF/DWARFContext.h"
 #include "llvm/Demangle/Demangle.h"

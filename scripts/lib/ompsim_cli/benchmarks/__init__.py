@@ -1,0 +1,1 @@
+"""The parts of `ompsim bench`, one module each; common.py holds what they share."""

@@ -1,0 +1,79 @@
+"""Benchmark part 5: ELF image against bitcode JIT, time to first kernel by program size."""
+
+import statistics
+from .common import TIMING_C, Unavailable, backend_env, compile_program, parse_kv, ratio, run_program, say
+
+
+def imageload_source(n):
+    fns = "\n".join("""int ompsim_bench_g%d(int x) {
+  int s = x;
+  for (int k = 0; k < (x & 7) + %d; ++k) s = s * 31 + k * %d;
+  return s;
+}""" % (i, i % 5 + 2, i + 1) for i in range(n))
+    calls = "\n".join("    s += ompsim_bench_g%d(s & 1023);" % i for i in range(n))
+    # After the figure (done=1): a second kernel calls a function nothing ran
+    # before; its first launch against its second is the cost of a first call
+    # of a function not yet compiled (bitcode) or already loaded (ELF).
+    return TIMING_C + """#pragma omp declare target
+%s
+int ompsim_bench_late(int x) {
+  int s = x;
+  for (int k = 0; k < (x & 7) + 3; ++k) s = s * 17 + k;
+  return s;
+}
+#pragma omp end declare target
+int main(void) {
+  int s = 1;
+#pragma omp target map(tofrom : s)
+  {
+%s
+  }
+  printf("checksum=%%d done=1\\n", s);
+  fflush(stdout);
+  double t[2];
+  for (int r = 0; r < 2; ++r) {
+    double t0 = now_ns();
+#pragma omp target map(tofrom : s)
+    { s = ompsim_bench_late(s); }
+    t[r] = now_ns() - t0;
+  }
+  printf("late_first_ns=%%.0f late_again_ns=%%.0f checksum2=%%d\\n", t[0], t[1], s);
+  fflush(stdout);
+  return 0;
+}
+""" % (fns, calls)
+
+
+def bench_imageload(quick):
+    # clang-22 -O2 needs minutes for the 1000-function kernel on 2 cores and
+    # far longer beyond it, so 1000 is the largest size in both modes.
+    sizes = [10, 100, 1000]
+    reps = 3 if quick else 5
+    out = {"sizes": sizes, "unit": "ms to first kernel (median time from spawn to the line printed after the kernel)", "elf": {}, "ir": {},
+           "first_call_us": {"elf": {}, "ir": {}}}
+    for image, be in (("elf", "sim"), ("ir", "sim-ir")):
+        try:
+            env = backend_env(be)
+            for n in sizes:
+                exe = compile_program("image%d-%s" % (n, image), imageload_source(n),
+                                      ["--translate=native", "--image=" + image])
+                walls, firsts = [], []
+                for _ in range(reps):
+                    text, wall, note = run_program(exe, [], env)
+                    walls.append(wall)
+                    kv = parse_kv(text)
+                    if "late_first_ns" in kv:
+                        firsts.append((kv["late_first_ns"] - kv["late_again_ns"]) / 1e3)
+                    if note:
+                        out.setdefault("notes", {})[be] = note
+                out[image][str(n)] = statistics.median(walls) * 1e3
+                if firsts:
+                    out["first_call_us"][image][str(n)] = statistics.median(firsts)
+        except Unavailable as e:
+            out[image] = {"unavailable": str(e)}
+            say("image load (%s on %s): not available: %s" % (image, be, e))
+    out["ir_over_elf"] = {str(n): ratio(out["ir"].get(str(n)), out["elf"].get(str(n))) for n in sizes}
+    r10, r1000 = out["ir_over_elf"].get("10"), out["ir_over_elf"].get("1000")
+    out["goal"] = {"met": None if r10 is None or r1000 is None else r10 <= 1.5 and r1000 <= 3.0,
+                   "ir_over_elf_10": r10, "ir_over_elf_1000": r1000}
+    return out

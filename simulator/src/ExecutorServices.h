@@ -1,0 +1,190 @@
+//===- ExecutorServices.h - The executor's shared state ----*- C++ -*-===//
+//
+// What ompsim-device.cpp, ExecutorFaults.cpp and ExecutorServices.cpp share:
+// the device state, the fault side's globals and the SPS wrapper functions.
+//
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#include "ElfImageLoader.h"
+#include "LaunchMailbox.h"
+#include "Protocol.h"
+#include "RangeAllocator.h"
+
+#include "ompsim/device_runtime.h"
+
+#include "llvm/ExecutionEngine/Orc/Shared/AllocationActions.h"
+#include "llvm/ExecutionEngine/Orc/Shared/OrcRTBridge.h"
+#include "llvm/ExecutionEngine/Orc/Shared/TargetProcessControlTypes.h"
+#include "llvm/ExecutionEngine/Orc/TargetProcess/ExecutorBootstrapService.h"
+#include "llvm/ExecutionEngine/Orc/TargetProcess/SimpleRemoteEPCServer.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <dlfcn.h>
+#include <ffi.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <condition_variable>
+#include <deque>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#include <sanitizer/tsan_interface.h>
+#define OMPSIM_TSAN_HANDOVER 1
+#endif
+#endif
+
+using namespace llvm;
+using namespace llvm::orc;
+namespace sps = llvm::orc::shared;
+namespace proto = ompsim::sim::protocol;
+
+namespace ompsim::sim::executor {
+
+constexpr uint64_t kPage = 4096;
+
+inline Error makeError(const Twine &msg) { return createStringError(inconvertibleErrorCode(), msg); }
+
+extern int gFaultFd;
+/// The memfd shared with the controller: the launch mailbox, then the arena.
+extern int gArenaFd;
+/// The host runtime the controller took out of LD_PRELOAD (may be empty).
+extern std::string gHostRuntime;
+/// The device runtime's log reader, once it is loaded; the fault handler sends
+/// the faulting kernel's translate records after the fault record.
+using TakeTranslateLogFn = ompsim_translate_stats (*)(ompsim_translate_record *, uint64_t);
+extern std::atomic<TakeTranslateLogFn> gTakeTranslateLog;
+
+/// Gives the calling thread an alternate signal stack so a stack overflow in
+/// device code is still reported.
+void ensureAltStack();
+/// Installs the fatal-signal handlers that report a fault to the controller.
+void installFaultHandlers();
+/// What device code calls for exit() (see ExecutorFaults.cpp).
+[[noreturn]] void deviceExit(int status);
+
+/// The device: its arena, allocators, loaded images and libraries.
+class DeviceState {
+public:
+  static DeviceState &get() {
+    static DeviceState *s = new DeviceState(); // never destroyed: used until _exit
+    return *s;
+  }
+
+  std::mutex mu;
+  uint64_t arenaBase = 0, arenaSize = 0;
+  ompsim::sim::RangeAllocator code; ///< image code; the controller keeps the heap
+  std::string libDir;
+  std::vector<void *> libraries; ///< dlopen handles, in load order
+  std::map<std::string, void *> librariesByName;
+  void *deviceRuntime = nullptr;
+  std::string deviceRuntimeError;
+  bool hostRuntimeLoaded = false;
+  std::map<uint64_t, std::unique_ptr<ompsim::sim::LoadedElfImage>> images;
+  /// Library name -> handle of the loaded image that provides it: a shared
+  /// library's device image stands in for that library in the NEEDED entries
+  /// of images loaded after it, as the host library does on the host.
+  std::map<std::string, uint64_t> imageByLibraryName;
+  /// Image handle -> handles of the loaded images it links against.
+  std::map<uint64_t, std::vector<uint64_t>> imageDependencies;
+  uint64_t nextImage = 1;
+  /// JIT allocations: initialize key -> dealloc actions.
+  std::map<uint64_t, std::vector<sps::WrapperFunctionCall>> jitDeallocs;
+
+  Error loadLibrary(StringRef soname) {
+    std::string key = soname.str();
+    if (librariesByName.count(key))
+      return Error::success();
+    void *h = nullptr;
+    std::string inLibDir = libDir + "/" + key;
+    // A host library may carry its own offload registration and need the
+    // host runtime (it sees __ompsim_executor_marker and stays idle); load
+    // that first, as the host's LD_PRELOAD would have, so the library binds
+    // to it rather than to another libomptarget. Libraries that never need
+    // it spare the executor libLLVM.
+    static constexpr const char *kNeverNeedHostRuntime[] = {
+        "libompsim", "libomp.so", "libc.so", "libm.so", "libstdc++.so", "libgcc_s.so",
+        "libpthread.so", "libdl.so", "librt.so", "libffi.so"};
+    if (!gHostRuntime.empty() && !hostRuntimeLoaded &&
+        llvm::none_of(kNeverNeedHostRuntime, [&](const char *p) { return soname.starts_with(p); })) {
+      hostRuntimeLoaded = true;
+      if (!::dlopen(gHostRuntime.c_str(), RTLD_NOW | RTLD_GLOBAL))
+        return makeError(Twine("cannot load the host runtime ") + gHostRuntime + ": " + ::dlerror());
+    }
+    // ompsim's own libraries come from its lib dir; everything else from the
+    // system search path, then the lib dir.
+    if (soname.starts_with("libompsim"))
+      h = ::dlopen(inLibDir.c_str(), RTLD_NOW | RTLD_GLOBAL);
+    if (!h)
+      h = ::dlopen(key.c_str(), RTLD_NOW | RTLD_GLOBAL);
+    if (!h && !libDir.empty())
+      h = ::dlopen(inLibDir.c_str(), RTLD_NOW | RTLD_GLOBAL);
+    if (!h)
+      return makeError(Twine("cannot load: ") + ::dlerror());
+    librariesByName[key] = h;
+    libraries.push_back(h);
+    return Error::success();
+  }
+
+  void *resolve(StringRef name) {
+    if (name == "exit")
+      return reinterpret_cast<void *>(&deviceExit);
+    std::string n = name.str();
+    for (void *h : libraries)
+      if (void *p = ::dlsym(h, n.c_str()))
+        return p;
+    return ::dlsym(RTLD_DEFAULT, n.c_str());
+  }
+
+  template <typename Fn> Fn runtimeFn(const char *name) {
+    return deviceRuntime ? reinterpret_cast<Fn>(::dlsym(deviceRuntime, name)) : nullptr;
+  }
+
+private:
+  DeviceState() = default;
+};
+
+/// Converts an SPS wrapper-function lambda into the C entry point ORC calls.
+#define OMPSIM_WRAPPER(Name, Sig, ...)                                                             \
+  sps::CWrapperFunctionBuffer Name(const char *data, size_t size) {                                \
+    ensureAltStack();                                                                              \
+    return sps::WrapperFunction<Sig>::handle(data, size, __VA_ARGS__).release();                  \
+  }
+
+/// Declares a wrapper function OMPSIM_WRAPPER defines.
+#define OMPSIM_WRAPPER_DECL(Name) sps::CWrapperFunctionBuffer Name(const char *data, size_t size)
+
+OMPSIM_WRAPPER_DECL(setupWrapper);
+OMPSIM_WRAPPER_DECL(loadElfWrapper);
+OMPSIM_WRAPPER_DECL(lookupWrapper);
+OMPSIM_WRAPPER_DECL(lookupManyWrapper);
+OMPSIM_WRAPPER_DECL(unloadWrapper);
+OMPSIM_WRAPPER_DECL(allocCodeWrapper);
+OMPSIM_WRAPPER_DECL(callVoidWrapper);
+OMPSIM_WRAPPER_DECL(setFptrTableWrapper);
+OMPSIM_WRAPPER_DECL(translateLogWrapper);
+
+/// Runs a kernel on the calling (device) thread.
+Error runKernel(uint64_t fn, ArrayRef<uint64_t> args, uint32_t teams, uint32_t threads);
+
+} // namespace ompsim::sim::executor
