@@ -62,6 +62,7 @@ TOOLS = {t.name: t for t in [
     Tool("llc", "llvm-22", "device code generation of the gpu-build columns"),
     Tool("FileCheck", "llvm-22-tools", "output checks of the conformance matrix"),
     Tool("lit", "llvm-22-tools", "pass plugin tests"),
+    Tool("clang-format", "clang-format-22", "the format check (scripts/check-format)"),
     Tool("not", "llvm-22-tools", "pass plugin tests"),
     # Debian's python3, never another one first on PATH (it lacks pytest).
     Tool("python3", "python3", "the ompsim CLI and pytest", llvm=False, path="/usr/bin/python3"),
