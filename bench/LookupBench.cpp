@@ -67,7 +67,8 @@ public:
     Attr.exclude_hv = 1;
     Fd = static_cast<int>(syscall(SYS_perf_event_open, &Attr, 0, -1, -1, 0));
     if (Fd < 0)
-      Why = std::string("not available: perf_event_open(PERF_COUNT_HW_CACHE_MISSES) failed: ") + std::strerror(errno);
+      Why = std::string("not available: perf_event_open(PERF_COUNT_HW_CACHE_MISSES) failed: ") +
+            std::strerror(errno);
   }
   ~CacheMissCounter() {
     if (Fd >= 0)
@@ -135,7 +136,8 @@ struct Dataset {
     }
     // Enough queries that random access covers the whole table.
     uint64_t Q = std::max<uint64_t>(N, 1u << 16);
-    for (Pattern P : {Pattern::RandomHit, Pattern::SequentialHit, Pattern::RandomMiss, Pattern::SequentialMiss}) {
+    for (Pattern P :
+         {Pattern::RandomHit, Pattern::SequentialHit, Pattern::RandomMiss, Pattern::SequentialMiss}) {
       std::vector<uint64_t> Keys(Q);
       bool Random = P == Pattern::RandomHit || P == Pattern::RandomMiss;
       bool Miss = P == Pattern::RandomMiss || P == Pattern::SequentialMiss;
@@ -169,8 +171,10 @@ struct Ompsim {
     if (PublishedSize != D.Sorted.size()) {
       size_t Before = allocatedBytes();
       if (__ompsim_device_set_fptr_table(D.Sorted.data(), D.Sorted.size()) != 0) {
-        fprintf(stderr, "ompsim: lookup_bench: __ompsim_device_set_fptr_table rejected a sorted table of %zu entries\n",
-                D.Sorted.size());
+        fprintf(
+            stderr,
+            "ompsim: lookup_bench: __ompsim_device_set_fptr_table rejected a sorted table of %zu entries\n",
+            D.Sorted.size());
         std::exit(1);
       }
       PublishedBytesPerEntry = double(allocatedBytes() - Before) / double(D.Sorted.size());
@@ -328,7 +332,9 @@ template <typename Base, const char *BaseName> struct OutOfLine {
     asm volatile("" ::: "memory");
     return reinterpret_cast<void *>(Current->lookup(reinterpret_cast<uintptr_t>(HostPtr)));
   }
-  uint64_t lookup(uint64_t Key) const { return reinterpret_cast<uintptr_t>(Entry(reinterpret_cast<void *>(Key))); }
+  uint64_t lookup(uint64_t Key) const {
+    return reinterpret_cast<uintptr_t>(Entry(reinterpret_cast<void *>(Key)));
+  }
 };
 constexpr char BinarySearchCallName[] = "binary_search_call";
 constexpr char HashMapCallName[] = "unordered_map_call";
@@ -356,7 +362,8 @@ template <typename Impl> void runLookup(benchmark::State &State, uint64_t N, Pat
 
 template <typename Impl> void registerAll(const std::vector<uint64_t> &Sizes) {
   for (uint64_t N : Sizes)
-    for (Pattern P : {Pattern::RandomHit, Pattern::SequentialHit, Pattern::RandomMiss, Pattern::SequentialMiss}) {
+    for (Pattern P :
+         {Pattern::RandomHit, Pattern::SequentialHit, Pattern::RandomMiss, Pattern::SequentialMiss}) {
       std::string Name = std::string("lookup/") + Impl::Name + "/" + std::to_string(N) + "/" + patternName(P);
       benchmark::RegisterBenchmark(Name.c_str(), [N, P](benchmark::State &S) { runLookup<Impl>(S, N, P); });
     }

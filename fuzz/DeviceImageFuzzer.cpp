@@ -10,8 +10,8 @@
 // the validator ours-host shares with the sim loader). No input may make any
 // of them read outside what it was given or crash: every such read lands in a
 // guard page (SIGSEGV) or is an ASan report.
-#include "EntryTable.h"
 #include "ElfImageLoader.h"
+#include "EntryTable.h"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -28,10 +28,14 @@ constexpr size_t kMaxValidated = 64ull << 20;
 /// common.
 int64_t delta(uint64_t raw, size_t size) {
   switch (raw & 3) {
-  case 0: return int64_t((raw >> 2) % (size + 1));                // inside, or one past the end
-  case 1: return int64_t(size) + int64_t((raw >> 2) % 8192);      // into the guard and beyond
-  case 2: return -int64_t((raw >> 2) % 8192);                     // before the start
-  default: return int64_t(uint64_t(raw >> 2) << 12);              // anywhere at all
+  case 0:
+    return int64_t((raw >> 2) % (size + 1)); // inside, or one past the end
+  case 1:
+    return int64_t(size) + int64_t((raw >> 2) % 8192); // into the guard and beyond
+  case 2:
+    return -int64_t((raw >> 2) % 8192); // before the start
+  default:
+    return int64_t(uint64_t(raw >> 2) << 12); // anywhere at all
   }
 }
 
@@ -76,7 +80,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     // harness's own mapping go on to the validator: elsewhere "readable" may
     // be ASan's shadow, which instrumented code must not read (a real host
     // has no shadow), and the copy the validator makes stays bounded.
-    bool inBuffer = start >= reinterpret_cast<uintptr_t>(map) && end <= reinterpret_cast<uintptr_t>(map) + total;
+    bool inBuffer =
+        start >= reinterpret_cast<uintptr_t>(map) && end <= reinterpret_cast<uintptr_t>(map) + total;
     if (!host::firstUnreadable(reinterpret_cast<const void *>(start), bytes) && inBuffer &&
         bytes <= kMaxValidated) {
       llvm::consumeError(sim::ElfImageLoader::validate(

@@ -50,7 +50,7 @@ extern "C" int mprotect(void *addr, size_t len, int prot) {
 }
 
 extern "C" int LLVMFuzzerInitialize(int *, char ***) {
-  struct sigaction sa {};
+  struct sigaction sa{};
   sa.sa_sigaction = onFault;
   sa.sa_flags = SA_SIGINFO | SA_NODEFER;
   sigemptyset(&sa.sa_mask);
@@ -79,8 +79,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   };
   env.loadNeeded = [](llvm::StringRef) { return llvm::Error::success(); };
   env.resolve = [](llvm::StringRef) -> void * { return nullptr; };
-  auto image = ElfImageLoader::load(
-      llvm::ArrayRef<char>(reinterpret_cast<const char *>(data), size), "fuzz.img", env);
+  auto image =
+      ElfImageLoader::load(llvm::ArrayRef<char>(reinterpret_cast<const char *>(data), size), "fuzz.img", env);
   if (!image) {
     std::string message = llvm::toString(image.takeError());
     if (message.find("fuzz.img") == std::string::npos)

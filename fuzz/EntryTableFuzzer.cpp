@@ -18,8 +18,7 @@
 namespace {
 
 const char *const kNames[] = {"__omp_offloading_fe00_1_add1_l4", "", "x",
-                              "__omp_offloading_fe00_1__ZTV3Der_l8addr",
-                              "__omp_offloading_fe00_1_main_l11"};
+                              "__omp_offloading_fe00_1__ZTV3Der_l8addr", "__omp_offloading_fe00_1_main_l11"};
 
 template <typename T> T take(const uint8_t *&p) {
   T v;
@@ -41,7 +40,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   // A trailing partial entry gives a table that is not a whole number of entries.
   size_t tail = (size - 1) % 24 ? (size - 1) % 24 % stride : 0;
   std::vector<unsigned char> storage(n * stride + tail + 16);
-  unsigned char *table = storage.data() + ((8 - reinterpret_cast<uintptr_t>(storage.data()) % 8) % 8) + misalign;
+  unsigned char *table =
+      storage.data() + ((8 - reinterpret_cast<uintptr_t>(storage.data()) % 8) % 8) + misalign;
   for (size_t i = 0; i < n; ++i) {
     auto flags = take<uint32_t>(p);
     auto esize = take<uint64_t>(p);

@@ -60,7 +60,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::string value = cut == std::string::npos ? all : all.substr(cut + 1);
   if (key == "cat" || key == "event" || key == "seq")
     return 0; // the writer's own keys
-  { ompsim::trace::Event(ompsim::trace::Cat::Image, "fuzz").str(key, value); }
+  {
+    ompsim::trace::Event(ompsim::trace::Cat::Image, "fuzz").str(key, value);
+  }
   if (!gRead) {
     gRead = std::fopen(gPath.c_str(), "r");
     if (!gRead)
@@ -78,14 +80,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   auto parsed = llvm::json::parse(line);
   if (!parsed) {
-    std::fprintf(stderr, "invalid JSON line: %s\n%s\n", llvm::toString(parsed.takeError()).c_str(), line.c_str());
+    std::fprintf(stderr, "invalid JSON line: %s\n%s\n", llvm::toString(parsed.takeError()).c_str(),
+                 line.c_str());
     __builtin_trap();
   }
   const auto *obj = parsed->getAsObject();
   auto got = obj ? obj->getString(expected(key)) : std::nullopt;
   // Normalized traces rewrite offload ids and paths in values (trace.cpp,
   // normalizeOffloadIds/normalizePaths): those must still give a string.
-  bool rewritten = value.find("__omp_offloading_") != std::string::npos || value.find('/') != std::string::npos;
+  bool rewritten =
+      value.find("__omp_offloading_") != std::string::npos || value.find('/') != std::string::npos;
   if (!got || (!rewritten && got->str() != expected(value))) {
     std::fprintf(stderr, "value did not round-trip: %s\n", line.c_str());
     __builtin_trap();

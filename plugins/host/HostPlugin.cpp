@@ -2,8 +2,8 @@
 #include "HostPlugin.h"
 
 #include "ompsim/Config.h"
-#include "ompsim/device_runtime.h"
 #include "ompsim/Trace.h"
+#include "ompsim/device_runtime.h"
 
 #include "ElfImageLoader.h"
 
@@ -178,8 +178,7 @@ Status HostDevice::lookup(HostBinary *binary, const char *name, void *&address) 
   return {};
 }
 
-Status HostDevice::lookupMany(HostBinary *binary, uint64_t n, const char *const *names,
-                              void **addresses) {
+Status HostDevice::lookupMany(HostBinary *binary, uint64_t n, const char *const *names, void **addresses) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!binaries_.count(binary))
     return fmt::format("{} symbols looked up in an unknown binary handle", n);

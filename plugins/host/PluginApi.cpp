@@ -3,8 +3,8 @@
 #include "HostPlugin.h"
 
 #include "ompsim/Config.h"
-#include "ompsim/plugin_api.h"
 #include "ompsim/Trace.h"
+#include "ompsim/plugin_api.h"
 
 #include <sys/uio.h>
 #include <unistd.h>
@@ -200,8 +200,7 @@ int32_t __tgt_rtl_init_device(int32_t device) {
   return check(device, theDevice(device).init());
 }
 
-int32_t __tgt_rtl_load_binary(int32_t device, const __tgt_device_image *image,
-                              ompsim_binary_handle *binary) {
+int32_t __tgt_rtl_load_binary(int32_t device, const __tgt_device_image *image, ompsim_binary_handle *binary) {
   if (!validDevice(device))
     return badDevice(device);
   HostBinary *loaded = nullptr;
@@ -211,8 +210,8 @@ int32_t __tgt_rtl_load_binary(int32_t device, const __tgt_device_image *image,
   return OMPSIM_OFFLOAD_SUCCESS;
 }
 
-int32_t __tgt_rtl_get_global(int32_t device, ompsim_binary_handle binary, uint64_t size,
-                             const char *name, void **tgt_ptr) {
+int32_t __tgt_rtl_get_global(int32_t device, ompsim_binary_handle binary, uint64_t size, const char *name,
+                             void **tgt_ptr) {
   if (!validDevice(device))
     return badDevice(device);
   return check(device, theDevice(device).lookup(reinterpret_cast<HostBinary *>(binary), name, *tgt_ptr));
@@ -224,11 +223,11 @@ int32_t __tgt_rtl_get_globals(int32_t device, ompsim_binary_handle binary, uint6
     return badDevice(device);
   if (n && (!names || !tgt_ptrs))
     return check(device, Status("host plugin: get_globals with a null argument"));
-  return check(device, theDevice(device).lookupMany(reinterpret_cast<HostBinary *>(binary), n, names, tgt_ptrs));
+  return check(device,
+               theDevice(device).lookupMany(reinterpret_cast<HostBinary *>(binary), n, names, tgt_ptrs));
 }
 
-int32_t __tgt_rtl_get_function(int32_t device, ompsim_binary_handle binary, const char *name,
-                               void **kernel) {
+int32_t __tgt_rtl_get_function(int32_t device, ompsim_binary_handle binary, const char *name, void **kernel) {
   if (!validDevice(device))
     return badDevice(device);
   return check(device, theDevice(device).lookup(reinterpret_cast<HostBinary *>(binary), name, *kernel));

@@ -54,8 +54,7 @@ bool FaultAdvisor::inTable(uint64_t begin, uint64_t end) const {
 std::string FaultAdvisor::definedAt(uint64_t addr) {
   Dl_info info{};
   link_map *map = nullptr;
-  if (!::dladdr1(reinterpret_cast<void *>(addr), &info, reinterpret_cast<void **>(&map),
-                 RTLD_DL_LINKMAP) ||
+  if (!::dladdr1(reinterpret_cast<void *>(addr), &info, reinterpret_cast<void **>(&map), RTLD_DL_LINKMAP) ||
       !map)
     return "";
   std::string object = HostSymbolizer::get().objectOf(addr);
@@ -121,19 +120,18 @@ std::string FaultAdvisor::adviseCall(const HostFault &fault) const {
                      fn, where.find(':') != std::string::npos ? "at" : "in", where);
 }
 
-std::string FaultAdvisor::adviseVtable(const HostFault &fault, const std::string &className,
-                                       uint64_t begin, uint64_t end) const {
+std::string FaultAdvisor::adviseVtable(const HostFault &fault, const std::string &className, uint64_t begin,
+                                       uint64_t end) const {
   if (inTable(begin, end))
     return fmt::format("note: this is the host vtable of class '{}', which has an offload entry "
                        "(0x20), but the call site did not translate the object's vtable pointer: {}",
                        className, kNoLookup);
-  bool lookedUp = std::any_of(fault.lookups.begin(), fault.lookups.end(), [&](const auto &r) {
-    return r.hostPtr >= begin && r.hostPtr < end;
-  });
-  std::string callSite =
-      lookedUp ? "; the call site looked the vtable pointer up, but nothing translates it"
-      : fault.lookupsComplete ? "; the call site did not translate the vtable pointer either"
-                              : "";
+  bool lookedUp = std::any_of(fault.lookups.begin(), fault.lookups.end(),
+                              [&](const auto &r) { return r.hostPtr >= begin && r.hostPtr < end; });
+  std::string callSite = lookedUp ? "; the call site looked the vtable pointer up, but nothing translates it"
+                         : fault.lookupsComplete
+                             ? "; the call site did not translate the vtable pointer either"
+                             : "";
   return fmt::format("note: this is the host vtable of class '{0}', which has no offload entry "
                      "(0x20){1}: clang-22 registers the vtable of a class whose objects a target "
                      "construct maps, so map the object as a '{0}'",

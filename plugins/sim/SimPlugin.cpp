@@ -8,8 +8,8 @@
 
 #include "ompsim/Config.h"
 #include "ompsim/HostSymbolizer.h"
-#include "ompsim/simulator/DeviceController.h"
 #include "ompsim/Trace.h"
+#include "ompsim/simulator/DeviceController.h"
 
 #include "llvm/BinaryFormat/Magic.h"
 #include "llvm/Bitcode/BitcodeReader.h"
@@ -26,8 +26,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
-#include <map>
 #include <fmt/format.h>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -267,14 +267,16 @@ void emitTranslateTrace(SimDevice &d, int32_t id, const std::string &kernel) {
 std::string allocatedBy(const SimDevice::Allocation &a) {
   if (a.hostPtr) {
     auto sym = HostSymbolizer::get().lookup(a.hostPtr);
-    std::string named = !sym              ? ""
+    std::string named = !sym               ? ""
                         : sym->offset == 0 ? fmt::format(" ('{}')", sym->name)
                                            : fmt::format(" ('{}+0x{:x}')", sym->name, sym->offset);
     return fmt::format("mapping host 0x{:x}{}", a.hostPtr, named);
   }
   switch (a.kind) {
-  case OMPSIM_ALLOC_DEVICE: return "omp_target_alloc_device";
-  default: return "omp_target_alloc";
+  case OMPSIM_ALLOC_DEVICE:
+    return "omp_target_alloc_device";
+  default:
+    return "omp_target_alloc";
   }
 }
 
@@ -357,7 +359,8 @@ OMPSIM_EXPORT int32_t __tgt_rtl_is_valid_binary(const __tgt_device_image *image)
     return 0;
   }
   const auto *p = static_cast<const unsigned char *>(image->ImageStart);
-  size_t n = size_t(static_cast<const char *>(image->ImageEnd) - static_cast<const char *>(image->ImageStart));
+  size_t n =
+      size_t(static_cast<const char *>(image->ImageEnd) - static_cast<const char *>(image->ImageStart));
   if (n >= sizeof(Elf64_Ehdr) && std::memcmp(p, ELFMAG, SELFMAG) == 0) {
     Elf64_Ehdr eh;
     std::memcpy(&eh, p, sizeof eh);
@@ -384,7 +387,10 @@ OMPSIM_EXPORT int32_t __tgt_rtl_is_valid_binary(const __tgt_device_image *image)
       declineImage(image, "LLVM bitcode for " + *triple + ", not x86_64");
       return 0;
     }
-    OMPSIM_TRACE_EVENT(Cat::Image, "accept").str("plugin", "sim").str("kind", "bitcode").str("triple", *triple);
+    OMPSIM_TRACE_EVENT(Cat::Image, "accept")
+        .str("plugin", "sim")
+        .str("kind", "bitcode")
+        .str("triple", *triple);
     return 1;
   }
   declineImage(image, "neither an ELF shared object nor LLVM bitcode");
@@ -539,19 +545,21 @@ OMPSIM_EXPORT void *__tgt_rtl_data_alloc(int32_t id, int64_t size, void *host_pt
   if (!c)
     return nullptr;
   if (size < 0) { // a size_t of 2^63 or more, passed as int64_t
-    d->lastError = fmt::format("device {}: cannot allocate {} bytes: larger than any address space", id,
-                               uint64_t(size));
+    d->lastError =
+        fmt::format("device {}: cannot allocate {} bytes: larger than any address space", id, uint64_t(size));
     return nullptr;
   }
   if (kind == OMPSIM_ALLOC_HOST || kind == OMPSIM_ALLOC_SHARED) {
     d->lastError = fmt::format("device {}: host and shared allocations are not supported on the "
-                               "simulated device (it has its own address space)", id);
+                               "simulated device (it has its own address space)",
+                               id);
     return nullptr;
   }
   uint64_t addr = c->allocate(uint64_t(size));
   if (!addr)
     d->lastError = fmt::format("device {}: out of device memory allocating {} bytes "
-                               "(OMPSIM_DEVICE_MEMORY)", id, size);
+                               "(OMPSIM_DEVICE_MEMORY)",
+                               id, size);
   else {
     std::lock_guard<std::mutex> lock(SimPlugin::get().allocMu);
     d->allocations[addr] = {uint64_t(size), reinterpret_cast<uint64_t>(host_ptr), kind};
@@ -574,8 +582,9 @@ OMPSIM_EXPORT int32_t __tgt_rtl_data_delete(int32_t id, void *tgt_ptr, int32_t k
 }
 
 OMPSIM_EXPORT int32_t __tgt_rtl_data_submit(int32_t id, void *tgt_ptr, const void *hst_ptr, int64_t size) {
-  return copyOnDevice(id, "submit", tgt_ptr, hst_ptr, size,
-                      [&](DeviceController &c, uint64_t tgt, uint64_t n) { return c.write(tgt, hst_ptr, n); });
+  return copyOnDevice(
+      id, "submit", tgt_ptr, hst_ptr, size,
+      [&](DeviceController &c, uint64_t tgt, uint64_t n) { return c.write(tgt, hst_ptr, n); });
 }
 
 OMPSIM_EXPORT int32_t __tgt_rtl_data_retrieve(int32_t id, void *hst_ptr, const void *tgt_ptr, int64_t size) {

@@ -22,12 +22,11 @@
 //
 // Publication. A publish builds the whole snapshot first, then swaps it in
 // with one atomic exchange (release) of one word (the buckets' address with
-// the hash shift in its low bits), and a lookup loads that word with acquire, so a lookup sees either the old table or the complete new one, never
-// a half-built one, even if it runs while the plugin publishes. RuntimeMutex
-// serialises publishers (and the list of retired snapshots); lookups never take
-// a lock. Old snapshots are never freed: publishes are rare (one per image
-// registration, between kernels) and a lookup that loaded the old pointer may,
-// if a plugin broke the "no publish during a kernel" contract, still be
+// the hash shift in its low bits), and a lookup loads that word with acquire, so a lookup sees either the old
+// table or the complete new one, never a half-built one, even if it runs while the plugin publishes.
+// RuntimeMutex serialises publishers (and the list of retired snapshots); lookups never take a lock. Old
+// snapshots are never freed: publishes are rare (one per image registration, between kernels) and a lookup
+// that loaded the old pointer may, if a plugin broke the "no publish during a kernel" contract, still be
 // reading it.
 //
 // Counting. Hits and misses are counted per thread in thread-local counters
@@ -264,9 +263,9 @@ bool HaveExitKey = false;
 /// is written only by record-slot claims, which happen only while recording
 /// is on (when lookups take the slow path anyway).
 struct alignas(CacheLine) RecordState {
-  std::atomic<uint64_t> Cap{64};  ///< records kept per period; 0 disables recording
-  std::atomic<bool> On{true};     ///< Cap != 0, as one byte for the lookup's test
-  std::atomic<uint64_t> Next{0};  ///< slots claimed this period (may pass Cap by racing claims)
+  std::atomic<uint64_t> Cap{64};              ///< records kept per period; 0 disables recording
+  std::atomic<bool> On{true};                 ///< Cap != 0, as one byte for the lookup's test
+  std::atomic<uint64_t> Next{0};              ///< slots claimed this period (may pass Cap by racing claims)
   ompsim_translate_record *Records = nullptr; ///< grown only by set_translate_cap (between kernels)
   uint64_t Capacity = 0;
 } Recording;
@@ -416,7 +415,8 @@ OMPSIM_DEVICE_API void *__kmpc_target_translate_fptr(void *host_ptr) { return tr
 
 OMPSIM_DEVICE_API void *__llvm_omp_indirect_call_lookup(void *host_ptr) { return translate(host_ptr); }
 
-OMPSIM_DEVICE_API int32_t __ompsim_device_set_fptr_table(const __omp_offloading_fptr_map_ty *table, uint64_t n) {
+OMPSIM_DEVICE_API int32_t __ompsim_device_set_fptr_table(const __omp_offloading_fptr_map_ty *table,
+                                                         uint64_t n) {
   if (n > 0 && !table)
     return -1;
   for (uint64_t I = 1; I < n; ++I)
@@ -445,7 +445,7 @@ OMPSIM_DEVICE_API void __ompsim_device_set_translate_cap(uint64_t cap) {
 }
 
 OMPSIM_DEVICE_API ompsim_translate_stats __ompsim_device_take_translate_log(ompsim_translate_record *out,
-                                                                           uint64_t max) {
+                                                                            uint64_t max) {
   RuntimeLock Lock;
   // Claims first (see record()): every record taken here has its call counted.
   uint64_t Claimed = Recording.Next.exchange(0, std::memory_order_acq_rel);

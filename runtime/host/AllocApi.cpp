@@ -15,7 +15,7 @@ using namespace ompsim::host;
 
 namespace {
 
-constexpr int InvalidDevice = -2; // omp_invalid_device
+constexpr int InvalidDevice = -2;   // omp_invalid_device
 const char *const HostUid = "HOST"; // stock's UID of the initial device
 
 const char *kindName(int32_t kind) {
@@ -45,8 +45,8 @@ void *allocKind(size_t size, int deviceNum, int32_t kind) {
   // refuses them where its memory is a separate address space (sim).
   void *p = d->plugin().fn().data_alloc(d->localId(), static_cast<int64_t>(size), nullptr, kind);
   if (!p) {
-    std::string why = llvm::toString(
-        d->pluginError(fmt::format("cannot allocate {} bytes on device {}", size, deviceNum)));
+    std::string why =
+        llvm::toString(d->pluginError(fmt::format("cannot allocate {} bytes on device {}", size, deviceNum)));
     ompsim::trace::error(fmt::format("llvm_omp_target_alloc_{}: {}", kindName(kind), why));
     return nullptr;
   }
@@ -105,12 +105,8 @@ void *llvm_omp_target_alloc_device(size_t size, int device) {
   return allocKind(size, device, OMPSIM_ALLOC_DEVICE);
 }
 void llvm_omp_target_free_host(void *ptr, int device) { freeKind(ptr, device, OMPSIM_ALLOC_HOST); }
-void llvm_omp_target_free_shared(void *ptr, int device) {
-  freeKind(ptr, device, OMPSIM_ALLOC_SHARED);
-}
-void llvm_omp_target_free_device(void *ptr, int device) {
-  freeKind(ptr, device, OMPSIM_ALLOC_DEVICE);
-}
+void llvm_omp_target_free_shared(void *ptr, int device) { freeKind(ptr, device, OMPSIM_ALLOC_SHARED); }
+void llvm_omp_target_free_device(void *ptr, int device) { freeKind(ptr, device, OMPSIM_ALLOC_DEVICE); }
 
 /// A CPU device has no dynamic shared ("cgroup") memory: null, as stock.
 void *llvm_omp_target_dynamic_shared_alloc(void) { return nullptr; }
@@ -127,10 +123,10 @@ void *llvm_omp_target_lock_mem(void *ptr, size_t size, int device) {
     return nullptr;
   if (!d || sharesHostAddressSpace(*d))
     return ptr;
-  ompsim::trace::error(fmt::format(
-      "llvm_omp_target_lock_mem: device {} ({}) has its own address space; host memory at {} "
-      "cannot be made accessible to it",
-      device, d->plugin().name(), ptr));
+  ompsim::trace::error(
+      fmt::format("llvm_omp_target_lock_mem: device {} ({}) has its own address space; host memory at {} "
+                  "cannot be made accessible to it",
+                  device, d->plugin().name(), ptr));
   return nullptr;
 }
 

@@ -4,8 +4,8 @@
 #include "RectCopy.h"
 #include "Runtime.h"
 
-#include "ompsim/offload_abi.h"
 #include "ompsim/Trace.h"
+#include "ompsim/offload_abi.h"
 
 #include <fmt/format.h>
 
@@ -69,8 +69,8 @@ void __tgt_init_all_rtls() {
 
 // ---- kernels ---------------------------------------------------------------
 
-int __tgt_target_kernel(ompsim_ident *loc, int64_t device, int32_t teams, int32_t threads,
-                        void *regionId, __tgt_kernel_arguments *args) {
+int __tgt_target_kernel(ompsim_ident *loc, int64_t device, int32_t teams, int32_t threads, void *regionId,
+                        __tgt_kernel_arguments *args) {
   Runtime &rt = Runtime::get();
   // The host device (omp_get_initial_device()): clang's code runs the host
   // version of the region, as with stock libomptarget.
@@ -88,8 +88,8 @@ int __tgt_target_kernel(ompsim_ident *loc, int64_t device, int32_t teams, int32_
 }
 
 int __tgt_target_kernel_nowait(ompsim_ident *loc, int64_t device, int32_t teams, int32_t threads,
-                               void *regionId, __tgt_kernel_arguments *args, int32_t, void *,
-                               int32_t, void *) {
+                               void *regionId, __tgt_kernel_arguments *args, int32_t, void *, int32_t,
+                               void *) {
   // Kernels run to completion; a nowait region is complete when this returns.
   return __tgt_target_kernel(loc, device, teams, threads, regionId, args);
 }
@@ -104,64 +104,57 @@ void __kmpc_push_target_tripcount(int64_t device, uint64_t count) {
 
 // ---- target data -----------------------------------------------------------
 
-void __tgt_target_data_begin_mapper(ompsim_ident *, int64_t device, int32_t n, void **bases,
-                                    void **begins, int64_t *sizes, int64_t *types, void **names,
-                                    void **mappers) {
+void __tgt_target_data_begin_mapper(ompsim_ident *, int64_t device, int32_t n, void **bases, void **begins,
+                                    int64_t *sizes, int64_t *types, void **names, void **mappers) {
   dataCall(DataOp::Begin, device, n, bases, begins, sizes, types, names, mappers);
 }
-void __tgt_target_data_begin_nowait_mapper(ompsim_ident *loc, int64_t device, int32_t n,
-                                           void **bases, void **begins, int64_t *sizes,
-                                           int64_t *types, void **names, void **mappers, int32_t,
-                                           void *, int32_t, void *) {
+void __tgt_target_data_begin_nowait_mapper(ompsim_ident *loc, int64_t device, int32_t n, void **bases,
+                                           void **begins, int64_t *sizes, int64_t *types, void **names,
+                                           void **mappers, int32_t, void *, int32_t, void *) {
   dataCall(DataOp::Begin, device, n, bases, begins, sizes, types, names, mappers);
 }
-void __tgt_target_data_begin(int64_t device, int32_t n, void **bases, void **begins,
-                             int64_t *sizes, int64_t *types) {
+void __tgt_target_data_begin(int64_t device, int32_t n, void **bases, void **begins, int64_t *sizes,
+                             int64_t *types) {
   dataCall(DataOp::Begin, device, n, bases, begins, sizes, types, nullptr, nullptr);
 }
-void __tgt_target_data_begin_nowait(int64_t device, int32_t n, void **bases, void **begins,
-                                    int64_t *sizes, int64_t *types, int32_t, void *, int32_t, void *) {
+void __tgt_target_data_begin_nowait(int64_t device, int32_t n, void **bases, void **begins, int64_t *sizes,
+                                    int64_t *types, int32_t, void *, int32_t, void *) {
   dataCall(DataOp::Begin, device, n, bases, begins, sizes, types, nullptr, nullptr);
 }
 
-void __tgt_target_data_end_mapper(ompsim_ident *, int64_t device, int32_t n, void **bases,
-                                  void **begins, int64_t *sizes, int64_t *types, void **names,
-                                  void **mappers) {
+void __tgt_target_data_end_mapper(ompsim_ident *, int64_t device, int32_t n, void **bases, void **begins,
+                                  int64_t *sizes, int64_t *types, void **names, void **mappers) {
   dataCall(DataOp::End, device, n, bases, begins, sizes, types, names, mappers);
 }
 void __tgt_target_data_end_nowait_mapper(ompsim_ident *, int64_t device, int32_t n, void **bases,
-                                         void **begins, int64_t *sizes, int64_t *types,
-                                         void **names, void **mappers, int32_t, void *, int32_t,
-                                         void *) {
+                                         void **begins, int64_t *sizes, int64_t *types, void **names,
+                                         void **mappers, int32_t, void *, int32_t, void *) {
   dataCall(DataOp::End, device, n, bases, begins, sizes, types, names, mappers);
 }
 void __tgt_target_data_end(int64_t device, int32_t n, void **bases, void **begins, int64_t *sizes,
                            int64_t *types) {
   dataCall(DataOp::End, device, n, bases, begins, sizes, types, nullptr, nullptr);
 }
-void __tgt_target_data_end_nowait(int64_t device, int32_t n, void **bases, void **begins,
-                                  int64_t *sizes, int64_t *types, int32_t, void *, int32_t, void *) {
+void __tgt_target_data_end_nowait(int64_t device, int32_t n, void **bases, void **begins, int64_t *sizes,
+                                  int64_t *types, int32_t, void *, int32_t, void *) {
   dataCall(DataOp::End, device, n, bases, begins, sizes, types, nullptr, nullptr);
 }
 
-void __tgt_target_data_update_mapper(ompsim_ident *, int64_t device, int32_t n, void **bases,
-                                     void **begins, int64_t *sizes, int64_t *types, void **names,
-                                     void **mappers) {
+void __tgt_target_data_update_mapper(ompsim_ident *, int64_t device, int32_t n, void **bases, void **begins,
+                                     int64_t *sizes, int64_t *types, void **names, void **mappers) {
   dataCall(DataOp::Update, device, n, bases, begins, sizes, types, names, mappers);
 }
-void __tgt_target_data_update_nowait_mapper(ompsim_ident *, int64_t device, int32_t n,
-                                            void **bases, void **begins, int64_t *sizes,
-                                            int64_t *types, void **names, void **mappers, int32_t,
-                                            void *, int32_t, void *) {
+void __tgt_target_data_update_nowait_mapper(ompsim_ident *, int64_t device, int32_t n, void **bases,
+                                            void **begins, int64_t *sizes, int64_t *types, void **names,
+                                            void **mappers, int32_t, void *, int32_t, void *) {
   dataCall(DataOp::Update, device, n, bases, begins, sizes, types, names, mappers);
 }
-void __tgt_target_data_update(int64_t device, int32_t n, void **bases, void **begins,
-                              int64_t *sizes, int64_t *types) {
+void __tgt_target_data_update(int64_t device, int32_t n, void **bases, void **begins, int64_t *sizes,
+                              int64_t *types) {
   dataCall(DataOp::Update, device, n, bases, begins, sizes, types, nullptr, nullptr);
 }
-void __tgt_target_data_update_nowait(int64_t device, int32_t n, void **bases, void **begins,
-                                     int64_t *sizes, int64_t *types, int32_t, void *, int32_t,
-                                     void *) {
+void __tgt_target_data_update_nowait(int64_t device, int32_t n, void **bases, void **begins, int64_t *sizes,
+                                     int64_t *types, int32_t, void *, int32_t, void *) {
   dataCall(DataOp::Update, device, n, bases, begins, sizes, types, nullptr, nullptr);
 }
 
@@ -281,18 +274,17 @@ int omp_target_memcpy(void *dst, const void *src, size_t length, size_t dstOffse
   return OFFLOAD_SUCCESS;
 }
 
-int omp_target_memcpy_rect(void *dst, const void *src, size_t elementSize, int numDims,
-                           const size_t *volume, const size_t *dstOffsets, const size_t *srcOffsets,
-                           const size_t *dstDimensions, const size_t *srcDimensions, int dstDevice,
-                           int srcDevice) {
+int omp_target_memcpy_rect(void *dst, const void *src, size_t elementSize, int numDims, const size_t *volume,
+                           const size_t *dstOffsets, const size_t *srcOffsets, const size_t *dstDimensions,
+                           const size_t *srcDimensions, int dstDevice, int srcDevice) {
   if (!dst && !src)
     return INT_MAX; // the number of dimensions supported
   if (!dst || !src || numDims < 1 || !volume || !dstOffsets || !srcOffsets || !dstDimensions ||
       !srcDimensions)
     return OFFLOAD_FAIL;
   // One transfer per contiguous run: whole rows merge into one.
-  for (const CopyRun &run : rectCopyRuns(elementSize, numDims, volume, dstOffsets, srcOffsets,
-                                         dstDimensions, srcDimensions)) {
+  for (const CopyRun &run :
+       rectCopyRuns(elementSize, numDims, volume, dstOffsets, srcOffsets, dstDimensions, srcDimensions)) {
     int rc = omp_target_memcpy(dst, src, run.size, run.dst, run.src, dstDevice, srcDevice);
     if (rc != OFFLOAD_SUCCESS)
       return rc;
@@ -313,8 +305,8 @@ void *omp_target_memset(void *ptr, int value, size_t count, int device) {
   return ptr;
 }
 
-int omp_target_associate_ptr(const void *hostPtr, const void *devicePtr, size_t size,
-                             size_t deviceOffset, int device) {
+int omp_target_associate_ptr(const void *hostPtr, const void *devicePtr, size_t size, size_t deviceOffset,
+                             int device) {
   bool ok;
   Device *d = apiDevice(device, ok);
   if (!ok || !d || !hostPtr || !devicePtr)

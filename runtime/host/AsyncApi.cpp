@@ -6,8 +6,8 @@
 // runs the synchronous routine: the copy happens after every task those
 // objects name, and `taskwait` (or a later task depending on the same
 // objects) waits for it.
-#include "ompsim/offload_abi.h"
 #include "ompsim/Trace.h"
+#include "ompsim/offload_abi.h"
 
 #include <omp.h>
 
@@ -47,9 +47,8 @@ extern "C" {
 int32_t __kmpc_global_thread_num(void *loc);
 KmpTask *__kmpc_omp_target_task_alloc(void *loc, int32_t gtid, int32_t flags, size_t sizeofTask,
                                       size_t sizeofShareds, TaskRoutine entry, int64_t device);
-int32_t __kmpc_omp_task_with_deps(void *loc, int32_t gtid, KmpTask *task, int32_t ndeps,
-                                  KmpDependInfo *deps, int32_t ndepsNoAlias,
-                                  KmpDependInfo *noAliasDeps);
+int32_t __kmpc_omp_task_with_deps(void *loc, int32_t gtid, KmpTask *task, int32_t ndeps, KmpDependInfo *deps,
+                                  int32_t ndepsNoAlias, KmpDependInfo *noAliasDeps);
 }
 
 namespace {
@@ -74,13 +73,12 @@ int32_t runAsyncCopy(int32_t, void *taskPtr) {
   int rc = OFFLOAD_SUCCESS;
   switch (c->kind) {
   case AsyncCopy::Linear:
-    rc = omp_target_memcpy(c->dst, c->src, c->length, c->dstOffset, c->srcOffset, c->dstDevice,
-                           c->srcDevice);
+    rc = omp_target_memcpy(c->dst, c->src, c->length, c->dstOffset, c->srcOffset, c->dstDevice, c->srcDevice);
     break;
   case AsyncCopy::Rect:
-    rc = omp_target_memcpy_rect(c->dst, c->src, c->length, c->numDims, c->volume.data(),
-                                c->dstOffsets.data(), c->srcOffsets.data(), c->dstDims.data(),
-                                c->srcDims.data(), c->dstDevice, c->srcDevice);
+    rc = omp_target_memcpy_rect(c->dst, c->src, c->length, c->numDims, c->volume.data(), c->dstOffsets.data(),
+                                c->srcOffsets.data(), c->dstDims.data(), c->srcDims.data(), c->dstDevice,
+                                c->srcDevice);
     break;
   case AsyncCopy::Fill:
     omp_target_memset(c->dst, c->value, c->length, c->dstDevice);
@@ -98,8 +96,8 @@ int startTask(AsyncCopy *copy, int depCount, omp_depend_t *deps) {
     return OFFLOAD_FAIL;
   }
   int32_t gtid = __kmpc_global_thread_num(nullptr);
-  KmpTask *task = __kmpc_omp_target_task_alloc(nullptr, gtid, TaskHiddenHelper, sizeof(KmpTask),
-                                               0, runAsyncCopy, -1);
+  KmpTask *task =
+      __kmpc_omp_target_task_alloc(nullptr, gtid, TaskHiddenHelper, sizeof(KmpTask), 0, runAsyncCopy, -1);
   if (!task) {
     ompsim::trace::error("asynchronous device copy: cannot create its task");
     delete copy;
@@ -119,9 +117,8 @@ int startTask(AsyncCopy *copy, int depCount, omp_depend_t *deps) {
 
 extern "C" {
 
-int omp_target_memcpy_async(void *dst, const void *src, size_t length, size_t dstOffset,
-                            size_t srcOffset, int dstDevice, int srcDevice, int depCount,
-                            omp_depend_t *deps) {
+int omp_target_memcpy_async(void *dst, const void *src, size_t length, size_t dstOffset, size_t srcOffset,
+                            int dstDevice, int srcDevice, int depCount, omp_depend_t *deps) {
   if (!dst || !src)
     return OFFLOAD_FAIL;
   auto *copy = new AsyncCopy;
@@ -136,10 +133,9 @@ int omp_target_memcpy_async(void *dst, const void *src, size_t length, size_t ds
 }
 
 int omp_target_memcpy_rect_async(void *dst, const void *src, size_t elementSize, int numDims,
-                                 const size_t *volume, const size_t *dstOffsets,
-                                 const size_t *srcOffsets, const size_t *dstDimensions,
-                                 const size_t *srcDimensions, int dstDevice, int srcDevice,
-                                 int depCount, omp_depend_t *deps) {
+                                 const size_t *volume, const size_t *dstOffsets, const size_t *srcOffsets,
+                                 const size_t *dstDimensions, const size_t *srcDimensions, int dstDevice,
+                                 int srcDevice, int depCount, omp_depend_t *deps) {
   if (!dst && !src)
     return INT_MAX; // the number of dimensions supported, as the synchronous form
   if (!dst || !src || numDims < 1 || !volume || !dstOffsets || !srcOffsets || !dstDimensions ||

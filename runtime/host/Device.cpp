@@ -20,14 +20,14 @@ enum : uint32_t { InfoKernelArgs = 0x1, InfoDataTransfer = 0x20 };
 
 /// One upstream-style info line on stderr, for tools that read LIBOMPTARGET_INFO
 /// output; ompsim's own diagnostics go through the trace facility instead.
-template <typename... Args> void infoLine(uint32_t bit, int32_t device, fmt::format_string<Args...> f, Args &&...args) {
+template <typename... Args>
+void infoLine(uint32_t bit, int32_t device, fmt::format_string<Args...> f, Args &&...args) {
   if (!(infoLevel() & bit))
     return;
-  std::string line = fmt::format("omptarget device {} info: {}\n", device,
-                                 fmt::format(f, std::forward<Args>(args)...));
+  std::string line =
+      fmt::format("omptarget device {} info: {}\n", device, fmt::format(f, std::forward<Args>(args)...));
   std::fputs(line.c_str(), stderr);
 }
-
 
 llvm::Error makeError(const std::string &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", message.c_str());
@@ -88,10 +88,10 @@ llvm::Error Device::submit(uint64_t tgt, const void *hst, uint64_t size) {
       .host("host", reinterpret_cast<uint64_t>(hst))
       .dev("ptr", tgt, "")
       .num("size", static_cast<int64_t>(size));
-  if (plugin_.fn().data_submit(localId_, reinterpret_cast<void *>(tgt), hst,
-                               static_cast<int64_t>(size)) != OMPSIM_OFFLOAD_SUCCESS)
-    return pluginError(fmt::format("cannot copy {} bytes to device address {:#x} on device {}",
-                                   size, tgt, number_));
+  if (plugin_.fn().data_submit(localId_, reinterpret_cast<void *>(tgt), hst, static_cast<int64_t>(size)) !=
+      OMPSIM_OFFLOAD_SUCCESS)
+    return pluginError(
+        fmt::format("cannot copy {} bytes to device address {:#x} on device {}", size, tgt, number_));
   return llvm::Error::success();
 }
 
@@ -105,8 +105,8 @@ llvm::Error Device::retrieve(void *hst, uint64_t tgt, uint64_t size) {
       .num("size", static_cast<int64_t>(size));
   if (plugin_.fn().data_retrieve(localId_, hst, reinterpret_cast<const void *>(tgt),
                                  static_cast<int64_t>(size)) != OMPSIM_OFFLOAD_SUCCESS)
-    return pluginError(fmt::format("cannot copy {} bytes from device address {:#x} on device {}",
-                                   size, tgt, number_));
+    return pluginError(
+        fmt::format("cannot copy {} bytes from device address {:#x} on device {}", size, tgt, number_));
   return llvm::Error::success();
 }
 
@@ -122,25 +122,24 @@ std::string Device::symbolize(uint64_t tgt) {
   return std::string(s);
 }
 
-llvm::Expected<std::optional<std::vector<void *>>>
-Device::findGlobals(LoadedImage &image, const std::vector<const char *> &names,
-                    const std::vector<uint64_t> &sizes) {
+llvm::Expected<std::optional<std::vector<void *>>> Device::findGlobals(LoadedImage &image,
+                                                                       const std::vector<const char *> &names,
+                                                                       const std::vector<uint64_t> &sizes) {
   if (!plugin_.fn().get_globals)
     return std::nullopt;
   std::vector<void *> found(names.size(), nullptr);
-  if (!names.empty() &&
-      plugin_.fn().get_globals(localId_, image.binary, names.size(), names.data(), sizes.data(),
-                               found.data()) != OMPSIM_OFFLOAD_SUCCESS)
-    return pluginError(fmt::format("cannot look up the {} device globals of {} on device {}",
-                                   names.size(), image.name, number_));
+  if (!names.empty() && plugin_.fn().get_globals(localId_, image.binary, names.size(), names.data(),
+                                                 sizes.data(), found.data()) != OMPSIM_OFFLOAD_SUCCESS)
+    return pluginError(fmt::format("cannot look up the {} device globals of {} on device {}", names.size(),
+                                   image.name, number_));
   return std::optional<std::vector<void *>>(std::move(found));
 }
 
 llvm::Expected<uint64_t> Device::readAddressGlobal(LoadedImage &image, const std::string &name,
                                                    std::optional<void *> known) {
   void *global = known.value_or(nullptr);
-  if ((!known && plugin_.fn().get_global(localId_, image.binary, sizeof(void *), name.c_str(),
-                                         &global) != OMPSIM_OFFLOAD_SUCCESS) ||
+  if ((!known && plugin_.fn().get_global(localId_, image.binary, sizeof(void *), name.c_str(), &global) !=
+                     OMPSIM_OFFLOAD_SUCCESS) ||
       !global)
     return makeError(fmt::format("indirect entry '{}' of {} has no device global of that name on "
                                  "device {}",
@@ -172,8 +171,8 @@ void Device::addVtablesByName(LoadedImage &image, std::vector<IndirectTarget> &i
   // host vtable holding an indirect function pairs with the device image's
   // vtable of the same mangled name, as the host and device compilations of
   // one translation unit name them alike.
-  auto firstFunction = std::find_if(indirect.begin(), indirect.end(),
-                                    [](const IndirectTarget &t) { return !t.isVtable; });
+  auto firstFunction =
+      std::find_if(indirect.begin(), indirect.end(), [](const IndirectTarget &t) { return !t.isVtable; });
   if (firstFunction == indirect.end())
     return;
   std::vector<HostVtable> vtables = HostSymbolizer::get().vtablesOf(firstFunction->hostPtr);
@@ -184,7 +183,9 @@ void Device::addVtablesByName(LoadedImage &image, std::vector<IndirectTarget> &i
     if (!t.isVtable)
       functions.push_back(t.hostPtr);
   std::sort(functions.begin(), functions.end());
-  auto isFunction = [&](uint64_t slot) { return std::binary_search(functions.begin(), functions.end(), slot); };
+  auto isFunction = [&](uint64_t slot) {
+    return std::binary_search(functions.begin(), functions.end(), slot);
+  };
   std::lock_guard<std::recursive_mutex> lock(mappingTable_.mutex());
   std::vector<const HostVtable *> candidates;
   for (const HostVtable &vt : vtables) {
@@ -212,8 +213,8 @@ void Device::addVtablesByName(LoadedImage &image, std::vector<IndirectTarget> &i
     void *global = nullptr;
     if (*batch)
       global = (**batch)[i];
-    else if (plugin_.fn().get_global(localId_, image.binary, vt.size, vt.mangledName.c_str(),
-                                     &global) != OMPSIM_OFFLOAD_SUCCESS)
+    else if (plugin_.fn().get_global(localId_, image.binary, vt.size, vt.mangledName.c_str(), &global) !=
+             OMPSIM_OFFLOAD_SUCCESS)
       global = nullptr;
     if (!global)
       continue; // the device image has no copy: the class never reaches device code
@@ -242,8 +243,8 @@ llvm::Error Device::loadImage(const __tgt_device_image *image, const std::string
   if (requiredFeatures && plugin_.fn().init_requires &&
       plugin_.fn().init_requires(requiredFeatures) != OMPSIM_OFFLOAD_SUCCESS) {
     const char *why = plugin_.fn().last_error(-1);
-    return makeError(fmt::format("{} cannot run on device {} ({}): {}", name, number_,
-                                 plugin_.name(), why && *why ? why : "unsupported requires clause"));
+    return makeError(fmt::format("{} cannot run on device {} ({}): {}", name, number_, plugin_.name(),
+                                 why && *why ? why : "unsupported requires clause"));
   }
   LoadedImage loaded;
   loaded.name = name;
@@ -265,8 +266,8 @@ llvm::Error Device::loadImage(const __tgt_device_image *image, const std::string
         return llvm::Error::success();
       return makeError(fmt::format("entry '{}' of {} maps host address {} to {:#x}, but it is "
                                    "already mapped to {:#x} ('{}')",
-                                   e.name, name, trace::hostAddress(host), tgt,
-                                   found.entry->translate(host), found.entry->name));
+                                   e.name, name, trace::hostAddress(host), tgt, found.entry->translate(host),
+                                   found.entry->name));
     }
     mapPermanently(loaded, host, size, tgt, e.name);
     return llvm::Error::success();
@@ -306,8 +307,7 @@ llvm::Error Device::loadImage(const __tgt_device_image *image, const std::string
       void *kernel = nullptr;
       if (plugin_.fn().get_function(localId_, loaded.binary, e.name.c_str(), &kernel) !=
           OMPSIM_OFFLOAD_SUCCESS)
-        return pluginError(fmt::format("kernel '{}' of {} is missing on device {}", e.name, name,
-                                       number_));
+        return pluginError(fmt::format("kernel '{}' of {} is missing on device {}", e.name, name, number_));
       loaded.kernels[e.address] = kernel;
       loaded.kernelNames[e.address] = e.name;
       break;
@@ -379,8 +379,7 @@ llvm::Error Device::unloadImage(const __tgt_device_image *image) {
   ompsim_binary_handle binary = it->second.binary;
   std::string name = it->second.name;
   images_.erase(it);
-  if (plugin_.fn().unload_binary &&
-      plugin_.fn().unload_binary(localId_, binary) != OMPSIM_OFFLOAD_SUCCESS)
+  if (plugin_.fn().unload_binary && plugin_.fn().unload_binary(localId_, binary) != OMPSIM_OFFLOAD_SUCCESS)
     return pluginError(fmt::format("cannot unload {} from device {}", name, number_));
   return llvm::Error::success();
 }
@@ -422,8 +421,8 @@ llvm::Error Device::publishFunctionPointerTable() {
     void *pointerGlobal = nullptr, *sizeGlobal = nullptr;
     if (plugin_.fn().get_global(localId_, loaded.binary, sizeof(void *), "__omp_offloading_fptr_map_p",
                                 &pointerGlobal) != OMPSIM_OFFLOAD_SUCCESS ||
-        plugin_.fn().get_global(localId_, loaded.binary, sizeof(uint64_t),
-                                "__omp_offloading_fptr_map_size", &sizeGlobal) != OMPSIM_OFFLOAD_SUCCESS)
+        plugin_.fn().get_global(localId_, loaded.binary, sizeof(uint64_t), "__omp_offloading_fptr_map_size",
+                                &sizeGlobal) != OMPSIM_OFFLOAD_SUCCESS)
       continue; // the image does not look the table up itself
     if (auto err = submit(reinterpret_cast<uint64_t>(pointerGlobal), &block, sizeof(block)))
       return err;
@@ -453,11 +452,9 @@ void *Device::findKernel(void *regionId, std::string *name) {
   return nullptr;
 }
 
-
 llvm::Error Device::launch(void *kernel, std::vector<uint64_t> &args, const ompsim_launch_config &config) {
   infoLine(InfoKernelArgs, number_, "Launching kernel {} with {} arguments, {} teams, thread limit {}",
-           config.kernel_name ? config.kernel_name : "?", args.size(), config.num_teams,
-           config.thread_limit);
+           config.kernel_name ? config.kernel_name : "?", args.size(), config.num_teams, config.thread_limit);
   OMPSIM_TRACE_EVENT(Cat::Launch, "launch")
       .num("device", number_)
       .str("kernel", config.kernel_name ? config.kernel_name : "")
@@ -465,8 +462,7 @@ llvm::Error Device::launch(void *kernel, std::vector<uint64_t> &args, const omps
       .num("teams", config.num_teams)
       .num("thread_limit", config.thread_limit);
   if (plugin_.fn().run_target_region(localId_, kernel, reinterpret_cast<void **>(args.data()),
-                                     static_cast<int32_t>(args.size()), &config) !=
-      OMPSIM_OFFLOAD_SUCCESS)
+                                     static_cast<int32_t>(args.size()), &config) != OMPSIM_OFFLOAD_SUCCESS)
     return pluginError(fmt::format("kernel '{}' failed on device {}",
                                    config.kernel_name ? config.kernel_name : "?", number_));
   OMPSIM_TRACE_EVENT(Cat::Launch, "done")

@@ -21,10 +21,10 @@ namespace ompsim::host {
 /// What was loaded for one registered device image on this device.
 struct LoadedImage {
   ompsim_binary_handle binary = nullptr;
-  std::string name;                      ///< "device image 0 of ./prog"
-  std::map<void *, void *> kernels;      ///< host region id -> plugin kernel handle
+  std::string name;                 ///< "device image 0 of ./prog"
+  std::map<void *, void *> kernels; ///< host region id -> plugin kernel handle
   std::map<void *, std::string> kernelNames;
-  std::vector<uintptr_t> mappedGlobals;  ///< host addresses this image put in the mapping table
+  std::vector<uintptr_t> mappedGlobals; ///< host addresses this image put in the mapping table
 };
 
 /// One device: the plugin's data API as DeviceMemory, the device's mapping
@@ -95,8 +95,7 @@ private:
   /// one plugin request; std::nullopt when the plugin has no batched lookup
   /// (callers then ask per name).
   llvm::Expected<std::optional<std::vector<void *>>>
-  findGlobals(LoadedImage &image, const std::vector<const char *> &names,
-              const std::vector<uint64_t> &sizes);
+  findGlobals(LoadedImage &image, const std::vector<const char *> &names, const std::vector<uint64_t> &sizes);
   /// Adds the host vtables holding one of `indirect`'s functions that no 0x20
   /// entry registered, paired with the device image's vtable of the same name.
   void addVtablesByName(LoadedImage &image, std::vector<IndirectTarget> &indirect);

@@ -16,8 +16,7 @@ namespace {
 
 llvm::Error entryError(const std::string &what, size_t index, const std::string &problem) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s",
-                                 fmt::format("bad offload entry {} of {}: {}", index, what, problem)
-                                     .c_str());
+                                 fmt::format("bad offload entry {} of {}: {}", index, what, problem).c_str());
 }
 
 EntryKind classify(uint32_t flags, uint64_t size) {
@@ -41,8 +40,7 @@ constexpr size_t kMaxSymbolName = 4096;
 /// unreadable pointer or a name with no NUL within kMaxSymbolName bytes is an
 /// error instead of a crash (a corrupt table, or a table of the other format
 /// whose pointer fields are really other fields).
-llvm::Expected<std::string> readSymbolName(const char *name, const std::string &what,
-                                           size_t index) {
+llvm::Expected<std::string> readSymbolName(const char *name, const std::string &what, size_t index) {
   std::string out;
   auto addr = reinterpret_cast<uintptr_t>(name);
   constexpr uintptr_t kPageSize = 4096;
@@ -66,12 +64,11 @@ llvm::Expected<std::string> readSymbolName(const char *name, const std::string &
     }
     if (got <= 0)
       return entryError(what, index,
-                        out.empty() ? fmt::format("symbol name at {} is unreadable",
-                                                  static_cast<const void *>(name))
-                                    : fmt::format("symbol name at {} is unterminated: it runs into "
-                                                  "unreadable memory at {:#x} (starts '{}')",
-                                                  static_cast<const void *>(name), addr,
-                                                  out.substr(0, 32)));
+                        out.empty()
+                            ? fmt::format("symbol name at {} is unreadable", static_cast<const void *>(name))
+                            : fmt::format("symbol name at {} is unterminated: it runs into "
+                                          "unreadable memory at {:#x} (starts '{}')",
+                                          static_cast<const void *>(name), addr, out.substr(0, 32)));
     const char *nul = static_cast<const char *>(std::memchr(buf, 0, static_cast<size_t>(got)));
     out.append(buf, nul ? static_cast<size_t>(nul - buf) : static_cast<size_t>(got));
     if (nul)
@@ -82,8 +79,7 @@ llvm::Expected<std::string> readSymbolName(const char *name, const std::string &
     return entryError(what, index,
                       fmt::format("symbol name at {} is unterminated or longer than {} bytes "
                                   "(starts '{}')",
-                                  static_cast<const void *>(name), kMaxSymbolName,
-                                  out.substr(0, 32)));
+                                  static_cast<const void *>(name), kMaxSymbolName, out.substr(0, 32)));
   return out;
 }
 
@@ -128,8 +124,7 @@ std::optional<uintptr_t> firstUnreadable(const void *begin, size_t bytes) {
 namespace {
 
 /// Checks the fields every entry must have, whatever its format.
-llvm::Error validate(const OffloadEntry &e, const char *rawName, const std::string &what,
-                     size_t index) {
+llvm::Error validate(const OffloadEntry &e, const char *rawName, const std::string &what, size_t index) {
   if (e.kind == EntryKind::Requires)
     return llvm::Error::success(); // requires entries carry no address
   if (!rawName)
@@ -151,12 +146,18 @@ EntryFormat detectEntryFormat(const void *begin, const void *end) {
 
 const char *entryKindName(EntryKind kind) {
   switch (kind) {
-  case EntryKind::Kernel: return "kernel";
-  case EntryKind::Global: return "global";
-  case EntryKind::Link: return "link";
-  case EntryKind::Indirect: return "indirect";
-  case EntryKind::IndirectVtable: return "indirect_vtable";
-  case EntryKind::Requires: return "requires";
+  case EntryKind::Kernel:
+    return "kernel";
+  case EntryKind::Global:
+    return "global";
+  case EntryKind::Link:
+    return "link";
+  case EntryKind::Indirect:
+    return "indirect";
+  case EntryKind::IndirectVtable:
+    return "indirect_vtable";
+  case EntryKind::Requires:
+    return "requires";
   }
   return "?";
 }
@@ -172,11 +173,10 @@ llvm::Expected<std::vector<OffloadEntry>> parseEntryTable(const void *begin, con
   // Compilers align entry tables; a misaligned one is corrupt, and reading
   // its pointer fields in place would be undefined behaviour.
   if (reinterpret_cast<uintptr_t>(begin) % alignof(__tgt_offload_entry) != 0)
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(), "%s",
-        fmt::format("malformed entry table of {}: start {} is not {}-byte aligned", what, begin,
-                    alignof(__tgt_offload_entry))
-            .c_str());
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s",
+                                   fmt::format("malformed entry table of {}: start {} is not {}-byte aligned",
+                                               what, begin, alignof(__tgt_offload_entry))
+                                       .c_str());
   auto bytes = static_cast<size_t>(static_cast<const char *>(end) - static_cast<const char *>(begin));
   if (bytes > kMaxEntryTableBytes)
     return llvm::createStringError(
@@ -193,13 +193,13 @@ llvm::Expected<std::vector<OffloadEntry>> parseEntryTable(const void *begin, con
                     what, begin, end, *bad)
             .c_str());
   EntryFormat format = detectEntryFormat(begin, end);
-  size_t stride = format == EntryFormat::Current ? sizeof(__tgt_offload_entry)
-                                                 : sizeof(__tgt_offload_entry_legacy);
+  size_t stride =
+      format == EntryFormat::Current ? sizeof(__tgt_offload_entry) : sizeof(__tgt_offload_entry_legacy);
   if (bytes % stride != 0)
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(), "%s",
-        fmt::format("malformed entry table of {}: {} bytes is not a whole number of {}-byte entries{}",
-                    what, bytes, stride,
+        fmt::format("malformed entry table of {}: {} bytes is not a whole number of {}-byte entries{}", what,
+                    bytes, stride,
                     format == EntryFormat::Legacy
                         ? " (the first entry is in the LLVM <= 19 format; formats mixed?)"
                         : "")

@@ -19,10 +19,10 @@ enum class EntryKind { Kernel, Global, Link, Indirect, IndirectVtable, Requires 
 struct OffloadEntry {
   EntryKind kind = EntryKind::Kernel;
   uint32_t flags = 0;
-  void *address = nullptr;  ///< host address (kernel stub, global, function or vtable)
-  std::string name;         ///< device symbol name
+  void *address = nullptr; ///< host address (kernel stub, global, function or vtable)
+  std::string name;        ///< device symbol name
   uint64_t size = 0;
-  uint64_t data = 0;        ///< requires flags for Requires entries
+  uint64_t data = 0; ///< requires flags for Requires entries
 };
 
 /// The entry formats clang has emitted.

@@ -47,20 +47,19 @@ llvm::Expected<std::vector<__omp_offloading_fptr_map_ty>> FunctionPointerTable::
       for (uint64_t off = 0; off < t.size; off += 8)
         pairs.push_back({t.hostPtr + off, t.tgtPtr + off, &t, &image.imageName});
     }
-  std::sort(pairs.begin(), pairs.end(), [](const Pair &a, const Pair &b) {
-    return a.host != b.host ? a.host < b.host : a.tgt < b.tgt;
-  });
+  std::sort(pairs.begin(), pairs.end(),
+            [](const Pair &a, const Pair &b) { return a.host != b.host ? a.host < b.host : a.tgt < b.tgt; });
   std::vector<__omp_offloading_fptr_map_ty> table;
   table.reserve(pairs.size());
   for (size_t i = 0; i < pairs.size(); ++i) {
     if (!table.empty() && table.back().host_ptr == pairs[i].host) {
       if (table.back().tgt_ptr != pairs[i].tgt) {
         const Pair &prev = pairs[i - 1];
-        return makeError(fmt::format(
-            "host address {} has two device targets: entry '{}' of {} gives {:#x}, entry '{}' of "
-            "{} gives {:#x}",
-            trace::hostAddress(pairs[i].host), prev.from->name, *prev.image, prev.tgt,
-            pairs[i].from->name, *pairs[i].image, pairs[i].tgt));
+        return makeError(
+            fmt::format("host address {} has two device targets: entry '{}' of {} gives {:#x}, entry '{}' of "
+                        "{} gives {:#x}",
+                        trace::hostAddress(pairs[i].host), prev.from->name, *prev.image, prev.tgt,
+                        pairs[i].from->name, *pairs[i].image, pairs[i].tgt));
       }
       continue;
     }

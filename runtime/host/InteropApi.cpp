@@ -48,18 +48,17 @@ template <typename T> T withCode(int *err, omp_interop_rc_t code, T value) {
 } // namespace
 
 extern "C" {
-void __kmpc_omp_wait_deps(void *loc, int32_t gtid, int32_t ndeps, KmpDependInfo *deps,
-                          int32_t ndepsNoAlias, KmpDependInfo *noAliasDeps);
+void __kmpc_omp_wait_deps(void *loc, int32_t gtid, int32_t ndeps, KmpDependInfo *deps, int32_t ndepsNoAlias,
+                          KmpDependInfo *noAliasDeps);
 
 // ---- OpenMP 6.0 form -------------------------------------------------------
 
-void *__tgt_interop_get(ompsim_ident *loc, int32_t type, int64_t, int32_t, void *,
-                        InteropContext *ctx, DependPack *deps) {
+void *__tgt_interop_get(ompsim_ident *loc, int32_t type, int64_t, int32_t, void *, InteropContext *ctx,
+                        DependPack *deps) {
   if (Runtime::get().policy() == OffloadPolicy::Disabled)
     return omp_interop_none;
   if (type == InteropTargetSync && deps && ctx)
-    __kmpc_omp_wait_deps(loc, ctx->gtid, deps->ndeps, deps->deps, deps->ndepsNoAlias,
-                         deps->noAliasDeps);
+    __kmpc_omp_wait_deps(loc, ctx->gtid, deps->ndeps, deps->deps, deps->ndepsNoAlias, deps->noAliasDeps);
   return omp_interop_none;
 }
 
@@ -73,19 +72,16 @@ int __tgt_interop_release(ompsim_ident *, void *, InteropContext *, DependPack *
 
 // ---- OpenMP 5.1 form, what clang-22 emits ----------------------------------
 
-void __tgt_interop_init(ompsim_ident *loc, int32_t gtid, void **interop, int32_t type, int32_t,
-                        int32_t ndeps, KmpDependInfo *deps, int32_t) {
-  if (type == InteropTargetSync && ndeps > 0 &&
-      Runtime::get().policy() != OffloadPolicy::Disabled)
+void __tgt_interop_init(ompsim_ident *loc, int32_t gtid, void **interop, int32_t type, int32_t, int32_t ndeps,
+                        KmpDependInfo *deps, int32_t) {
+  if (type == InteropTargetSync && ndeps > 0 && Runtime::get().policy() != OffloadPolicy::Disabled)
     __kmpc_omp_wait_deps(loc, gtid, ndeps, deps, 0, nullptr);
   *interop = omp_interop_none;
 }
 
-void __tgt_interop_use(ompsim_ident *, int32_t, void *, int32_t, int32_t, KmpDependInfo *,
-                       int32_t) {}
+void __tgt_interop_use(ompsim_ident *, int32_t, void *, int32_t, int32_t, KmpDependInfo *, int32_t) {}
 
-void __tgt_interop_destroy(ompsim_ident *, int32_t, void **, int32_t, int32_t, KmpDependInfo *,
-                           int32_t) {}
+void __tgt_interop_destroy(ompsim_ident *, int32_t, void **, int32_t, int32_t, KmpDependInfo *, int32_t) {}
 
 int ompx_interop_add_completion_callback(void *, void *, void *) { return omp_irc_other; }
 
@@ -102,8 +98,6 @@ const char *omp_get_interop_str(const omp_interop_t, omp_interop_property_t, int
   return withCode<const char *>(err, omp_irc_empty, nullptr);
 }
 const char *omp_get_interop_name(const omp_interop_t, omp_interop_property_t) { return nullptr; }
-const char *omp_get_interop_type_desc(const omp_interop_t, omp_interop_property_t) {
-  return nullptr;
-}
+const char *omp_get_interop_type_desc(const omp_interop_t, omp_interop_property_t) { return nullptr; }
 
 } // extern "C"

@@ -12,8 +12,8 @@
 #include <cstdint>
 #include <vector>
 
-extern "C" int __tgt_target_kernel(ompsim_ident *loc, int64_t device, int32_t teams,
-                                   int32_t threads, void *regionId, __tgt_kernel_arguments *args);
+extern "C" int __tgt_target_kernel(ompsim_ident *loc, int64_t device, int32_t teams, int32_t threads,
+                                   void *regionId, __tgt_kernel_arguments *args);
 
 namespace {
 
@@ -24,9 +24,9 @@ namespace {
 /// them lands in that parameter. ompsim's plugins always pass the implicit
 /// parameter themselves, so the first TARGET_PARAM entry is still mapped but
 /// not passed, which gives the kernel the same parameters as on stock.
-int legacyLaunch(ompsim_ident *loc, int64_t device, void *regionId, int32_t n, void **bases,
-                 void **begins, int64_t *sizes, int64_t *types, void **names, void **mappers,
-                 int32_t teams, int32_t threads) {
+int legacyLaunch(ompsim_ident *loc, int64_t device, void *regionId, int32_t n, void **bases, void **begins,
+                 int64_t *sizes, int64_t *types, void **names, void **mappers, int32_t teams,
+                 int32_t threads) {
   constexpr auto TargetParam =
       static_cast<int64_t>(llvm::omp::OpenMPOffloadMappingFlags::OMP_MAP_TARGET_PARAM);
   std::vector<int64_t> adjusted(types, types + (n > 0 ? n : 0));
@@ -58,56 +58,51 @@ extern "C" {
 // always do; their dependence lists were already honoured by the task that
 // encloses the call.
 
-int __tgt_target_mapper(ompsim_ident *loc, int64_t device, void *regionId, int32_t n,
-                        void **bases, void **begins, int64_t *sizes, int64_t *types, void **names,
-                        void **mappers) {
+int __tgt_target_mapper(ompsim_ident *loc, int64_t device, void *regionId, int32_t n, void **bases,
+                        void **begins, int64_t *sizes, int64_t *types, void **names, void **mappers) {
   return legacyLaunch(loc, device, regionId, n, bases, begins, sizes, types, names, mappers, -1, -1);
 }
 
-int __tgt_target(int64_t device, void *regionId, int32_t n, void **bases, void **begins,
-                 int64_t *sizes, int64_t *types) {
-  return legacyLaunch(nullptr, device, regionId, n, bases, begins, sizes, types, nullptr, nullptr,
-                      -1, -1);
+int __tgt_target(int64_t device, void *regionId, int32_t n, void **bases, void **begins, int64_t *sizes,
+                 int64_t *types) {
+  return legacyLaunch(nullptr, device, regionId, n, bases, begins, sizes, types, nullptr, nullptr, -1, -1);
 }
 
 int __tgt_target_nowait(int64_t device, void *regionId, int32_t n, void **bases, void **begins,
                         int64_t *sizes, int64_t *types, int32_t, void *, int32_t, void *) {
-  return legacyLaunch(nullptr, device, regionId, n, bases, begins, sizes, types, nullptr, nullptr,
-                      -1, -1);
+  return legacyLaunch(nullptr, device, regionId, n, bases, begins, sizes, types, nullptr, nullptr, -1, -1);
 }
 
-int __tgt_target_nowait_mapper(ompsim_ident *loc, int64_t device, void *regionId, int32_t n,
-                               void **bases, void **begins, int64_t *sizes, int64_t *types,
-                               void **names, void **mappers, int32_t, void *, int32_t, void *) {
+int __tgt_target_nowait_mapper(ompsim_ident *loc, int64_t device, void *regionId, int32_t n, void **bases,
+                               void **begins, int64_t *sizes, int64_t *types, void **names, void **mappers,
+                               int32_t, void *, int32_t, void *) {
   return legacyLaunch(loc, device, regionId, n, bases, begins, sizes, types, names, mappers, -1, -1);
 }
 
-int __tgt_target_teams_mapper(ompsim_ident *loc, int64_t device, void *regionId, int32_t n,
-                              void **bases, void **begins, int64_t *sizes, int64_t *types,
-                              void **names, void **mappers, int32_t teams, int32_t threads) {
-  return legacyLaunch(loc, device, regionId, n, bases, begins, sizes, types, names, mappers, teams,
+int __tgt_target_teams_mapper(ompsim_ident *loc, int64_t device, void *regionId, int32_t n, void **bases,
+                              void **begins, int64_t *sizes, int64_t *types, void **names, void **mappers,
+                              int32_t teams, int32_t threads) {
+  return legacyLaunch(loc, device, regionId, n, bases, begins, sizes, types, names, mappers, teams, threads);
+}
+
+int __tgt_target_teams(int64_t device, void *regionId, int32_t n, void **bases, void **begins, int64_t *sizes,
+                       int64_t *types, int32_t teams, int32_t threads) {
+  return legacyLaunch(nullptr, device, regionId, n, bases, begins, sizes, types, nullptr, nullptr, teams,
                       threads);
 }
 
-int __tgt_target_teams(int64_t device, void *regionId, int32_t n, void **bases, void **begins,
-                       int64_t *sizes, int64_t *types, int32_t teams, int32_t threads) {
-  return legacyLaunch(nullptr, device, regionId, n, bases, begins, sizes, types, nullptr, nullptr,
-                      teams, threads);
-}
-
-int __tgt_target_teams_nowait(int64_t device, void *regionId, int32_t n, void **bases,
-                              void **begins, int64_t *sizes, int64_t *types, int32_t teams,
-                              int32_t threads, int32_t, void *, int32_t, void *) {
-  return legacyLaunch(nullptr, device, regionId, n, bases, begins, sizes, types, nullptr, nullptr,
-                      teams, threads);
+int __tgt_target_teams_nowait(int64_t device, void *regionId, int32_t n, void **bases, void **begins,
+                              int64_t *sizes, int64_t *types, int32_t teams, int32_t threads, int32_t, void *,
+                              int32_t, void *) {
+  return legacyLaunch(nullptr, device, regionId, n, bases, begins, sizes, types, nullptr, nullptr, teams,
+                      threads);
 }
 
 int __tgt_target_teams_nowait_mapper(ompsim_ident *loc, int64_t device, void *regionId, int32_t n,
                                      void **bases, void **begins, int64_t *sizes, int64_t *types,
-                                     void **names, void **mappers, int32_t teams, int32_t threads,
-                                     int32_t, void *, int32_t, void *) {
-  return legacyLaunch(loc, device, regionId, n, bases, begins, sizes, types, names, mappers, teams,
-                      threads);
+                                     void **names, void **mappers, int32_t teams, int32_t threads, int32_t,
+                                     void *, int32_t, void *) {
+  return legacyLaunch(loc, device, regionId, n, bases, begins, sizes, types, names, mappers, teams, threads);
 }
 
 // ---- kernel-language (CUDA/HIP through OpenMP) launches ----------------------
@@ -127,14 +122,12 @@ struct CallConfiguration {
 thread_local CallConfiguration currentConfiguration;
 } // namespace
 
-unsigned __llvmPushCallConfiguration(OmpsimDim3 grid, OmpsimDim3 block, size_t sharedMemory,
-                                     void *stream) {
+unsigned __llvmPushCallConfiguration(OmpsimDim3 grid, OmpsimDim3 block, size_t sharedMemory, void *stream) {
   currentConfiguration = CallConfiguration{grid, block, sharedMemory, stream};
   return 0;
 }
 
-unsigned __llvmPopCallConfiguration(OmpsimDim3 *grid, OmpsimDim3 *block, size_t *sharedMemory,
-                                    void *stream) {
+unsigned __llvmPopCallConfiguration(OmpsimDim3 *grid, OmpsimDim3 *block, size_t *sharedMemory, void *stream) {
   *grid = currentConfiguration.grid;
   *block = currentConfiguration.block;
   *sharedMemory = currentConfiguration.sharedMemory;
@@ -146,10 +139,10 @@ unsigned __llvmPopCallConfiguration(OmpsimDim3 *grid, OmpsimDim3 *block, size_t 
 /// (KernelArgs flag IsCUDA), which neither ompsim plugin can unpack: refused
 /// with one line rather than run with wrong arguments.
 unsigned llvmLaunchKernel(const void *func, OmpsimDim3, OmpsimDim3, void *, size_t, void *) {
-  ompsim::trace::error(fmt::format(
-      "llvmLaunchKernel: kernel {} is a CUDA/HIP-style launch; ompsim devices run only OpenMP "
-      "target regions",
-      ompsim::trace::hostAddress(reinterpret_cast<uint64_t>(func))));
+  ompsim::trace::error(
+      fmt::format("llvmLaunchKernel: kernel {} is a CUDA/HIP-style launch; ompsim devices run only OpenMP "
+                  "target regions",
+                  ompsim::trace::hostAddress(reinterpret_cast<uint64_t>(func))));
   return OMPSIM_OFFLOAD_FAIL;
 }
 

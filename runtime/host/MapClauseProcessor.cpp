@@ -5,8 +5,8 @@
 #include "MapFlags.h"
 
 #include "ompsim/HostSymbolizer.h"
-#include "ompsim/offload_abi.h"
 #include "ompsim/Trace.h"
+#include "ompsim/offload_abi.h"
 
 #include <fmt/format.h>
 
@@ -75,8 +75,7 @@ std::string mapArgName(const void *name) {
 
 std::vector<MapArg> MapClauseProcessor::runMapper(const MapArg &arg) {
   MapperComponents handle;
-  reinterpret_cast<MapperFunction>(arg.mapper)(&handle, arg.base, arg.begin, arg.size, arg.type,
-                                               arg.name);
+  reinterpret_cast<MapperFunction>(arg.mapper)(&handle, arg.base, arg.begin, arg.size, arg.type, arg.name);
   if (trace::enabled(trace::Cat::Map))
     for (const MapArg &c : handle.components)
       trace::Event(trace::Cat::Map, "mapper_component")
@@ -90,8 +89,8 @@ std::vector<MapArg> MapClauseProcessor::runMapper(const MapArg &arg) {
 }
 
 llvm::Error MapClauseProcessor::missingPresent(const MapArg &arg, const char *when) {
-  return makeError(fmt::format("{} is not present on device {} ({} with the present modifier)",
-                               describe(arg), memory_.deviceNumber(), when));
+  return makeError(fmt::format("{} is not present on device {} ({} with the present modifier)", describe(arg),
+                               memory_.deviceNumber(), when));
 }
 
 llvm::Error MapClauseProcessor::checkMapTypes(const std::vector<MapArg> &args, const char *construct,
@@ -106,11 +105,11 @@ llvm::Error MapClauseProcessor::checkMapTypes(const std::vector<MapArg> &args, c
     // ATTACH) is a form clang-22 does not emit; refuse it rather than pass
     // a wrong pointer.
     if ((type & flag::Attach) && (type & flag::Private))
-      return makeError(fmt::format(
-          "map type {:#x} of {} on {} in {} combines {} with {} (a privately initialized "
-          "pointer), which ompsim's runtime does not implement",
-          type, var.empty() ? std::string("an unnamed item") : "'" + var + "'", construct,
-          programName(), flag::bitName(flag::Private), flag::bitName(flag::Attach)));
+      return makeError(
+          fmt::format("map type {:#x} of {} on {} in {} combines {} with {} (a privately initialized "
+                      "pointer), which ompsim's runtime does not implement",
+                      type, var.empty() ? std::string("an unnamed item") : "'" + var + "'", construct,
+                      programName(), flag::bitName(flag::Private), flag::bitName(flag::Attach)));
     if (!unknown)
       continue;
     uint64_t bit = unknown & (~unknown + 1);
@@ -165,11 +164,11 @@ llvm::Expected<MapClauseProcessor::Mapped> MapClauseProcessor::mapOne(const MapA
   // An implicit item that overlaps a mapped block uses that block (a
   // variable captured in a region whose mapped part is a section of it).
   if (found.extends && !has(arg.type, flag::Implicit))
-    return makeError(fmt::format(
-        "{} extends the mapped block at host address {} ({} bytes) on device {}; OpenMP does not "
-        "allow a mapped section to grow",
-        describe(arg), hostAddressForMessage(found.entry->hstBegin), found.entry->size(),
-        memory_.deviceNumber()));
+    return makeError(
+        fmt::format("{} extends the mapped block at host address {} ({} bytes) on device {}; OpenMP does not "
+                    "allow a mapped section to grow",
+                    describe(arg), hostAddressForMessage(found.entry->hstBegin), found.entry->size(),
+                    memory_.deviceNumber()));
   Mapped out;
   if (found.entry) {
     MapEntry &e = *found.entry;
@@ -257,8 +256,7 @@ llvm::Error MapClauseProcessor::enter(const std::vector<MapArg> &args, void **ar
   return processAttachments();
 }
 
-llvm::Error MapClauseProcessor::enterList(const std::vector<MapArg> &args, void **argsBase,
-                                          bool fromMapper) {
+llvm::Error MapClauseProcessor::enterList(const std::vector<MapArg> &args, void **argsBase, bool fromMapper) {
   if (auto err = checkMapTypes(args, "a map-entering construct", /*allowNonContig=*/false))
     return err;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -283,10 +281,13 @@ llvm::Error MapClauseProcessor::enterList(const std::vector<MapArg> &args, void 
     if (has(arg.type, flag::PtrAndObj)) {
       // The pointer itself: part of a mapped parent for members, else mapped
       // here with the object's reference kind.
-      MapArg pointer{arg.base, arg.base, static_cast<int64_t>(sizeof(void *)),
+      MapArg pointer{arg.base,
+                     arg.base,
+                     static_cast<int64_t>(sizeof(void *)),
                      static_cast<int64_t>(static_cast<uint64_t>(arg.type) &
                                           (flag::OmpxHold | flag::Present | flag::Implicit)),
-                     arg.name, nullptr};
+                     arg.name,
+                     nullptr};
       auto mapped = mapOne(pointer, updateRef, /*copyTo=*/false);
       if (!mapped)
         return mapped.takeError();
@@ -334,8 +335,8 @@ llvm::Error MapClauseProcessor::processAttachments() {
     if (pointerSize < sizeof(void *))
       return makeError(fmt::format("attach entry of {} has a {}-byte pointer; a pointer is {} bytes",
                                    describe(arg), pointerSize, sizeof(void *)));
-    if (auto err = attachPointer(pointerLoc, pointeeBegin, *pointer.entry,
-                                 pointee.entry->translate(pointeeBegin)))
+    if (auto err =
+            attachPointer(pointerLoc, pointeeBegin, *pointer.entry, pointee.entry->translate(pointeeBegin)))
       return err;
   }
   attachments_.clear();
@@ -450,8 +451,8 @@ llvm::Error MapClauseProcessor::updateList(const std::vector<MapArg> &args) {
         return err;
       continue;
     }
-    if (auto err = updateContiguous(arg, reinterpret_cast<uintptr_t>(arg.begin),
-                                    static_cast<uint64_t>(arg.size)))
+    if (auto err =
+            updateContiguous(arg, reinterpret_cast<uintptr_t>(arg.begin), static_cast<uint64_t>(arg.size)))
       return err;
   }
   return llvm::Error::success();
@@ -489,8 +490,7 @@ llvm::Error MapClauseProcessor::updateNonContiguous(const MapArg &arg) {
   // between the section's elements; clang ends the list with a
   // {0, 1, element size} dimension.
   if (arg.size <= 0 || arg.size > 64 || !arg.begin)
-    return makeError(fmt::format("non-contiguous update of {} has {} dimensions", describe(arg),
-                                 arg.size));
+    return makeError(fmt::format("non-contiguous update of {} has {} dimensions", describe(arg), arg.size));
   std::vector<NonContigDim> dims(static_cast<size_t>(arg.size));
   std::memcpy(dims.data(), arg.begin, dims.size() * sizeof(NonContigDim));
   uint64_t elementSize = dims.back().stride;
@@ -595,8 +595,7 @@ llvm::Expected<uint64_t> MapClauseProcessor::kernelArgument(const MapArg &arg,
 }
 
 llvm::Expected<std::vector<uint64_t>>
-MapClauseProcessor::kernelArguments(const std::vector<MapArg> &args,
-                                    std::vector<uint64_t> &privateBlocks) {
+MapClauseProcessor::kernelArguments(const std::vector<MapArg> &args, std::vector<uint64_t> &privateBlocks) {
   std::vector<uint64_t> values;
   // The device base address of each TARGET_PARAM item, by item index.
   std::vector<std::optional<uint64_t>> byItem(args.size());

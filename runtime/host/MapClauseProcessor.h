@@ -127,7 +127,7 @@ private:
   /// Host ranges allocated by the current enter (pointer attachment happens
   /// only when the pointer or its pointee is among them, or `always`).
   std::vector<std::pair<uintptr_t, uint64_t>> newAllocations_;
-  std::vector<MapArg> attachments_; ///< deferred ATTACH items of the current enter
+  std::vector<MapArg> attachments_;  ///< deferred ATTACH items of the current enter
   std::vector<MapEntry *> released_; ///< entries an exit may remove at its end
 };
 

@@ -34,9 +34,9 @@ inline constexpr uint64_t MemberOf = value(Flags::OMP_MAP_MEMBER_OF);
 /// Every bit the runtime implements. CLOSE is a placement hint that a CPU
 /// device satisfies by allocating as usual; IMPLICIT changes how a section
 /// that overlaps a mapped block is treated.
-inline constexpr uint64_t Implemented = To | From | Always | Delete | PtrAndObj | TargetParam |
-                                        ReturnParam | Private | Literal | Implicit | Close |
-                                        Present | OmpxHold | Attach | NonContig | MemberOf;
+inline constexpr uint64_t Implemented = To | From | Always | Delete | PtrAndObj | TargetParam | ReturnParam |
+                                        Private | Literal | Implicit | Close | Present | OmpxHold | Attach |
+                                        NonContig | MemberOf;
 
 /// True when `type` has any bit of `mask`.
 constexpr bool has(int64_t type, uint64_t mask) { return (static_cast<uint64_t>(type) & mask) != 0; }

@@ -26,8 +26,8 @@ struct MapEntry {
   /// zero-length lookup in [hstBase, hstBegin) still finds this entry.
   uintptr_t hstBase = 0;
   uint64_t tgtBegin = 0;
-  uint64_t dynamicRef = 0; ///< OpenMP's dynamic reference count
-  uint64_t holdRef = 0;    ///< ompx_hold reference count
+  uint64_t dynamicRef = 0;       ///< OpenMP's dynamic reference count
+  uint64_t holdRef = 0;          ///< ompx_hold reference count
   bool ownsDeviceMemory = false; ///< freed when both counts reach 0
   bool associated = false;       ///< made by omp_target_associate_ptr
   std::string name;              ///< for traces and messages

@@ -38,8 +38,7 @@ std::string ompsimLibDir() {
   return ".";
 }
 
-llvm::Expected<std::unique_ptr<Plugin>> Plugin::Create(const std::string &spec,
-                                                       const std::string &path) {
+llvm::Expected<std::unique_ptr<Plugin>> Plugin::Create(const std::string &spec, const std::string &path) {
   std::unique_ptr<Plugin> p(new Plugin());
   p->path_ = path;
   p->name_ = spec;
@@ -52,17 +51,17 @@ llvm::Expected<std::unique_ptr<Plugin>> Plugin::Create(const std::string &spec,
   p->fn_.plugin_api_version =
       reinterpret_cast<decltype(p->fn_.plugin_api_version)>(sym("__tgt_rtl_plugin_api_version"));
   if (!p->fn_.plugin_api_version)
-    return makeError(fmt::format("plugin '{}' ({}) lacks required symbol __tgt_rtl_plugin_api_version",
-                                 spec, path));
+    return makeError(
+        fmt::format("plugin '{}' ({}) lacks required symbol __tgt_rtl_plugin_api_version", spec, path));
   int32_t version = p->fn_.plugin_api_version();
   if (version != OMPSIM_PLUGIN_API_VERSION)
     return makeError(fmt::format("plugin '{}' ({}) implements plugin API version {}, this runtime "
                                  "needs version {}",
                                  spec, path, version, OMPSIM_PLUGIN_API_VERSION));
 
-#define OMPSIM_REQUIRED(field)                                                                     \
-  p->fn_.field = reinterpret_cast<decltype(p->fn_.field)>(sym("__tgt_rtl_" #field));               \
-  if (!p->fn_.field)                                                                               \
+#define OMPSIM_REQUIRED(field)                                                                               \
+  p->fn_.field = reinterpret_cast<decltype(p->fn_.field)>(sym("__tgt_rtl_" #field));                         \
+  if (!p->fn_.field)                                                                                         \
     return makeError(fmt::format("plugin '{}' ({}) lacks required symbol __tgt_rtl_" #field, spec, path));
   OMPSIM_REQUIRED(plugin_name)
   OMPSIM_REQUIRED(is_valid_binary)
@@ -78,7 +77,7 @@ llvm::Expected<std::unique_ptr<Plugin>> Plugin::Create(const std::string &spec,
   OMPSIM_REQUIRED(run_target_region)
   OMPSIM_REQUIRED(last_error)
 #undef OMPSIM_REQUIRED
-#define OMPSIM_OPTIONAL(field)                                                                     \
+#define OMPSIM_OPTIONAL(field)                                                                               \
   p->fn_.field = reinterpret_cast<decltype(p->fn_.field)>(sym("__tgt_rtl_" #field));
   OMPSIM_OPTIONAL(set_function_ptr_map)
   OMPSIM_OPTIONAL(data_exchange)

@@ -45,8 +45,7 @@ public:
   /// Loads the plugin at `path` (shown as `spec` in messages): checks the API
   /// version first, then resolves the required set (naming the first missing
   /// symbol) and the optional set, and asks for its device count.
-  static llvm::Expected<std::unique_ptr<Plugin>> Create(const std::string &spec,
-                                                        const std::string &path);
+  static llvm::Expected<std::unique_ptr<Plugin>> Create(const std::string &spec, const std::string &path);
   ~Plugin();
   Plugin(const Plugin &) = delete;
   Plugin &operator=(const Plugin &) = delete;

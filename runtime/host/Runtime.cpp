@@ -53,7 +53,10 @@ std::string describeImage(const __tgt_device_image *image) {
   auto *bytes = static_cast<const unsigned char *>(image->ImageStart);
   size_t size = static_cast<size_t>(static_cast<const char *>(image->ImageEnd) -
                                     static_cast<const char *>(image->ImageStart));
-  if (size >= 20 && std::memcmp(bytes, "\x7f" "ELF", 4) == 0) {
+  if (size >= 20 && std::memcmp(bytes,
+                                "\x7f"
+                                "ELF",
+                                4) == 0) {
     uint16_t machine;
     std::memcpy(&machine, bytes + 18, sizeof(machine));
     return fmt::format("ELF for machine {}{}", machine, machine == 62 ? " (x86-64)" : "");
@@ -112,8 +115,8 @@ llvm::Error Runtime::ensurePlugins() {
       return makeError(pluginError_);
     }
     if (!(*plugin)->noDeviceReason().empty())
-      noDeviceReasons_ += fmt::format("; plugin {} has no device: {}", (*plugin)->name(),
-                                      (*plugin)->noDeviceReason());
+      noDeviceReasons_ +=
+          fmt::format("; plugin {} has no device: {}", (*plugin)->name(), (*plugin)->noDeviceReason());
     for (int32_t local = 0; local < (*plugin)->numberOfDevices(); ++local)
       devices_.push_back(std::make_unique<Device>(**plugin, local, static_cast<int32_t>(devices_.size())));
     plugins_.push_back(std::move(*plugin));
@@ -231,12 +234,13 @@ llvm::Error Runtime::registerLib(__tgt_bin_desc *desc) {
     return makeError(fmt::format("malformed offload descriptor of {}: {} device images at {}", owner,
                                  desc->NumDeviceImages, static_cast<void *>(desc->DeviceImages)));
   if (desc->NumDeviceImages == 0)
-    return makeError(fmt::format("malformed offload descriptor of {}: it holds no device images",
-                                 owner));
-  if (auto bad = firstUnreadable(desc->DeviceImages, sizeof(__tgt_device_image) * size_t(desc->NumDeviceImages)))
+    return makeError(fmt::format("malformed offload descriptor of {}: it holds no device images", owner));
+  if (auto bad =
+          firstUnreadable(desc->DeviceImages, sizeof(__tgt_device_image) * size_t(desc->NumDeviceImages)))
     return makeError(fmt::format("malformed offload descriptor of {}: its {} device images at {} are not "
                                  "readable host memory (nothing readable at {:#x})",
-                                 owner, desc->NumDeviceImages, static_cast<void *>(desc->DeviceImages), *bad));
+                                 owner, desc->NumDeviceImages, static_cast<void *>(desc->DeviceImages),
+                                 *bad));
   // Registration and unregistration come in pairs (one constructor, one
   // destructor per binary); a second registration means corrupt state.
   for (const RegisteredLib &lib : libs_)
@@ -244,9 +248,7 @@ llvm::Error Runtime::registerLib(__tgt_bin_desc *desc) {
       return makeError(fmt::format("{}{} is registered twice",
                                    owner.starts_with("descriptor ") ? "offload " : "offload descriptor of ",
                                    owner));
-  OMPSIM_TRACE_EVENT(Cat::Image, "register")
-      .str("owner", owner)
-      .num("images", desc->NumDeviceImages);
+  OMPSIM_TRACE_EVENT(Cat::Image, "register").str("owner", owner).num("images", desc->NumDeviceImages);
   RegisteredLib lib{desc, {}};
   for (int32_t i = 0; i < desc->NumDeviceImages; ++i) {
     const __tgt_device_image &img = desc->DeviceImages[i];
@@ -259,9 +261,10 @@ llvm::Error Runtime::registerLib(__tgt_bin_desc *desc) {
     size_t imageBytes = static_cast<size_t>(static_cast<const char *>(img.ImageEnd) -
                                             static_cast<const char *>(img.ImageStart));
     if (imageBytes > kMaxDeviceImageBytes)
-      return makeError(fmt::format("malformed {}: image bytes [{}, {}) ({} bytes) are more than a device image "
-                                   "may hold ({} GiB)",
-                                   name, img.ImageStart, img.ImageEnd, imageBytes, kMaxDeviceImageBytes >> 30));
+      return makeError(
+          fmt::format("malformed {}: image bytes [{}, {}) ({} bytes) are more than a device image "
+                      "may hold ({} GiB)",
+                      name, img.ImageStart, img.ImageEnd, imageBytes, kMaxDeviceImageBytes >> 30));
     if (auto bad = firstUnreadable(img.ImageStart, imageBytes))
       return makeError(fmt::format("malformed {}: image bytes [{}, {}) ({} bytes) are not readable host "
                                    "memory (nothing readable at {:#x})",
@@ -327,8 +330,8 @@ llvm::Error Runtime::targetKernel(int64_t deviceNum, int32_t teams, int32_t thre
   if (!args)
     return makeError("__tgt_target_kernel called without kernel arguments");
   if (args->Version < 2)
-    return makeError(fmt::format("kernel arguments version {} is not supported (need 2 or 3)",
-                                 args->Version));
+    return makeError(
+        fmt::format("kernel arguments version {} is not supported (need 2 or 3)", args->Version));
   auto dev = device(deviceNum);
   if (!dev)
     return dev.takeError();
@@ -339,22 +342,20 @@ llvm::Error Runtime::targetKernel(int64_t deviceNum, int32_t teams, int32_t thre
   Device &d = **dev;
   std::string kernelName;
   void *kernel = d.findKernel(regionId, &kernelName);
-  if (!kernel)
-  {
+  if (!kernel) {
     std::lock_guard<std::recursive_mutex> guard(lock_);
-    std::string rejected =
-        rejectedImages_.empty()
-            ? std::string()
-            : fmt::format("; no plugin accepted {}", fmt::join(rejectedImages_, ", "));
+    std::string rejected = rejectedImages_.empty()
+                               ? std::string()
+                               : fmt::format("; no plugin accepted {}", fmt::join(rejectedImages_, ", "));
     return makeError(fmt::format("no device image loaded on device {} provides the target region "
                                  "{}{}",
                                  d.deviceNumber(), trace::hostAddress(reinterpret_cast<uint64_t>(regionId)),
                                  rejected));
   }
 
-  std::vector<MapArg> mapArgs = makeMapArgs(static_cast<int32_t>(args->NumArgs), args->ArgBasePtrs,
-                                            args->ArgPtrs, args->ArgSizes, args->ArgTypes,
-                                            args->ArgNames, args->ArgMappers);
+  std::vector<MapArg> mapArgs =
+      makeMapArgs(static_cast<int32_t>(args->NumArgs), args->ArgBasePtrs, args->ArgPtrs, args->ArgSizes,
+                  args->ArgTypes, args->ArgNames, args->ArgMappers);
   ompsim_launch_config config{};
   // teams/threads from the call win over the clause copies in KernelArgs;
   // negative or zero means "not specified".

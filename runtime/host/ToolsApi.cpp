@@ -17,8 +17,8 @@ extern "C" const char *omp_get_uid_from_device(int device);
 
 namespace {
 
-constexpr int TgtSuccess = 0;  // OMP_TGT_SUCCESS
-constexpr int TgtFail = ~0;    // OMP_TGT_FAIL
+constexpr int TgtSuccess = 0; // OMP_TGT_SUCCESS
+constexpr int TgtFail = ~0;   // OMP_TGT_FAIL
 
 /// One "omptarget device N info: ..." line of a table dump; stock prints
 /// dumps on stdout.
@@ -54,8 +54,8 @@ int __tgt_print_device_info(int64_t device) {
         fmt::format("__tgt_print_device_info: device {} is the host, not an offload device", device));
     return 0;
   }
-  std::string text = fmt::format("    Device Type    ompsim {}\n    UID            {}\n",
-                                 d->plugin().name(), omp_get_uid_from_device(static_cast<int>(device)));
+  std::string text = fmt::format("    Device Type    ompsim {}\n    UID            {}\n", d->plugin().name(),
+                                 omp_get_uid_from_device(static_cast<int>(device)));
   std::fflush(stdout);
   std::fputs(text.c_str(), stdout);
   std::fflush(stdout);
@@ -80,9 +80,9 @@ void ompx_dump_mapping_tables(void) {
     infoOut(i, "OpenMP Host-Device pointer mappings after block at libomptarget:0:0:");
     infoOut(i, "Host Ptr           Target Ptr         Size (B) DynRefCount HoldRefCount Declaration");
     table.forEach([&](MapEntry &e) {
-      infoOut(i, fmt::format("{:#018x} {:#018x} {:<8} {:<11} {:<12} {}", e.hstBegin, e.tgtBegin,
-                             e.size(), refCount(e.dynamicRef), refCount(e.holdRef),
-                             e.name.empty() ? "unknown" : e.name));
+      infoOut(i,
+              fmt::format("{:#018x} {:#018x} {:<8} {:<11} {:<12} {}", e.hstBegin, e.tgtBegin, e.size(),
+                          refCount(e.dynamicRef), refCount(e.holdRef), e.name.empty() ? "unknown" : e.name));
     });
   }
 }
@@ -91,10 +91,10 @@ void ompx_dump_mapping_tables(void) {
 /// ompsim runs every region to completion and never creates a handle, so
 /// any call is a misuse, fatal as on stock.
 void __tgt_target_nowait_query(void **handle) {
-  Runtime::fatal(fmt::format(
-      "__tgt_target_nowait_query: invalid async handle {} (ompsim completes every target region "
-      "before returning and never hands out one)",
-      handle ? fmt::ptr(*handle) : nullptr));
+  Runtime::fatal(
+      fmt::format("__tgt_target_nowait_query: invalid async handle {} (ompsim completes every target region "
+                  "before returning and never hands out one)",
+                  handle ? fmt::ptr(*handle) : nullptr));
 }
 
 /// Called at task synchronization points to flush interop objects; ompsim's
@@ -112,13 +112,13 @@ int __tgt_activate_record_replay(int64_t device, uint64_t memorySize, void *, bo
   if (!ok)
     return TgtFail;
   if (!d) {
-    ompsim::trace::error(fmt::format(
-        "__tgt_activate_record_replay: device {} is the host, not an offload device", device));
+    ompsim::trace::error(
+        fmt::format("__tgt_activate_record_replay: device {} is the host, not an offload device", device));
     return TgtFail;
   }
-  ompsim::trace::error(fmt::format(
-      "warning: record-replay is not available on device {} ({}); {} of {} bytes is not active",
-      device, d->plugin().name(), isRecord ? "recording" : "replaying", memorySize));
+  ompsim::trace::error(
+      fmt::format("warning: record-replay is not available on device {} ({}); {} of {} bytes is not active",
+                  device, d->plugin().name(), isRecord ? "recording" : "replaying", memorySize));
   return TgtSuccess;
 }
 
@@ -136,8 +136,7 @@ int __tgt_target_kernel_replay(ompsim_ident *, int64_t device, void *regionId) {
   ompsim::trace::error(fmt::format(
       "__tgt_target_kernel_replay: nothing was recorded for region {} on device {} (record-replay "
       "is not available on {} devices)",
-      ompsim::trace::hostAddress(reinterpret_cast<uint64_t>(regionId)), resolved,
-      d->plugin().name()));
+      ompsim::trace::hostAddress(reinterpret_cast<uint64_t>(regionId)), resolved, d->plugin().name()));
   return TgtFail;
 }
 

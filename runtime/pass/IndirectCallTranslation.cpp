@@ -24,8 +24,8 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/IRBuilder.h"
-#include "llvm/IR/InstIterator.h"
 #include "llvm/IR/InlineAsm.h"
+#include "llvm/IR/InstIterator.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/LLVMContext.h"
@@ -271,7 +271,8 @@ public:
     }
     if (!Changed) {
       // Leave the module exactly as it was: drop an unused declaration we added.
-      if (auto *Decl = dyn_cast<Function>(Translate.getCallee()); !HadDeclaration && Decl && Decl->use_empty())
+      if (auto *Decl = dyn_cast<Function>(Translate.getCallee());
+          !HadDeclaration && Decl && Decl->use_empty())
         Decl->eraseFromParent();
       return PreservedAnalyses::all();
     }
@@ -312,7 +313,8 @@ Expected<TranslateFunction> parseTranslateFunction(StringRef Params) {
   if (Params == "llvm")
     return TranslateFunction::Llvm;
   return createStringError(inconvertibleErrorCode(),
-                           "invalid ompsim-indirect parameter '%s' (expected kmpc or llvm)", Params.str().c_str());
+                           "invalid ompsim-indirect parameter '%s' (expected kmpc or llvm)",
+                           Params.str().c_str());
 }
 
 void registerCallbacks(PassBuilder &PB) {
@@ -330,8 +332,9 @@ void registerCallbacks(PassBuilder &PB) {
       });
   // Last in the per-module pipeline (all -O levels, including the LTO
   // pre-link pipelines used for bitcode device images) ...
-  PB.registerOptimizerLastEPCallback(
-      [](ModulePassManager &MPM, OptimizationLevel, ThinOrFullLTOPhase) { MPM.addPass(OmpsimIndirectAutoPass()); });
+  PB.registerOptimizerLastEPCallback([](ModulePassManager &MPM, OptimizationLevel, ThinOrFullLTOPhase) {
+    MPM.addPass(OmpsimIndirectAutoPass());
+  });
   // ... and after full LTO, where inlining may expose new indirect calls.
   PB.registerFullLinkTimeOptimizationLastEPCallback(
       [](ModulePassManager &MPM, OptimizationLevel) { MPM.addPass(OmpsimIndirectAutoPass()); });

@@ -33,10 +33,14 @@ const char *parseWholeU64(std::string_view s, uint64_t &out) {
   uint64_t x = 0;
   for (char ch : s) {
     unsigned d;
-    if (ch >= '0' && ch <= '9') d = unsigned(ch - '0');
-    else if (base == 16 && ch >= 'a' && ch <= 'f') d = unsigned(ch - 'a' + 10);
-    else if (base == 16 && ch >= 'A' && ch <= 'F') d = unsigned(ch - 'A' + 10);
-    else return "not a whole non-negative number";
+    if (ch >= '0' && ch <= '9')
+      d = unsigned(ch - '0');
+    else if (base == 16 && ch >= 'a' && ch <= 'f')
+      d = unsigned(ch - 'a' + 10);
+    else if (base == 16 && ch >= 'A' && ch <= 'F')
+      d = unsigned(ch - 'A' + 10);
+    else
+      return "not a whole non-negative number";
     if (x > (UINT64_MAX - d) / uint64_t(base))
       return "too large";
     x = x * uint64_t(base) + d;
@@ -56,8 +60,12 @@ void readU64(const char *name, uint64_t &out, uint64_t lo, uint64_t hi, const ch
   std::string_view s(v);
   uint64_t mul = 1;
   if (sizes) {
-    for (auto [suffix, m] : {std::pair<std::string_view, uint64_t>{"KiB", 1ULL << 10}, {"MiB", 1ULL << 20},
-                             {"GiB", 1ULL << 30}, {"K", 1ULL << 10}, {"M", 1ULL << 20}, {"G", 1ULL << 30}}) {
+    for (auto [suffix, m] : {std::pair<std::string_view, uint64_t>{"KiB", 1ULL << 10},
+                             {"MiB", 1ULL << 20},
+                             {"GiB", 1ULL << 30},
+                             {"K", 1ULL << 10},
+                             {"M", 1ULL << 20},
+                             {"G", 1ULL << 30}}) {
       if (s.size() > suffix.size() && s.substr(s.size() - suffix.size()) == suffix) {
         s.remove_suffix(suffix.size());
         mul = m;
@@ -115,8 +123,10 @@ std::vector<std::string> splitList(std::string_view s) {
 
 Config load() {
   Config c;
-  if (const char *v = env("OMPSIM_TRACE")) c.trace = v;
-  if (const char *v = env("OMPSIM_TRACE_FILE")) c.traceFile = v;
+  if (const char *v = env("OMPSIM_TRACE"))
+    c.trace = v;
+  if (const char *v = env("OMPSIM_TRACE_FILE"))
+    c.traceFile = v;
   if (const char *v = env("OMPSIM_TRACE_NORMALIZE")) {
     if (std::string_view(v) == "0" || std::string_view(v) == "1")
       c.traceNormalize = *v == '1';
@@ -124,7 +134,8 @@ Config load() {
       warnBad("OMPSIM_TRACE_NORMALIZE", v, "not a flag", "0 or 1");
   }
   readU64("OMPSIM_TRACE_TRANSLATE_CAP", c.traceTranslateCap, 0, 1ULL << 32, "an integer 0..4294967296");
-  if (const char *v = env("OMPSIM_PLUGINS")) c.plugins = splitList(v);
+  if (const char *v = env("OMPSIM_PLUGINS"))
+    c.plugins = splitList(v);
   uint64_t numDevices = uint64_t(c.numDevices);
   readU64("OMPSIM_NUM_DEVICES", numDevices, 1, 64, "an integer 1..64");
   c.numDevices = int32_t(numDevices);
@@ -143,8 +154,10 @@ Config load() {
   uint64_t jitOptLevel = uint64_t(c.jitOptLevel);
   readU64("OMPSIM_JIT_OPT_LEVEL", jitOptLevel, 0, 3, "an integer 0..3");
   c.jitOptLevel = int32_t(jitOptLevel);
-  if (const char *v = env("OMPSIM_EXECUTOR")) c.executor = v;
-  if (const char *v = env("OMPSIM_LIB_DIR")) c.libDir = v;
+  if (const char *v = env("OMPSIM_EXECUTOR"))
+    c.executor = v;
+  if (const char *v = env("OMPSIM_LIB_DIR"))
+    c.libDir = v;
   if (const char *v = env("OMP_TARGET_OFFLOAD")) {
     for (const char *p = v; *p; ++p)
       c.ompTargetOffload.push_back(static_cast<char>(std::toupper(static_cast<unsigned char>(*p))));

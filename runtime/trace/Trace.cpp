@@ -9,10 +9,10 @@
 #include <spdlog/spdlog.h>
 
 #include <array>
-#include <cctype>
 #include <atomic>
-#include <chrono>
+#include <cctype>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
@@ -31,7 +31,7 @@ struct Sink {
   /// Why the trace file could not be written (empty while all is well);
   /// reported once, at the end of the run.
   std::string writeError;
-  std::string path; ///< OMPSIM_TRACE_FILE (a copy: config() is gone by the exit check)
+  std::string path;  ///< OMPSIM_TRACE_FILE (a copy: config() is gone by the exit check)
   uint64_t lost = 0; ///< events that did not reach the trace file
   std::shared_ptr<spdlog::logger> human;
   std::mutex mu;
@@ -42,15 +42,22 @@ struct Sink {
     normalize = c.traceNormalize;
     for (size_t b = 0, e; b < c.trace.size(); b = e + 1) {
       e = c.trace.find(',', b);
-      if (e == std::string::npos) e = c.trace.size();
+      if (e == std::string::npos)
+        e = c.trace.size();
       std::string_view item(c.trace.data() + b, e - b);
-      if (item == "all") { mask = ~0u; continue; }
+      if (item == "all") {
+        mask = ~0u;
+        continue;
+      }
       bool known = false;
       for (size_t i = 0; i < kNames.size(); ++i)
-        if (kNames[i] == item) { mask |= 1u << i; known = true; }
+        if (kNames[i] == item) {
+          mask |= 1u << i;
+          known = true;
+        }
       if (!known && !item.empty())
-        std::fprintf(stderr, "ompsim: unknown trace category '%.*s' in OMPSIM_TRACE\n",
-                     int(item.size()), item.data());
+        std::fprintf(stderr, "ompsim: unknown trace category '%.*s' in OMPSIM_TRACE\n", int(item.size()),
+                     item.data());
     }
     if (!c.traceFile.empty()) {
       path = c.traceFile;
@@ -63,7 +70,8 @@ struct Sink {
     human->set_level(spdlog::level::info);
   }
   ~Sink() {
-    if (file) std::fclose(file);
+    if (file)
+      std::fclose(file);
   }
 };
 
@@ -112,13 +120,23 @@ void appendJsonString(std::string &out, std::string_view s) {
       continue;
     }
     switch (ch) {
-    case '"': out += "\\\""; break;
-    case '\\': out += "\\\\"; break;
-    case '\n': out += "\\n"; break;
-    case '\t': out += "\\t"; break;
+    case '"':
+      out += "\\\"";
+      break;
+    case '\\':
+      out += "\\\\";
+      break;
+    case '\n':
+      out += "\\n";
+      break;
+    case '\t':
+      out += "\\t";
+      break;
     default:
-      if (static_cast<unsigned char>(ch) < 0x20) out += fmt::format("\\u{:04x}", int(ch));
-      else out += ch;
+      if (static_cast<unsigned char>(ch) < 0x20)
+        out += fmt::format("\\u{:04x}", int(ch));
+      else
+        out += ch;
     }
   }
   out += '"';
@@ -173,7 +191,9 @@ std::string normalizeOffloadIds(std::string_view v) {
 /// Absolute paths (of the program, libraries, temporary folders) depend on
 /// where things live; normalized traces keep only the file name.
 std::string normalizePaths(std::string_view v) {
-  auto delimiter = [](char c) { return c == ' ' || c == '(' || c == ')' || c == '\'' || c == '=' || c == ','; };
+  auto delimiter = [](char c) {
+    return c == ' ' || c == '(' || c == ')' || c == '\'' || c == '=' || c == ',';
+  };
   std::string out;
   size_t i = 0;
   while (i < v.size()) {
@@ -251,7 +271,8 @@ Event::~Event() {
   } else if (s.file) {
     if (!s.normalize) {
       auto us = std::chrono::duration_cast<std::chrono::microseconds>(
-                    std::chrono::system_clock::now().time_since_epoch()).count();
+                    std::chrono::system_clock::now().time_since_epoch())
+                    .count();
       json_ += fmt::format(",\"pid\":{},\"ts_us\":{}", getpid(), us);
     }
     json_ += fmt::format(",\"seq\":{}}}\n", s.seq++);
@@ -291,7 +312,8 @@ void error(std::string_view message) {
 void flush() {
   Sink &s = sink();
   std::lock_guard<std::mutex> lock(s.mu);
-  if (s.file) std::fflush(s.file);
+  if (s.file)
+    std::fflush(s.file);
   s.human->flush();
 }
 
@@ -332,8 +354,7 @@ __attribute__((destructor)) void reportLostTrace() {
     return;
   std::fflush(nullptr);
   std::fprintf(stderr, "ompsim: trace lost: OMPSIM_TRACE_FILE '%s': %s (%llu event%s not written)\n",
-               s.path.c_str(), why.c_str(), static_cast<unsigned long long>(lost),
-               lost == 1 ? "" : "s");
+               s.path.c_str(), why.c_str(), static_cast<unsigned long long>(lost), lost == 1 ? "" : "s");
   std::fflush(stderr);
   std::_Exit(1);
 }

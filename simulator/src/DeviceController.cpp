@@ -18,17 +18,17 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <condition_variable>
-#include <mutex>
 #include <cstring>
 #include <fmt/format.h>
+#include <mutex>
 #include <thread>
 
 extern char **environ;
@@ -204,9 +204,13 @@ Error DeviceController::start(std::vector<std::pair<uint64_t, uint64_t>> &collid
   }
   std::string fdArg = std::to_string(sv[1]), faultArg = std::to_string(fp[1]),
               arenaArg = std::to_string(arenaFd), parentArg = std::to_string(::getpid());
-  std::vector<char *> argv = {opts_.executorPath.data(), const_cast<char *>("--fd"), fdArg.data(),
-                              const_cast<char *>("--fault-fd"), faultArg.data(),
-                              const_cast<char *>("--arena-fd"), arenaArg.data()};
+  std::vector<char *> argv = {opts_.executorPath.data(),
+                              const_cast<char *>("--fd"),
+                              fdArg.data(),
+                              const_cast<char *>("--fault-fd"),
+                              faultArg.data(),
+                              const_cast<char *>("--arena-fd"),
+                              arenaArg.data()};
   ExecutorEnvironment env = executorEnvironment();
   std::string hostRuntimeFlag = "--host-runtime";
   if (!env.hostRuntime.empty()) {
@@ -257,8 +261,8 @@ Error DeviceController::start(std::vector<std::pair<uint64_t, uint64_t>> &collid
   StartupWatch watch(pid_, opts_.startTimeout);
   faultFd_ = fp[0];
   auto epc = SimpleRemoteEPC::Create<FDSimpleRemoteEPCTransport>(
-      std::make_unique<DynamicThreadPoolTaskDispatcher>(std::nullopt), SimpleRemoteEPC::Setup(),
-      sv[0], sv[0]);
+      std::make_unique<DynamicThreadPoolTaskDispatcher>(std::nullopt), SimpleRemoteEPC::Setup(), sv[0],
+      sv[0]);
   if (!epc) {
     std::string why = toString(epc.takeError());
     int status = 0;
@@ -284,8 +288,8 @@ Error DeviceController::start(std::vector<std::pair<uint64_t, uint64_t>> &collid
       ev.num("executor_pid", pid_);
   }
 
-  const char *names[] = {proto::SetupName,       proto::LoadElfName,  proto::LookupName,
-                         proto::UnloadName,      proto::AllocCodeName, proto::CallVoidName,
+  const char *names[] = {proto::SetupName,        proto::LoadElfName,      proto::LookupName,
+                         proto::UnloadName,       proto::AllocCodeName,    proto::CallVoidName,
                          proto::SetFptrTableName, proto::TranslateLogName, proto::LazyReenterName,
                          proto::LazyFailedName,   proto::LookupManyName};
   const auto &boot = epc_->getBootstrapSymbolsMap();
@@ -302,11 +306,9 @@ Error DeviceController::start(std::vector<std::pair<uint64_t, uint64_t>> &collid
   for (const HostRange &r : HostSymbolizer::get().loadedRanges())
     ranges.emplace_back(r.begin, r.end);
   uint64_t codeBytes = std::min<uint64_t>(opts_.arenaSize / 4, 256ULL << 20);
-  Expected<std::vector<std::tuple<uint64_t, uint64_t>>> bad =
-      std::vector<std::tuple<uint64_t, uint64_t>>();
-  if (auto err = call<proto::SetupSignature>(proto::SetupName, "setup", bad, ranges,
-                                             opts_.arenaBase, opts_.arenaSize, codeBytes,
-                                             opts_.libDir)) {
+  Expected<std::vector<std::tuple<uint64_t, uint64_t>>> bad = std::vector<std::tuple<uint64_t, uint64_t>>();
+  if (auto err = call<proto::SetupSignature>(proto::SetupName, "setup", bad, ranges, opts_.arenaBase,
+                                             opts_.arenaSize, codeBytes, opts_.libDir)) {
     consumeError(bad.takeError());
     stop(false);
     if (watch.fired()) {

@@ -24,17 +24,17 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <condition_variable>
-#include <mutex>
 #include <cstring>
 #include <fmt/format.h>
+#include <mutex>
 #include <thread>
 
 namespace ompsim::sim {
@@ -43,26 +43,41 @@ namespace {
 
 const char *signalName(int sig) {
   switch (sig) {
-  case SIGSEGV: return "SIGSEGV";
-  case SIGBUS: return "SIGBUS";
-  case SIGILL: return "SIGILL";
-  case SIGFPE: return "SIGFPE";
-  case SIGKILL: return "SIGKILL";
-  case SIGTERM: return "SIGTERM";
-  case SIGABRT: return "SIGABRT";
-  case SIGINT: return "SIGINT";
-  case SIGQUIT: return "SIGQUIT";
-  default: return "signal";
+  case SIGSEGV:
+    return "SIGSEGV";
+  case SIGBUS:
+    return "SIGBUS";
+  case SIGILL:
+    return "SIGILL";
+  case SIGFPE:
+    return "SIGFPE";
+  case SIGKILL:
+    return "SIGKILL";
+  case SIGTERM:
+    return "SIGTERM";
+  case SIGABRT:
+    return "SIGABRT";
+  case SIGINT:
+    return "SIGINT";
+  case SIGQUIT:
+    return "SIGQUIT";
+  default:
+    return "signal";
   }
 }
 
 std::string faultKind(const proto::FaultRecord &f) {
   switch (f.signo) {
-  case SIGSEGV: return "segmentation fault";
-  case SIGBUS: return "bus error";
-  case SIGILL: return "illegal instruction";
-  case SIGFPE: return f.code == FPE_INTDIV ? "integer division by zero" : "arithmetic exception";
-  default: return fmt::format("signal {}", f.signo);
+  case SIGSEGV:
+    return "segmentation fault";
+  case SIGBUS:
+    return "bus error";
+  case SIGILL:
+    return "illegal instruction";
+  case SIGFPE:
+    return f.code == FPE_INTDIV ? "integer division by zero" : "arithmetic exception";
+  default:
+    return fmt::format("signal {}", f.signo);
   }
 }
 
@@ -87,8 +102,7 @@ std::string DeviceController::describeDeath(int status, const std::string &conte
   if (faultFd_ >= 0) {
     int fl = ::fcntl(faultFd_, F_GETFL);
     ::fcntl(faultFd_, F_SETFL, fl | O_NONBLOCK);
-    haveFault = ::read(faultFd_, &f, sizeof f) == ssize_t(sizeof f) &&
-                f.magic == proto::FaultRecord::kMagic;
+    haveFault = ::read(faultFd_, &f, sizeof f) == ssize_t(sizeof f) && f.magic == proto::FaultRecord::kMagic;
     // The faulting kernel's translate log follows the record when the device
     // runtime was loaded; keep it for takeTranslateLog.
     auto log = std::make_unique<proto::FaultTranslateLog>();
@@ -140,9 +154,9 @@ std::string DeviceController::describeDeath(int status, const std::string &conte
     };
     if (!hostObject.empty()) {
       HostFault &hf = hostFault_.emplace();
-      hf.access = f.rip == f.addr                                  ? HostFault::Access::Call
+      hf.access = f.rip == f.addr                               ? HostFault::Access::Call
                   : f.signo == SIGSEGV && (f.pageFaultCode & 2) ? HostFault::Access::Write
-                                                                 : HostFault::Access::Read;
+                                                                : HostFault::Access::Read;
       hf.addr = f.addr;
       if (faultTranslateLog_) {
         for (const TranslateLog::Record &r : faultTranslateLog_->records)
@@ -151,30 +165,31 @@ std::string DeviceController::describeDeath(int status, const std::string &conte
       }
     }
     if (!hostObject.empty() && f.rip == f.addr)
-      return fmt::format("{}{} called untranslated host function pointer 0x{:x} ({})", dev, context,
-                         f.addr, hostSymbolText(f.addr));
+      return fmt::format("{}{} called untranslated host function pointer 0x{:x} ({})", dev, context, f.addr,
+                         hostSymbolText(f.addr));
     std::string where;
     std::string sym = symbolize(f.rip);
     where = sym.empty() ? fmt::format("0x{:x}", f.rip) : fmt::format("dev:{} (0x{:x})", sym, f.rip);
     bool write = f.signo == SIGSEGV && (f.pageFaultCode & 2);
     if (isStackOverflow(f)) {
       uint64_t stackKiB = (f.stackHigh - f.stackLow) / 1024;
-      std::string place = f.addr < f.stackLow
-                              ? fmt::format("{} bytes below the {} KiB stack of the device thread",
-                                            f.stackLow - f.addr, stackKiB)
-                              : fmt::format("at the bottom of the {} KiB stack of the device thread", stackKiB);
+      std::string place =
+          f.addr < f.stackLow
+              ? fmt::format("{} bytes below the {} KiB stack of the device thread", f.stackLow - f.addr,
+                            stackKiB)
+              : fmt::format("at the bottom of the {} KiB stack of the device thread", stackKiB);
       return fmt::format("{}stack overflow {} {}: {} ({}) at address 0x{:x}, {}, instruction at {}", dev,
                          StringRef(context).starts_with("kernel ") ? "in" : "while", context, faultKind(f),
                          signalName(f.signo), f.addr, place, where);
     }
     if (!hostObject.empty())
-      return fmt::format("{}{} {} host data at 0x{:x} ({}) from {}", dev, context,
-                         write ? "wrote" : "read", f.addr, hostSymbolText(f.addr), where);
+      return fmt::format("{}{} {} host data at 0x{:x} ({}) from {}", dev, context, write ? "wrote" : "read",
+                         f.addr, hostSymbolText(f.addr), where);
     if (f.signo == SIGSEGV && f.rip == f.addr && f.addr < 4096)
       return fmt::format("{}{} called a null function pointer (0x{:x})", dev, context, f.addr);
     if (f.signo == SIGSEGV || f.signo == SIGBUS)
-      return fmt::format("{}{}: {} ({}) at address 0x{:x}, instruction at {}", dev, context,
-                         faultKind(f), signalName(f.signo), f.addr, where);
+      return fmt::format("{}{}: {} ({}) at address 0x{:x}, instruction at {}", dev, context, faultKind(f),
+                         signalName(f.signo), f.addr, where);
     return fmt::format("{}{}: {} ({}) at {}", dev, context, faultKind(f), signalName(f.signo), where);
   }
   if (status == -1)
@@ -182,8 +197,8 @@ std::string DeviceController::describeDeath(int status, const std::string &conte
   if (WIFSIGNALED(status))
     return fmt::format("{}executor (pid {}) was killed by signal {} ({}) during {}", dev, pid_,
                        WTERMSIG(status), signalName(WTERMSIG(status)), context);
-  return fmt::format("{}executor (pid {}) exited with status {} during {}", dev, pid_,
-                     WEXITSTATUS(status), context);
+  return fmt::format("{}executor (pid {}) exited with status {} during {}", dev, pid_, WEXITSTATUS(status),
+                     context);
 }
 
 Error DeviceController::diagnose(Error callError, const std::string &context) {
@@ -193,8 +208,8 @@ Error DeviceController::diagnose(Error callError, const std::string &context) {
   // A lost connection means the executor is exiting or gone; give it a moment.
   if (!waitFor(pid_, 2.0, status)) {
     // Still alive: an ordinary error the executor reported (bad image, ...).
-    return makeError(fmt::format("device {}: {}: {}", opts_.deviceId, context,
-                                 toString(std::move(callError))));
+    return makeError(
+        fmt::format("device {}: {}: {}", opts_.deviceId, context, toString(std::move(callError))));
   }
   consumeError(std::move(callError));
   deathMessage_ = describeDeath(status, context);
@@ -208,7 +223,9 @@ Error DeviceController::diagnose(Error callError, const std::string &context) {
   pid_t old = pid_;
   pid_ = -1; // reaped
   (void)old;
-  OMPSIM_TRACE_EVENT(Cat::Fault, "executor-death").num("device", opts_.deviceId).str("message", deathMessage_);
+  OMPSIM_TRACE_EVENT(Cat::Fault, "executor-death")
+      .num("device", opts_.deviceId)
+      .str("message", deathMessage_);
   return makeError(deathMessage_);
 }
 

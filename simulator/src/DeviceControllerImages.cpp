@@ -24,17 +24,17 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <condition_variable>
-#include <mutex>
 #include <cstring>
 #include <fmt/format.h>
+#include <mutex>
 #include <thread>
 
 namespace ompsim::sim {
@@ -53,8 +53,9 @@ Expected<uint64_t> DeviceController::loadImage(ArrayRef<char> bytes, StringRef n
   if (scratch)
     std::memcpy(shared_ + LaunchMailbox::kBytes + (scratch - opts_.arenaBase), bytes.data(), bytes.size());
   Error sent = call<proto::LoadElfSignature>(
-      proto::LoadElfName, context, loaded, scratch ? std::vector<char>() : std::vector<char>(bytes.begin(), bytes.end()),
-      scratch, scratch ? uint64_t(bytes.size()) : uint64_t(0), name.str(), provides.vec());
+      proto::LoadElfName, context, loaded,
+      scratch ? std::vector<char>() : std::vector<char>(bytes.begin(), bytes.end()), scratch,
+      scratch ? uint64_t(bytes.size()) : uint64_t(0), name.str(), provides.vec());
   if (scratch)
     heap_->release(scratch);
   if (sent)
@@ -178,7 +179,7 @@ Expected<uint64_t> DeviceController::lookup(uint64_t image, StringRef name) {
   if (it->second.jit)
     addr = jit_->lookup(*it->second.jit, name);
   else if (auto err = call<proto::LookupSignature>(proto::LookupName, "symbol lookup", addr,
-                                              it->second.remoteHandle, name.str()))
+                                                   it->second.remoteHandle, name.str()))
     return std::move(err);
   if (!addr)
     return addr.takeError();
@@ -189,7 +190,7 @@ Expected<uint64_t> DeviceController::lookup(uint64_t image, StringRef name) {
 }
 
 Expected<std::vector<uint64_t>> DeviceController::lookupMany(uint64_t image,
-                                                            const std::vector<std::string> &names) {
+                                                             const std::vector<std::string> &names) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
   auto it = images_.find(image);
   if (it == images_.end())
@@ -206,8 +207,8 @@ Expected<std::vector<uint64_t>> DeviceController::lookupMany(uint64_t image,
   }
   Expected<std::vector<uint64_t>> addrs = std::vector<uint64_t>();
   if (auto err = call<proto::LookupManySignature>(proto::LookupManyName,
-                                                  fmt::format("looking up {} symbols", names.size()),
-                                                  addrs, it->second.remoteHandle, names))
+                                                  fmt::format("looking up {} symbols", names.size()), addrs,
+                                                  it->second.remoteHandle, names))
     return std::move(err);
   if (!addrs)
     return addrs.takeError();
@@ -225,14 +226,12 @@ Error DeviceController::unloadImage(uint64_t image) {
   Error result = Error::success();
   if (it->second.jit) {
     if (it->second.jit->fini)
-      if (auto err = call<proto::CallVoidSignature>(proto::CallVoidName,
-                                                    "finalizing image " + it->second.name, result,
-                                                    it->second.jit->fini))
+      if (auto err = call<proto::CallVoidSignature>(
+              proto::CallVoidName, "finalizing image " + it->second.name, result, it->second.jit->fini))
         return err;
     result = joinErrors(std::move(result), jit_->remove(*it->second.jit));
-  } else if (auto err = call<proto::UnloadSignature>(proto::UnloadName,
-                                                     "unloading image " + it->second.name, result,
-                                                     it->second.remoteHandle)) {
+  } else if (auto err = call<proto::UnloadSignature>(proto::UnloadName, "unloading image " + it->second.name,
+                                                     result, it->second.remoteHandle)) {
     return err;
   }
   images_.erase(it);
@@ -295,9 +294,9 @@ Error DeviceController::launch(uint64_t entry, ArrayRef<uint64_t> args, uint32_t
     }
   }
   if (mb.status != 0)
-    return makeError(fmt::format("device {}: {}: {}", opts_.deviceId, context,
-                                 std::string(mb.message, std::min<uint32_t>(mb.messageLength,
-                                                                            LaunchMailbox::kMessageBytes))));
+    return makeError(fmt::format(
+        "device {}: {}: {}", opts_.deviceId, context,
+        std::string(mb.message, std::min<uint32_t>(mb.messageLength, LaunchMailbox::kMessageBytes))));
   return Error::success();
 }
 

@@ -24,17 +24,17 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <condition_variable>
-#include <mutex>
 #include <cstring>
 #include <fmt/format.h>
+#include <mutex>
 #include <thread>
 
 namespace ompsim::sim {
@@ -91,8 +91,7 @@ void DeviceController::unmapSharedMemory() {
 }
 
 Error DeviceController::checkRange(uint64_t addr, uint64_t size, StringRef what) {
-  if (addr < opts_.arenaBase || size > opts_.arenaSize ||
-      addr - opts_.arenaBase > opts_.arenaSize - size)
+  if (addr < opts_.arenaBase || size > opts_.arenaSize || addr - opts_.arenaBase > opts_.arenaSize - size)
     return makeError(fmt::format("device {}: {} of {} bytes at 0x{:x} is outside device memory "
                                  "[0x{:x}, 0x{:x})",
                                  opts_.deviceId, what.str(), size, addr, opts_.arenaBase,
@@ -165,8 +164,9 @@ Error DeviceController::setFunctionPointerTable(ArrayRef<__omp_offloading_fptr_m
       return err;
   }
   Error result = Error::success();
-  if (auto err = call<proto::SetFptrTableSignature>(proto::SetFptrTableName, "publishing the function-pointer table",
-                                                    result, addr, uint64_t(table.size())))
+  if (auto err =
+          call<proto::SetFptrTableSignature>(proto::SetFptrTableName, "publishing the function-pointer table",
+                                             result, addr, uint64_t(table.size())))
     return err;
   if (result) {
     if (addr)
@@ -188,8 +188,8 @@ Expected<TranslateLog> DeviceController::takeTranslateLog(uint64_t nextCap, uint
     return saved;
   }
   Expected<std::vector<uint64_t>> raw = std::vector<uint64_t>();
-  if (auto err = call<proto::TranslateLogSignature>(proto::TranslateLogName, "reading the translate log",
-                                                    raw, nextCap, maxRecords))
+  if (auto err = call<proto::TranslateLogSignature>(proto::TranslateLogName, "reading the translate log", raw,
+                                                    nextCap, maxRecords))
     return std::move(err);
   if (!raw)
     return makeError(fmt::format("device {}: {}", opts_.deviceId, toString(raw.takeError())));

@@ -58,8 +58,8 @@ Function *lowerCtorsDtors(Module &m, bool ctors, const std::string &name) {
     sorted.push_back(fns[i]);
   fns.swap(sorted);
   LLVMContext &ctx = m.getContext();
-  Function *f = Function::Create(FunctionType::get(Type::getVoidTy(ctx), false),
-                                 GlobalValue::ExternalLinkage, name, m);
+  Function *f =
+      Function::Create(FunctionType::get(Type::getVoidTy(ctx), false), GlobalValue::ExternalLinkage, name, m);
   IRBuilder<> b(BasicBlock::Create(ctx, "entry", f));
   for (auto &[prio, fn] : fns)
     b.CreateCall(FunctionType::get(Type::getVoidTy(ctx), false), fn);
@@ -177,8 +177,8 @@ Expected<std::unique_ptr<DeviceJIT>> DeviceJIT::Create(ExecutionSession &es, uin
   static constexpr CodeGenOptLevel kLevels[] = {CodeGenOptLevel::None, CodeGenOptLevel::Less,
                                                 CodeGenOptLevel::Default, CodeGenOptLevel::Aggressive};
   jtmb.setCodeGenOptLevel(kLevels[std::clamp(optLevel, 0, 3)]);
-  jit->compiler_ = std::make_unique<IRCompileLayer>(
-      es, *jit->linker_, std::make_unique<ConcurrentIRCompiler>(std::move(jtmb)));
+  jit->compiler_ = std::make_unique<IRCompileLayer>(es, *jit->linker_,
+                                                    std::make_unique<ConcurrentIRCompiler>(std::move(jtmb)));
   // Lazy compilation: stubs and trampolines live in the arena; a trampoline
   // enters the executor's resolver block, which asks us (resolveLazyCall).
   auto indirection = EPCIndirectionUtils::Create(es);
@@ -209,10 +209,10 @@ Expected<std::unique_ptr<DeviceJIT>> DeviceJIT::Create(ExecutionSession &es, uin
         }
         const Module *m = (*requested.begin())->getParent();
         auto rest = [&]() -> std::optional<IRPartitionLayer::GlobalValueSet> {
-          traceCompile(requested, llvm::count_if(m->global_values(), [](const GlobalValue &gv) {
-                         return !gv.isDeclaration();
-                       }),
-                       true);
+          traceCompile(
+              requested,
+              llvm::count_if(m->global_values(), [](const GlobalValue &gv) { return !gv.isDeclaration(); }),
+              true);
           return std::nullopt; // the whole (remaining) module
         };
         {
@@ -327,8 +327,8 @@ Expected<JITImage> DeviceJIT::add(ArrayRef<char> bitcode, StringRef name) {
     SymbolLookupSet set;
     for (auto &n : *names)
       set.add(es_.intern(n), SymbolLookupFlags::WeaklyReferencedSymbol);
-    auto found = es_.lookup(makeJITDylibSearchOrder(&*jd, JITDylibLookupFlags::MatchAllSymbols),
-                            std::move(set));
+    auto found =
+        es_.lookup(makeJITDylibSearchOrder(&*jd, JITDylibLookupFlags::MatchAllSymbols), std::move(set));
     if (!found)
       return makeError("image " + name + ": JIT compile or link failed: " + toString(found.takeError()));
     for (auto &[sym, def] : *found) {

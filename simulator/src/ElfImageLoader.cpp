@@ -214,8 +214,8 @@ llvm::Expected<std::unique_ptr<LoadedElfImage>> ImageLoad::run(llvm::ArrayRef<ch
   img_->size_ = hi_ - lo_;
   auto mem = env_.allocate(img_->size_);
   if (!mem)
-    return fail("cannot allocate " + llvm::Twine(img_->size_) + " bytes of device memory: " +
-                llvm::toString(mem.takeError()));
+    return fail("cannot allocate " + llvm::Twine(img_->size_) +
+                " bytes of device memory: " + llvm::toString(mem.takeError()));
   // From here on img_'s destructor gives the memory back, on every error path.
   // Bias: vaddr v lives at base + v. The lowest segment starts at base + lo.
   img_->start_ = *mem;

@@ -114,32 +114,72 @@ llvm::Error ImageLoad::readDynamic() {
       break;
     }
     switch (d.d_tag) {
-    case DT_NEEDED: neededOffsets_.push_back(v); break;
-    case DT_STRTAB: strtab_ = v; break;
-    case DT_STRSZ: strsz_ = v; haveStrsz_ = true; break;
-    case DT_SYMTAB: symtab_ = v; break;
-    case DT_SYMENT: syment_ = v; break;
-    case DT_HASH: hash_ = v; break;
-    case DT_GNU_HASH: gnuHash_ = v; break;
-    case DT_VERSYM: versym_ = v; break;
-    case DT_RELA: rela_ = v; break;
-    case DT_RELASZ: relasz_ = v; break;
-    case DT_RELAENT: relaent_ = v; break;
-    case DT_JMPREL: jmprel_ = v; break;
-    case DT_PLTRELSZ: pltrelsz_ = v; break;
-    case DT_INIT: init_ = v; break;
-    case DT_INIT_ARRAY: initArray_ = v; break;
-    case DT_INIT_ARRAYSZ: initArraySz_ = v; break;
-    case DT_FINI: fini_ = v; break;
-    case DT_FINI_ARRAY: finiArray_ = v; break;
-    case DT_FINI_ARRAYSZ: finiArraySz_ = v; break;
+    case DT_NEEDED:
+      neededOffsets_.push_back(v);
+      break;
+    case DT_STRTAB:
+      strtab_ = v;
+      break;
+    case DT_STRSZ:
+      strsz_ = v;
+      haveStrsz_ = true;
+      break;
+    case DT_SYMTAB:
+      symtab_ = v;
+      break;
+    case DT_SYMENT:
+      syment_ = v;
+      break;
+    case DT_HASH:
+      hash_ = v;
+      break;
+    case DT_GNU_HASH:
+      gnuHash_ = v;
+      break;
+    case DT_VERSYM:
+      versym_ = v;
+      break;
+    case DT_RELA:
+      rela_ = v;
+      break;
+    case DT_RELASZ:
+      relasz_ = v;
+      break;
+    case DT_RELAENT:
+      relaent_ = v;
+      break;
+    case DT_JMPREL:
+      jmprel_ = v;
+      break;
+    case DT_PLTRELSZ:
+      pltrelsz_ = v;
+      break;
+    case DT_INIT:
+      init_ = v;
+      break;
+    case DT_INIT_ARRAY:
+      initArray_ = v;
+      break;
+    case DT_INIT_ARRAYSZ:
+      initArraySz_ = v;
+      break;
+    case DT_FINI:
+      fini_ = v;
+      break;
+    case DT_FINI_ARRAY:
+      finiArray_ = v;
+      break;
+    case DT_FINI_ARRAYSZ:
+      finiArraySz_ = v;
+      break;
     case DT_PLTREL:
       if (v != DT_RELA)
         return fail("PLT relocations are not RELA");
       break;
     case DT_REL:
       return fail("REL relocations are not used on x86-64");
-    default: break;
+    default:
+      break;
     }
   }
   if (!terminated)
@@ -227,7 +267,8 @@ llvm::Error ImageLoad::checkTables(Elf *elf) {
 llvm::Expected<uint64_t> ImageLoad::gnuHashSymbolCount() const {
   const ImageSpan &span = *span_;
   auto outside = [&](const llvm::Twine &what) {
-    return fail("DT_GNU_HASH (at " + hex(gnuHash_) + ") " + what + " lies outside the image " + span.describe());
+    return fail("DT_GNU_HASH (at " + hex(gnuHash_) + ") " + what + " lies outside the image " +
+                span.describe());
   };
   if (!span.contains(gnuHash_, 16))
     return outside("header");
@@ -309,15 +350,24 @@ llvm::Error ImageLoad::checkEhFrame(uint64_t begin, uint64_t size) const {
     /// An encoded pointer's raw value (application not applied).
     uint64_t encoded(uint8_t enc) {
       switch (enc & 0x0f) {
-      case 0x00: return u(8);
-      case 0x01: return leb(false);
-      case 0x02: return u(2);
-      case 0x03: return u(4);
-      case 0x04: return u(8);
-      case 0x09: return leb(true);
-      case 0x0a: return uint64_t(int64_t(int16_t(u(2))));
-      case 0x0b: return uint64_t(int64_t(int32_t(u(4))));
-      case 0x0c: return u(8);
+      case 0x00:
+        return u(8);
+      case 0x01:
+        return leb(false);
+      case 0x02:
+        return u(2);
+      case 0x03:
+        return u(4);
+      case 0x04:
+        return u(8);
+      case 0x09:
+        return leb(true);
+      case 0x0a:
+        return uint64_t(int64_t(int16_t(u(2))));
+      case 0x0b:
+        return uint64_t(int64_t(int32_t(u(4))));
+      case 0x0c:
+        return u(8);
       }
       ok = false;
       return 0;
@@ -350,10 +400,10 @@ llvm::Error ImageLoad::checkEhFrame(uint64_t begin, uint64_t size) const {
       ++rd.at;
       if (!aug.empty() && aug[0] != 'z')
         return bad(at, "has augmentation '" + aug + "', which libgcc cannot unwind safely");
-      rd.leb(false);                         // code alignment
-      rd.leb(true);                          // data alignment
+      rd.leb(false);                                  // code alignment
+      rd.leb(true);                                   // data alignment
       (void)(version == 1 ? rd.u(1) : rd.leb(false)); // return address register
-      uint8_t fdeEncoding = 0;               // DW_EH_PE_absptr
+      uint8_t fdeEncoding = 0;                        // DW_EH_PE_absptr
       if (!aug.empty()) {
         rd.leb(false); // augmentation data length
         for (char c : aug.drop_front()) {
@@ -404,7 +454,8 @@ llvm::Error ElfImageLoader::validate(llvm::ArrayRef<char> bytes, llvm::StringRef
   size_t mapped = 0;
   ElfLoadEnvironment env;
   env.allocate = [&mapped](uint64_t size) -> llvm::Expected<uint8_t *> {
-    void *p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void *p =
+        ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED)
       return llvm::createStringError(llvm::inconvertibleErrorCode(), "mmap failed");
     mapped = size;

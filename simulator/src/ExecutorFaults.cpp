@@ -46,8 +46,9 @@ void onFatalSignal(int signo, siginfo_t *info, void *ctx) {
       static ompsim_translate_record recs[proto::FaultTranslateLog::kMaxRecords];
       static proto::FaultTranslateLog log;
       ompsim_translate_stats st = take(recs, proto::FaultTranslateLog::kMaxRecords);
-      uint64_t count = st.recorded < proto::FaultTranslateLog::kMaxRecords ? st.recorded
-                                                                            : proto::FaultTranslateLog::kMaxRecords;
+      uint64_t count = st.recorded < proto::FaultTranslateLog::kMaxRecords
+                           ? st.recorded
+                           : proto::FaultTranslateLog::kMaxRecords;
       log.magic = proto::FaultTranslateLog::kMagic;
       log.count = uint32_t(count);
       log.hits = st.hits;
@@ -107,7 +108,7 @@ void ensureAltStack() {
 }
 
 void installFaultHandlers() {
-  struct sigaction sa {};
+  struct sigaction sa{};
   sa.sa_sigaction = onFatalSignal;
   sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
   sigemptyset(&sa.sa_mask);

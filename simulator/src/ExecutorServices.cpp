@@ -22,8 +22,7 @@ OMPSIM_WRAPPER(setupWrapper, proto::SetupSignature,
                  RangeVec collided;
                  for (auto [b, e] : hostRanges) {
                    void *p = ::mmap(reinterpret_cast<void *>(b), e - b, PROT_NONE,
-                                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE,
-                                    -1, 0);
+                                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
                    if (p == MAP_FAILED || p != reinterpret_cast<void *>(b)) {
                      if (p != MAP_FAILED)
                        ::munmap(p, e - b);
@@ -36,8 +35,8 @@ OMPSIM_WRAPPER(setupWrapper, proto::SetupSignature,
                                       MAP_SHARED | MAP_NORESERVE | MAP_FIXED_NOREPLACE, gArenaFd,
                                       off_t(ompsim::sim::LaunchMailbox::kBytes));
                  if (arena == MAP_FAILED || arena != reinterpret_cast<void *>(base))
-                   return makeError("cannot map the device arena at 0x" + Twine::utohexstr(base) +
-                                    " (" + Twine(size) + " bytes): " + std::strerror(errno));
+                   return makeError("cannot map the device arena at 0x" + Twine::utohexstr(base) + " (" +
+                                    Twine(size) + " bytes): " + std::strerror(errno));
                  d.arenaBase = base;
                  d.arenaSize = size;
                  codeBytes = std::min(codeBytes, size) & ~(kPage - 1);
@@ -154,12 +153,11 @@ OMPSIM_WRAPPER(unloadWrapper, proto::UnloadSignature, [](uint64_t handle) -> Err
   return Error::success();
 })
 
-OMPSIM_WRAPPER(allocCodeWrapper, proto::AllocCodeSignature,
-               [](uint64_t size, uint64_t align) -> uint64_t {
-                 DeviceState &d = DeviceState::get();
-                 std::lock_guard<std::mutex> lock(d.mu);
-                 return d.code.allocate(size, std::max<uint64_t>(align, kPage));
-               })
+OMPSIM_WRAPPER(allocCodeWrapper, proto::AllocCodeSignature, [](uint64_t size, uint64_t align) -> uint64_t {
+  DeviceState &d = DeviceState::get();
+  std::lock_guard<std::mutex> lock(d.mu);
+  return d.code.allocate(size, std::max<uint64_t>(align, kPage));
+})
 
 /// Runs `void fn(void *dyn_ptr, void *a0, ..., void *aN)` on the calling
 /// thread (the device thread) with the team and thread defaults set.
@@ -190,8 +188,7 @@ Error runKernel(uint64_t fn, ArrayRef<uint64_t> args, uint32_t teams, uint32_t t
   for (size_t i = 0; i < values.size(); ++i)
     slots[i] = &values[i];
   ffi_cif cif;
-  if (ffi_prep_cif(&cif, FFI_DEFAULT_ABI, unsigned(types.size()), &ffi_type_void, types.data()) !=
-      FFI_OK)
+  if (ffi_prep_cif(&cif, FFI_DEFAULT_ABI, unsigned(types.size()), &ffi_type_void, types.data()) != FFI_OK)
     return makeError("libffi cannot describe a kernel with " + Twine(args.size()) + " arguments");
   ffi_call(&cif, reinterpret_cast<void (*)()>(fn), nullptr, slots.data());
   std::fflush(nullptr);
@@ -204,19 +201,16 @@ OMPSIM_WRAPPER(callVoidWrapper, proto::CallVoidSignature, [](uint64_t fn) -> Err
   return Error::success();
 })
 
-OMPSIM_WRAPPER(setFptrTableWrapper, proto::SetFptrTableSignature,
-               [](uint64_t addr, uint64_t n) -> Error {
-                 DeviceState &d = DeviceState::get();
-                 auto set = d.runtimeFn<decltype(&__ompsim_device_set_fptr_table)>(
-                     "__ompsim_device_set_fptr_table");
-                 if (!set)
-                   return makeError("device runtime libompsim-device.so unavailable: " +
-                                    (d.deviceRuntimeError.empty() ? std::string("symbol missing")
-                                                                  : d.deviceRuntimeError));
-                 if (set(reinterpret_cast<const __omp_offloading_fptr_map_ty *>(addr), n) != 0)
-                   return makeError("function-pointer table is not sorted by host address");
-                 return Error::success();
-               })
+OMPSIM_WRAPPER(setFptrTableWrapper, proto::SetFptrTableSignature, [](uint64_t addr, uint64_t n) -> Error {
+  DeviceState &d = DeviceState::get();
+  auto set = d.runtimeFn<decltype(&__ompsim_device_set_fptr_table)>("__ompsim_device_set_fptr_table");
+  if (!set)
+    return makeError("device runtime libompsim-device.so unavailable: " +
+                     (d.deviceRuntimeError.empty() ? std::string("symbol missing") : d.deviceRuntimeError));
+  if (set(reinterpret_cast<const __omp_offloading_fptr_map_ty *>(addr), n) != 0)
+    return makeError("function-pointer table is not sorted by host address");
+  return Error::success();
+})
 
 OMPSIM_WRAPPER(translateLogWrapper, proto::TranslateLogSignature,
                [](uint64_t cap, uint64_t max) -> Expected<std::vector<uint64_t>> {

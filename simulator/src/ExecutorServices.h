@@ -14,12 +14,12 @@
 
 #include "ompsim/device_runtime.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ExecutionEngine/Orc/Shared/AllocationActions.h"
 #include "llvm/ExecutionEngine/Orc/Shared/OrcRTBridge.h"
 #include "llvm/ExecutionEngine/Orc/Shared/TargetProcessControlTypes.h"
 #include "llvm/ExecutionEngine/Orc/TargetProcess/ExecutorBootstrapService.h"
 #include "llvm/ExecutionEngine/Orc/TargetProcess/SimpleRemoteEPCServer.h"
-#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -36,10 +36,10 @@
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
-#include <deque>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -123,8 +123,8 @@ public:
     // to it rather than to another libomptarget. Libraries that never need
     // it spare the executor libLLVM.
     static constexpr const char *kNeverNeedHostRuntime[] = {
-        "libompsim", "libomp.so", "libc.so", "libm.so", "libstdc++.so", "libgcc_s.so",
-        "libpthread.so", "libdl.so", "librt.so", "libffi.so"};
+        "libompsim",   "libomp.so",     "libc.so",  "libm.so",  "libstdc++.so",
+        "libgcc_s.so", "libpthread.so", "libdl.so", "librt.so", "libffi.so"};
     if (!gHostRuntime.empty() && !hostRuntimeLoaded &&
         llvm::none_of(kNeverNeedHostRuntime, [&](const char *p) { return soname.starts_with(p); })) {
       hostRuntimeLoaded = true;
@@ -165,10 +165,10 @@ private:
 };
 
 /// Converts an SPS wrapper-function lambda into the C entry point ORC calls.
-#define OMPSIM_WRAPPER(Name, Sig, ...)                                                             \
-  sps::CWrapperFunctionBuffer Name(const char *data, size_t size) {                                \
-    ensureAltStack();                                                                              \
-    return sps::WrapperFunction<Sig>::handle(data, size, __VA_ARGS__).release();                  \
+#define OMPSIM_WRAPPER(Name, Sig, ...)                                                                       \
+  sps::CWrapperFunctionBuffer Name(const char *data, size_t size) {                                          \
+    ensureAltStack();                                                                                        \
+    return sps::WrapperFunction<Sig>::handle(data, size, __VA_ARGS__).release();                             \
   }
 
 /// Declares a wrapper function OMPSIM_WRAPPER defines.

@@ -27,9 +27,12 @@ ImageSymbolTable ImageSymbolTable::fromElf(llvm::ArrayRef<char> bytes, uint64_t 
       auto addr = s.getAddress();
       auto type = s.getType();
       if (!name || !addr || !type || name->empty()) {
-        if (!name) llvm::consumeError(name.takeError());
-        if (!addr) llvm::consumeError(addr.takeError());
-        if (!type) llvm::consumeError(type.takeError());
+        if (!name)
+          llvm::consumeError(name.takeError());
+        if (!addr)
+          llvm::consumeError(addr.takeError());
+        if (!type)
+          llvm::consumeError(type.takeError());
         continue;
       }
       if (*type != llvm::object::SymbolRef::ST_Function && *type != llvm::object::SymbolRef::ST_Data)

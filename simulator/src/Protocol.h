@@ -23,8 +23,8 @@ using SPSRange = sps::SPSTuple<uint64_t, uint64_t>;
 /// runtime: (host ranges, arena base, arena size, code bytes, lib dir) ->
 /// the host ranges that collided with the executor's own mappings.
 inline constexpr const char *SetupName = "__ompsim_exec_setup";
-using SetupSignature = sps::SPSExpected<sps::SPSSequence<SPSRange>>(
-    sps::SPSSequence<SPSRange>, uint64_t, uint64_t, uint64_t, sps::SPSString);
+using SetupSignature = sps::SPSExpected<sps::SPSSequence<SPSRange>>(sps::SPSSequence<SPSRange>, uint64_t,
+                                                                    uint64_t, uint64_t, sps::SPSString);
 
 /// Loads an ELF shared object into the arena: (bytes, or none when the image
 /// already lies in device memory at (address, size), name, library names the
@@ -41,7 +41,7 @@ using LookupSignature = sps::SPSExpected<uint64_t>(uint64_t, sps::SPSString);
 /// (handle, names) -> addresses, 0 for a name the image does not define.
 inline constexpr const char *LookupManyName = "__ompsim_exec_lookup_many";
 using LookupManySignature = sps::SPSExpected<sps::SPSSequence<uint64_t>>(uint64_t,
-                                                                        sps::SPSSequence<sps::SPSString>);
+                                                                         sps::SPSSequence<sps::SPSString>);
 
 /// Runs the fini functions of an image and returns its memory to the arena.
 inline constexpr const char *UnloadName = "__ompsim_exec_unload";
@@ -80,8 +80,8 @@ struct FaultRecord {
   int32_t signo;
   int32_t code;
   int32_t tid;
-  uint64_t addr; ///< si_addr
-  uint64_t rip;  ///< instruction pointer at the fault
+  uint64_t addr;          ///< si_addr
+  uint64_t rip;           ///< instruction pointer at the fault
   uint64_t pageFaultCode; ///< x86 page-fault error code (bit 1: write)
   uint64_t rsp;           ///< stack pointer at the fault
   /// The faulting thread's stack [stackLow, stackHigh) as pthread_getattr_np

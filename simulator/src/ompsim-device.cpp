@@ -16,12 +16,12 @@
 
 #include "ompsim/device_runtime.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ExecutionEngine/Orc/Shared/AllocationActions.h"
 #include "llvm/ExecutionEngine/Orc/Shared/OrcRTBridge.h"
 #include "llvm/ExecutionEngine/Orc/Shared/TargetProcessControlTypes.h"
 #include "llvm/ExecutionEngine/Orc/TargetProcess/ExecutorBootstrapService.h"
 #include "llvm/ExecutionEngine/Orc/TargetProcess/SimpleRemoteEPCServer.h"
-#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -38,10 +38,10 @@
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
-#include <deque>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -74,10 +74,8 @@ public:
   void addBootstrapSymbols(StringMap<ExecutorAddr> &M) override {
     M[rt::SimpleExecutorMemoryManagerInstanceName] = ExecutorAddr::fromPtr(this);
     M[rt::SimpleExecutorMemoryManagerReserveWrapperName] = ExecutorAddr::fromPtr(&reserveWrapper);
-    M[rt::SimpleExecutorMemoryManagerInitializeWrapperName] =
-        ExecutorAddr::fromPtr(&initializeWrapper);
-    M[rt::SimpleExecutorMemoryManagerDeinitializeWrapperName] =
-        ExecutorAddr::fromPtr(&deinitializeWrapper);
+    M[rt::SimpleExecutorMemoryManagerInitializeWrapperName] = ExecutorAddr::fromPtr(&initializeWrapper);
+    M[rt::SimpleExecutorMemoryManagerDeinitializeWrapperName] = ExecutorAddr::fromPtr(&deinitializeWrapper);
     M[rt::SimpleExecutorMemoryManagerReleaseWrapperName] = ExecutorAddr::fromPtr(&releaseWrapper);
   }
 
@@ -179,8 +177,7 @@ class DeviceThread {
 public:
   /// Maps the mailbox from the shared memfd; false when it cannot.
   bool mapMailbox(int fd) {
-    void *p = ::mmap(nullptr, ompsim::sim::LaunchMailbox::kBytes, PROT_READ | PROT_WRITE, MAP_SHARED,
-                     fd, 0);
+    void *p = ::mmap(nullptr, ompsim::sim::LaunchMailbox::kBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (p == MAP_FAILED)
       return false;
     mailbox_ = static_cast<ompsim::sim::LaunchMailbox *>(p);
@@ -326,9 +323,7 @@ DeviceThread gDeviceThread;
 
 /// The resolver block of the JIT calls this (with the registers of the
 /// interrupted call saved) on the first call of a function of a bitcode image.
-uint64_t lazyReenter(uint64_t /*context*/, uint64_t trampoline) {
-  return gDeviceThread.lazyCall(trampoline);
-}
+uint64_t lazyReenter(uint64_t /*context*/, uint64_t trampoline) { return gDeviceThread.lazyCall(trampoline); }
 
 /// Where a first call lands when its function could not be compiled; the
 /// controller has the reason, the host reports the exit.
@@ -363,8 +358,9 @@ public:
 };
 
 int usage() {
-  std::fprintf(stderr, "ompsim-device: started by the sim plugin, not by hand "
-                       "(usage: ompsim-device --fd N --fault-fd N --arena-fd N --parent PID [--host-runtime PATH])\n");
+  std::fprintf(
+      stderr, "ompsim-device: started by the sim plugin, not by hand "
+              "(usage: ompsim-device --fd N --fault-fd N --arena-fd N --parent PID [--host-runtime PATH])\n");
   return 2;
 }
 
@@ -439,7 +435,7 @@ int main(int argc, char **argv) {
 #endif
   if (auto err = (*server)->waitForDisconnect())
     consumeError(std::move(err)); // the host went away; nothing to report to
-  gDeviceThread.stop(); // the dispatcher's shutdown already drained it
+  gDeviceThread.stop();           // the dispatcher's shutdown already drained it
   // Joins the transport's listener thread, which has finished by now.
   server->reset();
   DeviceState &d = DeviceState::get();

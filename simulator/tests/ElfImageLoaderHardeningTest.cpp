@@ -244,12 +244,12 @@ TEST_F(HardenedLoaderTest, SymbolTableOutsideTheImage) {
 TEST_F(HardenedLoaderTest, RelocationTablesOutsideTheImage) {
   uint64_t relasz = image().dyn(DT_RELASZ);
   image().setDyn(DT_RELA, 0x4ff0);
-  EXPECT_EQ(loadError(), "image probe: DT_RELA table (" + hex(relasz) + " bytes at 0x4ff0) lies outside the image " +
-                             image().span());
+  EXPECT_EQ(loadError(), "image probe: DT_RELA table (" + hex(relasz) +
+                             " bytes at 0x4ff0) lies outside the image " + image().span());
   image_.emplace(readImage("loader_probe"));
   image().setDyn(DT_PLTRELSZ, 24ull << 32);
-  EXPECT_EQ(loadError(), "image probe: DT_JMPREL table (0x1800000000 bytes at " + hex(image().dyn(DT_JMPREL)) +
-                             ") lies outside the image " + image().span());
+  EXPECT_EQ(loadError(), "image probe: DT_JMPREL table (0x1800000000 bytes at " +
+                             hex(image().dyn(DT_JMPREL)) + ") lies outside the image " + image().span());
   image_.emplace(readImage("loader_probe"));
   image().setDyn(DT_RELASZ, relasz - 1);
   EXPECT_EQ(loadError(), "image probe: DT_RELA table size " + hex(relasz - 1) +
@@ -262,8 +262,9 @@ TEST_F(HardenedLoaderTest, InitAndFiniArraysOutsideTheImage) {
                              ") lies outside the image " + image().span());
   image_.emplace(readImage("loader_probe"));
   image().setDyn(DT_FINI_ARRAY, ~0ull - 7);
-  EXPECT_EQ(loadError(), "image probe: DT_FINI_ARRAY (0x8 bytes at 0xfffffffffffffff8) lies outside the image " +
-                             image().span());
+  EXPECT_EQ(loadError(),
+            "image probe: DT_FINI_ARRAY (0x8 bytes at 0xfffffffffffffff8) lies outside the image " +
+                image().span());
 }
 
 TEST_F(HardenedLoaderTest, RelocationPastTheEndOfTheImage) {
@@ -271,13 +272,13 @@ TEST_F(HardenedLoaderTest, RelocationPastTheEndOfTheImage) {
   std::string span = image().span();
   uint64_t hi = std::stoull(span.substr(span.find(", ") + 2), nullptr, 16);
   image().edit<Elf64_Rela>(image().relaOffset(DT_RELA, 3), [&](Elf64_Rela &r) { r.r_offset = hi - 4; });
-  EXPECT_EQ(loadError(), "image probe: relocation 3 (DT_RELA) at " + hex(hi - 4) + " lies outside the image " + span);
+  EXPECT_EQ(loadError(),
+            "image probe: relocation 3 (DT_RELA) at " + hex(hi - 4) + " lies outside the image " + span);
 }
 
 TEST_F(HardenedLoaderTest, RelocationSymbolIndexOutOfRange) {
-  image().edit<Elf64_Rela>(image().relaOffset(DT_JMPREL, 1), [](Elf64_Rela &r) {
-    r.r_info = ELF64_R_INFO(999, ELF64_R_TYPE(r.r_info));
-  });
+  image().edit<Elf64_Rela>(image().relaOffset(DT_JMPREL, 1),
+                           [](Elf64_Rela &r) { r.r_info = ELF64_R_INFO(999, ELF64_R_TYPE(r.r_info)); });
   EXPECT_EQ(loadError(), "image probe: relocation 1 (DT_JMPREL) refers to symbol 999, but the image has " +
                              std::to_string(image().dynamicSymbolCount()) + " dynamic symbols");
 }
@@ -301,8 +302,9 @@ TEST_F(HardenedLoaderTest, UnterminatedString) {
 TEST_F(HardenedLoaderTest, DefinedSymbolOutsideTheImage) {
   auto [index, off] = image().dynamicSymbol("probe_global");
   image().edit<Elf64_Sym>(off, [](Elf64_Sym &s) { s.st_value = 0x7ffff000; });
-  EXPECT_EQ(loadError(), "image probe: dynamic symbol 'probe_global' (0x4 bytes at 0x7ffff000) lies outside the image " +
-                             image().span());
+  EXPECT_EQ(loadError(),
+            "image probe: dynamic symbol 'probe_global' (0x4 bytes at 0x7ffff000) lies outside the image " +
+                image().span());
 }
 
 TEST_F(HardenedLoaderTest, FunctionSymbolOutsideTheCode) {
@@ -325,9 +327,10 @@ TEST_F(HardenedLoaderTest, FunctionSymbolOutsideTheCode) {
 
 TEST_F(HardenedLoaderTest, EhFrameOutsideTheImage) {
   uint64_t size = image().section(".eh_frame").sh_size;
-  image().edit<Elf64_Shdr>(image().sectionHeaderOffset(".eh_frame"), [](Elf64_Shdr &sh) { sh.sh_addr = 0x100000; });
-  EXPECT_EQ(loadError(), "image probe: .eh_frame (" + hex(size) + " bytes at 0x100000) lies outside the image " +
-                             image().span());
+  image().edit<Elf64_Shdr>(image().sectionHeaderOffset(".eh_frame"),
+                           [](Elf64_Shdr &sh) { sh.sh_addr = 0x100000; });
+  EXPECT_EQ(loadError(), "image probe: .eh_frame (" + hex(size) +
+                             " bytes at 0x100000) lies outside the image " + image().span());
 }
 
 TEST_F(HardenedLoaderTest, EhFrameRecordLongerThanTheSection) {
@@ -400,8 +403,8 @@ TEST_F(HardenedLoaderTest, IrelativeResolverOutsideTheCode) {
 TEST_F(HardenedLoaderTest, RelroOutsideTheImage) {
   size_t seg = image().phdrIndex(PT_GNU_RELRO);
   image().edit<Elf64_Phdr>(image().phdrOffset(seg), [](Elf64_Phdr &ph) { ph.p_memsz = 1ull << 30; });
-  EXPECT_EQ(loadError(), "image probe: PT_GNU_RELRO segment (0x40000000 bytes at " + hex(image().phdr(seg).p_vaddr) +
-                             ") lies outside the image " + image().span());
+  EXPECT_EQ(loadError(), "image probe: PT_GNU_RELRO segment (0x40000000 bytes at " +
+                             hex(image().phdr(seg).p_vaddr) + ") lies outside the image " + image().span());
 }
 
 TEST_F(HardenedLoaderTest, InitArrayInAnUnreadableSegment) {

@@ -110,9 +110,7 @@ TEST_F(LoaderTest, KernelRunsWithImportsResolved) {
 TEST_F(LoaderTest, UndefinedImportIsNamed) {
   auto bytes = readImage("loader_probe");
   auto resolve = env_.resolve;
-  env_.resolve = [resolve](llvm::StringRef n) -> void * {
-    return n == "snprintf" ? nullptr : resolve(n);
-  };
+  env_.resolve = [resolve](llvm::StringRef n) -> void * { return n == "snprintf" ? nullptr : resolve(n); };
   auto img = ElfImageLoader::load(bytes, "loader_probe", env_);
   ASSERT_FALSE(bool(img));
   EXPECT_NE(llvm::toString(img.takeError()).find("undefined symbol 'snprintf'"), std::string::npos);

@@ -71,7 +71,7 @@ struct Plugin {
       OMPSIM_FN(__tgt_rtl_data_delete)
       OMPSIM_FN(__tgt_rtl_data_submit)
       OMPSIM_FN(__tgt_rtl_data_retrieve)
-  OMPSIM_FN(__tgt_rtl_data_exchange)
+      OMPSIM_FN(__tgt_rtl_data_exchange)
       OMPSIM_FN(__tgt_rtl_run_target_region)
       OMPSIM_FN(__tgt_rtl_last_error)
       OMPSIM_FN(__tgt_rtl_set_function_ptr_map)
@@ -98,7 +98,8 @@ Image readImage(const std::string &probe) {
   auto obj = llvm::object::ObjectFile::createObjectFile(
       llvm::MemoryBufferRef(llvm::StringRef(img.bytes.data(), img.bytes.size()), "img"));
   if (obj) {
-    for (const auto &s : llvm::cast<llvm::object::ELFObjectFileBase>(obj->get())->getDynamicSymbolIterators()) {
+    for (const auto &s :
+         llvm::cast<llvm::object::ELFObjectFileBase>(obj->get())->getDynamicSymbolIterators()) {
       auto name = s.getName();
       if (name && name->starts_with("__omp_offloading_"))
         img.kernel = name->str();
@@ -149,7 +150,8 @@ protected:
   ompsim_binary_handle load(int dev, Image &img) {
     ompsim_binary_handle b = nullptr;
     EXPECT_EQ(p.__tgt_rtl_init_device(dev), OMPSIM_OFFLOAD_SUCCESS) << p.__tgt_rtl_last_error(dev);
-    EXPECT_EQ(p.__tgt_rtl_load_binary(dev, &img.desc, &b), OMPSIM_OFFLOAD_SUCCESS) << p.__tgt_rtl_last_error(dev);
+    EXPECT_EQ(p.__tgt_rtl_load_binary(dev, &img.desc, &b), OMPSIM_OFFLOAD_SUCCESS)
+        << p.__tgt_rtl_last_error(dev);
     return b;
   }
 };
@@ -265,8 +267,9 @@ TEST_F(SimPluginTest, TransfersRoundTripAcrossDevicesAndStayInsideTheArena) {
   int word = 5;
   void *far = reinterpret_cast<void *>(uintptr_t(0x1000));
   EXPECT_NE(p.__tgt_rtl_data_submit(0, far, &word, 4), OMPSIM_OFFLOAD_SUCCESS);
-  EXPECT_NE(std::string(p.__tgt_rtl_last_error(0)).find("write of 4 bytes at 0x1000 is outside device memory"),
-            std::string::npos)
+  EXPECT_NE(
+      std::string(p.__tgt_rtl_last_error(0)).find("write of 4 bytes at 0x1000 is outside device memory"),
+      std::string::npos)
       << p.__tgt_rtl_last_error(0);
   EXPECT_NE(p.__tgt_rtl_data_retrieve(0, back.data(), d0, int64_t(1) << 40), OMPSIM_OFFLOAD_SUCCESS);
   EXPECT_NE(std::string(p.__tgt_rtl_last_error(0)).find("is outside device memory"), std::string::npos)
@@ -280,7 +283,8 @@ TEST_F(SimPluginTest, ExhaustedArenaGivesNull) {
   Image img = readImage("loader_probe");
   load(0, img);
   EXPECT_EQ(p.__tgt_rtl_data_alloc(0, int64_t(1) << 40, nullptr, 0), nullptr);
-  EXPECT_NE(p.__tgt_rtl_data_alloc(0, 64, nullptr, 0), nullptr) << "a failed allocation leaves the device usable";
+  EXPECT_NE(p.__tgt_rtl_data_alloc(0, 64, nullptr, 0), nullptr)
+      << "a failed allocation leaves the device usable";
 }
 
 TEST_F(SimPluginTest, UntranslatedHostFunctionPointerIsNamed) {
@@ -294,7 +298,8 @@ TEST_F(SimPluginTest, UntranslatedHostFunctionPointerIsNamed) {
   ASSERT_NE(p.__tgt_rtl_run_target_region(0, kernel, args, 2, &cfg), OMPSIM_OFFLOAD_SUCCESS);
   std::string msg = p.__tgt_rtl_last_error(0);
   EXPECT_NE(msg.find("device 0: kernel " + img.kernel + " called untranslated host function pointer 0x"),
-            std::string::npos) << msg;
+            std::string::npos)
+      << msg;
   EXPECT_NE(msg.find("host symbol 'ompsimTestHostPlain'"), std::string::npos) << msg;
   // No function-pointer table was published, so the function is not indirect: the note says what to add.
   EXPECT_NE(msg.find("; note: 'ompsimTestHostPlain' (defined at "), std::string::npos) << msg;
@@ -358,7 +363,8 @@ TEST_F(SimPluginTest, ExecutorKilledFromOutsideIsReported) {
   std::string msg = p.__tgt_rtl_last_error(0);
   EXPECT_NE(msg.find("device 0: executor (pid " + std::to_string(children[0]) +
                      ") was killed by signal 9 (SIGKILL) during kernel " + img.kernel),
-            std::string::npos) << msg;
+            std::string::npos)
+      << msg;
 }
 
 TEST_F(SimPluginTest, BitcodeImageRunsWithCtorsGlobalsAndImports) {
@@ -369,7 +375,8 @@ TEST_F(SimPluginTest, BitcodeImageRunsWithCtorsGlobalsAndImports) {
   ompsim_binary_handle b = load(0, img);
   ASSERT_NE(b, nullptr);
   void *g = nullptr;
-  ASSERT_EQ(p.__tgt_rtl_get_global(0, b, 4, "probe_global", &g), OMPSIM_OFFLOAD_SUCCESS) << p.__tgt_rtl_last_error(0);
+  ASSERT_EQ(p.__tgt_rtl_get_global(0, b, 4, "probe_global", &g), OMPSIM_OFFLOAD_SUCCESS)
+      << p.__tgt_rtl_last_error(0);
   EXPECT_GE(reinterpret_cast<uintptr_t>(g), uintptr_t(0x200000000000)) << "JIT memory comes from the arena";
   int value = 0;
   ASSERT_EQ(p.__tgt_rtl_data_retrieve(0, &value, g, 4), OMPSIM_OFFLOAD_SUCCESS);

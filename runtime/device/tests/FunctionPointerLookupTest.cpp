@@ -106,8 +106,8 @@ TEST(DeviceTranslate, RandomizedAgainstLowerBound) {
     publish(T);
     for (int Q = 0; Q < 2000; ++Q) {
       uint64_t Key = (Q % 3 == 0 && !T.empty()) ? T[Rng() % T.size()].host_ptr : Rng() % Span;
-      auto It = std::lower_bound(T.begin(), T.end(), Key,
-                                 [](const Pair &P, uint64_t K) { return P.host_ptr < K; });
+      auto It =
+          std::lower_bound(T.begin(), T.end(), Key, [](const Pair &P, uint64_t K) { return P.host_ptr < K; });
       uint64_t Expected = Key == 0 ? 0 : (It != T.end() && It->host_ptr == Key ? It->tgt_ptr : Key);
       ASSERT_EQ(val(__kmpc_target_translate_fptr(ptr(Key))), Expected) << "round " << Round;
     }

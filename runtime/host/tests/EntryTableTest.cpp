@@ -41,8 +41,7 @@ TEST(EntryTable, ParsesCurrentFormat) {
 
 TEST(EntryTable, ParsesLegacyFormat) {
   __tgt_offload_entry_legacy entries[] = {
-      {reinterpret_cast<void *>(&hostFunction), const_cast<char *>("fn_entry"), 8,
-       OMPSIM_ENTRY_INDIRECT, 0},
+      {reinterpret_cast<void *>(&hostFunction), const_cast<char *>("fn_entry"), 8, OMPSIM_ENTRY_INDIRECT, 0},
       {&regionId, const_cast<char *>("kernel_entry"), 0, 0, 0},
       {&hostGlobal, const_cast<char *>("global_entry"), 4, 0, 0},
   };

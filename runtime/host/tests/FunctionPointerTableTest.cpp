@@ -17,7 +17,8 @@ std::vector<__omp_offloading_fptr_map_ty> built(const FunctionPointerTable &t) {
 
 TEST(FunctionPointerTable, SortsByHostPointer) {
   FunctionPointerTable t;
-  ASSERT_FALSE(static_cast<bool>(t.addImage(1, "img", {{"c", 0x3000, 0x30}, {"a", 0x1000, 0x10}, {"b", 0x2000, 0x20}})));
+  ASSERT_FALSE(static_cast<bool>(
+      t.addImage(1, "img", {{"c", 0x3000, 0x30}, {"a", 0x1000, 0x10}, {"b", 0x2000, 0x20}})));
   auto table = built(t);
   ASSERT_EQ(table.size(), 3u);
   EXPECT_EQ(table[0].host_ptr, 0x1000u);

@@ -1,7 +1,7 @@
 // Map-clause rules (OpenMP 5.1) on the mapping table, against a fake device.
+#include "FakeDeviceMemory.h"
 #include "MapClauseProcessor.h"
 #include "MapFlags.h"
-#include "FakeDeviceMemory.h"
 
 #include "ompsim/offload_abi.h"
 
@@ -14,10 +14,9 @@ namespace {
 
 namespace flag = ompsim::host::mapflag;
 constexpr int64_t TO = flag::To, FROM = flag::From, ALWAYS = flag::Always, DELETE = flag::Delete,
-                  PTR_AND_OBJ = flag::PtrAndObj, PARAM = flag::TargetParam,
-                  RETURN_PARAM = flag::ReturnParam, PRIVATE = flag::Private, LITERAL = flag::Literal,
-                  IMPLICIT = flag::Implicit, PRESENT = flag::Present, HOLD = flag::OmpxHold,
-                  ATTACH = flag::Attach;
+                  PTR_AND_OBJ = flag::PtrAndObj, PARAM = flag::TargetParam, RETURN_PARAM = flag::ReturnParam,
+                  PRIVATE = flag::Private, LITERAL = flag::Literal, IMPLICIT = flag::Implicit,
+                  PRESENT = flag::Present, HOLD = flag::OmpxHold, ATTACH = flag::Attach;
 constexpr int64_t memberOf(int parentIndex1) { return static_cast<int64_t>(uint64_t(parentIndex1) << 48); }
 
 MapArg item(void *p, int64_t size, int64_t type, const char *name = nullptr) {
@@ -287,8 +286,12 @@ TEST_F(MapRules, LiteralAndFirstprivateArguments) {
   int x = 77;
   MapClauseProcessor p(table, device);
   std::vector<uint64_t> privates;
-  MapArg literal{reinterpret_cast<void *>(uintptr_t(1234)), reinterpret_cast<void *>(uintptr_t(1234)),
-                 0, PARAM | LITERAL, nullptr, nullptr};
+  MapArg literal{reinterpret_cast<void *>(uintptr_t(1234)),
+                 reinterpret_cast<void *>(uintptr_t(1234)),
+                 0,
+                 PARAM | LITERAL,
+                 nullptr,
+                 nullptr};
   MapArg first{&x, &x, 4, PARAM | PRIVATE | TO, nullptr, nullptr};
   ASSERT_FALSE(static_cast<bool>(p.enter({literal, first}, nullptr)));
   EXPECT_EQ(table.size(), 0u) << "literals and firstprivates are not mapped";
@@ -332,7 +335,8 @@ TEST_F(MapRules, DeclareMapperComponentsAreMapped) {
   };
   int data[2] = {8, 9};
   S s{2, data};
-  MapArg withMapper{&s, &s, sizeof(S), PARAM | TO | FROM, nullptr, reinterpret_cast<void *>(&pushTwoComponents)};
+  MapArg withMapper{
+      &s, &s, sizeof(S), PARAM | TO | FROM, nullptr, reinterpret_cast<void *>(&pushTwoComponents)};
   enter({withMapper});
   ASSERT_NE(find(data), nullptr) << "the mapper's pointee component is mapped";
   EXPECT_EQ(device.read<int>(tgt(&data[1])), 9);

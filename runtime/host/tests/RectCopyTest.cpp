@@ -18,8 +18,7 @@ TEST(RectCopy, WholeRowsAreOneRun) {
 
 TEST(RectCopy, SubRectangleIsOneRunPerRow) {
   // 2x3 block at (1, 2) of a 4x6 source into (0, 1) of a 3x5 destination.
-  size_t volume[2] = {2, 3}, dstOff[2] = {0, 1}, srcOff[2] = {1, 2}, dstDims[2] = {3, 5},
-         srcDims[2] = {4, 6};
+  size_t volume[2] = {2, 3}, dstOff[2] = {0, 1}, srcOff[2] = {1, 2}, dstDims[2] = {3, 5}, srcDims[2] = {4, 6};
   auto runs = rectCopyRuns(8, 2, volume, dstOff, srcOff, dstDims, srcDims);
   ASSERT_EQ(runs.size(), 2u);
   EXPECT_EQ(runs[0].src, (1u * 6 + 2) * 8);

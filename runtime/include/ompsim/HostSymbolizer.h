@@ -10,9 +10,9 @@ namespace ompsim {
 
 /// A host address resolved to the symbol that contains it.
 struct HostSymbol {
-  std::string name;     ///< demangled ("vtable for Der", "add1")
-  uint64_t offset = 0;  ///< addr - symbol start
-  std::string object;   ///< path of the object as loaded ("./prog", "/usr/lib/.../libc.so.6")
+  std::string name;    ///< demangled ("vtable for Der", "add1")
+  uint64_t offset = 0; ///< addr - symbol start
+  std::string object;  ///< path of the object as loaded ("./prog", "/usr/lib/.../libc.so.6")
   bool isFunction = false;
 };
 

@@ -71,7 +71,7 @@ int fatalExitStatus(int fallback);
 
 /// Records an event only when its category is enabled:
 /// OMPSIM_TRACE_EVENT(Cat::Table, "publish").num("n", n);
-#define OMPSIM_TRACE_EVENT(cat, ev)                                                                \
-  if (!::ompsim::trace::enabled(::ompsim::trace::cat)) {                                          \
-  } else                                                                                           \
+#define OMPSIM_TRACE_EVENT(cat, ev)                                                                          \
+  if (!::ompsim::trace::enabled(::ompsim::trace::cat)) {                                                     \
+  } else                                                                                                     \
     ::ompsim::trace::Event(::ompsim::trace::cat, ev)

@@ -73,12 +73,12 @@ int32_t __tgt_rtl_load_binary(int32_t device_id, const __tgt_device_image *image
 /** Finds a global (or an indirect function's address global) in a loaded
  * binary; `*tgt_ptr` receives its device address. `size` is the size the
  * entry announced (0 = unknown). Fails naming the symbol when absent. */
-int32_t __tgt_rtl_get_global(int32_t device_id, ompsim_binary_handle binary,
-                             uint64_t size, const char *name, void **tgt_ptr);
+int32_t __tgt_rtl_get_global(int32_t device_id, ompsim_binary_handle binary, uint64_t size, const char *name,
+                             void **tgt_ptr);
 
 /** Finds a kernel in a loaded binary; `*kernel` receives an opaque handle. */
-int32_t __tgt_rtl_get_function(int32_t device_id, ompsim_binary_handle binary,
-                               const char *name, void **kernel);
+int32_t __tgt_rtl_get_function(int32_t device_id, ompsim_binary_handle binary, const char *name,
+                               void **kernel);
 
 /** Allocates `size` bytes of device memory; returns NULL on failure (for
  * example OMPSIM_DEVICE_MEMORY exhausted). `host_ptr` is a hint only. */
@@ -88,18 +88,16 @@ void *__tgt_rtl_data_alloc(int32_t device_id, int64_t size, void *host_ptr, int3
 int32_t __tgt_rtl_data_delete(int32_t device_id, void *tgt_ptr, int32_t kind);
 
 /** Copies `size` bytes host -> device. */
-int32_t __tgt_rtl_data_submit(int32_t device_id, void *tgt_ptr, const void *hst_ptr,
-                              int64_t size);
+int32_t __tgt_rtl_data_submit(int32_t device_id, void *tgt_ptr, const void *hst_ptr, int64_t size);
 
 /** Copies `size` bytes device -> host. */
-int32_t __tgt_rtl_data_retrieve(int32_t device_id, void *hst_ptr, const void *tgt_ptr,
-                                int64_t size);
+int32_t __tgt_rtl_data_retrieve(int32_t device_id, void *hst_ptr, const void *tgt_ptr, int64_t size);
 
 /** Runs kernel `kernel` with the host-offload kernel ABI
  * `void kernel(void *dyn_ptr, void *a0, ..., void *aN)`: `tgt_args[i]` are
  * device pointers or literal values. Returns when the kernel has finished. */
-int32_t __tgt_rtl_run_target_region(int32_t device_id, void *kernel, void **tgt_args,
-                                    int32_t num_args, const ompsim_launch_config *config);
+int32_t __tgt_rtl_run_target_region(int32_t device_id, void *kernel, void **tgt_args, int32_t num_args,
+                                    const ompsim_launch_config *config);
 
 /** One line describing the last failure on `device_id` (-1: plugin-wide),
  * or "" when there is none. Valid until the next call on that device. */
@@ -116,8 +114,8 @@ int32_t __tgt_rtl_set_function_ptr_map(int32_t device_id, uint64_t n,
                                        const __omp_offloading_fptr_map_ty *table);
 
 /** Copies `size` bytes between two devices of this plugin. */
-int32_t __tgt_rtl_data_exchange(int32_t src_device_id, void *src_ptr, int32_t dst_device_id,
-                                void *dst_ptr, int64_t size);
+int32_t __tgt_rtl_data_exchange(int32_t src_device_id, void *src_ptr, int32_t dst_device_id, void *dst_ptr,
+                                int64_t size);
 
 /** Unloads a binary; its addresses become invalid. */
 int32_t __tgt_rtl_unload_binary(int32_t device_id, ompsim_binary_handle binary);

@@ -23,7 +23,7 @@
 namespace llvm::orc {
 class ExecutionSession;
 class SimpleRemoteEPC;
-}
+} // namespace llvm::orc
 
 namespace ompsim::sim {
 
@@ -45,8 +45,8 @@ struct DeviceOptions {
   /// Seconds the executor may take from spawn to the end of its setup call
   /// before it is killed and the start fails (OMPSIM_EXECUTOR_START_TIMEOUT).
   double startTimeout = 30.0;
-  int jitOptLevel = 0;         ///< code generation level (0-3) of bitcode images
-  int maxStartAttempts = 4;    ///< restarts when the executor collides with host ranges
+  int jitOptLevel = 0;      ///< code generation level (0-3) of bitcode images
+  int maxStartAttempts = 4; ///< restarts when the executor collides with host ranges
 
   /// Options for device `deviceId` from the OMPSIM_* configuration; devices
   /// sit kArenaStride apart from OMPSIM_DEVICE_BASE. `defaultLibDir` is used
@@ -106,8 +106,7 @@ public:
   llvm::Expected<uint64_t> lookup(uint64_t image, llvm::StringRef name);
   /// Addresses of many symbols of a loaded image in one request to the
   /// executor; 0 for a name the image does not define.
-  llvm::Expected<std::vector<uint64_t>> lookupMany(uint64_t image,
-                                                   const std::vector<std::string> &names);
+  llvm::Expected<std::vector<uint64_t>> lookupMany(uint64_t image, const std::vector<std::string> &names);
   /// Runs the image's finalizers and frees its memory.
   llvm::Error unloadImage(uint64_t image);
 
@@ -122,8 +121,8 @@ public:
 
   /// Runs `entry` with the host-offload kernel ABI and waits for it (at most
   /// the kernel timeout). `kernelName` names it in diagnostics.
-  llvm::Error launch(uint64_t entry, llvm::ArrayRef<uint64_t> args, uint32_t numTeams,
-                     uint32_t threadLimit, llvm::StringRef kernelName);
+  llvm::Error launch(uint64_t entry, llvm::ArrayRef<uint64_t> args, uint32_t numTeams, uint32_t threadLimit,
+                     llvm::StringRef kernelName);
 
   /// Copies `table` into device memory and publishes it to the device runtime.
   llvm::Error setFunctionPointerTable(llvm::ArrayRef<__omp_offloading_fptr_map_ty> table);
@@ -172,8 +171,7 @@ private:
   /// Ends the lazy-call thread (before the JIT goes away).
   void stopLazyCalls();
   template <typename Sig, typename RetT, typename... ArgTs>
-  llvm::Error call(const char *fnName, const std::string &context, RetT &result,
-                   const ArgTs &...args);
+  llvm::Error call(const char *fnName, const std::string &context, RetT &result, const ArgTs &...args);
 
   struct Image {
     std::string name;
