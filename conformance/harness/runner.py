@@ -8,6 +8,7 @@ import subprocess
 import time
 
 from ompsim_cli import backends, paths
+from ompsim_cli import cc as ompsim_cc
 
 from . import build as builder
 from . import outcome as oc
@@ -349,7 +350,7 @@ def _gpu_build(cell, spec, out_root, workdir, record):
             prefix = [builder.OMPSIM, "cc", "--translate=pass", "--gpu=" + arch]
         else:
             prefix = [paths.tool("flang") if lang == "fortran" else paths.tool("clang++" if lang == "c++" else "clang"),
-                      "-fopenmp", "--offload-arch=" + arch]
+                      "-fopenmp", "--offload-arch=" + arch, *ompsim_cc.ptx_feature_flags(arch, flags)]
         base = os.path.join(workdir, "dev%d" % i)
         steps = [[*prefix, *builder._language_flags(lang), *(builder.FORTRAN_FLAGS if lang == "fortran" else []),
                   *flags, "--offload-device-only", "-nogpulib", "-S", "-emit-llvm", src, "-o", base + ".ll"]]

@@ -141,8 +141,8 @@ Config load() {
   c.numDevices = int32_t(numDevices);
   // User space ends at 2^47 on x86-64 and the arenas of up to 64 devices
   // sit 2^40 apart from the base.
-  constexpr const char *kBaseExpected = "a page-aligned address 0x100000000..0x400000000000";
-  readU64("OMPSIM_DEVICE_BASE", c.deviceBase, 1ULL << 32, 1ULL << 46, kBaseExpected);
+  constexpr const char *kBaseExpected = "a page-aligned address 0x100000000..0x7f0000000000";
+  readU64("OMPSIM_DEVICE_BASE", c.deviceBase, 1ULL << 32, 0x7f0000000000ULL, kBaseExpected);
   if (c.deviceBase % 4096) {
     warnBad("OMPSIM_DEVICE_BASE", env("OMPSIM_DEVICE_BASE"), "not page-aligned", kBaseExpected);
     c.deviceBase = Config().deviceBase;

@@ -99,9 +99,12 @@ def test_ctrl_c_ends_a_matrix_run_with_a_partial_report_and_no_process_left(tmp_
     out = tmp_path / "out"
     # Its own session, so the test can send what a terminal sends on Ctrl-C: SIGINT
     # to the whole foreground process group.
+    # SIGINT at its default in the run, as in a terminal: a job started in the
+    # background by a non-interactive shell (a CI runner) inherits it ignored.
     p = subprocess.Popen([OMPSIM, "matrix", "--no-build", "--out", str(out), "-j", "2",
                           "--backend", "sim,host-upstream"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                         text=True, start_new_session=True)
+                         text=True, start_new_session=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not (out / "build").exists():
         time.sleep(0.5)

@@ -21,6 +21,8 @@ output and exit status are ompsim cc's. Add `-###` to see the full command.
 example: ompsim cc --translate=pass -O2 prog.c -o prog
 """
 import os
+import re
+import shutil
 import sys
 
 from . import paths, toolchain
@@ -146,6 +148,25 @@ def pick_compiler(inputs, langs):
     return paths.tool("clang")
 
 
+def ptx_feature_flags(arch, args):
+    """`--cuda-feature=+ptxNN` for an NVIDIA `arch` when clang-22 would find no CUDA.
+
+    Without a CUDA installation clang-22 targets PTX 4.2, which no GPU that
+    OpenMP offloads to accepts ("PTX version 4.2 does not support target
+    'sm_90'"); device-only builds need no CUDA otherwise. Empty when CUDA is
+    installed (clang then takes its version) or the command line chooses.
+    """
+    m = re.match(r"sm_(\d+)(a?)$", arch)
+    if not m or any(a.startswith(("--cuda-path", "--cuda-feature")) for a in args):
+        return []
+    if shutil.which("ptxas") or any(os.path.isdir(d) for d in ("/usr/local/cuda", "/usr/lib/cuda")):
+        return []
+    n = int(m.group(1))
+    # The lowest PTX version of each generation: sm_90 7.8, sm_90a 8.0, sm_100 8.6, sm_120 8.7.
+    ptx = 87 if n >= 120 else 86 if n >= 100 else 80 if m.group(2) else 78 if n >= 89 else 70
+    return ["--cuda-feature=+ptx%d" % ptx]
+
+
 def gpu_triple(arch):
     return "nvptx64-nvidia-cuda" if arch.startswith("sm_") else "amdgcn-amd-amdhsa"
 
@@ -161,6 +182,7 @@ def offload_flags(settings, args, links, fortran=False):
         triple = gpu_triple(settings.gpu)
         if not chooses_target:
             flags.append("--offload-arch=" + settings.gpu)
+        flags += ptx_feature_flags(settings.gpu, args)
     else:
         triple = HOST_OFFLOAD_TRIPLE
         if not chooses_target:

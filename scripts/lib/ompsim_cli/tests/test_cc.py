@@ -178,3 +178,28 @@ def test_works_as_cc_in_a_makefile(tmp_path):
                        text=True, timeout=300)
     assert r.returncode == 0, r.stdout
     assert (tmp_path / "a.o").exists() and (tmp_path / "prog").exists()
+
+
+def test_nvptx_builds_without_cuda_get_a_ptx_version_the_arch_accepts(monkeypatch):
+    # No CUDA installed: clang-22 alone would target PTX 4.2, which sm_90 refuses.
+    monkeypatch.setattr(cc.shutil, "which", lambda name: None)
+    monkeypatch.setattr(cc.os.path, "isdir", lambda d: False)
+    assert cc.ptx_feature_flags("sm_90", []) == ["--cuda-feature=+ptx78"]
+    assert cc.ptx_feature_flags("sm_90a", []) == ["--cuda-feature=+ptx80"]
+    assert cc.ptx_feature_flags("sm_120", []) == ["--cuda-feature=+ptx87"]
+    assert cc.ptx_feature_flags("gfx90a", []) == []
+    assert cc.ptx_feature_flags("sm_90", ["--cuda-path=/opt/cuda"]) == []
+    # With CUDA installed clang takes its version.
+    monkeypatch.setattr(cc.os.path, "isdir", lambda d: d == "/usr/local/cuda")
+    assert cc.ptx_feature_flags("sm_90", []) == []
+
+
+@pytest.mark.e2e
+def test_device_only_nvptx_build_without_cuda_compiles(tmp_path):
+    (tmp_path / "p.c").write_text(PROGRAM)
+    flags = ["--cuda-path=/nonexistent", "--cuda-feature=+ptx78"]
+    r = subprocess.run([OMPSIM, "cc", "--gpu=sm_90", *flags, "--offload-device-only", "-nogpulib", "-S",
+                        "-emit-llvm", "p.c", "-o", "p.ll"], cwd=tmp_path, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout
+    assert "+ptx78" in (tmp_path / "p.ll").read_text()
