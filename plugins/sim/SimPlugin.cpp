@@ -291,9 +291,15 @@ std::string describeDeviceMemory(uint64_t addr, uint64_t size) {
   };
   for (size_t id = 0; id < p.devices.size(); ++id) {
     SimDevice &d = p.devices[id];
-    if (!d.controller)
+    DeviceController *c;
+    {
+      // Another host thread may be bringing this device up (p.mu held).
+      std::lock_guard<std::mutex> lock(p.mu);
+      c = d.controller.get();
+    }
+    if (!c)
       continue;
-    uint64_t base = d.controller->arenaBase(), end = base + d.controller->arenaSize();
+    uint64_t base = c->arenaBase(), end = base + c->arenaSize();
     if (addr >= end || addr + std::max<uint64_t>(size, 1) <= base || mappedHere())
       continue;
     {
@@ -306,7 +312,7 @@ std::string describeDeviceMemory(uint64_t addr, uint64_t size) {
                              it->second.size, allocatedBy(it->second));
       }
     }
-    std::string sym = d.controller->symbolize(addr);
+    std::string sym = c->symbolize(addr);
     return sym.empty() ? fmt::format("device {}'s memory", id)
                        : fmt::format("device {}'s memory (dev:{})", id, sym);
   }
