@@ -49,17 +49,8 @@
 #include <thread>
 #include <vector>
 
-#if defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#include <sanitizer/tsan_interface.h>
-#define OMPSIM_TSAN_HANDOVER 1
-#endif
-#endif
-
-using namespace llvm;
-using namespace llvm::orc;
-namespace sps = llvm::orc::shared;
-namespace proto = ompsim::sim::protocol;
+// OMPSIM_TSAN_HANDOVER, the llvm/orc namespaces, `sps` and `proto` come from
+// ExecutorServices.h.
 using namespace ompsim::sim::executor;
 
 namespace {
