@@ -28,28 +28,32 @@ const bool kEnvironmentSet = [] {
   return true;
 }();
 
+/// The plugin entry points the tests call, declared and looked up from one list.
+#define OMPSIM_PLUGIN_FUNCTIONS(X)                                                                           \
+  X(__tgt_rtl_plugin_api_version)                                                                            \
+  X(__tgt_rtl_is_valid_binary)                                                                               \
+  X(__tgt_rtl_number_of_devices)                                                                             \
+  X(__tgt_rtl_init_device)                                                                                   \
+  X(__tgt_rtl_deinit_device)                                                                                 \
+  X(__tgt_rtl_load_binary)                                                                                   \
+  X(__tgt_rtl_get_global)                                                                                    \
+  X(__tgt_rtl_get_globals)                                                                                   \
+  X(__tgt_rtl_get_function)                                                                                  \
+  X(__tgt_rtl_data_alloc)                                                                                    \
+  X(__tgt_rtl_data_delete)                                                                                   \
+  X(__tgt_rtl_data_submit)                                                                                   \
+  X(__tgt_rtl_data_retrieve)                                                                                 \
+  X(__tgt_rtl_data_exchange)                                                                                 \
+  X(__tgt_rtl_run_target_region)                                                                             \
+  X(__tgt_rtl_last_error)                                                                                    \
+  X(__tgt_rtl_set_function_ptr_map)                                                                          \
+  X(__tgt_rtl_symbolize)
+
 /// The plugin's entry points.
 struct Plugin {
   void *handle = nullptr;
 #define OMPSIM_FN(name) decltype(&::name) name = nullptr;
-  OMPSIM_FN(__tgt_rtl_plugin_api_version)
-  OMPSIM_FN(__tgt_rtl_is_valid_binary)
-  OMPSIM_FN(__tgt_rtl_number_of_devices)
-  OMPSIM_FN(__tgt_rtl_init_device)
-  OMPSIM_FN(__tgt_rtl_deinit_device)
-  OMPSIM_FN(__tgt_rtl_load_binary)
-  OMPSIM_FN(__tgt_rtl_get_global)
-  OMPSIM_FN(__tgt_rtl_get_globals)
-  OMPSIM_FN(__tgt_rtl_get_function)
-  OMPSIM_FN(__tgt_rtl_data_alloc)
-  OMPSIM_FN(__tgt_rtl_data_delete)
-  OMPSIM_FN(__tgt_rtl_data_submit)
-  OMPSIM_FN(__tgt_rtl_data_retrieve)
-  OMPSIM_FN(__tgt_rtl_data_exchange)
-  OMPSIM_FN(__tgt_rtl_run_target_region)
-  OMPSIM_FN(__tgt_rtl_last_error)
-  OMPSIM_FN(__tgt_rtl_set_function_ptr_map)
-  OMPSIM_FN(__tgt_rtl_symbolize)
+  OMPSIM_PLUGIN_FUNCTIONS(OMPSIM_FN)
 #undef OMPSIM_FN
 
   static Plugin &get() {
@@ -58,24 +62,7 @@ struct Plugin {
       p.handle = ::dlopen(OMPSIM_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
       EXPECT_NE(p.handle, nullptr) << ::dlerror();
 #define OMPSIM_FN(name) p.name = reinterpret_cast<decltype(&::name)>(::dlsym(p.handle, #name));
-      OMPSIM_FN(__tgt_rtl_plugin_api_version)
-      OMPSIM_FN(__tgt_rtl_is_valid_binary)
-      OMPSIM_FN(__tgt_rtl_number_of_devices)
-      OMPSIM_FN(__tgt_rtl_init_device)
-      OMPSIM_FN(__tgt_rtl_deinit_device)
-      OMPSIM_FN(__tgt_rtl_load_binary)
-      OMPSIM_FN(__tgt_rtl_get_global)
-      OMPSIM_FN(__tgt_rtl_get_globals)
-      OMPSIM_FN(__tgt_rtl_get_function)
-      OMPSIM_FN(__tgt_rtl_data_alloc)
-      OMPSIM_FN(__tgt_rtl_data_delete)
-      OMPSIM_FN(__tgt_rtl_data_submit)
-      OMPSIM_FN(__tgt_rtl_data_retrieve)
-      OMPSIM_FN(__tgt_rtl_data_exchange)
-      OMPSIM_FN(__tgt_rtl_run_target_region)
-      OMPSIM_FN(__tgt_rtl_last_error)
-      OMPSIM_FN(__tgt_rtl_set_function_ptr_map)
-      OMPSIM_FN(__tgt_rtl_symbolize)
+      OMPSIM_PLUGIN_FUNCTIONS(OMPSIM_FN)
 #undef OMPSIM_FN
       return p;
     }();
