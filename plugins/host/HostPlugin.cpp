@@ -25,243 +25,243 @@
 namespace ompsim::hostplugin {
 namespace {
 
-size_t imageSize(const __tgt_device_image *image) {
-  return static_cast<size_t>(static_cast<const char *>(image->ImageEnd) -
-                             static_cast<const char *>(image->ImageStart));
+size_t imageSize(const __tgt_device_image *Image) {
+  return static_cast<size_t>(static_cast<const char *>(Image->ImageEnd) -
+                             static_cast<const char *>(Image->ImageStart));
 }
 
 /// Where ompsim's libraries are: OMPSIM_LIB_DIR, else this plugin's directory.
 std::string libraryDirectory() {
-  if (!config().libDir.empty())
-    return config().libDir;
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void *>(&libraryDirectory), &info) && info.dli_fname)
-    return std::filesystem::absolute(info.dli_fname).parent_path().string();
+  if (!config().LibDir.empty())
+    return config().LibDir;
+  Dl_info Info{};
+  if (dladdr(reinterpret_cast<void *>(&libraryDirectory), &Info) && Info.dli_fname)
+    return std::filesystem::absolute(Info.dli_fname).parent_path().string();
   return ".";
 }
 
 /// The device runtime (loaded once, globally) translates through one table.
 /// Kernels of the device whose table is active run together under the shared
 /// lock; switching to another device's table takes it exclusively.
-std::shared_mutex activeTableMutex;
-const HostDevice *activeTableOwner = nullptr;
+std::shared_mutex ActiveTableMutex;
+const HostDevice *ActiveTableOwner = nullptr;
 
 } // namespace
 
-bool isLoadableImage(const __tgt_device_image *image, std::string &why) {
-  if (!image || !image->ImageStart || image->ImageEnd <= image->ImageStart) {
-    why = "empty image";
+bool isLoadableImage(const __tgt_device_image *Image, std::string &Why) {
+  if (!Image || !Image->ImageStart || Image->ImageEnd <= Image->ImageStart) {
+    Why = "empty image";
     return false;
   }
   if (elf_version(EV_CURRENT) == EV_NONE) {
-    why = "libelf unavailable";
+    Why = "libelf unavailable";
     return false;
   }
-  Elf *elf = elf_memory(static_cast<char *>(image->ImageStart), imageSize(image));
-  if (!elf || elf_kind(elf) != ELF_K_ELF) {
-    if (elf)
-      elf_end(elf);
-    why = "not an ELF object (bitcode images need the sim plugin)";
+  Elf *Elf = elf_memory(static_cast<char *>(Image->ImageStart), imageSize(Image));
+  if (!Elf || elf_kind(Elf) != ELF_K_ELF) {
+    if (Elf)
+      elf_end(Elf);
+    Why = "not an ELF object (bitcode images need the sim plugin)";
     return false;
   }
-  GElf_Ehdr header;
-  bool ok = gelf_getehdr(elf, &header) && gelf_getclass(elf) == ELFCLASS64;
-  elf_end(elf);
-  if (!ok) {
-    why = "not a 64-bit ELF object";
+  GElf_Ehdr Header;
+  bool Ok = gelf_getehdr(Elf, &Header) && gelf_getclass(Elf) == ELFCLASS64;
+  elf_end(Elf);
+  if (!Ok) {
+    Why = "not a 64-bit ELF object";
     return false;
   }
-  if (header.e_machine != EM_X86_64) {
-    why = fmt::format("ELF machine {} is not x86-64", header.e_machine);
+  if (Header.e_machine != EM_X86_64) {
+    Why = fmt::format("ELF machine {} is not x86-64", Header.e_machine);
     return false;
   }
-  if (header.e_type != ET_DYN) {
-    why = fmt::format("ELF type {} is not a shared object", header.e_type);
+  if (Header.e_type != ET_DYN) {
+    Why = fmt::format("ELF type {} is not a shared object", Header.e_type);
     return false;
   }
   return true;
 }
 
 Status HostDevice::init() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (initialized_)
+  std::lock_guard<std::mutex> Lock(Mutex);
+  if (Initialized)
     return {};
-  initialized_ = true;
-  if (config().kernelTimeoutSet)
+  Initialized = true;
+  if (config().KernelTimeoutSet)
     // Kernels run on the host's own threads here: nothing can stop one from
     // outside without taking the process down, so the bound is sim's alone.
     std::fprintf(stderr,
                  "ompsim: OMPSIM_KERNEL_TIMEOUT=%g applies to the sim backend only; the host plugin runs "
                  "kernels in-process without a time limit\n",
-                 config().kernelTimeout);
-  deviceRuntimePath_ = libraryDirectory() + "/libompsim-device.so";
-  deviceRuntime_ = dlopen(deviceRuntimePath_.c_str(), RTLD_NOW | RTLD_GLOBAL);
-  if (!deviceRuntime_) {
+                 config().KernelTimeout);
+  DeviceRuntimePath = libraryDirectory() + "/libompsim-device.so";
+  DeviceRuntime = dlopen(DeviceRuntimePath.c_str(), RTLD_NOW | RTLD_GLOBAL);
+  if (!DeviceRuntime) {
     // Not fatal: images built without ompsim's translation never need it.
-    const char *err = dlerror();
-    deviceRuntimeError_ = err ? err : "unknown error";
+    const char *Err = dlerror();
+    DeviceRuntimeError = Err ? Err : "unknown error";
   }
   OMPSIM_TRACE_EVENT(Cat::Image, "host_device_init")
-      .str("device_runtime", deviceRuntimePath_)
-      .num("device_runtime_loaded", deviceRuntime_ != nullptr);
+      .str("device_runtime", DeviceRuntimePath)
+      .num("device_runtime_loaded", DeviceRuntime != nullptr);
   return {};
 }
 
-Status HostDevice::load(const __tgt_device_image *image, HostBinary *&out) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  std::string label = fmt::format("device image at {} ({} bytes)", image->ImageStart, imageSize(image));
+Status HostDevice::load(const __tgt_device_image *Image, HostBinary *&Out) {
+  std::lock_guard<std::mutex> Lock(Mutex);
+  std::string Label = fmt::format("device image at {} ({} bytes)", Image->ImageStart, imageSize(Image));
   // The dynamic linker trusts what it maps, in this very process: a corrupt
   // image must not reach it. The sim loader's checks (one validator, the same
   // messages) run over the bytes first, without running any of them.
-  if (llvm::Error err = sim::ElfImageLoader::validate(
-          llvm::ArrayRef<char>(static_cast<const char *>(image->ImageStart), imageSize(image)),
-          fmt::format("at {} ({} bytes)", image->ImageStart, imageSize(image))))
-    return "cannot load device " + llvm::toString(std::move(err));
+  if (llvm::Error Err = sim::ElfImageLoader::validate(
+          llvm::ArrayRef<char>(static_cast<const char *>(Image->ImageStart), imageSize(Image)),
+          fmt::format("at {} ({} bytes)", Image->ImageStart, imageSize(Image))))
+    return "cannot load device " + llvm::toString(std::move(Err));
   // dlopen needs a file: an anonymous memory file keeps nothing on disk.
-  std::string memName = fmt::format("ompsim-image-{}", imageCounter_++);
-  int fd = memfd_create(memName.c_str(), MFD_CLOEXEC);
-  if (fd < 0)
-    return fmt::format("cannot load {}: memfd_create failed: {}", label, std::strerror(errno));
-  const char *bytes = static_cast<const char *>(image->ImageStart);
-  size_t left = imageSize(image);
-  while (left) {
-    ssize_t n = write(fd, bytes, left);
-    if (n <= 0) {
-      close(fd);
-      return fmt::format("cannot load {}: writing the image failed: {}", label, std::strerror(errno));
+  std::string MemName = fmt::format("ompsim-image-{}", ImageCounter++);
+  int Fd = memfd_create(MemName.c_str(), MFD_CLOEXEC);
+  if (Fd < 0)
+    return fmt::format("cannot load {}: memfd_create failed: {}", Label, std::strerror(errno));
+  const char *Bytes = static_cast<const char *>(Image->ImageStart);
+  size_t Left = imageSize(Image);
+  while (Left) {
+    ssize_t N = write(Fd, Bytes, Left);
+    if (N <= 0) {
+      close(Fd);
+      return fmt::format("cannot load {}: writing the image failed: {}", Label, std::strerror(errno));
     }
-    bytes += n;
-    left -= static_cast<size_t>(n);
+    Bytes += N;
+    Left -= static_cast<size_t>(N);
   }
-  std::string path = fmt::format("/proc/self/fd/{}", fd);
-  void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  std::string Path = fmt::format("/proc/self/fd/{}", Fd);
+  void *Handle = dlopen(Path.c_str(), RTLD_NOW | RTLD_LOCAL);
   // The descriptor stays open for the life of the process: ld.so knows the
   // image by this path, and a reused descriptor number would make a later
   // dlopen return this image instead of loading the new one.
-  if (!handle) {
-    close(fd);
-    std::string err = dlerror();
-    if (!deviceRuntime_ && err.find("__kmpc_target_translate_fptr") != std::string::npos)
+  if (!Handle) {
+    close(Fd);
+    std::string Err = dlerror();
+    if (!DeviceRuntime && Err.find("__kmpc_target_translate_fptr") != std::string::npos)
       return fmt::format("cannot load {}: it calls __kmpc_target_translate_fptr but the device "
                          "runtime {} could not be loaded ({})",
-                         label, deviceRuntimePath_, deviceRuntimeError_);
-    return fmt::format("cannot load {}: {}", label, err);
+                         Label, DeviceRuntimePath, DeviceRuntimeError);
+    return fmt::format("cannot load {}: {}", Label, Err);
   }
-  auto binary = std::make_unique<HostBinary>();
-  binary->handle = handle;
-  binary->label = label;
-  out = binary.get();
-  binaries_.emplace(out, std::move(binary));
-  OMPSIM_TRACE_EVENT(Cat::Image, "host_load").str("image", label);
+  auto Binary = std::make_unique<HostBinary>();
+  Binary->Handle = Handle;
+  Binary->Label = Label;
+  Out = Binary.get();
+  Binaries.emplace(Out, std::move(Binary));
+  OMPSIM_TRACE_EVENT(Cat::Image, "host_load").str("image", Label);
   return {};
 }
 
-Status HostDevice::unload(HostBinary *binary) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto it = binaries_.find(binary);
-  if (it == binaries_.end())
+Status HostDevice::unload(HostBinary *Binary) {
+  std::lock_guard<std::mutex> Lock(Mutex);
+  auto It = Binaries.find(Binary);
+  if (It == Binaries.end())
     return "unload of an unknown binary handle";
   // The image stays mapped: host code may still hold pointers into it (its
   // functions were called through the translated table) until exit.
-  binaries_.erase(it);
+  Binaries.erase(It);
   return {};
 }
 
-Status HostDevice::lookup(HostBinary *binary, const char *name, void *&address) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (!binaries_.count(binary))
-    return fmt::format("symbol '{}' looked up in an unknown binary handle", name);
+Status HostDevice::lookup(HostBinary *Binary, const char *Name, void *&Address) {
+  std::lock_guard<std::mutex> Lock(Mutex);
+  if (!Binaries.count(Binary))
+    return fmt::format("symbol '{}' looked up in an unknown binary handle", Name);
   dlerror();
-  address = dlsym(binary->handle, name);
-  if (!address)
-    return fmt::format("symbol '{}' not found in {}", name, binary->label);
+  Address = dlsym(Binary->Handle, Name);
+  if (!Address)
+    return fmt::format("symbol '{}' not found in {}", Name, Binary->Label);
   return {};
 }
 
-Status HostDevice::lookupMany(HostBinary *binary, uint64_t n, const char *const *names, void **addresses) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (!binaries_.count(binary))
-    return fmt::format("{} symbols looked up in an unknown binary handle", n);
-  for (uint64_t i = 0; i < n; ++i)
-    addresses[i] = names[i] ? dlsym(binary->handle, names[i]) : nullptr;
+Status HostDevice::lookupMany(HostBinary *Binary, uint64_t N, const char *const *Names, void **Addresses) {
+  std::lock_guard<std::mutex> Lock(Mutex);
+  if (!Binaries.count(Binary))
+    return fmt::format("{} symbols looked up in an unknown binary handle", N);
+  for (uint64_t I = 0; I < N; ++I)
+    Addresses[I] = Names[I] ? dlsym(Binary->Handle, Names[I]) : nullptr;
   return {};
 }
 
-Status HostDevice::run(void *kernel, void **args, int32_t numArgs, const ompsim_launch_config *config) {
+Status HostDevice::run(void *Kernel, void **Args, int32_t NumArgs, const ompsim_launch_config *Config) {
   // Host-offload kernels are void kernel(void *dyn_ptr, void *a0, ..., void *aN).
-  size_t n = static_cast<size_t>(numArgs) + 1;
-  std::vector<ffi_type *> types(n, &ffi_type_pointer);
-  std::vector<void *> values(n);
-  std::vector<void *> storage(n);
-  storage[0] = nullptr; // no dynamic shared memory on the host
-  for (size_t i = 1; i < n; ++i)
-    storage[i] = args[i - 1];
-  for (size_t i = 0; i < n; ++i)
-    values[i] = &storage[i];
-  ffi_cif cif;
-  if (ffi_prep_cif(&cif, FFI_DEFAULT_ABI, static_cast<unsigned>(n), &ffi_type_void, types.data()) != FFI_OK)
+  size_t N = static_cast<size_t>(NumArgs) + 1;
+  std::vector<ffi_type *> Types(N, &ffi_type_pointer);
+  std::vector<void *> Values(N);
+  std::vector<void *> Storage(N);
+  Storage[0] = nullptr; // no dynamic shared memory on the host
+  for (size_t I = 1; I < N; ++I)
+    Storage[I] = Args[I - 1];
+  for (size_t I = 0; I < N; ++I)
+    Values[I] = &Storage[I];
+  ffi_cif Cif;
+  if (ffi_prep_cif(&Cif, FFI_DEFAULT_ABI, static_cast<unsigned>(N), &ffi_type_void, Types.data()) != FFI_OK)
     return fmt::format("cannot prepare a call of kernel '{}' with {} arguments",
-                       config && config->kernel_name ? config->kernel_name : "?", numArgs);
-  if (!hasTable_.load(std::memory_order_acquire)) {
-    ffi_call(&cif, FFI_FN(kernel), nullptr, values.data());
+                       Config && Config->kernel_name ? Config->kernel_name : "?", NumArgs);
+  if (!HasTable.load(std::memory_order_acquire)) {
+    ffi_call(&Cif, FFI_FN(Kernel), nullptr, Values.data());
     return {};
   }
   // Several devices each have their own image copies and table: the kernel
   // must translate through this device's.
   while (true) {
     {
-      std::shared_lock<std::shared_mutex> reading(activeTableMutex);
-      if (activeTableOwner == this) {
-        ffi_call(&cif, FFI_FN(kernel), nullptr, values.data());
+      std::shared_lock<std::shared_mutex> Reading(ActiveTableMutex);
+      if (ActiveTableOwner == this) {
+        ffi_call(&Cif, FFI_FN(Kernel), nullptr, Values.data());
         return {};
       }
     }
-    std::unique_lock<std::shared_mutex> writing(activeTableMutex);
-    if (activeTableOwner != this)
-      if (Status err = activateTable(); !err.empty())
-        return err;
+    std::unique_lock<std::shared_mutex> Writing(ActiveTableMutex);
+    if (ActiveTableOwner != this)
+      if (Status Err = activateTable(); !Err.empty())
+        return Err;
   }
 }
 
 Status HostDevice::activateTable() {
   using SetTable = decltype(&__ompsim_device_set_fptr_table);
-  auto set = reinterpret_cast<SetTable>(dlsym(deviceRuntime_, "__ompsim_device_set_fptr_table"));
-  if (!set)
-    return fmt::format("device runtime {} lacks __ompsim_device_set_fptr_table", deviceRuntimePath_);
-  if (set(table_.data(), table_.size()) != 0)
+  auto Set = reinterpret_cast<SetTable>(dlsym(DeviceRuntime, "__ompsim_device_set_fptr_table"));
+  if (!Set)
+    return fmt::format("device runtime {} lacks __ompsim_device_set_fptr_table", DeviceRuntimePath);
+  if (Set(Table.data(), Table.size()) != 0)
     return fmt::format("the device runtime rejected the function-pointer table ({} pairs): not "
                        "sorted or has duplicates",
-                       table_.size());
-  activeTableOwner = this;
+                       Table.size());
+  ActiveTableOwner = this;
   return {};
 }
 
-Status HostDevice::publishTable(uint64_t n, const __omp_offloading_fptr_map_ty *table) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (!deviceRuntime_) {
+Status HostDevice::publishTable(uint64_t N, const __omp_offloading_fptr_map_ty *Pairs) {
+  std::lock_guard<std::mutex> Lock(Mutex);
+  if (!DeviceRuntime) {
     // No image can look the table up without the device runtime, so there is
     // nobody to publish to; say so in the trace.
     OMPSIM_TRACE_EVENT(Cat::Table, "host_publish_skipped")
-        .num("n", static_cast<int64_t>(n))
-        .str("reason", deviceRuntimeError_);
+        .num("n", static_cast<int64_t>(N))
+        .str("reason", DeviceRuntimeError);
     return {};
   }
-  std::unique_lock<std::shared_mutex> writing(activeTableMutex);
-  std::vector<__omp_offloading_fptr_map_ty> previous = std::move(table_);
-  table_.assign(table, table + n);
-  if (Status err = activateTable(); !err.empty()) {
-    table_ = std::move(previous);
-    return err;
+  std::unique_lock<std::shared_mutex> Writing(ActiveTableMutex);
+  std::vector<__omp_offloading_fptr_map_ty> Previous = std::move(Table);
+  Table.assign(Pairs, Pairs + N);
+  if (Status Err = activateTable(); !Err.empty()) {
+    Table = std::move(Previous);
+    return Err;
   }
-  hasTable_.store(true, std::memory_order_release);
+  HasTable.store(true, std::memory_order_release);
   return {};
 }
 
-std::string HostDevice::symbolize(uint64_t addr) {
-  Dl_info info{};
-  if (!dladdr(reinterpret_cast<void *>(addr), &info) || !info.dli_sname)
+std::string HostDevice::symbolize(uint64_t Addr) {
+  Dl_info Info{};
+  if (!dladdr(reinterpret_cast<void *>(Addr), &Info) || !Info.dli_sname)
     return {};
-  return fmt::format("dev:{}+{:#x}", info.dli_sname, addr - reinterpret_cast<uint64_t>(info.dli_saddr));
+  return fmt::format("dev:{}+{:#x}", Info.dli_sname, Addr - reinterpret_cast<uint64_t>(Info.dli_saddr));
 }
 
 } // namespace ompsim::hostplugin

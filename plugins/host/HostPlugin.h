@@ -20,8 +20,8 @@ using Status = std::string;
 
 /// One device image loaded with dlopen from an in-memory file.
 struct HostBinary {
-  void *handle = nullptr;
-  std::string label; ///< "image 0x... (N bytes)" for messages
+  void *Handle = nullptr;
+  std::string Label; ///< "image 0x... (N bytes)" for messages
 };
 
 /// The in-process device: device memory is host memory, kernels are
@@ -38,27 +38,27 @@ public:
   /// Loads libompsim-device.so globally so images that call the translate
   /// API resolve it (a missing library is reported when an image needs it).
   Status init();
-  Status load(const __tgt_device_image *image, HostBinary *&out);
-  Status unload(HostBinary *binary);
-  Status lookup(HostBinary *binary, const char *name, void *&address);
+  Status load(const __tgt_device_image *Image, HostBinary *&Out);
+  Status unload(HostBinary *Binary);
+  Status lookup(HostBinary *Binary, const char *Name, void *&Address);
   /// Looks up `n` symbols at once; `addresses[i]` is null where `names[i]` is absent.
-  Status lookupMany(HostBinary *binary, uint64_t n, const char *const *names, void **addresses);
-  Status run(void *kernel, void **args, int32_t numArgs, const ompsim_launch_config *config);
-  Status publishTable(uint64_t n, const __omp_offloading_fptr_map_ty *table);
+  Status lookupMany(HostBinary *Binary, uint64_t N, const char *const *Names, void **Addresses);
+  Status run(void *Kernel, void **Args, int32_t NumArgs, const ompsim_launch_config *Config);
+  Status publishTable(uint64_t N, const __omp_offloading_fptr_map_ty *Pairs);
   /// "dev:symbol+0xoff" for an address inside a loaded image, or "".
-  std::string symbolize(uint64_t addr);
+  std::string symbolize(uint64_t Addr);
 
 private:
-  std::mutex mutex_;
-  bool initialized_ = false;
-  void *deviceRuntime_ = nullptr;
-  std::string deviceRuntimePath_, deviceRuntimeError_;
-  std::map<HostBinary *, std::unique_ptr<HostBinary>> binaries_;
-  unsigned imageCounter_ = 0;
+  std::mutex Mutex;
+  bool Initialized = false;
+  void *DeviceRuntime = nullptr;
+  std::string DeviceRuntimePath, DeviceRuntimeError;
+  std::map<HostBinary *, std::unique_ptr<HostBinary>> Binaries;
+  unsigned ImageCounter = 0;
   /// This device's function-pointer table. The device runtime holds one table
   /// for the whole process, so a launch makes its device's table the active one.
-  std::vector<__omp_offloading_fptr_map_ty> table_;
-  std::atomic<bool> hasTable_{false};
+  std::vector<__omp_offloading_fptr_map_ty> Table;
+  std::atomic<bool> HasTable{false};
 
   /// Makes this device's table the device runtime's (caller holds the
   /// process-wide table lock exclusively).
@@ -67,6 +67,6 @@ private:
 
 /// True if `image` is an x86-64 ELF shared object (what this plugin loads).
 /// `why` receives the reason when it is not.
-bool isLoadableImage(const __tgt_device_image *image, std::string &why);
+bool isLoadableImage(const __tgt_device_image *Image, std::string &Why);
 
 } // namespace ompsim::hostplugin

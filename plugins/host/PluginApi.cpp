@@ -29,46 +29,46 @@ namespace {
 constexpr int32_t StockHostDevices = 4;
 
 int32_t deviceCount() {
-  static const int32_t n = ompsim::config().numDevices > 0 ? ompsim::config().numDevices : StockHostDevices;
-  return n;
+  static const int32_t N = ompsim::config().NumDevices > 0 ? ompsim::config().NumDevices : StockHostDevices;
+  return N;
 }
 
-HostDevice &theDevice(int32_t id) {
+HostDevice &theDevice(int32_t Id) {
   // Never destroyed: kernels and atexit handlers may run during teardown.
   // Each device loads its own copy of an image, so its globals are its own.
-  static std::vector<HostDevice *> *devices = [] {
-    auto *v = new std::vector<HostDevice *>();
-    for (int32_t i = 0; i < deviceCount(); ++i)
-      v->push_back(new HostDevice());
-    return v;
+  static std::vector<HostDevice *> *Devices = [] {
+    auto *V = new std::vector<HostDevice *>();
+    for (int32_t I = 0; I < deviceCount(); ++I)
+      V->push_back(new HostDevice());
+    return V;
   }();
-  return *(*devices)[static_cast<size_t>(id)];
+  return *(*Devices)[static_cast<size_t>(Id)];
 }
 
-std::mutex errorMutex;
-thread_local std::string lastErrorCopy;
+std::mutex ErrorMutex;
+thread_local std::string LastErrorCopy;
 /// [0]: plugin-wide (-1), [1 + id]: device id.
 std::vector<std::string> &lastError() {
-  static auto *errors = new std::vector<std::string>(static_cast<size_t>(deviceCount()) + 1);
-  return *errors;
+  static auto *Errors = new std::vector<std::string>(static_cast<size_t>(deviceCount()) + 1);
+  return *Errors;
 }
 
-bool validDevice(int32_t id) { return id >= 0 && id < deviceCount(); }
+bool validDevice(int32_t Id) { return Id >= 0 && Id < deviceCount(); }
 
-size_t errorSlot(int32_t device) { return validDevice(device) ? static_cast<size_t>(device) + 1 : 0; }
+size_t errorSlot(int32_t Device) { return validDevice(Device) ? static_cast<size_t>(Device) + 1 : 0; }
 
-int32_t fail(int32_t device, std::string message) {
-  std::lock_guard<std::mutex> lock(errorMutex);
-  lastError()[errorSlot(device)] = std::move(message);
+int32_t fail(int32_t Device, std::string Message) {
+  std::lock_guard<std::mutex> Lock(ErrorMutex);
+  lastError()[errorSlot(Device)] = std::move(Message);
   return OMPSIM_OFFLOAD_FAIL;
 }
 
-int32_t check(int32_t device, const Status &status) {
-  return status.empty() ? OMPSIM_OFFLOAD_SUCCESS : fail(device, status);
+int32_t check(int32_t Device, const Status &Status) {
+  return Status.empty() ? OMPSIM_OFFLOAD_SUCCESS : fail(Device, Status);
 }
 
-int32_t badDevice(int32_t device) {
-  return fail(-1, "host plugin: device " + std::to_string(device) + " does not exist (it has " +
+int32_t badDevice(int32_t Device) {
+  return fail(-1, "host plugin: device " + std::to_string(Device) + " does not exist (it has " +
                       std::to_string(deviceCount()) + ")");
 }
 
@@ -77,49 +77,49 @@ int32_t badDevice(int32_t device) {
 /// crash the host: every device pointer is checked against this first.
 class Allocations {
 public:
-  void add(void *p, size_t bytes) {
-    std::lock_guard<std::mutex> lock(mu_);
-    live_[reinterpret_cast<uintptr_t>(p)] = bytes;
+  void add(void *P, size_t Bytes) {
+    std::lock_guard<std::mutex> Lock(Mu);
+    Live[reinterpret_cast<uintptr_t>(P)] = Bytes;
   }
   /// Removes the allocation starting at `p`; else says why `p` cannot be freed.
-  Status remove(void *p) {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto a = reinterpret_cast<uintptr_t>(p);
-    if (live_.erase(a))
+  Status remove(void *P) {
+    std::lock_guard<std::mutex> Lock(Mu);
+    auto A = reinterpret_cast<uintptr_t>(P);
+    if (Live.erase(A))
       return {};
-    if (auto c = containing(a))
-      return hex(a) + " is inside the device allocation at " + hex(c->first) + " (" +
-             std::to_string(c->second) + " bytes), not its start";
-    return hex(a) + " is not a live device allocation (never allocated, or already freed)";
+    if (auto C = containing(A))
+      return hex(A) + " is inside the device allocation at " + hex(C->first) + " (" +
+             std::to_string(C->second) + " bytes), not its start";
+    return hex(A) + " is not a live device allocation (never allocated, or already freed)";
   }
   /// The allocation holding address `a`, if any: {start, bytes}.
-  std::optional<std::pair<uintptr_t, size_t>> find(uintptr_t a) {
-    std::lock_guard<std::mutex> lock(mu_);
-    return containing(a);
+  std::optional<std::pair<uintptr_t, size_t>> find(uintptr_t A) {
+    std::lock_guard<std::mutex> Lock(Mu);
+    return containing(A);
   }
 
 private:
-  std::optional<std::pair<uintptr_t, size_t>> containing(uintptr_t a) const {
-    auto it = live_.upper_bound(a);
-    if (it == live_.begin())
+  std::optional<std::pair<uintptr_t, size_t>> containing(uintptr_t A) const {
+    auto It = Live.upper_bound(A);
+    if (It == Live.begin())
       return std::nullopt;
-    --it;
-    if (a - it->first < std::max<size_t>(it->second, 1))
-      return *it;
+    --It;
+    if (A - It->first < std::max<size_t>(It->second, 1))
+      return *It;
     return std::nullopt;
   }
-  static std::string hex(uintptr_t a) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%#lx", static_cast<unsigned long>(a));
-    return buf;
+  static std::string hex(uintptr_t A) {
+    char Buf[32];
+    std::snprintf(Buf, sizeof Buf, "%#lx", static_cast<unsigned long>(A));
+    return Buf;
   }
-  std::mutex mu_;
-  std::map<uintptr_t, size_t> live_;
+  std::mutex Mu;
+  std::map<uintptr_t, size_t> Live;
 };
 
 Allocations &allocations() {
-  static Allocations *a = new Allocations(); // never destroyed, like the device
-  return *a;
+  static Allocations *A = new Allocations(); // never destroyed, like the device
+  return *A;
 }
 
 /// Copies `size` bytes between the host and device address `tgt` (`toDevice`
@@ -127,51 +127,51 @@ Allocations &allocations() {
 /// must fit in it; elsewhere (a device global of a loaded image, memory the
 /// user associated) the copy goes through process_vm_readv/writev, which fail
 /// instead of faulting on memory this process cannot reach.
-Status checkedCopy(void *hst, uintptr_t tgt, size_t size, bool toDevice) {
-  const char *what = toDevice ? "copy to" : "copy from";
-  auto describe = [&] {
-    char buf[96];
-    std::snprintf(buf, sizeof buf, "host plugin: %s device address %#lx of %zu bytes", what,
-                  static_cast<unsigned long>(tgt), size);
-    return std::string(buf);
+Status checkedCopy(void *Hst, uintptr_t Tgt, size_t Size, bool ToDevice) {
+  const char *What = ToDevice ? "copy to" : "copy from";
+  auto Describe = [&] {
+    char Buf[96];
+    std::snprintf(Buf, sizeof Buf, "host plugin: %s device address %#lx of %zu bytes", What,
+                  static_cast<unsigned long>(Tgt), Size);
+    return std::string(Buf);
   };
-  if (tgt + size < tgt)
-    return describe() + ": the range wraps around the address space";
-  if (auto a = allocations().find(tgt)) {
-    if (size > a->second - (tgt - a->first)) {
-      char buf[128];
-      std::snprintf(buf, sizeof buf, ": it runs past the end of the device allocation at %#lx (%zu bytes)",
-                    static_cast<unsigned long>(a->first), a->second);
-      return describe() + buf;
+  if (Tgt + Size < Tgt)
+    return Describe() + ": the range wraps around the address space";
+  if (auto A = allocations().find(Tgt)) {
+    if (Size > A->second - (Tgt - A->first)) {
+      char Buf[128];
+      std::snprintf(Buf, sizeof Buf, ": it runs past the end of the device allocation at %#lx (%zu bytes)",
+                    static_cast<unsigned long>(A->first), A->second);
+      return Describe() + Buf;
     }
-    if (toDevice)
-      std::memmove(reinterpret_cast<void *>(tgt), hst, size);
+    if (ToDevice)
+      std::memmove(reinterpret_cast<void *>(Tgt), Hst, Size);
     else
-      std::memmove(hst, reinterpret_cast<void *>(tgt), size);
+      std::memmove(Hst, reinterpret_cast<void *>(Tgt), Size);
     return {};
   }
-  static const pid_t self = getpid();
-  size_t done = 0;
-  while (done < size) {
-    struct iovec local = {static_cast<char *>(hst) + done, size - done};
-    struct iovec remote = {reinterpret_cast<void *>(tgt + done), size - done};
-    ssize_t n = toDevice ? process_vm_writev(self, &local, 1, &remote, 1, 0)
-                         : process_vm_readv(self, &local, 1, &remote, 1, 0);
-    if (n < 0 && errno == EPERM && done == 0) {
+  static const pid_t Self = getpid();
+  size_t Done = 0;
+  while (Done < Size) {
+    struct iovec Local = {static_cast<char *>(Hst) + Done, Size - Done};
+    struct iovec Remote = {reinterpret_cast<void *>(Tgt + Done), Size - Done};
+    ssize_t N = ToDevice ? process_vm_writev(Self, &Local, 1, &Remote, 1, 0)
+                         : process_vm_readv(Self, &Local, 1, &Remote, 1, 0);
+    if (N < 0 && errno == EPERM && Done == 0) {
       // Cannot check here (seccomp): copy as the host plugin always did.
-      if (toDevice)
-        std::memmove(reinterpret_cast<void *>(tgt), hst, size);
+      if (ToDevice)
+        std::memmove(reinterpret_cast<void *>(Tgt), Hst, Size);
       else
-        std::memmove(hst, reinterpret_cast<void *>(tgt), size);
+        std::memmove(Hst, reinterpret_cast<void *>(Tgt), Size);
       return {};
     }
-    if (n <= 0) {
-      char buf[96];
-      std::snprintf(buf, sizeof buf, ": it is not device memory (nothing %s at %#lx)",
-                    toDevice ? "writable" : "readable", static_cast<unsigned long>(tgt + done));
-      return describe() + buf;
+    if (N <= 0) {
+      char Buf[96];
+      std::snprintf(Buf, sizeof Buf, ": it is not device memory (nothing %s at %#lx)",
+                    ToDevice ? "writable" : "readable", static_cast<unsigned long>(Tgt + Done));
+      return Describe() + Buf;
     }
-    done += static_cast<size_t>(n);
+    Done += static_cast<size_t>(N);
   }
   return {};
 }
@@ -184,145 +184,145 @@ int32_t __tgt_rtl_plugin_api_version(void) { return OMPSIM_PLUGIN_API_VERSION; }
 
 const char *__tgt_rtl_plugin_name(void) { return "host"; }
 
-int32_t __tgt_rtl_is_valid_binary(const __tgt_device_image *image) {
-  std::string why;
-  if (isLoadableImage(image, why))
+int32_t __tgt_rtl_is_valid_binary(const __tgt_device_image *Image) {
+  std::string Why;
+  if (isLoadableImage(Image, Why))
     return 1;
-  OMPSIM_TRACE_EVENT(Cat::Image, "host_reject").str("reason", why);
+  OMPSIM_TRACE_EVENT(Cat::Image, "host_reject").str("reason", Why);
   return 0;
 }
 
 int32_t __tgt_rtl_number_of_devices(void) { return deviceCount(); }
 
-int32_t __tgt_rtl_init_device(int32_t device) {
-  if (!validDevice(device))
-    return badDevice(device);
-  return check(device, theDevice(device).init());
+int32_t __tgt_rtl_init_device(int32_t Device) {
+  if (!validDevice(Device))
+    return badDevice(Device);
+  return check(Device, theDevice(Device).init());
 }
 
-int32_t __tgt_rtl_load_binary(int32_t device, const __tgt_device_image *image, ompsim_binary_handle *binary) {
-  if (!validDevice(device))
-    return badDevice(device);
-  HostBinary *loaded = nullptr;
-  if (int32_t rc = check(device, theDevice(device).load(image, loaded)))
-    return rc;
-  *binary = reinterpret_cast<ompsim_binary_handle>(loaded);
+int32_t __tgt_rtl_load_binary(int32_t Device, const __tgt_device_image *Image, ompsim_binary_handle *Binary) {
+  if (!validDevice(Device))
+    return badDevice(Device);
+  HostBinary *Loaded = nullptr;
+  if (int32_t Rc = check(Device, theDevice(Device).load(Image, Loaded)))
+    return Rc;
+  *Binary = reinterpret_cast<ompsim_binary_handle>(Loaded);
   return OMPSIM_OFFLOAD_SUCCESS;
 }
 
-int32_t __tgt_rtl_get_global(int32_t device, ompsim_binary_handle binary, uint64_t size, const char *name,
-                             void **tgt_ptr) {
-  if (!validDevice(device))
-    return badDevice(device);
-  return check(device, theDevice(device).lookup(reinterpret_cast<HostBinary *>(binary), name, *tgt_ptr));
+int32_t __tgt_rtl_get_global(int32_t Device, ompsim_binary_handle Binary, uint64_t Size, const char *Name,
+                             void **TgtPtr) {
+  if (!validDevice(Device))
+    return badDevice(Device);
+  return check(Device, theDevice(Device).lookup(reinterpret_cast<HostBinary *>(Binary), Name, *TgtPtr));
 }
 
-int32_t __tgt_rtl_get_globals(int32_t device, ompsim_binary_handle binary, uint64_t n,
-                              const char *const *names, const uint64_t *, void **tgt_ptrs) {
-  if (!validDevice(device))
-    return badDevice(device);
-  if (n && (!names || !tgt_ptrs))
-    return check(device, Status("host plugin: get_globals with a null argument"));
-  return check(device,
-               theDevice(device).lookupMany(reinterpret_cast<HostBinary *>(binary), n, names, tgt_ptrs));
+int32_t __tgt_rtl_get_globals(int32_t Device, ompsim_binary_handle Binary, uint64_t N,
+                              const char *const *Names, const uint64_t *, void **TgtPtrs) {
+  if (!validDevice(Device))
+    return badDevice(Device);
+  if (N && (!Names || !TgtPtrs))
+    return check(Device, Status("host plugin: get_globals with a null argument"));
+  return check(Device,
+               theDevice(Device).lookupMany(reinterpret_cast<HostBinary *>(Binary), N, Names, TgtPtrs));
 }
 
-int32_t __tgt_rtl_get_function(int32_t device, ompsim_binary_handle binary, const char *name, void **kernel) {
-  if (!validDevice(device))
-    return badDevice(device);
-  return check(device, theDevice(device).lookup(reinterpret_cast<HostBinary *>(binary), name, *kernel));
+int32_t __tgt_rtl_get_function(int32_t Device, ompsim_binary_handle Binary, const char *Name, void **Kernel) {
+  if (!validDevice(Device))
+    return badDevice(Device);
+  return check(Device, theDevice(Device).lookup(reinterpret_cast<HostBinary *>(Binary), Name, *Kernel));
 }
 
-void *__tgt_rtl_data_alloc(int32_t device, int64_t size, void *, int32_t) {
-  if (!validDevice(device)) {
-    badDevice(device);
+void *__tgt_rtl_data_alloc(int32_t Device, int64_t Size, void *, int32_t) {
+  if (!validDevice(Device)) {
+    badDevice(Device);
     return nullptr;
   }
   // The runtime passes size_t sizes as int64_t: a negative one is a size of
   // 2^63 bytes or more, which no allocation satisfies.
-  if (size < 0 || static_cast<uint64_t>(size) > UINT64_MAX - 63) {
-    fail(device, "host plugin: cannot allocate " + std::to_string(static_cast<uint64_t>(size)) +
+  if (Size < 0 || static_cast<uint64_t>(Size) > UINT64_MAX - 63) {
+    fail(Device, "host plugin: cannot allocate " + std::to_string(static_cast<uint64_t>(Size)) +
                      " bytes: larger than any address space");
     return nullptr;
   }
   // Cache-line alignment: device data may hold any type, atomics included.
-  size_t bytes = static_cast<size_t>(size > 0 ? size : 1);
-  void *p = std::aligned_alloc(64, (bytes + 63) & ~size_t(63));
-  if (!p) {
-    fail(device, "host plugin: cannot allocate " + std::to_string(size) + " bytes");
+  size_t Bytes = static_cast<size_t>(Size > 0 ? Size : 1);
+  void *P = std::aligned_alloc(64, (Bytes + 63) & ~size_t(63));
+  if (!P) {
+    fail(Device, "host plugin: cannot allocate " + std::to_string(Size) + " bytes");
     return nullptr;
   }
-  allocations().add(p, bytes);
-  return p;
+  allocations().add(P, Bytes);
+  return P;
 }
 
-int32_t __tgt_rtl_data_delete(int32_t device, void *tgt_ptr, int32_t) {
-  if (!validDevice(device))
-    return badDevice(device);
-  if (!tgt_ptr)
+int32_t __tgt_rtl_data_delete(int32_t Device, void *TgtPtr, int32_t) {
+  if (!validDevice(Device))
+    return badDevice(Device);
+  if (!TgtPtr)
     return OMPSIM_OFFLOAD_SUCCESS;
-  if (Status why = allocations().remove(tgt_ptr); !why.empty())
-    return fail(device, "host plugin: cannot free " + why);
-  std::free(tgt_ptr);
+  if (Status Why = allocations().remove(TgtPtr); !Why.empty())
+    return fail(Device, "host plugin: cannot free " + Why);
+  std::free(TgtPtr);
   return OMPSIM_OFFLOAD_SUCCESS;
 }
 
-int32_t __tgt_rtl_data_submit(int32_t device, void *tgt_ptr, const void *hst_ptr, int64_t size) {
-  if (!validDevice(device))
-    return badDevice(device);
-  if (size <= 0)
+int32_t __tgt_rtl_data_submit(int32_t Device, void *TgtPtr, const void *HstPtr, int64_t Size) {
+  if (!validDevice(Device))
+    return badDevice(Device);
+  if (Size <= 0)
     return OMPSIM_OFFLOAD_SUCCESS;
-  return check(device, checkedCopy(const_cast<void *>(hst_ptr), reinterpret_cast<uintptr_t>(tgt_ptr),
-                                   static_cast<size_t>(size), /*toDevice=*/true));
+  return check(Device, checkedCopy(const_cast<void *>(HstPtr), reinterpret_cast<uintptr_t>(TgtPtr),
+                                   static_cast<size_t>(Size), /*toDevice=*/true));
 }
 
-int32_t __tgt_rtl_data_retrieve(int32_t device, void *hst_ptr, const void *tgt_ptr, int64_t size) {
-  if (!validDevice(device))
-    return badDevice(device);
-  if (size <= 0)
+int32_t __tgt_rtl_data_retrieve(int32_t Device, void *HstPtr, const void *TgtPtr, int64_t Size) {
+  if (!validDevice(Device))
+    return badDevice(Device);
+  if (Size <= 0)
     return OMPSIM_OFFLOAD_SUCCESS;
-  return check(device, checkedCopy(hst_ptr, reinterpret_cast<uintptr_t>(tgt_ptr), static_cast<size_t>(size),
+  return check(Device, checkedCopy(HstPtr, reinterpret_cast<uintptr_t>(TgtPtr), static_cast<size_t>(Size),
                                    /*toDevice=*/false));
 }
 
-int32_t __tgt_rtl_run_target_region(int32_t device, void *kernel, void **tgt_args, int32_t num_args,
-                                    const ompsim_launch_config *config) {
-  if (!validDevice(device))
-    return badDevice(device);
-  return check(device, theDevice(device).run(kernel, tgt_args, num_args, config));
+int32_t __tgt_rtl_run_target_region(int32_t Device, void *Kernel, void **TgtArgs, int32_t NumArgs,
+                                    const ompsim_launch_config *Config) {
+  if (!validDevice(Device))
+    return badDevice(Device);
+  return check(Device, theDevice(Device).run(Kernel, TgtArgs, NumArgs, Config));
 }
 
-const char *__tgt_rtl_last_error(int32_t device) {
-  std::lock_guard<std::mutex> lock(errorMutex);
-  lastErrorCopy = lastError()[errorSlot(device)];
-  return lastErrorCopy.c_str();
+const char *__tgt_rtl_last_error(int32_t Device) {
+  std::lock_guard<std::mutex> Lock(ErrorMutex);
+  LastErrorCopy = lastError()[errorSlot(Device)];
+  return LastErrorCopy.c_str();
 }
 
-int32_t __tgt_rtl_set_function_ptr_map(int32_t device, uint64_t n,
-                                       const __omp_offloading_fptr_map_ty *table) {
-  if (!validDevice(device))
-    return badDevice(device);
-  return check(device, theDevice(device).publishTable(n, table));
+int32_t __tgt_rtl_set_function_ptr_map(int32_t Device, uint64_t N,
+                                       const __omp_offloading_fptr_map_ty *Table) {
+  if (!validDevice(Device))
+    return badDevice(Device);
+  return check(Device, theDevice(Device).publishTable(N, Table));
 }
 
-int32_t __tgt_rtl_unload_binary(int32_t device, ompsim_binary_handle binary) {
-  if (!validDevice(device))
-    return badDevice(device);
-  return check(device, theDevice(device).unload(reinterpret_cast<HostBinary *>(binary)));
+int32_t __tgt_rtl_unload_binary(int32_t Device, ompsim_binary_handle Binary) {
+  if (!validDevice(Device))
+    return badDevice(Device);
+  return check(Device, theDevice(Device).unload(reinterpret_cast<HostBinary *>(Binary)));
 }
 
-int32_t __tgt_rtl_deinit_device(int32_t device) {
-  return validDevice(device) ? OMPSIM_OFFLOAD_SUCCESS : badDevice(device);
+int32_t __tgt_rtl_deinit_device(int32_t Device) {
+  return validDevice(Device) ? OMPSIM_OFFLOAD_SUCCESS : badDevice(Device);
 }
 
-int32_t __tgt_rtl_symbolize(int32_t device, uint64_t tgt_addr, char *buf, uint64_t len) {
-  if (!validDevice(device) || !buf || len == 0)
+int32_t __tgt_rtl_symbolize(int32_t Device, uint64_t TgtAddr, char *Buf, uint64_t Len) {
+  if (!validDevice(Device) || !Buf || Len == 0)
     return 0;
-  std::string s = theDevice(device).symbolize(tgt_addr);
-  if (s.empty())
+  std::string S = theDevice(Device).symbolize(TgtAddr);
+  if (S.empty())
     return 0;
-  std::strncpy(buf, s.c_str(), len - 1);
-  buf[len - 1] = '\0';
+  std::strncpy(Buf, S.c_str(), Len - 1);
+  Buf[Len - 1] = '\0';
   return 1;
 }
 

@@ -86,34 +86,34 @@ std::string FaultAdvisor::advise(const HostFault &fault) const {
   auto sym = hs.lookup(fault.addr);
   if (!sym)
     return "";
-  llvm::StringRef name = sym->name;
+  llvm::StringRef name = sym->Name;
   if (name.consume_front("vtable for ")) {
-    uint64_t begin = fault.addr - sym->offset, end = begin + 8;
+    uint64_t begin = fault.addr - sym->Offset, end = begin + 8;
     for (const HostVtable &vt : hs.vtablesOf(fault.addr))
-      if (vt.address == begin)
-        end = begin + vt.size;
+      if (vt.Address == begin)
+        end = begin + vt.Size;
     return adviseVtable(fault, name.str(), begin, end);
   }
-  if (sym->isFunction)
+  if (sym->IsFunction)
     return "";
   bool write = fault.access == HostFault::Access::Write;
   return fmt::format("note: '{0}' is host data the device cannot reach: map it ('map({1}: {0})') or "
                      "make it device data ('#pragma omp declare target to({0})')",
-                     sym->name, write ? "tofrom" : "to");
+                     sym->Name, write ? "tofrom" : "to");
 }
 
 std::string FaultAdvisor::adviseCall(const HostFault &fault) const {
   auto sym = HostSymbolizer::get().lookup(fault.addr);
-  if (!sym || sym->offset != 0 || !sym->isFunction)
+  if (!sym || sym->Offset != 0 || !sym->IsFunction)
     return "";
-  std::string fn = directiveName(sym->name);
+  std::string fn = directiveName(sym->Name);
   if (inTable(fault.addr, fault.addr + 1))
     return fmt::format("note: '{}' is declare target indirect, but the call site did not translate "
                        "the pointer: {}",
                        fn, kNoLookup);
   std::string where = definedAt(fault.addr);
   if (where.empty())
-    where = sym->object.empty() ? HostSymbolizer::get().objectOf(fault.addr) : sym->object;
+    where = sym->Object.empty() ? HostSymbolizer::get().objectOf(fault.addr) : sym->Object;
   return fmt::format("note: '{0}' (defined {1} {2}) is not declare target indirect, so the device "
                      "cannot call it through a host pointer: add "
                      "'#pragma omp declare target to({0}) indirect'",

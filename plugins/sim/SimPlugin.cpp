@@ -183,7 +183,7 @@ public:
   }
 
 private:
-  SimPlugin() { devices.resize(size_t(std::max(config().numDevices, 1))); }
+  SimPlugin() { devices.resize(size_t(std::max(config().NumDevices, 1))); }
 };
 
 int32_t failWith(SimDevice *d, Error err) {
@@ -221,7 +221,7 @@ void declineImage(const __tgt_device_image *image, const std::string &why) {
 void emitTranslateTrace(SimDevice &d, int32_t id, const std::string &kernel) {
   if (!trace::enabled(trace::Cat::Translate))
     return;
-  uint64_t cap = config().traceTranslateCap;
+  uint64_t cap = config().TraceTranslateCap;
   auto log = d.controller->takeTranslateLog(cap, cap);
   if (!log) {
     OMPSIM_TRACE_EVENT(Cat::Translate, "unavailable")
@@ -268,8 +268,8 @@ std::string allocatedBy(const SimDevice::Allocation &a) {
   if (a.hostPtr) {
     auto sym = HostSymbolizer::get().lookup(a.hostPtr);
     std::string named = !sym               ? ""
-                        : sym->offset == 0 ? fmt::format(" ('{}')", sym->name)
-                                           : fmt::format(" ('{}+0x{:x}')", sym->name, sym->offset);
+                        : sym->Offset == 0 ? fmt::format(" ('{}')", sym->Name)
+                                           : fmt::format(" ('{}+0x{:x}')", sym->Name, sym->Offset);
     return fmt::format("mapping host 0x{:x}{}", a.hostPtr, named);
   }
   switch (a.kind) {
@@ -432,7 +432,7 @@ OMPSIM_EXPORT int32_t __tgt_rtl_init_device(int32_t id) {
   // Devices are never moved (the vector is sized once), so `d` outlives the controller.
   d->controller->setFaultAdvisor([d](const HostFault &f) { return d->advisor.advise(f); });
   if (trace::enabled(trace::Cat::Translate))
-    llvm::consumeError(d->controller->takeTranslateLog(config().traceTranslateCap, 0).takeError());
+    llvm::consumeError(d->controller->takeTranslateLog(config().TraceTranslateCap, 0).takeError());
   return OMPSIM_OFFLOAD_SUCCESS;
 }
 

@@ -411,18 +411,18 @@ __attribute__((always_inline)) inline void *translate(void *HostPtr) {
 
 } // namespace
 
-OMPSIM_DEVICE_API void *__kmpc_target_translate_fptr(void *host_ptr) { return translate(host_ptr); }
+OMPSIM_DEVICE_API void *__kmpc_target_translate_fptr(void *HostPtr) { return translate(HostPtr); }
 
-OMPSIM_DEVICE_API void *__llvm_omp_indirect_call_lookup(void *host_ptr) { return translate(host_ptr); }
+OMPSIM_DEVICE_API void *__llvm_omp_indirect_call_lookup(void *HostPtr) { return translate(HostPtr); }
 
-OMPSIM_DEVICE_API int32_t __ompsim_device_set_fptr_table(const __omp_offloading_fptr_map_ty *table,
-                                                         uint64_t n) {
-  if (n > 0 && !table)
+OMPSIM_DEVICE_API int32_t __ompsim_device_set_fptr_table(const __omp_offloading_fptr_map_ty *Table,
+                                                         uint64_t N) {
+  if (N > 0 && !Table)
     return -1;
-  for (uint64_t I = 1; I < n; ++I)
-    if (table[I - 1].host_ptr >= table[I].host_ptr)
+  for (uint64_t I = 1; I < N; ++I)
+    if (Table[I - 1].host_ptr >= Table[I].host_ptr)
       return -1;
-  FptrTable *Fresh = n > 0 ? buildTable(table, n) : &EmptyTable.Header;
+  FptrTable *Fresh = N > 0 ? buildTable(Table, N) : &EmptyTable.Header;
   if (!Fresh)
     return -1;
   RuntimeLock Lock;
@@ -436,16 +436,16 @@ OMPSIM_DEVICE_API int32_t __ompsim_device_set_fptr_table(const __omp_offloading_
   return 0;
 }
 
-OMPSIM_DEVICE_API void __ompsim_device_set_translate_cap(uint64_t cap) {
+OMPSIM_DEVICE_API void __ompsim_device_set_translate_cap(uint64_t Cap) {
   RuntimeLock Lock;
-  if (!ensureRecordStorage(cap))
-    cap = Recording.Capacity; // out of memory: keep recording what fits
-  Recording.Cap.store(cap, std::memory_order_relaxed);
-  Recording.On.store(cap != 0, std::memory_order_relaxed);
+  if (!ensureRecordStorage(Cap))
+    Cap = Recording.Capacity; // out of memory: keep recording what fits
+  Recording.Cap.store(Cap, std::memory_order_relaxed);
+  Recording.On.store(Cap != 0, std::memory_order_relaxed);
 }
 
-OMPSIM_DEVICE_API ompsim_translate_stats __ompsim_device_take_translate_log(ompsim_translate_record *out,
-                                                                            uint64_t max) {
+OMPSIM_DEVICE_API ompsim_translate_stats __ompsim_device_take_translate_log(ompsim_translate_record *Out,
+                                                                            uint64_t Max) {
   RuntimeLock Lock;
   // Claims first (see record()): every record taken here has its call counted.
   uint64_t Claimed = Recording.Next.exchange(0, std::memory_order_acq_rel);
@@ -473,7 +473,7 @@ OMPSIM_DEVICE_API ompsim_translate_stats __ompsim_device_take_translate_log(omps
   // dropped. (Only a reader racing running kernels, such as the fault handler,
   // can see a record whose count lands in the next period.)
   Stats.dropped = Calls > Stored ? Calls - Stored : 0;
-  if (out && max > 0 && Stored > 0)
-    std::memcpy(out, Recording.Records, (Stored < max ? Stored : max) * sizeof(ompsim_translate_record));
+  if (Out && Max > 0 && Stored > 0)
+    std::memcpy(Out, Recording.Records, (Stored < Max ? Stored : Max) * sizeof(ompsim_translate_record));
   return Stats;
 }

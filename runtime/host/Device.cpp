@@ -190,18 +190,18 @@ void Device::addVtablesByName(LoadedImage &image, std::vector<IndirectTarget> &i
   std::vector<const HostVtable *> candidates;
   for (const HostVtable &vt : vtables) {
     // Registered already (a 0x20 entry, or another image of the same object).
-    if (mappingTable_.lookup(vt.address, vt.size).entry)
+    if (mappingTable_.lookup(vt.Address, vt.Size).entry)
       continue;
-    const auto *slots = reinterpret_cast<const uint64_t *>(vt.address);
-    if (std::none_of(slots, slots + vt.size / 8, isFunction))
+    const auto *slots = reinterpret_cast<const uint64_t *>(vt.Address);
+    if (std::none_of(slots, slots + vt.Size / 8, isFunction))
       continue;
     candidates.push_back(&vt);
   }
   std::vector<const char *> names;
   std::vector<uint64_t> sizes;
   for (const HostVtable *vt : candidates) {
-    names.push_back(vt->mangledName.c_str());
-    sizes.push_back(vt->size);
+    names.push_back(vt->MangledName.c_str());
+    sizes.push_back(vt->Size);
   }
   auto batch = findGlobals(image, names, sizes);
   if (!batch) {
@@ -213,19 +213,19 @@ void Device::addVtablesByName(LoadedImage &image, std::vector<IndirectTarget> &i
     void *global = nullptr;
     if (*batch)
       global = (**batch)[i];
-    else if (plugin_.fn().get_global(localId_, image.binary, vt.size, vt.mangledName.c_str(), &global) !=
+    else if (plugin_.fn().get_global(localId_, image.binary, vt.Size, vt.MangledName.c_str(), &global) !=
              OMPSIM_OFFLOAD_SUCCESS)
       global = nullptr;
     if (!global)
       continue; // the device image has no copy: the class never reaches device code
     auto tgt = reinterpret_cast<uint64_t>(global);
-    mapPermanently(image, vt.address, vt.size, tgt, vt.mangledName);
-    indirect.push_back({vt.mangledName, vt.address, tgt, vt.size, /*isVtable=*/true});
+    mapPermanently(image, vt.Address, vt.Size, tgt, vt.MangledName);
+    indirect.push_back({vt.MangledName, vt.Address, tgt, vt.Size, /*isVtable=*/true});
     OMPSIM_TRACE_EVENT(Cat::Entry, "indirect_vtable")
-        .str("name", vt.mangledName)
-        .host("host", vt.address)
+        .str("name", vt.MangledName)
+        .host("host", vt.Address)
         .dev("device", tgt, symbolize(tgt))
-        .num("size", static_cast<int64_t>(vt.size))
+        .num("size", static_cast<int64_t>(vt.Size))
         .str("source", "symbol");
   }
 }

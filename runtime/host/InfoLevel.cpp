@@ -9,7 +9,7 @@ namespace ompsim::host {
 
 namespace {
 std::atomic<uint32_t> &bits() {
-  static std::atomic<uint32_t> value{config().libomptargetInfo};
+  static std::atomic<uint32_t> value{config().LibomptargetInfo};
   return value;
 }
 } // namespace

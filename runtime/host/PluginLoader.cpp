@@ -28,8 +28,8 @@ std::string pluginPath(const std::string &spec, const std::string &libDir) {
 }
 
 std::string ompsimLibDir() {
-  if (!config().libDir.empty())
-    return config().libDir;
+  if (!config().LibDir.empty())
+    return config().LibDir;
   Dl_info info{};
   if (dladdr(reinterpret_cast<void *>(&ompsimLibDir), &info) && info.dli_fname) {
     std::filesystem::path self = std::filesystem::absolute(info.dli_fname);

@@ -92,7 +92,7 @@ void Runtime::fatal(const std::string &message) {
 }
 
 OffloadPolicy Runtime::policy() const {
-  const std::string &p = config().ompTargetOffload;
+  const std::string &p = config().OmpTargetOffload;
   if (p == "MANDATORY")
     return OffloadPolicy::Mandatory;
   if (p == "DISABLED")
@@ -108,7 +108,7 @@ llvm::Error Runtime::ensurePlugins() {
   if (policy() == OffloadPolicy::Disabled)
     return llvm::Error::success();
   std::string libDir = ompsimLibDir();
-  for (const std::string &spec : config().plugins) {
+  for (const std::string &spec : config().Plugins) {
     auto plugin = Plugin::Create(spec, pluginPath(spec, libDir));
     if (!plugin) {
       pluginError_ = llvm::toString(plugin.takeError());
@@ -337,7 +337,7 @@ llvm::Error Runtime::targetKernel(int64_t deviceNum, int32_t teams, int32_t thre
     return dev.takeError();
   if (!*dev)
     return makeError(fmt::format("no offload device: device {} is the host (OMPSIM_PLUGINS={}){}",
-                                 resolveDeviceNumber(deviceNum), fmt::join(config().plugins, ","),
+                                 resolveDeviceNumber(deviceNum), fmt::join(config().Plugins, ","),
                                  noDeviceReasons_));
   Device &d = **dev;
   std::string kernelName;
@@ -401,7 +401,7 @@ llvm::Error Runtime::targetData(DataOp op, int64_t deviceNum, std::vector<MapArg
     if (policy() == OffloadPolicy::Mandatory && numDevices() == 0)
       return makeError(fmt::format("offload is mandatory but no device is available "
                                    "(OMPSIM_PLUGINS={}){}",
-                                   fmt::join(config().plugins, ","), noDeviceReasons_));
+                                   fmt::join(config().Plugins, ","), noDeviceReasons_));
     return llvm::Error::success(); // the host: nothing to map
   }
   Device &d = **dev;

@@ -21,161 +21,161 @@ namespace ompsim {
 namespace {
 
 struct Sym {
-  uint64_t begin, size;
-  std::string name;
-  bool func;
+  uint64_t Begin, Size;
+  std::string Name;
+  bool Func;
 };
 
 struct Object {
-  std::string path;    // file to read
-  std::string display; // name shown to users
-  uint64_t base = 0;
-  std::vector<HostRange> ranges;
-  std::vector<Sym> syms; // sorted by begin (absolute addresses)
-  std::vector<HostVtable> vtables;
-  bool vtablesRead = false;
-  bool loaded = false;
+  std::string Path;    // file to read
+  std::string Display; // name shown to users
+  uint64_t Base = 0;
+  std::vector<HostRange> Ranges;
+  std::vector<Sym> Syms; // sorted by begin (absolute addresses)
+  std::vector<HostVtable> Vtables;
+  bool VtablesRead = false;
+  bool Loaded = false;
 };
 
-std::string demangle(const char *name) {
-  int status = 0;
-  char *d = abi::__cxa_demangle(name, nullptr, nullptr, &status);
-  if (status == 0 && d) {
-    std::string out(d);
-    std::free(d);
-    return out;
+std::string demangle(const char *Name) {
+  int Status = 0;
+  char *D = abi::__cxa_demangle(Name, nullptr, nullptr, &Status);
+  if (Status == 0 && D) {
+    std::string Out(D);
+    std::free(D);
+    return Out;
   }
-  return name;
+  return Name;
 }
 
 /// Calls `fn(address, size, type, name)` for every defined function or data
 /// symbol in the object's file: from .symtab (which has local symbols such as
 /// static functions) when it has any, else from .dynsym.
-template <typename Fn> void forEachSymbol(const Object &o, Fn fn) {
-  int fd = ::open(o.path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
+template <typename CallbackT> void forEachSymbol(const Object &O, CallbackT Fn) {
+  int Fd = ::open(O.Path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (Fd < 0)
     return;
   elf_version(EV_CURRENT);
-  Elf *e = elf_begin(fd, ELF_C_READ, nullptr);
-  if (!e) {
-    ::close(fd);
+  Elf *E = elf_begin(Fd, ELF_C_READ, nullptr);
+  if (!E) {
+    ::close(Fd);
     return;
   }
-  GElf_Ehdr eh;
-  bool isExecFixed = gelf_getehdr(e, &eh) && eh.e_type == ET_EXEC;
-  uint64_t bias = isExecFixed ? 0 : o.base;
-  for (uint32_t want : {uint32_t(SHT_SYMTAB), uint32_t(SHT_DYNSYM)}) {
-    size_t visited = 0;
-    Elf_Scn *scn = nullptr;
-    while ((scn = elf_nextscn(e, scn))) {
-      GElf_Shdr sh;
-      if (!gelf_getshdr(scn, &sh) || sh.sh_type != want)
+  GElf_Ehdr Eh;
+  bool IsExecFixed = gelf_getehdr(E, &Eh) && Eh.e_type == ET_EXEC;
+  uint64_t Bias = IsExecFixed ? 0 : O.Base;
+  for (uint32_t Want : {uint32_t(SHT_SYMTAB), uint32_t(SHT_DYNSYM)}) {
+    size_t Visited = 0;
+    Elf_Scn *Scn = nullptr;
+    while ((Scn = elf_nextscn(E, Scn))) {
+      GElf_Shdr Sh;
+      if (!gelf_getshdr(Scn, &Sh) || Sh.sh_type != Want)
         continue;
-      Elf_Data *data = elf_getdata(scn, nullptr);
-      if (!data || sh.sh_entsize == 0)
+      Elf_Data *Data = elf_getdata(Scn, nullptr);
+      if (!Data || Sh.sh_entsize == 0)
         continue;
-      size_t n = sh.sh_size / sh.sh_entsize;
-      for (size_t i = 0; i < n; ++i) {
-        GElf_Sym s;
-        if (!gelf_getsym(data, int(i), &s) || s.st_value == 0 || s.st_shndx == SHN_UNDEF)
+      size_t N = Sh.sh_size / Sh.sh_entsize;
+      for (size_t I = 0; I < N; ++I) {
+        GElf_Sym S;
+        if (!gelf_getsym(Data, int(I), &S) || S.st_value == 0 || S.st_shndx == SHN_UNDEF)
           continue;
-        int type = GELF_ST_TYPE(s.st_info);
-        if (type != STT_FUNC && type != STT_OBJECT && type != STT_GNU_IFUNC)
+        int Type = GELF_ST_TYPE(S.st_info);
+        if (Type != STT_FUNC && Type != STT_OBJECT && Type != STT_GNU_IFUNC)
           continue;
-        const char *nm = elf_strptr(e, sh.sh_link, s.st_name);
-        if (!nm || !*nm)
+        const char *Nm = elf_strptr(E, Sh.sh_link, S.st_name);
+        if (!Nm || !*Nm)
           continue;
-        ++visited;
-        fn(s.st_value + bias, uint64_t(s.st_size), type, nm);
+        ++Visited;
+        Fn(S.st_value + Bias, uint64_t(S.st_size), Type, Nm);
       }
     }
-    if (visited)
+    if (Visited)
       break;
   }
-  elf_end(e);
-  ::close(fd);
+  elf_end(E);
+  ::close(Fd);
 }
 
-void readSymbols(Object &o) {
-  o.loaded = true;
-  forEachSymbol(o, [&](uint64_t addr, uint64_t size, int type, const char *nm) {
-    o.syms.push_back({addr, size, demangle(nm), type != STT_OBJECT});
+void readSymbols(Object &O) {
+  O.Loaded = true;
+  forEachSymbol(O, [&](uint64_t Addr, uint64_t Size, int Type, const char *Nm) {
+    O.Syms.push_back({Addr, Size, demangle(Nm), Type != STT_OBJECT});
   });
-  std::sort(o.syms.begin(), o.syms.end(), [](const Sym &a, const Sym &b) {
-    return a.begin != b.begin ? a.begin < b.begin : a.size > b.size;
+  std::sort(O.Syms.begin(), O.Syms.end(), [](const Sym &A, const Sym &B) {
+    return A.Begin != B.Begin ? A.Begin < B.Begin : A.Size > B.Size;
   });
 }
 
 /// Collects the object's vtables without reading (and demangling) every
 /// symbol: a program with 100 Ki functions registers in milliseconds only if
 /// image loading never demangles its whole symbol table.
-void readVtables(Object &o) {
-  o.vtablesRead = true;
-  forEachSymbol(o, [&](uint64_t addr, uint64_t size, int type, const char *nm) {
-    if (type == STT_OBJECT && std::strncmp(nm, "_ZTV", 4) == 0 && size && size % 8 == 0)
-      o.vtables.push_back({nm, addr, size});
+void readVtables(Object &O) {
+  O.VtablesRead = true;
+  forEachSymbol(O, [&](uint64_t Addr, uint64_t Size, int Type, const char *Nm) {
+    if (Type == STT_OBJECT && std::strncmp(Nm, "_ZTV", 4) == 0 && Size && Size % 8 == 0)
+      O.Vtables.push_back({Nm, Addr, Size});
   });
 }
 
 struct State {
-  std::mutex mu;
-  std::map<uint64_t, std::unique_ptr<Object>> objects; // by base address + first range
+  std::mutex Mu;
+  std::map<uint64_t, std::unique_ptr<Object>> Objects; // by base address + first range
 
-  unsigned long long adds = 0, subs = 0; ///< loader counters at the last scan
-  bool scanned = false;
+  unsigned long long Adds = 0, Subs = 0; ///< loader counters at the last scan
+  bool Scanned = false;
 
   /// Re-reads the loaded objects, but only when the dynamic loader has loaded
   /// or unloaded something since the last scan: a miss on a stack or heap
   /// address must not throw away the symbol tables already read.
   void rescan() {
     struct Counts {
-      unsigned long long adds = 0, subs = 0;
-    } now;
+      unsigned long long Adds = 0, Subs = 0;
+    } Now;
     dl_iterate_phdr(
-        [](dl_phdr_info *info, size_t size, void *p) -> int {
-          auto *c = static_cast<Counts *>(p);
-          if (size >= offsetof(dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs)) {
-            c->adds = info->dlpi_adds;
-            c->subs = info->dlpi_subs;
+        [](dl_phdr_info *Info, size_t Size, void *P) -> int {
+          auto *C = static_cast<Counts *>(P);
+          if (Size >= offsetof(dl_phdr_info, dlpi_subs) + sizeof(Info->dlpi_subs)) {
+            C->Adds = Info->dlpi_adds;
+            C->Subs = Info->dlpi_subs;
           }
           return 1;
         },
-        &now);
-    if (scanned && now.adds == adds && now.subs == subs && (now.adds || now.subs))
+        &Now);
+    if (Scanned && Now.Adds == Adds && Now.Subs == Subs && (Now.Adds || Now.Subs))
       return;
-    adds = now.adds;
-    subs = now.subs;
-    scanned = true;
-    objects.clear();
+    Adds = Now.Adds;
+    Subs = Now.Subs;
+    Scanned = true;
+    Objects.clear();
     dl_iterate_phdr(
-        [](dl_phdr_info *info, size_t, void *self) -> int {
-          auto *st = static_cast<State *>(self);
-          std::string name = info->dlpi_name ? info->dlpi_name : "";
-          if (name.find("linux-vdso") != std::string::npos)
+        [](dl_phdr_info *Info, size_t, void *Self) -> int {
+          auto *St = static_cast<State *>(Self);
+          std::string Name = Info->dlpi_name ? Info->dlpi_name : "";
+          if (Name.find("linux-vdso") != std::string::npos)
             return 0;
-          auto o = std::make_unique<Object>();
-          o->base = info->dlpi_addr;
-          if (name.empty()) {
-            o->path = "/proc/self/exe";
-            o->display = program_invocation_name ? program_invocation_name : "main";
+          auto O = std::make_unique<Object>();
+          O->Base = Info->dlpi_addr;
+          if (Name.empty()) {
+            O->Path = "/proc/self/exe";
+            O->Display = program_invocation_name ? program_invocation_name : "main";
           } else {
-            o->path = name;
-            o->display = name;
+            O->Path = Name;
+            O->Display = Name;
           }
-          uint64_t page = uint64_t(sysconf(_SC_PAGESIZE));
-          uint64_t lo = ~0ULL, hi = 0;
-          for (int i = 0; i < info->dlpi_phnum; ++i) {
-            const ElfW(Phdr) &ph = info->dlpi_phdr[i];
-            if (ph.p_type != PT_LOAD)
+          uint64_t Page = uint64_t(sysconf(_SC_PAGESIZE));
+          uint64_t Lo = ~0ULL, Hi = 0;
+          for (int I = 0; I < Info->dlpi_phnum; ++I) {
+            const ElfW(Phdr) &Ph = Info->dlpi_phdr[I];
+            if (Ph.p_type != PT_LOAD)
               continue;
-            lo = std::min<uint64_t>(lo, (info->dlpi_addr + ph.p_vaddr) & ~(page - 1));
-            hi = std::max<uint64_t>(hi, (info->dlpi_addr + ph.p_vaddr + ph.p_memsz + page - 1) & ~(page - 1));
+            Lo = std::min<uint64_t>(Lo, (Info->dlpi_addr + Ph.p_vaddr) & ~(Page - 1));
+            Hi = std::max<uint64_t>(Hi, (Info->dlpi_addr + Ph.p_vaddr + Ph.p_memsz + Page - 1) & ~(Page - 1));
           }
-          if (lo >= hi)
+          if (Lo >= Hi)
             return 0;
-          o->ranges.push_back({lo, hi, o->display});
-          uint64_t key = lo;
-          st->objects.emplace(key, std::move(o));
+          O->Ranges.push_back({Lo, Hi, O->Display});
+          uint64_t Key = Lo;
+          St->Objects.emplace(Key, std::move(O));
           return 0;
         },
         this);
@@ -183,86 +183,86 @@ struct State {
 
   /// The object containing `addr`, rescanning once when none does (it may
   /// have been loaded since the last scan).
-  Object *findOrRescan(uint64_t addr) {
-    Object *o = find(addr);
-    if (!o) {
+  Object *findOrRescan(uint64_t Addr) {
+    Object *O = find(Addr);
+    if (!O) {
       rescan();
-      o = find(addr);
+      O = find(Addr);
     }
-    return o;
+    return O;
   }
 
-  Object *find(uint64_t addr) {
-    auto it = objects.upper_bound(addr);
-    if (it == objects.begin())
+  Object *find(uint64_t Addr) {
+    auto It = Objects.upper_bound(Addr);
+    if (It == Objects.begin())
       return nullptr;
-    --it;
-    for (const HostRange &r : it->second->ranges)
-      if (addr >= r.begin && addr < r.end)
-        return it->second.get();
+    --It;
+    for (const HostRange &R : It->second->Ranges)
+      if (Addr >= R.Begin && Addr < R.End)
+        return It->second.get();
     return nullptr;
   }
 };
 
 State &state() {
-  static State *s = new State(); // never destroyed: used from atexit paths
-  return *s;
+  static State *S = new State(); // never destroyed: used from atexit paths
+  return *S;
 }
 
 } // namespace
 
 HostSymbolizer &HostSymbolizer::get() {
-  static HostSymbolizer h;
-  return h;
+  static HostSymbolizer H;
+  return H;
 }
 
-std::optional<HostSymbol> HostSymbolizer::lookup(uint64_t addr) {
-  State &st = state();
-  std::lock_guard<std::mutex> lock(st.mu);
-  Object *o = st.findOrRescan(addr);
-  if (!o)
+std::optional<HostSymbol> HostSymbolizer::lookup(uint64_t Addr) {
+  State &St = state();
+  std::lock_guard<std::mutex> Lock(St.Mu);
+  Object *O = St.findOrRescan(Addr);
+  if (!O)
     return std::nullopt;
-  if (!o->loaded)
-    readSymbols(*o);
-  auto it = std::upper_bound(o->syms.begin(), o->syms.end(), addr,
-                             [](uint64_t a, const Sym &s) { return a < s.begin; });
+  if (!O->Loaded)
+    readSymbols(*O);
+  auto It = std::upper_bound(O->Syms.begin(), O->Syms.end(), Addr,
+                             [](uint64_t A, const Sym &S) { return A < S.Begin; });
   // Walk back over symbols that start at or before addr; take the first that covers it.
-  while (it != o->syms.begin()) {
-    --it;
-    if (addr < it->begin + std::max<uint64_t>(it->size, 1))
-      return HostSymbol{it->name, addr - it->begin, o->display, it->func};
-    if (it->size == 0 || addr - it->begin > (1u << 20))
+  while (It != O->Syms.begin()) {
+    --It;
+    if (Addr < It->Begin + std::max<uint64_t>(It->Size, 1))
+      return HostSymbol{It->Name, Addr - It->Begin, O->Display, It->Func};
+    if (It->Size == 0 || Addr - It->Begin > (1u << 20))
       break;
   }
   return std::nullopt;
 }
 
 std::vector<HostRange> HostSymbolizer::loadedRanges() {
-  State &st = state();
-  std::lock_guard<std::mutex> lock(st.mu);
-  st.rescan();
-  std::vector<HostRange> out;
-  for (auto &[k, o] : st.objects)
-    out.insert(out.end(), o->ranges.begin(), o->ranges.end());
-  return out;
+  State &St = state();
+  std::lock_guard<std::mutex> Lock(St.Mu);
+  St.rescan();
+  std::vector<HostRange> Out;
+  for (auto &[k, o] : St.Objects)
+    Out.insert(Out.end(), o->Ranges.begin(), o->Ranges.end());
+  return Out;
 }
 
-std::string HostSymbolizer::objectOf(uint64_t addr) {
-  State &st = state();
-  std::lock_guard<std::mutex> lock(st.mu);
-  Object *o = st.findOrRescan(addr);
-  return o ? o->display : std::string();
+std::string HostSymbolizer::objectOf(uint64_t Addr) {
+  State &St = state();
+  std::lock_guard<std::mutex> Lock(St.Mu);
+  Object *O = St.findOrRescan(Addr);
+  return O ? O->Display : std::string();
 }
 
-std::vector<HostVtable> HostSymbolizer::vtablesOf(uint64_t addr) {
-  State &st = state();
-  std::lock_guard<std::mutex> lock(st.mu);
-  Object *o = st.findOrRescan(addr);
-  if (!o)
+std::vector<HostVtable> HostSymbolizer::vtablesOf(uint64_t Addr) {
+  State &St = state();
+  std::lock_guard<std::mutex> Lock(St.Mu);
+  Object *O = St.findOrRescan(Addr);
+  if (!O)
     return {};
-  if (!o->vtablesRead)
-    readVtables(*o);
-  return o->vtables;
+  if (!O->VtablesRead)
+    readVtables(*O);
+  return O->Vtables;
 }
 
 } // namespace ompsim

@@ -9,16 +9,16 @@
 
 namespace ompsim {
 
-void removeOpenMPRegistration(pid_t pid) {
-  std::string prefix = "__KMP_REGISTERED_LIB_" + std::to_string(pid) + "_";
-  for (const char *dir : {"/dev/shm", "/tmp"}) {
-    DIR *d = ::opendir(dir);
-    if (!d)
+void removeOpenMPRegistration(pid_t Pid) {
+  std::string Prefix = "__KMP_REGISTERED_LIB_" + std::to_string(Pid) + "_";
+  for (const char *Dir : {"/dev/shm", "/tmp"}) {
+    DIR *D = ::opendir(Dir);
+    if (!D)
       continue;
-    while (struct dirent *e = ::readdir(d))
-      if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) == 0)
-        ::unlinkat(::dirfd(d), e->d_name, 0);
-    ::closedir(d);
+    while (struct dirent *E = ::readdir(D))
+      if (std::strncmp(E->d_name, Prefix.c_str(), Prefix.size()) == 0)
+        ::unlinkat(::dirfd(D), E->d_name, 0);
+    ::closedir(D);
   }
 }
 

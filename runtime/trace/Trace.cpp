@@ -21,314 +21,314 @@
 namespace ompsim::trace {
 namespace {
 
-constexpr std::array<std::string_view, size_t(Cat::Count)> kNames = {
+constexpr std::array<std::string_view, size_t(Cat::Count)> KNames = {
     "image", "entry", "map", "table", "launch", "translate", "fault", "alloc", "transfer"};
 
 struct Sink {
-  uint32_t mask = 0;
-  bool normalize = false;
-  std::FILE *file = nullptr; // JSON lines
+  uint32_t Mask = 0;
+  bool Normalize = false;
+  std::FILE *File = nullptr; // JSON lines
   /// Why the trace file could not be written (empty while all is well);
   /// reported once, at the end of the run.
-  std::string writeError;
-  std::string path;  ///< OMPSIM_TRACE_FILE (a copy: config() is gone by the exit check)
-  uint64_t lost = 0; ///< events that did not reach the trace file
-  std::shared_ptr<spdlog::logger> human;
-  std::mutex mu;
-  uint64_t seq = 0;
+  std::string WriteError;
+  std::string Path;  ///< OMPSIM_TRACE_FILE (a copy: config() is gone by the exit check)
+  uint64_t Lost = 0; ///< events that did not reach the trace file
+  std::shared_ptr<spdlog::logger> Human;
+  std::mutex Mu;
+  uint64_t Seq = 0;
 
   Sink() {
-    const Config &c = config();
-    normalize = c.traceNormalize;
-    for (size_t b = 0, e; b < c.trace.size(); b = e + 1) {
-      e = c.trace.find(',', b);
-      if (e == std::string::npos)
-        e = c.trace.size();
-      std::string_view item(c.trace.data() + b, e - b);
-      if (item == "all") {
-        mask = ~0u;
+    const Config &C = config();
+    Normalize = C.TraceNormalize;
+    for (size_t B = 0, E; B < C.Trace.size(); B = E + 1) {
+      E = C.Trace.find(',', B);
+      if (E == std::string::npos)
+        E = C.Trace.size();
+      std::string_view Item(C.Trace.data() + B, E - B);
+      if (Item == "all") {
+        Mask = ~0u;
         continue;
       }
-      bool known = false;
-      for (size_t i = 0; i < kNames.size(); ++i)
-        if (kNames[i] == item) {
-          mask |= 1u << i;
-          known = true;
+      bool Known = false;
+      for (size_t I = 0; I < KNames.size(); ++I)
+        if (KNames[I] == Item) {
+          Mask |= 1u << I;
+          Known = true;
         }
-      if (!known && !item.empty())
-        std::fprintf(stderr, "ompsim: unknown trace category '%.*s' in OMPSIM_TRACE\n", int(item.size()),
-                     item.data());
+      if (!Known && !Item.empty())
+        std::fprintf(stderr, "ompsim: unknown trace category '%.*s' in OMPSIM_TRACE\n", int(Item.size()),
+                     Item.data());
     }
-    if (!c.traceFile.empty()) {
-      path = c.traceFile;
-      file = std::fopen(c.traceFile.c_str(), "a");
-      if (!file)
-        writeError = fmt::format("cannot open it: {}", std::strerror(errno));
+    if (!C.TraceFile.empty()) {
+      Path = C.TraceFile;
+      File = std::fopen(C.TraceFile.c_str(), "a");
+      if (!File)
+        WriteError = fmt::format("cannot open it: {}", std::strerror(errno));
     }
-    human = std::make_shared<spdlog::logger>("ompsim", std::make_shared<spdlog::sinks::stderr_sink_mt>());
-    human->set_pattern("[ompsim %v");
-    human->set_level(spdlog::level::info);
+    Human = std::make_shared<spdlog::logger>("ompsim", std::make_shared<spdlog::sinks::stderr_sink_mt>());
+    Human->set_pattern("[ompsim %v");
+    Human->set_level(spdlog::level::info);
   }
   ~Sink() {
-    if (file)
-      std::fclose(file);
+    if (File)
+      std::fclose(File);
   }
 };
 
 /// The sink once built; the exit check below looks at nothing else, so a
 /// process that never traced (an executor, a tool) never builds one there.
-std::atomic<Sink *> gBuiltSink{nullptr};
+std::atomic<Sink *> GBuiltSink{nullptr};
 
 Sink &sink() {
-  static Sink *s = new Sink(); // never destroyed: events may come from atexit handlers
-  gBuiltSink.store(s, std::memory_order_release);
-  return *s;
+  static Sink *S = new Sink(); // never destroyed: events may come from atexit handlers
+  GBuiltSink.store(S, std::memory_order_release);
+  return *S;
 }
 
 /// Length of the well-formed UTF-8 sequence at s[i], or 0 if there is none.
-size_t utf8SequenceLength(std::string_view s, size_t i) {
-  auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  unsigned char b = byte(i);
-  size_t len = b >= 0xF0 && b <= 0xF4 ? 4 : b >= 0xE0 && b <= 0xEF ? 3 : b >= 0xC2 && b <= 0xDF ? 2 : 0;
-  if (len == 0 || i + len > s.size())
+size_t utf8SequenceLength(std::string_view S, size_t I) {
+  auto Byte = [&](size_t K) { return static_cast<unsigned char>(S[K]); };
+  unsigned char B = Byte(I);
+  size_t Len = B >= 0xF0 && B <= 0xF4 ? 4 : B >= 0xE0 && B <= 0xEF ? 3 : B >= 0xC2 && B <= 0xDF ? 2 : 0;
+  if (Len == 0 || I + Len > S.size())
     return 0;
-  for (size_t k = 1; k < len; ++k)
-    if ((byte(i + k) & 0xC0) != 0x80)
+  for (size_t K = 1; K < Len; ++K)
+    if ((Byte(I + K) & 0xC0) != 0x80)
       return 0;
-  unsigned char b1 = byte(i + 1);
+  unsigned char B1 = Byte(I + 1);
   // Overlong forms, UTF-16 surrogates and code points past U+10FFFF.
-  if ((b == 0xE0 && b1 < 0xA0) || (b == 0xED && b1 >= 0xA0) || (b == 0xF0 && b1 < 0x90) ||
-      (b == 0xF4 && b1 >= 0x90))
+  if ((B == 0xE0 && B1 < 0xA0) || (B == 0xED && B1 >= 0xA0) || (B == 0xF0 && B1 < 0x90) ||
+      (B == 0xF4 && B1 >= 0x90))
     return 0;
-  return len;
+  return Len;
 }
 
 /// Appends `s` as a JSON string. Names and paths are bytes, not always UTF-8:
 /// a byte that starts no well-formed UTF-8 sequence is written as the code
 /// point of the same number (\u00XX), so every line stays valid JSON.
-void appendJsonString(std::string &out, std::string_view s) {
-  out += '"';
-  for (size_t i = 0; i < s.size(); ++i) {
-    char ch = s[i];
-    if (static_cast<unsigned char>(ch) >= 0x80) {
-      if (size_t len = utf8SequenceLength(s, i)) {
-        out.append(s.substr(i, len));
-        i += len - 1;
+void appendJsonString(std::string &Out, std::string_view S) {
+  Out += '"';
+  for (size_t I = 0; I < S.size(); ++I) {
+    char Ch = S[I];
+    if (static_cast<unsigned char>(Ch) >= 0x80) {
+      if (size_t Len = utf8SequenceLength(S, I)) {
+        Out.append(S.substr(I, Len));
+        I += Len - 1;
       } else {
-        out += fmt::format("\\u{:04x}", static_cast<unsigned char>(ch));
+        Out += fmt::format("\\u{:04x}", static_cast<unsigned char>(Ch));
       }
       continue;
     }
-    switch (ch) {
+    switch (Ch) {
     case '"':
-      out += "\\\"";
+      Out += "\\\"";
       break;
     case '\\':
-      out += "\\\\";
+      Out += "\\\\";
       break;
     case '\n':
-      out += "\\n";
+      Out += "\\n";
       break;
     case '\t':
-      out += "\\t";
+      Out += "\\t";
       break;
     default:
-      if (static_cast<unsigned char>(ch) < 0x20)
-        out += fmt::format("\\u{:04x}", int(ch));
+      if (static_cast<unsigned char>(Ch) < 0x20)
+        Out += fmt::format("\\u{:04x}", int(Ch));
       else
-        out += ch;
+        Out += Ch;
     }
   }
-  out += '"';
+  Out += '"';
 }
 
 } // namespace
 
-std::string_view name(Cat c) { return kNames[size_t(c)]; }
-bool enabled(Cat c) { return sink().mask & (1u << unsigned(c)); }
-bool normalized() { return sink().normalize; }
+std::string_view name(Cat C) { return KNames[size_t(C)]; }
+bool enabled(Cat C) { return sink().Mask & (1u << unsigned(C)); }
+bool normalized() { return sink().Normalize; }
 
-Event::Event(Cat c, std::string_view event) : cat_(c) {
-  json_ = "{\"cat\":\"";
-  json_ += name(c);
-  json_ += "\",\"event\":";
-  appendJsonString(json_, event);
-  human_ = fmt::format("{}] {}", name(c), event);
+Event::Event(Cat C, std::string_view Name) : Category(C) {
+  Json = "{\"cat\":\"";
+  Json += name(C);
+  Json += "\",\"event\":";
+  appendJsonString(Json, Name);
+  Human = fmt::format("{}] {}", name(C), Name);
 }
 
 namespace {
 /// Offload symbol names embed the source file's device and inode ids
 /// (`__omp_offloading_fe00_a72249_main_l10`); normalized traces replace them
 /// so a rebuild or another checkout gives the same trace.
-std::string normalizeOffloadIds(std::string_view v) {
-  static constexpr std::string_view kPrefix = "__omp_offloading_";
-  std::string out;
-  size_t pos = 0;
+std::string normalizeOffloadIds(std::string_view V) {
+  static constexpr std::string_view KPrefix = "__omp_offloading_";
+  std::string Out;
+  size_t Pos = 0;
   while (true) {
-    size_t at = v.find(kPrefix, pos);
-    if (at == std::string_view::npos)
+    size_t At = V.find(KPrefix, Pos);
+    if (At == std::string_view::npos)
       break;
-    size_t i = at + kPrefix.size();
-    auto hexRun = [&](size_t j) {
-      while (j < v.size() && std::isxdigit(static_cast<unsigned char>(v[j])))
-        ++j;
-      return j;
+    size_t I = At + KPrefix.size();
+    auto HexRun = [&](size_t J) {
+      while (J < V.size() && std::isxdigit(static_cast<unsigned char>(V[J])))
+        ++J;
+      return J;
     };
-    size_t a = hexRun(i);
-    size_t b = (a > i && a < v.size() && v[a] == '_') ? hexRun(a + 1) : a;
-    out.append(v.substr(pos, i - pos));
-    if (b > a + 1 && b < v.size() && v[b] == '_') {
-      out += "<id>";
-      pos = b;
+    size_t A = HexRun(I);
+    size_t B = (A > I && A < V.size() && V[A] == '_') ? HexRun(A + 1) : A;
+    Out.append(V.substr(Pos, I - Pos));
+    if (B > A + 1 && B < V.size() && V[B] == '_') {
+      Out += "<id>";
+      Pos = B;
     } else {
-      pos = i;
+      Pos = I;
     }
   }
-  out.append(v.substr(pos));
-  return out;
+  Out.append(V.substr(Pos));
+  return Out;
 }
 
 /// Absolute paths (of the program, libraries, temporary folders) depend on
 /// where things live; normalized traces keep only the file name.
-std::string normalizePaths(std::string_view v) {
-  auto delimiter = [](char c) {
-    return c == ' ' || c == '(' || c == ')' || c == '\'' || c == '=' || c == ',';
+std::string normalizePaths(std::string_view V) {
+  auto Delimiter = [](char C) {
+    return C == ' ' || C == '(' || C == ')' || C == '\'' || C == '=' || C == ',';
   };
-  std::string out;
-  size_t i = 0;
-  while (i < v.size()) {
-    if (delimiter(v[i])) {
-      out += v[i++];
+  std::string Out;
+  size_t I = 0;
+  while (I < V.size()) {
+    if (Delimiter(V[I])) {
+      Out += V[I++];
       continue;
     }
-    size_t end = i;
-    while (end < v.size() && !delimiter(v[end]))
-      ++end;
-    std::string_view token = v.substr(i, end - i);
-    size_t slash = token.rfind('/');
+    size_t End = I;
+    while (End < V.size() && !Delimiter(V[End]))
+      ++End;
+    std::string_view Token = V.substr(I, End - I);
+    size_t Slash = Token.rfind('/');
     // "host:<./prog>"-style tokens keep their prefix up to the path.
-    size_t pathStart = token.find_first_of("./");
-    if (slash != std::string_view::npos && token.find("://") == std::string_view::npos) {
-      size_t lt = token.rfind('<', slash);
-      if (lt != std::string_view::npos)
-        out.append(token.substr(0, lt + 1));
-      else if (pathStart != std::string_view::npos && token.find(':') < pathStart)
-        out.append(token.substr(0, token.find(':') + 1));
-      out.append(token.substr(slash + 1));
+    size_t PathStart = Token.find_first_of("./");
+    if (Slash != std::string_view::npos && Token.find("://") == std::string_view::npos) {
+      size_t Lt = Token.rfind('<', Slash);
+      if (Lt != std::string_view::npos)
+        Out.append(Token.substr(0, Lt + 1));
+      else if (PathStart != std::string_view::npos && Token.find(':') < PathStart)
+        Out.append(Token.substr(0, Token.find(':') + 1));
+      Out.append(Token.substr(Slash + 1));
     } else {
-      out.append(token);
+      Out.append(Token);
     }
-    i = end;
+    I = End;
   }
-  return out;
+  return Out;
 }
 } // namespace
 
-Event &Event::str(std::string_view key, std::string_view value) {
-  if (sink().normalize && (value.find("__omp_offloading_") != std::string_view::npos ||
-                           value.find('/') != std::string_view::npos)) {
-    std::string n = normalizePaths(normalizeOffloadIds(value));
-    json_ += ',';
-    appendJsonString(json_, key);
-    json_ += ':';
-    appendJsonString(json_, n);
-    human_ += fmt::format(" {}={}", key, n);
+Event &Event::str(std::string_view Key, std::string_view Value) {
+  if (sink().Normalize && (Value.find("__omp_offloading_") != std::string_view::npos ||
+                           Value.find('/') != std::string_view::npos)) {
+    std::string N = normalizePaths(normalizeOffloadIds(Value));
+    Json += ',';
+    appendJsonString(Json, Key);
+    Json += ':';
+    appendJsonString(Json, N);
+    Human += fmt::format(" {}={}", Key, N);
     return *this;
   }
-  json_ += ',';
-  appendJsonString(json_, key);
-  json_ += ':';
-  appendJsonString(json_, value);
-  human_ += fmt::format(" {}={}", key, value);
+  Json += ',';
+  appendJsonString(Json, Key);
+  Json += ':';
+  appendJsonString(Json, Value);
+  Human += fmt::format(" {}={}", Key, Value);
   return *this;
 }
 
-Event &Event::num(std::string_view key, int64_t value) {
-  json_ += ',';
-  appendJsonString(json_, key);
-  json_ += fmt::format(":{}", value);
-  human_ += fmt::format(" {}={}", key, value);
+Event &Event::num(std::string_view Key, int64_t Value) {
+  Json += ',';
+  appendJsonString(Json, Key);
+  Json += fmt::format(":{}", Value);
+  Human += fmt::format(" {}={}", Key, Value);
   return *this;
 }
 
-Event &Event::hex(std::string_view key, uint64_t value) { return str(key, fmt::format("{:#x}", value)); }
+Event &Event::hex(std::string_view Key, uint64_t Value) { return str(Key, fmt::format("{:#x}", Value)); }
 
-Event &Event::host(std::string_view key, uint64_t addr) {
-  return str(key, hostAddress(addr, !sink().normalize));
+Event &Event::host(std::string_view Key, uint64_t Addr) {
+  return str(Key, hostAddress(Addr, !sink().Normalize));
 }
 
-Event &Event::dev(std::string_view key, uint64_t addr, std::string_view symbol) {
-  if (symbol.empty())
-    return str(key, fmt::format("dev:{:#x}", addr));
-  return str(key, fmt::format("dev:{} ({:#x})", symbol, addr));
+Event &Event::dev(std::string_view Key, uint64_t Addr, std::string_view Symbol) {
+  if (Symbol.empty())
+    return str(Key, fmt::format("dev:{:#x}", Addr));
+  return str(Key, fmt::format("dev:{} ({:#x})", Symbol, Addr));
 }
 
 Event::~Event() {
-  Sink &s = sink();
-  std::lock_guard<std::mutex> lock(s.mu);
-  if (!s.writeError.empty()) {
-    ++s.lost; // OMPSIM_TRACE_FILE is unusable: the end of the run says so
-  } else if (s.file) {
-    if (!s.normalize) {
-      auto us = std::chrono::duration_cast<std::chrono::microseconds>(
+  Sink &S = sink();
+  std::lock_guard<std::mutex> Lock(S.Mu);
+  if (!S.WriteError.empty()) {
+    ++S.Lost; // OMPSIM_TRACE_FILE is unusable: the end of the run says so
+  } else if (S.File) {
+    if (!S.Normalize) {
+      auto Us = std::chrono::duration_cast<std::chrono::microseconds>(
                     std::chrono::system_clock::now().time_since_epoch())
                     .count();
-      json_ += fmt::format(",\"pid\":{},\"ts_us\":{}", getpid(), us);
+      Json += fmt::format(",\"pid\":{},\"ts_us\":{}", getpid(), Us);
     }
-    json_ += fmt::format(",\"seq\":{}}}\n", s.seq++);
+    Json += fmt::format(",\"seq\":{}}}\n", S.Seq++);
     errno = 0;
-    if (std::fwrite(json_.data(), 1, json_.size(), s.file) != json_.size() || std::fflush(s.file) != 0) {
-      s.writeError = fmt::format("cannot write to it: {}", std::strerror(errno ? errno : EIO));
-      ++s.lost;
+    if (std::fwrite(Json.data(), 1, Json.size(), S.File) != Json.size() || std::fflush(S.File) != 0) {
+      S.WriteError = fmt::format("cannot write to it: {}", std::strerror(errno ? errno : EIO));
+      ++S.Lost;
     }
   } else {
-    s.human->info(human_);
+    S.Human->info(Human);
   }
 }
 
-std::string hostAddress(uint64_t addr, bool withRaw) {
-  if (addr == 0)
+std::string hostAddress(uint64_t Addr, bool WithRaw) {
+  if (Addr == 0)
     return "null";
-  auto sym = HostSymbolizer::get().lookup(addr);
-  std::string named = sym ? fmt::format("host:{}+{:#x}", sym->name, sym->offset) : "host:?";
-  if (!withRaw) {
-    if (!sym) {
+  auto Sym = HostSymbolizer::get().lookup(Addr);
+  std::string Named = Sym ? fmt::format("host:{}+{:#x}", Sym->Name, Sym->Offset) : "host:?";
+  if (!WithRaw) {
+    if (!Sym) {
       // Keep unknown host addresses stable under ASLR: name the object and offset.
-      std::string obj = HostSymbolizer::get().objectOf(addr);
-      return obj.empty() ? "host:<unknown>" : fmt::format("host:<{}>", obj);
+      std::string Obj = HostSymbolizer::get().objectOf(Addr);
+      return Obj.empty() ? "host:<unknown>" : fmt::format("host:<{}>", Obj);
     }
-    return named;
+    return Named;
   }
-  return fmt::format("{} ({:#x})", named, addr);
+  return fmt::format("{} ({:#x})", Named, Addr);
 }
 
-void error(std::string_view message) {
-  std::fprintf(stderr, "ompsim: %.*s\n", int(message.size()), message.data());
+void error(std::string_view Message) {
+  std::fprintf(stderr, "ompsim: %.*s\n", int(Message.size()), Message.data());
   std::fflush(stderr);
   if (enabled(Cat::Fault))
-    Event(Cat::Fault, "error").str("message", message);
+    Event(Cat::Fault, "error").str("message", Message);
 }
 
 void flush() {
-  Sink &s = sink();
-  std::lock_guard<std::mutex> lock(s.mu);
-  if (s.file)
-    std::fflush(s.file);
-  s.human->flush();
+  Sink &S = sink();
+  std::lock_guard<std::mutex> Lock(S.Mu);
+  if (S.File)
+    std::fflush(S.File);
+  S.Human->flush();
 }
 
 namespace {
-std::atomic<int> gFatalExitStatus{-1};
+std::atomic<int> GFatalExitStatus{-1};
 } // namespace
 
-void setFatalExitStatus(int status) {
-  int none = -1;
-  gFatalExitStatus.compare_exchange_strong(none, status & 0xff);
+void setFatalExitStatus(int Status) {
+  int None = -1;
+  GFatalExitStatus.compare_exchange_strong(None, Status & 0xff);
 }
 
-int fatalExitStatus(int fallback) {
-  int s = gFatalExitStatus.load();
-  return s < 0 ? fallback : s;
+int fatalExitStatus(int Fallback) {
+  int S = GFatalExitStatus.load();
+  return S < 0 ? Fallback : S;
 }
 
 namespace {
@@ -337,24 +337,24 @@ namespace {
 /// the plugins' last events come from those): a trace that was asked for but
 /// could not be written is an error of the run, not a silent loss.
 __attribute__((destructor)) void reportLostTrace() {
-  Sink *built = gBuiltSink.load(std::memory_order_acquire);
-  if (!built)
+  Sink *Built = GBuiltSink.load(std::memory_order_acquire);
+  if (!Built)
     return;
-  Sink &s = *built;
-  std::string why;
-  uint64_t lost = 0;
+  Sink &S = *Built;
+  std::string Why;
+  uint64_t Lost = 0;
   {
-    std::lock_guard<std::mutex> lock(s.mu);
-    if (s.file && s.writeError.empty() && std::fflush(s.file) != 0)
-      s.writeError = fmt::format("cannot write to it: {}", std::strerror(errno ? errno : EIO));
-    why = s.writeError;
-    lost = s.lost;
+    std::lock_guard<std::mutex> Lock(S.Mu);
+    if (S.File && S.WriteError.empty() && std::fflush(S.File) != 0)
+      S.WriteError = fmt::format("cannot write to it: {}", std::strerror(errno ? errno : EIO));
+    Why = S.WriteError;
+    Lost = S.Lost;
   }
-  if (why.empty())
+  if (Why.empty())
     return;
   std::fflush(nullptr);
   std::fprintf(stderr, "ompsim: trace lost: OMPSIM_TRACE_FILE '%s': %s (%llu event%s not written)\n",
-               s.path.c_str(), why.c_str(), static_cast<unsigned long long>(lost), lost == 1 ? "" : "s");
+               S.Path.c_str(), Why.c_str(), static_cast<unsigned long long>(Lost), Lost == 1 ? "" : "s");
   std::fflush(stderr);
   std::_Exit(1);
 }

@@ -146,13 +146,13 @@ DeviceOptions DeviceOptions::fromConfig(int32_t deviceId, const std::string &def
   const Config &c = config();
   DeviceOptions o;
   o.deviceId = deviceId;
-  o.libDir = c.libDir.empty() ? defaultLibDir : c.libDir;
-  o.executorPath = c.executor.empty() ? o.libDir + "/../bin/ompsim-device" : c.executor;
-  o.arenaBase = c.deviceBase + uint64_t(deviceId) * kArenaStride;
-  o.arenaSize = c.deviceMemory;
-  o.kernelTimeout = c.kernelTimeout;
-  o.startTimeout = c.executorStartTimeout;
-  o.jitOptLevel = c.jitOptLevel;
+  o.libDir = c.LibDir.empty() ? defaultLibDir : c.LibDir;
+  o.executorPath = c.Executor.empty() ? o.libDir + "/../bin/ompsim-device" : c.Executor;
+  o.arenaBase = c.DeviceBase + uint64_t(deviceId) * kArenaStride;
+  o.arenaSize = c.DeviceMemory;
+  o.kernelTimeout = c.KernelTimeout;
+  o.startTimeout = c.ExecutorStartTimeout;
+  o.jitOptLevel = c.JitOptLevel;
   return o;
 }
 
@@ -304,7 +304,7 @@ Error DeviceController::start(std::vector<std::pair<uint64_t, uint64_t>> &collid
 
   std::vector<std::tuple<uint64_t, uint64_t>> ranges;
   for (const HostRange &r : HostSymbolizer::get().loadedRanges())
-    ranges.emplace_back(r.begin, r.end);
+    ranges.emplace_back(r.Begin, r.End);
   uint64_t codeBytes = std::min<uint64_t>(opts_.arenaSize / 4, 256ULL << 20);
   Expected<std::vector<std::tuple<uint64_t, uint64_t>>> bad = std::vector<std::tuple<uint64_t, uint64_t>>();
   if (auto err = call<proto::SetupSignature>(proto::SetupName, "setup", bad, ranges, opts_.arenaBase,

@@ -149,8 +149,8 @@ std::string DeviceController::describeDeath(int status, const std::string &conte
       auto sym = hs.lookup(a);
       if (!sym)
         return fmt::format("in {}", hostObject);
-      std::string n = sym->offset ? fmt::format("{}+0x{:x}", sym->name, sym->offset) : sym->name;
-      return fmt::format("host symbol '{}' in {}", n, sym->object.empty() ? hostObject : sym->object);
+      std::string n = sym->Offset ? fmt::format("{}+0x{:x}", sym->Name, sym->Offset) : sym->Name;
+      return fmt::format("host symbol '{}' in {}", n, sym->Object.empty() ? hostObject : sym->Object);
     };
     if (!hostObject.empty()) {
       HostFault &hf = hostFault_.emplace();

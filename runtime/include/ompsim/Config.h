@@ -12,25 +12,25 @@ namespace ompsim {
 /// Read once on first use; later changes to the environment are not seen.
 /// Every variable is documented in the README's table.
 struct Config {
-  std::string trace;                       ///< OMPSIM_TRACE: "all" or comma list of categories
-  std::string traceFile;                   ///< OMPSIM_TRACE_FILE: JSON lines go here
-  bool traceNormalize = false;             ///< OMPSIM_TRACE_NORMALIZE=1: drop ASLR-dependent values
-  uint64_t traceTranslateCap = 64;         ///< OMPSIM_TRACE_TRANSLATE_CAP: translate events kept per kernel
-  std::vector<std::string> plugins{"sim"}; ///< OMPSIM_PLUGINS: comma list of names or paths
-  int32_t numDevices = 0; ///< OMPSIM_NUM_DEVICES: devices per plugin (0: the plugin's own default)
-  uint64_t deviceBase = 0x200000000000ULL; ///< OMPSIM_DEVICE_BASE: arena base of device 0
-  uint64_t deviceMemory = 1ULL << 30;      ///< OMPSIM_DEVICE_MEMORY: arena size per device
-  double kernelTimeout = 60.0;             ///< OMPSIM_KERNEL_TIMEOUT: seconds before a kernel is stopped
-  bool kernelTimeoutSet = false;           ///< OMPSIM_KERNEL_TIMEOUT was given (and valid)
+  std::string Trace;                       ///< OMPSIM_TRACE: "all" or comma list of categories
+  std::string TraceFile;                   ///< OMPSIM_TRACE_FILE: JSON lines go here
+  bool TraceNormalize = false;             ///< OMPSIM_TRACE_NORMALIZE=1: drop ASLR-dependent values
+  uint64_t TraceTranslateCap = 64;         ///< OMPSIM_TRACE_TRANSLATE_CAP: translate events kept per kernel
+  std::vector<std::string> Plugins{"sim"}; ///< OMPSIM_PLUGINS: comma list of names or paths
+  int32_t NumDevices = 0; ///< OMPSIM_NUM_DEVICES: devices per plugin (0: the plugin's own default)
+  uint64_t DeviceBase = 0x200000000000ULL; ///< OMPSIM_DEVICE_BASE: arena base of device 0
+  uint64_t DeviceMemory = 1ULL << 30;      ///< OMPSIM_DEVICE_MEMORY: arena size per device
+  double KernelTimeout = 60.0;             ///< OMPSIM_KERNEL_TIMEOUT: seconds before a kernel is stopped
+  bool KernelTimeoutSet = false;           ///< OMPSIM_KERNEL_TIMEOUT was given (and valid)
   /// OMPSIM_EXECUTOR_START_TIMEOUT: seconds an executor may take to start (sim)
-  double executorStartTimeout = 30.0;
-  int32_t jitOptLevel = 0; ///< OMPSIM_JIT_OPT_LEVEL: code generation level (0-3) of bitcode images
-  std::string executor;    ///< OMPSIM_EXECUTOR: path of ompsim-device (default: next to the plugin)
-  std::string libDir;      ///< OMPSIM_LIB_DIR: where ompsim's libraries live (default: next to the runtime)
+  double ExecutorStartTimeout = 30.0;
+  int32_t JitOptLevel = 0; ///< OMPSIM_JIT_OPT_LEVEL: code generation level (0-3) of bitcode images
+  std::string Executor;    ///< OMPSIM_EXECUTOR: path of ompsim-device (default: next to the plugin)
+  std::string LibDir;      ///< OMPSIM_LIB_DIR: where ompsim's libraries live (default: next to the runtime)
   /// OMP_TARGET_OFFLOAD (standard OpenMP): "MANDATORY", "DISABLED" or "DEFAULT" (upper-cased; "" when unset).
-  std::string ompTargetOffload;
+  std::string OmpTargetOffload;
   /// LIBOMPTARGET_INFO (upstream's info bit mask; 0 when unset): bit 0 prints data-mapping info lines.
-  uint32_t libomptargetInfo = 0;
+  uint32_t LibomptargetInfo = 0;
 };
 
 /// Returns the configuration; parses the environment on first call.

@@ -10,23 +10,23 @@ namespace ompsim {
 
 /// A host address resolved to the symbol that contains it.
 struct HostSymbol {
-  std::string name;    ///< demangled ("vtable for Der", "add1")
-  uint64_t offset = 0; ///< addr - symbol start
-  std::string object;  ///< path of the object as loaded ("./prog", "/usr/lib/.../libc.so.6")
-  bool isFunction = false;
+  std::string Name;    ///< demangled ("vtable for Der", "add1")
+  uint64_t Offset = 0; ///< addr - symbol start
+  std::string Object;  ///< path of the object as loaded ("./prog", "/usr/lib/.../libc.so.6")
+  bool IsFunction = false;
 };
 
 /// A mapped range of the host process (a PT_LOAD segment of a loaded object).
 struct HostRange {
-  uint64_t begin = 0, end = 0; ///< page-aligned, end exclusive
-  std::string object;
+  uint64_t Begin = 0, End = 0; ///< page-aligned, end exclusive
+  std::string Object;
 };
 
 /// A C++ vtable (an `_ZTV...` data symbol) defined in a loaded object.
 struct HostVtable {
-  std::string mangledName; ///< "_ZTV2Op": the name the device image gives its copy
-  uint64_t address = 0;    ///< start of the vtable in this process
-  uint64_t size = 0;       ///< bytes, a multiple of 8
+  std::string MangledName; ///< "_ZTV2Op": the name the device image gives its copy
+  uint64_t Address = 0;    ///< start of the vtable in this process
+  uint64_t Size = 0;       ///< bytes, a multiple of 8
 };
 
 /// Reads .symtab (or .dynsym) of every object loaded in this process.
@@ -38,18 +38,18 @@ public:
   static HostSymbolizer &get();
 
   /// The symbol containing `addr`, or nullopt when no symbol covers it.
-  std::optional<HostSymbol> lookup(uint64_t addr);
+  std::optional<HostSymbol> lookup(uint64_t Addr);
 
   /// Every PT_LOAD range of every loaded object (code and data), merged per
   /// object and page-aligned; excludes ld.so's vdso/vvar.
   std::vector<HostRange> loadedRanges();
 
   /// The object (path) whose PT_LOAD ranges contain `addr`, or "".
-  std::string objectOf(uint64_t addr);
+  std::string objectOf(uint64_t Addr);
 
   /// The vtables defined in the object whose PT_LOAD ranges contain `addr`
   /// (empty when no object does or its symbol table is stripped).
-  std::vector<HostVtable> vtablesOf(uint64_t addr);
+  std::vector<HostVtable> vtablesOf(uint64_t Addr);
 };
 
 } // namespace ompsim

@@ -13,6 +13,6 @@ namespace ompsim {
 /// ends with _exit or a signal: an executor that faulted, was killed or was
 /// stopped, or a host ending on a fatal error. Call it only for a process
 /// that is gone (reaped) or for the calling process just before it exits.
-void removeOpenMPRegistration(pid_t pid);
+void removeOpenMPRegistration(pid_t Pid);
 
 } // namespace ompsim
