@@ -154,6 +154,8 @@ Config load() {
   uint64_t jitOptLevel = uint64_t(c.jitOptLevel);
   readU64("OMPSIM_JIT_OPT_LEVEL", jitOptLevel, 0, 3, "an integer 0..3");
   c.jitOptLevel = int32_t(jitOptLevel);
+  if (const char *v = env("OMPSIM_JIT_CACHE"))
+    c.jitCache = v;
   if (const char *v = env("OMPSIM_EXECUTOR"))
     c.executor = v;
   if (const char *v = env("OMPSIM_LIB_DIR"))

@@ -153,6 +153,7 @@ DeviceOptions DeviceOptions::fromConfig(int32_t deviceId, const std::string &def
   o.kernelTimeout = c.kernelTimeout;
   o.startTimeout = c.executorStartTimeout;
   o.jitOptLevel = c.jitOptLevel;
+  o.jitCache = c.jitCache;
   return o;
 }
 

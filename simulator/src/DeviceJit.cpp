@@ -5,6 +5,8 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/ExecutionEngine/Orc/AbsoluteSymbols.h"
 #include "llvm/ExecutionEngine/Orc/CompileUtils.h"
 #include "llvm/ExecutionEngine/Orc/EHFrameRegistrationPlugin.h"
@@ -15,10 +17,14 @@
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SHA256.h"
 #include "llvm/Support/TargetSelect.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <future>
 #include <mutex>
 
@@ -136,6 +142,90 @@ private:
   std::shared_ptr<ImageSymbolTable> table_;
 };
 
+/// Code generation with its objects kept in a folder between runs: code
+/// generation is most of the time to the first kernel of a large bitcode
+/// image. An object is named by the SHA-256 of its module's bitcode and of
+/// what else code generation depends on (LLVM's version, the target, the
+/// level), so a changed image or setting never reads a stale object. Each
+/// file starts with the SHA-256 of the object after it: a truncated or
+/// damaged file is compiled afresh and rewritten, never linked. Files are
+/// written aside and renamed into place, so processes sharing the folder see
+/// whole files only.
+class CachingCompiler : public IRCompileLayer::IRCompiler {
+public:
+  CachingCompiler(JITTargetMachineBuilder jtmb, std::string dir, std::string salt)
+      : IRCompiler(irManglingOptionsFromTargetOptions(jtmb.getOptions())), compiler_(std::move(jtmb)),
+        dir_(std::move(dir)), salt_(std::move(salt)) {}
+
+  Expected<std::unique_ptr<MemoryBuffer>> operator()(Module &m) override {
+    std::string path = pathFor(m);
+    if (auto file = MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false)) {
+      StringRef bytes = (*file)->getBuffer();
+      if (bytes.size() > kDigestSize &&
+          digestOf(bytes.drop_front(kDigestSize)) == bytes.take_front(kDigestSize))
+        return MemoryBuffer::getMemBufferCopy(bytes.drop_front(kDigestSize), m.getModuleIdentifier());
+    }
+    auto object = compiler_(m);
+    if (object)
+      store(path, (*object)->getBuffer());
+    return object;
+  }
+
+private:
+  static constexpr size_t kDigestSize = 32;
+
+  static std::string digestOf(StringRef bytes) {
+    auto d = SHA256::hash(arrayRefFromStringRef(bytes));
+    return std::string(d.begin(), d.end());
+  }
+
+  std::string pathFor(const Module &m) const {
+    SmallVector<char, 0> bitcode;
+    raw_svector_ostream os(bitcode);
+    WriteBitcodeToFile(m, os);
+    SHA256 hash;
+    hash.update(salt_);
+    hash.update(arrayRefFromStringRef(StringRef(bitcode.data(), bitcode.size())));
+    SmallString<128> path(dir_);
+    sys::path::append(path, toHex(hash.final(), /*LowerCase=*/true) + ".o");
+    return path.str().str();
+  }
+
+  void store(const std::string &path, StringRef object) {
+    int fd = -1;
+    SmallString<128> temp;
+    if (std::error_code ec = sys::fs::createUniqueFile(path + ".%%%%%%.tmp", fd, temp))
+      return warnOnce("cannot create a file in it: " + ec.message());
+    raw_fd_ostream out(fd, /*shouldClose=*/true);
+    out << digestOf(object) << object;
+    out.close();
+    if (out.has_error()) {
+      out.clear_error();
+      sys::fs::remove(temp);
+      return warnOnce("cannot write " + temp.str().str());
+    }
+    if (std::error_code ec = sys::fs::rename(temp, path)) {
+      sys::fs::remove(temp);
+      warnOnce("cannot rename " + temp.str().str() + ": " + ec.message());
+    }
+  }
+
+  /// A folder that cannot be written costs only time: say so once.
+  void warnOnce(const std::string &problem) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (warned_)
+      return;
+    warned_ = true;
+    std::fprintf(stderr, "ompsim: OMPSIM_JIT_CACHE='%s': %s; compiled code is not kept\n", dir_.c_str(),
+                 problem.c_str());
+  }
+
+  ConcurrentIRCompiler compiler_;
+  std::string dir_, salt_;
+  std::mutex mu_;
+  bool warned_ = false;
+};
+
 } // namespace
 
 std::string DeviceJIT::symbolize(uint64_t addr) const {
@@ -154,7 +244,7 @@ DeviceJIT::DeviceJIT(ExecutionSession &es, uint64_t dsoHandle) : es_(es), dsoHan
 
 Expected<std::unique_ptr<DeviceJIT>> DeviceJIT::Create(ExecutionSession &es, uint64_t dsoHandle,
                                                        uint64_t lazyReenter, uint64_t lazyFailed,
-                                                       int optLevel) {
+                                                       int optLevel, StringRef cacheDir) {
   static std::once_flag targets;
   std::call_once(targets, [] {
     InitializeNativeTarget();
@@ -177,8 +267,21 @@ Expected<std::unique_ptr<DeviceJIT>> DeviceJIT::Create(ExecutionSession &es, uin
   static constexpr CodeGenOptLevel kLevels[] = {CodeGenOptLevel::None, CodeGenOptLevel::Less,
                                                 CodeGenOptLevel::Default, CodeGenOptLevel::Aggressive};
   jtmb.setCodeGenOptLevel(kLevels[std::clamp(optLevel, 0, 3)]);
-  jit->compiler_ = std::make_unique<IRCompileLayer>(es, *jit->linker_,
-                                                    std::make_unique<ConcurrentIRCompiler>(std::move(jtmb)));
+  std::unique_ptr<IRCompileLayer::IRCompiler> compiler;
+  if (!cacheDir.empty()) {
+    if (std::error_code ec = sys::fs::create_directories(cacheDir))
+      std::fprintf(stderr,
+                   "ompsim: OMPSIM_JIT_CACHE='%s': cannot create the folder: %s; compiled code is not kept\n",
+                   cacheDir.str().c_str(), ec.message().c_str());
+    else
+      compiler = std::make_unique<CachingCompiler>(
+          jtmb, cacheDir.str(),
+          std::string("ompsim-jit-object-1\n") + LLVM_VERSION_STRING + "\n" + jtmb.getTargetTriple().str() +
+              "\nlevel " + std::to_string(std::clamp(optLevel, 0, 3)));
+  }
+  if (!compiler)
+    compiler = std::make_unique<ConcurrentIRCompiler>(std::move(jtmb));
+  jit->compiler_ = std::make_unique<IRCompileLayer>(es, *jit->linker_, std::move(compiler));
   // Lazy compilation: stubs and trampolines live in the arena; a trampoline
   // enters the executor's resolver block, which asks us (resolveLazyCall).
   auto indirection = EPCIndirectionUtils::Create(es);

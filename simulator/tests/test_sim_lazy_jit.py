@@ -166,3 +166,42 @@ def test_a_kernel_calling_most_of_the_image_compiles_it_at_once_keeping_pointers
     # The kernel's partition held most of the image: the rest compiled in one
     # go, and a pointer taken on the device still equals the translated one.
     assert len(rest) == 1, [e for e in events if e["event"] == "jit-compile"]
+
+
+def cache_files(folder):
+    return {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in folder.iterdir()}
+
+
+def test_a_cache_folder_keeps_compiled_code_for_the_next_run(offload):
+    exe = offload.compile(rest_program(), name="cached.cpp", translate="pass", image="ir")
+    cache = offload.tmp / "jit-cache" / "made-on-first-use"
+    env = {"OMPSIM_JIT_CACHE": str(cache)}
+
+    def run_checked():
+        r = offload.run(exe, backend="sim", env=env)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "mismatches=0" in r.stdout, r.stdout
+        assert [l for l in r.stderr.splitlines() if l.startswith("ompsim")] == [], r.stderr
+
+    run_checked()
+    first = cache_files(cache)
+    assert first and all(n.endswith(".o") for n in first), sorted(first)
+    # The second run finds every object it needs: it writes nothing.
+    run_checked()
+    assert cache_files(cache) == first
+    # A damaged object is compiled again, not linked, and its file rewritten.
+    for name, (data, _) in first.items():
+        (cache / name).write_bytes(data[:len(data) // 2])
+    run_checked()
+    assert {n: d for n, (d, _) in cache_files(cache).items()} == {n: d for n, (d, _) in first.items()}
+
+
+def test_a_cache_folder_that_cannot_be_written_is_named_once_and_the_program_runs(offload):
+    exe = offload.compile(rest_program(), name="uncached.cpp", translate="pass", image="ir")
+    blocker = offload.tmp / "not-a-folder"
+    blocker.write_text("a file where the cache folder would be\n")
+    r = offload.run(exe, backend="sim", env={"OMPSIM_JIT_CACHE": str(blocker / "cache")})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "mismatches=0" in r.stdout, r.stdout
+    lines = [l for l in r.stderr.splitlines() if l.startswith("ompsim")]
+    assert len(lines) == 1 and "OMPSIM_JIT_CACHE" in lines[0] and str(blocker) in lines[0], r.stderr

@@ -31,6 +31,8 @@ struct Config {
   std::string ompTargetOffload;
   /// LIBOMPTARGET_INFO (upstream's info bit mask; 0 when unset): bit 0 prints data-mapping info lines.
   uint32_t libomptargetInfo = 0;
+  /// OMPSIM_JIT_CACHE: folder of compiled bitcode-image code kept between runs ("" when unset: none)
+  std::string jitCache;
 };
 
 /// Returns the configuration; parses the environment on first call.
