@@ -142,11 +142,15 @@ private:
   std::shared_ptr<ImageSymbolTable> table_;
 };
 
+/// The named metadata in which add() records the SHA-256 of the image a module
+/// came from (partitions extracted from the module copy it).
+constexpr const char *kImageDigestMD = "ompsim.jit.image";
+
 /// Code generation with its objects kept in a folder between runs: code
 /// generation is most of the time to the first kernel of a large bitcode
-/// image. An object is named by the SHA-256 of its module's bitcode and of
-/// what else code generation depends on (LLVM's version, the target, the
-/// level), so a changed image or setting never reads a stale object. Each
+/// image. An object is named by a SHA-256 of what its module is made from
+/// and of what else code generation depends on (LLVM's version, the target,
+/// the level), so a changed image or setting never reads a stale object. Each
 /// file starts with the SHA-256 of the object after it: a truncated or
 /// damaged file is compiled afresh and rewritten, never linked. Files are
 /// written aside and renamed into place, so processes sharing the folder see
@@ -179,13 +183,39 @@ private:
     return std::string(d.begin(), d.end());
   }
 
+  /// A module compiled here is a function of its image (as add() rewrites
+  /// it) and of which of the image's definitions it holds, so its key is the
+  /// image's digest and each global value's name, linkage, visibility and
+  /// whether it is defined: hashing the module's bitcode instead would cost
+  /// a fifth of compiling it. A module without the image's digest hashes
+  /// its bitcode.
   std::string pathFor(const Module &m) const {
-    SmallVector<char, 0> bitcode;
-    raw_svector_ostream os(bitcode);
-    WriteBitcodeToFile(m, os);
     SHA256 hash;
     hash.update(salt_);
-    hash.update(arrayRefFromStringRef(StringRef(bitcode.data(), bitcode.size())));
+    const NamedMDNode *image = m.getNamedMetadata(kImageDigestMD);
+    const auto *digest = image && image->getNumOperands() == 1 && image->getOperand(0)->getNumOperands() == 1
+                             ? dyn_cast<MDString>(image->getOperand(0)->getOperand(0))
+                             : nullptr;
+    if (digest) {
+      hash.update(digest->getString());
+      for (const GlobalValue &gv : m.global_values()) {
+        uint64_t size = gv.getName().size();
+        uint8_t traits[] = {uint8_t(size),
+                            uint8_t(size >> 8),
+                            uint8_t(size >> 16),
+                            uint8_t(gv.getLinkage()),
+                            uint8_t(gv.getVisibility()),
+                            uint8_t(gv.isDeclaration()),
+                            uint8_t(gv.getValueID())};
+        hash.update(traits);
+        hash.update(gv.getName());
+      }
+    } else {
+      SmallVector<char, 0> bitcode;
+      raw_svector_ostream os(bitcode);
+      WriteBitcodeToFile(m, os);
+      hash.update(arrayRefFromStringRef(StringRef(bitcode.data(), bitcode.size())));
+    }
     SmallString<128> path(dir_);
     sys::path::append(path, toHex(hash.final(), /*LowerCase=*/true) + ".o");
     return path.str().str();
@@ -276,7 +306,9 @@ Expected<std::unique_ptr<DeviceJIT>> DeviceJIT::Create(ExecutionSession &es, uin
     else
       compiler = std::make_unique<CachingCompiler>(
           jtmb, cacheDir.str(),
-          std::string("ompsim-jit-object-1\n") + LLVM_VERSION_STRING + "\n" + jtmb.getTargetTriple().str() +
+          // Bump the version when add() rewrites images differently: the
+          // key trusts that an image's bytes decide its rewritten module.
+          std::string("ompsim-jit-object-2\n") + LLVM_VERSION_STRING + "\n" + jtmb.getTargetTriple().str() +
               "\nlevel " + std::to_string(std::clamp(optLevel, 0, 3)));
   }
   if (!compiler)
@@ -354,6 +386,11 @@ Expected<JITImage> DeviceJIT::add(ArrayRef<char> bitcode, StringRef name) {
     return makeError("image " + name + ": unreadable bitcode: " + toString(module.takeError()));
   Module &m = **module;
   std::string tag = std::to_string(nextImage_++);
+  // The object cache's key (CachingCompiler) starts from the image's digest.
+  m.getOrInsertNamedMetadata(kImageDigestMD)
+      ->addOperand(MDNode::get(*ctx, MDString::get(*ctx, toHex(SHA256::hash(arrayRefFromStringRef(StringRef(
+                                                                   bitcode.data(), bitcode.size()))),
+                                                               /*LowerCase=*/true))));
   Function *init = lowerCtorsDtors(m, true, "__ompsim_jit_init_" + tag);
   Function *fini = lowerCtorsDtors(m, false, "__ompsim_jit_fini_" + tag);
   // The device link internalizes every function but the kernels. An internal

@@ -194,6 +194,10 @@ def test_a_cache_folder_keeps_compiled_code_for_the_next_run(offload):
         (cache / name).write_bytes(data[:len(data) // 2])
     run_checked()
     assert {n: d for n, (d, _) in cache_files(cache).items()} == {n: d for n, (d, _) in first.items()}
+    # Another code generation level is another object, never the level 0 one.
+    env["OMPSIM_JIT_OPT_LEVEL"] = "2"
+    run_checked()
+    assert len(cache_files(cache)) == 2 * len(first), sorted(cache_files(cache))
 
 
 def test_a_cache_folder_that_cannot_be_written_is_named_once_and_the_program_runs(offload):
