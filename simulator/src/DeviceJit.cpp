@@ -117,6 +117,20 @@ void traceCompile(const IRPartitionLayer::GlobalValueSet &requested, size_t comp
       .num("rest", rest ? 1 : 0);
 }
 
+/// The name a function had in its image: extracting a partition gives an
+/// internal function that another partition calls a new external name,
+/// "__orc_lcl.<name>.<n>", which means nothing to the user.
+std::string sourceName(StringRef linked) {
+  StringRef name = linked;
+  if (!name.consume_front("__orc_lcl."))
+    return linked.str();
+  size_t dot = name.rfind('.');
+  if (dot == StringRef::npos || dot == 0 || dot + 1 == name.size() ||
+      !llvm::all_of(name.drop_front(dot + 1), [](char c) { return c >= '0' && c <= '9'; }))
+    return linked.str();
+  return name.take_front(dot).str();
+}
+
 /// Records the functions every link defines, so an address in code that was
 /// compiled lazily (away from its stub) can be named in fault reports.
 class LinkedCodeRecorder : public ObjectLinkingLayer::Plugin {
@@ -129,7 +143,7 @@ public:
       std::lock_guard<std::mutex> lock(*mu);
       for (jitlink::Symbol *sym : g.defined_symbols())
         if (sym->hasName() && sym->isCallable())
-          table->add((*sym->getName()).str(), sym->getAddress().getValue(), sym->getSize());
+          table->add(sourceName(*sym->getName()), sym->getAddress().getValue(), sym->getSize());
       return Error::success();
     });
   }

@@ -209,3 +209,37 @@ def test_a_cache_folder_that_cannot_be_written_is_named_once_and_the_program_run
     assert "mismatches=0" in r.stdout, r.stdout
     lines = [l for l in r.stderr.splitlines() if l.startswith("ompsim")]
     assert len(lines) == 1 and "OMPSIM_JIT_CACHE" in lines[0] and str(blocker) in lines[0], r.stderr
+
+
+FAULT = r"""
+#include <cstdio>
+#pragma omp declare target
+__attribute__((noinline)) int store_far(int *p, int x) { p[x] = 1; return x; }
+__attribute__((noinline)) int second(int x) { return x + 1; }
+#pragma omp end declare target
+int main(int argc, char **argv) {
+  int r = 0;
+#pragma omp target map(tofrom : r)
+  { r = second(argc); }
+#pragma omp target map(tofrom : r)
+  { r = store_far((int *)0x10, r * 1000000); }
+  std::printf("r=%d\n", r);
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("cached", [False, True], ids=["compiled", "from-cache"])
+def test_a_fault_in_lazily_compiled_code_names_the_function_as_written(offload, cached):
+    exe = offload.compile(FAULT, name="fault.cpp", translate="pass", image="ir")
+    env = {"OMPSIM_JIT_CACHE": str(offload.tmp / "cache")} if cached else {}
+    if cached:
+        offload.run(exe, backend="sim", env=env)  # fills the cache
+    r = offload.run(exe, backend="sim", env=env)
+    assert r.returncode != 0, r.stdout + r.stderr
+    # The function compiled apart from the kernel that calls it keeps the
+    # name it has in the source (not the one extraction gave it).
+    lines = [l for l in r.stderr.splitlines() if l.startswith("ompsim")]
+    assert len(lines) == 1, r.stderr
+    assert re.search(r"segmentation fault \(SIGSEGV\) at address 0x[0-9a-f]+, "
+                     r"instruction at dev:store_far\(int\*, int\)( \(\.internalized\))?\+0x[0-9a-f]+ \(0x[0-9a-f]+\)$", lines[0]), lines[0]
