@@ -313,17 +313,19 @@ Expected<std::unique_ptr<DeviceJIT>> DeviceJIT::Create(ExecutionSession &es, uin
   jtmb.setCodeGenOptLevel(kLevels[std::clamp(optLevel, 0, 3)]);
   std::unique_ptr<IRCompileLayer::IRCompiler> compiler;
   if (!cacheDir.empty()) {
-    if (std::error_code ec = sys::fs::create_directories(cacheDir))
+    if (std::error_code ec = sys::fs::create_directories(cacheDir)) {
       std::fprintf(stderr,
                    "ompsim: OMPSIM_JIT_CACHE='%s': cannot create the folder: %s; compiled code is not kept\n",
                    cacheDir.str().c_str(), ec.message().c_str());
-    else
+    } else {
+      jit->caching_ = true;
       compiler = std::make_unique<CachingCompiler>(
           jtmb, cacheDir.str(),
           // Bump the version when add() rewrites images differently: the
           // key trusts that an image's bytes decide its rewritten module.
           std::string("ompsim-jit-object-2\n") + LLVM_VERSION_STRING + "\n" + jtmb.getTargetTriple().str() +
               "\nlevel " + std::to_string(std::clamp(optLevel, 0, 3)));
+    }
   }
   if (!compiler)
     compiler = std::make_unique<ConcurrentIRCompiler>(std::move(jtmb));
@@ -401,10 +403,11 @@ Expected<JITImage> DeviceJIT::add(ArrayRef<char> bitcode, StringRef name) {
   Module &m = **module;
   std::string tag = std::to_string(nextImage_++);
   // The object cache's key (CachingCompiler) starts from the image's digest.
-  m.getOrInsertNamedMetadata(kImageDigestMD)
-      ->addOperand(MDNode::get(*ctx, MDString::get(*ctx, toHex(SHA256::hash(arrayRefFromStringRef(StringRef(
-                                                                   bitcode.data(), bitcode.size()))),
-                                                               /*LowerCase=*/true))));
+  if (caching_)
+    m.getOrInsertNamedMetadata(kImageDigestMD)
+        ->addOperand(MDNode::get(*ctx, MDString::get(*ctx, toHex(SHA256::hash(arrayRefFromStringRef(StringRef(
+                                                                     bitcode.data(), bitcode.size()))),
+                                                                 /*LowerCase=*/true))));
   Function *init = lowerCtorsDtors(m, true, "__ompsim_jit_init_" + tag);
   Function *fini = lowerCtorsDtors(m, false, "__ompsim_jit_fini_" + tag);
   // The device link internalizes every function but the kernels. An internal

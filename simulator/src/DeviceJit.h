@@ -76,6 +76,7 @@ private:
   std::unique_ptr<llvm::orc::IRPartitionLayer> partitioner_;
   std::unique_ptr<llvm::orc::CompileOnDemandLayer> lazy_;
   unsigned nextImage_ = 1;
+  bool caching_ = false; ///< compiled objects are kept in a folder (OMPSIM_JIT_CACHE)
   /// Every function body linked so far, filled by a JITLink plugin as each
   /// compile links (ImageSymbolTable is not thread-safe: guarded by linkedMu_).
   std::shared_ptr<std::mutex> linkedMu_ = std::make_shared<std::mutex>();
