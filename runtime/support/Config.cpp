@@ -154,6 +154,8 @@ Config load() {
   uint64_t JitOptLevel = uint64_t(C.JitOptLevel);
   readU64("OMPSIM_JIT_OPT_LEVEL", JitOptLevel, 0, 3, "an integer 0..3");
   C.JitOptLevel = int32_t(JitOptLevel);
+  if (const char *V = env("OMPSIM_JIT_CACHE"))
+    C.JitCache = V;
   if (const char *V = env("OMPSIM_EXECUTOR"))
     C.Executor = V;
   if (const char *V = env("OMPSIM_LIB_DIR"))

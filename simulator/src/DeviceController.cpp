@@ -153,6 +153,7 @@ DeviceOptions DeviceOptions::fromConfig(int32_t deviceId, const std::string &def
   o.kernelTimeout = c.KernelTimeout;
   o.startTimeout = c.ExecutorStartTimeout;
   o.jitOptLevel = c.JitOptLevel;
+  o.jitCache = c.JitCache;
   return o;
 }
 

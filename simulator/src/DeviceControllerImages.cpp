@@ -92,7 +92,7 @@ Expected<uint64_t> DeviceController::loadBitcode(ArrayRef<char> bytes, StringRef
     if (!libomp)
       return diagnose(libomp.takeError(), "loading libomp.so.5 for JIT images");
     auto jit = DeviceJIT::Create(*es_, opts_.arenaBase, fns_[proto::LazyReenterName],
-                                 fns_[proto::LazyFailedName], opts_.jitOptLevel);
+                                 fns_[proto::LazyFailedName], opts_.jitOptLevel, opts_.jitCache);
     if (!jit)
       return makeError(prefix + toString(jit.takeError()));
     jit_ = std::move(*jit);

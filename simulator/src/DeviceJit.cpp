@@ -5,6 +5,8 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/ExecutionEngine/Orc/AbsoluteSymbols.h"
 #include "llvm/ExecutionEngine/Orc/CompileUtils.h"
 #include "llvm/ExecutionEngine/Orc/EHFrameRegistrationPlugin.h"
@@ -15,10 +17,14 @@
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SHA256.h"
 #include "llvm/Support/TargetSelect.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <future>
 #include <mutex>
 
@@ -111,6 +117,20 @@ void traceCompile(const IRPartitionLayer::GlobalValueSet &requested, size_t comp
       .num("rest", rest ? 1 : 0);
 }
 
+/// The name a function had in its image: extracting a partition gives an
+/// internal function that another partition calls a new external name,
+/// "__orc_lcl.<name>.<n>", which means nothing to the user.
+std::string sourceName(StringRef linked) {
+  StringRef name = linked;
+  if (!name.consume_front("__orc_lcl."))
+    return linked.str();
+  size_t dot = name.rfind('.');
+  if (dot == StringRef::npos || dot == 0 || dot + 1 == name.size() ||
+      !llvm::all_of(name.drop_front(dot + 1), [](char c) { return c >= '0' && c <= '9'; }))
+    return linked.str();
+  return name.take_front(dot).str();
+}
+
 /// Records the functions every link defines, so an address in code that was
 /// compiled lazily (away from its stub) can be named in fault reports.
 class LinkedCodeRecorder : public ObjectLinkingLayer::Plugin {
@@ -123,7 +143,7 @@ public:
       std::lock_guard<std::mutex> lock(*mu);
       for (jitlink::Symbol *sym : g.defined_symbols())
         if (sym->hasName() && sym->isCallable())
-          table->add((*sym->getName()).str(), sym->getAddress().getValue(), sym->getSize());
+          table->add(sourceName(*sym->getName()), sym->getAddress().getValue(), sym->getSize());
       return Error::success();
     });
   }
@@ -134,6 +154,120 @@ public:
 private:
   std::shared_ptr<std::mutex> mu_;
   std::shared_ptr<ImageSymbolTable> table_;
+};
+
+/// The named metadata in which add() records the SHA-256 of the image a module
+/// came from (partitions extracted from the module copy it).
+constexpr const char *kImageDigestMD = "ompsim.jit.image";
+
+/// Code generation with its objects kept in a folder between runs: code
+/// generation is most of the time to the first kernel of a large bitcode
+/// image. An object is named by a SHA-256 of what its module is made from
+/// and of what else code generation depends on (LLVM's version, the target,
+/// the level), so a changed image or setting never reads a stale object. Each
+/// file starts with the SHA-256 of the object after it: a truncated or
+/// damaged file is compiled afresh and rewritten, never linked. Files are
+/// written aside and renamed into place, so processes sharing the folder see
+/// whole files only.
+class CachingCompiler : public IRCompileLayer::IRCompiler {
+public:
+  CachingCompiler(JITTargetMachineBuilder jtmb, std::string dir, std::string salt)
+      : IRCompiler(irManglingOptionsFromTargetOptions(jtmb.getOptions())), compiler_(std::move(jtmb)),
+        dir_(std::move(dir)), salt_(std::move(salt)) {}
+
+  Expected<std::unique_ptr<MemoryBuffer>> operator()(Module &m) override {
+    std::string path = pathFor(m);
+    if (auto file = MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false)) {
+      StringRef bytes = (*file)->getBuffer();
+      if (bytes.size() > kDigestSize &&
+          digestOf(bytes.drop_front(kDigestSize)) == bytes.take_front(kDigestSize))
+        return MemoryBuffer::getMemBufferCopy(bytes.drop_front(kDigestSize), m.getModuleIdentifier());
+    }
+    auto object = compiler_(m);
+    if (object)
+      store(path, (*object)->getBuffer());
+    return object;
+  }
+
+private:
+  static constexpr size_t kDigestSize = 32;
+
+  static std::string digestOf(StringRef bytes) {
+    auto d = SHA256::hash(arrayRefFromStringRef(bytes));
+    return std::string(d.begin(), d.end());
+  }
+
+  /// A module compiled here is a function of its image (as add() rewrites
+  /// it) and of which of the image's definitions it holds, so its key is the
+  /// image's digest and each global value's name, linkage, visibility and
+  /// whether it is defined: hashing the module's bitcode instead would cost
+  /// a fifth of compiling it. A module without the image's digest hashes
+  /// its bitcode.
+  std::string pathFor(const Module &m) const {
+    SHA256 hash;
+    hash.update(salt_);
+    const NamedMDNode *image = m.getNamedMetadata(kImageDigestMD);
+    const auto *digest = image && image->getNumOperands() == 1 && image->getOperand(0)->getNumOperands() == 1
+                             ? dyn_cast<MDString>(image->getOperand(0)->getOperand(0))
+                             : nullptr;
+    if (digest) {
+      hash.update(digest->getString());
+      for (const GlobalValue &gv : m.global_values()) {
+        uint64_t size = gv.getName().size();
+        uint8_t traits[] = {uint8_t(size),
+                            uint8_t(size >> 8),
+                            uint8_t(size >> 16),
+                            uint8_t(gv.getLinkage()),
+                            uint8_t(gv.getVisibility()),
+                            uint8_t(gv.isDeclaration()),
+                            uint8_t(gv.getValueID())};
+        hash.update(traits);
+        hash.update(gv.getName());
+      }
+    } else {
+      SmallVector<char, 0> bitcode;
+      raw_svector_ostream os(bitcode);
+      WriteBitcodeToFile(m, os);
+      hash.update(arrayRefFromStringRef(StringRef(bitcode.data(), bitcode.size())));
+    }
+    SmallString<128> path(dir_);
+    sys::path::append(path, toHex(hash.final(), /*LowerCase=*/true) + ".o");
+    return path.str().str();
+  }
+
+  void store(const std::string &path, StringRef object) {
+    int fd = -1;
+    SmallString<128> temp;
+    if (std::error_code ec = sys::fs::createUniqueFile(path + ".%%%%%%.tmp", fd, temp))
+      return warnOnce("cannot create a file in it: " + ec.message());
+    raw_fd_ostream out(fd, /*shouldClose=*/true);
+    out << digestOf(object) << object;
+    out.close();
+    if (out.has_error()) {
+      out.clear_error();
+      sys::fs::remove(temp);
+      return warnOnce("cannot write " + temp.str().str());
+    }
+    if (std::error_code ec = sys::fs::rename(temp, path)) {
+      sys::fs::remove(temp);
+      warnOnce("cannot rename " + temp.str().str() + ": " + ec.message());
+    }
+  }
+
+  /// A folder that cannot be written costs only time: say so once.
+  void warnOnce(const std::string &problem) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (warned_)
+      return;
+    warned_ = true;
+    std::fprintf(stderr, "ompsim: OMPSIM_JIT_CACHE='%s': %s; compiled code is not kept\n", dir_.c_str(),
+                 problem.c_str());
+  }
+
+  ConcurrentIRCompiler compiler_;
+  std::string dir_, salt_;
+  std::mutex mu_;
+  bool warned_ = false;
 };
 
 } // namespace
@@ -154,7 +288,7 @@ DeviceJIT::DeviceJIT(ExecutionSession &es, uint64_t dsoHandle) : es_(es), dsoHan
 
 Expected<std::unique_ptr<DeviceJIT>> DeviceJIT::Create(ExecutionSession &es, uint64_t dsoHandle,
                                                        uint64_t lazyReenter, uint64_t lazyFailed,
-                                                       int optLevel) {
+                                                       int optLevel, StringRef cacheDir) {
   static std::once_flag targets;
   std::call_once(targets, [] {
     InitializeNativeTarget();
@@ -177,8 +311,25 @@ Expected<std::unique_ptr<DeviceJIT>> DeviceJIT::Create(ExecutionSession &es, uin
   static constexpr CodeGenOptLevel kLevels[] = {CodeGenOptLevel::None, CodeGenOptLevel::Less,
                                                 CodeGenOptLevel::Default, CodeGenOptLevel::Aggressive};
   jtmb.setCodeGenOptLevel(kLevels[std::clamp(optLevel, 0, 3)]);
-  jit->compiler_ = std::make_unique<IRCompileLayer>(es, *jit->linker_,
-                                                    std::make_unique<ConcurrentIRCompiler>(std::move(jtmb)));
+  std::unique_ptr<IRCompileLayer::IRCompiler> compiler;
+  if (!cacheDir.empty()) {
+    if (std::error_code ec = sys::fs::create_directories(cacheDir)) {
+      std::fprintf(stderr,
+                   "ompsim: OMPSIM_JIT_CACHE='%s': cannot create the folder: %s; compiled code is not kept\n",
+                   cacheDir.str().c_str(), ec.message().c_str());
+    } else {
+      jit->caching_ = true;
+      compiler = std::make_unique<CachingCompiler>(
+          jtmb, cacheDir.str(),
+          // Bump the version when add() rewrites images differently: the
+          // key trusts that an image's bytes decide its rewritten module.
+          std::string("ompsim-jit-object-2\n") + LLVM_VERSION_STRING + "\n" + jtmb.getTargetTriple().str() +
+              "\nlevel " + std::to_string(std::clamp(optLevel, 0, 3)));
+    }
+  }
+  if (!compiler)
+    compiler = std::make_unique<ConcurrentIRCompiler>(std::move(jtmb));
+  jit->compiler_ = std::make_unique<IRCompileLayer>(es, *jit->linker_, std::move(compiler));
   // Lazy compilation: stubs and trampolines live in the arena; a trampoline
   // enters the executor's resolver block, which asks us (resolveLazyCall).
   auto indirection = EPCIndirectionUtils::Create(es);
@@ -251,6 +402,12 @@ Expected<JITImage> DeviceJIT::add(ArrayRef<char> bitcode, StringRef name) {
     return makeError("image " + name + ": unreadable bitcode: " + toString(module.takeError()));
   Module &m = **module;
   std::string tag = std::to_string(nextImage_++);
+  // The object cache's key (CachingCompiler) starts from the image's digest.
+  if (caching_)
+    m.getOrInsertNamedMetadata(kImageDigestMD)
+        ->addOperand(MDNode::get(*ctx, MDString::get(*ctx, toHex(SHA256::hash(arrayRefFromStringRef(StringRef(
+                                                                     bitcode.data(), bitcode.size()))),
+                                                                 /*LowerCase=*/true))));
   Function *init = lowerCtorsDtors(m, true, "__ompsim_jit_init_" + tag);
   Function *fini = lowerCtorsDtors(m, false, "__ompsim_jit_fini_" + tag);
   // The device link internalizes every function but the kernels. An internal

@@ -39,10 +39,14 @@ public:
   /// Functions compile on their first call: the executor's resolver block
   /// calls `lazyReenter` there (which asks the controller, resolveLazyCall),
   /// and a call whose function cannot be compiled lands in `lazyFailed`.
-  /// `optLevel` (0-3) is the code generation level.
+  /// `optLevel` (0-3) is the code generation level. A non-empty `cacheDir`
+  /// keeps each compiled object there, keyed by a hash of its module, and a
+  /// later compile of the same module (in this or a later run) reads it back
+  /// instead of generating code.
   static llvm::Expected<std::unique_ptr<DeviceJIT>> Create(llvm::orc::ExecutionSession &es,
                                                            uint64_t dsoHandle, uint64_t lazyReenter,
-                                                           uint64_t lazyFailed, int optLevel);
+                                                           uint64_t lazyFailed, int optLevel,
+                                                           llvm::StringRef cacheDir = "");
   ~DeviceJIT();
 
   /// Parses `bitcode` as image `name` and links its data now; its functions
@@ -72,6 +76,7 @@ private:
   std::unique_ptr<llvm::orc::IRPartitionLayer> partitioner_;
   std::unique_ptr<llvm::orc::CompileOnDemandLayer> lazy_;
   unsigned nextImage_ = 1;
+  bool caching_ = false; ///< compiled objects are kept in a folder (OMPSIM_JIT_CACHE)
   /// Every function body linked so far, filled by a JITLink plugin as each
   /// compile links (ImageSymbolTable is not thread-safe: guarded by linkedMu_).
   std::shared_ptr<std::mutex> linkedMu_ = std::make_shared<std::mutex>();

@@ -166,3 +166,80 @@ def test_a_kernel_calling_most_of_the_image_compiles_it_at_once_keeping_pointers
     # The kernel's partition held most of the image: the rest compiled in one
     # go, and a pointer taken on the device still equals the translated one.
     assert len(rest) == 1, [e for e in events if e["event"] == "jit-compile"]
+
+
+def cache_files(folder):
+    return {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in folder.iterdir()}
+
+
+def test_a_cache_folder_keeps_compiled_code_for_the_next_run(offload):
+    exe = offload.compile(rest_program(), name="cached.cpp", translate="pass", image="ir")
+    cache = offload.tmp / "jit-cache" / "made-on-first-use"
+    env = {"OMPSIM_JIT_CACHE": str(cache)}
+
+    def run_checked():
+        r = offload.run(exe, backend="sim", env=env)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "mismatches=0" in r.stdout, r.stdout
+        assert [l for l in r.stderr.splitlines() if l.startswith("ompsim")] == [], r.stderr
+
+    run_checked()
+    first = cache_files(cache)
+    assert first and all(n.endswith(".o") for n in first), sorted(first)
+    # The second run finds every object it needs: it writes nothing.
+    run_checked()
+    assert cache_files(cache) == first
+    # A damaged object is compiled again, not linked, and its file rewritten.
+    for name, (data, _) in first.items():
+        (cache / name).write_bytes(data[:len(data) // 2])
+    run_checked()
+    assert {n: d for n, (d, _) in cache_files(cache).items()} == {n: d for n, (d, _) in first.items()}
+    # Another code generation level is another object, never the level 0 one.
+    env["OMPSIM_JIT_OPT_LEVEL"] = "2"
+    run_checked()
+    assert len(cache_files(cache)) == 2 * len(first), sorted(cache_files(cache))
+
+
+def test_a_cache_folder_that_cannot_be_written_is_named_once_and_the_program_runs(offload):
+    exe = offload.compile(rest_program(), name="uncached.cpp", translate="pass", image="ir")
+    blocker = offload.tmp / "not-a-folder"
+    blocker.write_text("a file where the cache folder would be\n")
+    r = offload.run(exe, backend="sim", env={"OMPSIM_JIT_CACHE": str(blocker / "cache")})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "mismatches=0" in r.stdout, r.stdout
+    lines = [l for l in r.stderr.splitlines() if l.startswith("ompsim")]
+    assert len(lines) == 1 and "OMPSIM_JIT_CACHE" in lines[0] and str(blocker) in lines[0], r.stderr
+
+
+FAULT = r"""
+#include <cstdio>
+#pragma omp declare target
+__attribute__((noinline)) int store_far(int *p, int x) { p[x] = 1; return x; }
+__attribute__((noinline)) int second(int x) { return x + 1; }
+#pragma omp end declare target
+int main(int argc, char **argv) {
+  int r = 0;
+#pragma omp target map(tofrom : r)
+  { r = second(argc); }
+#pragma omp target map(tofrom : r)
+  { r = store_far((int *)0x10, r * 1000000); }
+  std::printf("r=%d\n", r);
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("cached", [False, True], ids=["compiled", "from-cache"])
+def test_a_fault_in_lazily_compiled_code_names_the_function_as_written(offload, cached):
+    exe = offload.compile(FAULT, name="fault.cpp", translate="pass", image="ir")
+    env = {"OMPSIM_JIT_CACHE": str(offload.tmp / "cache")} if cached else {}
+    if cached:
+        offload.run(exe, backend="sim", env=env)  # fills the cache
+    r = offload.run(exe, backend="sim", env=env)
+    assert r.returncode != 0, r.stdout + r.stderr
+    # The function compiled apart from the kernel that calls it keeps the
+    # name it has in the source (not the one extraction gave it).
+    lines = [l for l in r.stderr.splitlines() if l.startswith("ompsim")]
+    assert len(lines) == 1, r.stderr
+    assert re.search(r"segmentation fault \(SIGSEGV\) at address 0x[0-9a-f]+, "
+                     r"instruction at dev:store_far\(int\*, int\)( \(\.internalized\))?\+0x[0-9a-f]+ \(0x[0-9a-f]+\)$", lines[0]), lines[0]

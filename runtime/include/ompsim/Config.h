@@ -31,6 +31,8 @@ struct Config {
   std::string OmpTargetOffload;
   /// LIBOMPTARGET_INFO (upstream's info bit mask; 0 when unset): bit 0 prints data-mapping info lines.
   uint32_t LibomptargetInfo = 0;
+  /// OMPSIM_JIT_CACHE: folder of compiled bitcode-image code kept between runs ("" when unset: none)
+  std::string JitCache;
 };
 
 /// Returns the configuration; parses the environment on first call.

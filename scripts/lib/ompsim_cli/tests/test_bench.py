@@ -183,3 +183,17 @@ def test_concurrency_goal_needs_both_ratios():
     assert g["sim"]["met"] is True and g["sim"]["worst_over_ours_host"] == pytest.approx(1.5)
     assert g["sim-2dev"]["met"] is False and g["sim-2dev"]["worst_over_one_thread"] == pytest.approx(1.2)
     assert concurrency.concurrency_goal({"ours-host": {"unavailable": "x"}, "sim": fine})["sim"]["met"] is None
+
+
+def test_imageload_markdown_shows_the_cached_jit_beside_the_goal_on_uncached_runs():
+    part = {"unit": "ms", "sizes": [10, 1000], "elf": {"10": 20.0, "1000": 20.0}, "ir": {"10": 28.0, "1000": 140.0},
+            "ir_cached": {"10": 26.0, "1000": 50.0}, "ir_over_elf": {"10": 1.4, "1000": 7.0},
+            "ir_cached_over_elf": {"10": 1.3, "1000": 2.5}, "first_call_us": {"elf": {}, "ir": {}},
+            "goal": {"met": False, "ir_over_elf_10": 1.4, "ir_over_elf_1000": 7.0}}
+    md = bench.render_markdown({"machine": {}, "parts": {"imageload": part}})
+    assert "| 1000 | 20.0 | 140.0 | 7.00 | n/a | n/a | 50.0 | 2.50 |" in md
+    assert "**not met**; JIT/ELF = 1.40 at 10, 7.00 at 1000." in md
+    # Results from before the cached column say n/a there.
+    del part["ir_cached"], part["ir_cached_over_elf"]
+    md = bench.render_markdown({"machine": {}, "parts": {"imageload": part}})
+    assert "| 10 | 20.0 | 28.0 | 1.40 | n/a | n/a | n/a | n/a |" in md

@@ -46,6 +46,7 @@ struct DeviceOptions {
   /// before it is killed and the start fails (OMPSIM_EXECUTOR_START_TIMEOUT).
   double startTimeout = 30.0;
   int jitOptLevel = 0;      ///< code generation level (0-3) of bitcode images
+  std::string jitCache;     ///< folder of compiled bitcode-image code ("" for none)
   int maxStartAttempts = 4; ///< restarts when the executor collides with host ranges
 
   /// Options for device `deviceId` from the OMPSIM_* configuration; devices
