@@ -50,13 +50,15 @@ std::string demangle(const char *name) {
 
 /// Calls `fn(address, size, type, name)` for every defined function or data
 /// symbol in the object's file: from .symtab (which has local symbols such as
-/// static functions) when it has any, else from .dynsym.
-template <typename Fn> void forEachSymbol(const Object &o, Fn fn) {
+/// static functions) when it has any, else from .dynsym. With `onlyObjects`
+/// functions are skipped before their names are read (the file is mapped,
+/// not read, so names never looked at cost nothing).
+template <typename Fn> void forEachSymbol(const Object &o, Fn fn, bool onlyObjects = false) {
   int fd = ::open(o.path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return;
   elf_version(EV_CURRENT);
-  Elf *e = elf_begin(fd, ELF_C_READ, nullptr);
+  Elf *e = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
   if (!e) {
     ::close(fd);
     return;
@@ -82,6 +84,10 @@ template <typename Fn> void forEachSymbol(const Object &o, Fn fn) {
         int type = GELF_ST_TYPE(s.st_info);
         if (type != STT_FUNC && type != STT_OBJECT && type != STT_GNU_IFUNC)
           continue;
+        if (onlyObjects && type != STT_OBJECT) {
+          visited += s.st_name != 0; // named: this table has symbols
+          continue;
+        }
         const char *nm = elf_strptr(e, sh.sh_link, s.st_name);
         if (!nm || !*nm)
           continue;
@@ -114,7 +120,7 @@ void readVtables(Object &o) {
   forEachSymbol(o, [&](uint64_t addr, uint64_t size, int type, const char *nm) {
     if (type == STT_OBJECT && std::strncmp(nm, "_ZTV", 4) == 0 && size && size % 8 == 0)
       o.vtables.push_back({nm, addr, size});
-  });
+  }, /*onlyObjects=*/true);
 }
 
 struct State {
