@@ -98,7 +98,8 @@ private:
   /// Adds the host vtables holding one of `indirect`'s functions that no 0x20
   /// entry registered, paired with the device image's vtable of the same name;
   /// their mapping-table entries go to `mapped`, one batch for the caller to add.
-  void addVtablesByName(LoadedImage &image, std::vector<IndirectTarget> &indirect, std::vector<MapEntry> &mapped);
+  void addVtablesByName(LoadedImage &image, std::vector<IndirectTarget> &indirect,
+                        std::vector<MapEntry> &mapped);
   /// Adds the entry mapping [host, host + size) to `tgt` for the image's
   /// lifetime (globals, indirect functions, vtables) to `batch`, the image's
   /// permanent entries that the caller adds to the mapping table at once.

@@ -51,7 +51,9 @@ llvm::Expected<std::vector<__omp_offloading_fptr_map_ty>> FunctionPointerTable::
       for (uint64_t off = 0; off < t.size; off += 8)
         pairs.push_back({t.hostPtr + off, t.tgtPtr + off, &t, &image.imageName});
     }
-  auto before = [](const Pair &a, const Pair &b) { return a.host != b.host ? a.host < b.host : a.tgt < b.tgt; };
+  auto before = [](const Pair &a, const Pair &b) {
+    return a.host != b.host ? a.host < b.host : a.tgt < b.tgt;
+  };
   // Entry tables mostly list functions in address order already.
   if (!std::is_sorted(pairs.begin(), pairs.end(), before))
     std::sort(pairs.begin(), pairs.end(), before);

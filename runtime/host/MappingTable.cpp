@@ -141,7 +141,8 @@ std::vector<MapEntry *> MappingTable::ordered() {
     for (MapEntry &e : batch.entries)
       out.push_back(&e);
   if (!permanent_.empty())
-    std::sort(out.begin(), out.end(), [](const MapEntry *a, const MapEntry *b) { return a->hstBegin < b->hstBegin; });
+    std::sort(out.begin(), out.end(),
+              [](const MapEntry *a, const MapEntry *b) { return a->hstBegin < b->hstBegin; });
   return out;
 }
 

@@ -117,10 +117,13 @@ void readSymbols(Object &o) {
 /// image loading never demangles its whole symbol table.
 void readVtables(Object &o) {
   o.vtablesRead = true;
-  forEachSymbol(o, [&](uint64_t addr, uint64_t size, int type, const char *nm) {
-    if (type == STT_OBJECT && std::strncmp(nm, "_ZTV", 4) == 0 && size && size % 8 == 0)
-      o.vtables.push_back({nm, addr, size});
-  }, /*onlyObjects=*/true);
+  forEachSymbol(
+      o,
+      [&](uint64_t addr, uint64_t size, int type, const char *nm) {
+        if (type == STT_OBJECT && std::strncmp(nm, "_ZTV", 4) == 0 && size && size % 8 == 0)
+          o.vtables.push_back({nm, addr, size});
+      },
+      /*onlyObjects=*/true);
 }
 
 struct State {
