@@ -189,8 +189,7 @@ Expected<uint64_t> DeviceController::lookup(uint64_t image, StringRef name) {
   return *addr;
 }
 
-Expected<std::vector<uint64_t>> DeviceController::lookupMany(uint64_t image,
-                                                             const std::vector<std::string> &names) {
+Expected<std::vector<uint64_t>> DeviceController::lookupMany(uint64_t image, ArrayRef<StringRef> names) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
   auto it = images_.find(image);
   if (it == images_.end())
@@ -201,7 +200,7 @@ Expected<std::vector<uint64_t>> DeviceController::lookupMany(uint64_t image,
       byName[n] = a;
     std::vector<uint64_t> addrs;
     addrs.reserve(names.size());
-    for (const std::string &n : names)
+    for (StringRef n : names)
       addrs.push_back(byName.lookup(n));
     return addrs;
   }

@@ -3,6 +3,7 @@
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Allocator.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -60,7 +61,9 @@ private:
   uint64_t base_ = 0, size_ = 0;
   uint8_t *start_ = nullptr; ///< what the environment's allocate returned (base_ + lowest vaddr)
   std::vector<std::string> needed_;
-  llvm::StringMap<uint64_t> symbols_;
+  /// Entries bump-allocated: an image with 100 Ki symbols makes one
+  /// allocation per slab instead of an aligned allocation per symbol.
+  llvm::StringMap<uint64_t, llvm::BumpPtrAllocator> symbols_;
   std::vector<uint64_t> fini_; ///< in call order
   void *ehFrame_ = nullptr;
   bool finiDone_ = false;

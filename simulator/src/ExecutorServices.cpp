@@ -121,7 +121,9 @@ OMPSIM_WRAPPER(lookupWrapper, proto::LookupSignature,
                })
 
 OMPSIM_WRAPPER(lookupManyWrapper, proto::LookupManySignature,
-               [](uint64_t handle, std::vector<std::string> names) -> Expected<std::vector<uint64_t>> {
+               // StringRefs into the argument buffer: no string per name copied
+               // out of it (registration asks for one per indirect function).
+               [](uint64_t handle, std::vector<StringRef> names) -> Expected<std::vector<uint64_t>> {
                  DeviceState &d = DeviceState::get();
                  std::lock_guard<std::mutex> lock(d.mu);
                  auto it = d.images.find(handle);
@@ -129,7 +131,7 @@ OMPSIM_WRAPPER(lookupManyWrapper, proto::LookupManySignature,
                    return makeError("no loaded image with handle " + Twine(handle));
                  std::vector<uint64_t> addrs;
                  addrs.reserve(names.size());
-                 for (const std::string &name : names)
+                 for (StringRef name : names)
                    addrs.push_back(it->second->lookup(name));
                  return addrs;
                })

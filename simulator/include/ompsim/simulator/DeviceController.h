@@ -106,7 +106,7 @@ public:
   llvm::Expected<uint64_t> lookup(uint64_t image, llvm::StringRef name);
   /// Addresses of many symbols of a loaded image in one request to the
   /// executor; 0 for a name the image does not define.
-  llvm::Expected<std::vector<uint64_t>> lookupMany(uint64_t image, const std::vector<std::string> &names);
+  llvm::Expected<std::vector<uint64_t>> lookupMany(uint64_t image, llvm::ArrayRef<llvm::StringRef> names);
   /// Runs the image's finalizers and frees its memory.
   llvm::Error unloadImage(uint64_t image);
 
