@@ -513,7 +513,7 @@ OMPSIM_EXPORT int32_t __tgt_rtl_get_globals(int32_t id, ompsim_binary_handle bin
     return OMPSIM_OFFLOAD_FAIL;
   if (!binary || (n && (!names || !tgt_ptrs)))
     return failWith(d, fmt::format("device {}: get_globals with a null argument", id));
-  (void)sizes; // the executor knows each symbol's extent
+  (void)sizes;                         // the executor knows each symbol's extent
   std::vector<llvm::StringRef> wanted; // the caller's names, not copies
   wanted.reserve(n);
   for (uint64_t i = 0; i < n; ++i) {
