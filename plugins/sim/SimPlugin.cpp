@@ -469,7 +469,9 @@ OMPSIM_EXPORT int32_t __tgt_rtl_load_binary(int32_t id, const __tgt_device_image
   llvm::ArrayRef<char> bytes(static_cast<const char *>(image->ImageStart),
                              static_cast<const char *>(image->ImageEnd));
   std::string name = fmt::format("#{}", ++d->imagesLoaded);
-  auto img = c->loadImage(bytes, name, hostLibraryNames(image->ImageStart));
+  // The bytes are the registered binary's own, mapped until it unregisters
+  // (which unloads the image first): the controller need not copy them.
+  auto img = c->loadImage(bytes, name, hostLibraryNames(image->ImageStart), /*bytesOutliveImage=*/true);
   if (!img)
     return failWith(d, img.takeError());
   d->binaries.push_back(std::make_unique<ompsim_binary>(ompsim_binary{id, *img, name}));

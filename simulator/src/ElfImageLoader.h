@@ -84,8 +84,15 @@ public:
   /// gives is checked against the file or the loaded span before use, code is
   /// only called (initializers, IRELATIVE resolvers) at addresses inside an
   /// executable PT_LOAD segment, and a failed load gives its memory back.
-  static llvm::Expected<std::unique_ptr<LoadedElfImage>>
-  load(llvm::ArrayRef<char> bytes, llvm::StringRef name, const ElfLoadEnvironment &env);
+  ///
+  /// With `exclusive` the caller vouches that nothing else writes `bytes`
+  /// until load() returns (a buffer received for this very load): they are
+  /// parsed in place instead of copied first, which for an image of 100 Ki
+  /// functions is tens of megabytes of fresh memory.
+  static llvm::Expected<std::unique_ptr<LoadedElfImage>> load(llvm::ArrayRef<char> bytes,
+                                                              llvm::StringRef name,
+                                                              const ElfLoadEnvironment &env,
+                                                              bool exclusive = false);
 
   /// Checks `bytes` as load() would, with the same checks and messages, but
   /// runs and registers nothing: no initializer, IRELATIVE resolver or NEEDED

@@ -97,7 +97,9 @@ OMPSIM_WRAPPER(loadElfWrapper, proto::LoadElfSignature,
                        return reinterpret_cast<void *>(addr);
                    return d.resolve(n);
                  };
-                 auto img = ompsim::sim::ElfImageLoader::load(bytes, name, env);
+                 // Parsed in place: the bytes are this call's own (received from the
+                 // socket, or the scratch block the controller filled and waits on).
+                 auto img = ompsim::sim::ElfImageLoader::load(bytes, name, env, /*exclusive=*/true);
                  if (!img)
                    return img.takeError();
                  uint64_t handle = d.nextImage++;
