@@ -6,6 +6,8 @@
 #include "ompsim/Trace.h"
 #include "ompsim/plugin_api.h"
 
+#include <dlfcn.h>
+#include <link.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -122,6 +124,60 @@ Allocations &allocations() {
   return *A;
 }
 
+/// The readable segments of every loaded image: reading a device global of an
+/// image (the runtime reads one per indirect function at registration) is a
+/// plain copy there instead of a checked system call. Images stay mapped
+/// until exit, so segments are never removed.
+class ImageSegments {
+public:
+  /// Records the readable PT_LOAD segments of the object dlopen gave `handle`.
+  void add(void *handle) {
+    struct link_map *map = nullptr;
+    if (!handle || dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || !map)
+      return;
+    std::vector<std::pair<uintptr_t, uintptr_t>> found;
+    struct Search {
+      const struct link_map *map;
+      std::vector<std::pair<uintptr_t, uintptr_t>> *found;
+    } search{map, &found};
+    dl_iterate_phdr(
+        [](dl_phdr_info *info, size_t, void *p) -> int {
+          auto *s = static_cast<Search *>(p);
+          if (info->dlpi_addr != s->map->l_addr || !info->dlpi_name || !s->map->l_name ||
+              std::strcmp(info->dlpi_name, s->map->l_name) != 0)
+            return 0;
+          for (int i = 0; i < info->dlpi_phnum; ++i) {
+            const ElfW(Phdr) &ph = info->dlpi_phdr[i];
+            if (ph.p_type == PT_LOAD && (ph.p_flags & PF_R) && ph.p_memsz)
+              s->found->emplace_back(info->dlpi_addr + ph.p_vaddr, info->dlpi_addr + ph.p_vaddr + ph.p_memsz);
+          }
+          return 1;
+        },
+        &search);
+    std::lock_guard<std::mutex> lock(mu_);
+    ranges_.insert(ranges_.end(), found.begin(), found.end());
+    std::sort(ranges_.begin(), ranges_.end());
+  }
+  /// Whether [a, a + size) lies inside one readable segment.
+  bool readable(uintptr_t a, size_t size) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = std::upper_bound(ranges_.begin(), ranges_.end(), std::make_pair(a, UINTPTR_MAX));
+    if (it == ranges_.begin())
+      return false;
+    --it;
+    return a >= it->first && a < it->second && size <= it->second - a;
+  }
+
+private:
+  std::mutex mu_;
+  std::vector<std::pair<uintptr_t, uintptr_t>> ranges_; // [begin, end), sorted
+};
+
+ImageSegments &imageSegments() {
+  static ImageSegments *s = new ImageSegments(); // never destroyed, like the device
+  return *s;
+}
+
 /// Copies `size` bytes between the host and device address `tgt` (`toDevice`
 /// says which way) without trusting `tgt`: inside a live allocation the range
 /// must fit in it; elsewhere (a device global of a loaded image, memory the
@@ -148,6 +204,10 @@ Status checkedCopy(void *Hst, uintptr_t Tgt, size_t Size, bool ToDevice) {
       std::memmove(reinterpret_cast<void *>(Tgt), Hst, Size);
     else
       std::memmove(Hst, reinterpret_cast<void *>(Tgt), Size);
+    return {};
+  }
+  if (!ToDevice && imageSegments().readable(Tgt, Size)) {
+    std::memmove(Hst, reinterpret_cast<void *>(Tgt), Size);
     return {};
   }
   static const pid_t Self = getpid();
@@ -206,6 +266,7 @@ int32_t __tgt_rtl_load_binary(int32_t Device, const __tgt_device_image *Image, o
   HostBinary *Loaded = nullptr;
   if (int32_t Rc = check(Device, theDevice(Device).load(Image, Loaded)))
     return Rc;
+  imageSegments().add(Loaded->Handle);
   *Binary = reinterpret_cast<ompsim_binary_handle>(Loaded);
   return OMPSIM_OFFLOAD_SUCCESS;
 }

@@ -469,7 +469,9 @@ OMPSIM_EXPORT int32_t __tgt_rtl_load_binary(int32_t id, const __tgt_device_image
   llvm::ArrayRef<char> bytes(static_cast<const char *>(image->ImageStart),
                              static_cast<const char *>(image->ImageEnd));
   std::string name = fmt::format("#{}", ++d->imagesLoaded);
-  auto img = c->loadImage(bytes, name, hostLibraryNames(image->ImageStart));
+  // The bytes are the registered binary's own, mapped until it unregisters
+  // (which unloads the image first): the controller need not copy them.
+  auto img = c->loadImage(bytes, name, hostLibraryNames(image->ImageStart), /*bytesOutliveImage=*/true);
   if (!img)
     return failWith(d, img.takeError());
   d->binaries.push_back(std::make_unique<ompsim_binary>(ompsim_binary{id, *img, name}));
@@ -513,8 +515,8 @@ OMPSIM_EXPORT int32_t __tgt_rtl_get_globals(int32_t id, ompsim_binary_handle bin
     return OMPSIM_OFFLOAD_FAIL;
   if (!binary || (n && (!names || !tgt_ptrs)))
     return failWith(d, fmt::format("device {}: get_globals with a null argument", id));
-  (void)sizes; // the executor knows each symbol's extent
-  std::vector<std::string> wanted;
+  (void)sizes;                         // the executor knows each symbol's extent
+  std::vector<llvm::StringRef> wanted; // the caller's names, not copies
   wanted.reserve(n);
   for (uint64_t i = 0; i < n; ++i) {
     if (!names[i])

@@ -33,6 +33,53 @@ llvm::Error makeError(const std::string &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", message.c_str());
 }
 
+/// An entry of a permanent batch that overlaps an earlier entry of the batch.
+struct BatchConflict {
+  size_t index;          ///< the later entry, in `batch`
+  std::string otherName; ///< the earlier entry it overlaps
+  uint64_t otherTgt;     ///< where the earlier entry maps the later one's host address
+};
+
+/// Settles one image's batch of permanent entries (in entry-table order) as
+/// adding them one at a time would: an entry that repeats an earlier one
+/// (inside it, at the same device address: one definition seen twice) is
+/// dropped, and the first that overlaps an earlier one otherwise is returned.
+std::optional<BatchConflict> settleBatch(std::vector<MapEntry> &batch) {
+  // Usual case: entries in ascending address order and disjoint.
+  bool disjoint = true;
+  for (size_t i = 1; i < batch.size() && disjoint; ++i)
+    disjoint = batch[i - 1].hstBegin < batch[i].hstBegin && batch[i - 1].hstEnd <= batch[i].hstBegin;
+  if (disjoint)
+    return std::nullopt;
+  std::vector<std::pair<uintptr_t, uintptr_t>> ranges;
+  ranges.reserve(batch.size());
+  for (const MapEntry &m : batch)
+    ranges.emplace_back(m.hstBegin, m.hstEnd);
+  std::sort(ranges.begin(), ranges.end());
+  disjoint = true;
+  for (size_t i = 1; i < ranges.size() && disjoint; ++i)
+    disjoint = ranges[i - 1].first < ranges[i].first && ranges[i - 1].second <= ranges[i].first;
+  if (disjoint)
+    return std::nullopt;
+  // Rare: replay the batch in order against a table of the entries kept.
+  MappingTable kept;
+  std::vector<MapEntry> out;
+  out.reserve(batch.size());
+  for (size_t i = 0; i < batch.size(); ++i) {
+    MapEntry &m = batch[i];
+    MapLookup found = kept.lookup(m.hstBegin, m.size());
+    if (found.entry) {
+      if (found.contained && found.entry->translate(m.hstBegin) == m.tgtBegin)
+        continue;
+      return BatchConflict{i, found.entry->name, found.entry->translate(m.hstBegin)};
+    }
+    kept.insert(m);
+    out.push_back(m); // copied: `batch` stays whole when a conflict follows
+  }
+  batch = std::move(out);
+  return std::nullopt;
+}
+
 } // namespace
 
 llvm::Error Device::pluginError(const std::string &fallback) const {
@@ -152,19 +199,18 @@ llvm::Expected<uint64_t> Device::readAddressGlobal(LoadedImage &image, const std
   return value;
 }
 
-void Device::mapPermanently(LoadedImage &image, uintptr_t host, uint64_t size, uint64_t tgt,
+void Device::mapPermanently(std::vector<MapEntry> &batch, uintptr_t host, uint64_t size, uint64_t tgt,
                             const std::string &name) {
-  MapEntry m;
+  MapEntry &m = batch.emplace_back();
   m.hstBegin = host;
   m.hstEnd = host + size;
   m.tgtBegin = tgt;
   m.dynamicRef = MapEntry::Infinite;
   m.name = name;
-  mappingTable_.insert(std::move(m));
-  image.mappedGlobals.push_back(host);
 }
 
-void Device::addVtablesByName(LoadedImage &image, std::vector<IndirectTarget> &indirect) {
+void Device::addVtablesByName(LoadedImage &image, std::vector<IndirectTarget> &indirect,
+                              std::vector<MapEntry> &mapped) {
   // clang-22 registers (0x20 entries) only the vtables of classes whose
   // variables it sees mapped; an object reached through an array section
   // leaves its class out, and the translated vtable pointer would miss. A
@@ -219,7 +265,7 @@ void Device::addVtablesByName(LoadedImage &image, std::vector<IndirectTarget> &i
     if (!global)
       continue; // the device image has no copy: the class never reaches device code
     auto tgt = reinterpret_cast<uint64_t>(global);
-    mapPermanently(image, vt.Address, vt.Size, tgt, vt.MangledName);
+    mapPermanently(mapped, vt.Address, vt.Size, tgt, vt.MangledName);
     indirect.push_back({vt.MangledName, vt.Address, tgt, vt.Size, /*isVtable=*/true});
     OMPSIM_TRACE_EVENT(Cat::Entry, "indirect_vtable")
         .str("name", vt.MangledName)
@@ -228,6 +274,9 @@ void Device::addVtablesByName(LoadedImage &image, std::vector<IndirectTarget> &i
         .num("size", static_cast<int64_t>(vt.Size))
         .str("source", "symbol");
   }
+  // Best effort: a vtable overlapping another one found here is left out.
+  while (std::optional<BatchConflict> conflict = settleBatch(mapped))
+    mapped.erase(mapped.begin() + static_cast<ptrdiff_t>(conflict->index));
 }
 
 llvm::Error Device::loadImage(const __tgt_device_image *image, const std::string &name,
@@ -257,6 +306,14 @@ llvm::Error Device::loadImage(const __tgt_device_image *image, const std::string
       .num("entries", static_cast<int64_t>(entries.size()));
 
   std::lock_guard<std::recursive_mutex> lock(mappingTable_.mutex());
+  auto alreadyMapped = [&](const std::string &entryName, uintptr_t host, uint64_t tgt, uint64_t otherTgt,
+                           const std::string &otherName) {
+    return makeError(fmt::format("entry '{}' of {} maps host address {} to {:#x}, but it is "
+                                 "already mapped to {:#x} ('{}')",
+                                 entryName, name, trace::hostAddress(host), tgt, otherTgt, otherName));
+  };
+  // The image's permanent entries, added to the table in one batch.
+  std::vector<MapEntry> permanent;
   auto addPermanent = [&](const OffloadEntry &e, uint64_t tgt, uint64_t size) -> llvm::Error {
     auto host = reinterpret_cast<uintptr_t>(e.address);
     MapLookup found = mappingTable_.lookup(host, size);
@@ -264,12 +321,9 @@ llvm::Error Device::loadImage(const __tgt_device_image *image, const std::string
       // Two libraries can carry the same entry (one definition seen twice).
       if (found.contained && found.entry->translate(host) == tgt)
         return llvm::Error::success();
-      return makeError(fmt::format("entry '{}' of {} maps host address {} to {:#x}, but it is "
-                                   "already mapped to {:#x} ('{}')",
-                                   e.name, name, trace::hostAddress(host), tgt, found.entry->translate(host),
-                                   found.entry->name));
+      return alreadyMapped(e.name, host, tgt, found.entry->translate(host), found.entry->name);
     }
-    mapPermanently(loaded, host, size, tgt, e.name);
+    mapPermanently(permanent, host, size, tgt, e.name);
     return llvm::Error::success();
   };
 
@@ -298,6 +352,7 @@ llvm::Error Device::loadImage(const __tgt_device_image *image, const std::string
   };
 
   std::vector<IndirectTarget> indirect;
+  permanent.reserve(globalNames.size());
   for (size_t i = 0; i < entries.size(); ++i) {
     const OffloadEntry &e = entries[i];
     switch (e.kind) {
@@ -355,9 +410,19 @@ llvm::Error Device::loadImage(const __tgt_device_image *image, const std::string
     }
     }
   }
-  addVtablesByName(loaded, indirect);
-  if (auto err = fptrTable_.addImage(reinterpret_cast<uint64_t>(image), name, std::move(indirect)))
+  if (std::optional<BatchConflict> conflict = settleBatch(permanent)) {
+    const MapEntry &m = permanent[conflict->index];
+    return alreadyMapped(m.name, m.hstBegin, m.tgtBegin, conflict->otherTgt, conflict->otherName);
+  }
+  auto owner = reinterpret_cast<uint64_t>(image);
+  mappingTable_.insertPermanent(owner, std::move(permanent));
+  std::vector<MapEntry> vtables;
+  addVtablesByName(loaded, indirect, vtables);
+  mappingTable_.insertPermanent(owner, std::move(vtables));
+  if (auto err = fptrTable_.addImage(reinterpret_cast<uint64_t>(image), name, std::move(indirect))) {
+    mappingTable_.erasePermanent(owner);
     return err;
+  }
   images_.emplace(image, std::move(loaded));
   return llvm::Error::success();
 }
@@ -368,11 +433,7 @@ llvm::Error Device::unloadImage(const __tgt_device_image *image) {
     return llvm::Error::success();
   {
     std::lock_guard<std::recursive_mutex> lock(mappingTable_.mutex());
-    for (uintptr_t host : it->second.mappedGlobals) {
-      MapLookup found = mappingTable_.lookup(host, 0);
-      if (found.entry && found.entry->isInfinite() && found.entry->hstBegin == host)
-        mappingTable_.erase(*found.entry);
-    }
+    mappingTable_.erasePermanent(reinterpret_cast<uint64_t>(image));
   }
   fptrTable_.removeImage(reinterpret_cast<uint64_t>(image));
   OMPSIM_TRACE_EVENT(Cat::Image, "unload").str("image", it->second.name).num("device", number_);

@@ -24,7 +24,6 @@ struct LoadedImage {
   std::string name;                 ///< "device image 0 of ./prog"
   std::map<void *, void *> kernels; ///< host region id -> plugin kernel handle
   std::map<void *, std::string> kernelNames;
-  std::vector<uintptr_t> mappedGlobals; ///< host addresses this image put in the mapping table
 };
 
 /// One device: the plugin's data API as DeviceMemory, the device's mapping
@@ -97,13 +96,15 @@ private:
   llvm::Expected<std::optional<std::vector<void *>>>
   findGlobals(LoadedImage &image, const std::vector<const char *> &names, const std::vector<uint64_t> &sizes);
   /// Adds the host vtables holding one of `indirect`'s functions that no 0x20
-  /// entry registered, paired with the device image's vtable of the same name.
-  void addVtablesByName(LoadedImage &image, std::vector<IndirectTarget> &indirect);
-  /// Maps [host, host + size) to `tgt` for the image's lifetime (globals,
-  /// indirect functions, vtables); the caller holds the mapping table's lock
-  /// and has checked that nothing there overlaps.
-  void mapPermanently(LoadedImage &image, uintptr_t host, uint64_t size, uint64_t tgt,
-                      const std::string &name);
+  /// entry registered, paired with the device image's vtable of the same name;
+  /// their mapping-table entries go to `mapped`, one batch for the caller to add.
+  void addVtablesByName(LoadedImage &image, std::vector<IndirectTarget> &indirect,
+                        std::vector<MapEntry> &mapped);
+  /// Adds the entry mapping [host, host + size) to `tgt` for the image's
+  /// lifetime (globals, indirect functions, vtables) to `batch`, the image's
+  /// permanent entries that the caller adds to the mapping table at once.
+  static void mapPermanently(std::vector<MapEntry> &batch, uintptr_t host, uint64_t size, uint64_t tgt,
+                             const std::string &name);
 
   Plugin &plugin_;
   int32_t localId_;

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <string_view>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -123,6 +124,51 @@ std::optional<uintptr_t> firstUnreadable(const void *begin, size_t bytes) {
 
 namespace {
 
+/// Address range holding every entry name of a table, checked readable as a
+/// whole: clang puts the names of one binary next to each other, so one probe
+/// of their pages replaces a system call per name.
+struct NameSpan {
+  uintptr_t begin = 0, end = 0; ///< readable whole pages; empty when not probed
+
+  /// The name at `name` when it lies in the span and ends (within
+  /// kMaxSymbolName bytes) before the span does; nullopt sends the caller to
+  /// readSymbolName, which checks the name on its own and says what is wrong.
+  std::optional<std::string_view> read(const char *name) const {
+    auto at = reinterpret_cast<uintptr_t>(name);
+    if (at < begin || at >= end)
+      return std::nullopt;
+    size_t limit = std::min<size_t>(end - at, kMaxSymbolName + 1);
+    const void *nul = std::memchr(name, 0, limit);
+    if (!nul || static_cast<size_t>(static_cast<const char *>(nul) - name) > kMaxSymbolName)
+      return std::nullopt;
+    return std::string_view(name, static_cast<size_t>(static_cast<const char *>(nul) - name));
+  }
+};
+
+/// Largest span of names probed at once; names spread wider (or a table with
+/// corrupt pointers) are read one at a time.
+constexpr uintptr_t kMaxNameSpan = uintptr_t(256) << 20;
+
+/// Probes the pages from the lowest to the highest of the `count` names
+/// nameAt(i) gives; an empty span when they are too far apart or any page
+/// between them is unreadable.
+template <typename NameAt> NameSpan probeNames(size_t count, NameAt nameAt) {
+  constexpr uintptr_t kPageSize = 4096;
+  uintptr_t lo = UINTPTR_MAX, hi = 0;
+  for (size_t i = 0; i < count; ++i)
+    if (auto at = reinterpret_cast<uintptr_t>(nameAt(i))) {
+      lo = std::min(lo, at);
+      hi = std::max(hi, at);
+    }
+  // Too few names to pay for a probe, or too far apart to trust one.
+  if (count < 8 || lo > hi || hi - lo > kMaxNameSpan)
+    return {};
+  uintptr_t begin = lo & ~(kPageSize - 1), end = (hi & ~(kPageSize - 1)) + kPageSize;
+  if (end < begin || firstUnreadable(reinterpret_cast<const void *>(begin), end - begin))
+    return {};
+  return {begin, end};
+}
+
 /// Checks the fields every entry must have, whatever its format.
 llvm::Error validate(const OffloadEntry &e, const char *rawName, const std::string &what, size_t index) {
   if (e.kind == EntryKind::Requires)
@@ -206,6 +252,12 @@ llvm::Expected<std::vector<OffloadEntry>> parseEntryTable(const void *begin, con
             .c_str());
   size_t count = bytes / stride;
   out.reserve(count);
+  auto nameAt = [&](size_t i) -> const char * {
+    if (format == EntryFormat::Current)
+      return static_cast<const __tgt_offload_entry *>(begin)[i].SymbolName;
+    return static_cast<const __tgt_offload_entry_legacy *>(begin)[i].name;
+  };
+  NameSpan names = probeNames(count, nameAt);
   for (size_t i = 0; i < count; ++i) {
     OffloadEntry e;
     const char *rawName;
@@ -236,10 +288,14 @@ llvm::Expected<std::vector<OffloadEntry>> parseEntryTable(const void *begin, con
     }
     e.kind = classify(e.flags, e.size);
     if (rawName) {
-      auto name = readSymbolName(rawName, what, i);
-      if (!name)
-        return name.takeError();
-      e.name = std::move(*name);
+      if (std::optional<std::string_view> known = names.read(rawName)) {
+        e.name = *known;
+      } else {
+        auto name = readSymbolName(rawName, what, i);
+        if (!name)
+          return name.takeError();
+        e.name = std::move(*name);
+      }
     }
     if (auto err = validate(e, rawName, what, i))
       return std::move(err);

@@ -36,6 +36,10 @@ llvm::Expected<std::vector<__omp_offloading_fptr_map_ty>> FunctionPointerTable::
     const std::string *image;
   };
   std::vector<Pair> pairs;
+  size_t count = 0;
+  for (const auto &[key, image] : images_)
+    count += image.targets.size();
+  pairs.reserve(count);
   for (const auto &[key, image] : images_)
     for (const IndirectTarget &t : image.targets) {
       if (!t.isVtable) {
@@ -47,8 +51,12 @@ llvm::Expected<std::vector<__omp_offloading_fptr_map_ty>> FunctionPointerTable::
       for (uint64_t off = 0; off < t.size; off += 8)
         pairs.push_back({t.hostPtr + off, t.tgtPtr + off, &t, &image.imageName});
     }
-  std::sort(pairs.begin(), pairs.end(),
-            [](const Pair &a, const Pair &b) { return a.host != b.host ? a.host < b.host : a.tgt < b.tgt; });
+  auto before = [](const Pair &a, const Pair &b) {
+    return a.host != b.host ? a.host < b.host : a.tgt < b.tgt;
+  };
+  // Entry tables mostly list functions in address order already.
+  if (!std::is_sorted(pairs.begin(), pairs.end(), before))
+    std::sort(pairs.begin(), pairs.end(), before);
   std::vector<__omp_offloading_fptr_map_ty> table;
   table.reserve(pairs.size());
   for (size_t i = 0; i < pairs.size(); ++i) {

@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 namespace ompsim::host {
 
@@ -52,6 +53,17 @@ struct MapLookup {
 /// The mapping table of one device: non-overlapping host ranges, each with its
 /// device address and reference counts.
 ///
+/// Entries live in two structures that lookups see as one table. Entries made
+/// by map clauses and omp_target_associate_ptr come and go one at a time and
+/// sit in a node-based map. Permanent entries of an image (declare-target
+/// globals, indirect functions and vtables) are added in one batch per image
+/// and live until the image is unloaded: each batch is a flat array sorted by
+/// host address, searched by binary search, which costs neither a node
+/// allocation per entry nor the map's rebalancing at registration.
+///
+/// References to entries stay valid until the entry is erased (a batch's
+/// array never grows after it is added).
+///
 /// Not internally locked: callers hold mutex() across a whole map clause list
 /// so a construct's lookups and updates are atomic with respect to others.
 class MappingTable {
@@ -65,23 +77,46 @@ public:
   /// Adds an entry; the range must not overlap an existing one (asserted).
   MapEntry &insert(MapEntry entry);
 
-  /// Removes `entry` (which must be in this table).
+  /// Adds the permanent entries of `owner` (an image) in one batch. The
+  /// entries must overlap neither each other nor an entry already in the
+  /// table (asserted); they are found by lookup() like any other entry. An
+  /// owner may add several batches.
+  void insertPermanent(uint64_t owner, std::vector<MapEntry> entries);
+
+  /// Removes every entry that insertPermanent() added for `owner`, and
+  /// returns how many it removed.
+  size_t erasePermanent(uint64_t owner);
+
+  /// Removes `entry` (which must be in this table). Erasing one entry of a
+  /// permanent batch invalidates references to the later entries of that
+  /// batch.
   void erase(MapEntry &entry);
 
   /// Number of entries.
-  size_t size() const { return entries_.size(); }
+  size_t size() const { return entries_.size() + permanentCount_; }
 
   /// The table's lock (held across a construct's whole clause list).
   std::recursive_mutex &mutex() { return mutex_; }
 
   /// Calls f(entry) for every entry in host-address order.
   template <typename F> void forEach(F &&f) {
-    for (auto &[begin, e] : entries_)
-      f(e);
+    for (MapEntry *e : ordered())
+      f(*e);
   }
 
 private:
+  /// One insertPermanent() batch, sorted by hstBegin.
+  struct PermanentBatch {
+    uint64_t owner = 0;
+    std::vector<MapEntry> entries;
+  };
+
+  /// Every entry, in host-address order.
+  std::vector<MapEntry *> ordered();
+
   std::map<uintptr_t, MapEntry> entries_; // keyed by hstBegin
+  std::vector<PermanentBatch> permanent_;
+  size_t permanentCount_ = 0;
   std::recursive_mutex mutex_;
 };
 

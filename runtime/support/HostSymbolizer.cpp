@@ -50,13 +50,15 @@ std::string demangle(const char *Name) {
 
 /// Calls `fn(address, size, type, name)` for every defined function or data
 /// symbol in the object's file: from .symtab (which has local symbols such as
-/// static functions) when it has any, else from .dynsym.
-template <typename CallbackT> void forEachSymbol(const Object &O, CallbackT Fn) {
+/// static functions) when it has any, else from .dynsym. With `onlyObjects`
+/// functions are skipped before their names are read (the file is mapped,
+/// not read, so names never looked at cost nothing).
+template <typename CallbackT> void forEachSymbol(const Object &O, CallbackT Fn, bool OnlyObjects = false) {
   int Fd = ::open(O.Path.c_str(), O_RDONLY | O_CLOEXEC);
   if (Fd < 0)
     return;
   elf_version(EV_CURRENT);
-  Elf *E = elf_begin(Fd, ELF_C_READ, nullptr);
+  Elf *E = elf_begin(Fd, ELF_C_READ_MMAP, nullptr);
   if (!E) {
     ::close(Fd);
     return;
@@ -82,6 +84,10 @@ template <typename CallbackT> void forEachSymbol(const Object &O, CallbackT Fn) 
         int Type = GELF_ST_TYPE(S.st_info);
         if (Type != STT_FUNC && Type != STT_OBJECT && Type != STT_GNU_IFUNC)
           continue;
+        if (OnlyObjects && Type != STT_OBJECT) {
+          Visited += S.st_name != 0; // named: this table has symbols
+          continue;
+        }
         const char *Nm = elf_strptr(E, Sh.sh_link, S.st_name);
         if (!Nm || !*Nm)
           continue;
@@ -111,10 +117,13 @@ void readSymbols(Object &O) {
 /// image loading never demangles its whole symbol table.
 void readVtables(Object &O) {
   O.VtablesRead = true;
-  forEachSymbol(O, [&](uint64_t Addr, uint64_t Size, int Type, const char *Nm) {
-    if (Type == STT_OBJECT && std::strncmp(Nm, "_ZTV", 4) == 0 && Size && Size % 8 == 0)
-      O.Vtables.push_back({Nm, Addr, Size});
-  });
+  forEachSymbol(
+      O,
+      [&](uint64_t Addr, uint64_t Size, int Type, const char *Nm) {
+        if (Type == STT_OBJECT && std::strncmp(Nm, "_ZTV", 4) == 0 && Size && Size % 8 == 0)
+          O.Vtables.push_back({Nm, Addr, Size});
+      },
+      /*OnlyObjects=*/true);
 }
 
 struct State {

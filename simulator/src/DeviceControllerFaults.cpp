@@ -237,8 +237,9 @@ void DeviceController::setFaultAdvisor(std::function<std::string(const HostFault
 std::string DeviceController::symbolize(uint64_t addr) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
   for (auto &[id, img] : images_)
-    if (!img.symbols && !img.elfBytes.empty())
-      img.symbols = std::make_unique<ImageSymbolTable>(ImageSymbolTable::fromElf(img.elfBytes, img.base));
+    if (!img.symbols && (!img.elfBytes.empty() || !img.elfView.empty()))
+      img.symbols = std::make_unique<ImageSymbolTable>(ImageSymbolTable::fromElf(
+          img.elfBytes.empty() ? img.elfView : llvm::ArrayRef<char>(img.elfBytes), img.base));
   for (auto &[id, img] : images_)
     if (addr >= img.base && addr < img.base + img.size && img.symbols) {
       std::string s = img.symbols->symbolize(addr);

@@ -40,7 +40,7 @@
 namespace ompsim::sim {
 
 Expected<uint64_t> DeviceController::loadImage(ArrayRef<char> bytes, StringRef name,
-                                               ArrayRef<std::string> provides) {
+                                               ArrayRef<std::string> provides, bool bytesOutliveImage) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
   if (bytes.size() >= 4 && StringRef(bytes.data(), 4) == StringRef("BC\xC0\xDE", 4))
     return loadBitcode(bytes, name);
@@ -70,7 +70,10 @@ Expected<uint64_t> DeviceController::loadImage(ArrayRef<char> bytes, StringRef n
   img.size = size;
   // Built on the first symbolize: only traces and fault reports name device
   // addresses, and an image with many symbols would pay for it at every load.
-  img.elfBytes.assign(bytes.begin(), bytes.end());
+  if (bytesOutliveImage)
+    img.elfView = bytes;
+  else
+    img.elfBytes.assign(bytes.begin(), bytes.end());
   uint64_t id = nextImage_++;
   images_[id] = std::move(img);
   OMPSIM_TRACE_EVENT(Cat::Image, "load")
@@ -189,8 +192,7 @@ Expected<uint64_t> DeviceController::lookup(uint64_t image, StringRef name) {
   return *addr;
 }
 
-Expected<std::vector<uint64_t>> DeviceController::lookupMany(uint64_t image,
-                                                             const std::vector<std::string> &names) {
+Expected<std::vector<uint64_t>> DeviceController::lookupMany(uint64_t image, ArrayRef<StringRef> names) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
   auto it = images_.find(image);
   if (it == images_.end())
@@ -201,7 +203,7 @@ Expected<std::vector<uint64_t>> DeviceController::lookupMany(uint64_t image,
       byName[n] = a;
     std::vector<uint64_t> addrs;
     addrs.reserve(names.size());
-    for (const std::string &n : names)
+    for (StringRef n : names)
       addrs.push_back(byName.lookup(n));
     return addrs;
   }

@@ -110,7 +110,9 @@ public:
   ImageLoad(llvm::StringRef name, const ElfLoadEnvironment &env, bool checkOnly = false)
       : name_(name), env_(env), checkOnly_(checkOnly) {}
 
-  llvm::Expected<std::unique_ptr<LoadedElfImage>> run(llvm::ArrayRef<char> bytes);
+  /// Loads (or checks) `bytes`; `inPlace` parses them where they are (see
+  /// ElfImageLoader::load's `exclusive`) instead of a private copy.
+  llvm::Expected<std::unique_ptr<LoadedElfImage>> run(llvm::ArrayRef<char> bytes, bool inPlace = false);
 
 private:
   llvm::Error fail(const llvm::Twine &what) const {

@@ -186,10 +186,15 @@ llvm::Error ImageLoad::collectInitFini(std::vector<uint64_t> &init) {
   return llvm::Error::success();
 }
 
-llvm::Expected<std::unique_ptr<LoadedElfImage>> ImageLoad::run(llvm::ArrayRef<char> bytes) {
+llvm::Expected<std::unique_ptr<LoadedElfImage>> ImageLoad::run(llvm::ArrayRef<char> bytes, bool inPlace) {
   elf_version(EV_CURRENT);
   // libelf wants a mutable buffer; it must not see later changes of the caller's.
-  std::vector<char> copy(bytes.begin(), bytes.end());
+  std::vector<char> owned;
+  if (!inPlace)
+    owned.assign(bytes.begin(), bytes.end());
+  // In place, the buffer is the caller's to give away for the call (libelf
+  // wants a mutable one).
+  llvm::MutableArrayRef<char> copy(inPlace ? const_cast<char *>(bytes.data()) : owned.data(), bytes.size());
   Elf *elf = elf_memory(copy.data(), copy.size());
   if (!elf)
     return fail(llvm::Twine("not an ELF file: ") + elf_errmsg(-1));
@@ -304,9 +309,11 @@ void LoadedElfImage::runFini() {
     reinterpret_cast<InitFn>(fn)();
 }
 
-llvm::Expected<std::unique_ptr<LoadedElfImage>>
-ElfImageLoader::load(llvm::ArrayRef<char> bytes, llvm::StringRef name, const ElfLoadEnvironment &env) {
-  return ImageLoad(name, env).run(bytes);
+llvm::Expected<std::unique_ptr<LoadedElfImage>> ElfImageLoader::load(llvm::ArrayRef<char> bytes,
+                                                                     llvm::StringRef name,
+                                                                     const ElfLoadEnvironment &env,
+                                                                     bool exclusive) {
+  return ImageLoad(name, env).run(bytes, exclusive);
 }
 
 } // namespace ompsim::sim

@@ -97,7 +97,9 @@ OMPSIM_WRAPPER(loadElfWrapper, proto::LoadElfSignature,
                        return reinterpret_cast<void *>(addr);
                    return d.resolve(n);
                  };
-                 auto img = ompsim::sim::ElfImageLoader::load(bytes, name, env);
+                 // Parsed in place: the bytes are this call's own (received from the
+                 // socket, or the scratch block the controller filled and waits on).
+                 auto img = ompsim::sim::ElfImageLoader::load(bytes, name, env, /*exclusive=*/true);
                  if (!img)
                    return img.takeError();
                  uint64_t handle = d.nextImage++;
@@ -121,7 +123,9 @@ OMPSIM_WRAPPER(lookupWrapper, proto::LookupSignature,
                })
 
 OMPSIM_WRAPPER(lookupManyWrapper, proto::LookupManySignature,
-               [](uint64_t handle, std::vector<std::string> names) -> Expected<std::vector<uint64_t>> {
+               // StringRefs into the argument buffer: no string per name copied
+               // out of it (registration asks for one per indirect function).
+               [](uint64_t handle, std::vector<StringRef> names) -> Expected<std::vector<uint64_t>> {
                  DeviceState &d = DeviceState::get();
                  std::lock_guard<std::mutex> lock(d.mu);
                  auto it = d.images.find(handle);
@@ -129,7 +133,7 @@ OMPSIM_WRAPPER(lookupManyWrapper, proto::LookupManySignature,
                    return makeError("no loaded image with handle " + Twine(handle));
                  std::vector<uint64_t> addrs;
                  addrs.reserve(names.size());
-                 for (const std::string &name : names)
+                 for (StringRef name : names)
                    addrs.push_back(it->second->lookup(name));
                  return addrs;
                })

@@ -3,6 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstring>
+#include <sys/mman.h>
+#include <vector>
+
 using namespace ompsim::host;
 
 namespace {
@@ -113,6 +118,79 @@ TEST(EntryTable, RaggedRangeIsAnError) {
   auto parsed = parseEntryTable(entries, end, "image R");
   ASSERT_FALSE(static_cast<bool>(parsed));
   EXPECT_NE(errorText(parsed.takeError()).find("not a whole number"), std::string::npos);
+}
+
+/// Two pages of names, the second made unreadable: a name written up to the
+/// end of the first runs into it.
+class NamePages : public ::testing::Test {
+protected:
+  static constexpr size_t kPage = 4096;
+  char *pages = nullptr;
+
+  void SetUp() override {
+    void *p = mmap(nullptr, 2 * kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(p, MAP_FAILED);
+    pages = static_cast<char *>(p);
+    ASSERT_EQ(mprotect(pages + kPage, kPage, PROT_NONE), 0);
+  }
+  void TearDown() override { munmap(pages, 2 * kPage); }
+
+  /// `count` indirect entries whose names ("fn0", "fn1", ...) lie 16 bytes
+  /// apart at the start of the first page.
+  std::vector<__tgt_offload_entry> entries(size_t count) {
+    std::vector<__tgt_offload_entry> out;
+    for (size_t i = 0; i < count; ++i) {
+      char *name = pages + 16 * i;
+      std::snprintf(name, 16, "fn%zu", i);
+      out.push_back(
+          {0, 1, 1, OMPSIM_ENTRY_INDIRECT, reinterpret_cast<void *>(&hostFunction), name, 8, 0, nullptr});
+    }
+    return out;
+  }
+};
+
+TEST_F(NamePages, ManyNamesAreReadInFull) {
+  auto table = entries(64);
+  // One long name as well, ending on the last byte before the unreadable page.
+  char *last = pages + kPage - 101;
+  std::memset(last, 'x', 100);
+  last[100] = 0;
+  table[63].SymbolName = last;
+  auto parsed = parseEntryTable(table.data(), table.data() + table.size(), "image N");
+  ASSERT_TRUE(static_cast<bool>(parsed)) << errorText(parsed.takeError());
+  ASSERT_EQ(parsed->size(), 64u);
+  EXPECT_EQ((*parsed)[0].name, "fn0");
+  EXPECT_EQ((*parsed)[41].name, "fn41");
+  EXPECT_EQ((*parsed)[63].name, std::string(100, 'x'));
+}
+
+TEST_F(NamePages, NameRunningIntoUnreadableMemoryIsAnErrorNamingTheEntry) {
+  auto table = entries(20);
+  char *last = pages + kPage - 8;
+  std::memset(last, 'y', 8); // no NUL before the unreadable page
+  table[17].SymbolName = last;
+  auto parsed = parseEntryTable(table.data(), table.data() + table.size(), "image U");
+  ASSERT_FALSE(static_cast<bool>(parsed));
+  std::string msg = errorText(parsed.takeError());
+  EXPECT_NE(msg.find("entry 17 of image U"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("unterminated: it runs into unreadable memory"), std::string::npos) << msg;
+}
+
+TEST_F(NamePages, UnreadableNamePointerAmongManyIsAnErrorNamingTheEntry) {
+  auto table = entries(20);
+  table[9].SymbolName = pages + kPage + 32; // inside the unreadable page
+  auto parsed = parseEntryTable(table.data(), table.data() + table.size(), "image V");
+  ASSERT_FALSE(static_cast<bool>(parsed));
+  std::string msg = errorText(parsed.takeError());
+  EXPECT_NE(msg.find("entry 9 of image V"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("is unreadable"), std::string::npos) << msg;
+  // A stray pointer far from the others is found the same way.
+  table[9].SymbolName = reinterpret_cast<char *>(uintptr_t(0x10));
+  parsed = parseEntryTable(table.data(), table.data() + table.size(), "image W");
+  ASSERT_FALSE(static_cast<bool>(parsed));
+  msg = errorText(parsed.takeError());
+  EXPECT_NE(msg.find("entry 9 of image W"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("is unreadable"), std::string::npos) << msg;
 }
 
 } // namespace

@@ -448,4 +448,156 @@ TEST_F(MapRules, NonContiguousUpdateMovesMergedRuns) {
   EXPECT_EQ(a[5][0], 150);
 }
 
+// Permanent entries (an image's declare-target globals and indirect
+// functions) live in flat per-image batches; lookups must see them and the
+// map-clause entries as one table.
+
+MapEntry permanentEntry(uintptr_t begin, uint64_t size, uint64_t tgt, const char *name) {
+  MapEntry e;
+  e.hstBegin = begin;
+  e.hstEnd = begin + size;
+  e.tgtBegin = tgt;
+  e.dynamicRef = MapEntry::Infinite;
+  e.name = name;
+  return e;
+}
+
+class PermanentEntries : public ::testing::Test {
+protected:
+  MappingTable table;
+  static constexpr uint64_t ImageA = 1, ImageB = 2;
+
+  void SetUp() override {
+    // Image A: two globals with a gap between them, given out of order.
+    table.insertPermanent(
+        ImageA, {permanentEntry(0x1020, 0x10, 0xa020, "a2"), permanentEntry(0x1000, 0x10, 0xa000, "a1")});
+    // A map-clause entry in the gap after a2, then image B around it.
+    MapEntry mapped;
+    mapped.hstBegin = 0x1040;
+    mapped.hstEnd = 0x1050;
+    mapped.tgtBegin = 0xc040;
+    mapped.dynamicRef = 1;
+    mapped.name = "mapped";
+    table.insert(mapped);
+    table.insertPermanent(
+        ImageB, {permanentEntry(0x1010, 0x8, 0xb010, "b1"), permanentEntry(0x1060, 0x8, 0xb060, "b2")});
+  }
+  std::string nameAt(uintptr_t begin, uint64_t size) {
+    MapLookup found = table.lookup(begin, size);
+    return found.entry ? found.entry->name : std::string("none");
+  }
+};
+
+TEST_F(PermanentEntries, LookupInsideAnEntryTranslates) {
+  MapLookup found = table.lookup(0x1024, 4);
+  ASSERT_NE(found.entry, nullptr);
+  EXPECT_EQ(found.entry->name, "a2");
+  EXPECT_TRUE(found.contained);
+  EXPECT_FALSE(found.extends);
+  EXPECT_EQ(found.entry->translate(0x1024), 0xa024u);
+  EXPECT_TRUE(found.entry->isInfinite());
+  EXPECT_EQ(nameAt(0x1000, 0), "a1");
+  EXPECT_EQ(nameAt(0x100f, 1), "a1");
+  EXPECT_EQ(nameAt(0x1010, 8), "b1"); // another image's batch, right after a1
+  EXPECT_EQ(nameAt(0x1048, 0), "mapped");
+  EXPECT_EQ(nameAt(0x1067, 1), "b2");
+  EXPECT_EQ(table.size(), 5u);
+}
+
+TEST_F(PermanentEntries, LookupBetweenEntriesFindsNothing) {
+  EXPECT_EQ(nameAt(0x1018, 8), "none"); // after b1, before a2
+  EXPECT_EQ(nameAt(0x1018, 0), "none");
+  EXPECT_EQ(nameAt(0x1030, 0x10), "none");  // after a2, before the mapped entry
+  EXPECT_EQ(nameAt(0x1050, 0x10), "none");  // after the mapped entry, before b2
+  EXPECT_EQ(nameAt(0x0ff0, 0x10), "none");  // before everything
+  EXPECT_EQ(nameAt(0x1068, 0x100), "none"); // after everything
+}
+
+TEST_F(PermanentEntries, OverlappingLookupsReportTheOverlappedEntry) {
+  // Starts inside a1 and runs into b1: a1 holds the start.
+  MapLookup found = table.lookup(0x1008, 0x10);
+  ASSERT_NE(found.entry, nullptr);
+  EXPECT_EQ(found.entry->name, "a1");
+  EXPECT_TRUE(found.extends);
+  EXPECT_FALSE(found.contained);
+  // Starts in a gap and runs into the next entry, whatever structure holds it.
+  found = table.lookup(0x1018, 0x10);
+  ASSERT_NE(found.entry, nullptr);
+  EXPECT_EQ(found.entry->name, "a2");
+  EXPECT_TRUE(found.extends);
+  EXPECT_EQ(nameAt(0x1038, 0x10), "mapped");
+  EXPECT_EQ(nameAt(0x1058, 0x10), "b2");
+  EXPECT_EQ(nameAt(0x0ff8, 0x10), "a1");
+  // A range covering several entries reports the first one it reaches.
+  EXPECT_EQ(nameAt(0x0f00, 0x1000), "a1");
+}
+
+TEST_F(PermanentEntries, UnloadingAnImageRemovesExactlyItsEntries) {
+  MapEntry *b1 = table.lookup(0x1010, 8).entry;
+  MapEntry *mapped = table.lookup(0x1040, 0x10).entry;
+  ASSERT_NE(b1, nullptr);
+  ASSERT_NE(mapped, nullptr);
+  EXPECT_EQ(table.erasePermanent(ImageA), 2u);
+  EXPECT_EQ(table.size(), 3u);
+  EXPECT_EQ(nameAt(0x1000, 0x10), "none");
+  EXPECT_EQ(nameAt(0x1020, 0x10), "none");
+  // The others stay, at the same addresses (references held across stay valid).
+  EXPECT_EQ(table.lookup(0x1010, 8).entry, b1);
+  EXPECT_EQ(table.lookup(0x1040, 0x10).entry, mapped);
+  EXPECT_EQ(nameAt(0x1060, 8), "b2");
+  EXPECT_EQ(table.erasePermanent(ImageA), 0u) << "nothing left of image A";
+  // The freed range can be mapped again.
+  table.insert(permanentEntry(0x1000, 0x10, 0xd000, "remapped"));
+  EXPECT_EQ(table.lookup(0x1004, 4).entry->translate(0x1004), 0xd004u);
+  EXPECT_EQ(table.erasePermanent(ImageB), 2u);
+  EXPECT_EQ(table.size(), 2u);
+  EXPECT_EQ(nameAt(0x1010, 8), "none");
+  EXPECT_EQ(nameAt(0x1040, 0x10), "mapped");
+}
+
+TEST_F(PermanentEntries, ForEachVisitsBothStructuresInAddressOrder) {
+  std::vector<std::string> names;
+  table.forEach([&](MapEntry &e) { names.push_back(e.name); });
+  EXPECT_EQ(names, (std::vector<std::string>{"a1", "b1", "a2", "mapped", "b2"}));
+}
+
+TEST_F(PermanentEntries, ErasingOnePermanentEntryKeepsTheRestOfItsBatch) {
+  MapEntry *a1 = table.lookup(0x1000, 0x10).entry;
+  ASSERT_NE(a1, nullptr);
+  table.erase(*a1);
+  EXPECT_EQ(nameAt(0x1000, 0x10), "none");
+  EXPECT_EQ(nameAt(0x1020, 0x10), "a2");
+  EXPECT_EQ(table.size(), 4u);
+  EXPECT_EQ(table.erasePermanent(ImageA), 1u);
+}
+
+TEST(PermanentEntriesRules, UpdateAndPresenceWorkOnAPermanentGlobal) {
+  // target update to/from on a declare-target global, as a program does.
+  MappingTable table;
+  FakeDeviceMemory device;
+  static int global[4] = {1, 2, 3, 4};
+  auto tgt = device.allocate(sizeof(global), nullptr);
+  ASSERT_TRUE(static_cast<bool>(tgt));
+  table.insertPermanent(
+      7, {permanentEntry(reinterpret_cast<uintptr_t>(global), sizeof(global), *tgt, "global")});
+  MapClauseProcessor p(table, device);
+  ASSERT_FALSE(static_cast<bool>(p.update({item(global, sizeof(global), TO)})));
+  EXPECT_EQ(device.read<int>(*tgt + 8), 3);
+  device.write<int>(*tgt + 4, 42);
+  ASSERT_FALSE(static_cast<bool>(p.update({item(&global[1], sizeof(int), FROM)})));
+  EXPECT_EQ(global[1], 42);
+  // A map clause neither copies into nor counts on an infinite entry, and
+  // exit data with delete keeps it.
+  global[0] = 99;
+  ASSERT_FALSE(static_cast<bool>(p.enter({item(global, sizeof(global), TO)}, nullptr)));
+  EXPECT_EQ(device.read<int>(*tgt), 1);
+  ASSERT_FALSE(static_cast<bool>(p.exit({item(global, sizeof(global), DELETE)})));
+  MapLookup found = table.lookup(reinterpret_cast<uintptr_t>(global), sizeof(global));
+  ASSERT_NE(found.entry, nullptr);
+  EXPECT_TRUE(found.entry->isInfinite());
+  EXPECT_EQ(table.size(), 1u);
+  global[0] = 1;
+  global[1] = 2;
+}
+
 } // namespace

@@ -21,7 +21,7 @@ int main(int argc, char **argv) {
   for (int i = 0; i < 16; ++i)
     p[i] = i;
   int total = 0;
-#pragma omp target is_device_ptr(p) map(from : total) device(dev)
+#pragma omp target is_device_ptr(p) map(tofrom : total) device(dev)
   {
     for (int i = 0; i < 16; ++i) {
       total += p[i];

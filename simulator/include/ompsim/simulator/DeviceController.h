@@ -101,13 +101,19 @@ public:
   /// image answers to: the soname and file name of the host library that
   /// embeds it. A later ELF image that NEEDs one of them links against this
   /// image instead of loading a library of that name into the device.
+  ///
+  /// With `bytesOutliveImage` the caller vouches that `bytes` stay mapped and
+  /// unchanged until the image is unloaded (an image embedded in a registered
+  /// host binary): symbolize() then reads them there instead of a copy taken
+  /// at every load.
   llvm::Expected<uint64_t> loadImage(llvm::ArrayRef<char> bytes, llvm::StringRef name,
-                                     llvm::ArrayRef<std::string> provides = {});
+                                     llvm::ArrayRef<std::string> provides = {},
+                                     bool bytesOutliveImage = false);
   /// Device address of symbol `name` in image `image`; an error naming it when absent.
   llvm::Expected<uint64_t> lookup(uint64_t image, llvm::StringRef name);
   /// Addresses of many symbols of a loaded image in one request to the
   /// executor; 0 for a name the image does not define.
-  llvm::Expected<std::vector<uint64_t>> lookupMany(uint64_t image, const std::vector<std::string> &names);
+  llvm::Expected<std::vector<uint64_t>> lookupMany(uint64_t image, llvm::ArrayRef<llvm::StringRef> names);
   /// Runs the image's finalizers and frees its memory.
   llvm::Error unloadImage(uint64_t image);
 
@@ -181,6 +187,8 @@ private:
     std::unique_ptr<ImageSymbolTable> symbols; ///< ELF: built on the first symbolize
     /// A copy of an ELF image's bytes, for its symbols.
     std::vector<char> elfBytes;
+    /// The caller's bytes instead of a copy, when they outlive the image.
+    llvm::ArrayRef<char> elfView;
     std::unique_ptr<JITImage> jit; ///< set for bitcode images
   };
 
