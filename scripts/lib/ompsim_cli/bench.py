@@ -1,6 +1,6 @@
 """`ompsim bench [--quick] [--no-build] [--skip-matrix] [--only PARTS] [--program NAME]`: ompsim's benchmarks.
 
-Runs six measurements side by side in one run and reports ratios (absolute
+Runs its measurements side by side in one run and reports ratios (absolute
 times on a shared 2-core machine are noisy; ratios taken in the same run are
 what the goals are stated in):
 
