@@ -279,6 +279,10 @@ Error DeviceController::start(std::vector<std::pair<uint64_t, uint64_t>> &collid
   // handshake or in setup) is killed, which fails the blocked call below.
   StartupWatch watch(pid_, opts_.startTimeout);
   faultFd_ = fp[0];
+  // The transport closes sv[0] as soon as the executor hangs up, and the
+  // number may be reused by then; stop() shuts the socket down through a
+  // descriptor of its own. Without one, stop() kills instead of asking.
+  int ownFd = ::fcntl(sv[0], F_DUPFD_CLOEXEC, 0);
   auto epc = SimpleRemoteEPC::Create<FDSimpleRemoteEPCTransport>(
       std::make_unique<DynamicThreadPoolTaskDispatcher>(std::nullopt), SimpleRemoteEPC::Setup(), sv[0],
       sv[0]);
@@ -292,6 +296,8 @@ Error DeviceController::start(std::vector<std::pair<uint64_t, uint64_t>> &collid
     pid_ = -1;
     ::close(faultFd_);
     faultFd_ = -1;
+    if (ownFd >= 0)
+      ::close(ownFd);
     unmapSharedMemory();
     if (watch.fired())
       return makeError(prefix + startTimeoutMessage());
@@ -299,7 +305,7 @@ Error DeviceController::start(std::vector<std::pair<uint64_t, uint64_t>> &collid
   }
   epc_ = epc->get();
   es_ = std::make_unique<ExecutionSession>(std::move(*epc));
-  hostFd_ = sv[0];
+  hostFd_ = ownFd;
   if (trace::enabled(trace::Cat::Image)) {
     trace::Event ev(trace::Cat::Image, "executor-start");
     ev.num("device", opts_.deviceId);
@@ -386,6 +392,8 @@ void DeviceController::stop(bool graceful) {
     es_.reset();
     epc_ = nullptr;
   }
+  if (hostFd_ >= 0)
+    ::close(hostFd_);
   hostFd_ = -1;
   if (faultFd_ >= 0)
     ::close(faultFd_);
