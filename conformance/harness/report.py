@@ -132,7 +132,8 @@ def html_report(doc, baseline=None, baseline_name="the baseline"):
             if r.get("compiler_message"):
                 detail.append("<b>compiler:</b> %s" % e(r["compiler_message"]))
             if r.get("exit_code") is not None:
-                detail.append("<b>exit:</b> %s, %.2fs" % (r["exit_code"], r.get("duration", 0)))
+                detail.append("<b>exit:</b> %s, %.2fs%s" % (r["exit_code"], r.get("duration", 0),
+                                                             " (run %.2fs)" % r["run_s"] if r.get("run_s") else ""))
             if r.get("notes"):
                 detail.append("<b>notes:</b> %s" % e(r["notes"]))
             if r.get("stderr_tail"):

@@ -83,7 +83,7 @@ def run_cell(cell, out_root, workdir):
     record = {"program": cell.name, "backend": cell.backend, "translate": cell.translate,
               "image": "gpu" if cell.backend in GPU_BUILD_BACKENDS else backends.image_kind(cell.backend),
               "checks": "", "xfail_reasons": [], "style": "", "notes": "",
-              "compile_command": "", "exit_code": None, "stdout_tail": "", "stderr_tail": ""}
+              "compile_command": "", "exit_code": None, "stdout_tail": "", "stderr_tail": "", "run_s": None}
     result = _run(cell, out_root, workdir, record)
     record.update(outcome=result.code, expected=result.expected, reason=result.reason,
                   compiler_message=result.compiler_message, duration=round(time.monotonic() - start, 3))
@@ -128,8 +128,11 @@ def _run(cell, out_root, workdir, record):
     for k, v in spec.env.items():
         env[k] = builder.substitute(v, source_dir, b.directory)
     args = [builder.substitute(a, source_dir, b.directory) for a in spec.args]
+    run_start = time.monotonic()
     run = execute([b.exe, *args], env, workdir, spec.timeout or DEFAULT_TIMEOUT,
                   merge_stderr=spec.style == "dejagnu")
+    # The run phase alone (no build, no cache look-up): what `ompsim bench` compares across columns.
+    record["run_s"] = round(time.monotonic() - run_start, 4)
     record["exit_code"] = run.exit_code
     record["stdout_tail"] = run.stdout[-2000:]
     record["stderr_tail"] = run.stderr[-2000:]
@@ -281,8 +284,11 @@ def _lit(cell, spec, features, image, workdir, record):
     timeout = spec.timeout or DEFAULT_TIMEOUT
     out = []
     for kind, cmd in steps:
+        step_start = time.monotonic()
         r = execute(["bash", "-o", "pipefail", "-c", cmd], plain_env if kind == "compile" else run_env, workdir,
                     builder.COMPILE_TIMEOUT if kind == "compile" else timeout, merge_stderr=True)
+        if kind == "run":
+            record["run_s"] = round((record["run_s"] or 0) + time.monotonic() - step_start, 4)
         out.append("$ %s\n%s" % (cmd, r.stdout))
         record["stdout_tail"] = "\n".join(out)[-2000:]
         if kind == "compile" and r.exit_code != 0:

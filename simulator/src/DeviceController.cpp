@@ -17,10 +17,12 @@
 #include "llvm/ExecutionEngine/Orc/TaskDispatch.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -119,21 +121,38 @@ private:
 /// Waits up to `seconds` for `pid`; returns true and its status once it has exited.
 bool waitFor(pid_t pid, double seconds, int &status) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  // A pidfd turns readable the moment the process exits, so the wait ends
+  // then and not at the next tick of a sleep loop (every program pays this
+  // wait once at teardown). Without pidfd_open (old kernels) it sleeps in
+  // short ticks instead.
+  int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  auto done = [&](bool exited) {
+    if (pidfd >= 0)
+      ::close(pidfd);
+    return exited;
+  };
   for (;;) {
     pid_t r = ::waitpid(pid, &status, WNOHANG);
     if (r == pid) {
       // The executor's libomp registered itself in /dev/shm; an executor that
       // ends with _exit or a signal never removes that file.
       removeOpenMPRegistration(pid);
-      return true;
+      return done(true);
     }
     if (r < 0 && errno != EINTR) {
       status = -1; // reaped elsewhere (SIGCHLD ignored): the status is lost
-      return true;
+      return done(true);
     }
-    if (std::chrono::steady_clock::now() >= deadline)
-      return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    auto now = std::chrono::steady_clock::now();
+    if (now >= deadline)
+      return done(false);
+    if (pidfd < 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      continue;
+    }
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - now).count();
+    pollfd p{pidfd, POLLIN, 0};
+    ::poll(&p, 1, static_cast<int>(std::min<decltype(left)>(left, 1000)));
   }
 }
 
@@ -261,6 +280,10 @@ Error DeviceController::start(std::vector<std::pair<uint64_t, uint64_t>> &collid
   // handshake or in setup) is killed, which fails the blocked call below.
   StartupWatch watch(pid_, opts_.startTimeout);
   faultFd_ = fp[0];
+  // The transport closes sv[0] as soon as the executor hangs up, and the
+  // number may be reused by then; stop() shuts the socket down through a
+  // descriptor of its own. Without one, stop() kills instead of asking.
+  int ownFd = ::fcntl(sv[0], F_DUPFD_CLOEXEC, 0);
   auto epc = SimpleRemoteEPC::Create<FDSimpleRemoteEPCTransport>(
       std::make_unique<DynamicThreadPoolTaskDispatcher>(std::nullopt), SimpleRemoteEPC::Setup(), sv[0],
       sv[0]);
@@ -274,6 +297,8 @@ Error DeviceController::start(std::vector<std::pair<uint64_t, uint64_t>> &collid
     pid_ = -1;
     ::close(faultFd_);
     faultFd_ = -1;
+    if (ownFd >= 0)
+      ::close(ownFd);
     unmapSharedMemory();
     if (watch.fired())
       return makeError(prefix + startTimeoutMessage());
@@ -281,7 +306,7 @@ Error DeviceController::start(std::vector<std::pair<uint64_t, uint64_t>> &collid
   }
   epc_ = epc->get();
   es_ = std::make_unique<ExecutionSession>(std::move(*epc));
-  hostFd_ = sv[0];
+  hostFd_ = ownFd;
   if (trace::enabled(trace::Cat::Image)) {
     trace::Event ev(trace::Cat::Image, "executor-start");
     ev.num("device", opts_.deviceId);
@@ -368,6 +393,8 @@ void DeviceController::stop(bool graceful) {
     es_.reset();
     epc_ = nullptr;
   }
+  if (hostFd_ >= 0)
+    ::close(hostFd_);
   hostFd_ = -1;
   if (faultFd_ >= 0)
     ::close(faultFd_);

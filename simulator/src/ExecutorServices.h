@@ -123,8 +123,8 @@ public:
     // to it rather than to another libomptarget. Libraries that never need
     // it spare the executor libLLVM.
     static constexpr const char *kNeverNeedHostRuntime[] = {
-        "libompsim",   "libomp.so",     "libc.so",  "libm.so",  "libstdc++.so",
-        "libgcc_s.so", "libpthread.so", "libdl.so", "librt.so", "libffi.so"};
+        "libompsim",     "libomp.so", "libc.so",  "libm.so",   "libstdc++.so", "libgcc_s.so",
+        "libpthread.so", "libdl.so",  "librt.so", "libffi.so", "libatomic.so"};
     if (!gHostRuntime.empty() && !hostRuntimeLoaded &&
         llvm::none_of(kNeverNeedHostRuntime, [&](const char *p) { return soname.starts_with(p); })) {
       hostRuntimeLoaded = true;

@@ -3,8 +3,13 @@ import os
 import re
 import signal
 import stat
+import subprocess
+import threading
 
-from reliability_helpers import ompsim_lines, run, start, wait_for_executor, wait_gone
+import pytest
+
+from ompsim_cli import backends
+from reliability_helpers import executors_of, ompsim_lines, run, start, wait_for_executor, wait_gone
 
 PROGRAM = "device_faults.c"  # "ok": one target region, prints r=42
 
@@ -51,3 +56,33 @@ def test_executor_that_is_not_executable_is_named(built, tmp_path):
     r = run(built(PROGRAM), "sim", ["ok"], env={"OMPSIM_EXECUTOR": str(path)})
     line = r.single_error()
     assert re.search(r"executor %s not found or not executable" % re.escape(str(path)), line), line
+
+
+def test_image_needing_libatomic_runs_without_the_host_runtime_in_the_executor(built):
+    """libatomic (which flang adds to every device link) is a plain system library:
+    the executor loads it for the image but not the host runtime and its libLLVM."""
+    exe = built("wide_atomics.c", translate="native-cc", extra=("-latomic", "-Xoffload-linker", "-latomic"))
+    why = backends.unavailable_reason("sim")
+    if why:
+        pytest.skip("backend sim unavailable: %s" % why)
+    p = subprocess.Popen([str(exe)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, env=backends.environment("sim"))
+    watchdog = threading.Timer(300, p.kill)  # a hung program fails the test instead of hanging it
+    watchdog.start()
+    try:
+        line = p.stdout.readline()
+        assert line == "got=42\n", line + p.stderr.read()
+        pids = executors_of(p.pid)
+        assert len(pids) == 1, pids
+        with open("/proc/%d/maps" % pids[0]) as f:
+            maps = f.read()
+        assert "libatomic" in maps, "the image's libatomic is not loaded"
+        assert "libLLVM" not in maps, "executor %d loaded libLLVM for an image that needs libatomic" % pids[0]
+        out, err = p.communicate("\n", timeout=120)
+    finally:
+        watchdog.cancel()
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+    assert p.returncode == 0, "exit %d\n%s" % (p.returncode, err)
+    assert ompsim_lines(err) == [], err

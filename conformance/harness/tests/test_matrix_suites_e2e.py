@@ -66,6 +66,12 @@ def test_fixture_suites_meet_their_expectations(tmp_path):
         "plain/exits_one.c": ("XFAIL", True),
     }, r.stdout
     assert r.returncode == 0, r.stdout
+    # run_s is the program's run alone: part of the cell's time where the program ran, absent where it did not.
+    for rec in doc["records"]:
+        if rec["outcome"] == "UNSUPPORTED":
+            assert rec["run_s"] is None, rec
+        else:
+            assert 0 < rec["run_s"] < rec["duration"], rec
 
 
 def test_failing_checks_fail_the_cell(tmp_path):

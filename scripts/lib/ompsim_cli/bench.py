@@ -1,6 +1,6 @@
-"""`ompsim bench [--quick] [--no-build] [--skip-matrix] [--only PARTS]`: ompsim's benchmarks.
+"""`ompsim bench [--quick] [--no-build] [--skip-matrix] [--only PARTS] [--program NAME]`: ompsim's benchmarks.
 
-Runs six measurements side by side in one run and reports ratios (absolute
+Runs its measurements side by side in one run and reports ratios (absolute
 times on a shared 2-core machine are noisy; ratios taken in the same run are
 what the goals are stated in):
 
@@ -12,6 +12,8 @@ what the goals are stated in):
   matrix        conformance matrix wall time, serial vs pytest-xdist -n 2
   concurrency   1/2/4/8 host threads launching nowait/depend regions, sim vs ours-host
   devices       16 sim devices in one process: start-up, and memory of each idle executor
+  matrixcolumns run time of the matrix's sim/pass column vs its host-upstream/native column
+                (same programs, compile time excluded)
 
 A part whose prerequisites are missing prints `not available: <why>` and is
 recorded as such; no number is ever made up. Results go to docs/perf/results.json,
@@ -36,8 +38,11 @@ from .benchmarks.imageload import bench_imageload
 from .benchmarks.matrix import bench_matrix
 from .benchmarks.concurrency import CONCURRENCY_RUNS, bench_concurrency
 from .benchmarks.devices import bench_devices
+from .benchmarks.matrixcolumns import bench_matrixcolumns
 
-PARTS = ["lookup", "registration", "launch", "bandwidth", "imageload", "matrix", "concurrency", "devices"]
+PARTS = ["lookup", "registration", "launch", "bandwidth", "imageload", "matrix", "concurrency", "devices", "matrixcolumns"]
+#: The parts that run the conformance matrix (--skip-matrix, --program).
+MATRIX_PARTS = ["matrix", "matrixcolumns"]
 # An installed tree is read-only: there the results go to ./ompsim-bench.
 DOC = os.path.join(paths.output_dir("ompsim-bench") or os.path.join(paths.ROOT, "docs"), "performance.md")
 PERF_DIR = paths.output_dir(os.path.join("ompsim-bench", "perf")) or os.path.join(paths.ROOT, "docs", "perf")
@@ -51,7 +56,10 @@ def register(sub):
     p.add_argument("--quick", action="store_true",
                    help="shorter runs: registration at 1Ki/10Ki only, fewer repetitions")
     p.add_argument("--no-build", action="store_true", help="do not run scripts/setup first")
-    p.add_argument("--skip-matrix", action="store_true", help="skip the (long) matrix wall-time part")
+    p.add_argument("--skip-matrix", action="store_true", help="skip the (long) parts that run the conformance matrix: "
+                   + ", ".join(MATRIX_PARTS))
+    p.add_argument("--program", action="append", metavar="NAME",
+                   help="matrix parts: only conformance programs whose name contains NAME (repeatable)")
     p.add_argument("--only", metavar="PARTS", help="comma list of parts: " + ",".join(PARTS))
     p.add_argument("--out", default=PERF_DIR, metavar="DIR", help="results.json and plots (default docs/perf)")
     p.add_argument("--doc", default=DOC, metavar="MD", help="Markdown file to update (default docs/performance.md)")
@@ -337,6 +345,34 @@ def render_markdown(res):
         L.append("\n- Goal *16 devices: start-up under 1 s, each idle executor at most 16 MiB resident*: %s; "
                  "start-up %s ms, largest executor %s MiB.\n" % (_goal(g["met"]), _fmt(g["startup_ms_16"], 1),
                                                                 _fmt(g["max_rss_mib_16"], 1)))
+
+    # 9. matrix columns
+    if not unavailable("matrixcolumns", "9. Matrix columns: sim/pass against host-upstream/native"):
+        p = parts["matrixcolumns"]
+        sim, upstream = p["columns"]
+        L.append("### 9. Matrix columns: sim/pass against host-upstream/native\n")
+        L.append("Run time of the conformance programs that ran in both columns, as the matrix harness runs "
+                 "them: %s; columns alternated program by program.\n" % p["unit"])
+        L.append("| column | programs | run time, sum (s) |")
+        L.append("|---|---|---|")
+        for col in p["columns"]:
+            L.append("| %s | %d | %s |" % (col, len(p["programs"]), _fmt(p["sum_s"].get(col), 3)))
+        L.append("\n%s / %s = %s.\n" % (sim, upstream, _fmt(p["goal"]["ratio"])))
+        if p["top"]:
+            L.append("Highest %s / %s per program:\n" % (sim, upstream))
+            L.append("| program | %s (ms) | %s (ms) | ratio | outcomes |" % (sim, upstream))
+            L.append("|---|---|---|---|---|")
+            for name in p["top"]:
+                r = p["programs"][name]
+                L.append("| %s | %s | %s | %s | %s |" % (name, _fmt(r[sim], 1), _fmt(r[upstream], 1), _fmt(r["ratio"]),
+                                                         " / ".join(r["outcomes"][c] for c in p["columns"])))
+            L.append("")
+        if p["excluded"]:
+            L.append("Not compared (%d): %s.\n" % (len(p["excluded"]), "; ".join(
+                "%s (%s)" % (n, why) for n, why in sorted(p["excluded"].items()))))
+        g = p["goal"]
+        L.append("- Goal *sim/pass at most %sx host-upstream/native, compile time excluded*: %s; ratio = %s.\n" % (
+            _fmt(g["limit"], 1), _goal(g["met"]), _fmt(g["ratio"])))
     return "\n".join(L) + "\n"
 
 
@@ -446,7 +482,7 @@ def plot(res, out_dir):
 
 RUNNERS = {"lookup": bench_lookup, "registration": bench_registration, "launch": bench_launch,
            "bandwidth": bench_bandwidth, "imageload": bench_imageload, "matrix": bench_matrix,
-           "concurrency": bench_concurrency, "devices": bench_devices}
+           "concurrency": bench_concurrency, "devices": bench_devices, "matrixcolumns": bench_matrixcolumns}
 
 
 def main(args):
@@ -457,8 +493,8 @@ def main(args):
         if bad:
             sys.stderr.write("ompsim: bench --only: unknown part %s (choose from %s)\n" % (bad[0], ",".join(PARTS)))
             return 2
-    if args.skip_matrix and "matrix" in wanted:
-        wanted = [w for w in wanted if w != "matrix"]
+    if args.skip_matrix:
+        wanted = [w for w in wanted if w not in MATRIX_PARTS]
     if not args.no_build:
         paths.ensure_built()
     os.makedirs(args.out, exist_ok=True)
@@ -477,7 +513,7 @@ def main(args):
         say("%s ..." % name)
         t0 = time.perf_counter()
         try:
-            part = RUNNERS[name](args.quick)
+            part = RUNNERS[name](args.quick, **({"programs": args.program} if name in MATRIX_PARTS else {}))
         except Unavailable as e:
             part = {"unavailable": str(e)}
             say("%s: not available: %s" % (name, e))

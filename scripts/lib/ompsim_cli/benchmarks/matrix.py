@@ -10,7 +10,8 @@ from .. import paths
 from .common import Unavailable, ratio
 
 
-def bench_matrix(quick):
+def bench_matrix(quick, programs=None):
+    """`programs`: only conformance programs whose name contains one of these."""
     conf = os.path.join(paths.ROOT, "conformance", "test_matrix.py")
     if not os.path.exists(conf):
         raise Unavailable("conformance/test_matrix.py missing")
@@ -22,7 +23,7 @@ def bench_matrix(quick):
     for label, workers in (("serial", "0"), ("xdist2", "2")):
         with tempfile.TemporaryDirectory(prefix="ompsim-bench-matrix-") as tmp:
             cmd = [sys.executable, "-m", "pytest", conf, "-q", "-p", "no:cacheprovider", "-n", workers,
-                   "--conformance-out=" + tmp]
+                   "--conformance-out=" + tmp] + ["--program=" + p for p in programs or []]
             t0 = time.perf_counter()
             r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=paths.ROOT,
                                env=env)

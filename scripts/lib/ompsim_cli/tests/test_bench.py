@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from ompsim_cli import bench, paths
-from ompsim_cli.benchmarks import common, concurrency, lookup, registration
+from ompsim_cli.benchmarks import common, concurrency, lookup, matrixcolumns, registration
 
 OMPSIM = os.path.join(paths.ROOT, "scripts", "ompsim")
 
@@ -197,3 +197,68 @@ def test_imageload_markdown_shows_the_cached_jit_beside_the_goal_on_uncached_run
     del part["ir_cached"], part["ir_cached_over_elf"]
     md = bench.render_markdown({"machine": {}, "parts": {"imageload": part}})
     assert "| 10 | 20.0 | 28.0 | 1.40 | n/a | n/a | n/a | n/a |" in md
+
+
+def test_matrixcolumns_compares_only_programs_that_ran_in_both_columns():
+    sim, up = "sim/pass", "host-upstream/native"
+    runs = {("a", sim): [0.30, 0.10, 0.20], ("a", up): [0.10, 0.10, 0.10],
+            ("b", sim): [0.05, 0.05, 0.05], ("b", up): [0.10, 0.10, 0.10],
+            ("hangs", up): [0.1, 0.1, 0.1], ("hangs", sim): [60.0, 60.0, 60.0],
+            ("native_only", up): [0.1, 0.1, 0.1]}
+    outcomes = {("a", sim): ["PASS"] * 4, ("a", up): ["PASS"] * 4,
+                ("b", sim): ["PASS"] * 4, ("b", up): ["XFAIL"] * 4,
+                ("hangs", sim): ["TIMEOUT"] * 4, ("hangs", up): ["PASS"] * 4,
+                ("native_only", sim): ["COMPILE-ERROR"] * 4, ("native_only", up): ["PASS"] * 4}
+    p = matrixcolumns.summarize(["a", "b", "hangs", "native_only"], runs, outcomes, rounds=3)
+    assert sorted(p["programs"]) == ["a", "b"]
+    assert p["excluded"] == {"hangs": "sim/pass: TIMEOUT", "native_only": "sim/pass: not run (COMPILE-ERROR)"}
+    # Medians per program (200 ms, 50 ms against 100 ms, 100 ms), then sums.
+    assert p["sum_s"] == {sim: pytest.approx(0.25), up: pytest.approx(0.2)}
+    assert p["goal"]["ratio"] == pytest.approx(1.25) and p["goal"]["met"] is True
+    assert p["top"] == ["a", "b"] and p["programs"]["a"]["ratio"] == pytest.approx(2.0)
+    assert p["programs"]["b"]["outcomes"] == {sim: "PASS", up: "XFAIL"}
+    none = matrixcolumns.summarize(["native_only"], runs, outcomes, rounds=3)
+    assert none["goal"]["met"] is None and none["programs"] == {}
+
+
+def test_markdown_states_matrixcolumns_goal_with_ratio():
+    sim, up = "sim/pass", "host-upstream/native"
+    runs = {("a", sim): [0.4], ("a", up): [0.2]}
+    outcomes = {("a", sim): ["PASS", "PASS"], ("a", up): ["PASS", "PASS"], ("u", sim): ["UNSUPPORTED"] * 2,
+                ("u", up): ["UNSUPPORTED"] * 2}
+    md = bench.render_markdown({"machine": {}, "parts": {
+        "matrixcolumns": matrixcolumns.summarize(["a", "u"], runs, outcomes, rounds=1)}})
+    assert "| sim/pass | 1 | 0.400 |" in md and "| host-upstream/native | 1 | 0.200 |" in md
+    assert "| a | 400.0 | 200.0 | 2.00 | PASS / PASS |" in md
+    assert "Not compared (1): u (sim/pass: not run (UNSUPPORTED); host-upstream/native: not run (UNSUPPORTED))." in md
+    assert ("- Goal *sim/pass at most 1.3x host-upstream/native, compile time excluded*: **not met**; "
+            "ratio = 2.00.") in md
+
+
+@pytest.mark.e2e
+def test_matrixcolumns_part_runs_matrix_cells_and_reports_the_goal(tmp_path):
+    """The part's quickest form on two programs, through the CLI: table rows and the goal line carry numbers."""
+    from ompsim_cli import backends
+    for be in ("sim", "host-upstream"):
+        why = backends.unavailable_reason(be)
+        if why:
+            pytest.skip("backend %s unavailable: %s" % (be, why))
+    if not os.path.exists(paths.PASS_PLUGIN):
+        pytest.skip("ompsim's pass plugin not built (%s)" % paths.PASS_PLUGIN)
+    doc = tmp_path / "performance.md"
+    r = subprocess.run([sys.executable, OMPSIM, "bench", "--no-build", "--quick", "--only", "matrixcolumns",
+                        "--program", "parallel_for_scalar", "--program", "declare_target_to_indirect",
+                        "--out", str(tmp_path), "--doc", str(doc)],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=1800)
+    assert r.returncode == 0, r.stdout
+    part = json.loads((tmp_path / "results.json").read_text())["parts"]["matrixcolumns"]
+    assert sorted(part["programs"]) == ["declare_target_to_indirect", "parallel_for_scalar"], part
+    md = doc.read_text()
+    number = r"[0-9]+\.[0-9]+"
+    import re
+    for col in ("sim/pass", "host-upstream/native"):
+        assert re.search(r"^\| %s \| 2 \| %s \|$" % (re.escape(col), number), md, re.M), md
+    assert re.search(r"^\| parallel_for_scalar \| %s \| %s \| %s \| PASS / PASS \|$" % (number, number, number),
+                     md, re.M), md
+    assert re.search(r"^- Goal \*sim/pass at most 1\.3x host-upstream/native, compile time excluded\*: "
+                     r"\*\*(met|not met)\*\*; ratio = %s\.$" % number, md, re.M), md

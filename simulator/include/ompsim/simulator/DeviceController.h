@@ -196,7 +196,7 @@ private:
   std::recursive_mutex mu_;
   pid_t pid_ = -1;
   int faultFd_ = -1;
-  int hostFd_ = -1; ///< our end of the transport socket (owned by the EPC)
+  int hostFd_ = -1; ///< our own descriptor of the transport socket (the EPC has another)
   /// Owns the EPC; bitcode images are JIT-linked through it.
   std::unique_ptr<llvm::orc::ExecutionSession> es_;
   llvm::orc::SimpleRemoteEPC *epc_ = nullptr;
