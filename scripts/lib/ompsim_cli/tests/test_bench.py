@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from ompsim_cli import bench, paths
-from ompsim_cli.benchmarks import common, concurrency, lookup, registration
+from ompsim_cli.benchmarks import common, concurrency, launch, lookup, registration
 
 OMPSIM = os.path.join(paths.ROOT, "scripts", "ompsim")
 
@@ -96,7 +96,7 @@ def test_markdown_says_not_available_with_the_reason():
     assert "not available: ompsim_lookup_bench not built" in md
     assert "| sim | not available: backend sim: runtime missing |" in md
     assert "| ours-host | 1.00 | 2.00 | 0.50 |" in md
-    assert "sim within 3x of the stock host plugin*: not measured" in md
+    assert "sim's median at most 1.5x and its p99 at most 2x the stock host plugin's*: not measured" in md
     assert "### 4. Transfer bandwidth\n\nnot run in this invocation." in md
 
 
@@ -183,3 +183,12 @@ def test_concurrency_goal_needs_both_ratios():
     assert g["sim"]["met"] is True and g["sim"]["worst_over_ours_host"] == pytest.approx(1.5)
     assert g["sim-2dev"]["met"] is False and g["sim-2dev"]["worst_over_one_thread"] == pytest.approx(1.2)
     assert concurrency.concurrency_goal({"ours-host": {"unavailable": "x"}, "sim": fine})["sim"]["met"] is None
+
+
+def test_launch_goal_needs_median_and_p99():
+    up = {"median_us": 1.0, "p99_us": 2.0}
+    g = launch.launch_goal({"median_us": 1.5, "p99_us": 4.0}, up)
+    assert g["met"] is True and g["sim_over_upstream_median"] == pytest.approx(1.5)
+    assert launch.launch_goal({"median_us": 1.6, "p99_us": 2.0}, up)["met"] is False
+    assert launch.launch_goal({"median_us": 1.0, "p99_us": 4.2}, up)["met"] is False
+    assert launch.launch_goal({"unavailable": "x"}, up)["met"] is None
