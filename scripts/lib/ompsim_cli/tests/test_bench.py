@@ -192,3 +192,17 @@ def test_launch_goal_needs_median_and_p99():
     assert launch.launch_goal({"median_us": 1.6, "p99_us": 2.0}, up)["met"] is False
     assert launch.launch_goal({"median_us": 1.0, "p99_us": 4.2}, up)["met"] is False
     assert launch.launch_goal({"unavailable": "x"}, up)["met"] is None
+
+
+def test_concurrency_markdown_lists_stock_and_labelled_diagnostic_rows():
+    row = {"1": 10.0, "2": 12.0, "4": 14.0, "8": 16.0}
+    diag = concurrency.CONCURRENCY_DIAGNOSTIC_RUNS[0][0]
+    assert diag.endswith("(diagnostic)")
+    res = {"machine": {}, "parts": {"concurrency": {
+        "threads": [1, 2, 4, 8], "total": 16, "unit": "ms", "diagnostic_reps": 2,
+        "runs": {"sim": row, "ours-host": row, "host-upstream": row, diag: row},
+        "goal": concurrency.concurrency_goal({"sim": row, "ours-host": row})}}}
+    md = bench.render_markdown(res)
+    assert "| host-upstream | 10.0 | 12.0 | 14.0 | 16.0 |" in md
+    assert "| %s | 10.0 | 12.0 | 14.0 | 16.0 |" % diag in md
+    assert "the goals are judged on the default environment only" in md
