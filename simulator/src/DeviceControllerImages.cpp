@@ -243,10 +243,11 @@ Error DeviceController::launch(uint64_t entry, ArrayRef<uint64_t> args, uint32_t
   std::lock_guard<std::recursive_mutex> lock(mu_);
   if (auto err = checkAlive())
     return err;
-  std::string context = "kernel " + kernelName.str();
+  // Only the error paths name the kernel: a launch that works formats nothing.
+  auto context = [&] { return "kernel " + kernelName.str(); };
   if (args.size() > LaunchMailbox::kMaxArgs)
     return makeError(fmt::format("device {}: {} takes {} arguments; the simulated device passes at most {}",
-                                 opts_.deviceId, context, args.size(), LaunchMailbox::kMaxArgs));
+                                 opts_.deviceId, context(), args.size(), LaunchMailbox::kMaxArgs));
   LaunchMailbox &mb = *mailbox_;
   mb.entry = entry;
   mb.teams = numTeams;
@@ -280,7 +281,7 @@ Error DeviceController::launch(uint64_t entry, ArrayRef<uint64_t> args, uint32_t
       if (finished())
         break;
       if (executorExited())
-        return diagnose(makeError("the executor exited"), context);
+        return diagnose(makeError("the executor exited"), context());
       if (std::chrono::steady_clock::now() >= deadline) {
         ::kill(pid_, SIGKILL);
         int status = 0;
@@ -295,7 +296,7 @@ Error DeviceController::launch(uint64_t entry, ArrayRef<uint64_t> args, uint32_t
   }
   if (mb.status != 0)
     return makeError(fmt::format(
-        "device {}: {}: {}", opts_.deviceId, context,
+        "device {}: {}: {}", opts_.deviceId, context(),
         std::string(mb.message, std::min<uint32_t>(mb.messageLength, LaunchMailbox::kMessageBytes))));
   return Error::success();
 }
