@@ -268,7 +268,7 @@ Error DeviceController::launch(uint64_t entry, ArrayRef<uint64_t> args, uint32_t
   // is noticed within a slice, and a hang at the kernel timeout.
   constexpr uint64_t kSpinNanos = 100000;
   constexpr long kSliceNanos = 5000000;
-  if (!spinFor(kSpinNanos, mb.hostCpu, mb.executorCpu, finished)) {
+  if (!spinFor(kSpinNanos, mb.hostCpu, mb.executorCpu, mb.executorSleeping, finished)) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(opts_.kernelTimeout);
     for (;;) {
       mb.hostWaiting.store(1, std::memory_order_seq_cst);
@@ -277,7 +277,10 @@ Error DeviceController::launch(uint64_t entry, ArrayRef<uint64_t> args, uint32_t
         struct timespec slice = {0, kSliceNanos};
         sharedFutexWait(mb.done, seen, &slice);
       }
-      mb.hostWaiting.store(0, std::memory_order_relaxed);
+      // Where we woke up, before saying we run (the executor's spinFor reads
+      // the flag first).
+      mb.hostCpu.store(::sched_getcpu(), std::memory_order_relaxed);
+      mb.hostWaiting.store(0, std::memory_order_release);
       if (finished())
         break;
       if (executorExited())
