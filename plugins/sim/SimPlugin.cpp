@@ -218,7 +218,7 @@ void declineImage(const __tgt_device_image *image, const std::string &why) {
       .str("reason", why);
 }
 
-void emitTranslateTrace(SimDevice &d, int32_t id, const std::string &kernel) {
+void emitTranslateTrace(SimDevice &d, int32_t id, llvm::StringRef kernel) {
   if (!trace::enabled(trace::Cat::Translate))
     return;
   uint64_t cap = config().TraceTranslateCap;
@@ -624,8 +624,12 @@ OMPSIM_EXPORT int32_t __tgt_rtl_run_target_region(int32_t id, void *kernel, void
   auto *k = static_cast<KernelHandle *>(kernel);
   if (!k)
     return failWith(d, fmt::format("device {}: run_target_region without a kernel", id));
-  std::string name = (cfg && cfg->kernel_name) ? cfg->kernel_name : k->name;
-  std::vector<uint64_t> args;
+  // Every launch comes through here: no heap allocation unless a kernel has
+  // many arguments (the name is only copied into an error or a trace event).
+  llvm::StringRef name =
+      (cfg && cfg->kernel_name) ? llvm::StringRef(cfg->kernel_name) : llvm::StringRef(k->name);
+  llvm::SmallVector<uint64_t, 32> args;
+  args.reserve(size_t(std::max<int32_t>(num_args, 0)));
   for (int32_t i = 0; i < num_args; ++i)
     args.push_back(reinterpret_cast<uint64_t>(tgt_args[i]));
   uint32_t teams = cfg ? cfg->num_teams : 0;

@@ -245,10 +245,11 @@ Error DeviceController::launch(uint64_t entry, ArrayRef<uint64_t> args, uint32_t
   std::lock_guard<std::recursive_mutex> lock(mu_);
   if (auto err = checkAlive())
     return err;
-  std::string context = "kernel " + kernelName.str();
+  // Only the error paths name the kernel: a launch that works formats nothing.
+  auto context = [&] { return "kernel " + kernelName.str(); };
   if (args.size() > LaunchMailbox::kMaxArgs)
     return makeError(fmt::format("device {}: {} takes {} arguments; the simulated device passes at most {}",
-                                 opts_.deviceId, context, args.size(), LaunchMailbox::kMaxArgs));
+                                 opts_.deviceId, context(), args.size(), LaunchMailbox::kMaxArgs));
   LaunchMailbox &mb = *mailbox_;
   mb.entry = entry;
   mb.teams = numTeams;
@@ -269,7 +270,7 @@ Error DeviceController::launch(uint64_t entry, ArrayRef<uint64_t> args, uint32_t
   // is noticed within a slice, and a hang at the kernel timeout.
   constexpr uint64_t kSpinNanos = 100000;
   constexpr long kSliceNanos = 5000000;
-  if (!spinFor(kSpinNanos, mb.hostCpu, mb.executorCpu, finished)) {
+  if (!spinFor(kSpinNanos, mb.hostCpu, mb.executorCpu, mb.executorSleeping, finished)) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(opts_.kernelTimeout);
     for (;;) {
       mb.hostWaiting.store(1, std::memory_order_seq_cst);
@@ -278,11 +279,14 @@ Error DeviceController::launch(uint64_t entry, ArrayRef<uint64_t> args, uint32_t
         struct timespec slice = {0, kSliceNanos};
         sharedFutexWait(mb.done, seen, &slice);
       }
-      mb.hostWaiting.store(0, std::memory_order_relaxed);
+      // Where we woke up, before saying we run (the executor's spinFor reads
+      // the flag first).
+      mb.hostCpu.store(::sched_getcpu(), std::memory_order_relaxed);
+      mb.hostWaiting.store(0, std::memory_order_release);
       if (finished())
         break;
       if (executorExited())
-        return diagnose(makeError("the executor exited"), context);
+        return diagnose(makeError("the executor exited"), context());
       if (std::chrono::steady_clock::now() >= deadline) {
         ::kill(pid_, SIGKILL);
         int status = 0;
@@ -297,7 +301,7 @@ Error DeviceController::launch(uint64_t entry, ArrayRef<uint64_t> args, uint32_t
   }
   if (mb.status != 0)
     return makeError(fmt::format(
-        "device {}: {}: {}", opts_.deviceId, context,
+        "device {}: {}: {}", opts_.deviceId, context(),
         std::string(mb.message, std::min<uint32_t>(mb.messageLength, LaunchMailbox::kMessageBytes))));
   return Error::success();
 }

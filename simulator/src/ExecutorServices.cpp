@@ -184,16 +184,29 @@ Error runKernel(uint64_t fn, ArrayRef<uint64_t> args, uint32_t teams, uint32_t t
       setTeamsThreadLimit(int(threads));
   }
   // void kernel(void *dyn_ptr, void *a0, ..., void *aN)
-  std::vector<ffi_type *> types(args.size() + 1, &ffi_type_pointer);
-  std::vector<void *> values(args.size() + 1, nullptr);
-  std::vector<void *> slots(args.size() + 1);
+  //
+  // Every launch comes through here, so the call description is kept for the
+  // next kernel with as many arguments, and the buffers only grow: a launch
+  // allocates nothing. The device thread is the only caller (see above).
+  static std::vector<ffi_type *> types;
+  static std::vector<void *> values, slots;
+  static ffi_cif cif;
+  static size_t preparedFor = SIZE_MAX; // arguments `cif` describes
+  size_t n = args.size() + 1;
+  if (n != preparedFor) {
+    preparedFor = SIZE_MAX;
+    types.assign(n, &ffi_type_pointer);
+    if (ffi_prep_cif(&cif, FFI_DEFAULT_ABI, unsigned(n), &ffi_type_void, types.data()) != FFI_OK)
+      return makeError("libffi cannot describe a kernel with " + Twine(args.size()) + " arguments");
+    preparedFor = n;
+  }
+  values.resize(n);
+  slots.resize(n);
+  values[0] = nullptr;
   for (size_t i = 0; i < args.size(); ++i)
     values[i + 1] = reinterpret_cast<void *>(args[i]);
-  for (size_t i = 0; i < values.size(); ++i)
+  for (size_t i = 0; i < n; ++i)
     slots[i] = &values[i];
-  ffi_cif cif;
-  if (ffi_prep_cif(&cif, FFI_DEFAULT_ABI, unsigned(types.size()), &ffi_type_void, types.data()) != FFI_OK)
-    return makeError("libffi cannot describe a kernel with " + Twine(args.size()) + " arguments");
   ffi_call(&cif, reinterpret_cast<void (*)()>(fn), nullptr, slots.data());
   std::fflush(nullptr);
   return Error::success();

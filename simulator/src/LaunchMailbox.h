@@ -169,19 +169,28 @@ inline bool spinningIsFree() {
 /// then a round trip costs well under a microsecond instead of a futex wake
 /// and a reschedule. It must never take the CPU from the partner (or from
 /// anyone else the partner waits for), so it spins only while spinningIsFree()
-/// and the partner does not sit on our CPU (`partnerCpu`, the CPU the other
-/// side last said it runs on; `ownCpu` is where we publish ours: a futex wake
-/// pulls the wakee onto the waker's CPU, so the two often share one). It
-/// never yields: on a busy machine sched_yield only keeps the spinner
-/// runnable. Returning false makes the caller block in FUTEX_WAIT.
+/// and the partner is known to run elsewhere: `partnerCpu` is the CPU the
+/// other side last said it runs on (`ownCpu` is where we publish ours), and
+/// `partnerAsleep` its sleep flag (executorSleeping, hostWaiting), set from
+/// just before it blocks until it runs again. A partner we just woke has not
+/// said where it runs yet, and a futex wake may well queue it behind us on
+/// our own CPU (the load count cannot tell), so we wait for it to come up
+/// only kWakeGraceNanos; once it is up on another CPU we spin the rest of
+/// `nanos`. It never yields: on a busy machine sched_yield only keeps the
+/// spinner runnable. Returning false makes the caller block in FUTEX_WAIT.
 template <typename Ready>
 bool spinFor(uint64_t nanos, std::atomic<int32_t> &ownCpu, const std::atomic<int32_t> &partnerCpu,
-             Ready ready) {
+             const std::atomic<uint32_t> &partnerAsleep, Ready ready) {
+  // About the time a wakee needs to get onto an idle CPU; waiting longer for
+  // one that sits behind us only delays it.
+  constexpr uint64_t kWakeGraceNanos = 30000;
   int32_t cpu = ::sched_getcpu();
   ownCpu.store(cpu, std::memory_order_relaxed);
   if (ready())
     return true;
-  if (!spinningIsFree() || partnerCpu.load(std::memory_order_relaxed) == cpu)
+  // The flag before the CPU: the partner publishes its CPU before it clears the flag.
+  if (!spinningIsFree() || (partnerAsleep.load(std::memory_order_acquire) == 0 &&
+                            partnerCpu.load(std::memory_order_relaxed) == cpu))
     return false;
   uint64_t t0 = monotonicNanos();
   for (uint32_t i = 1;; ++i) {
@@ -191,7 +200,10 @@ bool spinFor(uint64_t nanos, std::atomic<int32_t> &ownCpu, const std::atomic<int
     if ((i & 63) == 0) {
       cpu = ::sched_getcpu();
       ownCpu.store(cpu, std::memory_order_relaxed);
-      if (monotonicNanos() - t0 >= nanos || partnerCpu.load(std::memory_order_relaxed) == cpu ||
+      uint64_t spent = monotonicNanos() - t0;
+      bool partnerUp = partnerAsleep.load(std::memory_order_acquire) == 0;
+      if (spent >= nanos ||
+          (partnerUp ? partnerCpu.load(std::memory_order_relaxed) == cpu : spent >= kWakeGraceNanos) ||
           !spinningIsFree())
         return ready();
     }

@@ -259,7 +259,9 @@ private:
 
   void run() {
     ompsim::sim::LaunchMailbox &mb = *mailbox_;
-    // After work, stay awake a little: the next launch usually follows at once.
+    // After a launch, stay awake a little: the next one usually follows at
+    // once. Not after an SPS request: its caller waits on the socket, not in
+    // the mailbox, so nothing says where it wakes up (perhaps behind us).
     constexpr uint64_t kSpinNanos = 200000;
     bool spin = false;
     for (;;) {
@@ -282,12 +284,12 @@ private:
       }
       if (work) {
         work();
-        spin = true;
+        spin = false;
         continue;
       }
       if (spin) {
         spin = false;
-        ompsim::sim::spinFor(kSpinNanos, mb.executorCpu, mb.hostCpu, [&] {
+        ompsim::sim::spinFor(kSpinNanos, mb.executorCpu, mb.hostCpu, mb.hostWaiting, [&] {
           return mb.doorbell.load(std::memory_order_relaxed) != bell ||
                  mb.request.load(std::memory_order_relaxed) != lastLaunch_;
         });
@@ -296,6 +298,9 @@ private:
       mb.executorSleeping.store(1, std::memory_order_seq_cst);
       if (mb.doorbell.load(std::memory_order_seq_cst) == bell)
         ompsim::sim::sharedFutexWait(mb.doorbell, bell);
+      // Where we woke up, before saying we run (the host's spinFor reads the
+      // flag first).
+      mb.executorCpu.store(::sched_getcpu(), std::memory_order_relaxed);
       mb.executorSleeping.store(0, std::memory_order_seq_cst);
     }
   }

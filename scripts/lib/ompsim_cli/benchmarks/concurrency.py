@@ -46,8 +46,23 @@ int main(int argc, char **argv) {
 """
 
 CONCURRENCY_THREADS = [1, 2, 4, 8]
-#: (label, backend, devices): ours-host has one device, so both sim rows compare with it.
-CONCURRENCY_RUNS = [("sim", "sim", 1), ("sim-2dev", "sim", 2), ("ours-host", "ours-host", 1)]
+#: (label, backend, devices, extra environment): ours-host has one device, so
+#: both sim rows compare with it; host-upstream (stock libomptarget and its host
+#: plugin) shows what libomp's task machinery costs without any ompsim code.
+CONCURRENCY_RUNS = [("sim", "sim", 1, {}), ("sim-2dev", "sim", 2, {}), ("ours-host", "ours-host", 1, {}),
+                    ("host-upstream", "host-upstream", 1, {})]
+#: Diagnostic rows: the same program under libomp settings that change how its
+#: threads wait (the goals are judged on the default environment only). A
+#: `target nowait` region is a hidden helper task: LIBOMP_USE_HIDDEN_HELPER_TASK=0
+#: makes it an ordinary task that the thread waiting in `taskwait` runs itself.
+CONCURRENCY_DIAGNOSTIC_ENVS = [("OMP_WAIT_POLICY=passive", {"OMP_WAIT_POLICY": "passive"}),
+                               ("KMP_BLOCKTIME=0", {"KMP_BLOCKTIME": "0"}),
+                               ("LIBOMP_NUM_HIDDEN_HELPER_THREADS=1", {"LIBOMP_NUM_HIDDEN_HELPER_THREADS": "1"}),
+                               ("LIBOMP_USE_HIDDEN_HELPER_TASK=0", {"LIBOMP_USE_HIDDEN_HELPER_TASK": "0"})]
+CONCURRENCY_DIAGNOSTIC_RUNS = [("%s, %s (diagnostic)" % (be, what), be, 1, env)
+                               for what, env in CONCURRENCY_DIAGNOSTIC_ENVS
+                               for be in ("ours-host", "host-upstream")] + [
+    ("sim, %s (diagnostic)" % CONCURRENCY_DIAGNOSTIC_ENVS[-1][0], "sim", 1, CONCURRENCY_DIAGNOSTIC_ENVS[-1][1])]
 
 
 def bench_concurrency(quick):
@@ -56,13 +71,17 @@ def bench_concurrency(quick):
     reps = 3 if quick else 5
     out = {"threads": CONCURRENCY_THREADS, "total": total, "runs": {},
            "unit": "ms wall for %d nowait target regions in all (median of %d runs), image load excluded" % (total, reps)}
-    for label, be, devices in CONCURRENCY_RUNS:
+    diagnostic_reps = max(1, reps // 2)
+    out["diagnostic_reps"] = diagnostic_reps
+    runs = [(r, reps) for r in CONCURRENCY_RUNS] + [(r, diagnostic_reps) for r in CONCURRENCY_DIAGNOSTIC_RUNS]
+    for (label, be, devices, extra), n_reps in runs:
         try:
             env = backend_env(be)
             if devices > 1:
                 env["OMPSIM_NUM_DEVICES"] = str(devices)
+            env.update(extra)
             walls = {t: [] for t in CONCURRENCY_THREADS}
-            for _ in range(reps):
+            for _ in range(n_reps):
                 for t in CONCURRENCY_THREADS:
                     text, _, note = run_program(exe, [t, total, devices], env)
                     if note:

@@ -45,7 +45,20 @@ def bench_launch(quick):
             out["backends"][be] = {"unavailable": str(e)}
             say("launch on %s: not available: %s" % (be, e))
     sim, up = out["backends"]["sim"], out["backends"]["host-upstream"]
-    r = ratio(sim.get("median_us"), up.get("median_us"))
-    out["goal"] = {"met": None if r is None else r <= 3.0, "sim_over_upstream_median": r,
-                   "sim_over_upstream_p99": ratio(sim.get("p99_us"), up.get("p99_us"))}
+    out["goal"] = launch_goal(sim, up)
     return out
+
+
+#: The goal: sim's median at most this many times stock's (host-upstream) ...
+LAUNCH_MEDIAN_GOAL = 1.5
+#: ... and its p99 at most this many times stock's p99.
+LAUNCH_P99_GOAL = 2.0
+
+
+def launch_goal(sim, up):
+    """sim against host-upstream: met when the median ratio is <= 1.5 and the
+    p99 ratio <= 2; None when either backend has no numbers."""
+    med = ratio(sim.get("median_us"), up.get("median_us"))
+    p99 = ratio(sim.get("p99_us"), up.get("p99_us"))
+    met = None if med is None or p99 is None else med <= LAUNCH_MEDIAN_GOAL and p99 <= LAUNCH_P99_GOAL
+    return {"met": met, "sim_over_upstream_median": med, "sim_over_upstream_p99": p99}

@@ -13,6 +13,9 @@ import pytest
 from ompsim_cli import bench, paths
 from ompsim_cli.benchmarks import common, concurrency, lookup, matrixcolumns, registration
 
+
+from ompsim_cli.benchmarks import common, concurrency, launch, lookup, registration
+
 OMPSIM = os.path.join(paths.ROOT, "scripts", "ompsim")
 
 
@@ -96,7 +99,7 @@ def test_markdown_says_not_available_with_the_reason():
     assert "not available: ompsim_lookup_bench not built" in md
     assert "| sim | not available: backend sim: runtime missing |" in md
     assert "| ours-host | 1.00 | 2.00 | 0.50 |" in md
-    assert "sim within 3x of the stock host plugin*: not measured" in md
+    assert "sim's median at most 1.5x and its p99 at most 2x the stock host plugin's*: not measured" in md
     assert "### 4. Transfer bandwidth\n\nnot run in this invocation." in md
 
 
@@ -262,3 +265,26 @@ def test_matrixcolumns_part_runs_matrix_cells_and_reports_the_goal(tmp_path):
                      md, re.M), md
     assert re.search(r"^- Goal \*sim/pass at most 1\.3x host-upstream/native, compile time excluded\*: "
                      r"\*\*(met|not met)\*\*; ratio = %s\.$" % number, md, re.M), md
+
+
+def test_launch_goal_needs_median_and_p99():
+    up = {"median_us": 1.0, "p99_us": 2.0}
+    g = launch.launch_goal({"median_us": 1.5, "p99_us": 4.0}, up)
+    assert g["met"] is True and g["sim_over_upstream_median"] == pytest.approx(1.5)
+    assert launch.launch_goal({"median_us": 1.6, "p99_us": 2.0}, up)["met"] is False
+    assert launch.launch_goal({"median_us": 1.0, "p99_us": 4.2}, up)["met"] is False
+    assert launch.launch_goal({"unavailable": "x"}, up)["met"] is None
+
+
+def test_concurrency_markdown_lists_stock_and_labelled_diagnostic_rows():
+    row = {"1": 10.0, "2": 12.0, "4": 14.0, "8": 16.0}
+    diag = concurrency.CONCURRENCY_DIAGNOSTIC_RUNS[0][0]
+    assert diag.endswith("(diagnostic)")
+    res = {"machine": {}, "parts": {"concurrency": {
+        "threads": [1, 2, 4, 8], "total": 16, "unit": "ms", "diagnostic_reps": 2,
+        "runs": {"sim": row, "ours-host": row, "host-upstream": row, diag: row},
+        "goal": concurrency.concurrency_goal({"sim": row, "ours-host": row})}}}
+    md = bench.render_markdown(res)
+    assert "| host-upstream | 10.0 | 12.0 | 14.0 | 16.0 |" in md
+    assert "| %s | 10.0 | 12.0 | 14.0 | 16.0 |" % diag in md
+    assert "the goals are judged on the default environment only" in md
