@@ -131,51 +131,51 @@ Allocations &allocations() {
 class ImageSegments {
 public:
   /// Records the readable PT_LOAD segments of the object dlopen gave `handle`.
-  void add(void *handle) {
-    struct link_map *map = nullptr;
-    if (!handle || dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || !map)
+  void add(void *Handle) {
+    struct link_map *Map = nullptr;
+    if (!Handle || dlinfo(Handle, RTLD_DI_LINKMAP, &Map) != 0 || !Map)
       return;
-    std::vector<std::pair<uintptr_t, uintptr_t>> found;
+    std::vector<std::pair<uintptr_t, uintptr_t>> Found;
     struct Search {
-      const struct link_map *map;
-      std::vector<std::pair<uintptr_t, uintptr_t>> *found;
-    } search{map, &found};
+      const struct link_map *Map;
+      std::vector<std::pair<uintptr_t, uintptr_t>> *Found;
+    } Query{Map, &Found};
     dl_iterate_phdr(
-        [](dl_phdr_info *info, size_t, void *p) -> int {
-          auto *s = static_cast<Search *>(p);
-          if (info->dlpi_addr != s->map->l_addr || !info->dlpi_name || !s->map->l_name ||
-              std::strcmp(info->dlpi_name, s->map->l_name) != 0)
+        [](dl_phdr_info *Info, size_t, void *P) -> int {
+          auto *S = static_cast<Search *>(P);
+          if (Info->dlpi_addr != S->Map->l_addr || !Info->dlpi_name || !S->Map->l_name ||
+              std::strcmp(Info->dlpi_name, S->Map->l_name) != 0)
             return 0;
-          for (int i = 0; i < info->dlpi_phnum; ++i) {
-            const ElfW(Phdr) &ph = info->dlpi_phdr[i];
-            if (ph.p_type == PT_LOAD && (ph.p_flags & PF_R) && ph.p_memsz)
-              s->found->emplace_back(info->dlpi_addr + ph.p_vaddr, info->dlpi_addr + ph.p_vaddr + ph.p_memsz);
+          for (int I = 0; I < Info->dlpi_phnum; ++I) {
+            const ElfW(Phdr) &Ph = Info->dlpi_phdr[I];
+            if (Ph.p_type == PT_LOAD && (Ph.p_flags & PF_R) && Ph.p_memsz)
+              S->Found->emplace_back(Info->dlpi_addr + Ph.p_vaddr, Info->dlpi_addr + Ph.p_vaddr + Ph.p_memsz);
           }
           return 1;
         },
-        &search);
-    std::lock_guard<std::mutex> lock(mu_);
-    ranges_.insert(ranges_.end(), found.begin(), found.end());
-    std::sort(ranges_.begin(), ranges_.end());
+        &Query);
+    std::lock_guard<std::mutex> Lock(Mu);
+    Ranges.insert(Ranges.end(), Found.begin(), Found.end());
+    std::sort(Ranges.begin(), Ranges.end());
   }
   /// Whether [a, a + size) lies inside one readable segment.
-  bool readable(uintptr_t a, size_t size) {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = std::upper_bound(ranges_.begin(), ranges_.end(), std::make_pair(a, UINTPTR_MAX));
-    if (it == ranges_.begin())
+  bool readable(uintptr_t A, size_t Size) {
+    std::lock_guard<std::mutex> Lock(Mu);
+    auto It = std::upper_bound(Ranges.begin(), Ranges.end(), std::make_pair(A, UINTPTR_MAX));
+    if (It == Ranges.begin())
       return false;
-    --it;
-    return a >= it->first && a < it->second && size <= it->second - a;
+    --It;
+    return A >= It->first && A < It->second && Size <= It->second - A;
   }
 
 private:
-  std::mutex mu_;
-  std::vector<std::pair<uintptr_t, uintptr_t>> ranges_; // [begin, end), sorted
+  std::mutex Mu;
+  std::vector<std::pair<uintptr_t, uintptr_t>> Ranges; // [begin, end), sorted
 };
 
 ImageSegments &imageSegments() {
-  static ImageSegments *s = new ImageSegments(); // never destroyed, like the device
-  return *s;
+  static ImageSegments *S = new ImageSegments(); // never destroyed, like the device
+  return *S;
 }
 
 /// Copies `size` bytes between the host and device address `tgt` (`toDevice`

@@ -22,23 +22,23 @@ namespace ompsim::sim {
 class FaultAdvisor {
 public:
   /// Remembers the host addresses of a published function-pointer table.
-  void setFunctionPointerTable(llvm::ArrayRef<__omp_offloading_fptr_map_ty> table);
+  void setFunctionPointerTable(llvm::ArrayRef<__omp_offloading_fptr_map_ty> Table);
 
   /// A note to append to the fault's one-line diagnosis ("note: ..."), or ""
   /// when nothing useful is known about the address.
-  std::string advise(const HostFault &fault) const;
+  std::string advise(const HostFault &Fault) const;
 
   /// "file:line" of the function at host address `addr` from the debug info
   /// of the object defining it, or "" without debug info.
-  static std::string definedAt(uint64_t addr);
+  static std::string definedAt(uint64_t Addr);
 
 private:
-  bool inTable(uint64_t begin, uint64_t end) const;
-  std::string adviseCall(const HostFault &fault) const;
-  std::string adviseVtable(const HostFault &fault, const std::string &className, uint64_t begin,
-                           uint64_t end) const;
+  bool inTable(uint64_t Begin, uint64_t End) const;
+  std::string adviseCall(const HostFault &Fault) const;
+  std::string adviseVtable(const HostFault &Fault, const std::string &ClassName, uint64_t Begin,
+                           uint64_t End) const;
 
-  std::vector<uint64_t> hostPtrs_; ///< sorted host addresses of the table
+  std::vector<uint64_t> HostPtrs; ///< sorted host addresses of the table
 };
 
 } // namespace ompsim::sim

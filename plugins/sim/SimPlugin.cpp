@@ -37,9 +37,9 @@
 
 /// A loaded image, as the runtime sees it.
 struct ompsim_binary {
-  int32_t device;
-  uint64_t image;
-  std::string name;
+  int32_t Device;
+  uint64_t Image;
+  std::string Name;
 };
 
 namespace ompsim::sim {
@@ -50,92 +50,92 @@ using llvm::Error;
 /// The library names a NEEDED entry can use for the host object that embeds
 /// `imageBytes`: its file name and its DT_SONAME. A shared library's device
 /// image is linked into later images under these names.
-std::vector<std::string> hostLibraryNames(const void *imageBytes) {
-  Dl_info info{};
-  if (!::dladdr(imageBytes, &info) || !info.dli_fname || !*info.dli_fname)
+std::vector<std::string> hostLibraryNames(const void *ImageBytes) {
+  Dl_info Info{};
+  if (!::dladdr(ImageBytes, &Info) || !Info.dli_fname || !*Info.dli_fname)
     return {};
-  std::vector<std::string> names{llvm::sys::path::filename(info.dli_fname).str()};
-  auto file = llvm::MemoryBuffer::getFile(info.dli_fname, /*IsText=*/false,
+  std::vector<std::string> Names{llvm::sys::path::filename(Info.dli_fname).str()};
+  auto File = llvm::MemoryBuffer::getFile(Info.dli_fname, /*IsText=*/false,
                                           /*RequiresNullTerminator=*/false);
-  if (!file)
-    return names;
-  auto elf = llvm::object::ELF64LEFile::create((*file)->getBuffer());
-  if (!elf)
-    return consumeError(elf.takeError()), names;
-  auto dynamic = elf->dynamicEntries();
-  if (!dynamic)
-    return consumeError(dynamic.takeError()), names;
-  uint64_t strtab = 0, soname = UINT64_MAX;
-  for (const auto &entry : *dynamic) {
-    if (entry.d_tag == DT_STRTAB)
-      strtab = entry.getPtr();
-    else if (entry.d_tag == DT_SONAME)
-      soname = entry.getVal();
+  if (!File)
+    return Names;
+  auto Elf = llvm::object::ELF64LEFile::create((*File)->getBuffer());
+  if (!Elf)
+    return consumeError(Elf.takeError()), Names;
+  auto Dynamic = Elf->dynamicEntries();
+  if (!Dynamic)
+    return consumeError(Dynamic.takeError()), Names;
+  uint64_t Strtab = 0, Soname = UINT64_MAX;
+  for (const auto &Entry : *Dynamic) {
+    if (Entry.d_tag == DT_STRTAB)
+      Strtab = Entry.getPtr();
+    else if (Entry.d_tag == DT_SONAME)
+      Soname = Entry.getVal();
   }
-  if (soname == UINT64_MAX || !strtab)
-    return names;
-  auto strings = elf->toMappedAddr(strtab);
-  if (!strings)
-    return consumeError(strings.takeError()), names;
-  const char *end = (*file)->getBufferEnd();
-  const char *s = reinterpret_cast<const char *>(*strings) + soname;
-  if (s < end) {
-    std::string name(s, strnlen(s, size_t(end - s)));
-    if (!name.empty() && name != names.front())
-      names.push_back(std::move(name));
+  if (Soname == UINT64_MAX || !Strtab)
+    return Names;
+  auto Strings = Elf->toMappedAddr(Strtab);
+  if (!Strings)
+    return consumeError(Strings.takeError()), Names;
+  const char *End = (*File)->getBufferEnd();
+  const char *S = reinterpret_cast<const char *>(*Strings) + Soname;
+  if (S < End) {
+    std::string Name(S, strnlen(S, size_t(End - S)));
+    if (!Name.empty() && Name != Names.front())
+      Names.push_back(std::move(Name));
   }
-  return names;
+  return Names;
 }
 
 /// A kernel handle handed to the runtime by get_function.
 struct KernelHandle {
-  uint64_t entry;
-  std::string name;
+  uint64_t Entry;
+  std::string Name;
 };
 
 /// One device: its controller (once initialized), handles and last error.
 struct SimDevice {
-  std::unique_ptr<DeviceController> controller;
-  std::deque<std::unique_ptr<ompsim_binary>> binaries;
-  std::deque<std::unique_ptr<KernelHandle>> kernels;
-  std::string lastError;
+  std::unique_ptr<DeviceController> Controller;
+  std::deque<std::unique_ptr<ompsim_binary>> Binaries;
+  std::deque<std::unique_ptr<KernelHandle>> Kernels;
+  std::string LastError;
   /// Adds how to fix it to a diagnosis of a fault on a host address.
-  FaultAdvisor advisor;
+  FaultAdvisor Advisor;
   /// A live data_alloc block: what a diagnosis says about a device pointer
   /// that reaches the host side of a copy.
   struct Allocation {
-    uint64_t size = 0;
-    uint64_t hostPtr = 0; ///< the host data it was allocated for (0: omp_target_alloc and the like)
-    int32_t kind = 0;
+    uint64_t Size = 0;
+    uint64_t HostPtr = 0; ///< the host data it was allocated for (0: omp_target_alloc and the like)
+    int32_t Kind = 0;
   };
-  std::map<uint64_t, Allocation> allocations; ///< by device address; under SimPlugin::allocMu
-  uint32_t defaultThreadLimit = 0;
-  uint64_t imagesLoaded = 0;
+  std::map<uint64_t, Allocation> Allocations; ///< by device address; under SimPlugin::allocMu
+  uint32_t DefaultThreadLimit = 0;
+  uint64_t ImagesLoaded = 0;
   /// Translate calls per function over the whole run, from the recorded calls
   /// (keyed by the symbolized result); exact unless calls were dropped.
   struct FunctionCalls {
-    uint64_t calls = 0, misses = 0;
+    uint64_t Calls = 0, Misses = 0;
   };
-  std::map<std::string, FunctionCalls> translateCalls;
-  uint64_t translateHits = 0, translateMisses = 0, translateDropped = 0;
+  std::map<std::string, FunctionCalls> TranslateCalls;
+  uint64_t TranslateHits = 0, TranslateMisses = 0, TranslateDropped = 0;
 };
 
 /// Emits the per-device translate summary of the whole run (at exit or deinit).
-void emitTranslateExitSummary(SimDevice &d, int32_t id) {
-  if (!trace::enabled(trace::Cat::Translate) || d.translateHits + d.translateMisses == 0)
+void emitTranslateExitSummary(SimDevice &D, int32_t Id) {
+  if (!trace::enabled(trace::Cat::Translate) || D.TranslateHits + D.TranslateMisses == 0)
     return;
-  for (const auto &[fn, c] : d.translateCalls)
+  for (const auto &[fn, c] : D.TranslateCalls)
     OMPSIM_TRACE_EVENT(Cat::Translate, "exit-function")
-        .num("device", id)
+        .num("device", Id)
         .str("function", fn)
-        .num("calls", int64_t(c.calls))
-        .num("misses", int64_t(c.misses));
+        .num("calls", int64_t(c.Calls))
+        .num("misses", int64_t(c.Misses));
   OMPSIM_TRACE_EVENT(Cat::Translate, "exit-summary")
-      .num("device", id)
-      .num("hits", int64_t(d.translateHits))
-      .num("misses", int64_t(d.translateMisses))
-      .num("dropped", int64_t(d.translateDropped))
-      .str("note", d.translateDropped ? "per-function counts cover recorded calls only; raise "
+      .num("device", Id)
+      .num("hits", int64_t(D.TranslateHits))
+      .num("misses", int64_t(D.TranslateMisses))
+      .num("dropped", int64_t(D.TranslateDropped))
+      .str("note", D.TranslateDropped ? "per-function counts cover recorded calls only; raise "
                                         "OMPSIM_TRACE_TRANSLATE_CAP"
                                       : "per-function counts are exact");
 }
@@ -144,135 +144,135 @@ void emitTranslateExitSummary(SimDevice &d, int32_t id) {
 class SimPlugin {
 public:
   static SimPlugin &get() {
-    static SimPlugin *p = new SimPlugin();
-    return *p;
+    static SimPlugin *P = new SimPlugin();
+    return *P;
   }
 
-  std::mutex mu;
-  std::vector<SimDevice> devices;
-  std::string lastError; ///< plugin-wide (device -1)
-  std::mutex allocMu;    ///< guards every SimDevice::allocations
+  std::mutex Mu;
+  std::vector<SimDevice> Devices;
+  std::string LastError; ///< plugin-wide (device -1)
+  std::mutex AllocMu;    ///< guards every SimDevice::allocations
 
   /// The device, or nullptr with the plugin-wide error set.
-  SimDevice *device(int32_t id) {
-    if (id < 0 || size_t(id) >= devices.size()) {
-      lastError = fmt::format("sim plugin: no device {} (have {})", id, devices.size());
+  SimDevice *device(int32_t Id) {
+    if (Id < 0 || size_t(Id) >= Devices.size()) {
+      LastError = fmt::format("sim plugin: no device {} (have {})", Id, Devices.size());
       return nullptr;
     }
-    return &devices[id];
+    return &Devices[Id];
   }
 
   /// Stops every executor; runs at exit so none outlives the host.
   static void stopAll() {
-    SimPlugin &p = get();
-    std::lock_guard<std::mutex> lock(p.mu);
-    for (size_t i = 0; i < p.devices.size(); ++i) {
-      emitTranslateExitSummary(p.devices[i], int32_t(i));
-      p.devices[i].controller.reset();
+    SimPlugin &P = get();
+    std::lock_guard<std::mutex> Lock(P.Mu);
+    for (size_t I = 0; I < P.Devices.size(); ++I) {
+      emitTranslateExitSummary(P.Devices[I], int32_t(I));
+      P.Devices[I].Controller.reset();
     }
   }
 
   std::string libDir() {
-    Dl_info info{};
-    if (::dladdr(reinterpret_cast<void *>(&SimPlugin::get), &info) && info.dli_fname) {
-      std::string path = info.dli_fname;
-      auto slash = path.rfind('/');
-      return slash == std::string::npos ? "." : path.substr(0, slash);
+    Dl_info Info{};
+    if (::dladdr(reinterpret_cast<void *>(&SimPlugin::get), &Info) && Info.dli_fname) {
+      std::string Path = Info.dli_fname;
+      auto Slash = Path.rfind('/');
+      return Slash == std::string::npos ? "." : Path.substr(0, Slash);
     }
     return ".";
   }
 
 private:
-  SimPlugin() { devices.resize(size_t(std::max(config().NumDevices, 1))); }
+  SimPlugin() { Devices.resize(size_t(std::max(config().NumDevices, 1))); }
 };
 
-int32_t failWith(SimDevice *d, Error err) {
-  std::string msg = llvm::toString(std::move(err));
-  if (d)
-    d->lastError = msg;
+int32_t failWith(SimDevice *D, Error Err) {
+  std::string Msg = llvm::toString(std::move(Err));
+  if (D)
+    D->LastError = Msg;
   else
-    SimPlugin::get().lastError = msg;
+    SimPlugin::get().LastError = Msg;
   return OMPSIM_OFFLOAD_FAIL;
 }
 
-int32_t failWith(SimDevice *d, std::string msg) {
-  return failWith(d, llvm::createStringError(llvm::inconvertibleErrorCode(), msg));
+int32_t failWith(SimDevice *D, std::string Msg) {
+  return failWith(D, llvm::createStringError(llvm::inconvertibleErrorCode(), Msg));
 }
 
 /// Controller of an initialized device, or nullptr with the error recorded.
-DeviceController *controllerOf(int32_t id, SimDevice *&d) {
-  d = SimPlugin::get().device(id);
-  if (!d)
+DeviceController *controllerOf(int32_t Id, SimDevice *&D) {
+  D = SimPlugin::get().device(Id);
+  if (!D)
     return nullptr;
-  if (!d->controller) {
-    d->lastError = fmt::format("device {}: not initialized", id);
+  if (!D->Controller) {
+    D->LastError = fmt::format("device {}: not initialized", Id);
     return nullptr;
   }
-  return d->controller.get();
+  return D->Controller.get();
 }
 
-void declineImage(const __tgt_device_image *image, const std::string &why) {
+void declineImage(const __tgt_device_image *Image, const std::string &Why) {
   OMPSIM_TRACE_EVENT(Cat::Image, "decline")
       .str("plugin", "sim")
-      .num("bytes", image ? int64_t((char *)image->ImageEnd - (char *)image->ImageStart) : 0)
-      .str("reason", why);
+      .num("bytes", Image ? int64_t((char *)Image->ImageEnd - (char *)Image->ImageStart) : 0)
+      .str("reason", Why);
 }
 
-void emitTranslateTrace(SimDevice &d, int32_t id, llvm::StringRef kernel) {
+void emitTranslateTrace(SimDevice &D, int32_t Id, llvm::StringRef Kernel) {
   if (!trace::enabled(trace::Cat::Translate))
     return;
-  uint64_t cap = config().TraceTranslateCap;
-  auto log = d.controller->takeTranslateLog(cap, cap);
-  if (!log) {
+  uint64_t Cap = config().TraceTranslateCap;
+  auto Log = D.Controller->takeTranslateLog(Cap, Cap);
+  if (!Log) {
     OMPSIM_TRACE_EVENT(Cat::Translate, "unavailable")
-        .num("device", id)
-        .str("reason", llvm::toString(log.takeError()));
+        .num("device", Id)
+        .str("reason", llvm::toString(Log.takeError()));
     return;
   }
-  HostSymbolizer &hs = HostSymbolizer::get();
-  for (const TranslateLog::Record &r : log->records) {
-    trace::Event ev(trace::Cat::Translate, "translate");
-    ev.num("device", id).str("kernel", kernel);
+  HostSymbolizer &Hs = HostSymbolizer::get();
+  for (const TranslateLog::Record &R : Log->Records) {
+    trace::Event Ev(trace::Cat::Translate, "translate");
+    Ev.num("device", Id).str("kernel", Kernel);
     // A pointer already translated (e.g. by the mapping table) reaches the
     // lookup as a device address: name it on the device side.
-    std::string resultSym = d.controller->symbolize(r.result);
-    auto named = [&](const char *key, uint64_t a, const std::string &devSym) {
-      if (a == 0 || !hs.objectOf(a).empty())
-        ev.host(key, a);
+    std::string ResultSym = D.Controller->symbolize(R.Result);
+    auto Named = [&](const char *Key, uint64_t A, const std::string &DevSym) {
+      if (A == 0 || !Hs.objectOf(A).empty())
+        Ev.host(Key, A);
       else
-        ev.dev(key, a, devSym);
+        Ev.dev(Key, A, DevSym);
     };
-    named("host_ptr", r.hostPtr, d.controller->symbolize(r.hostPtr));
-    named("result", r.result, resultSym);
-    ev.str("outcome", r.hit ? "hit" : "miss");
-    std::string fn = resultSym.empty() ? (r.hit ? fmt::format("dev:{:#x}", r.result)
-                                                : trace::hostAddress(r.hostPtr, !trace::normalized()))
-                                       : resultSym.substr(0, resultSym.rfind('+'));
-    SimDevice::FunctionCalls &c = d.translateCalls[fn];
-    ++c.calls;
-    c.misses += r.hit ? 0 : 1;
+    Named("host_ptr", R.HostPtr, D.Controller->symbolize(R.HostPtr));
+    Named("result", R.Result, ResultSym);
+    Ev.str("outcome", R.Hit ? "hit" : "miss");
+    std::string Fn = ResultSym.empty() ? (R.Hit ? fmt::format("dev:{:#x}", R.Result)
+                                                : trace::hostAddress(R.HostPtr, !trace::normalized()))
+                                       : ResultSym.substr(0, ResultSym.rfind('+'));
+    SimDevice::FunctionCalls &C = D.TranslateCalls[Fn];
+    ++C.Calls;
+    C.Misses += R.Hit ? 0 : 1;
   }
-  d.translateHits += log->hits;
-  d.translateMisses += log->misses;
-  d.translateDropped += log->dropped;
+  D.TranslateHits += Log->Hits;
+  D.TranslateMisses += Log->Misses;
+  D.TranslateDropped += Log->Dropped;
   OMPSIM_TRACE_EVENT(Cat::Translate, "summary")
-      .num("device", id)
-      .str("kernel", kernel)
-      .num("hits", int64_t(log->hits))
-      .num("misses", int64_t(log->misses))
-      .num("dropped", int64_t(log->dropped));
+      .num("device", Id)
+      .str("kernel", Kernel)
+      .num("hits", int64_t(Log->Hits))
+      .num("misses", int64_t(Log->Misses))
+      .num("dropped", int64_t(Log->Dropped));
 }
 
 /// Who made a device allocation, in words.
-std::string allocatedBy(const SimDevice::Allocation &a) {
-  if (a.hostPtr) {
-    auto sym = HostSymbolizer::get().lookup(a.hostPtr);
-    std::string named = !sym               ? ""
-                        : sym->Offset == 0 ? fmt::format(" ('{}')", sym->Name)
-                                           : fmt::format(" ('{}+0x{:x}')", sym->Name, sym->Offset);
-    return fmt::format("mapping host 0x{:x}{}", a.hostPtr, named);
+std::string allocatedBy(const SimDevice::Allocation &A) {
+  if (A.HostPtr) {
+    auto Sym = HostSymbolizer::get().lookup(A.HostPtr);
+    std::string Named = !Sym               ? ""
+                        : Sym->Offset == 0 ? fmt::format(" ('{}')", Sym->Name)
+                                           : fmt::format(" ('{}+0x{:x}')", Sym->Name, Sym->Offset);
+    return fmt::format("mapping host 0x{:x}{}", A.HostPtr, Named);
   }
-  switch (a.kind) {
+  switch (A.Kind) {
   case OMPSIM_ALLOC_DEVICE:
     return "omp_target_alloc_device";
   default:
@@ -282,39 +282,39 @@ std::string allocatedBy(const SimDevice::Allocation &a) {
 
 /// When [addr, addr+size) overlaps the memory of a simulated device, says
 /// which device and which allocation (or image symbol) it belongs to; else "".
-std::string describeDeviceMemory(uint64_t addr, uint64_t size) {
-  SimPlugin &p = SimPlugin::get();
-  auto mappedHere = [&] {
+std::string describeDeviceMemory(uint64_t Addr, uint64_t Size) {
+  SimPlugin &P = SimPlugin::get();
+  auto MappedHere = [&] {
     // A host mapping may lie in a device's address range; it is host memory then.
-    uint64_t page = uint64_t(::sysconf(_SC_PAGESIZE));
-    return ::msync(reinterpret_cast<void *>(addr & ~(page - 1)), 1, MS_ASYNC) == 0;
+    uint64_t Page = uint64_t(::sysconf(_SC_PAGESIZE));
+    return ::msync(reinterpret_cast<void *>(Addr & ~(Page - 1)), 1, MS_ASYNC) == 0;
   };
-  for (size_t id = 0; id < p.devices.size(); ++id) {
-    SimDevice &d = p.devices[id];
-    DeviceController *c;
+  for (size_t Id = 0; Id < P.Devices.size(); ++Id) {
+    SimDevice &D = P.Devices[Id];
+    DeviceController *C;
     {
       // Another host thread may be bringing this device up (p.mu held).
-      std::lock_guard<std::mutex> lock(p.mu);
-      c = d.controller.get();
+      std::lock_guard<std::mutex> Lock(P.Mu);
+      C = D.Controller.get();
     }
-    if (!c)
+    if (!C)
       continue;
-    uint64_t base = c->arenaBase(), end = base + c->arenaSize();
-    if (addr >= end || addr + std::max<uint64_t>(size, 1) <= base || mappedHere())
+    uint64_t Base = C->arenaBase(), End = Base + C->arenaSize();
+    if (Addr >= End || Addr + std::max<uint64_t>(Size, 1) <= Base || MappedHere())
       continue;
     {
-      std::lock_guard<std::mutex> lock(p.allocMu);
-      auto it = d.allocations.upper_bound(addr);
-      if (it != d.allocations.begin()) {
-        --it;
-        if (addr < it->first + std::max<uint64_t>(it->second.size, 1))
-          return fmt::format("device {}'s allocation 0x{:x} ({} bytes, made by {})", id, it->first,
-                             it->second.size, allocatedBy(it->second));
+      std::lock_guard<std::mutex> Lock(P.AllocMu);
+      auto It = D.Allocations.upper_bound(Addr);
+      if (It != D.Allocations.begin()) {
+        --It;
+        if (Addr < It->first + std::max<uint64_t>(It->second.Size, 1))
+          return fmt::format("device {}'s allocation 0x{:x} ({} bytes, made by {})", Id, It->first,
+                             It->second.Size, allocatedBy(It->second));
       }
     }
-    std::string sym = c->symbolize(addr);
-    return sym.empty() ? fmt::format("device {}'s memory", id)
-                       : fmt::format("device {}'s memory (dev:{})", id, sym);
+    std::string Sym = C->symbolize(Addr);
+    return Sym.empty() ? fmt::format("device {}'s memory", Id)
+                       : fmt::format("device {}'s memory (dev:{})", Id, Sym);
   }
   return "";
 }
@@ -322,30 +322,30 @@ std::string describeDeviceMemory(uint64_t addr, uint64_t size) {
 /// One host<->device copy for data_submit/data_retrieve: `copy(controller,
 /// device address, bytes)` does it; a negative size or a failed copy becomes
 /// the device's last error, a done copy a transfer trace event.
-template <typename Copy>
-int32_t copyOnDevice(int32_t id, const char *event, const void *tgtPtr, const void *hstPtr, int64_t size,
-                     Copy copy) {
-  SimDevice *d;
-  DeviceController *c = controllerOf(id, d);
-  if (!c)
+template <typename CopyT>
+int32_t copyOnDevice(int32_t Id, const char *Event, const void *TgtPtr, const void *HstPtr, int64_t Size,
+                     CopyT Copy) {
+  SimDevice *D;
+  DeviceController *C = controllerOf(Id, D);
+  if (!C)
     return OMPSIM_OFFLOAD_FAIL;
-  if (size < 0)
-    return failWith(d, fmt::format("device {}: negative copy size {}", id, size));
-  auto tgt = reinterpret_cast<uint64_t>(tgtPtr);
+  if (Size < 0)
+    return failWith(D, fmt::format("device {}: negative copy size {}", Id, Size));
+  auto Tgt = reinterpret_cast<uint64_t>(TgtPtr);
   // A device pointer passed as the host side (omp_target_memcpy with the host
   // as its device, a map of device memory) is not host memory here: say whose
   // it is rather than fault in the host process.
-  std::string owner = describeDeviceMemory(reinterpret_cast<uint64_t>(hstPtr), uint64_t(size));
-  if (!owner.empty()) {
-    const char *direction = std::strcmp(event, "submit") == 0 ? "to the device from" : "from the device to";
-    return failWith(d, fmt::format("device {}: copying {} bytes {} host address {}: that is not host "
+  std::string Owner = describeDeviceMemory(reinterpret_cast<uint64_t>(HstPtr), uint64_t(Size));
+  if (!Owner.empty()) {
+    const char *Direction = std::strcmp(Event, "submit") == 0 ? "to the device from" : "from the device to";
+    return failWith(D, fmt::format("device {}: copying {} bytes {} host address {}: that is not host "
                                    "memory but {}; pass device memory with its device number and map "
                                    "host data only",
-                                   id, size, direction, hstPtr, owner));
+                                   Id, Size, Direction, HstPtr, Owner));
   }
-  if (Error err = copy(*c, tgt, uint64_t(size)))
-    return failWith(d, std::move(err));
-  OMPSIM_TRACE_EVENT(Cat::Transfer, event).num("device", id).dev("tgt", tgt, "").num("size", size);
+  if (Error Err = Copy(*C, Tgt, uint64_t(Size)))
+    return failWith(D, std::move(Err));
+  OMPSIM_TRACE_EVENT(Cat::Transfer, Event).num("device", Id).dev("tgt", Tgt, "").num("size", Size);
   return OMPSIM_OFFLOAD_SUCCESS;
 }
 
@@ -359,338 +359,336 @@ OMPSIM_EXPORT int32_t __tgt_rtl_plugin_api_version(void) { return OMPSIM_PLUGIN_
 
 OMPSIM_EXPORT const char *__tgt_rtl_plugin_name(void) { return "sim"; }
 
-OMPSIM_EXPORT int32_t __tgt_rtl_is_valid_binary(const __tgt_device_image *image) {
-  if (!image || !image->ImageStart || image->ImageEnd <= image->ImageStart) {
-    declineImage(image, "empty image");
+OMPSIM_EXPORT int32_t __tgt_rtl_is_valid_binary(const __tgt_device_image *Image) {
+  if (!Image || !Image->ImageStart || Image->ImageEnd <= Image->ImageStart) {
+    declineImage(Image, "empty image");
     return 0;
   }
-  const auto *p = static_cast<const unsigned char *>(image->ImageStart);
-  size_t n =
-      size_t(static_cast<const char *>(image->ImageEnd) - static_cast<const char *>(image->ImageStart));
-  if (n >= sizeof(Elf64_Ehdr) && std::memcmp(p, ELFMAG, SELFMAG) == 0) {
-    Elf64_Ehdr eh;
-    std::memcpy(&eh, p, sizeof eh);
-    if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64) {
-      declineImage(image, fmt::format("ELF image for machine {} (class {}), not x86-64", eh.e_machine,
-                                      eh.e_ident[EI_CLASS]));
+  const auto *P = static_cast<const unsigned char *>(Image->ImageStart);
+  size_t N =
+      size_t(static_cast<const char *>(Image->ImageEnd) - static_cast<const char *>(Image->ImageStart));
+  if (N >= sizeof(Elf64_Ehdr) && std::memcmp(P, ELFMAG, SELFMAG) == 0) {
+    Elf64_Ehdr Eh;
+    std::memcpy(&Eh, P, sizeof Eh);
+    if (Eh.e_ident[EI_CLASS] != ELFCLASS64 || Eh.e_machine != EM_X86_64) {
+      declineImage(Image, fmt::format("ELF image for machine {} (class {}), not x86-64", Eh.e_machine,
+                                      Eh.e_ident[EI_CLASS]));
       return 0;
     }
-    if (eh.e_type != ET_DYN) {
-      declineImage(image, fmt::format("ELF image of type {}, not a shared object (ET_DYN)", eh.e_type));
+    if (Eh.e_type != ET_DYN) {
+      declineImage(Image, fmt::format("ELF image of type {}, not a shared object (ET_DYN)", Eh.e_type));
       return 0;
     }
-    OMPSIM_TRACE_EVENT(Cat::Image, "accept").str("plugin", "sim").str("kind", "elf").num("bytes", int64_t(n));
+    OMPSIM_TRACE_EVENT(Cat::Image, "accept").str("plugin", "sim").str("kind", "elf").num("bytes", int64_t(N));
     return 1;
   }
-  llvm::MemoryBufferRef ref(llvm::StringRef(reinterpret_cast<const char *>(p), n), "device-image");
-  if (llvm::identify_magic(ref.getBuffer()) == llvm::file_magic::bitcode) {
-    auto triple = llvm::getBitcodeTargetTriple(ref);
-    if (!triple) {
-      declineImage(image, "unreadable LLVM bitcode: " + llvm::toString(triple.takeError()));
+  llvm::MemoryBufferRef Ref(llvm::StringRef(reinterpret_cast<const char *>(P), N), "device-image");
+  if (llvm::identify_magic(Ref.getBuffer()) == llvm::file_magic::bitcode) {
+    auto Triple = llvm::getBitcodeTargetTriple(Ref);
+    if (!Triple) {
+      declineImage(Image, "unreadable LLVM bitcode: " + llvm::toString(Triple.takeError()));
       return 0;
     }
-    if (llvm::Triple(*triple).getArch() != llvm::Triple::x86_64) {
-      declineImage(image, "LLVM bitcode for " + *triple + ", not x86_64");
+    if (llvm::Triple(*Triple).getArch() != llvm::Triple::x86_64) {
+      declineImage(Image, "LLVM bitcode for " + *Triple + ", not x86_64");
       return 0;
     }
     OMPSIM_TRACE_EVENT(Cat::Image, "accept")
         .str("plugin", "sim")
         .str("kind", "bitcode")
-        .str("triple", *triple);
+        .str("triple", *Triple);
     return 1;
   }
-  declineImage(image, "neither an ELF shared object nor LLVM bitcode");
+  declineImage(Image, "neither an ELF shared object nor LLVM bitcode");
   return 0;
 }
 
 OMPSIM_EXPORT int32_t __tgt_rtl_number_of_devices(void) {
-  SimPlugin &p = SimPlugin::get();
-  DeviceOptions o = DeviceOptions::fromConfig(0, p.libDir());
-  if (::access(o.executorPath.c_str(), X_OK) != 0) {
+  SimPlugin &P = SimPlugin::get();
+  DeviceOptions O = DeviceOptions::fromConfig(0, P.libDir());
+  if (::access(O.ExecutorPath.c_str(), X_OK) != 0) {
     // The same words the controller uses, so the user sees why there is no device.
-    p.lastError = "executor " + o.executorPath + " not found or not executable (set OMPSIM_EXECUTOR)";
-    OMPSIM_TRACE_EVENT(Cat::Image, "no-devices").str("plugin", "sim").str("reason", p.lastError);
+    P.LastError = "executor " + O.ExecutorPath + " not found or not executable (set OMPSIM_EXECUTOR)";
+    OMPSIM_TRACE_EVENT(Cat::Image, "no-devices").str("plugin", "sim").str("reason", P.LastError);
     return 0;
   }
-  return int32_t(p.devices.size());
+  return int32_t(P.Devices.size());
 }
 
-OMPSIM_EXPORT int32_t __tgt_rtl_init_device(int32_t id) {
-  SimPlugin &p = SimPlugin::get();
-  std::lock_guard<std::mutex> lock(p.mu);
-  SimDevice *d = p.device(id);
-  if (!d)
+OMPSIM_EXPORT int32_t __tgt_rtl_init_device(int32_t Id) {
+  SimPlugin &P = SimPlugin::get();
+  std::lock_guard<std::mutex> Lock(P.Mu);
+  SimDevice *D = P.device(Id);
+  if (!D)
     return OMPSIM_OFFLOAD_FAIL;
-  if (d->controller)
+  if (D->Controller)
     return OMPSIM_OFFLOAD_SUCCESS;
-  static std::once_flag atExit;
-  std::call_once(atExit, [] { std::atexit(&SimPlugin::stopAll); });
-  auto c = DeviceController::Create(DeviceOptions::fromConfig(id, p.libDir()));
-  if (!c)
-    return failWith(d, c.takeError());
-  d->controller = std::move(*c);
+  static std::once_flag AtExit;
+  std::call_once(AtExit, [] { std::atexit(&SimPlugin::stopAll); });
+  auto C = DeviceController::create(DeviceOptions::fromConfig(Id, P.libDir()));
+  if (!C)
+    return failWith(D, C.takeError());
+  D->Controller = std::move(*C);
   // Devices are never moved (the vector is sized once), so `d` outlives the controller.
-  d->controller->setFaultAdvisor([d](const HostFault &f) { return d->advisor.advise(f); });
+  D->Controller->setFaultAdvisor([D](const HostFault &F) { return D->Advisor.advise(F); });
   if (trace::enabled(trace::Cat::Translate))
-    llvm::consumeError(d->controller->takeTranslateLog(config().TraceTranslateCap, 0).takeError());
+    llvm::consumeError(D->Controller->takeTranslateLog(config().TraceTranslateCap, 0).takeError());
   return OMPSIM_OFFLOAD_SUCCESS;
 }
 
-OMPSIM_EXPORT int32_t __tgt_rtl_deinit_device(int32_t id) {
-  SimPlugin &p = SimPlugin::get();
-  std::lock_guard<std::mutex> lock(p.mu);
-  SimDevice *d = p.device(id);
-  if (!d)
+OMPSIM_EXPORT int32_t __tgt_rtl_deinit_device(int32_t Id) {
+  SimPlugin &P = SimPlugin::get();
+  std::lock_guard<std::mutex> Lock(P.Mu);
+  SimDevice *D = P.device(Id);
+  if (!D)
     return OMPSIM_OFFLOAD_FAIL;
-  emitTranslateExitSummary(*d, id);
-  d->translateCalls.clear();
-  d->translateHits = d->translateMisses = d->translateDropped = 0;
-  d->controller.reset();
+  emitTranslateExitSummary(*D, Id);
+  D->TranslateCalls.clear();
+  D->TranslateHits = D->TranslateMisses = D->TranslateDropped = 0;
+  D->Controller.reset();
   return OMPSIM_OFFLOAD_SUCCESS;
 }
 
-OMPSIM_EXPORT int32_t __tgt_rtl_init_requires(int64_t flags) {
+OMPSIM_EXPORT int32_t __tgt_rtl_init_requires(int64_t Flags) {
   // Device memory lives in the executor process: a host pointer is never a
   // device pointer, so memory cannot be shared without explicit maps.
-  if (flags & OMPSIM_REQ_UNIFIED_SHARED_MEMORY)
+  if (Flags & OMPSIM_REQ_UNIFIED_SHARED_MEMORY)
     return failWith(nullptr, "the simulated device cannot honour 'requires "
                              "unified_shared_memory': its memory lives in a separate process");
   return OMPSIM_OFFLOAD_SUCCESS;
 }
 
-OMPSIM_EXPORT int32_t __tgt_rtl_load_binary(int32_t id, const __tgt_device_image *image,
-                                            ompsim_binary_handle *binary) {
-  SimDevice *d;
-  DeviceController *c = controllerOf(id, d);
-  if (!c)
+OMPSIM_EXPORT int32_t __tgt_rtl_load_binary(int32_t Id, const __tgt_device_image *Image,
+                                            ompsim_binary_handle *Binary) {
+  SimDevice *D;
+  DeviceController *C = controllerOf(Id, D);
+  if (!C)
     return OMPSIM_OFFLOAD_FAIL;
-  if (!image || !binary)
-    return failWith(d, fmt::format("device {}: load_binary without an image", id));
-  llvm::ArrayRef<char> bytes(static_cast<const char *>(image->ImageStart),
-                             static_cast<const char *>(image->ImageEnd));
-  std::string name = fmt::format("#{}", ++d->imagesLoaded);
+  if (!Image || !Binary)
+    return failWith(D, fmt::format("device {}: load_binary without an image", Id));
+  llvm::ArrayRef<char> Bytes(static_cast<const char *>(Image->ImageStart),
+                             static_cast<const char *>(Image->ImageEnd));
+  std::string Name = fmt::format("#{}", ++D->ImagesLoaded);
   // The bytes are the registered binary's own, mapped until it unregisters
   // (which unloads the image first): the controller need not copy them.
-  auto img = c->loadImage(bytes, name, hostLibraryNames(image->ImageStart), /*bytesOutliveImage=*/true);
-  if (!img)
-    return failWith(d, img.takeError());
-  d->binaries.push_back(std::make_unique<ompsim_binary>(ompsim_binary{id, *img, name}));
-  *binary = d->binaries.back().get();
+  auto Img = C->loadImage(Bytes, Name, hostLibraryNames(Image->ImageStart), /*bytesOutliveImage=*/true);
+  if (!Img)
+    return failWith(D, Img.takeError());
+  D->Binaries.push_back(std::make_unique<ompsim_binary>(ompsim_binary{Id, *Img, Name}));
+  *Binary = D->Binaries.back().get();
   return OMPSIM_OFFLOAD_SUCCESS;
 }
 
-OMPSIM_EXPORT int32_t __tgt_rtl_unload_binary(int32_t id, ompsim_binary_handle binary) {
-  SimDevice *d;
-  DeviceController *c = controllerOf(id, d);
-  if (!c)
+OMPSIM_EXPORT int32_t __tgt_rtl_unload_binary(int32_t Id, ompsim_binary_handle Binary) {
+  SimDevice *D;
+  DeviceController *C = controllerOf(Id, D);
+  if (!C)
     return OMPSIM_OFFLOAD_FAIL;
-  if (!binary)
-    return failWith(d, fmt::format("device {}: unload_binary without a binary", id));
-  if (auto err = c->unloadImage(binary->image))
-    return failWith(d, std::move(err));
+  if (!Binary)
+    return failWith(D, fmt::format("device {}: unload_binary without a binary", Id));
+  if (auto Err = C->unloadImage(Binary->Image))
+    return failWith(D, std::move(Err));
   return OMPSIM_OFFLOAD_SUCCESS;
 }
 
-OMPSIM_EXPORT int32_t __tgt_rtl_get_global(int32_t id, ompsim_binary_handle binary, uint64_t size,
-                                           const char *name, void **tgt_ptr) {
-  SimDevice *d;
-  DeviceController *c = controllerOf(id, d);
-  if (!c)
+OMPSIM_EXPORT int32_t __tgt_rtl_get_global(int32_t Id, ompsim_binary_handle Binary, uint64_t Size,
+                                           const char *Name, void **TgtPtr) {
+  SimDevice *D;
+  DeviceController *C = controllerOf(Id, D);
+  if (!C)
     return OMPSIM_OFFLOAD_FAIL;
-  if (!binary || !name || !tgt_ptr)
-    return failWith(d, fmt::format("device {}: get_global with a null argument", id));
-  auto addr = c->lookup(binary->image, name);
-  if (!addr)
-    return failWith(d, addr.takeError());
-  *tgt_ptr = reinterpret_cast<void *>(*addr);
+  if (!Binary || !Name || !TgtPtr)
+    return failWith(D, fmt::format("device {}: get_global with a null argument", Id));
+  auto Addr = C->lookup(Binary->Image, Name);
+  if (!Addr)
+    return failWith(D, Addr.takeError());
+  *TgtPtr = reinterpret_cast<void *>(*Addr);
   return OMPSIM_OFFLOAD_SUCCESS;
 }
 
-OMPSIM_EXPORT int32_t __tgt_rtl_get_globals(int32_t id, ompsim_binary_handle binary, uint64_t n,
-                                            const char *const *names, const uint64_t *sizes,
-                                            void **tgt_ptrs) {
-  SimDevice *d;
-  DeviceController *c = controllerOf(id, d);
-  if (!c)
+OMPSIM_EXPORT int32_t __tgt_rtl_get_globals(int32_t Id, ompsim_binary_handle Binary, uint64_t N,
+                                            const char *const *Names, const uint64_t *Sizes, void **TgtPtrs) {
+  SimDevice *D;
+  DeviceController *C = controllerOf(Id, D);
+  if (!C)
     return OMPSIM_OFFLOAD_FAIL;
-  if (!binary || (n && (!names || !tgt_ptrs)))
-    return failWith(d, fmt::format("device {}: get_globals with a null argument", id));
-  (void)sizes;                         // the executor knows each symbol's extent
-  std::vector<llvm::StringRef> wanted; // the caller's names, not copies
-  wanted.reserve(n);
-  for (uint64_t i = 0; i < n; ++i) {
-    if (!names[i])
-      return failWith(d, fmt::format("device {}: get_globals: name {} is null", id, i));
-    wanted.emplace_back(names[i]);
+  if (!Binary || (N && (!Names || !TgtPtrs)))
+    return failWith(D, fmt::format("device {}: get_globals with a null argument", Id));
+  (void)Sizes;                         // the executor knows each symbol's extent
+  std::vector<llvm::StringRef> Wanted; // the caller's names, not copies
+  Wanted.reserve(N);
+  for (uint64_t I = 0; I < N; ++I) {
+    if (!Names[I])
+      return failWith(D, fmt::format("device {}: get_globals: name {} is null", Id, I));
+    Wanted.emplace_back(Names[I]);
   }
-  auto addrs = c->lookupMany(binary->image, wanted);
-  if (!addrs)
-    return failWith(d, addrs.takeError());
-  for (uint64_t i = 0; i < n; ++i)
-    tgt_ptrs[i] = reinterpret_cast<void *>((*addrs)[i]);
+  auto Addrs = C->lookupMany(Binary->Image, Wanted);
+  if (!Addrs)
+    return failWith(D, Addrs.takeError());
+  for (uint64_t I = 0; I < N; ++I)
+    TgtPtrs[I] = reinterpret_cast<void *>((*Addrs)[I]);
   return OMPSIM_OFFLOAD_SUCCESS;
 }
 
-OMPSIM_EXPORT int32_t __tgt_rtl_get_function(int32_t id, ompsim_binary_handle binary, const char *name,
-                                             void **kernel) {
-  SimDevice *d;
-  DeviceController *c = controllerOf(id, d);
-  if (!c)
+OMPSIM_EXPORT int32_t __tgt_rtl_get_function(int32_t Id, ompsim_binary_handle Binary, const char *Name,
+                                             void **Kernel) {
+  SimDevice *D;
+  DeviceController *C = controllerOf(Id, D);
+  if (!C)
     return OMPSIM_OFFLOAD_FAIL;
-  if (!binary || !name || !kernel)
-    return failWith(d, fmt::format("device {}: get_function with a null argument", id));
-  auto addr = c->lookup(binary->image, name);
-  if (!addr)
-    return failWith(d, addr.takeError());
-  d->kernels.push_back(std::make_unique<KernelHandle>(KernelHandle{*addr, name}));
-  *kernel = d->kernels.back().get();
+  if (!Binary || !Name || !Kernel)
+    return failWith(D, fmt::format("device {}: get_function with a null argument", Id));
+  auto Addr = C->lookup(Binary->Image, Name);
+  if (!Addr)
+    return failWith(D, Addr.takeError());
+  D->Kernels.push_back(std::make_unique<KernelHandle>(KernelHandle{*Addr, Name}));
+  *Kernel = D->Kernels.back().get();
   return OMPSIM_OFFLOAD_SUCCESS;
 }
 
-OMPSIM_EXPORT void *__tgt_rtl_data_alloc(int32_t id, int64_t size, void *host_ptr, int32_t kind) {
-  SimDevice *d;
-  DeviceController *c = controllerOf(id, d);
-  if (!c)
+OMPSIM_EXPORT void *__tgt_rtl_data_alloc(int32_t Id, int64_t Size, void *HostPtr, int32_t Kind) {
+  SimDevice *D;
+  DeviceController *C = controllerOf(Id, D);
+  if (!C)
     return nullptr;
-  if (size < 0) { // a size_t of 2^63 or more, passed as int64_t
-    d->lastError =
-        fmt::format("device {}: cannot allocate {} bytes: larger than any address space", id, uint64_t(size));
+  if (Size < 0) { // a size_t of 2^63 or more, passed as int64_t
+    D->LastError =
+        fmt::format("device {}: cannot allocate {} bytes: larger than any address space", Id, uint64_t(Size));
     return nullptr;
   }
-  if (kind == OMPSIM_ALLOC_HOST || kind == OMPSIM_ALLOC_SHARED) {
-    d->lastError = fmt::format("device {}: host and shared allocations are not supported on the "
+  if (Kind == OMPSIM_ALLOC_HOST || Kind == OMPSIM_ALLOC_SHARED) {
+    D->LastError = fmt::format("device {}: host and shared allocations are not supported on the "
                                "simulated device (it has its own address space)",
-                               id);
+                               Id);
     return nullptr;
   }
-  uint64_t addr = c->allocate(uint64_t(size));
-  if (!addr)
-    d->lastError = fmt::format("device {}: out of device memory allocating {} bytes "
+  uint64_t Addr = C->allocate(uint64_t(Size));
+  if (!Addr)
+    D->LastError = fmt::format("device {}: out of device memory allocating {} bytes "
                                "(OMPSIM_DEVICE_MEMORY)",
-                               id, size);
+                               Id, Size);
   else {
-    std::lock_guard<std::mutex> lock(SimPlugin::get().allocMu);
-    d->allocations[addr] = {uint64_t(size), reinterpret_cast<uint64_t>(host_ptr), kind};
+    std::lock_guard<std::mutex> Lock(SimPlugin::get().AllocMu);
+    D->Allocations[Addr] = {uint64_t(Size), reinterpret_cast<uint64_t>(HostPtr), Kind};
   }
-  return reinterpret_cast<void *>(addr);
+  return reinterpret_cast<void *>(Addr);
 }
 
-OMPSIM_EXPORT int32_t __tgt_rtl_data_delete(int32_t id, void *tgt_ptr, int32_t kind) {
-  SimDevice *d;
-  DeviceController *c = controllerOf(id, d);
-  if (!c)
+OMPSIM_EXPORT int32_t __tgt_rtl_data_delete(int32_t Id, void *TgtPtr, int32_t Kind) {
+  SimDevice *D;
+  DeviceController *C = controllerOf(Id, D);
+  if (!C)
     return OMPSIM_OFFLOAD_FAIL;
-  if (!tgt_ptr)
+  if (!TgtPtr)
     return OMPSIM_OFFLOAD_SUCCESS;
-  if (auto err = c->release(reinterpret_cast<uint64_t>(tgt_ptr)))
-    return failWith(d, std::move(err));
-  std::lock_guard<std::mutex> lock(SimPlugin::get().allocMu);
-  d->allocations.erase(reinterpret_cast<uint64_t>(tgt_ptr));
+  if (auto Err = C->release(reinterpret_cast<uint64_t>(TgtPtr)))
+    return failWith(D, std::move(Err));
+  std::lock_guard<std::mutex> Lock(SimPlugin::get().AllocMu);
+  D->Allocations.erase(reinterpret_cast<uint64_t>(TgtPtr));
   return OMPSIM_OFFLOAD_SUCCESS;
 }
 
-OMPSIM_EXPORT int32_t __tgt_rtl_data_submit(int32_t id, void *tgt_ptr, const void *hst_ptr, int64_t size) {
-  return copyOnDevice(
-      id, "submit", tgt_ptr, hst_ptr, size,
-      [&](DeviceController &c, uint64_t tgt, uint64_t n) { return c.write(tgt, hst_ptr, n); });
+OMPSIM_EXPORT int32_t __tgt_rtl_data_submit(int32_t Id, void *TgtPtr, const void *HstPtr, int64_t Size) {
+  return copyOnDevice(Id, "submit", TgtPtr, HstPtr, Size,
+                      [&](DeviceController &C, uint64_t Tgt, uint64_t N) { return C.write(Tgt, HstPtr, N); });
 }
 
-OMPSIM_EXPORT int32_t __tgt_rtl_data_retrieve(int32_t id, void *hst_ptr, const void *tgt_ptr, int64_t size) {
-  return copyOnDevice(id, "retrieve", tgt_ptr, hst_ptr, size,
-                      [&](DeviceController &c, uint64_t tgt, uint64_t n) { return c.read(hst_ptr, tgt, n); });
+OMPSIM_EXPORT int32_t __tgt_rtl_data_retrieve(int32_t Id, void *HstPtr, const void *TgtPtr, int64_t Size) {
+  return copyOnDevice(Id, "retrieve", TgtPtr, HstPtr, Size,
+                      [&](DeviceController &C, uint64_t Tgt, uint64_t N) { return C.read(HstPtr, Tgt, N); });
 }
 
-OMPSIM_EXPORT int32_t __tgt_rtl_data_exchange(int32_t src_id, void *src_ptr, int32_t dst_id, void *dst_ptr,
-                                              int64_t size) {
-  SimDevice *sd, *dd;
-  DeviceController *src = controllerOf(src_id, sd);
-  DeviceController *dst = controllerOf(dst_id, dd);
-  if (!src || !dst)
+OMPSIM_EXPORT int32_t __tgt_rtl_data_exchange(int32_t SrcId, void *SrcPtr, int32_t DstId, void *DstPtr,
+                                              int64_t Size) {
+  SimDevice *Sd, *Dd;
+  DeviceController *Src = controllerOf(SrcId, Sd);
+  DeviceController *Dst = controllerOf(DstId, Dd);
+  if (!Src || !Dst)
     return OMPSIM_OFFLOAD_FAIL;
-  std::vector<char> buf(size_t(std::max<int64_t>(size, 0)));
-  if (auto err = src->read(buf.data(), reinterpret_cast<uint64_t>(src_ptr), buf.size()))
-    return failWith(sd, std::move(err));
-  if (auto err = dst->write(reinterpret_cast<uint64_t>(dst_ptr), buf.data(), buf.size()))
-    return failWith(dd, std::move(err));
+  std::vector<char> Buf(size_t(std::max<int64_t>(Size, 0)));
+  if (auto Err = Src->read(Buf.data(), reinterpret_cast<uint64_t>(SrcPtr), Buf.size()))
+    return failWith(Sd, std::move(Err));
+  if (auto Err = Dst->write(reinterpret_cast<uint64_t>(DstPtr), Buf.data(), Buf.size()))
+    return failWith(Dd, std::move(Err));
   return OMPSIM_OFFLOAD_SUCCESS;
 }
 
-OMPSIM_EXPORT int32_t __tgt_rtl_run_target_region(int32_t id, void *kernel, void **tgt_args, int32_t num_args,
-                                                  const ompsim_launch_config *cfg) {
-  SimDevice *d;
-  DeviceController *c = controllerOf(id, d);
-  if (!c)
+OMPSIM_EXPORT int32_t __tgt_rtl_run_target_region(int32_t Id, void *Kernel, void **TgtArgs, int32_t NumArgs,
+                                                  const ompsim_launch_config *Cfg) {
+  SimDevice *D;
+  DeviceController *C = controllerOf(Id, D);
+  if (!C)
     return OMPSIM_OFFLOAD_FAIL;
-  auto *k = static_cast<KernelHandle *>(kernel);
-  if (!k)
-    return failWith(d, fmt::format("device {}: run_target_region without a kernel", id));
+  auto *K = static_cast<KernelHandle *>(Kernel);
+  if (!K)
+    return failWith(D, fmt::format("device {}: run_target_region without a kernel", Id));
   // Every launch comes through here: no heap allocation unless a kernel has
   // many arguments (the name is only copied into an error or a trace event).
-  llvm::StringRef name =
-      (cfg && cfg->kernel_name) ? llvm::StringRef(cfg->kernel_name) : llvm::StringRef(k->name);
-  llvm::SmallVector<uint64_t, 32> args;
-  args.reserve(size_t(std::max<int32_t>(num_args, 0)));
-  for (int32_t i = 0; i < num_args; ++i)
-    args.push_back(reinterpret_cast<uint64_t>(tgt_args[i]));
-  uint32_t teams = cfg ? cfg->num_teams : 0;
-  uint32_t threads = cfg && cfg->thread_limit ? cfg->thread_limit : d->defaultThreadLimit;
+  llvm::StringRef Name =
+      (Cfg && Cfg->kernel_name) ? llvm::StringRef(Cfg->kernel_name) : llvm::StringRef(K->Name);
+  llvm::SmallVector<uint64_t, 32> Args;
+  Args.reserve(size_t(std::max<int32_t>(NumArgs, 0)));
+  for (int32_t I = 0; I < NumArgs; ++I)
+    Args.push_back(reinterpret_cast<uint64_t>(TgtArgs[I]));
+  uint32_t Teams = Cfg ? Cfg->num_teams : 0;
+  uint32_t Threads = Cfg && Cfg->thread_limit ? Cfg->thread_limit : D->DefaultThreadLimit;
   OMPSIM_TRACE_EVENT(Cat::Launch, "launch")
-      .num("device", id)
-      .str("kernel", name)
-      .dev("entry", k->entry, c->symbolize(k->entry))
-      .num("args", num_args)
-      .num("teams", teams)
-      .num("threads", threads);
-  if (auto err = c->launch(k->entry, args, teams, threads, name)) {
-    int32_t rc = failWith(d, std::move(err));
-    emitTranslateTrace(*d, id, name); // the lookups that led to a fault, if any
-    return rc;
+      .num("device", Id)
+      .str("kernel", Name)
+      .dev("entry", K->Entry, C->symbolize(K->Entry))
+      .num("args", NumArgs)
+      .num("teams", Teams)
+      .num("threads", Threads);
+  if (auto Err = C->launch(K->Entry, Args, Teams, Threads, Name)) {
+    int32_t Rc = failWith(D, std::move(Err));
+    emitTranslateTrace(*D, Id, Name); // the lookups that led to a fault, if any
+    return Rc;
   }
-  emitTranslateTrace(*d, id, name);
+  emitTranslateTrace(*D, Id, Name);
   return OMPSIM_OFFLOAD_SUCCESS;
 }
 
-OMPSIM_EXPORT const char *__tgt_rtl_last_error(int32_t id) {
-  SimPlugin &p = SimPlugin::get();
-  if (id < 0 || size_t(id) >= p.devices.size())
-    return p.lastError.c_str();
-  return p.devices[id].lastError.c_str();
+OMPSIM_EXPORT const char *__tgt_rtl_last_error(int32_t Id) {
+  SimPlugin &P = SimPlugin::get();
+  if (Id < 0 || size_t(Id) >= P.Devices.size())
+    return P.LastError.c_str();
+  return P.Devices[Id].LastError.c_str();
 }
 
-OMPSIM_EXPORT int32_t __tgt_rtl_set_function_ptr_map(int32_t id, uint64_t n,
-                                                     const __omp_offloading_fptr_map_ty *table) {
-  SimDevice *d;
-  DeviceController *c = controllerOf(id, d);
-  if (!c)
+OMPSIM_EXPORT int32_t __tgt_rtl_set_function_ptr_map(int32_t Id, uint64_t N,
+                                                     const __omp_offloading_fptr_map_ty *Table) {
+  SimDevice *D;
+  DeviceController *C = controllerOf(Id, D);
+  if (!C)
     return OMPSIM_OFFLOAD_FAIL;
-  if (n && !table)
-    return failWith(d, fmt::format("device {}: set_function_ptr_map with a null table", id));
-  if (auto err = c->setFunctionPointerTable(llvm::ArrayRef(table, n)))
-    return failWith(d, std::move(err));
-  d->advisor.setFunctionPointerTable(llvm::ArrayRef(table, n));
-  OMPSIM_TRACE_EVENT(Cat::Table, "publish").num("device", id).num("n", int64_t(n)).str("plugin", "sim");
+  if (N && !Table)
+    return failWith(D, fmt::format("device {}: set_function_ptr_map with a null table", Id));
+  if (auto Err = C->setFunctionPointerTable(llvm::ArrayRef(Table, N)))
+    return failWith(D, std::move(Err));
+  D->Advisor.setFunctionPointerTable(llvm::ArrayRef(Table, N));
+  OMPSIM_TRACE_EVENT(Cat::Table, "publish").num("device", Id).num("n", int64_t(N)).str("plugin", "sim");
   return OMPSIM_OFFLOAD_SUCCESS;
 }
 
-OMPSIM_EXPORT int32_t __tgt_rtl_symbolize(int32_t id, uint64_t tgt_addr, char *buf, uint64_t len) {
-  SimDevice *d;
-  DeviceController *c = controllerOf(id, d);
-  if (!c || !buf || !len)
+OMPSIM_EXPORT int32_t __tgt_rtl_symbolize(int32_t Id, uint64_t TgtAddr, char *Buf, uint64_t Len) {
+  SimDevice *D;
+  DeviceController *C = controllerOf(Id, D);
+  if (!C || !Buf || !Len)
     return 0;
-  std::string s = c->symbolize(tgt_addr);
-  if (s.empty())
+  std::string S = C->symbolize(TgtAddr);
+  if (S.empty())
     return 0;
-  s = "dev:" + s;
-  size_t n = std::min<size_t>(s.size(), size_t(len - 1));
-  std::memcpy(buf, s.data(), n);
-  buf[n] = 0;
+  S = "dev:" + S;
+  size_t N = std::min<size_t>(S.size(), size_t(Len - 1));
+  std::memcpy(Buf, S.data(), N);
+  Buf[N] = 0;
   return 1;
 }
 
-OMPSIM_EXPORT int32_t __tgt_rtl_set_thread_limit(int32_t id, int32_t limit) {
-  SimDevice *d = SimPlugin::get().device(id);
-  if (!d)
+OMPSIM_EXPORT int32_t __tgt_rtl_set_thread_limit(int32_t Id, int32_t Limit) {
+  SimDevice *D = SimPlugin::get().device(Id);
+  if (!D)
     return OMPSIM_OFFLOAD_FAIL;
-  d->defaultThreadLimit = limit > 0 ? uint32_t(limit) : 0;
+  D->DefaultThreadLimit = Limit > 0 ? uint32_t(Limit) : 0;
   return OMPSIM_OFFLOAD_SUCCESS;
 }

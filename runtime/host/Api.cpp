@@ -18,30 +18,30 @@ using namespace ompsim::host;
 
 namespace {
 
-constexpr int OFFLOAD_SUCCESS = OMPSIM_OFFLOAD_SUCCESS;
-constexpr int OFFLOAD_FAIL = OMPSIM_OFFLOAD_FAIL;
+constexpr int OffloadSuccess = OMPSIM_OFFLOAD_SUCCESS;
+constexpr int OffloadFail = OMPSIM_OFFLOAD_FAIL;
 
-[[noreturn]] void fatal(llvm::Error err) { Runtime::fatal(llvm::toString(std::move(err))); }
+[[noreturn]] void fatal(llvm::Error Err) { Runtime::fatal(llvm::toString(std::move(Err))); }
 
-void dataCall(DataOp op, int64_t device, int32_t n, void **bases, void **begins, int64_t *sizes,
-              int64_t *types, void **names, void **mappers) {
-  auto args = makeMapArgs(n, bases, begins, sizes, reinterpret_cast<const int64_t *>(types), names, mappers);
+void dataCall(DataOp Op, int64_t DeviceNum, int32_t N, void **Bases, void **Begins, int64_t *Sizes,
+              int64_t *Types, void **Names, void **Mappers) {
+  auto Args = makeMapArgs(N, Bases, Begins, Sizes, reinterpret_cast<const int64_t *>(Types), Names, Mappers);
   // Map errors (a missing present item, an extended section, a device copy
   // failure) are fatal whatever OMP_TARGET_OFFLOAD says, as upstream does.
-  if (auto err = Runtime::get().targetData(op, device, std::move(args), bases))
-    fatal(std::move(err));
+  if (auto Err = Runtime::get().targetData(Op, DeviceNum, std::move(Args), Bases))
+    fatal(std::move(Err));
 }
 
 /// Device for an omp_* call: null for the host; `ok` false for an invalid one.
-Device *apiDevice(int device, bool &ok) {
-  ok = true;
-  auto d = Runtime::get().device(device);
-  if (!d) {
-    ompsim::trace::error(llvm::toString(d.takeError()));
-    ok = false;
+Device *apiDevice(int DeviceNum, bool &Ok) {
+  Ok = true;
+  auto D = Runtime::get().device(DeviceNum);
+  if (!D) {
+    ompsim::trace::error(llvm::toString(D.takeError()));
+    Ok = false;
     return nullptr;
   }
-  return *d;
+  return *D;
 }
 
 } // namespace
@@ -50,124 +50,125 @@ extern "C" {
 
 // ---- registration ----------------------------------------------------------
 
-void __tgt_register_lib(__tgt_bin_desc *desc) {
-  if (auto err = Runtime::get().registerLib(desc))
-    fatal(std::move(err));
+void __tgt_register_lib(__tgt_bin_desc *Desc) {
+  if (auto Err = Runtime::get().registerLib(Desc))
+    fatal(std::move(Err));
 }
 
-void __tgt_unregister_lib(__tgt_bin_desc *desc) {
-  if (auto err = Runtime::get().unregisterLib(desc))
-    fatal(std::move(err));
+void __tgt_unregister_lib(__tgt_bin_desc *Desc) {
+  if (auto Err = Runtime::get().unregisterLib(Desc))
+    fatal(std::move(Err));
 }
 
-void __tgt_register_requires(int64_t flags) { Runtime::get().registerRequires(flags); }
+void __tgt_register_requires(int64_t Flags) { Runtime::get().registerRequires(Flags); }
 
 void __tgt_init_all_rtls() {
-  if (auto err = Runtime::get().ensurePlugins())
-    fatal(std::move(err));
+  if (auto Err = Runtime::get().ensurePlugins())
+    fatal(std::move(Err));
 }
 
 // ---- kernels ---------------------------------------------------------------
 
-int __tgt_target_kernel(ompsim_ident *loc, int64_t device, int32_t teams, int32_t threads, void *regionId,
-                        __tgt_kernel_arguments *args) {
-  Runtime &rt = Runtime::get();
+int __tgt_target_kernel(ompsim_ident *Loc, int64_t DeviceNum, int32_t Teams, int32_t Threads, void *RegionId,
+                        __tgt_kernel_arguments *Args) {
+  Runtime &Rt = Runtime::get();
   // The host device (omp_get_initial_device()): clang's code runs the host
   // version of the region, as with stock libomptarget.
-  if (rt.runsOnHost(device))
-    return OFFLOAD_FAIL;
-  bool launchFailure = false;
-  if (auto err = rt.targetKernel(device, teams, threads, regionId, args, launchFailure)) {
-    if (!launchFailure || rt.policy() == OffloadPolicy::Mandatory)
-      fatal(std::move(err));
+  if (Rt.runsOnHost(DeviceNum))
+    return OffloadFail;
+  bool LaunchFailure = false;
+  if (auto Err = Rt.targetKernel(DeviceNum, Teams, Threads, RegionId, Args, LaunchFailure)) {
+    if (!LaunchFailure || Rt.policy() == OffloadPolicy::Mandatory)
+      fatal(std::move(Err));
     // Not mandatory: clang's code runs the host version of the region.
-    OMPSIM_TRACE_EVENT(Cat::Launch, "fallback").str("reason", llvm::toString(std::move(err)));
-    return OFFLOAD_FAIL;
+    OMPSIM_TRACE_EVENT(Cat::Launch, "fallback").str("reason", llvm::toString(std::move(Err)));
+    return OffloadFail;
   }
-  return OFFLOAD_SUCCESS;
+  return OffloadSuccess;
 }
 
-int __tgt_target_kernel_nowait(ompsim_ident *loc, int64_t device, int32_t teams, int32_t threads,
-                               void *regionId, __tgt_kernel_arguments *args, int32_t, void *, int32_t,
+int __tgt_target_kernel_nowait(ompsim_ident *Loc, int64_t DeviceNum, int32_t Teams, int32_t Threads,
+                               void *RegionId, __tgt_kernel_arguments *Args, int32_t, void *, int32_t,
                                void *) {
   // Kernels run to completion; a nowait region is complete when this returns.
-  return __tgt_target_kernel(loc, device, teams, threads, regionId, args);
+  return __tgt_target_kernel(Loc, DeviceNum, Teams, Threads, RegionId, Args);
 }
 
-void __kmpc_push_target_tripcount_mapper(ompsim_ident *, int64_t device, uint64_t count) {
-  Runtime::get().pushTripcount(device, count);
+void __kmpc_push_target_tripcount_mapper(ompsim_ident *, int64_t DeviceNum, uint64_t Count) {
+  Runtime::get().pushTripcount(DeviceNum, Count);
 }
 
-void __kmpc_push_target_tripcount(int64_t device, uint64_t count) {
-  Runtime::get().pushTripcount(device, count);
+void __kmpc_push_target_tripcount(int64_t DeviceNum, uint64_t Count) {
+  Runtime::get().pushTripcount(DeviceNum, Count);
 }
 
 // ---- target data -----------------------------------------------------------
 
-void __tgt_target_data_begin_mapper(ompsim_ident *, int64_t device, int32_t n, void **bases, void **begins,
-                                    int64_t *sizes, int64_t *types, void **names, void **mappers) {
-  dataCall(DataOp::Begin, device, n, bases, begins, sizes, types, names, mappers);
+void __tgt_target_data_begin_mapper(ompsim_ident *, int64_t DeviceNum, int32_t N, void **Bases, void **Begins,
+                                    int64_t *Sizes, int64_t *Types, void **Names, void **Mappers) {
+  dataCall(DataOp::Begin, DeviceNum, N, Bases, Begins, Sizes, Types, Names, Mappers);
 }
-void __tgt_target_data_begin_nowait_mapper(ompsim_ident *loc, int64_t device, int32_t n, void **bases,
-                                           void **begins, int64_t *sizes, int64_t *types, void **names,
-                                           void **mappers, int32_t, void *, int32_t, void *) {
-  dataCall(DataOp::Begin, device, n, bases, begins, sizes, types, names, mappers);
+void __tgt_target_data_begin_nowait_mapper(ompsim_ident *Loc, int64_t DeviceNum, int32_t N, void **Bases,
+                                           void **Begins, int64_t *Sizes, int64_t *Types, void **Names,
+                                           void **Mappers, int32_t, void *, int32_t, void *) {
+  dataCall(DataOp::Begin, DeviceNum, N, Bases, Begins, Sizes, Types, Names, Mappers);
 }
-void __tgt_target_data_begin(int64_t device, int32_t n, void **bases, void **begins, int64_t *sizes,
-                             int64_t *types) {
-  dataCall(DataOp::Begin, device, n, bases, begins, sizes, types, nullptr, nullptr);
+void __tgt_target_data_begin(int64_t DeviceNum, int32_t N, void **Bases, void **Begins, int64_t *Sizes,
+                             int64_t *Types) {
+  dataCall(DataOp::Begin, DeviceNum, N, Bases, Begins, Sizes, Types, nullptr, nullptr);
 }
-void __tgt_target_data_begin_nowait(int64_t device, int32_t n, void **bases, void **begins, int64_t *sizes,
-                                    int64_t *types, int32_t, void *, int32_t, void *) {
-  dataCall(DataOp::Begin, device, n, bases, begins, sizes, types, nullptr, nullptr);
-}
-
-void __tgt_target_data_end_mapper(ompsim_ident *, int64_t device, int32_t n, void **bases, void **begins,
-                                  int64_t *sizes, int64_t *types, void **names, void **mappers) {
-  dataCall(DataOp::End, device, n, bases, begins, sizes, types, names, mappers);
-}
-void __tgt_target_data_end_nowait_mapper(ompsim_ident *, int64_t device, int32_t n, void **bases,
-                                         void **begins, int64_t *sizes, int64_t *types, void **names,
-                                         void **mappers, int32_t, void *, int32_t, void *) {
-  dataCall(DataOp::End, device, n, bases, begins, sizes, types, names, mappers);
-}
-void __tgt_target_data_end(int64_t device, int32_t n, void **bases, void **begins, int64_t *sizes,
-                           int64_t *types) {
-  dataCall(DataOp::End, device, n, bases, begins, sizes, types, nullptr, nullptr);
-}
-void __tgt_target_data_end_nowait(int64_t device, int32_t n, void **bases, void **begins, int64_t *sizes,
-                                  int64_t *types, int32_t, void *, int32_t, void *) {
-  dataCall(DataOp::End, device, n, bases, begins, sizes, types, nullptr, nullptr);
+void __tgt_target_data_begin_nowait(int64_t DeviceNum, int32_t N, void **Bases, void **Begins, int64_t *Sizes,
+                                    int64_t *Types, int32_t, void *, int32_t, void *) {
+  dataCall(DataOp::Begin, DeviceNum, N, Bases, Begins, Sizes, Types, nullptr, nullptr);
 }
 
-void __tgt_target_data_update_mapper(ompsim_ident *, int64_t device, int32_t n, void **bases, void **begins,
-                                     int64_t *sizes, int64_t *types, void **names, void **mappers) {
-  dataCall(DataOp::Update, device, n, bases, begins, sizes, types, names, mappers);
+void __tgt_target_data_end_mapper(ompsim_ident *, int64_t DeviceNum, int32_t N, void **Bases, void **Begins,
+                                  int64_t *Sizes, int64_t *Types, void **Names, void **Mappers) {
+  dataCall(DataOp::End, DeviceNum, N, Bases, Begins, Sizes, Types, Names, Mappers);
 }
-void __tgt_target_data_update_nowait_mapper(ompsim_ident *, int64_t device, int32_t n, void **bases,
-                                            void **begins, int64_t *sizes, int64_t *types, void **names,
-                                            void **mappers, int32_t, void *, int32_t, void *) {
-  dataCall(DataOp::Update, device, n, bases, begins, sizes, types, names, mappers);
+void __tgt_target_data_end_nowait_mapper(ompsim_ident *, int64_t DeviceNum, int32_t N, void **Bases,
+                                         void **Begins, int64_t *Sizes, int64_t *Types, void **Names,
+                                         void **Mappers, int32_t, void *, int32_t, void *) {
+  dataCall(DataOp::End, DeviceNum, N, Bases, Begins, Sizes, Types, Names, Mappers);
 }
-void __tgt_target_data_update(int64_t device, int32_t n, void **bases, void **begins, int64_t *sizes,
-                              int64_t *types) {
-  dataCall(DataOp::Update, device, n, bases, begins, sizes, types, nullptr, nullptr);
+void __tgt_target_data_end(int64_t DeviceNum, int32_t N, void **Bases, void **Begins, int64_t *Sizes,
+                           int64_t *Types) {
+  dataCall(DataOp::End, DeviceNum, N, Bases, Begins, Sizes, Types, nullptr, nullptr);
 }
-void __tgt_target_data_update_nowait(int64_t device, int32_t n, void **bases, void **begins, int64_t *sizes,
-                                     int64_t *types, int32_t, void *, int32_t, void *) {
-  dataCall(DataOp::Update, device, n, bases, begins, sizes, types, nullptr, nullptr);
+void __tgt_target_data_end_nowait(int64_t DeviceNum, int32_t N, void **Bases, void **Begins, int64_t *Sizes,
+                                  int64_t *Types, int32_t, void *, int32_t, void *) {
+  dataCall(DataOp::End, DeviceNum, N, Bases, Begins, Sizes, Types, nullptr, nullptr);
+}
+
+void __tgt_target_data_update_mapper(ompsim_ident *, int64_t DeviceNum, int32_t N, void **Bases,
+                                     void **Begins, int64_t *Sizes, int64_t *Types, void **Names,
+                                     void **Mappers) {
+  dataCall(DataOp::Update, DeviceNum, N, Bases, Begins, Sizes, Types, Names, Mappers);
+}
+void __tgt_target_data_update_nowait_mapper(ompsim_ident *, int64_t DeviceNum, int32_t N, void **Bases,
+                                            void **Begins, int64_t *Sizes, int64_t *Types, void **Names,
+                                            void **Mappers, int32_t, void *, int32_t, void *) {
+  dataCall(DataOp::Update, DeviceNum, N, Bases, Begins, Sizes, Types, Names, Mappers);
+}
+void __tgt_target_data_update(int64_t DeviceNum, int32_t N, void **Bases, void **Begins, int64_t *Sizes,
+                              int64_t *Types) {
+  dataCall(DataOp::Update, DeviceNum, N, Bases, Begins, Sizes, Types, nullptr, nullptr);
+}
+void __tgt_target_data_update_nowait(int64_t DeviceNum, int32_t N, void **Bases, void **Begins,
+                                     int64_t *Sizes, int64_t *Types, int32_t, void *, int32_t, void *) {
+  dataCall(DataOp::Update, DeviceNum, N, Bases, Begins, Sizes, Types, nullptr, nullptr);
 }
 
 // ---- declare mapper --------------------------------------------------------
 
-int64_t __tgt_mapper_num_components(void *handle) {
-  return static_cast<int64_t>(static_cast<MapperComponents *>(handle)->components.size());
+int64_t __tgt_mapper_num_components(void *Handle) {
+  return static_cast<int64_t>(static_cast<MapperComponents *>(Handle)->Components.size());
 }
 
-void __tgt_push_mapper_component(void *handle, void *base, void *begin, int64_t size, int64_t type,
-                                 void *name) {
-  static_cast<MapperComponents *>(handle)->components.push_back(
-      MapArg{base, begin, size, type, name, nullptr});
+void __tgt_push_mapper_component(void *Handle, void *Base, void *Begin, int64_t Size, int64_t Type,
+                                 void *Name) {
+  static_cast<MapperComponents *>(Handle)->Components.push_back(
+      MapArg{Base, Begin, Size, Type, Name, nullptr});
 }
 
 // ---- omp_* device API ------------------------------------------------------
@@ -182,166 +183,166 @@ int omp_get_initial_device(void) { return Runtime::get().numDevices(); }
 
 int omp_get_device_num(void) { return Runtime::get().numDevices(); } // called on the host
 
-void *omp_target_alloc(size_t size, int device) {
-  bool ok;
-  Device *d = apiDevice(device, ok);
-  if (!ok)
+void *omp_target_alloc(size_t Size, int DeviceNum) {
+  bool Ok;
+  Device *D = apiDevice(DeviceNum, Ok);
+  if (!Ok)
     return nullptr;
-  if (!d)
-    return std::malloc(size);
-  auto p = d->allocate(size, nullptr);
-  if (!p) {
-    ompsim::trace::error(llvm::toString(p.takeError()));
+  if (!D)
+    return std::malloc(Size);
+  auto P = D->allocate(Size, nullptr);
+  if (!P) {
+    ompsim::trace::error(llvm::toString(P.takeError()));
     return nullptr;
   }
-  return reinterpret_cast<void *>(*p);
+  return reinterpret_cast<void *>(*P);
 }
 
-void omp_target_free(void *ptr, int device) {
-  if (!ptr)
+void omp_target_free(void *Ptr, int DeviceNum) {
+  if (!Ptr)
     return;
-  bool ok;
-  Device *d = apiDevice(device, ok);
-  if (!ok)
+  bool Ok;
+  Device *D = apiDevice(DeviceNum, Ok);
+  if (!Ok)
     return;
-  if (!d)
-    return std::free(ptr);
-  if (auto err = d->release(reinterpret_cast<uint64_t>(ptr)))
-    ompsim::trace::error(llvm::toString(std::move(err)));
+  if (!D)
+    return std::free(Ptr);
+  if (auto Err = D->release(reinterpret_cast<uint64_t>(Ptr)))
+    ompsim::trace::error(llvm::toString(std::move(Err)));
 }
 
-int omp_target_is_present(const void *ptr, int device) {
-  bool ok;
-  Device *d = apiDevice(device, ok);
-  if (!ok)
+int omp_target_is_present(const void *Ptr, int DeviceNum) {
+  bool Ok;
+  Device *D = apiDevice(DeviceNum, Ok);
+  if (!Ok)
     return 0;
-  if (!d)
+  if (!D)
     return 1;
-  std::lock_guard<std::recursive_mutex> lock(d->mappingTable().mutex());
-  return d->mappingTable().lookup(reinterpret_cast<uintptr_t>(ptr), 0).entry != nullptr;
+  std::lock_guard<std::recursive_mutex> Lock(D->mappingTable().mutex());
+  return D->mappingTable().lookup(reinterpret_cast<uintptr_t>(Ptr), 0).Entry != nullptr;
 }
 
-int omp_target_is_accessible(const void *ptr, size_t size, int device) {
-  bool ok;
-  Device *d = apiDevice(device, ok);
+int omp_target_is_accessible(const void *Ptr, size_t Size, int DeviceNum) {
+  bool Ok;
+  Device *D = apiDevice(DeviceNum, Ok);
   // Device memory is separate from host memory (no unified shared memory).
-  return ok && !d ? 1 : 0;
+  return Ok && !D ? 1 : 0;
 }
 
-void *omp_get_mapped_ptr(const void *ptr, int device) {
-  if (!ptr)
+void *omp_get_mapped_ptr(const void *Ptr, int DeviceNum) {
+  if (!Ptr)
     return nullptr;
-  bool ok;
-  Device *d = apiDevice(device, ok);
-  if (!ok)
+  bool Ok;
+  Device *D = apiDevice(DeviceNum, Ok);
+  if (!Ok)
     return nullptr;
-  if (!d)
-    return const_cast<void *>(ptr);
-  std::lock_guard<std::recursive_mutex> lock(d->mappingTable().mutex());
-  MapLookup found = d->mappingTable().lookup(reinterpret_cast<uintptr_t>(ptr), 0);
-  if (!found.entry)
+  if (!D)
+    return const_cast<void *>(Ptr);
+  std::lock_guard<std::recursive_mutex> Lock(D->mappingTable().mutex());
+  MapLookup Found = D->mappingTable().lookup(reinterpret_cast<uintptr_t>(Ptr), 0);
+  if (!Found.Entry)
     return nullptr;
-  return reinterpret_cast<void *>(found.entry->translate(reinterpret_cast<uintptr_t>(ptr)));
+  return reinterpret_cast<void *>(Found.Entry->translate(reinterpret_cast<uintptr_t>(Ptr)));
 }
 
-int omp_target_memcpy(void *dst, const void *src, size_t length, size_t dstOffset, size_t srcOffset,
-                      int dstDevice, int srcDevice) {
-  bool okDst, okSrc;
-  Device *dd = apiDevice(dstDevice, okDst);
-  Device *sd = apiDevice(srcDevice, okSrc);
-  if (!okDst || !okSrc || (length && (!dst || !src)))
-    return OFFLOAD_FAIL;
-  char *to = static_cast<char *>(dst) + dstOffset;
-  const char *from = static_cast<const char *>(src) + srcOffset;
-  llvm::Error err = llvm::Error::success();
-  if (!dd && !sd) {
-    std::memmove(to, from, length);
-  } else if (dd && !sd) {
-    err = dd->submit(reinterpret_cast<uint64_t>(to), from, length);
-  } else if (!dd && sd) {
-    err = sd->retrieve(to, reinterpret_cast<uint64_t>(from), length);
+int omp_target_memcpy(void *Dst, const void *Src, size_t Length, size_t DstOffset, size_t SrcOffset,
+                      int DstDevice, int SrcDevice) {
+  bool OkDst, OkSrc;
+  Device *Dd = apiDevice(DstDevice, OkDst);
+  Device *Sd = apiDevice(SrcDevice, OkSrc);
+  if (!OkDst || !OkSrc || (Length && (!Dst || !Src)))
+    return OffloadFail;
+  char *To = static_cast<char *>(Dst) + DstOffset;
+  const char *From = static_cast<const char *>(Src) + SrcOffset;
+  llvm::Error Err = llvm::Error::success();
+  if (!Dd && !Sd) {
+    std::memmove(To, From, Length);
+  } else if (Dd && !Sd) {
+    Err = Dd->submit(reinterpret_cast<uint64_t>(To), From, Length);
+  } else if (!Dd && Sd) {
+    Err = Sd->retrieve(To, reinterpret_cast<uint64_t>(From), Length);
   } else {
     // Device to device through a host buffer: works across plugins too.
-    std::vector<char> buffer(length);
-    err = sd->retrieve(buffer.data(), reinterpret_cast<uint64_t>(from), length);
-    if (!err)
-      err = dd->submit(reinterpret_cast<uint64_t>(to), buffer.data(), length);
+    std::vector<char> Buffer(Length);
+    Err = Sd->retrieve(Buffer.data(), reinterpret_cast<uint64_t>(From), Length);
+    if (!Err)
+      Err = Dd->submit(reinterpret_cast<uint64_t>(To), Buffer.data(), Length);
   }
-  if (err) {
-    ompsim::trace::error(llvm::toString(std::move(err)));
-    return OFFLOAD_FAIL;
+  if (Err) {
+    ompsim::trace::error(llvm::toString(std::move(Err)));
+    return OffloadFail;
   }
-  return OFFLOAD_SUCCESS;
+  return OffloadSuccess;
 }
 
-int omp_target_memcpy_rect(void *dst, const void *src, size_t elementSize, int numDims, const size_t *volume,
-                           const size_t *dstOffsets, const size_t *srcOffsets, const size_t *dstDimensions,
-                           const size_t *srcDimensions, int dstDevice, int srcDevice) {
-  if (!dst && !src)
+int omp_target_memcpy_rect(void *Dst, const void *Src, size_t ElementSize, int NumDims, const size_t *Volume,
+                           const size_t *DstOffsets, const size_t *SrcOffsets, const size_t *DstDimensions,
+                           const size_t *SrcDimensions, int DstDevice, int SrcDevice) {
+  if (!Dst && !Src)
     return INT_MAX; // the number of dimensions supported
-  if (!dst || !src || numDims < 1 || !volume || !dstOffsets || !srcOffsets || !dstDimensions ||
-      !srcDimensions)
-    return OFFLOAD_FAIL;
+  if (!Dst || !Src || NumDims < 1 || !Volume || !DstOffsets || !SrcOffsets || !DstDimensions ||
+      !SrcDimensions)
+    return OffloadFail;
   // One transfer per contiguous run: whole rows merge into one.
-  for (const CopyRun &run :
-       rectCopyRuns(elementSize, numDims, volume, dstOffsets, srcOffsets, dstDimensions, srcDimensions)) {
-    int rc = omp_target_memcpy(dst, src, run.size, run.dst, run.src, dstDevice, srcDevice);
-    if (rc != OFFLOAD_SUCCESS)
-      return rc;
+  for (const CopyRun &Run :
+       rectCopyRuns(ElementSize, NumDims, Volume, DstOffsets, SrcOffsets, DstDimensions, SrcDimensions)) {
+    int Rc = omp_target_memcpy(Dst, Src, Run.Size, Run.Dst, Run.Src, DstDevice, SrcDevice);
+    if (Rc != OffloadSuccess)
+      return Rc;
   }
-  return OFFLOAD_SUCCESS;
+  return OffloadSuccess;
 }
 
-void *omp_target_memset(void *ptr, int value, size_t count, int device) {
-  bool ok;
-  Device *d = apiDevice(device, ok);
-  if (!ok || !ptr)
-    return ptr;
-  if (!d)
-    return std::memset(ptr, value, count);
-  std::vector<unsigned char> pattern(count, static_cast<unsigned char>(value));
-  if (auto err = d->submit(reinterpret_cast<uint64_t>(ptr), pattern.data(), count))
-    ompsim::trace::error(llvm::toString(std::move(err)));
-  return ptr;
+void *omp_target_memset(void *Ptr, int Value, size_t Count, int DeviceNum) {
+  bool Ok;
+  Device *D = apiDevice(DeviceNum, Ok);
+  if (!Ok || !Ptr)
+    return Ptr;
+  if (!D)
+    return std::memset(Ptr, Value, Count);
+  std::vector<unsigned char> Pattern(Count, static_cast<unsigned char>(Value));
+  if (auto Err = D->submit(reinterpret_cast<uint64_t>(Ptr), Pattern.data(), Count))
+    ompsim::trace::error(llvm::toString(std::move(Err)));
+  return Ptr;
 }
 
-int omp_target_associate_ptr(const void *hostPtr, const void *devicePtr, size_t size, size_t deviceOffset,
-                             int device) {
-  bool ok;
-  Device *d = apiDevice(device, ok);
-  if (!ok || !d || !hostPtr || !devicePtr)
-    return OFFLOAD_FAIL;
-  std::lock_guard<std::recursive_mutex> lock(d->mappingTable().mutex());
-  auto host = reinterpret_cast<uintptr_t>(hostPtr);
-  uint64_t tgt = reinterpret_cast<uint64_t>(devicePtr) + deviceOffset;
-  MapLookup found = d->mappingTable().lookup(host, size);
-  if (found.entry) {
+int omp_target_associate_ptr(const void *HostPtr, const void *DevicePtr, size_t Size, size_t DeviceOffset,
+                             int DeviceNum) {
+  bool Ok;
+  Device *D = apiDevice(DeviceNum, Ok);
+  if (!Ok || !D || !HostPtr || !DevicePtr)
+    return OffloadFail;
+  std::lock_guard<std::recursive_mutex> Lock(D->mappingTable().mutex());
+  auto Host = reinterpret_cast<uintptr_t>(HostPtr);
+  uint64_t Tgt = reinterpret_cast<uint64_t>(DevicePtr) + DeviceOffset;
+  MapLookup Found = D->mappingTable().lookup(Host, Size);
+  if (Found.Entry) {
     // Associating the same pair again is allowed; anything else is not.
-    return found.contained && found.entry->translate(host) == tgt ? OFFLOAD_SUCCESS : OFFLOAD_FAIL;
+    return Found.Contained && Found.Entry->translate(Host) == Tgt ? OffloadSuccess : OffloadFail;
   }
-  MapEntry e;
-  e.hstBegin = host;
-  e.hstEnd = host + size;
-  e.tgtBegin = tgt;
-  e.dynamicRef = MapEntry::Infinite;
-  e.associated = true;
-  e.name = "omp_target_associate_ptr";
-  d->mappingTable().insert(std::move(e));
-  return OFFLOAD_SUCCESS;
+  MapEntry E;
+  E.HstBegin = Host;
+  E.HstEnd = Host + Size;
+  E.TgtBegin = Tgt;
+  E.DynamicRef = MapEntry::Infinite;
+  E.Associated = true;
+  E.Name = "omp_target_associate_ptr";
+  D->mappingTable().insert(std::move(E));
+  return OffloadSuccess;
 }
 
-int omp_target_disassociate_ptr(const void *hostPtr, int device) {
-  bool ok;
-  Device *d = apiDevice(device, ok);
-  if (!ok || !d)
-    return OFFLOAD_FAIL;
-  std::lock_guard<std::recursive_mutex> lock(d->mappingTable().mutex());
-  MapLookup found = d->mappingTable().lookup(reinterpret_cast<uintptr_t>(hostPtr), 0);
-  if (!found.entry || !found.entry->associated ||
-      found.entry->hstBegin != reinterpret_cast<uintptr_t>(hostPtr))
-    return OFFLOAD_FAIL;
-  d->mappingTable().erase(*found.entry);
-  return OFFLOAD_SUCCESS;
+int omp_target_disassociate_ptr(const void *HostPtr, int DeviceNum) {
+  bool Ok;
+  Device *D = apiDevice(DeviceNum, Ok);
+  if (!Ok || !D)
+    return OffloadFail;
+  std::lock_guard<std::recursive_mutex> Lock(D->mappingTable().mutex());
+  MapLookup Found = D->mappingTable().lookup(reinterpret_cast<uintptr_t>(HostPtr), 0);
+  if (!Found.Entry || !Found.Entry->Associated ||
+      Found.Entry->HstBegin != reinterpret_cast<uintptr_t>(HostPtr))
+    return OffloadFail;
+  D->mappingTable().erase(*Found.Entry);
+  return OffloadSuccess;
 }
 
 } // extern "C"

@@ -11,19 +11,19 @@ namespace ompsim::host {
 
 /// The device an omp_*-style routine names: null for the initial device (the
 /// host). An invalid number prints one error line and sets `ok` to false.
-inline Device *apiDeviceOrHost(int64_t deviceNum, bool &ok) {
-  ok = true;
-  auto d = Runtime::get().device(deviceNum);
-  if (!d) {
-    trace::error(llvm::toString(d.takeError()));
-    ok = false;
+inline Device *apiDeviceOrHost(int64_t DeviceNum, bool &Ok) {
+  Ok = true;
+  auto D = Runtime::get().device(DeviceNum);
+  if (!D) {
+    trace::error(llvm::toString(D.takeError()));
+    Ok = false;
     return nullptr;
   }
-  return *d;
+  return *D;
 }
 
 /// True when the device's memory is the host's own (the in-process host
 /// plugin): host pointers are valid on it and its pointers on the host.
-inline bool sharesHostAddressSpace(Device &d) { return d.plugin().name() == "host"; }
+inline bool sharesHostAddressSpace(Device &D) { return D.plugin().name() == "host"; }
 
 } // namespace ompsim::host

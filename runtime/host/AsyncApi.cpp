@@ -18,24 +18,24 @@
 
 namespace {
 
-constexpr int OFFLOAD_SUCCESS = OMPSIM_OFFLOAD_SUCCESS;
-constexpr int OFFLOAD_FAIL = OMPSIM_OFFLOAD_FAIL;
+constexpr int OffloadSuccess = OMPSIM_OFFLOAD_SUCCESS;
+constexpr int OffloadFail = OMPSIM_OFFLOAD_FAIL;
 
 // libomp's task ABI (kmp.h), declared here because libomp installs no header
 // for it. Only the leading fields are used.
-using TaskRoutine = int32_t (*)(int32_t gtid, void *task);
+using TaskRoutine = int32_t (*)(int32_t Gtid, void *Task);
 struct KmpTask {
-  void *shareds;
-  TaskRoutine routine;
-  int32_t partId;
-  void *data1;
-  void *data2;
+  void *Shareds;
+  TaskRoutine Routine;
+  int32_t PartId;
+  void *Data1;
+  void *Data2;
 };
 /// kmp_depend_info_t: what an omp_depend_t points at.
 struct KmpDependInfo {
-  intptr_t baseAddr;
-  size_t len;
-  uint32_t flags;
+  intptr_t BaseAddr;
+  size_t Len;
+  uint32_t Flags;
 };
 static_assert(sizeof(KmpDependInfo) == 24, "kmp_depend_info_t is 24 bytes");
 /// kmp_tasking_flags_t bit of a hidden helper task.
@@ -44,132 +44,132 @@ constexpr int32_t TaskHiddenHelper = 1 << 7;
 } // namespace
 
 extern "C" {
-int32_t __kmpc_global_thread_num(void *loc);
-KmpTask *__kmpc_omp_target_task_alloc(void *loc, int32_t gtid, int32_t flags, size_t sizeofTask,
-                                      size_t sizeofShareds, TaskRoutine entry, int64_t device);
-int32_t __kmpc_omp_task_with_deps(void *loc, int32_t gtid, KmpTask *task, int32_t ndeps, KmpDependInfo *deps,
-                                  int32_t ndepsNoAlias, KmpDependInfo *noAliasDeps);
+int32_t __kmpc_global_thread_num(void *Loc);
+KmpTask *__kmpc_omp_target_task_alloc(void *Loc, int32_t Gtid, int32_t Flags, size_t SizeofTask,
+                                      size_t SizeofShareds, TaskRoutine Entry, int64_t DeviceNum);
+int32_t __kmpc_omp_task_with_deps(void *Loc, int32_t Gtid, KmpTask *Task, int32_t Ndeps, KmpDependInfo *Deps,
+                                  int32_t NdepsNoAlias, KmpDependInfo *NoAliasDeps);
 }
 
 namespace {
 
 /// The arguments of one asynchronous call, owned by its task.
 struct AsyncCopy {
-  enum Kind { Linear, Rect, Fill } kind = Linear;
-  void *dst = nullptr;
-  const void *src = nullptr;
-  size_t length = 0; // bytes; the element size for Rect
-  size_t dstOffset = 0, srcOffset = 0;
-  int dstDevice = 0, srcDevice = 0;
-  int value = 0; // Fill
+  enum Kind { Linear, Rect, Fill } Kind = Linear;
+  void *Dst = nullptr;
+  const void *Src = nullptr;
+  size_t Length = 0; // bytes; the element size for Rect
+  size_t DstOffset = 0, SrcOffset = 0;
+  int DstDevice = 0, SrcDevice = 0;
+  int Value = 0; // Fill
   // Rect: the caller's arrays may be gone when the task runs, so keep copies.
-  int numDims = 0;
-  std::vector<size_t> volume, dstOffsets, srcOffsets, dstDims, srcDims;
+  int NumDims = 0;
+  std::vector<size_t> Volume, DstOffsets, SrcOffsets, DstDims, SrcDims;
 };
 
-int32_t runAsyncCopy(int32_t, void *taskPtr) {
-  auto *task = static_cast<KmpTask *>(taskPtr);
-  auto *c = static_cast<AsyncCopy *>(task->shareds);
-  int rc = OFFLOAD_SUCCESS;
-  switch (c->kind) {
+int32_t runAsyncCopy(int32_t, void *TaskPtr) {
+  auto *Task = static_cast<KmpTask *>(TaskPtr);
+  auto *C = static_cast<AsyncCopy *>(Task->Shareds);
+  int Rc = OffloadSuccess;
+  switch (C->Kind) {
   case AsyncCopy::Linear:
-    rc = omp_target_memcpy(c->dst, c->src, c->length, c->dstOffset, c->srcOffset, c->dstDevice, c->srcDevice);
+    Rc = omp_target_memcpy(C->Dst, C->Src, C->Length, C->DstOffset, C->SrcOffset, C->DstDevice, C->SrcDevice);
     break;
   case AsyncCopy::Rect:
-    rc = omp_target_memcpy_rect(c->dst, c->src, c->length, c->numDims, c->volume.data(), c->dstOffsets.data(),
-                                c->srcOffsets.data(), c->dstDims.data(), c->srcDims.data(), c->dstDevice,
-                                c->srcDevice);
+    Rc = omp_target_memcpy_rect(C->Dst, C->Src, C->Length, C->NumDims, C->Volume.data(), C->DstOffsets.data(),
+                                C->SrcOffsets.data(), C->DstDims.data(), C->SrcDims.data(), C->DstDevice,
+                                C->SrcDevice);
     break;
   case AsyncCopy::Fill:
-    omp_target_memset(c->dst, c->value, c->length, c->dstDevice);
+    omp_target_memset(C->Dst, C->Value, C->Length, C->DstDevice);
     break;
   }
-  delete c;
-  return rc;
+  delete C;
+  return Rc;
 }
 
 /// Starts `copy` as a task after the dependences in `deps`; takes ownership.
-int startTask(AsyncCopy *copy, int depCount, omp_depend_t *deps) {
-  if (depCount < 0 || (depCount > 0 && !deps)) {
+int startTask(AsyncCopy *Copy, int DepCount, omp_depend_t *Deps) {
+  if (DepCount < 0 || (DepCount > 0 && !Deps)) {
     ompsim::trace::error("asynchronous device copy: invalid depend object list");
-    delete copy;
-    return OFFLOAD_FAIL;
+    delete Copy;
+    return OffloadFail;
   }
-  int32_t gtid = __kmpc_global_thread_num(nullptr);
-  KmpTask *task =
-      __kmpc_omp_target_task_alloc(nullptr, gtid, TaskHiddenHelper, sizeof(KmpTask), 0, runAsyncCopy, -1);
-  if (!task) {
+  int32_t Gtid = __kmpc_global_thread_num(nullptr);
+  KmpTask *Task =
+      __kmpc_omp_target_task_alloc(nullptr, Gtid, TaskHiddenHelper, sizeof(KmpTask), 0, runAsyncCopy, -1);
+  if (!Task) {
     ompsim::trace::error("asynchronous device copy: cannot create its task");
-    delete copy;
-    return OFFLOAD_FAIL;
+    delete Copy;
+    return OffloadFail;
   }
-  task->shareds = copy;
+  Task->Shareds = Copy;
   // Each omp_depend_t points at the dependence the depobj construct built.
-  std::vector<KmpDependInfo> list;
-  list.reserve(depCount);
-  for (int i = 0; i < depCount; ++i)
-    list.push_back(*reinterpret_cast<KmpDependInfo *>(deps[i]));
-  __kmpc_omp_task_with_deps(nullptr, gtid, task, depCount, list.data(), 0, nullptr);
-  return OFFLOAD_SUCCESS;
+  std::vector<KmpDependInfo> List;
+  List.reserve(DepCount);
+  for (int I = 0; I < DepCount; ++I)
+    List.push_back(*reinterpret_cast<KmpDependInfo *>(Deps[I]));
+  __kmpc_omp_task_with_deps(nullptr, Gtid, Task, DepCount, List.data(), 0, nullptr);
+  return OffloadSuccess;
 }
 
 } // namespace
 
 extern "C" {
 
-int omp_target_memcpy_async(void *dst, const void *src, size_t length, size_t dstOffset, size_t srcOffset,
-                            int dstDevice, int srcDevice, int depCount, omp_depend_t *deps) {
-  if (!dst || !src)
-    return OFFLOAD_FAIL;
-  auto *copy = new AsyncCopy;
-  copy->dst = dst;
-  copy->src = src;
-  copy->length = length;
-  copy->dstOffset = dstOffset;
-  copy->srcOffset = srcOffset;
-  copy->dstDevice = dstDevice;
-  copy->srcDevice = srcDevice;
-  return startTask(copy, depCount, deps);
+int omp_target_memcpy_async(void *Dst, const void *Src, size_t Length, size_t DstOffset, size_t SrcOffset,
+                            int DstDevice, int SrcDevice, int DepCount, omp_depend_t *Deps) {
+  if (!Dst || !Src)
+    return OffloadFail;
+  auto *Copy = new AsyncCopy;
+  Copy->Dst = Dst;
+  Copy->Src = Src;
+  Copy->Length = Length;
+  Copy->DstOffset = DstOffset;
+  Copy->SrcOffset = SrcOffset;
+  Copy->DstDevice = DstDevice;
+  Copy->SrcDevice = SrcDevice;
+  return startTask(Copy, DepCount, Deps);
 }
 
-int omp_target_memcpy_rect_async(void *dst, const void *src, size_t elementSize, int numDims,
-                                 const size_t *volume, const size_t *dstOffsets, const size_t *srcOffsets,
-                                 const size_t *dstDimensions, const size_t *srcDimensions, int dstDevice,
-                                 int srcDevice, int depCount, omp_depend_t *deps) {
-  if (!dst && !src)
+int omp_target_memcpy_rect_async(void *Dst, const void *Src, size_t ElementSize, int NumDims,
+                                 const size_t *Volume, const size_t *DstOffsets, const size_t *SrcOffsets,
+                                 const size_t *DstDimensions, const size_t *SrcDimensions, int DstDevice,
+                                 int SrcDevice, int DepCount, omp_depend_t *Deps) {
+  if (!Dst && !Src)
     return INT_MAX; // the number of dimensions supported, as the synchronous form
-  if (!dst || !src || numDims < 1 || !volume || !dstOffsets || !srcOffsets || !dstDimensions ||
-      !srcDimensions)
-    return OFFLOAD_FAIL;
-  auto *copy = new AsyncCopy;
-  copy->kind = AsyncCopy::Rect;
-  copy->dst = dst;
-  copy->src = src;
-  copy->length = elementSize;
-  copy->dstDevice = dstDevice;
-  copy->srcDevice = srcDevice;
-  copy->numDims = numDims;
-  copy->volume.assign(volume, volume + numDims);
-  copy->dstOffsets.assign(dstOffsets, dstOffsets + numDims);
-  copy->srcOffsets.assign(srcOffsets, srcOffsets + numDims);
-  copy->dstDims.assign(dstDimensions, dstDimensions + numDims);
-  copy->srcDims.assign(srcDimensions, srcDimensions + numDims);
-  return startTask(copy, depCount, deps);
+  if (!Dst || !Src || NumDims < 1 || !Volume || !DstOffsets || !SrcOffsets || !DstDimensions ||
+      !SrcDimensions)
+    return OffloadFail;
+  auto *Copy = new AsyncCopy;
+  Copy->Kind = AsyncCopy::Rect;
+  Copy->Dst = Dst;
+  Copy->Src = Src;
+  Copy->Length = ElementSize;
+  Copy->DstDevice = DstDevice;
+  Copy->SrcDevice = SrcDevice;
+  Copy->NumDims = NumDims;
+  Copy->Volume.assign(Volume, Volume + NumDims);
+  Copy->DstOffsets.assign(DstOffsets, DstOffsets + NumDims);
+  Copy->SrcOffsets.assign(SrcOffsets, SrcOffsets + NumDims);
+  Copy->DstDims.assign(DstDimensions, DstDimensions + NumDims);
+  Copy->SrcDims.assign(SrcDimensions, SrcDimensions + NumDims);
+  return startTask(Copy, DepCount, Deps);
 }
 
-void *omp_target_memset_async(void *ptr, int value, size_t count, int device, int depCount,
-                              omp_depend_t *deps) {
+void *omp_target_memset_async(void *Ptr, int Value, size_t Count, int DeviceNum, int DepCount,
+                              omp_depend_t *Deps) {
   // Nothing to fill: a no-op, as the synchronous form.
-  if (!ptr || count == 0)
-    return ptr;
-  auto *copy = new AsyncCopy;
-  copy->kind = AsyncCopy::Fill;
-  copy->dst = ptr;
-  copy->length = count;
-  copy->dstDevice = device;
-  copy->value = value;
-  (void)startTask(copy, depCount, deps);
-  return ptr;
+  if (!Ptr || Count == 0)
+    return Ptr;
+  auto *Copy = new AsyncCopy;
+  Copy->Kind = AsyncCopy::Fill;
+  Copy->Dst = Ptr;
+  Copy->Length = Count;
+  Copy->DstDevice = DeviceNum;
+  Copy->Value = Value;
+  (void)startTask(Copy, DepCount, Deps);
+  return Ptr;
 }
 
 } // extern "C"

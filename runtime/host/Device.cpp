@@ -21,514 +21,513 @@ enum : uint32_t { InfoKernelArgs = 0x1, InfoDataTransfer = 0x20 };
 /// One upstream-style info line on stderr, for tools that read LIBOMPTARGET_INFO
 /// output; ompsim's own diagnostics go through the trace facility instead.
 template <typename... Args>
-void infoLine(uint32_t bit, int32_t device, fmt::format_string<Args...> f, Args &&...args) {
-  if (!(infoLevel() & bit))
+void infoLine(uint32_t Bit, int32_t DeviceNum, fmt::format_string<Args...> F, Args &&...FmtArgs) {
+  if (!(infoLevel() & Bit))
     return;
-  std::string line =
-      fmt::format("omptarget device {} info: {}\n", device, fmt::format(f, std::forward<Args>(args)...));
-  std::fputs(line.c_str(), stderr);
+  std::string Line = fmt::format("omptarget device {} info: {}\n", DeviceNum,
+                                 fmt::format(F, std::forward<Args>(FmtArgs)...));
+  std::fputs(Line.c_str(), stderr);
 }
 
-llvm::Error makeError(const std::string &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", message.c_str());
+llvm::Error makeError(const std::string &Message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", Message.c_str());
 }
 
 /// An entry of a permanent batch that overlaps an earlier entry of the batch.
 struct BatchConflict {
-  size_t index;          ///< the later entry, in `batch`
-  std::string otherName; ///< the earlier entry it overlaps
-  uint64_t otherTgt;     ///< where the earlier entry maps the later one's host address
+  size_t Index;          ///< the later entry, in `batch`
+  std::string OtherName; ///< the earlier entry it overlaps
+  uint64_t OtherTgt;     ///< where the earlier entry maps the later one's host address
 };
 
 /// Settles one image's batch of permanent entries (in entry-table order) as
 /// adding them one at a time would: an entry that repeats an earlier one
 /// (inside it, at the same device address: one definition seen twice) is
 /// dropped, and the first that overlaps an earlier one otherwise is returned.
-std::optional<BatchConflict> settleBatch(std::vector<MapEntry> &batch) {
+std::optional<BatchConflict> settleBatch(std::vector<MapEntry> &Batch) {
   // Usual case: entries in ascending address order and disjoint.
-  bool disjoint = true;
-  for (size_t i = 1; i < batch.size() && disjoint; ++i)
-    disjoint = batch[i - 1].hstBegin < batch[i].hstBegin && batch[i - 1].hstEnd <= batch[i].hstBegin;
-  if (disjoint)
+  bool Disjoint = true;
+  for (size_t I = 1; I < Batch.size() && Disjoint; ++I)
+    Disjoint = Batch[I - 1].HstBegin < Batch[I].HstBegin && Batch[I - 1].HstEnd <= Batch[I].HstBegin;
+  if (Disjoint)
     return std::nullopt;
-  std::vector<std::pair<uintptr_t, uintptr_t>> ranges;
-  ranges.reserve(batch.size());
-  for (const MapEntry &m : batch)
-    ranges.emplace_back(m.hstBegin, m.hstEnd);
-  std::sort(ranges.begin(), ranges.end());
-  disjoint = true;
-  for (size_t i = 1; i < ranges.size() && disjoint; ++i)
-    disjoint = ranges[i - 1].first < ranges[i].first && ranges[i - 1].second <= ranges[i].first;
-  if (disjoint)
+  std::vector<std::pair<uintptr_t, uintptr_t>> Ranges;
+  Ranges.reserve(Batch.size());
+  for (const MapEntry &M : Batch)
+    Ranges.emplace_back(M.HstBegin, M.HstEnd);
+  std::sort(Ranges.begin(), Ranges.end());
+  Disjoint = true;
+  for (size_t I = 1; I < Ranges.size() && Disjoint; ++I)
+    Disjoint = Ranges[I - 1].first < Ranges[I].first && Ranges[I - 1].second <= Ranges[I].first;
+  if (Disjoint)
     return std::nullopt;
   // Rare: replay the batch in order against a table of the entries kept.
-  MappingTable kept;
-  std::vector<MapEntry> out;
-  out.reserve(batch.size());
-  for (size_t i = 0; i < batch.size(); ++i) {
-    MapEntry &m = batch[i];
-    MapLookup found = kept.lookup(m.hstBegin, m.size());
-    if (found.entry) {
-      if (found.contained && found.entry->translate(m.hstBegin) == m.tgtBegin)
+  MappingTable Kept;
+  std::vector<MapEntry> Out;
+  Out.reserve(Batch.size());
+  for (size_t I = 0; I < Batch.size(); ++I) {
+    MapEntry &M = Batch[I];
+    MapLookup Found = Kept.lookup(M.HstBegin, M.size());
+    if (Found.Entry) {
+      if (Found.Contained && Found.Entry->translate(M.HstBegin) == M.TgtBegin)
         continue;
-      return BatchConflict{i, found.entry->name, found.entry->translate(m.hstBegin)};
+      return BatchConflict{I, Found.Entry->Name, Found.Entry->translate(M.HstBegin)};
     }
-    kept.insert(m);
-    out.push_back(m); // copied: `batch` stays whole when a conflict follows
+    Kept.insert(M);
+    Out.push_back(M); // copied: `batch` stays whole when a conflict follows
   }
-  batch = std::move(out);
+  Batch = std::move(Out);
   return std::nullopt;
 }
 
 } // namespace
 
-llvm::Error Device::pluginError(const std::string &fallback) const {
-  const char *msg = plugin_.fn().last_error(localId_);
-  if (msg && *msg)
-    return makeError(msg);
-  return makeError(fallback);
+llvm::Error Device::pluginError(const std::string &Fallback) const {
+  const char *Msg = Plugin.fn().last_error(LocalId);
+  if (Msg && *Msg)
+    return makeError(Msg);
+  return makeError(Fallback);
 }
 
 llvm::Error Device::ensureInitialized() {
-  std::call_once(initOnce_, [&] {
-    if (plugin_.fn().init_device(localId_) != OMPSIM_OFFLOAD_SUCCESS) {
-      const char *msg = plugin_.fn().last_error(localId_);
-      initError_ = (msg && *msg) ? msg
-                                 : fmt::format("cannot initialize device {} (plugin '{}', local id {})",
-                                               number_, plugin_.name(), localId_);
+  std::call_once(InitOnce, [&] {
+    if (Plugin.fn().init_device(LocalId) != OMPSIM_OFFLOAD_SUCCESS) {
+      const char *Msg = Plugin.fn().last_error(LocalId);
+      InitError = (Msg && *Msg) ? Msg
+                                : fmt::format("cannot initialize device {} (plugin '{}', local id {})",
+                                              Number, Plugin.name(), LocalId);
       return;
     }
-    initialized_ = true;
+    Initialized = true;
     OMPSIM_TRACE_EVENT(Cat::Image, "device_init")
-        .num("device", number_)
-        .str("plugin", plugin_.name())
-        .num("local_id", localId_);
+        .num("device", Number)
+        .str("plugin", Plugin.name())
+        .num("local_id", LocalId);
   });
-  return initialized_ ? llvm::Error::success() : makeError(initError_);
+  return Initialized ? llvm::Error::success() : makeError(InitError);
 }
 
-llvm::Expected<uint64_t> Device::allocate(uint64_t size, const void *hostHint) {
-  void *p = plugin_.fn().data_alloc(localId_, static_cast<int64_t>(size ? size : 1),
-                                    const_cast<void *>(hostHint), OMPSIM_ALLOC_DEFAULT);
-  if (!p)
-    return pluginError(fmt::format("cannot allocate {} bytes on device {}", size, number_));
+llvm::Expected<uint64_t> Device::allocate(uint64_t Size, const void *HostHint) {
+  void *P = Plugin.fn().data_alloc(LocalId, static_cast<int64_t>(Size ? Size : 1),
+                                   const_cast<void *>(HostHint), OMPSIM_ALLOC_DEFAULT);
+  if (!P)
+    return pluginError(fmt::format("cannot allocate {} bytes on device {}", Size, Number));
   OMPSIM_TRACE_EVENT(Cat::Alloc, "alloc")
-      .num("device", number_)
-      .num("size", static_cast<int64_t>(size))
-      .dev("ptr", reinterpret_cast<uint64_t>(p), "");
-  return reinterpret_cast<uint64_t>(p);
+      .num("device", Number)
+      .num("size", static_cast<int64_t>(Size))
+      .dev("ptr", reinterpret_cast<uint64_t>(P), "");
+  return reinterpret_cast<uint64_t>(P);
 }
 
-llvm::Error Device::release(uint64_t tgt) {
-  OMPSIM_TRACE_EVENT(Cat::Alloc, "free").num("device", number_).dev("ptr", tgt, "");
-  if (plugin_.fn().data_delete(localId_, reinterpret_cast<void *>(tgt), OMPSIM_ALLOC_DEFAULT) !=
+llvm::Error Device::release(uint64_t Tgt) {
+  OMPSIM_TRACE_EVENT(Cat::Alloc, "free").num("device", Number).dev("ptr", Tgt, "");
+  if (Plugin.fn().data_delete(LocalId, reinterpret_cast<void *>(Tgt), OMPSIM_ALLOC_DEFAULT) !=
       OMPSIM_OFFLOAD_SUCCESS)
-    return pluginError(fmt::format("cannot free device address {:#x} on device {}", tgt, number_));
+    return pluginError(fmt::format("cannot free device address {:#x} on device {}", Tgt, Number));
   return llvm::Error::success();
 }
 
-llvm::Error Device::submit(uint64_t tgt, const void *hst, uint64_t size) {
-  infoLine(InfoDataTransfer, number_, "Copying data from host to device, HstPtr={}, TgtPtr={:#x}, Size={}",
-           hst, tgt, size);
+llvm::Error Device::submit(uint64_t Tgt, const void *Hst, uint64_t Size) {
+  infoLine(InfoDataTransfer, Number, "Copying data from host to device, HstPtr={}, TgtPtr={:#x}, Size={}",
+           Hst, Tgt, Size);
   OMPSIM_TRACE_EVENT(Cat::Transfer, "to_device")
-      .num("device", number_)
-      .host("host", reinterpret_cast<uint64_t>(hst))
-      .dev("ptr", tgt, "")
-      .num("size", static_cast<int64_t>(size));
-  if (plugin_.fn().data_submit(localId_, reinterpret_cast<void *>(tgt), hst, static_cast<int64_t>(size)) !=
+      .num("device", Number)
+      .host("host", reinterpret_cast<uint64_t>(Hst))
+      .dev("ptr", Tgt, "")
+      .num("size", static_cast<int64_t>(Size));
+  if (Plugin.fn().data_submit(LocalId, reinterpret_cast<void *>(Tgt), Hst, static_cast<int64_t>(Size)) !=
       OMPSIM_OFFLOAD_SUCCESS)
     return pluginError(
-        fmt::format("cannot copy {} bytes to device address {:#x} on device {}", size, tgt, number_));
+        fmt::format("cannot copy {} bytes to device address {:#x} on device {}", Size, Tgt, Number));
   return llvm::Error::success();
 }
 
-llvm::Error Device::retrieve(void *hst, uint64_t tgt, uint64_t size) {
-  infoLine(InfoDataTransfer, number_, "Copying data from device to host, TgtPtr={:#x}, HstPtr={}, Size={}",
-           tgt, static_cast<const void *>(hst), size);
+llvm::Error Device::retrieve(void *Hst, uint64_t Tgt, uint64_t Size) {
+  infoLine(InfoDataTransfer, Number, "Copying data from device to host, TgtPtr={:#x}, HstPtr={}, Size={}",
+           Tgt, static_cast<const void *>(Hst), Size);
   OMPSIM_TRACE_EVENT(Cat::Transfer, "from_device")
-      .num("device", number_)
-      .host("host", reinterpret_cast<uint64_t>(hst))
-      .dev("ptr", tgt, "")
-      .num("size", static_cast<int64_t>(size));
-  if (plugin_.fn().data_retrieve(localId_, hst, reinterpret_cast<const void *>(tgt),
-                                 static_cast<int64_t>(size)) != OMPSIM_OFFLOAD_SUCCESS)
+      .num("device", Number)
+      .host("host", reinterpret_cast<uint64_t>(Hst))
+      .dev("ptr", Tgt, "")
+      .num("size", static_cast<int64_t>(Size));
+  if (Plugin.fn().data_retrieve(LocalId, Hst, reinterpret_cast<const void *>(Tgt),
+                                static_cast<int64_t>(Size)) != OMPSIM_OFFLOAD_SUCCESS)
     return pluginError(
-        fmt::format("cannot copy {} bytes from device address {:#x} on device {}", size, tgt, number_));
+        fmt::format("cannot copy {} bytes from device address {:#x} on device {}", Size, Tgt, Number));
   return llvm::Error::success();
 }
 
-std::string Device::symbolize(uint64_t tgt) {
-  if (!plugin_.fn().symbolize || !trace::enabled(trace::Cat::Map))
+std::string Device::symbolize(uint64_t Tgt) {
+  if (!Plugin.fn().symbolize || !trace::enabled(trace::Cat::Map))
     return {};
-  char buf[256];
-  if (plugin_.fn().symbolize(localId_, tgt, buf, sizeof(buf)) != 1)
+  char Buf[256];
+  if (Plugin.fn().symbolize(LocalId, Tgt, Buf, sizeof(Buf)) != 1)
     return {};
-  std::string_view s(buf);
-  if (s.starts_with("dev:"))
-    s.remove_prefix(4); // Event::dev adds the prefix itself
-  return std::string(s);
+  std::string_view S(Buf);
+  if (S.starts_with("dev:"))
+    S.remove_prefix(4); // Event::dev adds the prefix itself
+  return std::string(S);
 }
 
-llvm::Expected<std::optional<std::vector<void *>>> Device::findGlobals(LoadedImage &image,
-                                                                       const std::vector<const char *> &names,
-                                                                       const std::vector<uint64_t> &sizes) {
-  if (!plugin_.fn().get_globals)
+llvm::Expected<std::optional<std::vector<void *>>> Device::findGlobals(LoadedImage &Image,
+                                                                       const std::vector<const char *> &Names,
+                                                                       const std::vector<uint64_t> &Sizes) {
+  if (!Plugin.fn().get_globals)
     return std::nullopt;
-  std::vector<void *> found(names.size(), nullptr);
-  if (!names.empty() && plugin_.fn().get_globals(localId_, image.binary, names.size(), names.data(),
-                                                 sizes.data(), found.data()) != OMPSIM_OFFLOAD_SUCCESS)
-    return pluginError(fmt::format("cannot look up the {} device globals of {} on device {}", names.size(),
-                                   image.name, number_));
-  return std::optional<std::vector<void *>>(std::move(found));
+  std::vector<void *> Found(Names.size(), nullptr);
+  if (!Names.empty() && Plugin.fn().get_globals(LocalId, Image.Binary, Names.size(), Names.data(),
+                                                Sizes.data(), Found.data()) != OMPSIM_OFFLOAD_SUCCESS)
+    return pluginError(fmt::format("cannot look up the {} device globals of {} on device {}", Names.size(),
+                                   Image.Name, Number));
+  return std::optional<std::vector<void *>>(std::move(Found));
 }
 
-llvm::Expected<uint64_t> Device::readAddressGlobal(LoadedImage &image, const std::string &name,
-                                                   std::optional<void *> known) {
-  void *global = known.value_or(nullptr);
-  if ((!known && plugin_.fn().get_global(localId_, image.binary, sizeof(void *), name.c_str(), &global) !=
+llvm::Expected<uint64_t> Device::readAddressGlobal(LoadedImage &Image, const std::string &Name,
+                                                   std::optional<void *> Known) {
+  void *Global = Known.value_or(nullptr);
+  if ((!Known && Plugin.fn().get_global(LocalId, Image.Binary, sizeof(void *), Name.c_str(), &Global) !=
                      OMPSIM_OFFLOAD_SUCCESS) ||
-      !global)
+      !Global)
     return makeError(fmt::format("indirect entry '{}' of {} has no device global of that name on "
                                  "device {}",
-                                 name, image.name, number_));
+                                 Name, Image.Name, Number));
   // The host never dereferences device addresses: read the stored address
   // through the plugin's data API.
-  uint64_t value = 0;
-  if (auto err = retrieve(&value, reinterpret_cast<uint64_t>(global), sizeof(value)))
-    return std::move(err);
-  return value;
+  uint64_t Value = 0;
+  if (auto Err = retrieve(&Value, reinterpret_cast<uint64_t>(Global), sizeof(Value)))
+    return std::move(Err);
+  return Value;
 }
 
-void Device::mapPermanently(std::vector<MapEntry> &batch, uintptr_t host, uint64_t size, uint64_t tgt,
-                            const std::string &name) {
-  MapEntry &m = batch.emplace_back();
-  m.hstBegin = host;
-  m.hstEnd = host + size;
-  m.tgtBegin = tgt;
-  m.dynamicRef = MapEntry::Infinite;
-  m.name = name;
+void Device::mapPermanently(std::vector<MapEntry> &Batch, uintptr_t Host, uint64_t Size, uint64_t Tgt,
+                            const std::string &Name) {
+  MapEntry &M = Batch.emplace_back();
+  M.HstBegin = Host;
+  M.HstEnd = Host + Size;
+  M.TgtBegin = Tgt;
+  M.DynamicRef = MapEntry::Infinite;
+  M.Name = Name;
 }
 
-void Device::addVtablesByName(LoadedImage &image, std::vector<IndirectTarget> &indirect,
-                              std::vector<MapEntry> &mapped) {
+void Device::addVtablesByName(LoadedImage &Image, std::vector<IndirectTarget> &Indirect,
+                              std::vector<MapEntry> &Mapped) {
   // clang-22 registers (0x20 entries) only the vtables of classes whose
   // variables it sees mapped; an object reached through an array section
   // leaves its class out, and the translated vtable pointer would miss. A
   // host vtable holding an indirect function pairs with the device image's
   // vtable of the same mangled name, as the host and device compilations of
   // one translation unit name them alike.
-  auto firstFunction =
-      std::find_if(indirect.begin(), indirect.end(), [](const IndirectTarget &t) { return !t.isVtable; });
-  if (firstFunction == indirect.end())
+  auto FirstFunction =
+      std::find_if(Indirect.begin(), Indirect.end(), [](const IndirectTarget &T) { return !T.IsVtable; });
+  if (FirstFunction == Indirect.end())
     return;
-  std::vector<HostVtable> vtables = HostSymbolizer::get().vtablesOf(firstFunction->hostPtr);
-  if (vtables.empty())
+  std::vector<HostVtable> Vtables = HostSymbolizer::get().vtablesOf(FirstFunction->HostPtr);
+  if (Vtables.empty())
     return; // C programs: nothing to pair, nothing more to build
-  std::vector<uint64_t> functions;
-  for (const IndirectTarget &t : indirect)
-    if (!t.isVtable)
-      functions.push_back(t.hostPtr);
-  std::sort(functions.begin(), functions.end());
-  auto isFunction = [&](uint64_t slot) {
-    return std::binary_search(functions.begin(), functions.end(), slot);
+  std::vector<uint64_t> Functions;
+  for (const IndirectTarget &T : Indirect)
+    if (!T.IsVtable)
+      Functions.push_back(T.HostPtr);
+  std::sort(Functions.begin(), Functions.end());
+  auto IsFunction = [&](uint64_t Slot) {
+    return std::binary_search(Functions.begin(), Functions.end(), Slot);
   };
-  std::lock_guard<std::recursive_mutex> lock(mappingTable_.mutex());
-  std::vector<const HostVtable *> candidates;
-  for (const HostVtable &vt : vtables) {
+  std::lock_guard<std::recursive_mutex> Lock(MappingTable.mutex());
+  std::vector<const HostVtable *> Candidates;
+  for (const HostVtable &Vt : Vtables) {
     // Registered already (a 0x20 entry, or another image of the same object).
-    if (mappingTable_.lookup(vt.Address, vt.Size).entry)
+    if (MappingTable.lookup(Vt.Address, Vt.Size).Entry)
       continue;
-    const auto *slots = reinterpret_cast<const uint64_t *>(vt.Address);
-    if (std::none_of(slots, slots + vt.Size / 8, isFunction))
+    const auto *Slots = reinterpret_cast<const uint64_t *>(Vt.Address);
+    if (std::none_of(Slots, Slots + Vt.Size / 8, IsFunction))
       continue;
-    candidates.push_back(&vt);
+    Candidates.push_back(&Vt);
   }
-  std::vector<const char *> names;
-  std::vector<uint64_t> sizes;
-  for (const HostVtable *vt : candidates) {
-    names.push_back(vt->MangledName.c_str());
-    sizes.push_back(vt->Size);
+  std::vector<const char *> Names;
+  std::vector<uint64_t> Sizes;
+  for (const HostVtable *Vt : Candidates) {
+    Names.push_back(Vt->MangledName.c_str());
+    Sizes.push_back(Vt->Size);
   }
-  auto batch = findGlobals(image, names, sizes);
-  if (!batch) {
-    llvm::consumeError(batch.takeError()); // as if absent: these pairs are a best effort
-    batch = std::optional<std::vector<void *>>(std::vector<void *>(candidates.size(), nullptr));
+  auto Batch = findGlobals(Image, Names, Sizes);
+  if (!Batch) {
+    llvm::consumeError(Batch.takeError()); // as if absent: these pairs are a best effort
+    Batch = std::optional<std::vector<void *>>(std::vector<void *>(Candidates.size(), nullptr));
   }
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    const HostVtable &vt = *candidates[i];
-    void *global = nullptr;
-    if (*batch)
-      global = (**batch)[i];
-    else if (plugin_.fn().get_global(localId_, image.binary, vt.Size, vt.MangledName.c_str(), &global) !=
+  for (size_t I = 0; I < Candidates.size(); ++I) {
+    const HostVtable &Vt = *Candidates[I];
+    void *Global = nullptr;
+    if (*Batch)
+      Global = (**Batch)[I];
+    else if (Plugin.fn().get_global(LocalId, Image.Binary, Vt.Size, Vt.MangledName.c_str(), &Global) !=
              OMPSIM_OFFLOAD_SUCCESS)
-      global = nullptr;
-    if (!global)
+      Global = nullptr;
+    if (!Global)
       continue; // the device image has no copy: the class never reaches device code
-    auto tgt = reinterpret_cast<uint64_t>(global);
-    mapPermanently(mapped, vt.Address, vt.Size, tgt, vt.MangledName);
-    indirect.push_back({vt.MangledName, vt.Address, tgt, vt.Size, /*isVtable=*/true});
+    auto Tgt = reinterpret_cast<uint64_t>(Global);
+    mapPermanently(Mapped, Vt.Address, Vt.Size, Tgt, Vt.MangledName);
+    Indirect.push_back({Vt.MangledName, Vt.Address, Tgt, Vt.Size, /*isVtable=*/true});
     OMPSIM_TRACE_EVENT(Cat::Entry, "indirect_vtable")
-        .str("name", vt.MangledName)
-        .host("host", vt.Address)
-        .dev("device", tgt, symbolize(tgt))
-        .num("size", static_cast<int64_t>(vt.Size))
+        .str("name", Vt.MangledName)
+        .host("host", Vt.Address)
+        .dev("device", Tgt, symbolize(Tgt))
+        .num("size", static_cast<int64_t>(Vt.Size))
         .str("source", "symbol");
   }
   // Best effort: a vtable overlapping another one found here is left out.
-  while (std::optional<BatchConflict> conflict = settleBatch(mapped))
-    mapped.erase(mapped.begin() + static_cast<ptrdiff_t>(conflict->index));
+  while (std::optional<BatchConflict> Conflict = settleBatch(Mapped))
+    Mapped.erase(Mapped.begin() + static_cast<ptrdiff_t>(Conflict->Index));
 }
 
-llvm::Error Device::loadImage(const __tgt_device_image *image, const std::string &name,
-                              const std::vector<OffloadEntry> &entries) {
-  if (images_.count(image))
+llvm::Error Device::loadImage(const __tgt_device_image *Image, const std::string &Name,
+                              const std::vector<OffloadEntry> &Entries) {
+  if (Images.count(Image))
     return llvm::Error::success();
-  if (auto err = ensureInitialized())
-    return err;
-  int64_t requiredFeatures = 0;
-  for (const OffloadEntry &e : entries)
-    if (e.kind == EntryKind::Requires)
-      requiredFeatures |= static_cast<int64_t>(e.data);
-  if (requiredFeatures && plugin_.fn().init_requires &&
-      plugin_.fn().init_requires(requiredFeatures) != OMPSIM_OFFLOAD_SUCCESS) {
-    const char *why = plugin_.fn().last_error(-1);
-    return makeError(fmt::format("{} cannot run on device {} ({}): {}", name, number_, plugin_.name(),
-                                 why && *why ? why : "unsupported requires clause"));
+  if (auto Err = ensureInitialized())
+    return Err;
+  int64_t RequiredFeatures = 0;
+  for (const OffloadEntry &E : Entries)
+    if (E.Kind == EntryKind::Requires)
+      RequiredFeatures |= static_cast<int64_t>(E.Data);
+  if (RequiredFeatures && Plugin.fn().init_requires &&
+      Plugin.fn().init_requires(RequiredFeatures) != OMPSIM_OFFLOAD_SUCCESS) {
+    const char *Why = Plugin.fn().last_error(-1);
+    return makeError(fmt::format("{} cannot run on device {} ({}): {}", Name, Number, Plugin.name(),
+                                 Why && *Why ? Why : "unsupported requires clause"));
   }
-  LoadedImage loaded;
-  loaded.name = name;
-  if (plugin_.fn().load_binary(localId_, image, &loaded.binary) != OMPSIM_OFFLOAD_SUCCESS)
-    return pluginError(fmt::format("cannot load {} on device {}", name, number_));
+  LoadedImage Loaded;
+  Loaded.Name = Name;
+  if (Plugin.fn().load_binary(LocalId, Image, &Loaded.Binary) != OMPSIM_OFFLOAD_SUCCESS)
+    return pluginError(fmt::format("cannot load {} on device {}", Name, Number));
   OMPSIM_TRACE_EVENT(Cat::Image, "load")
-      .str("image", name)
-      .num("device", number_)
-      .str("plugin", plugin_.name())
-      .num("entries", static_cast<int64_t>(entries.size()));
+      .str("image", Name)
+      .num("device", Number)
+      .str("plugin", Plugin.name())
+      .num("entries", static_cast<int64_t>(Entries.size()));
 
-  std::lock_guard<std::recursive_mutex> lock(mappingTable_.mutex());
-  auto alreadyMapped = [&](const std::string &entryName, uintptr_t host, uint64_t tgt, uint64_t otherTgt,
-                           const std::string &otherName) {
+  std::lock_guard<std::recursive_mutex> Lock(MappingTable.mutex());
+  auto AlreadyMapped = [&](const std::string &EntryName, uintptr_t Host, uint64_t Tgt, uint64_t OtherTgt,
+                           const std::string &OtherName) {
     return makeError(fmt::format("entry '{}' of {} maps host address {} to {:#x}, but it is "
                                  "already mapped to {:#x} ('{}')",
-                                 entryName, name, trace::hostAddress(host), tgt, otherTgt, otherName));
+                                 EntryName, Name, trace::hostAddress(Host), Tgt, OtherTgt, OtherName));
   };
   // The image's permanent entries, added to the table in one batch.
-  std::vector<MapEntry> permanent;
-  auto addPermanent = [&](const OffloadEntry &e, uint64_t tgt, uint64_t size) -> llvm::Error {
-    auto host = reinterpret_cast<uintptr_t>(e.address);
-    MapLookup found = mappingTable_.lookup(host, size);
-    if (found.entry) {
+  std::vector<MapEntry> Permanent;
+  auto AddPermanent = [&](const OffloadEntry &E, uint64_t Tgt, uint64_t Size) -> llvm::Error {
+    auto Host = reinterpret_cast<uintptr_t>(E.Address);
+    MapLookup Found = MappingTable.lookup(Host, Size);
+    if (Found.Entry) {
       // Two libraries can carry the same entry (one definition seen twice).
-      if (found.contained && found.entry->translate(host) == tgt)
+      if (Found.Contained && Found.Entry->translate(Host) == Tgt)
         return llvm::Error::success();
-      return alreadyMapped(e.name, host, tgt, found.entry->translate(host), found.entry->name);
+      return AlreadyMapped(E.Name, Host, Tgt, Found.Entry->translate(Host), Found.Entry->Name);
     }
-    mapPermanently(permanent, host, size, tgt, e.name);
+    mapPermanently(Permanent, Host, Size, Tgt, E.Name);
     return llvm::Error::success();
   };
 
   // Every device global the entries name, in one plugin request where the
   // plugin offers one (a round trip per entry is what registration on an
   // out-of-process device costs otherwise).
-  std::vector<const char *> globalNames;
-  std::vector<uint64_t> globalSizes;
-  std::vector<size_t> globalIndex(entries.size(), SIZE_MAX);
-  for (size_t i = 0; i < entries.size(); ++i) {
-    const OffloadEntry &e = entries[i];
-    bool indirectEntry = e.kind == EntryKind::Indirect || e.kind == EntryKind::IndirectVtable;
-    if (!indirectEntry && e.kind != EntryKind::Global && e.kind != EntryKind::Link)
+  std::vector<const char *> GlobalNames;
+  std::vector<uint64_t> GlobalSizes;
+  std::vector<size_t> GlobalIndex(Entries.size(), SIZE_MAX);
+  for (size_t I = 0; I < Entries.size(); ++I) {
+    const OffloadEntry &E = Entries[I];
+    bool IndirectEntry = E.Kind == EntryKind::Indirect || E.Kind == EntryKind::IndirectVtable;
+    if (!IndirectEntry && E.Kind != EntryKind::Global && E.Kind != EntryKind::Link)
       continue;
-    globalIndex[i] = globalNames.size();
-    globalNames.push_back(e.name.c_str());
-    globalSizes.push_back(indirectEntry ? sizeof(void *) : e.size);
+    GlobalIndex[I] = GlobalNames.size();
+    GlobalNames.push_back(E.Name.c_str());
+    GlobalSizes.push_back(IndirectEntry ? sizeof(void *) : E.Size);
   }
-  auto batch = findGlobals(loaded, globalNames, globalSizes);
-  if (!batch)
-    return batch.takeError();
-  auto known = [&](size_t i) -> std::optional<void *> {
-    if (!*batch)
+  auto Batch = findGlobals(Loaded, GlobalNames, GlobalSizes);
+  if (!Batch)
+    return Batch.takeError();
+  auto Known = [&](size_t I) -> std::optional<void *> {
+    if (!*Batch)
       return std::nullopt;
-    return (**batch)[globalIndex[i]];
+    return (**Batch)[GlobalIndex[I]];
   };
 
-  std::vector<IndirectTarget> indirect;
-  permanent.reserve(globalNames.size());
-  for (size_t i = 0; i < entries.size(); ++i) {
-    const OffloadEntry &e = entries[i];
-    switch (e.kind) {
+  std::vector<IndirectTarget> Indirect;
+  Permanent.reserve(GlobalNames.size());
+  for (size_t I = 0; I < Entries.size(); ++I) {
+    const OffloadEntry &E = Entries[I];
+    switch (E.Kind) {
     case EntryKind::Requires:
       break;
     case EntryKind::Kernel: {
-      void *kernel = nullptr;
-      if (plugin_.fn().get_function(localId_, loaded.binary, e.name.c_str(), &kernel) !=
-          OMPSIM_OFFLOAD_SUCCESS)
-        return pluginError(fmt::format("kernel '{}' of {} is missing on device {}", e.name, name, number_));
-      loaded.kernels[e.address] = kernel;
-      loaded.kernelNames[e.address] = e.name;
+      void *Kernel = nullptr;
+      if (Plugin.fn().get_function(LocalId, Loaded.Binary, E.Name.c_str(), &Kernel) != OMPSIM_OFFLOAD_SUCCESS)
+        return pluginError(fmt::format("kernel '{}' of {} is missing on device {}", E.Name, Name, Number));
+      Loaded.Kernels[E.Address] = Kernel;
+      Loaded.KernelNames[E.Address] = E.Name;
       break;
     }
     case EntryKind::Global:
     case EntryKind::Link: {
-      void *global = nullptr;
-      std::string missing = fmt::format("global '{}' of {} is missing on device {}", e.name, name, number_);
-      if (std::optional<void *> found = known(i)) {
-        if (!(global = *found))
-          return makeError(missing);
-      } else if (plugin_.fn().get_global(localId_, loaded.binary, e.size, e.name.c_str(), &global) !=
+      void *Global = nullptr;
+      std::string Missing = fmt::format("global '{}' of {} is missing on device {}", E.Name, Name, Number);
+      if (std::optional<void *> Found = Known(I)) {
+        if (!(Global = *Found))
+          return makeError(Missing);
+      } else if (Plugin.fn().get_global(LocalId, Loaded.Binary, E.Size, E.Name.c_str(), &Global) !=
                  OMPSIM_OFFLOAD_SUCCESS) {
-        return pluginError(missing);
+        return pluginError(Missing);
       }
-      if (auto err = addPermanent(e, reinterpret_cast<uint64_t>(global), e.size))
-        return err;
+      if (auto Err = AddPermanent(E, reinterpret_cast<uint64_t>(Global), E.Size))
+        return Err;
       OMPSIM_TRACE_EVENT(Cat::Entry, "global")
-          .str("name", e.name)
-          .host("host", reinterpret_cast<uint64_t>(e.address))
-          .dev("device", reinterpret_cast<uint64_t>(global), symbolize(reinterpret_cast<uint64_t>(global)))
-          .num("size", static_cast<int64_t>(e.size));
+          .str("name", E.Name)
+          .host("host", reinterpret_cast<uint64_t>(E.Address))
+          .dev("device", reinterpret_cast<uint64_t>(Global), symbolize(reinterpret_cast<uint64_t>(Global)))
+          .num("size", static_cast<int64_t>(E.Size));
       break;
     }
     case EntryKind::Indirect:
     case EntryKind::IndirectVtable: {
-      bool vtable = e.kind == EntryKind::IndirectVtable;
-      auto tgt = readAddressGlobal(loaded, e.name, known(i));
-      if (!tgt)
-        return tgt.takeError();
-      uint64_t size = vtable ? e.size : sizeof(void *);
-      if (vtable && (size == 0 || size % 8 != 0))
+      bool Vtable = E.Kind == EntryKind::IndirectVtable;
+      auto Tgt = readAddressGlobal(Loaded, E.Name, Known(I));
+      if (!Tgt)
+        return Tgt.takeError();
+      uint64_t Size = Vtable ? E.Size : sizeof(void *);
+      if (Vtable && (Size == 0 || Size % 8 != 0))
         return makeError(fmt::format("indirect vtable entry '{}' of {} has size {}, which is not "
                                      "a non-zero multiple of 8",
-                                     e.name, name, e.size));
-      if (auto err = addPermanent(e, *tgt, size))
-        return err;
-      indirect.push_back({e.name, reinterpret_cast<uint64_t>(e.address), *tgt, size, vtable});
-      OMPSIM_TRACE_EVENT(Cat::Entry, vtable ? "indirect_vtable" : "indirect")
-          .str("name", e.name)
-          .host("host", reinterpret_cast<uint64_t>(e.address))
-          .dev("device", *tgt, symbolize(*tgt))
-          .num("size", static_cast<int64_t>(size));
+                                     E.Name, Name, E.Size));
+      if (auto Err = AddPermanent(E, *Tgt, Size))
+        return Err;
+      Indirect.push_back({E.Name, reinterpret_cast<uint64_t>(E.Address), *Tgt, Size, Vtable});
+      OMPSIM_TRACE_EVENT(Cat::Entry, Vtable ? "indirect_vtable" : "indirect")
+          .str("name", E.Name)
+          .host("host", reinterpret_cast<uint64_t>(E.Address))
+          .dev("device", *Tgt, symbolize(*Tgt))
+          .num("size", static_cast<int64_t>(Size));
       break;
     }
     }
   }
-  if (std::optional<BatchConflict> conflict = settleBatch(permanent)) {
-    const MapEntry &m = permanent[conflict->index];
-    return alreadyMapped(m.name, m.hstBegin, m.tgtBegin, conflict->otherTgt, conflict->otherName);
+  if (std::optional<BatchConflict> Conflict = settleBatch(Permanent)) {
+    const MapEntry &M = Permanent[Conflict->Index];
+    return AlreadyMapped(M.Name, M.HstBegin, M.TgtBegin, Conflict->OtherTgt, Conflict->OtherName);
   }
-  auto owner = reinterpret_cast<uint64_t>(image);
-  mappingTable_.insertPermanent(owner, std::move(permanent));
-  std::vector<MapEntry> vtables;
-  addVtablesByName(loaded, indirect, vtables);
-  mappingTable_.insertPermanent(owner, std::move(vtables));
-  if (auto err = fptrTable_.addImage(reinterpret_cast<uint64_t>(image), name, std::move(indirect))) {
-    mappingTable_.erasePermanent(owner);
-    return err;
+  auto Owner = reinterpret_cast<uint64_t>(Image);
+  MappingTable.insertPermanent(Owner, std::move(Permanent));
+  std::vector<MapEntry> Vtables;
+  addVtablesByName(Loaded, Indirect, Vtables);
+  MappingTable.insertPermanent(Owner, std::move(Vtables));
+  if (auto Err = FptrTable.addImage(reinterpret_cast<uint64_t>(Image), Name, std::move(Indirect))) {
+    MappingTable.erasePermanent(Owner);
+    return Err;
   }
-  images_.emplace(image, std::move(loaded));
+  Images.emplace(Image, std::move(Loaded));
   return llvm::Error::success();
 }
 
-llvm::Error Device::unloadImage(const __tgt_device_image *image) {
-  auto it = images_.find(image);
-  if (it == images_.end())
+llvm::Error Device::unloadImage(const __tgt_device_image *Image) {
+  auto It = Images.find(Image);
+  if (It == Images.end())
     return llvm::Error::success();
   {
-    std::lock_guard<std::recursive_mutex> lock(mappingTable_.mutex());
-    mappingTable_.erasePermanent(reinterpret_cast<uint64_t>(image));
+    std::lock_guard<std::recursive_mutex> Lock(MappingTable.mutex());
+    MappingTable.erasePermanent(reinterpret_cast<uint64_t>(Image));
   }
-  fptrTable_.removeImage(reinterpret_cast<uint64_t>(image));
-  OMPSIM_TRACE_EVENT(Cat::Image, "unload").str("image", it->second.name).num("device", number_);
-  ompsim_binary_handle binary = it->second.binary;
-  std::string name = it->second.name;
-  images_.erase(it);
-  if (plugin_.fn().unload_binary && plugin_.fn().unload_binary(localId_, binary) != OMPSIM_OFFLOAD_SUCCESS)
-    return pluginError(fmt::format("cannot unload {} from device {}", name, number_));
+  FptrTable.removeImage(reinterpret_cast<uint64_t>(Image));
+  OMPSIM_TRACE_EVENT(Cat::Image, "unload").str("image", It->second.Name).num("device", Number);
+  ompsim_binary_handle Binary = It->second.Binary;
+  std::string Name = It->second.Name;
+  Images.erase(It);
+  if (Plugin.fn().unload_binary && Plugin.fn().unload_binary(LocalId, Binary) != OMPSIM_OFFLOAD_SUCCESS)
+    return pluginError(fmt::format("cannot unload {} from device {}", Name, Number));
   return llvm::Error::success();
 }
 
 llvm::Error Device::publishFunctionPointerTable() {
-  auto table = fptrTable_.build();
-  if (!table)
-    return table.takeError();
-  uint64_t n = table->size();
+  auto Table = FptrTable.build();
+  if (!Table)
+    return Table.takeError();
+  uint64_t N = Table->size();
   if (trace::enabled(trace::Cat::Table))
-    for (const auto &pair : *table)
+    for (const auto &Pair : *Table)
       trace::Event(trace::Cat::Table, "pair")
-          .num("device", number_)
-          .host("host", pair.host_ptr)
-          .dev("device_ptr", pair.tgt_ptr, symbolize(pair.tgt_ptr));
-  if (plugin_.fn().set_function_ptr_map) {
+          .num("device", Number)
+          .host("host", Pair.host_ptr)
+          .dev("device_ptr", Pair.tgt_ptr, symbolize(Pair.tgt_ptr));
+  if (Plugin.fn().set_function_ptr_map) {
     OMPSIM_TRACE_EVENT(Cat::Table, "publish")
-        .num("device", number_)
-        .num("n", static_cast<int64_t>(n))
+        .num("device", Number)
+        .num("n", static_cast<int64_t>(N))
         .str("via", "set_function_ptr_map");
-    if (plugin_.fn().set_function_ptr_map(localId_, n, table->data()) != OMPSIM_OFFLOAD_SUCCESS)
+    if (Plugin.fn().set_function_ptr_map(LocalId, N, Table->data()) != OMPSIM_OFFLOAD_SUCCESS)
       return pluginError(fmt::format("cannot publish the function-pointer table ({} pairs) on "
                                      "device {}",
-                                     n, number_));
+                                     N, Number));
     return llvm::Error::success();
   }
   // Generic path: the table lives in device memory and the images that
   // define the two globals are told where.
-  uint64_t block = 0;
-  if (n) {
-    auto allocated = allocate(n * sizeof(__omp_offloading_fptr_map_ty), table->data());
-    if (!allocated)
-      return allocated.takeError();
-    block = *allocated;
-    if (auto err = submit(block, table->data(), n * sizeof(__omp_offloading_fptr_map_ty)))
-      return err;
+  uint64_t Block = 0;
+  if (N) {
+    auto Allocated = allocate(N * sizeof(__omp_offloading_fptr_map_ty), Table->data());
+    if (!Allocated)
+      return Allocated.takeError();
+    Block = *Allocated;
+    if (auto Err = submit(Block, Table->data(), N * sizeof(__omp_offloading_fptr_map_ty)))
+      return Err;
   }
-  for (auto &[key, loaded] : images_) {
-    void *pointerGlobal = nullptr, *sizeGlobal = nullptr;
-    if (plugin_.fn().get_global(localId_, loaded.binary, sizeof(void *), "__omp_offloading_fptr_map_p",
-                                &pointerGlobal) != OMPSIM_OFFLOAD_SUCCESS ||
-        plugin_.fn().get_global(localId_, loaded.binary, sizeof(uint64_t), "__omp_offloading_fptr_map_size",
-                                &sizeGlobal) != OMPSIM_OFFLOAD_SUCCESS)
+  for (auto &[key, loaded] : Images) {
+    void *PointerGlobal = nullptr, *SizeGlobal = nullptr;
+    if (Plugin.fn().get_global(LocalId, loaded.Binary, sizeof(void *), "__omp_offloading_fptr_map_p",
+                               &PointerGlobal) != OMPSIM_OFFLOAD_SUCCESS ||
+        Plugin.fn().get_global(LocalId, loaded.Binary, sizeof(uint64_t), "__omp_offloading_fptr_map_size",
+                               &SizeGlobal) != OMPSIM_OFFLOAD_SUCCESS)
       continue; // the image does not look the table up itself
-    if (auto err = submit(reinterpret_cast<uint64_t>(pointerGlobal), &block, sizeof(block)))
-      return err;
-    if (auto err = submit(reinterpret_cast<uint64_t>(sizeGlobal), &n, sizeof(n)))
-      return err;
+    if (auto Err = submit(reinterpret_cast<uint64_t>(PointerGlobal), &Block, sizeof(Block)))
+      return Err;
+    if (auto Err = submit(reinterpret_cast<uint64_t>(SizeGlobal), &N, sizeof(N)))
+      return Err;
   }
-  if (publishedTable_)
-    if (auto err = release(publishedTable_))
-      return err;
-  publishedTable_ = block;
+  if (PublishedTable)
+    if (auto Err = release(PublishedTable))
+      return Err;
+  PublishedTable = Block;
   OMPSIM_TRACE_EVENT(Cat::Table, "publish")
-      .num("device", number_)
-      .num("n", static_cast<int64_t>(n))
+      .num("device", Number)
+      .num("n", static_cast<int64_t>(N))
       .str("via", "device_globals");
   return llvm::Error::success();
 }
 
-void *Device::findKernel(void *regionId, std::string *name) {
-  for (auto &[key, loaded] : images_) {
-    auto it = loaded.kernels.find(regionId);
-    if (it != loaded.kernels.end()) {
-      if (name)
-        *name = loaded.kernelNames[regionId];
-      return it->second;
+void *Device::findKernel(void *RegionId, std::string *Name) {
+  for (auto &[key, loaded] : Images) {
+    auto It = loaded.Kernels.find(RegionId);
+    if (It != loaded.Kernels.end()) {
+      if (Name)
+        *Name = loaded.KernelNames[RegionId];
+      return It->second;
     }
   }
   return nullptr;
 }
 
-llvm::Error Device::launch(void *kernel, std::vector<uint64_t> &args, const ompsim_launch_config &config) {
-  infoLine(InfoKernelArgs, number_, "Launching kernel {} with {} arguments, {} teams, thread limit {}",
-           config.kernel_name ? config.kernel_name : "?", args.size(), config.num_teams, config.thread_limit);
+llvm::Error Device::launch(void *Kernel, std::vector<uint64_t> &Args, const ompsim_launch_config &Config) {
+  infoLine(InfoKernelArgs, Number, "Launching kernel {} with {} arguments, {} teams, thread limit {}",
+           Config.kernel_name ? Config.kernel_name : "?", Args.size(), Config.num_teams, Config.thread_limit);
   OMPSIM_TRACE_EVENT(Cat::Launch, "launch")
-      .num("device", number_)
-      .str("kernel", config.kernel_name ? config.kernel_name : "")
-      .num("args", static_cast<int64_t>(args.size()))
-      .num("teams", config.num_teams)
-      .num("thread_limit", config.thread_limit);
-  if (plugin_.fn().run_target_region(localId_, kernel, reinterpret_cast<void **>(args.data()),
-                                     static_cast<int32_t>(args.size()), &config) != OMPSIM_OFFLOAD_SUCCESS)
+      .num("device", Number)
+      .str("kernel", Config.kernel_name ? Config.kernel_name : "")
+      .num("args", static_cast<int64_t>(Args.size()))
+      .num("teams", Config.num_teams)
+      .num("thread_limit", Config.thread_limit);
+  if (Plugin.fn().run_target_region(LocalId, Kernel, reinterpret_cast<void **>(Args.data()),
+                                    static_cast<int32_t>(Args.size()), &Config) != OMPSIM_OFFLOAD_SUCCESS)
     return pluginError(fmt::format("kernel '{}' failed on device {}",
-                                   config.kernel_name ? config.kernel_name : "?", number_));
+                                   Config.kernel_name ? Config.kernel_name : "?", Number));
   OMPSIM_TRACE_EVENT(Cat::Launch, "done")
-      .num("device", number_)
-      .str("kernel", config.kernel_name ? config.kernel_name : "");
+      .num("device", Number)
+      .str("kernel", Config.kernel_name ? Config.kernel_name : "");
   return llvm::Error::success();
 }
 

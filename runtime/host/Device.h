@@ -20,10 +20,10 @@ namespace ompsim::host {
 
 /// What was loaded for one registered device image on this device.
 struct LoadedImage {
-  ompsim_binary_handle binary = nullptr;
-  std::string name;                 ///< "device image 0 of ./prog"
-  std::map<void *, void *> kernels; ///< host region id -> plugin kernel handle
-  std::map<void *, std::string> kernelNames;
+  ompsim_binary_handle Binary = nullptr;
+  std::string Name;                 ///< "device image 0 of ./prog"
+  std::map<void *, void *> Kernels; ///< host region id -> plugin kernel handle
+  std::map<void *, std::string> KernelNames;
 };
 
 /// One device: the plugin's data API as DeviceMemory, the device's mapping
@@ -33,8 +33,8 @@ struct LoadedImage {
 /// runtime's registration lock; map clauses hold mappingTable().mutex().
 class Device final : public DeviceMemory {
 public:
-  Device(Plugin &plugin, int32_t localId, int32_t number)
-      : plugin_(plugin), localId_(localId), number_(number) {}
+  Device(Plugin &Plugin, int32_t LocalId, int32_t Number)
+      : Plugin(Plugin), LocalId(LocalId), Number(Number) {}
   Device(const Device &) = delete;
   Device &operator=(const Device &) = delete;
 
@@ -45,12 +45,12 @@ public:
   /// registration flow: kernels, globals, and the indirect entries (device
   /// global read back, mapping table entry with infinite count, function
   /// pointer table contribution). Does not publish the table.
-  llvm::Error loadImage(const __tgt_device_image *image, const std::string &name,
-                        const std::vector<OffloadEntry> &entries);
+  llvm::Error loadImage(const __tgt_device_image *Image, const std::string &Name,
+                        const std::vector<OffloadEntry> &Entries);
 
   /// Forgets an image: its mapping entries and fptr contribution go, the
   /// binary is unloaded when the plugin can. Does not publish the table.
-  llvm::Error unloadImage(const __tgt_device_image *image);
+  llvm::Error unloadImage(const __tgt_device_image *Image);
 
   /// Builds the merged function-pointer table and hands it to the plugin
   /// (__tgt_rtl_set_function_ptr_map), or writes it to device memory and the
@@ -58,64 +58,64 @@ public:
   llvm::Error publishFunctionPointerTable();
 
   /// The kernel handle for a host region id, or null when no loaded image has it.
-  void *findKernel(void *regionId, std::string *name);
+  void *findKernel(void *RegionId, std::string *Name);
 
   /// True when some image loaded here came from `image`.
-  bool hasImage(const __tgt_device_image *image) const { return images_.count(image) != 0; }
+  bool hasImage(const __tgt_device_image *Image) const { return Images.count(Image) != 0; }
 
   /// Runs a kernel; `args` are device pointers or literal values.
-  llvm::Error launch(void *kernel, std::vector<uint64_t> &args, const ompsim_launch_config &config);
+  llvm::Error launch(void *Kernel, std::vector<uint64_t> &Args, const ompsim_launch_config &Config);
 
   /// True once ensureInitialized() succeeded.
-  bool isInitialized() const { return initialized_; }
+  bool isInitialized() const { return Initialized; }
 
-  MappingTable &mappingTable() { return mappingTable_; }
-  FunctionPointerTable &functionPointerTable() { return fptrTable_; }
-  Plugin &plugin() { return plugin_; }
-  int32_t localId() const { return localId_; }
+  MappingTable &mappingTable() { return MappingTable; }
+  FunctionPointerTable &functionPointerTable() { return FptrTable; }
+  Plugin &plugin() { return Plugin; }
+  int32_t localId() const { return LocalId; }
 
   // DeviceMemory
-  llvm::Expected<uint64_t> allocate(uint64_t size, const void *hostHint) override;
-  llvm::Error release(uint64_t tgt) override;
-  llvm::Error submit(uint64_t tgt, const void *hst, uint64_t size) override;
-  llvm::Error retrieve(void *hst, uint64_t tgt, uint64_t size) override;
-  std::string symbolize(uint64_t tgt) override;
-  int32_t deviceNumber() const override { return number_; }
+  llvm::Expected<uint64_t> allocate(uint64_t Size, const void *HostHint) override;
+  llvm::Error release(uint64_t Tgt) override;
+  llvm::Error submit(uint64_t Tgt, const void *Hst, uint64_t Size) override;
+  llvm::Error retrieve(void *Hst, uint64_t Tgt, uint64_t Size) override;
+  std::string symbolize(uint64_t Tgt) override;
+  int32_t deviceNumber() const override { return Number; }
 
   /// A plugin failure as an llvm::Error carrying the plugin's last error.
-  llvm::Error pluginError(const std::string &fallback) const;
+  llvm::Error pluginError(const std::string &Fallback) const;
 
 private:
   /// Reads the 8-byte device address stored in the device global `name`,
   /// found at `global` (null: absent) or, without one, asked of the plugin.
-  llvm::Expected<uint64_t> readAddressGlobal(LoadedImage &image, const std::string &name,
-                                             std::optional<void *> global = std::nullopt);
+  llvm::Expected<uint64_t> readAddressGlobal(LoadedImage &Image, const std::string &Name,
+                                             std::optional<void *> Global = std::nullopt);
   /// The device addresses of `names[i]` in the image, null where absent, in
   /// one plugin request; std::nullopt when the plugin has no batched lookup
   /// (callers then ask per name).
   llvm::Expected<std::optional<std::vector<void *>>>
-  findGlobals(LoadedImage &image, const std::vector<const char *> &names, const std::vector<uint64_t> &sizes);
+  findGlobals(LoadedImage &Image, const std::vector<const char *> &Names, const std::vector<uint64_t> &Sizes);
   /// Adds the host vtables holding one of `indirect`'s functions that no 0x20
   /// entry registered, paired with the device image's vtable of the same name;
   /// their mapping-table entries go to `mapped`, one batch for the caller to add.
-  void addVtablesByName(LoadedImage &image, std::vector<IndirectTarget> &indirect,
-                        std::vector<MapEntry> &mapped);
+  void addVtablesByName(LoadedImage &Image, std::vector<IndirectTarget> &Indirect,
+                        std::vector<MapEntry> &Mapped);
   /// Adds the entry mapping [host, host + size) to `tgt` for the image's
   /// lifetime (globals, indirect functions, vtables) to `batch`, the image's
   /// permanent entries that the caller adds to the mapping table at once.
-  static void mapPermanently(std::vector<MapEntry> &batch, uintptr_t host, uint64_t size, uint64_t tgt,
-                             const std::string &name);
+  static void mapPermanently(std::vector<MapEntry> &Batch, uintptr_t Host, uint64_t Size, uint64_t Tgt,
+                             const std::string &Name);
 
-  Plugin &plugin_;
-  int32_t localId_;
-  int32_t number_;
-  std::once_flag initOnce_;
-  std::string initError_;
-  bool initialized_ = false;
-  MappingTable mappingTable_;
-  FunctionPointerTable fptrTable_;
-  std::map<const __tgt_device_image *, LoadedImage> images_;
-  uint64_t publishedTable_ = 0; ///< device block holding the table (fallback path)
+  Plugin &Plugin;
+  int32_t LocalId;
+  int32_t Number;
+  std::once_flag InitOnce;
+  std::string InitError;
+  bool Initialized = false;
+  MappingTable MappingTable;
+  FunctionPointerTable FptrTable;
+  std::map<const __tgt_device_image *, LoadedImage> Images;
+  uint64_t PublishedTable = 0; ///< device block holding the table (fallback path)
 };
 
 } // namespace ompsim::host

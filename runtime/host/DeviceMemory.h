@@ -16,15 +16,15 @@ class DeviceMemory {
 public:
   virtual ~DeviceMemory() = default;
   /// Allocates `size` bytes (size 0 allocates a minimal block).
-  virtual llvm::Expected<uint64_t> allocate(uint64_t size, const void *hostHint) = 0;
+  virtual llvm::Expected<uint64_t> allocate(uint64_t Size, const void *HostHint) = 0;
   /// Frees a block from allocate().
-  virtual llvm::Error release(uint64_t tgt) = 0;
+  virtual llvm::Error release(uint64_t Tgt) = 0;
   /// Copies host -> device.
-  virtual llvm::Error submit(uint64_t tgt, const void *hst, uint64_t size) = 0;
+  virtual llvm::Error submit(uint64_t Tgt, const void *Hst, uint64_t Size) = 0;
   /// Copies device -> host.
-  virtual llvm::Error retrieve(void *hst, uint64_t tgt, uint64_t size) = 0;
+  virtual llvm::Error retrieve(void *Hst, uint64_t Tgt, uint64_t Size) = 0;
   /// Names a device address for traces ("add1+0x0"), or "".
-  virtual std::string symbolize(uint64_t tgt) { return {}; }
+  virtual std::string symbolize(uint64_t Tgt) { return {}; }
   /// Device number for traces and messages.
   virtual int32_t deviceNumber() const { return 0; }
 };

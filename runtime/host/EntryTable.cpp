@@ -15,22 +15,22 @@
 namespace ompsim::host {
 namespace {
 
-llvm::Error entryError(const std::string &what, size_t index, const std::string &problem) {
+llvm::Error entryError(const std::string &What, size_t Index, const std::string &Problem) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s",
-                                 fmt::format("bad offload entry {} of {}: {}", index, what, problem).c_str());
+                                 fmt::format("bad offload entry {} of {}: {}", Index, What, Problem).c_str());
 }
 
-EntryKind classify(uint32_t flags, uint64_t size) {
+EntryKind classify(uint32_t Flags, uint64_t Size) {
   // Requires and indirect bits dominate; the plain kinds come from size.
-  if (flags & OMPSIM_ENTRY_REQUIRES)
+  if (Flags & OMPSIM_ENTRY_REQUIRES)
     return EntryKind::Requires;
-  if (flags & OMPSIM_ENTRY_INDIRECT_VTABLE)
+  if (Flags & OMPSIM_ENTRY_INDIRECT_VTABLE)
     return EntryKind::IndirectVtable;
-  if (flags & OMPSIM_ENTRY_INDIRECT)
+  if (Flags & OMPSIM_ENTRY_INDIRECT)
     return EntryKind::Indirect;
-  if (flags & OMPSIM_ENTRY_LINK)
+  if (Flags & OMPSIM_ENTRY_LINK)
     return EntryKind::Link;
-  return size == 0 ? EntryKind::Kernel : EntryKind::Global;
+  return Size == 0 ? EntryKind::Kernel : EntryKind::Global;
 }
 
 /// Longest symbol name accepted; clang's entry names (mangled C++ included)
@@ -41,83 +41,83 @@ constexpr size_t kMaxSymbolName = 4096;
 /// unreadable pointer or a name with no NUL within kMaxSymbolName bytes is an
 /// error instead of a crash (a corrupt table, or a table of the other format
 /// whose pointer fields are really other fields).
-llvm::Expected<std::string> readSymbolName(const char *name, const std::string &what, size_t index) {
-  std::string out;
-  auto addr = reinterpret_cast<uintptr_t>(name);
+llvm::Expected<std::string> readSymbolName(const char *Name, const std::string &What, size_t Index) {
+  std::string Out;
+  auto Addr = reinterpret_cast<uintptr_t>(Name);
   constexpr uintptr_t kPageSize = 4096;
   // Entry names are short: read 256 bytes at a time (never across a page, as
   // the name may end just before an unmapped one), so a table of 100 Ki
   // entries does not copy a page per name.
   constexpr uintptr_t kChunk = 256;
-  static const pid_t self = getpid();
-  while (out.size() <= kMaxSymbolName) {
-    size_t chunk = std::min(kChunk, kPageSize - (addr % kPageSize));
-    char buf[kPageSize];
-    struct iovec local = {buf, chunk}, remote = {reinterpret_cast<void *>(addr), chunk};
-    ssize_t got = process_vm_readv(self, &local, 1, &remote, 1, 0);
-    if (got < 0 && errno == EPERM) {
+  static const pid_t Self = getpid();
+  while (Out.size() <= kMaxSymbolName) {
+    size_t Chunk = std::min(kChunk, kPageSize - (Addr % kPageSize));
+    char Buf[kPageSize];
+    struct iovec Local = {Buf, Chunk}, Remote = {reinterpret_cast<void *>(Addr), Chunk};
+    ssize_t Got = process_vm_readv(Self, &Local, 1, &Remote, 1, 0);
+    if (Got < 0 && errno == EPERM) {
       // Reading our own memory is refused (seccomp): trust the pointer.
-      size_t len = strnlen(reinterpret_cast<const char *>(addr), chunk);
-      std::memcpy(buf, reinterpret_cast<const char *>(addr), len);
-      got = static_cast<ssize_t>(len == chunk ? chunk : len + 1);
-      if (len < chunk)
-        buf[len] = 0;
+      size_t Len = strnlen(reinterpret_cast<const char *>(Addr), Chunk);
+      std::memcpy(Buf, reinterpret_cast<const char *>(Addr), Len);
+      Got = static_cast<ssize_t>(Len == Chunk ? Chunk : Len + 1);
+      if (Len < Chunk)
+        Buf[Len] = 0;
     }
-    if (got <= 0)
-      return entryError(what, index,
-                        out.empty()
-                            ? fmt::format("symbol name at {} is unreadable", static_cast<const void *>(name))
+    if (Got <= 0)
+      return entryError(What, Index,
+                        Out.empty()
+                            ? fmt::format("symbol name at {} is unreadable", static_cast<const void *>(Name))
                             : fmt::format("symbol name at {} is unterminated: it runs into "
                                           "unreadable memory at {:#x} (starts '{}')",
-                                          static_cast<const void *>(name), addr, out.substr(0, 32)));
-    const char *nul = static_cast<const char *>(std::memchr(buf, 0, static_cast<size_t>(got)));
-    out.append(buf, nul ? static_cast<size_t>(nul - buf) : static_cast<size_t>(got));
-    if (nul)
+                                          static_cast<const void *>(Name), Addr, Out.substr(0, 32)));
+    const char *Nul = static_cast<const char *>(std::memchr(Buf, 0, static_cast<size_t>(Got)));
+    Out.append(Buf, Nul ? static_cast<size_t>(Nul - Buf) : static_cast<size_t>(Got));
+    if (Nul)
       break;
-    addr += static_cast<size_t>(got);
+    Addr += static_cast<size_t>(Got);
   }
-  if (out.size() > kMaxSymbolName)
-    return entryError(what, index,
+  if (Out.size() > kMaxSymbolName)
+    return entryError(What, Index,
                       fmt::format("symbol name at {} is unterminated or longer than {} bytes "
                                   "(starts '{}')",
-                                  static_cast<const void *>(name), kMaxSymbolName, out.substr(0, 32)));
-  return out;
+                                  static_cast<const void *>(Name), kMaxSymbolName, Out.substr(0, 32)));
+  return Out;
 }
 
 } // namespace
 
-std::optional<uintptr_t> firstUnreadable(const void *begin, size_t bytes) {
+std::optional<uintptr_t> firstUnreadable(const void *Begin, size_t Bytes) {
   constexpr uintptr_t kPageSize = 4096;
   constexpr size_t kBatch = 512; // pages probed per system call
-  static const pid_t self = getpid();
-  auto start = reinterpret_cast<uintptr_t>(begin);
-  if (bytes == 0)
+  static const pid_t Self = getpid();
+  auto Start = reinterpret_cast<uintptr_t>(Begin);
+  if (Bytes == 0)
     return std::nullopt;
-  if (start + bytes < start)
-    return start; // the range wraps around the address space
-  uintptr_t last = start + bytes - 1;
+  if (Start + Bytes < Start)
+    return Start; // the range wraps around the address space
+  uintptr_t Last = Start + Bytes - 1;
   // One byte at `start`, then one at the start of every later page.
-  uintptr_t at = start;
-  while (at <= last) {
-    struct iovec remote[kBatch];
-    char sink[kBatch];
-    size_t n = 0;
-    for (uintptr_t p = at; n < kBatch && p <= last; p = (p & ~(kPageSize - 1)) + kPageSize) {
-      remote[n++] = {reinterpret_cast<void *>(p), 1};
-      if ((p & ~(kPageSize - 1)) + kPageSize < p) // the last page of the address space
+  uintptr_t At = Start;
+  while (At <= Last) {
+    struct iovec Remote[kBatch];
+    char Sink[kBatch];
+    size_t N = 0;
+    for (uintptr_t P = At; N < kBatch && P <= Last; P = (P & ~(kPageSize - 1)) + kPageSize) {
+      Remote[N++] = {reinterpret_cast<void *>(P), 1};
+      if ((P & ~(kPageSize - 1)) + kPageSize < P) // the last page of the address space
         break;
     }
-    struct iovec local = {sink, n};
-    ssize_t got = process_vm_readv(self, &local, 1, remote, n, 0);
-    if (got < 0 && errno == EPERM)
+    struct iovec Local = {Sink, N};
+    ssize_t Got = process_vm_readv(Self, &Local, 1, Remote, N, 0);
+    if (Got < 0 && errno == EPERM)
       return std::nullopt; // cannot probe here: trust the range, as before
-    size_t ok = got < 0 ? 0 : static_cast<size_t>(got);
-    if (ok < n)
-      return reinterpret_cast<uintptr_t>(remote[ok].iov_base);
-    uintptr_t next = (reinterpret_cast<uintptr_t>(remote[n - 1].iov_base) & ~(kPageSize - 1)) + kPageSize;
-    if (next <= at)
+    size_t Ok = Got < 0 ? 0 : static_cast<size_t>(Got);
+    if (Ok < N)
+      return reinterpret_cast<uintptr_t>(Remote[Ok].iov_base);
+    uintptr_t Next = (reinterpret_cast<uintptr_t>(Remote[N - 1].iov_base) & ~(kPageSize - 1)) + kPageSize;
+    if (Next <= At)
       break;
-    at = next;
+    At = Next;
   }
   return std::nullopt;
 }
@@ -128,20 +128,20 @@ namespace {
 /// whole: clang puts the names of one binary next to each other, so one probe
 /// of their pages replaces a system call per name.
 struct NameSpan {
-  uintptr_t begin = 0, end = 0; ///< readable whole pages; empty when not probed
+  uintptr_t Begin = 0, End = 0; ///< readable whole pages; empty when not probed
 
   /// The name at `name` when it lies in the span and ends (within
   /// kMaxSymbolName bytes) before the span does; nullopt sends the caller to
   /// readSymbolName, which checks the name on its own and says what is wrong.
-  std::optional<std::string_view> read(const char *name) const {
-    auto at = reinterpret_cast<uintptr_t>(name);
-    if (at < begin || at >= end)
+  std::optional<std::string_view> read(const char *Name) const {
+    auto At = reinterpret_cast<uintptr_t>(Name);
+    if (At < Begin || At >= End)
       return std::nullopt;
-    size_t limit = std::min<size_t>(end - at, kMaxSymbolName + 1);
-    const void *nul = std::memchr(name, 0, limit);
-    if (!nul || static_cast<size_t>(static_cast<const char *>(nul) - name) > kMaxSymbolName)
+    size_t Limit = std::min<size_t>(End - At, kMaxSymbolName + 1);
+    const void *Nul = std::memchr(Name, 0, Limit);
+    if (!Nul || static_cast<size_t>(static_cast<const char *>(Nul) - Name) > kMaxSymbolName)
       return std::nullopt;
-    return std::string_view(name, static_cast<size_t>(static_cast<const char *>(nul) - name));
+    return std::string_view(Name, static_cast<size_t>(static_cast<const char *>(Nul) - Name));
   }
 };
 
@@ -152,46 +152,46 @@ constexpr uintptr_t kMaxNameSpan = uintptr_t(256) << 20;
 /// Probes the pages from the lowest to the highest of the `count` names
 /// nameAt(i) gives; an empty span when they are too far apart or any page
 /// between them is unreadable.
-template <typename NameAt> NameSpan probeNames(size_t count, NameAt nameAt) {
+template <typename NameFnT> NameSpan probeNames(size_t Count, NameFnT NameAt) {
   constexpr uintptr_t kPageSize = 4096;
-  uintptr_t lo = UINTPTR_MAX, hi = 0;
-  for (size_t i = 0; i < count; ++i)
-    if (auto at = reinterpret_cast<uintptr_t>(nameAt(i))) {
-      lo = std::min(lo, at);
-      hi = std::max(hi, at);
+  uintptr_t Lo = UINTPTR_MAX, Hi = 0;
+  for (size_t I = 0; I < Count; ++I)
+    if (auto At = reinterpret_cast<uintptr_t>(NameAt(I))) {
+      Lo = std::min(Lo, At);
+      Hi = std::max(Hi, At);
     }
   // Too few names to pay for a probe, or too far apart to trust one.
-  if (count < 8 || lo > hi || hi - lo > kMaxNameSpan)
+  if (Count < 8 || Lo > Hi || Hi - Lo > kMaxNameSpan)
     return {};
-  uintptr_t begin = lo & ~(kPageSize - 1), end = (hi & ~(kPageSize - 1)) + kPageSize;
-  if (end < begin || firstUnreadable(reinterpret_cast<const void *>(begin), end - begin))
+  uintptr_t Begin = Lo & ~(kPageSize - 1), End = (Hi & ~(kPageSize - 1)) + kPageSize;
+  if (End < Begin || firstUnreadable(reinterpret_cast<const void *>(Begin), End - Begin))
     return {};
-  return {begin, end};
+  return {Begin, End};
 }
 
 /// Checks the fields every entry must have, whatever its format.
-llvm::Error validate(const OffloadEntry &e, const char *rawName, const std::string &what, size_t index) {
-  if (e.kind == EntryKind::Requires)
+llvm::Error validate(const OffloadEntry &E, const char *RawName, const std::string &What, size_t Index) {
+  if (E.Kind == EntryKind::Requires)
     return llvm::Error::success(); // requires entries carry no address
-  if (!rawName)
-    return entryError(what, index, "null symbol name");
-  if (!e.address)
-    return entryError(what, index, fmt::format("'{}' has a null address", e.name));
+  if (!RawName)
+    return entryError(What, Index, "null symbol name");
+  if (!E.Address)
+    return entryError(What, Index, fmt::format("'{}' has a null address", E.Name));
   return llvm::Error::success();
 }
 
 } // namespace
 
-EntryFormat detectEntryFormat(const void *begin, const void *end) {
-  if (begin == end)
+EntryFormat detectEntryFormat(const void *Begin, const void *End) {
+  if (Begin == End)
     return EntryFormat::Current;
-  uint64_t first;
-  std::memcpy(&first, begin, sizeof(first));
-  return first == 0 ? EntryFormat::Current : EntryFormat::Legacy;
+  uint64_t First;
+  std::memcpy(&First, Begin, sizeof(First));
+  return First == 0 ? EntryFormat::Current : EntryFormat::Legacy;
 }
 
-const char *entryKindName(EntryKind kind) {
-  switch (kind) {
+const char *entryKindName(EntryKind Kind) {
+  switch (Kind) {
   case EntryKind::Kernel:
     return "kernel";
   case EntryKind::Global:
@@ -208,108 +208,108 @@ const char *entryKindName(EntryKind kind) {
   return "?";
 }
 
-llvm::Expected<std::vector<OffloadEntry>> parseEntryTable(const void *begin, const void *end,
-                                                          const std::string &what) {
-  std::vector<OffloadEntry> out;
-  if (begin == end)
-    return out;
-  if (!begin || !end || end < begin)
+llvm::Expected<std::vector<OffloadEntry>> parseEntryTable(const void *Begin, const void *End,
+                                                          const std::string &What) {
+  std::vector<OffloadEntry> Out;
+  if (Begin == End)
+    return Out;
+  if (!Begin || !End || End < Begin)
     return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s",
-                                   fmt::format("malformed entry range of {}", what).c_str());
+                                   fmt::format("malformed entry range of {}", What).c_str());
   // Compilers align entry tables; a misaligned one is corrupt, and reading
   // its pointer fields in place would be undefined behaviour.
-  if (reinterpret_cast<uintptr_t>(begin) % alignof(__tgt_offload_entry) != 0)
+  if (reinterpret_cast<uintptr_t>(Begin) % alignof(__tgt_offload_entry) != 0)
     return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s",
                                    fmt::format("malformed entry table of {}: start {} is not {}-byte aligned",
-                                               what, begin, alignof(__tgt_offload_entry))
+                                               What, Begin, alignof(__tgt_offload_entry))
                                        .c_str());
-  auto bytes = static_cast<size_t>(static_cast<const char *>(end) - static_cast<const char *>(begin));
-  if (bytes > kMaxEntryTableBytes)
+  auto Bytes = static_cast<size_t>(static_cast<const char *>(End) - static_cast<const char *>(Begin));
+  if (Bytes > kMaxEntryTableBytes)
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(), "%s",
         fmt::format("malformed entry table of {}: entries [{}, {}) span {} bytes, more than an entry table "
                     "may hold ({} MiB)",
-                    what, begin, end, bytes, kMaxEntryTableBytes >> 20)
+                    What, Begin, End, Bytes, kMaxEntryTableBytes >> 20)
             .c_str());
-  if (auto bad = firstUnreadable(begin, bytes))
+  if (auto Bad = firstUnreadable(Begin, Bytes))
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(), "%s",
         fmt::format("malformed entry table of {}: entries [{}, {}) are not readable host memory "
                     "(nothing readable at {:#x})",
-                    what, begin, end, *bad)
+                    What, Begin, End, *Bad)
             .c_str());
-  EntryFormat format = detectEntryFormat(begin, end);
-  size_t stride =
-      format == EntryFormat::Current ? sizeof(__tgt_offload_entry) : sizeof(__tgt_offload_entry_legacy);
-  if (bytes % stride != 0)
+  EntryFormat Format = detectEntryFormat(Begin, End);
+  size_t Stride =
+      Format == EntryFormat::Current ? sizeof(__tgt_offload_entry) : sizeof(__tgt_offload_entry_legacy);
+  if (Bytes % Stride != 0)
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(), "%s",
-        fmt::format("malformed entry table of {}: {} bytes is not a whole number of {}-byte entries{}", what,
-                    bytes, stride,
-                    format == EntryFormat::Legacy
+        fmt::format("malformed entry table of {}: {} bytes is not a whole number of {}-byte entries{}", What,
+                    Bytes, Stride,
+                    Format == EntryFormat::Legacy
                         ? " (the first entry is in the LLVM <= 19 format; formats mixed?)"
                         : "")
             .c_str());
-  size_t count = bytes / stride;
-  out.reserve(count);
-  auto nameAt = [&](size_t i) -> const char * {
-    if (format == EntryFormat::Current)
-      return static_cast<const __tgt_offload_entry *>(begin)[i].SymbolName;
-    return static_cast<const __tgt_offload_entry_legacy *>(begin)[i].name;
+  size_t Count = Bytes / Stride;
+  Out.reserve(Count);
+  auto NameAt = [&](size_t I) -> const char * {
+    if (Format == EntryFormat::Current)
+      return static_cast<const __tgt_offload_entry *>(Begin)[I].SymbolName;
+    return static_cast<const __tgt_offload_entry_legacy *>(Begin)[I].name;
   };
-  NameSpan names = probeNames(count, nameAt);
-  for (size_t i = 0; i < count; ++i) {
-    OffloadEntry e;
-    const char *rawName;
-    if (format == EntryFormat::Current) {
-      const auto &raw = static_cast<const __tgt_offload_entry *>(begin)[i];
-      if (raw.Reserved != 0)
-        return entryError(what, i, "non-zero reserved word in an LLVM 20+ entry table");
-      if (raw.Version != 1)
-        return entryError(what, i, fmt::format("unsupported entry version {}", raw.Version));
-      e.flags = raw.Flags;
-      e.address = raw.Address;
-      rawName = raw.SymbolName;
-      e.size = raw.Size;
-      e.data = raw.Data;
+  NameSpan Names = probeNames(Count, NameAt);
+  for (size_t I = 0; I < Count; ++I) {
+    OffloadEntry E;
+    const char *RawName;
+    if (Format == EntryFormat::Current) {
+      const auto &Raw = static_cast<const __tgt_offload_entry *>(Begin)[I];
+      if (Raw.Reserved != 0)
+        return entryError(What, I, "non-zero reserved word in an LLVM 20+ entry table");
+      if (Raw.Version != 1)
+        return entryError(What, I, fmt::format("unsupported entry version {}", Raw.Version));
+      E.Flags = Raw.Flags;
+      E.Address = Raw.Address;
+      RawName = Raw.SymbolName;
+      E.Size = Raw.Size;
+      E.Data = Raw.Data;
     } else {
-      const auto &raw = static_cast<const __tgt_offload_entry_legacy *>(begin)[i];
-      if (raw.reserved != 0)
-        return entryError(what, i,
+      const auto &Raw = static_cast<const __tgt_offload_entry_legacy *>(Begin)[I];
+      if (Raw.reserved != 0)
+        return entryError(What, I,
                           "non-zero reserved field in an LLVM <= 19 entry table (entries of the "
                           "two formats mixed?)");
-      e.flags = static_cast<uint32_t>(raw.flags);
-      e.address = raw.addr;
-      rawName = raw.name;
-      e.size = raw.size;
+      E.Flags = static_cast<uint32_t>(Raw.flags);
+      E.Address = Raw.addr;
+      RawName = Raw.name;
+      E.Size = Raw.size;
       // The five-field format has no data word; a requires entry kept its
       // requirement bits in `size`.
-      e.data = raw.size;
+      E.Data = Raw.size;
     }
-    e.kind = classify(e.flags, e.size);
-    if (rawName) {
-      if (std::optional<std::string_view> known = names.read(rawName)) {
-        e.name = *known;
+    E.Kind = classify(E.Flags, E.Size);
+    if (RawName) {
+      if (std::optional<std::string_view> Known = Names.read(RawName)) {
+        E.Name = *Known;
       } else {
-        auto name = readSymbolName(rawName, what, i);
-        if (!name)
-          return name.takeError();
-        e.name = std::move(*name);
+        auto Name = readSymbolName(RawName, What, I);
+        if (!Name)
+          return Name.takeError();
+        E.Name = std::move(*Name);
       }
     }
-    if (auto err = validate(e, rawName, what, i))
-      return std::move(err);
+    if (auto Err = validate(E, RawName, What, I))
+      return std::move(Err);
     OMPSIM_TRACE_EVENT(Cat::Entry, "parse")
-        .str("owner", what)
-        .num("index", static_cast<int64_t>(i))
-        .str("kind", entryKindName(e.kind))
-        .str("name", e.name)
-        .host("address", reinterpret_cast<uint64_t>(e.address))
-        .num("size", static_cast<int64_t>(e.size))
-        .hex("flags", e.flags);
-    out.push_back(std::move(e));
+        .str("owner", What)
+        .num("index", static_cast<int64_t>(I))
+        .str("kind", entryKindName(E.Kind))
+        .str("name", E.Name)
+        .host("address", reinterpret_cast<uint64_t>(E.Address))
+        .num("size", static_cast<int64_t>(E.Size))
+        .hex("flags", E.Flags);
+    Out.push_back(std::move(E));
   }
-  return out;
+  return Out;
 }
 
 } // namespace ompsim::host

@@ -17,12 +17,12 @@ enum class EntryKind { Kernel, Global, Link, Indirect, IndirectVtable, Requires 
 
 /// One offload entry, independent of the format the compiler used.
 struct OffloadEntry {
-  EntryKind kind = EntryKind::Kernel;
-  uint32_t flags = 0;
-  void *address = nullptr; ///< host address (kernel stub, global, function or vtable)
-  std::string name;        ///< device symbol name
-  uint64_t size = 0;
-  uint64_t data = 0; ///< requires flags for Requires entries
+  EntryKind Kind = EntryKind::Kernel;
+  uint32_t Flags = 0;
+  void *Address = nullptr; ///< host address (kernel stub, global, function or vtable)
+  std::string Name;        ///< device symbol name
+  uint64_t Size = 0;
+  uint64_t Data = 0; ///< requires flags for Requires entries
 };
 
 /// The entry formats clang has emitted.
@@ -38,8 +38,8 @@ enum class EntryFormat {
 /// messages ("image 0 of descriptor 0x..."). Fails naming the entry when an
 /// entry has a null address or name, an unknown version, or the range is not
 /// a whole number of entries. An empty table is valid.
-llvm::Expected<std::vector<OffloadEntry>> parseEntryTable(const void *begin, const void *end,
-                                                          const std::string &what);
+llvm::Expected<std::vector<OffloadEntry>> parseEntryTable(const void *Begin, const void *End,
+                                                          const std::string &What);
 
 /// Largest device image (its bytes in the binary) the runtime accepts; the
 /// sim loader's span limit is the same. Larger claims are corrupt pointers,
@@ -55,12 +55,12 @@ constexpr size_t kMaxEntryTableBytes = size_t(64) << 20;
 /// checked with this before anything reads them, so a corrupt descriptor is
 /// an error instead of a crash. Probes one byte per page through
 /// process_vm_readv; where that is refused (seccomp) the range is trusted.
-std::optional<uintptr_t> firstUnreadable(const void *begin, size_t bytes);
+std::optional<uintptr_t> firstUnreadable(const void *Begin, size_t Bytes);
 
 /// Which format the table [begin, end) uses (Current for an empty table).
-EntryFormat detectEntryFormat(const void *begin, const void *end);
+EntryFormat detectEntryFormat(const void *Begin, const void *End);
 
 /// Name of an entry kind for traces ("kernel", "indirect", ...).
-const char *entryKindName(EntryKind kind);
+const char *entryKindName(EntryKind Kind);
 
 } // namespace ompsim::host

@@ -10,70 +10,70 @@
 namespace ompsim::host {
 namespace {
 
-llvm::Error makeError(const std::string &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", message.c_str());
+llvm::Error makeError(const std::string &Message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", Message.c_str());
 }
 
 } // namespace
 
-llvm::Error FunctionPointerTable::addImage(uint64_t imageKey, std::string imageName,
-                                           std::vector<IndirectTarget> targets) {
-  for (const IndirectTarget &t : targets)
-    if (t.isVtable && (t.size == 0 || t.size % 8 != 0))
+llvm::Error FunctionPointerTable::addImage(uint64_t ImageKey, std::string ImageName,
+                                           std::vector<IndirectTarget> Targets) {
+  for (const IndirectTarget &T : Targets)
+    if (T.IsVtable && (T.Size == 0 || T.Size % 8 != 0))
       return makeError(fmt::format("indirect vtable entry '{}' of {} has size {}, which is not a "
                                    "non-zero multiple of 8",
-                                   t.name, imageName, t.size));
-  images_[imageKey] = ImageTargets{std::move(imageName), std::move(targets)};
+                                   T.Name, ImageName, T.Size));
+  Images[ImageKey] = ImageTargets{std::move(ImageName), std::move(Targets)};
   return llvm::Error::success();
 }
 
-bool FunctionPointerTable::removeImage(uint64_t imageKey) { return images_.erase(imageKey) != 0; }
+bool FunctionPointerTable::removeImage(uint64_t ImageKey) { return Images.erase(ImageKey) != 0; }
 
 llvm::Expected<std::vector<__omp_offloading_fptr_map_ty>> FunctionPointerTable::build() const {
   struct Pair {
-    uint64_t host, tgt;
-    const IndirectTarget *from;
-    const std::string *image;
+    uint64_t Host, Tgt;
+    const IndirectTarget *From;
+    const std::string *Image;
   };
-  std::vector<Pair> pairs;
-  size_t count = 0;
-  for (const auto &[key, image] : images_)
-    count += image.targets.size();
-  pairs.reserve(count);
-  for (const auto &[key, image] : images_)
-    for (const IndirectTarget &t : image.targets) {
-      if (!t.isVtable) {
-        pairs.push_back({t.hostPtr, t.tgtPtr, &t, &image.imageName});
+  std::vector<Pair> Pairs;
+  size_t Count = 0;
+  for (const auto &[key, image] : Images)
+    Count += image.Targets.size();
+  Pairs.reserve(Count);
+  for (const auto &[key, image] : Images)
+    for (const IndirectTarget &T : image.Targets) {
+      if (!T.IsVtable) {
+        Pairs.push_back({T.HostPtr, T.TgtPtr, &T, &image.ImageName});
         continue;
       }
       // One pair per 8-byte vtable slot: a translated vtable pointer at any
       // slot offset lands on the matching device slot.
-      for (uint64_t off = 0; off < t.size; off += 8)
-        pairs.push_back({t.hostPtr + off, t.tgtPtr + off, &t, &image.imageName});
+      for (uint64_t Off = 0; Off < T.Size; Off += 8)
+        Pairs.push_back({T.HostPtr + Off, T.TgtPtr + Off, &T, &image.ImageName});
     }
-  auto before = [](const Pair &a, const Pair &b) {
-    return a.host != b.host ? a.host < b.host : a.tgt < b.tgt;
+  auto Before = [](const Pair &A, const Pair &B) {
+    return A.Host != B.Host ? A.Host < B.Host : A.Tgt < B.Tgt;
   };
   // Entry tables mostly list functions in address order already.
-  if (!std::is_sorted(pairs.begin(), pairs.end(), before))
-    std::sort(pairs.begin(), pairs.end(), before);
-  std::vector<__omp_offloading_fptr_map_ty> table;
-  table.reserve(pairs.size());
-  for (size_t i = 0; i < pairs.size(); ++i) {
-    if (!table.empty() && table.back().host_ptr == pairs[i].host) {
-      if (table.back().tgt_ptr != pairs[i].tgt) {
-        const Pair &prev = pairs[i - 1];
+  if (!std::is_sorted(Pairs.begin(), Pairs.end(), Before))
+    std::sort(Pairs.begin(), Pairs.end(), Before);
+  std::vector<__omp_offloading_fptr_map_ty> Table;
+  Table.reserve(Pairs.size());
+  for (size_t I = 0; I < Pairs.size(); ++I) {
+    if (!Table.empty() && Table.back().host_ptr == Pairs[I].Host) {
+      if (Table.back().tgt_ptr != Pairs[I].Tgt) {
+        const Pair &Prev = Pairs[I - 1];
         return makeError(
             fmt::format("host address {} has two device targets: entry '{}' of {} gives {:#x}, entry '{}' of "
                         "{} gives {:#x}",
-                        trace::hostAddress(pairs[i].host), prev.from->name, *prev.image, prev.tgt,
-                        pairs[i].from->name, *pairs[i].image, pairs[i].tgt));
+                        trace::hostAddress(Pairs[I].Host), Prev.From->Name, *Prev.Image, Prev.Tgt,
+                        Pairs[I].From->Name, *Pairs[I].Image, Pairs[I].Tgt));
       }
       continue;
     }
-    table.push_back({pairs[i].host, pairs[i].tgt});
+    Table.push_back({Pairs[I].Host, Pairs[I].Tgt});
   }
-  return table;
+  return Table;
 }
 
 } // namespace ompsim::host

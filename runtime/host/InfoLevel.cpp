@@ -9,13 +9,13 @@ namespace ompsim::host {
 
 namespace {
 std::atomic<uint32_t> &bits() {
-  static std::atomic<uint32_t> value{config().LibomptargetInfo};
-  return value;
+  static std::atomic<uint32_t> Value{config().LibomptargetInfo};
+  return Value;
 }
 } // namespace
 
 uint32_t infoLevel() { return bits().load(std::memory_order_relaxed); }
 
-void setInfoLevel(uint32_t value) { bits().store(value, std::memory_order_relaxed); }
+void setInfoLevel(uint32_t Value) { bits().store(Value, std::memory_order_relaxed); }
 
 } // namespace ompsim::host

@@ -10,6 +10,6 @@ namespace ompsim::host {
 uint32_t infoLevel();
 
 /// Replaces the info bits (__tgt_set_info_flag).
-void setInfoLevel(uint32_t bits);
+void setInfoLevel(uint32_t Bits);
 
 } // namespace ompsim::host

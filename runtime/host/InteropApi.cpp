@@ -23,42 +23,42 @@ struct KmpDependInfo;
 
 /// What __tgt_interop_get/use60/release receive (interop_ctx_t, dep_pack_t).
 struct InteropContext {
-  uint16_t version;
+  uint16_t Version;
   struct {
-    bool implicit;
-    bool nowait;
-    uint32_t reserved;
-  } flags;
-  int32_t gtid;
+    bool Implicit;
+    bool Nowait;
+    uint32_t Reserved;
+  } Flags;
+  int32_t Gtid;
 };
 struct DependPack {
-  int32_t ndeps;
-  int32_t ndepsNoAlias;
-  KmpDependInfo *deps;
-  KmpDependInfo *noAliasDeps;
+  int32_t Ndeps;
+  int32_t NdepsNoAlias;
+  KmpDependInfo *Deps;
+  KmpDependInfo *NoAliasDeps;
 };
 
 /// Sets *err (when given) and returns `value`.
-template <typename T> T withCode(int *err, omp_interop_rc_t code, T value) {
-  if (err)
-    *err = code;
-  return value;
+template <typename T> T withCode(int *Err, omp_interop_rc_t Code, T Value) {
+  if (Err)
+    *Err = Code;
+  return Value;
 }
 
 } // namespace
 
 extern "C" {
-void __kmpc_omp_wait_deps(void *loc, int32_t gtid, int32_t ndeps, KmpDependInfo *deps, int32_t ndepsNoAlias,
-                          KmpDependInfo *noAliasDeps);
+void __kmpc_omp_wait_deps(void *Loc, int32_t Gtid, int32_t Ndeps, KmpDependInfo *Deps, int32_t NdepsNoAlias,
+                          KmpDependInfo *NoAliasDeps);
 
 // ---- OpenMP 6.0 form -------------------------------------------------------
 
-void *__tgt_interop_get(ompsim_ident *loc, int32_t type, int64_t, int32_t, void *, InteropContext *ctx,
-                        DependPack *deps) {
+void *__tgt_interop_get(ompsim_ident *Loc, int32_t Type, int64_t, int32_t, void *, InteropContext *Ctx,
+                        DependPack *Deps) {
   if (Runtime::get().policy() == OffloadPolicy::Disabled)
     return omp_interop_none;
-  if (type == InteropTargetSync && deps && ctx)
-    __kmpc_omp_wait_deps(loc, ctx->gtid, deps->ndeps, deps->deps, deps->ndepsNoAlias, deps->noAliasDeps);
+  if (Type == InteropTargetSync && Deps && Ctx)
+    __kmpc_omp_wait_deps(Loc, Ctx->Gtid, Deps->Ndeps, Deps->Deps, Deps->NdepsNoAlias, Deps->NoAliasDeps);
   return omp_interop_none;
 }
 
@@ -72,11 +72,11 @@ int __tgt_interop_release(ompsim_ident *, void *, InteropContext *, DependPack *
 
 // ---- OpenMP 5.1 form, what clang-22 emits ----------------------------------
 
-void __tgt_interop_init(ompsim_ident *loc, int32_t gtid, void **interop, int32_t type, int32_t, int32_t ndeps,
-                        KmpDependInfo *deps, int32_t) {
-  if (type == InteropTargetSync && ndeps > 0 && Runtime::get().policy() != OffloadPolicy::Disabled)
-    __kmpc_omp_wait_deps(loc, gtid, ndeps, deps, 0, nullptr);
-  *interop = omp_interop_none;
+void __tgt_interop_init(ompsim_ident *Loc, int32_t Gtid, void **Interop, int32_t Type, int32_t, int32_t Ndeps,
+                        KmpDependInfo *Deps, int32_t) {
+  if (Type == InteropTargetSync && Ndeps > 0 && Runtime::get().policy() != OffloadPolicy::Disabled)
+    __kmpc_omp_wait_deps(Loc, Gtid, Ndeps, Deps, 0, nullptr);
+  *Interop = omp_interop_none;
 }
 
 void __tgt_interop_use(ompsim_ident *, int32_t, void *, int32_t, int32_t, KmpDependInfo *, int32_t) {}
@@ -88,14 +88,14 @@ int ompx_interop_add_completion_callback(void *, void *, void *) { return omp_ir
 // ---- properties ------------------------------------------------------------
 // Only omp_interop_none can exist, and it has no properties.
 
-omp_intptr_t omp_get_interop_int(const omp_interop_t, omp_interop_property_t, int *err) {
-  return withCode<omp_intptr_t>(err, omp_irc_empty, 0);
+omp_intptr_t omp_get_interop_int(const omp_interop_t, omp_interop_property_t, int *Err) {
+  return withCode<omp_intptr_t>(Err, omp_irc_empty, 0);
 }
-void *omp_get_interop_ptr(const omp_interop_t, omp_interop_property_t, int *err) {
-  return withCode<void *>(err, omp_irc_empty, nullptr);
+void *omp_get_interop_ptr(const omp_interop_t, omp_interop_property_t, int *Err) {
+  return withCode<void *>(Err, omp_irc_empty, nullptr);
 }
-const char *omp_get_interop_str(const omp_interop_t, omp_interop_property_t, int *err) {
-  return withCode<const char *>(err, omp_irc_empty, nullptr);
+const char *omp_get_interop_str(const omp_interop_t, omp_interop_property_t, int *Err) {
+  return withCode<const char *>(Err, omp_irc_empty, nullptr);
 }
 const char *omp_get_interop_name(const omp_interop_t, omp_interop_property_t) { return nullptr; }
 const char *omp_get_interop_type_desc(const omp_interop_t, omp_interop_property_t) { return nullptr; }

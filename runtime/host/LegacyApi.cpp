@@ -12,8 +12,8 @@
 #include <cstdint>
 #include <vector>
 
-extern "C" int __tgt_target_kernel(ompsim_ident *loc, int64_t device, int32_t teams, int32_t threads,
-                                   void *regionId, __tgt_kernel_arguments *args);
+extern "C" int __tgt_target_kernel(ompsim_ident *Loc, int64_t DeviceNum, int32_t Teams, int32_t Threads,
+                                   void *RegionId, __tgt_kernel_arguments *Args);
 
 namespace {
 
@@ -24,29 +24,29 @@ namespace {
 /// them lands in that parameter. ompsim's plugins always pass the implicit
 /// parameter themselves, so the first TARGET_PARAM entry is still mapped but
 /// not passed, which gives the kernel the same parameters as on stock.
-int legacyLaunch(ompsim_ident *loc, int64_t device, void *regionId, int32_t n, void **bases, void **begins,
-                 int64_t *sizes, int64_t *types, void **names, void **mappers, int32_t teams,
-                 int32_t threads) {
+int legacyLaunch(ompsim_ident *Loc, int64_t DeviceNum, void *RegionId, int32_t N, void **Bases, void **Begins,
+                 int64_t *Sizes, int64_t *Types, void **Names, void **Mappers, int32_t Teams,
+                 int32_t Threads) {
   constexpr auto TargetParam =
       static_cast<int64_t>(llvm::omp::OpenMPOffloadMappingFlags::OMP_MAP_TARGET_PARAM);
-  std::vector<int64_t> adjusted(types, types + (n > 0 ? n : 0));
-  for (int64_t &type : adjusted)
-    if (type & TargetParam) {
-      type &= ~TargetParam;
+  std::vector<int64_t> Adjusted(Types, Types + (N > 0 ? N : 0));
+  for (int64_t &Type : Adjusted)
+    if (Type & TargetParam) {
+      Type &= ~TargetParam;
       break;
     }
-  __tgt_kernel_arguments args{};
-  args.Version = 3;
-  args.NumArgs = static_cast<uint32_t>(n > 0 ? n : 0);
-  args.ArgBasePtrs = bases;
-  args.ArgPtrs = begins;
-  args.ArgSizes = sizes;
-  args.ArgTypes = adjusted.data();
-  args.ArgNames = names;
-  args.ArgMappers = mappers;
-  args.NumTeams[0] = teams > 0 ? static_cast<uint32_t>(teams) : 0;
-  args.ThreadLimit[0] = threads > 0 ? static_cast<uint32_t>(threads) : 0;
-  return __tgt_target_kernel(loc, device, teams, threads, regionId, &args);
+  __tgt_kernel_arguments Args{};
+  Args.Version = 3;
+  Args.NumArgs = static_cast<uint32_t>(N > 0 ? N : 0);
+  Args.ArgBasePtrs = Bases;
+  Args.ArgPtrs = Begins;
+  Args.ArgSizes = Sizes;
+  Args.ArgTypes = Adjusted.data();
+  Args.ArgNames = Names;
+  Args.ArgMappers = Mappers;
+  Args.NumTeams[0] = Teams > 0 ? static_cast<uint32_t>(Teams) : 0;
+  Args.ThreadLimit[0] = Threads > 0 ? static_cast<uint32_t>(Threads) : 0;
+  return __tgt_target_kernel(Loc, DeviceNum, Teams, Threads, RegionId, &Args);
 }
 
 } // namespace
@@ -58,91 +58,93 @@ extern "C" {
 // always do; their dependence lists were already honoured by the task that
 // encloses the call.
 
-int __tgt_target_mapper(ompsim_ident *loc, int64_t device, void *regionId, int32_t n, void **bases,
-                        void **begins, int64_t *sizes, int64_t *types, void **names, void **mappers) {
-  return legacyLaunch(loc, device, regionId, n, bases, begins, sizes, types, names, mappers, -1, -1);
+int __tgt_target_mapper(ompsim_ident *Loc, int64_t DeviceNum, void *RegionId, int32_t N, void **Bases,
+                        void **Begins, int64_t *Sizes, int64_t *Types, void **Names, void **Mappers) {
+  return legacyLaunch(Loc, DeviceNum, RegionId, N, Bases, Begins, Sizes, Types, Names, Mappers, -1, -1);
 }
 
-int __tgt_target(int64_t device, void *regionId, int32_t n, void **bases, void **begins, int64_t *sizes,
-                 int64_t *types) {
-  return legacyLaunch(nullptr, device, regionId, n, bases, begins, sizes, types, nullptr, nullptr, -1, -1);
+int __tgt_target(int64_t DeviceNum, void *RegionId, int32_t N, void **Bases, void **Begins, int64_t *Sizes,
+                 int64_t *Types) {
+  return legacyLaunch(nullptr, DeviceNum, RegionId, N, Bases, Begins, Sizes, Types, nullptr, nullptr, -1, -1);
 }
 
-int __tgt_target_nowait(int64_t device, void *regionId, int32_t n, void **bases, void **begins,
-                        int64_t *sizes, int64_t *types, int32_t, void *, int32_t, void *) {
-  return legacyLaunch(nullptr, device, regionId, n, bases, begins, sizes, types, nullptr, nullptr, -1, -1);
+int __tgt_target_nowait(int64_t DeviceNum, void *RegionId, int32_t N, void **Bases, void **Begins,
+                        int64_t *Sizes, int64_t *Types, int32_t, void *, int32_t, void *) {
+  return legacyLaunch(nullptr, DeviceNum, RegionId, N, Bases, Begins, Sizes, Types, nullptr, nullptr, -1, -1);
 }
 
-int __tgt_target_nowait_mapper(ompsim_ident *loc, int64_t device, void *regionId, int32_t n, void **bases,
-                               void **begins, int64_t *sizes, int64_t *types, void **names, void **mappers,
+int __tgt_target_nowait_mapper(ompsim_ident *Loc, int64_t DeviceNum, void *RegionId, int32_t N, void **Bases,
+                               void **Begins, int64_t *Sizes, int64_t *Types, void **Names, void **Mappers,
                                int32_t, void *, int32_t, void *) {
-  return legacyLaunch(loc, device, regionId, n, bases, begins, sizes, types, names, mappers, -1, -1);
+  return legacyLaunch(Loc, DeviceNum, RegionId, N, Bases, Begins, Sizes, Types, Names, Mappers, -1, -1);
 }
 
-int __tgt_target_teams_mapper(ompsim_ident *loc, int64_t device, void *regionId, int32_t n, void **bases,
-                              void **begins, int64_t *sizes, int64_t *types, void **names, void **mappers,
-                              int32_t teams, int32_t threads) {
-  return legacyLaunch(loc, device, regionId, n, bases, begins, sizes, types, names, mappers, teams, threads);
+int __tgt_target_teams_mapper(ompsim_ident *Loc, int64_t DeviceNum, void *RegionId, int32_t N, void **Bases,
+                              void **Begins, int64_t *Sizes, int64_t *Types, void **Names, void **Mappers,
+                              int32_t Teams, int32_t Threads) {
+  return legacyLaunch(Loc, DeviceNum, RegionId, N, Bases, Begins, Sizes, Types, Names, Mappers, Teams,
+                      Threads);
 }
 
-int __tgt_target_teams(int64_t device, void *regionId, int32_t n, void **bases, void **begins, int64_t *sizes,
-                       int64_t *types, int32_t teams, int32_t threads) {
-  return legacyLaunch(nullptr, device, regionId, n, bases, begins, sizes, types, nullptr, nullptr, teams,
-                      threads);
+int __tgt_target_teams(int64_t DeviceNum, void *RegionId, int32_t N, void **Bases, void **Begins,
+                       int64_t *Sizes, int64_t *Types, int32_t Teams, int32_t Threads) {
+  return legacyLaunch(nullptr, DeviceNum, RegionId, N, Bases, Begins, Sizes, Types, nullptr, nullptr, Teams,
+                      Threads);
 }
 
-int __tgt_target_teams_nowait(int64_t device, void *regionId, int32_t n, void **bases, void **begins,
-                              int64_t *sizes, int64_t *types, int32_t teams, int32_t threads, int32_t, void *,
+int __tgt_target_teams_nowait(int64_t DeviceNum, void *RegionId, int32_t N, void **Bases, void **Begins,
+                              int64_t *Sizes, int64_t *Types, int32_t Teams, int32_t Threads, int32_t, void *,
                               int32_t, void *) {
-  return legacyLaunch(nullptr, device, regionId, n, bases, begins, sizes, types, nullptr, nullptr, teams,
-                      threads);
+  return legacyLaunch(nullptr, DeviceNum, RegionId, N, Bases, Begins, Sizes, Types, nullptr, nullptr, Teams,
+                      Threads);
 }
 
-int __tgt_target_teams_nowait_mapper(ompsim_ident *loc, int64_t device, void *regionId, int32_t n,
-                                     void **bases, void **begins, int64_t *sizes, int64_t *types,
-                                     void **names, void **mappers, int32_t teams, int32_t threads, int32_t,
+int __tgt_target_teams_nowait_mapper(ompsim_ident *Loc, int64_t DeviceNum, void *RegionId, int32_t N,
+                                     void **Bases, void **Begins, int64_t *Sizes, int64_t *Types,
+                                     void **Names, void **Mappers, int32_t Teams, int32_t Threads, int32_t,
                                      void *, int32_t, void *) {
-  return legacyLaunch(loc, device, regionId, n, bases, begins, sizes, types, names, mappers, teams, threads);
+  return legacyLaunch(Loc, DeviceNum, RegionId, N, Bases, Begins, Sizes, Types, Names, Mappers, Teams,
+                      Threads);
 }
 
 // ---- kernel-language (CUDA/HIP through OpenMP) launches ----------------------
 
 /// CUDA's dim3.
 struct OmpsimDim3 {
-  unsigned x, y, z;
+  unsigned X, Y, Z;
 };
 
 namespace {
 /// The launch configuration a `<<<...>>>` call pushes before the launch.
 struct CallConfiguration {
-  OmpsimDim3 grid{0, 0, 0}, block{0, 0, 0};
-  size_t sharedMemory = 0;
-  void *stream = nullptr;
+  OmpsimDim3 Grid{0, 0, 0}, Block{0, 0, 0};
+  size_t SharedMemory = 0;
+  void *Stream = nullptr;
 };
-thread_local CallConfiguration currentConfiguration;
+thread_local CallConfiguration CurrentConfiguration;
 } // namespace
 
-unsigned __llvmPushCallConfiguration(OmpsimDim3 grid, OmpsimDim3 block, size_t sharedMemory, void *stream) {
-  currentConfiguration = CallConfiguration{grid, block, sharedMemory, stream};
+unsigned __llvmPushCallConfiguration(OmpsimDim3 Grid, OmpsimDim3 Block, size_t SharedMemory, void *Stream) {
+  CurrentConfiguration = CallConfiguration{Grid, Block, SharedMemory, Stream};
   return 0;
 }
 
-unsigned __llvmPopCallConfiguration(OmpsimDim3 *grid, OmpsimDim3 *block, size_t *sharedMemory, void *stream) {
-  *grid = currentConfiguration.grid;
-  *block = currentConfiguration.block;
-  *sharedMemory = currentConfiguration.sharedMemory;
-  *static_cast<void **>(stream) = currentConfiguration.stream;
+unsigned __llvmPopCallConfiguration(OmpsimDim3 *Grid, OmpsimDim3 *Block, size_t *SharedMemory, void *Stream) {
+  *Grid = CurrentConfiguration.Grid;
+  *Block = CurrentConfiguration.Block;
+  *SharedMemory = CurrentConfiguration.SharedMemory;
+  *static_cast<void **>(Stream) = CurrentConfiguration.Stream;
   return 0;
 }
 
 /// A kernel-language launch passes its arguments as one packed buffer
 /// (KernelArgs flag IsCUDA), which neither ompsim plugin can unpack: refused
 /// with one line rather than run with wrong arguments.
-unsigned llvmLaunchKernel(const void *func, OmpsimDim3, OmpsimDim3, void *, size_t, void *) {
+unsigned llvmLaunchKernel(const void *Func, OmpsimDim3, OmpsimDim3, void *, size_t, void *) {
   ompsim::trace::error(
       fmt::format("llvmLaunchKernel: kernel {} is a CUDA/HIP-style launch; ompsim devices run only OpenMP "
                   "target regions",
-                  ompsim::trace::hostAddress(reinterpret_cast<uint64_t>(func))));
+                  ompsim::trace::hostAddress(reinterpret_cast<uint64_t>(Func))));
   return OMPSIM_OFFLOAD_FAIL;
 }
 

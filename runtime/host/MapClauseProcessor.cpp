@@ -17,8 +17,8 @@
 namespace ompsim::host {
 namespace {
 
-llvm::Error makeError(const std::string &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", message.c_str());
+llvm::Error makeError(const std::string &Message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", Message.c_str());
 }
 
 using mapflag::has;
@@ -32,614 +32,614 @@ const char *programName() {
 
 /// A host address for messages: symbolized when it is inside a named object
 /// (a global), else the raw value (stack and heap).
-std::string hostAddressForMessage(uint64_t addr) {
-  if (HostSymbolizer::get().lookup(addr))
-    return trace::hostAddress(addr);
-  return fmt::format("{:#x}", addr);
+std::string hostAddressForMessage(uint64_t Addr) {
+  if (HostSymbolizer::get().lookup(Addr))
+    return trace::hostAddress(Addr);
+  return fmt::format("{:#x}", Addr);
 }
 
-std::string describe(const MapArg &arg) {
-  std::string var = mapArgName(arg.name);
-  std::string addr = hostAddressForMessage(reinterpret_cast<uint64_t>(arg.begin));
-  if (var.empty())
-    return fmt::format("host address {} ({} bytes)", addr, arg.size);
-  return fmt::format("'{}' at host address {} ({} bytes)", var, addr, arg.size);
+std::string describe(const MapArg &Arg) {
+  std::string Var = mapArgName(Arg.Name);
+  std::string Addr = hostAddressForMessage(reinterpret_cast<uint64_t>(Arg.Begin));
+  if (Var.empty())
+    return fmt::format("host address {} ({} bytes)", Addr, Arg.Size);
+  return fmt::format("'{}' at host address {} ({} bytes)", Var, Addr, Arg.Size);
 }
 
 } // namespace
 
-std::vector<MapArg> makeMapArgs(int32_t n, void **bases, void **begins, const int64_t *sizes,
-                                const int64_t *types, void **names, void **mappers) {
-  std::vector<MapArg> args(n > 0 ? n : 0);
-  for (int32_t i = 0; i < n; ++i) {
-    args[i].base = bases ? bases[i] : nullptr;
-    args[i].begin = begins ? begins[i] : nullptr;
-    args[i].size = sizes ? sizes[i] : 0;
-    args[i].type = types ? types[i] : 0;
-    args[i].name = names ? names[i] : nullptr;
-    args[i].mapper = mappers ? mappers[i] : nullptr;
+std::vector<MapArg> makeMapArgs(int32_t N, void **Bases, void **Begins, const int64_t *Sizes,
+                                const int64_t *Types, void **Names, void **Mappers) {
+  std::vector<MapArg> Args(N > 0 ? N : 0);
+  for (int32_t I = 0; I < N; ++I) {
+    Args[I].Base = Bases ? Bases[I] : nullptr;
+    Args[I].Begin = Begins ? Begins[I] : nullptr;
+    Args[I].Size = Sizes ? Sizes[I] : 0;
+    Args[I].Type = Types ? Types[I] : 0;
+    Args[I].Name = Names ? Names[I] : nullptr;
+    Args[I].Mapper = Mappers ? Mappers[I] : nullptr;
   }
-  return args;
+  return Args;
 }
 
-std::string mapArgName(const void *name) {
+std::string mapArgName(const void *Name) {
   // clang's map names read ";variable;file;line;col;;".
-  if (!name)
+  if (!Name)
     return {};
-  std::string_view s(static_cast<const char *>(name));
-  if (s.empty() || s[0] != ';')
-    return std::string(s);
-  size_t varEnd = s.find(';', 1);
-  return std::string(s.substr(1, varEnd == std::string_view::npos ? std::string_view::npos : varEnd - 1));
+  std::string_view S(static_cast<const char *>(Name));
+  if (S.empty() || S[0] != ';')
+    return std::string(S);
+  size_t VarEnd = S.find(';', 1);
+  return std::string(S.substr(1, VarEnd == std::string_view::npos ? std::string_view::npos : VarEnd - 1));
 }
 
-std::vector<MapArg> MapClauseProcessor::runMapper(const MapArg &arg) {
-  MapperComponents handle;
-  reinterpret_cast<MapperFunction>(arg.mapper)(&handle, arg.base, arg.begin, arg.size, arg.type, arg.name);
+std::vector<MapArg> MapClauseProcessor::runMapper(const MapArg &Arg) {
+  MapperComponents Handle;
+  reinterpret_cast<MapperFunction>(Arg.Mapper)(&Handle, Arg.Base, Arg.Begin, Arg.Size, Arg.Type, Arg.Name);
   if (trace::enabled(trace::Cat::Map))
-    for (const MapArg &c : handle.components)
+    for (const MapArg &C : Handle.Components)
       trace::Event(trace::Cat::Map, "mapper_component")
-          .str("name", mapArgName(arg.name))
-          .host("base", reinterpret_cast<uint64_t>(c.base))
-          .host("begin", reinterpret_cast<uint64_t>(c.begin))
-          .num("size", c.size)
-          .hex("type", static_cast<uint64_t>(c.type))
-          .hex("caller_type", static_cast<uint64_t>(arg.type));
-  return std::move(handle.components);
+          .str("name", mapArgName(Arg.Name))
+          .host("base", reinterpret_cast<uint64_t>(C.Base))
+          .host("begin", reinterpret_cast<uint64_t>(C.Begin))
+          .num("size", C.Size)
+          .hex("type", static_cast<uint64_t>(C.Type))
+          .hex("caller_type", static_cast<uint64_t>(Arg.Type));
+  return std::move(Handle.Components);
 }
 
-llvm::Error MapClauseProcessor::missingPresent(const MapArg &arg, const char *when) {
-  return makeError(fmt::format("{} is not present on device {} ({} with the present modifier)", describe(arg),
-                               memory_.deviceNumber(), when));
+llvm::Error MapClauseProcessor::missingPresent(const MapArg &Arg, const char *When) {
+  return makeError(fmt::format("{} is not present on device {} ({} with the present modifier)", describe(Arg),
+                               Memory.deviceNumber(), When));
 }
 
-llvm::Error MapClauseProcessor::checkMapTypes(const std::vector<MapArg> &args, const char *construct,
-                                              bool allowNonContig) {
-  for (const MapArg &arg : args) {
-    auto type = static_cast<uint64_t>(arg.type);
-    uint64_t unknown = type & ~flag::Implemented;
-    if (!allowNonContig)
-      unknown |= type & flag::NonContig;
-    std::string var = mapArgName(arg.name);
+llvm::Error MapClauseProcessor::checkMapTypes(const std::vector<MapArg> &Args, const char *Construct,
+                                              bool AllowNonContig) {
+  for (const MapArg &Arg : Args) {
+    auto Type = static_cast<uint64_t>(Arg.Type);
+    uint64_t Unknown = Type & ~flag::Implemented;
+    if (!AllowNonContig)
+      Unknown |= Type & flag::NonContig;
+    std::string Var = mapArgName(Arg.Name);
     // A pointer initialized privately from its pointee (PRIVATE with
     // ATTACH) is a form clang-22 does not emit; refuse it rather than pass
     // a wrong pointer.
-    if ((type & flag::Attach) && (type & flag::Private))
+    if ((Type & flag::Attach) && (Type & flag::Private))
       return makeError(
           fmt::format("map type {:#x} of {} on {} in {} combines {} with {} (a privately initialized "
                       "pointer), which ompsim's runtime does not implement",
-                      type, var.empty() ? std::string("an unnamed item") : "'" + var + "'", construct,
+                      Type, Var.empty() ? std::string("an unnamed item") : "'" + Var + "'", Construct,
                       programName(), flag::bitName(flag::Private), flag::bitName(flag::Attach)));
-    if (!unknown)
+    if (!Unknown)
       continue;
-    uint64_t bit = unknown & (~unknown + 1);
+    uint64_t Bit = Unknown & (~Unknown + 1);
     return makeError(fmt::format("map type {:#x} of {} on {} in {} has bit {}, which ompsim's "
                                  "runtime does not implement",
-                                 type, var.empty() ? std::string("an unnamed item") : "'" + var + "'",
-                                 construct, programName(), flag::bitName(bit)));
+                                 Type, Var.empty() ? std::string("an unnamed item") : "'" + Var + "'",
+                                 Construct, programName(), flag::bitName(Bit)));
   }
   return llvm::Error::success();
 }
 
-llvm::Error MapClauseProcessor::copyToDevice(MapEntry &entry, uintptr_t begin, uint64_t size) {
-  if (size == 0)
+llvm::Error MapClauseProcessor::copyToDevice(MapEntry &Entry, uintptr_t Begin, uint64_t Size) {
+  if (Size == 0)
     return llvm::Error::success();
-  if (auto err = memory_.submit(entry.translate(begin), reinterpret_cast<void *>(begin), size))
-    return err;
+  if (auto Err = Memory.submit(Entry.translate(Begin), reinterpret_cast<void *>(Begin), Size))
+    return Err;
   // The host copy holds host pointers; re-point attached device pointers.
-  for (auto it = entry.shadows.lower_bound(begin); it != entry.shadows.end() && it->first < begin + size;
-       ++it) {
-    uint64_t value = it->second.tgtValue;
-    if (auto err = memory_.submit(entry.translate(it->first), &value, sizeof(value)))
-      return err;
+  for (auto It = Entry.Shadows.lower_bound(Begin); It != Entry.Shadows.end() && It->first < Begin + Size;
+       ++It) {
+    uint64_t Value = It->second.TgtValue;
+    if (auto Err = Memory.submit(Entry.translate(It->first), &Value, sizeof(Value)))
+      return Err;
   }
   return llvm::Error::success();
 }
 
-llvm::Error MapClauseProcessor::copyFromDevice(MapEntry &entry, uintptr_t begin, uint64_t size) {
-  if (size == 0)
+llvm::Error MapClauseProcessor::copyFromDevice(MapEntry &Entry, uintptr_t Begin, uint64_t Size) {
+  if (Size == 0)
     return llvm::Error::success();
-  if (auto err = memory_.retrieve(reinterpret_cast<void *>(begin), entry.translate(begin), size))
-    return err;
+  if (auto Err = Memory.retrieve(reinterpret_cast<void *>(Begin), Entry.translate(Begin), Size))
+    return Err;
   // Attached pointers came back as device addresses; restore the host values.
-  for (auto it = entry.shadows.lower_bound(begin); it != entry.shadows.end() && it->first < begin + size;
-       ++it)
-    std::memcpy(reinterpret_cast<void *>(it->first), &it->second.hostValue, sizeof(uintptr_t));
+  for (auto It = Entry.Shadows.lower_bound(Begin); It != Entry.Shadows.end() && It->first < Begin + Size;
+       ++It)
+    std::memcpy(reinterpret_cast<void *>(It->first), &It->second.HostValue, sizeof(uintptr_t));
   return llvm::Error::success();
 }
 
-bool MapClauseProcessor::isNewAllocation(uintptr_t addr) const {
-  for (const auto &[begin, size] : newAllocations_)
-    if (addr >= begin && addr < begin + size)
+bool MapClauseProcessor::isNewAllocation(uintptr_t Addr) const {
+  for (const auto &[begin, size] : NewAllocations)
+    if (Addr >= begin && Addr < begin + size)
       return true;
   return false;
 }
 
-llvm::Expected<MapClauseProcessor::Mapped> MapClauseProcessor::mapOne(const MapArg &arg, bool updateRef,
-                                                                      bool copyTo) {
-  auto begin = reinterpret_cast<uintptr_t>(arg.begin);
-  auto size = static_cast<uint64_t>(arg.size);
-  bool hold = has(arg.type, flag::OmpxHold);
-  MapLookup found = table_.lookup(begin, size);
+llvm::Expected<MapClauseProcessor::Mapped> MapClauseProcessor::mapOne(const MapArg &Arg, bool UpdateRef,
+                                                                      bool CopyTo) {
+  auto Begin = reinterpret_cast<uintptr_t>(Arg.Begin);
+  auto Size = static_cast<uint64_t>(Arg.Size);
+  bool Hold = has(Arg.Type, flag::OmpxHold);
+  MapLookup Found = Table.lookup(Begin, Size);
   // An implicit item that overlaps a mapped block uses that block (a
   // variable captured in a region whose mapped part is a section of it).
-  if (found.extends && !has(arg.type, flag::Implicit))
+  if (Found.Extends && !has(Arg.Type, flag::Implicit))
     return makeError(
         fmt::format("{} extends the mapped block at host address {} ({} bytes) on device {}; OpenMP does not "
                     "allow a mapped section to grow",
-                    describe(arg), hostAddressForMessage(found.entry->hstBegin), found.entry->size(),
-                    memory_.deviceNumber()));
-  Mapped out;
-  if (found.entry) {
-    MapEntry &e = *found.entry;
-    if (updateRef && !e.isInfinite())
-      ++(hold ? e.holdRef : e.dynamicRef);
-    out.entry = &e;
-    out.tgtBegin = e.translate(begin);
-    bool always = has(arg.type, flag::Always);
+                    describe(Arg), hostAddressForMessage(Found.Entry->HstBegin), Found.Entry->size(),
+                    Memory.deviceNumber()));
+  Mapped Out;
+  if (Found.Entry) {
+    MapEntry &E = *Found.Entry;
+    if (UpdateRef && !E.isInfinite())
+      ++(Hold ? E.HoldRef : E.DynamicRef);
+    Out.Entry = &E;
+    Out.TgtBegin = E.translate(Begin);
+    bool Always = has(Arg.Type, flag::Always);
     // New means allocated by this construct (a member allocated with its
     // parent included); data that was present before is not copied again.
-    bool isNew = fresh_.count(&e) != 0;
-    if (copyTo && (always || isNew) && !e.isInfinite() && found.contained)
-      if (auto err = copyToDevice(e, begin, size))
-        return std::move(err);
+    bool IsNew = Fresh.count(&E) != 0;
+    if (CopyTo && (Always || IsNew) && !E.isInfinite() && Found.Contained)
+      if (auto Err = copyToDevice(E, Begin, Size))
+        return std::move(Err);
     OMPSIM_TRACE_EVENT(Cat::Map, "enter")
-        .str("name", mapArgName(arg.name))
-        .host("host", begin)
-        .dev("device", out.tgtBegin, memory_.symbolize(out.tgtBegin))
-        .num("size", static_cast<int64_t>(size))
-        .hex("type", static_cast<uint64_t>(arg.type))
-        .str("refcount", e.isInfinite() ? std::string("inf") : std::to_string(e.totalRef()))
+        .str("name", mapArgName(Arg.Name))
+        .host("host", Begin)
+        .dev("device", Out.TgtBegin, Memory.symbolize(Out.TgtBegin))
+        .num("size", static_cast<int64_t>(Size))
+        .hex("type", static_cast<uint64_t>(Arg.Type))
+        .str("refcount", E.isInfinite() ? std::string("inf") : std::to_string(E.totalRef()))
         .num("new", 0);
-    return out;
+    return Out;
   }
-  if (has(arg.type, flag::Present))
-    return missingPresent(arg, "mapped");
-  if (size == 0)
-    return out; // a zero-length section that is not mapped stays unmapped
-  auto tgt = memory_.allocate(size, arg.begin);
-  if (!tgt)
-    return tgt.takeError();
-  MapEntry e;
-  e.hstBegin = begin;
-  e.hstEnd = begin + size;
-  e.hstBase = reinterpret_cast<uintptr_t>(arg.base);
-  e.tgtBegin = *tgt;
-  (hold ? e.holdRef : e.dynamicRef) = 1;
-  e.ownsDeviceMemory = true;
-  e.name = mapArgName(arg.name);
-  MapEntry &inserted = table_.insert(std::move(e));
-  fresh_.insert(&inserted);
-  newAllocations_.emplace_back(begin, size);
-  out.entry = &inserted;
-  out.tgtBegin = inserted.tgtBegin;
+  if (has(Arg.Type, flag::Present))
+    return missingPresent(Arg, "mapped");
+  if (Size == 0)
+    return Out; // a zero-length section that is not mapped stays unmapped
+  auto Tgt = Memory.allocate(Size, Arg.Begin);
+  if (!Tgt)
+    return Tgt.takeError();
+  MapEntry E;
+  E.HstBegin = Begin;
+  E.HstEnd = Begin + Size;
+  E.HstBase = reinterpret_cast<uintptr_t>(Arg.Base);
+  E.TgtBegin = *Tgt;
+  (Hold ? E.HoldRef : E.DynamicRef) = 1;
+  E.OwnsDeviceMemory = true;
+  E.Name = mapArgName(Arg.Name);
+  MapEntry &Inserted = Table.insert(std::move(E));
+  Fresh.insert(&Inserted);
+  NewAllocations.emplace_back(Begin, Size);
+  Out.Entry = &Inserted;
+  Out.TgtBegin = Inserted.TgtBegin;
   OMPSIM_TRACE_EVENT(Cat::Map, "enter")
-      .str("name", inserted.name)
-      .host("host", begin)
-      .dev("device", out.tgtBegin, memory_.symbolize(out.tgtBegin))
-      .num("size", static_cast<int64_t>(size))
-      .hex("type", static_cast<uint64_t>(arg.type))
+      .str("name", Inserted.Name)
+      .host("host", Begin)
+      .dev("device", Out.TgtBegin, Memory.symbolize(Out.TgtBegin))
+      .num("size", static_cast<int64_t>(Size))
+      .hex("type", static_cast<uint64_t>(Arg.Type))
       .str("refcount", "1")
       .num("new", 1);
-  if (copyTo)
-    if (auto err = copyToDevice(inserted, begin, size))
-      return std::move(err);
-  return out;
+  if (CopyTo)
+    if (auto Err = copyToDevice(Inserted, Begin, Size))
+      return std::move(Err);
+  return Out;
 }
 
-llvm::Error MapClauseProcessor::attachPointer(uintptr_t pointerLoc, uintptr_t pointeeBegin,
-                                              MapEntry &pointerEntry, uint64_t pointeeTgt) {
-  uintptr_t hostValue;
-  std::memcpy(&hostValue, reinterpret_cast<const void *>(pointerLoc), sizeof(hostValue));
+llvm::Error MapClauseProcessor::attachPointer(uintptr_t PointerLoc, uintptr_t PointeeBegin,
+                                              MapEntry &PointerEntry, uint64_t PointeeTgt) {
+  uintptr_t HostValue;
+  std::memcpy(&HostValue, reinterpret_cast<const void *>(PointerLoc), sizeof(HostValue));
   // The device pointer points where the host pointer does, relative to the
   // mapped section (the section need not start at the pointee).
-  uint64_t tgtValue = pointeeTgt - (pointeeBegin - hostValue);
-  auto it = pointerEntry.shadows.find(pointerLoc);
-  if (it != pointerEntry.shadows.end() && it->second.tgtValue == tgtValue)
+  uint64_t TgtValue = PointeeTgt - (PointeeBegin - HostValue);
+  auto It = PointerEntry.Shadows.find(PointerLoc);
+  if (It != PointerEntry.Shadows.end() && It->second.TgtValue == TgtValue)
     return llvm::Error::success();
-  if (auto err = memory_.submit(pointerEntry.translate(pointerLoc), &tgtValue, sizeof(tgtValue)))
-    return err;
-  pointerEntry.shadows[pointerLoc] = ShadowPointer{hostValue, tgtValue};
+  if (auto Err = Memory.submit(PointerEntry.translate(PointerLoc), &TgtValue, sizeof(TgtValue)))
+    return Err;
+  PointerEntry.Shadows[PointerLoc] = ShadowPointer{HostValue, TgtValue};
   OMPSIM_TRACE_EVENT(Cat::Map, "attach")
-      .host("pointer", pointerLoc)
-      .dev("device_pointer", pointerEntry.translate(pointerLoc), "")
-      .dev("value", tgtValue, memory_.symbolize(tgtValue));
+      .host("pointer", PointerLoc)
+      .dev("device_pointer", PointerEntry.translate(PointerLoc), "")
+      .dev("value", TgtValue, Memory.symbolize(TgtValue));
   return llvm::Error::success();
 }
 
-llvm::Error MapClauseProcessor::enter(const std::vector<MapArg> &args, void **argsBase) {
-  newAllocations_.clear();
-  attachments_.clear();
-  if (auto err = enterList(args, argsBase, /*fromMapper=*/false))
-    return err;
+llvm::Error MapClauseProcessor::enter(const std::vector<MapArg> &Args, void **ArgsBase) {
+  NewAllocations.clear();
+  Attachments.clear();
+  if (auto Err = enterList(Args, ArgsBase, /*fromMapper=*/false))
+    return Err;
   // ATTACH items apply after every item of the construct is mapped.
   return processAttachments();
 }
 
-llvm::Error MapClauseProcessor::enterList(const std::vector<MapArg> &args, void **argsBase, bool fromMapper) {
-  if (auto err = checkMapTypes(args, "a map-entering construct", /*allowNonContig=*/false))
-    return err;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const MapArg &arg = args[i];
-    if (has(arg.type, flag::Literal) || has(arg.type, flag::Private))
+llvm::Error MapClauseProcessor::enterList(const std::vector<MapArg> &Args, void **ArgsBase, bool FromMapper) {
+  if (auto Err = checkMapTypes(Args, "a map-entering construct", /*allowNonContig=*/false))
+    return Err;
+  for (size_t I = 0; I < Args.size(); ++I) {
+    const MapArg &Arg = Args[I];
+    if (has(Arg.Type, flag::Literal) || has(Arg.Type, flag::Private))
       continue; // passed by value at launch
-    if (arg.mapper) {
-      if (auto err = enterList(runMapper(arg), nullptr, /*fromMapper=*/true))
-        return err;
+    if (Arg.Mapper) {
+      if (auto Err = enterList(runMapper(Arg), nullptr, /*fromMapper=*/true))
+        return Err;
       continue;
     }
-    if (has(arg.type, flag::Attach)) {
-      attachments_.push_back(arg);
+    if (has(Arg.Type, flag::Attach)) {
+      Attachments.push_back(Arg);
       continue;
     }
-    bool member = memberOf(arg.type) != 0;
+    bool Member = memberOf(Arg.Type) != 0;
     // The first component a mapper pushes stands for the item the caller
     // mapped: stock counts it with its parent rather than on its own.
-    bool firstOfMapper = fromMapper && i == 0;
-    bool updateRef = !member && !firstOfMapper;
-    MapEntry *pointerEntry = nullptr;
-    if (has(arg.type, flag::PtrAndObj)) {
+    bool FirstOfMapper = FromMapper && I == 0;
+    bool UpdateRef = !Member && !FirstOfMapper;
+    MapEntry *PointerEntry = nullptr;
+    if (has(Arg.Type, flag::PtrAndObj)) {
       // The pointer itself: part of a mapped parent for members, else mapped
       // here with the object's reference kind.
-      MapArg pointer{arg.base,
-                     arg.base,
+      MapArg Pointer{Arg.Base,
+                     Arg.Base,
                      static_cast<int64_t>(sizeof(void *)),
-                     static_cast<int64_t>(static_cast<uint64_t>(arg.type) &
+                     static_cast<int64_t>(static_cast<uint64_t>(Arg.Type) &
                                           (flag::OmpxHold | flag::Present | flag::Implicit)),
-                     arg.name,
+                     Arg.Name,
                      nullptr};
-      auto mapped = mapOne(pointer, updateRef, /*copyTo=*/false);
-      if (!mapped)
-        return mapped.takeError();
-      pointerEntry = mapped->entry;
+      auto Mapped = mapOne(Pointer, UpdateRef, /*copyTo=*/false);
+      if (!Mapped)
+        return Mapped.takeError();
+      PointerEntry = Mapped->Entry;
       // The pointee has its own count even when the pointer is a member.
-      updateRef = !firstOfMapper;
+      UpdateRef = !FirstOfMapper;
     }
     // From here on the pointee's base is the pointer's value (stock), so a
     // zero-length lookup between the pointer and its pointee finds nothing.
-    MapArg object = arg;
-    if (pointerEntry)
-      std::memcpy(&object.base, arg.base, sizeof(void *));
-    auto mapped = mapOne(object, updateRef, has(arg.type, flag::To));
-    if (!mapped)
-      return mapped.takeError();
-    if (has(arg.type, flag::ReturnParam) && argsBase && mapped->entry) {
-      uintptr_t delta = reinterpret_cast<uintptr_t>(object.begin) - reinterpret_cast<uintptr_t>(object.base);
-      argsBase[i] = reinterpret_cast<void *>(mapped->tgtBegin - delta);
+    MapArg Object = Arg;
+    if (PointerEntry)
+      std::memcpy(&Object.Base, Arg.Base, sizeof(void *));
+    auto Mapped = mapOne(Object, UpdateRef, has(Arg.Type, flag::To));
+    if (!Mapped)
+      return Mapped.takeError();
+    if (has(Arg.Type, flag::ReturnParam) && ArgsBase && Mapped->Entry) {
+      uintptr_t Delta = reinterpret_cast<uintptr_t>(Object.Begin) - reinterpret_cast<uintptr_t>(Object.Base);
+      ArgsBase[I] = reinterpret_cast<void *>(Mapped->TgtBegin - Delta);
     }
-    if (pointerEntry && mapped->entry) {
-      uintptr_t pointerLoc = reinterpret_cast<uintptr_t>(arg.base);
-      if (auto err = attachPointer(pointerLoc, reinterpret_cast<uintptr_t>(arg.begin), *pointerEntry,
-                                   mapped->tgtBegin))
-        return err;
+    if (PointerEntry && Mapped->Entry) {
+      uintptr_t PointerLoc = reinterpret_cast<uintptr_t>(Arg.Base);
+      if (auto Err = attachPointer(PointerLoc, reinterpret_cast<uintptr_t>(Arg.Begin), *PointerEntry,
+                                   Mapped->TgtBegin))
+        return Err;
     }
   }
   return llvm::Error::success();
 }
 
 llvm::Error MapClauseProcessor::processAttachments() {
-  for (const MapArg &arg : attachments_) {
-    auto pointerLoc = reinterpret_cast<uintptr_t>(arg.base);
-    auto pointeeBegin = reinterpret_cast<uintptr_t>(arg.begin);
-    auto pointerSize = static_cast<uint64_t>(arg.size);
+  for (const MapArg &Arg : Attachments) {
+    auto PointerLoc = reinterpret_cast<uintptr_t>(Arg.Base);
+    auto PointeeBegin = reinterpret_cast<uintptr_t>(Arg.Begin);
+    auto PointerSize = static_cast<uint64_t>(Arg.Size);
     // Attach only when the pointer or its pointee was allocated by this
     // construct (or `always`): an existing attachment stays as it is.
-    if (!has(arg.type, flag::Always) && !isNewAllocation(pointeeBegin) && !isNewAllocation(pointerLoc))
+    if (!has(Arg.Type, flag::Always) && !isNewAllocation(PointeeBegin) && !isNewAllocation(PointerLoc))
       continue;
-    MapLookup pointee = table_.lookup(pointeeBegin, 0);
-    if (!pointee.entry || !pointee.contained || pointee.entry->isInfinite())
+    MapLookup Pointee = Table.lookup(PointeeBegin, 0);
+    if (!Pointee.Entry || !Pointee.Contained || Pointee.Entry->isInfinite())
       continue; // nothing on the device to point at
-    MapLookup pointer = table_.lookup(pointerLoc, pointerSize);
-    if (!pointer.entry || !pointer.contained)
+    MapLookup Pointer = Table.lookup(PointerLoc, PointerSize);
+    if (!Pointer.Entry || !Pointer.Contained)
       continue; // the pointer is not on the device: the kernel gets its own copy
-    if (pointerSize < sizeof(void *))
+    if (PointerSize < sizeof(void *))
       return makeError(fmt::format("attach entry of {} has a {}-byte pointer; a pointer is {} bytes",
-                                   describe(arg), pointerSize, sizeof(void *)));
-    if (auto err =
-            attachPointer(pointerLoc, pointeeBegin, *pointer.entry, pointee.entry->translate(pointeeBegin)))
-      return err;
+                                   describe(Arg), PointerSize, sizeof(void *)));
+    if (auto Err =
+            attachPointer(PointerLoc, PointeeBegin, *Pointer.Entry, Pointee.Entry->translate(PointeeBegin)))
+      return Err;
   }
-  attachments_.clear();
+  Attachments.clear();
   return llvm::Error::success();
 }
 
-llvm::Error MapClauseProcessor::removeIfUnused(MapEntry &entry) {
-  if (entry.isInfinite() || entry.totalRef() != 0)
+llvm::Error MapClauseProcessor::removeIfUnused(MapEntry &Entry) {
+  if (Entry.isInfinite() || Entry.totalRef() != 0)
     return llvm::Error::success();
   OMPSIM_TRACE_EVENT(Cat::Map, "remove")
-      .str("name", entry.name)
-      .host("host", entry.hstBegin)
-      .dev("device", entry.tgtBegin, memory_.symbolize(entry.tgtBegin))
-      .num("size", static_cast<int64_t>(entry.size()));
-  uint64_t tgt = entry.tgtBegin;
-  bool owns = entry.ownsDeviceMemory;
-  fresh_.erase(&entry);
-  table_.erase(entry);
-  return owns ? memory_.release(tgt) : llvm::Error::success();
+      .str("name", Entry.Name)
+      .host("host", Entry.HstBegin)
+      .dev("device", Entry.TgtBegin, Memory.symbolize(Entry.TgtBegin))
+      .num("size", static_cast<int64_t>(Entry.size()));
+  uint64_t Tgt = Entry.TgtBegin;
+  bool Owns = Entry.OwnsDeviceMemory;
+  Fresh.erase(&Entry);
+  Table.erase(Entry);
+  return Owns ? Memory.release(Tgt) : llvm::Error::success();
 }
 
-llvm::Error MapClauseProcessor::exit(const std::vector<MapArg> &args) {
-  released_.clear();
-  if (auto err = exitList(args, /*fromMapper=*/false))
-    return err;
+llvm::Error MapClauseProcessor::exit(const std::vector<MapArg> &Args) {
+  Released.clear();
+  if (auto Err = exitList(Args, /*fromMapper=*/false))
+    return Err;
   // Blocks go once every item of the construct was released (a member's
   // copy-back needs its parent's block).
-  std::vector<MapEntry *> candidates;
-  candidates.swap(released_);
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    MapEntry *e = candidates[i];
-    if (std::find(candidates.begin(), candidates.begin() + i, e) != candidates.begin() + i)
+  std::vector<MapEntry *> Candidates;
+  Candidates.swap(Released);
+  for (size_t I = 0; I < Candidates.size(); ++I) {
+    MapEntry *E = Candidates[I];
+    if (std::find(Candidates.begin(), Candidates.begin() + I, E) != Candidates.begin() + I)
       continue;
-    if (auto err = removeIfUnused(*e))
-      return err;
+    if (auto Err = removeIfUnused(*E))
+      return Err;
   }
   return llvm::Error::success();
 }
 
-llvm::Error MapClauseProcessor::exitList(const std::vector<MapArg> &args, bool fromMapper) {
-  if (auto err = checkMapTypes(args, "a map-exiting construct", /*allowNonContig=*/false))
-    return err;
-  for (size_t k = args.size(); k-- > 0;) {
-    const MapArg &arg = args[k];
-    if (has(arg.type, flag::Literal) || has(arg.type, flag::Private))
+llvm::Error MapClauseProcessor::exitList(const std::vector<MapArg> &Args, bool FromMapper) {
+  if (auto Err = checkMapTypes(Args, "a map-exiting construct", /*allowNonContig=*/false))
+    return Err;
+  for (size_t K = Args.size(); K-- > 0;) {
+    const MapArg &Arg = Args[K];
+    if (has(Arg.Type, flag::Literal) || has(Arg.Type, flag::Private))
       continue;
-    if (has(arg.type, flag::Attach))
+    if (has(Arg.Type, flag::Attach))
       continue; // attachment happens on entry only
-    if (arg.mapper) {
-      if (auto err = exitList(runMapper(arg), /*fromMapper=*/true))
-        return err;
+    if (Arg.Mapper) {
+      if (auto Err = exitList(runMapper(Arg), /*fromMapper=*/true))
+        return Err;
       continue;
     }
-    auto begin = reinterpret_cast<uintptr_t>(arg.begin);
-    auto size = static_cast<uint64_t>(arg.size);
-    bool implicit = has(arg.type, flag::Implicit);
-    MapLookup found = table_.lookup(begin, size);
-    bool present = found.entry && (found.contained || (implicit && found.extends));
-    if (!present) {
-      if (has(arg.type, flag::Present) && (size != 0 || !found.entry))
-        return missingPresent(arg, "released");
+    auto Begin = reinterpret_cast<uintptr_t>(Arg.Begin);
+    auto Size = static_cast<uint64_t>(Arg.Size);
+    bool Implicit = has(Arg.Type, flag::Implicit);
+    MapLookup Found = Table.lookup(Begin, Size);
+    bool Present = Found.Entry && (Found.Contained || (Implicit && Found.Extends));
+    if (!Present) {
+      if (has(Arg.Type, flag::Present) && (Size != 0 || !Found.Entry))
+        return missingPresent(Arg, "released");
       continue; // nothing to release (zero-length or never mapped)
     }
-    MapEntry &e = *found.entry;
-    bool hold = has(arg.type, flag::OmpxHold);
-    bool del = has(arg.type, flag::Delete);
-    bool pointee = has(arg.type, flag::PtrAndObj);
-    bool updateRef = (memberOf(arg.type) == 0 || pointee) && !(fromMapper && k == 0);
+    MapEntry &E = *Found.Entry;
+    bool Hold = has(Arg.Type, flag::OmpxHold);
+    bool Del = has(Arg.Type, flag::Delete);
+    bool Pointee = has(Arg.Type, flag::PtrAndObj);
+    bool UpdateRef = (memberOf(Arg.Type) == 0 || Pointee) && !(FromMapper && K == 0);
     // Would one release of this kind (after `delete` resets it) remove the block?
-    bool last = false;
-    if (!e.isInfinite()) {
-      uint64_t &mine = hold ? e.holdRef : e.dynamicRef;
-      uint64_t other = hold ? e.dynamicRef : e.holdRef;
-      last = other == 0 && (del || mine == 1);
-      if (del)
-        mine = 1; // `delete` resets the count so the release below drops it
-      if (updateRef && mine > 0)
-        --mine;
+    bool Last = false;
+    if (!E.isInfinite()) {
+      uint64_t &Mine = Hold ? E.HoldRef : E.DynamicRef;
+      uint64_t Other = Hold ? E.DynamicRef : E.HoldRef;
+      Last = Other == 0 && (Del || Mine == 1);
+      if (Del)
+        Mine = 1; // `delete` resets the count so the release below drops it
+      if (UpdateRef && Mine > 0)
+        --Mine;
     }
-    if (has(arg.type, flag::From) && (last || has(arg.type, flag::Always)) && !e.isInfinite() &&
-        found.contained)
-      if (auto err = copyFromDevice(e, begin, size))
-        return err;
+    if (has(Arg.Type, flag::From) && (Last || has(Arg.Type, flag::Always)) && !E.isInfinite() &&
+        Found.Contained)
+      if (auto Err = copyFromDevice(E, Begin, Size))
+        return Err;
     OMPSIM_TRACE_EVENT(Cat::Map, "exit")
-        .str("name", mapArgName(arg.name))
-        .host("host", begin)
-        .num("size", static_cast<int64_t>(size))
-        .hex("type", static_cast<uint64_t>(arg.type))
-        .str("refcount", e.isInfinite() ? std::string("inf") : std::to_string(e.totalRef()));
+        .str("name", mapArgName(Arg.Name))
+        .host("host", Begin)
+        .num("size", static_cast<int64_t>(Size))
+        .hex("type", static_cast<uint64_t>(Arg.Type))
+        .str("refcount", E.isInfinite() ? std::string("inf") : std::to_string(E.totalRef()));
     // Plain members never remove their parent's block.
-    if (memberOf(arg.type) == 0 || pointee)
-      released_.push_back(&e);
+    if (memberOf(Arg.Type) == 0 || Pointee)
+      Released.push_back(&E);
   }
   return llvm::Error::success();
 }
 
-llvm::Error MapClauseProcessor::update(const std::vector<MapArg> &args) { return updateList(args); }
+llvm::Error MapClauseProcessor::update(const std::vector<MapArg> &Args) { return updateList(Args); }
 
-llvm::Error MapClauseProcessor::updateList(const std::vector<MapArg> &args) {
-  if (auto err = checkMapTypes(args, "target update", /*allowNonContig=*/true))
-    return err;
-  for (const MapArg &arg : args) {
-    if (has(arg.type, flag::Literal) || has(arg.type, flag::Private))
+llvm::Error MapClauseProcessor::updateList(const std::vector<MapArg> &Args) {
+  if (auto Err = checkMapTypes(Args, "target update", /*allowNonContig=*/true))
+    return Err;
+  for (const MapArg &Arg : Args) {
+    if (has(Arg.Type, flag::Literal) || has(Arg.Type, flag::Private))
       continue;
-    if (arg.mapper && !has(arg.type, flag::NonContig)) {
-      if (auto err = updateList(runMapper(arg)))
-        return err;
-      continue;
-    }
-    if (has(arg.type, flag::NonContig)) {
-      if (auto err = updateNonContiguous(arg))
-        return err;
+    if (Arg.Mapper && !has(Arg.Type, flag::NonContig)) {
+      if (auto Err = updateList(runMapper(Arg)))
+        return Err;
       continue;
     }
-    if (auto err =
-            updateContiguous(arg, reinterpret_cast<uintptr_t>(arg.begin), static_cast<uint64_t>(arg.size)))
-      return err;
+    if (has(Arg.Type, flag::NonContig)) {
+      if (auto Err = updateNonContiguous(Arg))
+        return Err;
+      continue;
+    }
+    if (auto Err =
+            updateContiguous(Arg, reinterpret_cast<uintptr_t>(Arg.Begin), static_cast<uint64_t>(Arg.Size)))
+      return Err;
   }
   return llvm::Error::success();
 }
 
-llvm::Error MapClauseProcessor::updateContiguous(const MapArg &arg, uintptr_t begin, uint64_t size) {
-  MapLookup found = table_.lookup(begin, size);
-  if (!found.entry || !found.contained) {
-    if (has(arg.type, flag::Present)) {
-      MapArg piece = arg;
-      piece.begin = reinterpret_cast<void *>(begin);
-      piece.size = static_cast<int64_t>(size);
-      return missingPresent(piece, "updated");
+llvm::Error MapClauseProcessor::updateContiguous(const MapArg &Arg, uintptr_t Begin, uint64_t Size) {
+  MapLookup Found = Table.lookup(Begin, Size);
+  if (!Found.Entry || !Found.Contained) {
+    if (has(Arg.Type, flag::Present)) {
+      MapArg Piece = Arg;
+      Piece.Begin = reinterpret_cast<void *>(Begin);
+      Piece.Size = static_cast<int64_t>(Size);
+      return missingPresent(Piece, "updated");
     }
     return llvm::Error::success(); // OpenMP 5.1: updating an absent item does nothing
   }
   OMPSIM_TRACE_EVENT(Cat::Map, "update")
-      .str("name", mapArgName(arg.name))
-      .host("host", begin)
-      .num("size", static_cast<int64_t>(size))
-      .str("direction", has(arg.type, flag::To) ? "to" : "from");
-  if (has(arg.type, flag::To))
-    if (auto err = copyToDevice(*found.entry, begin, size))
-      return err;
-  if (has(arg.type, flag::From))
-    if (auto err = copyFromDevice(*found.entry, begin, size))
-      return err;
+      .str("name", mapArgName(Arg.Name))
+      .host("host", Begin)
+      .num("size", static_cast<int64_t>(Size))
+      .str("direction", has(Arg.Type, flag::To) ? "to" : "from");
+  if (has(Arg.Type, flag::To))
+    if (auto Err = copyToDevice(*Found.Entry, Begin, Size))
+      return Err;
+  if (has(Arg.Type, flag::From))
+    if (auto Err = copyFromDevice(*Found.Entry, Begin, Size))
+      return Err;
   return llvm::Error::success();
 }
 
-llvm::Error MapClauseProcessor::updateNonContiguous(const MapArg &arg) {
+llvm::Error MapClauseProcessor::updateNonContiguous(const MapArg &Arg) {
   // clang passes the descriptor array as the item's begin and the number of
   // dimensions as its size. Each dimension's offset is the section's lower
   // bound (in elements of that dimension) and its stride the byte distance
   // between the section's elements; clang ends the list with a
   // {0, 1, element size} dimension.
-  if (arg.size <= 0 || arg.size > 64 || !arg.begin)
-    return makeError(fmt::format("non-contiguous update of {} has {} dimensions", describe(arg), arg.size));
-  std::vector<NonContigDim> dims(static_cast<size_t>(arg.size));
-  std::memcpy(dims.data(), arg.begin, dims.size() * sizeof(NonContigDim));
-  uint64_t elementSize = dims.back().stride;
-  if (dims.size() > 1 && dims.back().offset == 0 && dims.back().count == 1)
-    dims.pop_back();
-  for (const NonContigDim &d : dims)
-    if (d.count == 0)
+  if (Arg.Size <= 0 || Arg.Size > 64 || !Arg.Begin)
+    return makeError(fmt::format("non-contiguous update of {} has {} dimensions", describe(Arg), Arg.Size));
+  std::vector<NonContigDim> Dims(static_cast<size_t>(Arg.Size));
+  std::memcpy(Dims.data(), Arg.Begin, Dims.size() * sizeof(NonContigDim));
+  uint64_t ElementSize = Dims.back().Stride;
+  if (Dims.size() > 1 && Dims.back().Offset == 0 && Dims.back().Count == 1)
+    Dims.pop_back();
+  for (const NonContigDim &D : Dims)
+    if (D.Count == 0)
       return llvm::Error::success();
   // The lower bound of the innermost dimension counts elements; an outer
   // dimension's counts its own (unstrided) rows, whose size is its stride.
-  auto unit = [&](size_t d) { return d + 1 == dims.size() ? elementSize : dims[d].stride; };
-  uintptr_t start = reinterpret_cast<uintptr_t>(arg.base);
-  for (size_t d = 0; d < dims.size(); ++d)
-    start += dims[d].offset * unit(d);
+  auto Unit = [&](size_t D) { return D + 1 == Dims.size() ? ElementSize : Dims[D].Stride; };
+  uintptr_t Start = reinterpret_cast<uintptr_t>(Arg.Base);
+  for (size_t D = 0; D < Dims.size(); ++D)
+    Start += Dims[D].Offset * Unit(D);
 
   // A strided section of structs with a declare mapper: the mapper names
   // what of each element moves.
-  bool perElement = arg.mapper != nullptr;
-  MapArg element = arg;
-  element.type = static_cast<int64_t>(static_cast<uint64_t>(arg.type) & ~flag::NonContig);
-  element.size = static_cast<int64_t>(elementSize);
+  bool PerElement = Arg.Mapper != nullptr;
+  MapArg Element = Arg;
+  Element.Type = static_cast<int64_t>(static_cast<uint64_t>(Arg.Type) & ~flag::NonContig);
+  Element.Size = static_cast<int64_t>(ElementSize);
 
   // Walk the elements in order and merge the ones that touch into runs, so
   // a section with contiguous rows moves in one transfer per row (or one).
-  uintptr_t runBegin = 0;
-  uint64_t runSize = 0;
-  std::vector<uintptr_t> runElements;
-  auto flush = [&]() -> llvm::Error {
-    if (runSize == 0)
+  uintptr_t RunBegin = 0;
+  uint64_t RunSize = 0;
+  std::vector<uintptr_t> RunElements;
+  auto Flush = [&]() -> llvm::Error {
+    if (RunSize == 0)
       return llvm::Error::success();
-    MapLookup found = table_.lookup(runBegin, runSize);
-    llvm::Error err = llvm::Error::success();
-    if (found.entry && found.contained) {
-      err = updateContiguous(arg, runBegin, runSize);
+    MapLookup Found = Table.lookup(RunBegin, RunSize);
+    llvm::Error Err = llvm::Error::success();
+    if (Found.Entry && Found.Contained) {
+      Err = updateContiguous(Arg, RunBegin, RunSize);
     } else {
       // The run spans blocks (or misses them): each element on its own.
-      for (uintptr_t e : runElements)
-        if ((err = updateContiguous(arg, e, elementSize)))
+      for (uintptr_t E : RunElements)
+        if ((Err = updateContiguous(Arg, E, ElementSize)))
           break;
     }
-    runSize = 0;
-    runElements.clear();
-    return err;
+    RunSize = 0;
+    RunElements.clear();
+    return Err;
   };
-  std::vector<uint64_t> index(dims.size(), 0);
+  std::vector<uint64_t> Index(Dims.size(), 0);
   while (true) {
-    uintptr_t addr = start;
-    for (size_t d = 0; d < dims.size(); ++d)
-      addr += index[d] * dims[d].stride;
-    if (runSize != 0 && addr == runBegin + runSize) {
-      runSize += elementSize;
+    uintptr_t Addr = Start;
+    for (size_t D = 0; D < Dims.size(); ++D)
+      Addr += Index[D] * Dims[D].Stride;
+    if (RunSize != 0 && Addr == RunBegin + RunSize) {
+      RunSize += ElementSize;
     } else {
-      if (auto err = flush())
-        return err;
-      runBegin = addr;
-      runSize = elementSize;
+      if (auto Err = Flush())
+        return Err;
+      RunBegin = Addr;
+      RunSize = ElementSize;
     }
-    runElements.push_back(addr);
-    if (perElement) {
-      runSize = 0;
-      runElements.clear();
-      element.begin = reinterpret_cast<void *>(addr);
-      if (auto err = updateList(runMapper(element)))
-        return err;
+    RunElements.push_back(Addr);
+    if (PerElement) {
+      RunSize = 0;
+      RunElements.clear();
+      Element.Begin = reinterpret_cast<void *>(Addr);
+      if (auto Err = updateList(runMapper(Element)))
+        return Err;
     }
-    size_t d = dims.size();
-    while (d-- > 0) {
-      if (++index[d] < dims[d].count)
+    size_t D = Dims.size();
+    while (D-- > 0) {
+      if (++Index[D] < Dims[D].Count)
         break;
-      index[d] = 0;
+      Index[D] = 0;
     }
-    if (d == static_cast<size_t>(-1))
+    if (D == static_cast<size_t>(-1))
       break;
   }
-  return flush();
+  return Flush();
 }
 
-llvm::Expected<uint64_t> MapClauseProcessor::kernelArgument(const MapArg &arg,
-                                                            std::vector<uint64_t> &privateBlocks) {
-  auto base = reinterpret_cast<uintptr_t>(arg.base);
-  auto begin = reinterpret_cast<uintptr_t>(arg.begin);
-  if (has(arg.type, flag::PtrAndObj) && !has(arg.type, flag::Literal | flag::Private))
-    std::memcpy(&base, arg.base, sizeof(base)); // the pointee's base is the pointer's value
-  if (has(arg.type, flag::Literal))
-    return static_cast<uint64_t>(base);
-  if (has(arg.type, flag::Private)) {
+llvm::Expected<uint64_t> MapClauseProcessor::kernelArgument(const MapArg &Arg,
+                                                            std::vector<uint64_t> &PrivateBlocks) {
+  auto Base = reinterpret_cast<uintptr_t>(Arg.Base);
+  auto Begin = reinterpret_cast<uintptr_t>(Arg.Begin);
+  if (has(Arg.Type, flag::PtrAndObj) && !has(Arg.Type, flag::Literal | flag::Private))
+    std::memcpy(&Base, Arg.Base, sizeof(Base)); // the pointee's base is the pointer's value
+  if (has(Arg.Type, flag::Literal))
+    return static_cast<uint64_t>(Base);
+  if (has(Arg.Type, flag::Private)) {
     // firstprivate: a device copy private to this launch.
-    auto size = static_cast<uint64_t>(arg.size);
-    auto block = memory_.allocate(size, arg.begin);
-    if (!block)
-      return block.takeError();
-    privateBlocks.push_back(*block);
-    if (auto err = memory_.submit(*block, arg.begin, size))
-      return std::move(err);
-    return *block - (begin - base);
+    auto Size = static_cast<uint64_t>(Arg.Size);
+    auto Block = Memory.allocate(Size, Arg.Begin);
+    if (!Block)
+      return Block.takeError();
+    PrivateBlocks.push_back(*Block);
+    if (auto Err = Memory.submit(*Block, Arg.Begin, Size))
+      return std::move(Err);
+    return *Block - (Begin - Base);
   }
-  MapLookup found = table_.lookup(begin, static_cast<uint64_t>(arg.size));
-  if (!found.entry)
-    return static_cast<uint64_t>(base); // unmapped zero-length section: keeps its host value
+  MapLookup Found = Table.lookup(Begin, static_cast<uint64_t>(Arg.Size));
+  if (!Found.Entry)
+    return static_cast<uint64_t>(Base); // unmapped zero-length section: keeps its host value
   // A block the item only overlaps still gives its device address (stock).
-  return found.entry->translate(begin) - (begin - base);
+  return Found.Entry->translate(Begin) - (Begin - Base);
 }
 
 llvm::Expected<std::vector<uint64_t>>
-MapClauseProcessor::kernelArguments(const std::vector<MapArg> &args, std::vector<uint64_t> &privateBlocks) {
-  std::vector<uint64_t> values;
+MapClauseProcessor::kernelArguments(const std::vector<MapArg> &Args, std::vector<uint64_t> &PrivateBlocks) {
+  std::vector<uint64_t> Values;
   // The device base address of each TARGET_PARAM item, by item index.
-  std::vector<std::optional<uint64_t>> byItem(args.size());
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (!has(args[i].type, flag::TargetParam))
+  std::vector<std::optional<uint64_t>> ByItem(Args.size());
+  for (size_t I = 0; I < Args.size(); ++I) {
+    if (!has(Args[I].Type, flag::TargetParam))
       continue;
-    auto value = kernelArgument(args[i], privateBlocks);
-    if (!value)
-      return value.takeError();
-    values.push_back(*value);
-    byItem[i] = *value;
+    auto Value = kernelArgument(Args[I], PrivateBlocks);
+    if (!Value)
+      return Value.takeError();
+    Values.push_back(*Value);
+    ByItem[I] = *Value;
   }
-  constexpr uint64_t lambdaCapture = flag::PtrAndObj | flag::Literal | flag::Implicit;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const MapArg &arg = args[i];
-    if ((static_cast<uint64_t>(arg.type) & lambdaCapture) != lambdaCapture)
+  constexpr uint64_t LambdaCapture = flag::PtrAndObj | flag::Literal | flag::Implicit;
+  for (size_t I = 0; I < Args.size(); ++I) {
+    const MapArg &Arg = Args[I];
+    if ((static_cast<uint64_t>(Arg.Type) & LambdaCapture) != LambdaCapture)
       continue;
-    uint64_t parent = memberOf(arg.type);
-    if (parent == 0 || parent > args.size() || !byItem[parent - 1])
+    uint64_t Parent = memberOf(Arg.Type);
+    if (Parent == 0 || Parent > Args.size() || !ByItem[Parent - 1])
       return makeError(fmt::format("lambda capture {} has no lambda kernel argument to live in "
                                    "(parent item {})",
-                                   describe(arg), parent));
+                                   describe(Arg), Parent));
     // base: the capture field in the host lambda; begin: the captured variable.
-    auto field = reinterpret_cast<uintptr_t>(arg.base);
-    auto lambdaBegin = reinterpret_cast<uintptr_t>(args[parent - 1].begin);
-    uint64_t tgtField = *byItem[parent - 1] + (field - lambdaBegin);
-    auto captured = reinterpret_cast<uintptr_t>(arg.begin);
-    MapLookup found = table_.lookup(captured, static_cast<uint64_t>(arg.size));
-    if (!found.entry)
+    auto Field = reinterpret_cast<uintptr_t>(Arg.Base);
+    auto LambdaBegin = reinterpret_cast<uintptr_t>(Args[Parent - 1].Begin);
+    uint64_t TgtField = *ByItem[Parent - 1] + (Field - LambdaBegin);
+    auto Captured = reinterpret_cast<uintptr_t>(Arg.Begin);
+    MapLookup Found = Table.lookup(Captured, static_cast<uint64_t>(Arg.Size));
+    if (!Found.Entry)
       continue; // not mapped: the lambda keeps the host address, as with stock
-    uint64_t tgtCaptured = found.entry->translate(captured);
-    if (auto err = memory_.submit(tgtField, &tgtCaptured, sizeof(tgtCaptured)))
-      return std::move(err);
+    uint64_t TgtCaptured = Found.Entry->translate(Captured);
+    if (auto Err = Memory.submit(TgtField, &TgtCaptured, sizeof(TgtCaptured)))
+      return std::move(Err);
     OMPSIM_TRACE_EVENT(Cat::Map, "lambda_capture")
-        .str("name", mapArgName(arg.name))
-        .host("captured", captured)
-        .dev("field", tgtField, "")
-        .dev("value", tgtCaptured, memory_.symbolize(tgtCaptured));
+        .str("name", mapArgName(Arg.Name))
+        .host("captured", Captured)
+        .dev("field", TgtField, "")
+        .dev("value", TgtCaptured, Memory.symbolize(TgtCaptured));
   }
-  return values;
+  return Values;
 }
 
-std::string mapflag::bitName(uint64_t bit) {
-  static constexpr std::pair<uint64_t, const char *> names[] = {
+std::string mapflag::bitName(uint64_t Bit) {
+  static constexpr std::pair<uint64_t, const char *> Names[] = {
       {To, "OMP_MAP_TO"},
       {From, "OMP_MAP_FROM"},
       {Always, "OMP_MAP_ALWAYS"},
@@ -656,10 +656,10 @@ std::string mapflag::bitName(uint64_t bit) {
       {Attach, "OMP_MAP_ATTACH"},
       {NonContig, "OMP_MAP_NON_CONTIG"},
   };
-  for (const auto &[value, name] : names)
-    if (value == bit)
-      return fmt::format("{} ({:#x})", name, bit);
-  return fmt::format("{:#x} (no OpenMPOffloadMappingFlags name)", bit);
+  for (const auto &[value, name] : Names)
+    if (value == Bit)
+      return fmt::format("{} ({:#x})", name, Bit);
+  return fmt::format("{:#x} (no OpenMPOffloadMappingFlags name)", Bit);
 }
 
 } // namespace ompsim::host

@@ -12,7 +12,7 @@ namespace ompsim::host::mapflag {
 using Flags = llvm::omp::OpenMPOffloadMappingFlags;
 
 /// The numeric value of one OpenMPOffloadMappingFlags bit (or mask).
-constexpr uint64_t value(Flags f) { return static_cast<uint64_t>(f); }
+constexpr uint64_t value(Flags F) { return static_cast<uint64_t>(F); }
 
 inline constexpr uint64_t To = value(Flags::OMP_MAP_TO);
 inline constexpr uint64_t From = value(Flags::OMP_MAP_FROM);
@@ -39,13 +39,13 @@ inline constexpr uint64_t Implemented = To | From | Always | Delete | PtrAndObj 
                                         NonContig | MemberOf;
 
 /// True when `type` has any bit of `mask`.
-constexpr bool has(int64_t type, uint64_t mask) { return (static_cast<uint64_t>(type) & mask) != 0; }
+constexpr bool has(int64_t Type, uint64_t Mask) { return (static_cast<uint64_t>(Type) & Mask) != 0; }
 
 /// 1-based index of the parent item of a MEMBER_OF item, 0 when not a member.
-constexpr uint64_t memberOf(int64_t type) { return (static_cast<uint64_t>(type) & MemberOf) >> 48; }
+constexpr uint64_t memberOf(int64_t Type) { return (static_cast<uint64_t>(Type) & MemberOf) >> 48; }
 
 /// One map-type bit for messages: its OMPConstants.h name and value
 /// ("OMP_MAP_ATTACH (0x4000)"), or its value when LLVM names no flag there.
-std::string bitName(uint64_t bit);
+std::string bitName(uint64_t Bit);
 
 } // namespace ompsim::host::mapflag

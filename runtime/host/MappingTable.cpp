@@ -8,86 +8,86 @@
 namespace ompsim::host {
 namespace {
 
-bool beginsBefore(const MapEntry &a, const MapEntry &b) { return a.hstBegin < b.hstBegin; }
+bool beginsBefore(const MapEntry &A, const MapEntry &B) { return A.HstBegin < B.HstBegin; }
 
 } // namespace
 
-MapLookup MappingTable::lookup(uintptr_t begin, uint64_t size) {
-  MapLookup result;
+MapLookup MappingTable::lookup(uintptr_t Begin, uint64_t Size) {
+  MapLookup Result;
   // Over both structures: the last entry starting at or before `begin` is the
   // only one that can contain it; the first one starting after it can still
   // overlap a range that extends into it.
-  MapEntry *prev = nullptr, *next = nullptr;
-  if (!entries_.empty()) {
-    auto it = entries_.upper_bound(begin);
-    if (it != entries_.begin())
-      prev = &std::prev(it)->second;
-    if (it != entries_.end())
-      next = &it->second;
+  MapEntry *Prev = nullptr, *Next = nullptr;
+  if (!Entries.empty()) {
+    auto It = Entries.upper_bound(Begin);
+    if (It != Entries.begin())
+      Prev = &std::prev(It)->second;
+    if (It != Entries.end())
+      Next = &It->second;
   }
-  for (PermanentBatch &batch : permanent_) {
-    std::vector<MapEntry> &v = batch.entries; // never empty
-    MapEntry *p = nullptr, *n = nullptr;
+  for (PermanentBatch &Batch : Permanent) {
+    std::vector<MapEntry> &V = Batch.Entries; // never empty
+    MapEntry *P = nullptr, *N = nullptr;
     // Most batches lie wholly before or after `begin`: no search needed.
-    if (v.back().hstBegin <= begin) {
-      p = &v.back();
-    } else if (v.front().hstBegin > begin) {
-      n = &v.front();
+    if (V.back().HstBegin <= Begin) {
+      P = &V.back();
+    } else if (V.front().HstBegin > Begin) {
+      N = &V.front();
     } else {
-      auto it = std::upper_bound(v.begin(), v.end(), begin,
-                                 [](uintptr_t a, const MapEntry &e) { return a < e.hstBegin; });
-      p = &*std::prev(it);
-      n = &*it;
+      auto It = std::upper_bound(V.begin(), V.end(), Begin,
+                                 [](uintptr_t A, const MapEntry &E) { return A < E.HstBegin; });
+      P = &*std::prev(It);
+      N = &*It;
     }
-    if (p && (!prev || p->hstBegin > prev->hstBegin))
-      prev = p;
-    if (n && (!next || n->hstBegin < next->hstBegin))
-      next = n;
+    if (P && (!Prev || P->HstBegin > Prev->HstBegin))
+      Prev = P;
+    if (N && (!Next || N->HstBegin < Next->HstBegin))
+      Next = N;
   }
-  uintptr_t end = begin + size;
-  if (prev) {
-    MapEntry &e = *prev;
-    if (begin < e.hstEnd || (size == 0 && e.hstBegin == e.hstEnd && begin == e.hstBegin)) {
-      result.entry = &e;
-      result.contained = size == 0 || end <= e.hstEnd;
-      result.extends = !result.contained;
-      return result;
+  uintptr_t End = Begin + Size;
+  if (Prev) {
+    MapEntry &E = *Prev;
+    if (Begin < E.HstEnd || (Size == 0 && E.HstBegin == E.HstEnd && Begin == E.HstBegin)) {
+      Result.Entry = &E;
+      Result.Contained = Size == 0 || End <= E.HstEnd;
+      Result.Extends = !Result.Contained;
+      return Result;
     }
   }
-  if (!next)
-    return result;
-  if (size == 0) {
+  if (!Next)
+    return Result;
+  if (Size == 0) {
     // Before the block but inside its item's extent (from its base).
-    if (begin >= next->hstBase) {
-      result.entry = next;
-      result.contained = true;
+    if (Begin >= Next->HstBase) {
+      Result.Entry = Next;
+      Result.Contained = true;
     }
-  } else if (next->hstBegin < end) {
-    result.entry = next;
-    result.extends = true;
+  } else if (Next->HstBegin < End) {
+    Result.Entry = Next;
+    Result.Extends = true;
   }
-  return result;
+  return Result;
 }
 
-MapEntry &MappingTable::insert(MapEntry entry) {
+MapEntry &MappingTable::insert(MapEntry Entry) {
   // Entries made without an item base (globals, associations) start at it.
-  if (entry.hstBase == 0 || entry.hstBase > entry.hstBegin)
-    entry.hstBase = entry.hstBegin;
+  if (Entry.HstBase == 0 || Entry.HstBase > Entry.HstBegin)
+    Entry.HstBase = Entry.HstBegin;
   assert(!lookup(entry.hstBegin, entry.size()).entry && "inserting an overlapping map entry");
-  auto [it, inserted] = entries_.emplace(entry.hstBegin, std::move(entry));
+  auto [it, inserted] = Entries.emplace(Entry.HstBegin, std::move(Entry));
   assert(inserted && "two map entries at one host address");
   return it->second;
 }
 
-void MappingTable::insertPermanent(uint64_t owner, std::vector<MapEntry> entries) {
-  if (entries.empty())
+void MappingTable::insertPermanent(uint64_t Owner, std::vector<MapEntry> Entries) {
+  if (Entries.empty())
     return;
-  for (MapEntry &e : entries)
-    if (e.hstBase == 0 || e.hstBase > e.hstBegin)
-      e.hstBase = e.hstBegin;
+  for (MapEntry &E : Entries)
+    if (E.HstBase == 0 || E.HstBase > E.HstBegin)
+      E.HstBase = E.HstBegin;
   // Entry tables mostly list entries in address order already.
-  if (!std::is_sorted(entries.begin(), entries.end(), beginsBefore))
-    std::sort(entries.begin(), entries.end(), beginsBefore);
+  if (!std::is_sorted(Entries.begin(), Entries.end(), beginsBefore))
+    std::sort(Entries.begin(), Entries.end(), beginsBefore);
 #ifndef NDEBUG
   for (size_t i = 0; i < entries.size(); ++i) {
     assert(!lookup(entries[i].hstBegin, entries[i].size()).entry && "inserting an overlapping map entry");
@@ -96,54 +96,54 @@ void MappingTable::insertPermanent(uint64_t owner, std::vector<MapEntry> entries
            "overlapping entries in one permanent batch");
   }
 #endif
-  permanentCount_ += entries.size();
-  permanent_.push_back({owner, std::move(entries)});
+  PermanentCount += Entries.size();
+  Permanent.push_back({Owner, std::move(Entries)});
 }
 
-size_t MappingTable::erasePermanent(uint64_t owner) {
-  size_t removed = 0;
-  std::erase_if(permanent_, [&](const PermanentBatch &batch) {
-    if (batch.owner != owner)
+size_t MappingTable::erasePermanent(uint64_t Owner) {
+  size_t Removed = 0;
+  std::erase_if(Permanent, [&](const PermanentBatch &Batch) {
+    if (Batch.Owner != Owner)
       return false;
-    removed += batch.entries.size();
+    Removed += Batch.Entries.size();
     return true;
   });
-  permanentCount_ -= removed;
-  return removed;
+  PermanentCount -= Removed;
+  return Removed;
 }
 
-void MappingTable::erase(MapEntry &entry) {
-  auto it = entries_.find(entry.hstBegin);
-  if (it != entries_.end() && &it->second == &entry) {
-    entries_.erase(it);
+void MappingTable::erase(MapEntry &Entry) {
+  auto It = Entries.find(Entry.HstBegin);
+  if (It != Entries.end() && &It->second == &Entry) {
+    Entries.erase(It);
     return;
   }
-  std::less<const MapEntry *> before;
-  for (auto batch = permanent_.begin(); batch != permanent_.end(); ++batch) {
-    std::vector<MapEntry> &v = batch->entries;
-    if (before(&entry, v.data()) || !before(&entry, v.data() + v.size()))
+  std::less<const MapEntry *> Before;
+  for (auto Batch = Permanent.begin(); Batch != Permanent.end(); ++Batch) {
+    std::vector<MapEntry> &V = Batch->Entries;
+    if (Before(&Entry, V.data()) || !Before(&Entry, V.data() + V.size()))
       continue;
-    v.erase(v.begin() + (&entry - v.data()));
-    --permanentCount_;
-    if (v.empty())
-      permanent_.erase(batch);
+    V.erase(V.begin() + (&Entry - V.data()));
+    --PermanentCount;
+    if (V.empty())
+      Permanent.erase(Batch);
     return;
   }
   assert(false && "erasing an entry not in the table");
 }
 
 std::vector<MapEntry *> MappingTable::ordered() {
-  std::vector<MapEntry *> out;
-  out.reserve(size());
-  for (auto &[begin, e] : entries_)
-    out.push_back(&e);
-  for (PermanentBatch &batch : permanent_)
-    for (MapEntry &e : batch.entries)
-      out.push_back(&e);
-  if (!permanent_.empty())
-    std::sort(out.begin(), out.end(),
-              [](const MapEntry *a, const MapEntry *b) { return a->hstBegin < b->hstBegin; });
-  return out;
+  std::vector<MapEntry *> Out;
+  Out.reserve(size());
+  for (auto &[begin, e] : Entries)
+    Out.push_back(&e);
+  for (PermanentBatch &Batch : Permanent)
+    for (MapEntry &E : Batch.Entries)
+      Out.push_back(&E);
+  if (!Permanent.empty())
+    std::sort(Out.begin(), Out.end(),
+              [](const MapEntry *A, const MapEntry *B) { return A->HstBegin < B->HstBegin; });
+  return Out;
 }
 
 } // namespace ompsim::host

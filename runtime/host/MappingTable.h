@@ -13,8 +13,8 @@ namespace ompsim::host {
 /// A pointer inside a mapped block whose device copy was rewritten to point at
 /// device memory (pointer attachment). The host copy keeps `hostValue`.
 struct ShadowPointer {
-  uintptr_t hostValue = 0; ///< what the host pointer held when attached
-  uint64_t tgtValue = 0;   ///< what its device copy holds
+  uintptr_t HostValue = 0; ///< what the host pointer held when attached
+  uint64_t TgtValue = 0;   ///< what its device copy holds
 };
 
 /// One mapped host range [hstBegin, hstEnd) and its device counterpart.
@@ -22,32 +22,32 @@ struct MapEntry {
   /// Reference count that never drops (globals, indirect functions, associated memory).
   static constexpr uint64_t Infinite = std::numeric_limits<uint64_t>::max();
 
-  uintptr_t hstBegin = 0, hstEnd = 0;
+  uintptr_t HstBegin = 0, HstEnd = 0;
   /// Base of the mapped item (an array's start for a section of it); a
   /// zero-length lookup in [hstBase, hstBegin) still finds this entry.
-  uintptr_t hstBase = 0;
-  uint64_t tgtBegin = 0;
-  uint64_t dynamicRef = 0;       ///< OpenMP's dynamic reference count
-  uint64_t holdRef = 0;          ///< ompx_hold reference count
-  bool ownsDeviceMemory = false; ///< freed when both counts reach 0
-  bool associated = false;       ///< made by omp_target_associate_ptr
-  std::string name;              ///< for traces and messages
+  uintptr_t HstBase = 0;
+  uint64_t TgtBegin = 0;
+  uint64_t DynamicRef = 0;       ///< OpenMP's dynamic reference count
+  uint64_t HoldRef = 0;          ///< ompx_hold reference count
+  bool OwnsDeviceMemory = false; ///< freed when both counts reach 0
+  bool Associated = false;       ///< made by omp_target_associate_ptr
+  std::string Name;              ///< for traces and messages
   /// Attached pointers inside this block, keyed by host address of the pointer.
-  std::map<uintptr_t, ShadowPointer> shadows;
+  std::map<uintptr_t, ShadowPointer> Shadows;
 
-  uint64_t size() const { return hstEnd - hstBegin; }
-  bool isInfinite() const { return dynamicRef == Infinite; }
+  uint64_t size() const { return HstEnd - HstBegin; }
+  bool isInfinite() const { return DynamicRef == Infinite; }
   /// Sum of both counts (Infinite stays Infinite).
-  uint64_t totalRef() const { return isInfinite() ? Infinite : dynamicRef + holdRef; }
+  uint64_t totalRef() const { return isInfinite() ? Infinite : DynamicRef + HoldRef; }
   /// The device address of host address `hst` inside this block.
-  uint64_t translate(uintptr_t hst) const { return tgtBegin + (hst - hstBegin); }
+  uint64_t translate(uintptr_t Hst) const { return TgtBegin + (Hst - HstBegin); }
 };
 
 /// Where a host range stands relative to the table.
 struct MapLookup {
-  MapEntry *entry = nullptr; ///< the entry overlapping the range, if any
-  bool contained = false;    ///< the range lies inside `entry`
-  bool extends = false;      ///< the range overlaps `entry` but is not inside it
+  MapEntry *Entry = nullptr; ///< the entry overlapping the range, if any
+  bool Contained = false;    ///< the range lies inside `entry`
+  bool Extends = false;      ///< the range overlaps `entry` but is not inside it
 };
 
 /// The mapping table of one device: non-overlapping host ranges, each with its
@@ -72,52 +72,52 @@ public:
   /// entry that contains `begin`, or in the entry that follows `begin` when
   /// `begin` lies at or after that entry's base (as stock libomptarget does,
   /// so `p[0:0]` finds a mapped `p[2:5]`).
-  MapLookup lookup(uintptr_t begin, uint64_t size);
+  MapLookup lookup(uintptr_t Begin, uint64_t Size);
 
   /// Adds an entry; the range must not overlap an existing one (asserted).
-  MapEntry &insert(MapEntry entry);
+  MapEntry &insert(MapEntry Entry);
 
   /// Adds the permanent entries of `owner` (an image) in one batch. The
   /// entries must overlap neither each other nor an entry already in the
   /// table (asserted); they are found by lookup() like any other entry. An
   /// owner may add several batches.
-  void insertPermanent(uint64_t owner, std::vector<MapEntry> entries);
+  void insertPermanent(uint64_t Owner, std::vector<MapEntry> Entries);
 
   /// Removes every entry that insertPermanent() added for `owner`, and
   /// returns how many it removed.
-  size_t erasePermanent(uint64_t owner);
+  size_t erasePermanent(uint64_t Owner);
 
   /// Removes `entry` (which must be in this table). Erasing one entry of a
   /// permanent batch invalidates references to the later entries of that
   /// batch.
-  void erase(MapEntry &entry);
+  void erase(MapEntry &Entry);
 
   /// Number of entries.
-  size_t size() const { return entries_.size() + permanentCount_; }
+  size_t size() const { return Entries.size() + PermanentCount; }
 
   /// The table's lock (held across a construct's whole clause list).
-  std::recursive_mutex &mutex() { return mutex_; }
+  std::recursive_mutex &mutex() { return Mutex; }
 
   /// Calls f(entry) for every entry in host-address order.
-  template <typename F> void forEach(F &&f) {
-    for (MapEntry *e : ordered())
-      f(*e);
+  template <typename CallbackT> void forEach(CallbackT &&F) {
+    for (MapEntry *E : ordered())
+      F(*E);
   }
 
 private:
   /// One insertPermanent() batch, sorted by hstBegin.
   struct PermanentBatch {
-    uint64_t owner = 0;
-    std::vector<MapEntry> entries;
+    uint64_t Owner = 0;
+    std::vector<MapEntry> Entries;
   };
 
   /// Every entry, in host-address order.
   std::vector<MapEntry *> ordered();
 
-  std::map<uintptr_t, MapEntry> entries_; // keyed by hstBegin
-  std::vector<PermanentBatch> permanent_;
-  size_t permanentCount_ = 0;
-  std::recursive_mutex mutex_;
+  std::map<uintptr_t, MapEntry> Entries; // keyed by hstBegin
+  std::vector<PermanentBatch> Permanent;
+  size_t PermanentCount = 0;
+  std::recursive_mutex Mutex;
 };
 
 } // namespace ompsim::host

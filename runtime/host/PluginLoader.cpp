@@ -15,53 +15,53 @@
 namespace ompsim::host {
 namespace {
 
-llvm::Error makeError(const std::string &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", message.c_str());
+llvm::Error makeError(const std::string &Message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", Message.c_str());
 }
 
 } // namespace
 
-std::string pluginPath(const std::string &spec, const std::string &libDir) {
-  if (spec.find('/') != std::string::npos)
-    return spec;
-  return fmt::format("{}/libompsim-plugin-{}.so", libDir, spec);
+std::string pluginPath(const std::string &Spec, const std::string &LibDir) {
+  if (Spec.find('/') != std::string::npos)
+    return Spec;
+  return fmt::format("{}/libompsim-plugin-{}.so", LibDir, Spec);
 }
 
 std::string ompsimLibDir() {
   if (!config().LibDir.empty())
     return config().LibDir;
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void *>(&ompsimLibDir), &info) && info.dli_fname) {
-    std::filesystem::path self = std::filesystem::absolute(info.dli_fname);
-    return self.parent_path().parent_path().string();
+  Dl_info Info{};
+  if (dladdr(reinterpret_cast<void *>(&ompsimLibDir), &Info) && Info.dli_fname) {
+    std::filesystem::path Self = std::filesystem::absolute(Info.dli_fname);
+    return Self.parent_path().parent_path().string();
   }
   return ".";
 }
 
-llvm::Expected<std::unique_ptr<Plugin>> Plugin::Create(const std::string &spec, const std::string &path) {
+llvm::Expected<std::unique_ptr<Plugin>> Plugin::create(const std::string &spec, const std::string &path) {
   std::unique_ptr<Plugin> p(new Plugin());
-  p->path_ = path;
-  p->name_ = spec;
-  p->handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!p->handle_)
+  p->Path = path;
+  p->Name = spec;
+  p->Handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!p->Handle)
     return makeError(fmt::format("cannot load plugin '{}' ({}): {}", spec, path, dlerror()));
-  auto sym = [&](const char *name) { return dlsym(p->handle_, name); };
+  auto sym = [&](const char *Name) { return dlsym(p->Handle, Name); };
 
   // The version comes first: nothing else is meaningful on a mismatch.
-  p->fn_.plugin_api_version =
-      reinterpret_cast<decltype(p->fn_.plugin_api_version)>(sym("__tgt_rtl_plugin_api_version"));
-  if (!p->fn_.plugin_api_version)
+  p->Fn.plugin_api_version =
+      reinterpret_cast<decltype(p->Fn.plugin_api_version)>(sym("__tgt_rtl_plugin_api_version"));
+  if (!p->Fn.plugin_api_version)
     return makeError(
         fmt::format("plugin '{}' ({}) lacks required symbol __tgt_rtl_plugin_api_version", spec, path));
-  int32_t version = p->fn_.plugin_api_version();
-  if (version != OMPSIM_PLUGIN_API_VERSION)
+  int32_t Version = p->Fn.plugin_api_version();
+  if (Version != OMPSIM_PLUGIN_API_VERSION)
     return makeError(fmt::format("plugin '{}' ({}) implements plugin API version {}, this runtime "
                                  "needs version {}",
-                                 spec, path, version, OMPSIM_PLUGIN_API_VERSION));
+                                 spec, path, Version, OMPSIM_PLUGIN_API_VERSION));
 
 #define OMPSIM_REQUIRED(field)                                                                               \
-  p->fn_.field = reinterpret_cast<decltype(p->fn_.field)>(sym("__tgt_rtl_" #field));                         \
-  if (!p->fn_.field)                                                                                         \
+  p->Fn.field = reinterpret_cast<decltype(p->Fn.field)>(sym("__tgt_rtl_" #field));                           \
+  if (!p->Fn.field)                                                                                          \
     return makeError(fmt::format("plugin '{}' ({}) lacks required symbol __tgt_rtl_" #field, spec, path));
   OMPSIM_REQUIRED(plugin_name)
   OMPSIM_REQUIRED(is_valid_binary)
@@ -78,7 +78,7 @@ llvm::Expected<std::unique_ptr<Plugin>> Plugin::Create(const std::string &spec, 
   OMPSIM_REQUIRED(last_error)
 #undef OMPSIM_REQUIRED
 #define OMPSIM_OPTIONAL(field)                                                                               \
-  p->fn_.field = reinterpret_cast<decltype(p->fn_.field)>(sym("__tgt_rtl_" #field));
+  p->Fn.field = reinterpret_cast<decltype(p->Fn.field)>(sym("__tgt_rtl_" #field));
   OMPSIM_OPTIONAL(set_function_ptr_map)
   OMPSIM_OPTIONAL(data_exchange)
   OMPSIM_OPTIONAL(unload_binary)
@@ -89,19 +89,19 @@ llvm::Expected<std::unique_ptr<Plugin>> Plugin::Create(const std::string &spec, 
   OMPSIM_OPTIONAL(get_globals)
 #undef OMPSIM_OPTIONAL
 
-  if (const char *n = p->fn_.plugin_name(); n && *n)
-    p->name_ = n;
-  p->numDevices_ = p->fn_.number_of_devices();
-  if (p->numDevices_ < 0)
-    p->numDevices_ = 0;
-  if (p->numDevices_ == 0)
-    if (const char *why = p->fn_.last_error(-1); why && *why)
-      p->noDeviceReason_ = why;
+  if (const char *N = p->Fn.plugin_name(); N && *N)
+    p->Name = N;
+  p->NumDevices = p->Fn.number_of_devices();
+  if (p->NumDevices < 0)
+    p->NumDevices = 0;
+  if (p->NumDevices == 0)
+    if (const char *Why = p->Fn.last_error(-1); Why && *Why)
+      p->NoDeviceReason = Why;
   OMPSIM_TRACE_EVENT(Cat::Image, "plugin")
-      .str("name", p->name_)
+      .str("name", p->Name)
       .str("path", trace::normalized() ? llvm::sys::path::filename(path).str() : path)
-      .num("devices", p->numDevices_)
-      .num("set_function_ptr_map", p->fn_.set_function_ptr_map != nullptr);
+      .num("devices", p->NumDevices)
+      .num("set_function_ptr_map", p->Fn.set_function_ptr_map != nullptr);
   return std::move(p);
 }
 
@@ -110,16 +110,16 @@ Plugin::~Plugin() {
   // to them while the process winds down.
 }
 
-std::string Plugin::lastError(int32_t localDevice) const {
-  const char *msg = fn_.last_error(localDevice);
-  if (msg && *msg)
-    return msg;
-  if (localDevice >= 0) {
-    msg = fn_.last_error(-1);
-    if (msg && *msg)
-      return msg;
+std::string Plugin::lastError(int32_t LocalDevice) const {
+  const char *Msg = Fn.last_error(LocalDevice);
+  if (Msg && *Msg)
+    return Msg;
+  if (LocalDevice >= 0) {
+    Msg = Fn.last_error(-1);
+    if (Msg && *Msg)
+      return Msg;
   }
-  return fmt::format("plugin '{}' reported a failure without a message", name_);
+  return fmt::format("plugin '{}' reported a failure without a message", Name);
 }
 
 } // namespace ompsim::host

@@ -45,34 +45,34 @@ public:
   /// Loads the plugin at `path` (shown as `spec` in messages): checks the API
   /// version first, then resolves the required set (naming the first missing
   /// symbol) and the optional set, and asks for its device count.
-  static llvm::Expected<std::unique_ptr<Plugin>> Create(const std::string &spec, const std::string &path);
+  static llvm::Expected<std::unique_ptr<Plugin>> create(const std::string &Spec, const std::string &Path);
   ~Plugin();
   Plugin(const Plugin &) = delete;
   Plugin &operator=(const Plugin &) = delete;
 
-  const PluginFunctions &fn() const { return fn_; }
+  const PluginFunctions &fn() const { return Fn; }
   /// The plugin's own name (__tgt_rtl_plugin_name) or its spec.
-  const std::string &name() const { return name_; }
-  const std::string &path() const { return path_; }
-  int32_t numberOfDevices() const { return numDevices_; }
+  const std::string &name() const { return Name; }
+  const std::string &path() const { return Path; }
+  int32_t numberOfDevices() const { return NumDevices; }
   /// Why the plugin reported no devices, in its own words ("" when it has
   /// devices or gave no reason).
-  const std::string &noDeviceReason() const { return noDeviceReason_; }
+  const std::string &noDeviceReason() const { return NoDeviceReason; }
   /// The plugin's last error for `localDevice` as one line ("" when none).
-  std::string lastError(int32_t localDevice) const;
+  std::string lastError(int32_t LocalDevice) const;
 
 private:
   Plugin() = default;
-  void *handle_ = nullptr;
-  std::string name_, path_;
-  int32_t numDevices_ = 0;
-  std::string noDeviceReason_;
-  PluginFunctions fn_;
+  void *Handle = nullptr;
+  std::string Name, Path;
+  int32_t NumDevices = 0;
+  std::string NoDeviceReason;
+  PluginFunctions Fn;
 };
 
 /// Resolves OMPSIM_PLUGINS-style names to library paths: a value containing
 /// '/' is a path, else `<libDir>/libompsim-plugin-<name>.so`.
-std::string pluginPath(const std::string &spec, const std::string &libDir);
+std::string pluginPath(const std::string &Spec, const std::string &LibDir);
 
 /// Directory holding ompsim's libraries: OMPSIM_LIB_DIR if set, else the
 /// parent of the directory that holds this runtime (the runtime lives in

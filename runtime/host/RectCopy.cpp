@@ -4,47 +4,47 @@
 
 namespace ompsim::host {
 
-std::vector<CopyRun> rectCopyRuns(size_t elementSize, int numDims, const size_t *volume,
-                                  const size_t *dstOffsets, const size_t *srcOffsets,
-                                  const size_t *dstDimensions, const size_t *srcDimensions) {
-  std::vector<CopyRun> runs;
-  if (numDims < 1 || elementSize == 0)
-    return runs;
-  auto dims = static_cast<size_t>(numDims);
-  for (size_t d = 0; d < dims; ++d)
-    if (volume[d] == 0)
-      return runs;
+std::vector<CopyRun> rectCopyRuns(size_t ElementSize, int NumDims, const size_t *Volume,
+                                  const size_t *DstOffsets, const size_t *SrcOffsets,
+                                  const size_t *DstDimensions, const size_t *SrcDimensions) {
+  std::vector<CopyRun> Runs;
+  if (NumDims < 1 || ElementSize == 0)
+    return Runs;
+  auto Dims = static_cast<size_t>(NumDims);
+  for (size_t D = 0; D < Dims; ++D)
+    if (Volume[D] == 0)
+      return Runs;
   // Byte size of one step in each dimension.
-  std::vector<uint64_t> dstStride(dims), srcStride(dims);
-  dstStride[dims - 1] = srcStride[dims - 1] = elementSize;
-  for (size_t d = dims - 1; d-- > 0;) {
-    dstStride[d] = dstStride[d + 1] * dstDimensions[d + 1];
-    srcStride[d] = srcStride[d + 1] * srcDimensions[d + 1];
+  std::vector<uint64_t> DstStride(Dims), SrcStride(Dims);
+  DstStride[Dims - 1] = SrcStride[Dims - 1] = ElementSize;
+  for (size_t D = Dims - 1; D-- > 0;) {
+    DstStride[D] = DstStride[D + 1] * DstDimensions[D + 1];
+    SrcStride[D] = SrcStride[D + 1] * SrcDimensions[D + 1];
   }
-  uint64_t rowBytes = volume[dims - 1] * elementSize;
-  std::vector<size_t> index(dims, 0);
+  uint64_t RowBytes = Volume[Dims - 1] * ElementSize;
+  std::vector<size_t> Index(Dims, 0);
   while (true) {
-    uint64_t dst = 0, src = 0;
-    for (size_t d = 0; d < dims; ++d) {
-      dst += (dstOffsets[d] + index[d]) * dstStride[d];
-      src += (srcOffsets[d] + index[d]) * srcStride[d];
+    uint64_t Dst = 0, Src = 0;
+    for (size_t D = 0; D < Dims; ++D) {
+      Dst += (DstOffsets[D] + Index[D]) * DstStride[D];
+      Src += (SrcOffsets[D] + Index[D]) * SrcStride[D];
     }
-    if (!runs.empty() && runs.back().dst + runs.back().size == dst &&
-        runs.back().src + runs.back().size == src)
-      runs.back().size += rowBytes;
+    if (!Runs.empty() && Runs.back().Dst + Runs.back().Size == Dst &&
+        Runs.back().Src + Runs.back().Size == Src)
+      Runs.back().Size += RowBytes;
     else
-      runs.push_back({dst, src, rowBytes});
+      Runs.push_back({Dst, Src, RowBytes});
     // Next row: the innermost dimension is the row itself.
-    size_t d = dims - 1;
-    while (d-- > 0) {
-      if (++index[d] < volume[d])
+    size_t D = Dims - 1;
+    while (D-- > 0) {
+      if (++Index[D] < Volume[D])
         break;
-      index[d] = 0;
+      Index[D] = 0;
     }
-    if (d == static_cast<size_t>(-1))
+    if (D == static_cast<size_t>(-1))
       break;
   }
-  return runs;
+  return Runs;
 }
 
 } // namespace ompsim::host

@@ -23,24 +23,24 @@
 namespace ompsim::host {
 namespace {
 
-llvm::Error makeError(const std::string &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", message.c_str());
+llvm::Error makeError(const std::string &Message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", Message.c_str());
 }
 
 /// Trip counts pushed by __kmpc_push_target_tripcount*, per thread and device.
-thread_local std::map<int64_t, uint64_t> pendingTripcounts;
+thread_local std::map<int64_t, uint64_t> PendingTripcounts;
 
 /// True inside an ompsim-device executor, where a host library was loaded to
 /// satisfy a device image's NEEDED entry: its offload registration belongs to
 /// the host process, which already registered the library's device image.
 bool insideSimulatedDevice() {
-  static const bool inside = ::dlsym(RTLD_DEFAULT, "__ompsim_executor_marker") != nullptr;
-  return inside;
+  static const bool Inside = ::dlsym(RTLD_DEFAULT, "__ompsim_executor_marker") != nullptr;
+  return Inside;
 }
 
-std::string descriptorOwner(const void *desc) {
-  std::string object = HostSymbolizer::get().objectOf(reinterpret_cast<uint64_t>(desc));
-  return object.empty() ? fmt::format("descriptor {}", desc) : object;
+std::string descriptorOwner(const void *Desc) {
+  std::string Object = HostSymbolizer::get().objectOf(reinterpret_cast<uint64_t>(Desc));
+  return Object.empty() ? fmt::format("descriptor {}", Desc) : Object;
 }
 
 } // namespace
@@ -49,28 +49,28 @@ namespace {
 
 /// What a device image holds, for messages about images no plugin took:
 /// "ELF for machine 183", "LLVM bitcode for aarch64-unknown-linux-gnu".
-std::string describeImage(const __tgt_device_image *image) {
-  auto *bytes = static_cast<const unsigned char *>(image->ImageStart);
-  size_t size = static_cast<size_t>(static_cast<const char *>(image->ImageEnd) -
-                                    static_cast<const char *>(image->ImageStart));
-  if (size >= 20 && std::memcmp(bytes,
+std::string describeImage(const __tgt_device_image *Image) {
+  auto *Bytes = static_cast<const unsigned char *>(Image->ImageStart);
+  size_t Size = static_cast<size_t>(static_cast<const char *>(Image->ImageEnd) -
+                                    static_cast<const char *>(Image->ImageStart));
+  if (Size >= 20 && std::memcmp(Bytes,
                                 "\x7f"
                                 "ELF",
                                 4) == 0) {
-    uint16_t machine;
-    std::memcpy(&machine, bytes + 18, sizeof(machine));
-    return fmt::format("ELF for machine {}{}", machine, machine == 62 ? " (x86-64)" : "");
+    uint16_t Machine;
+    std::memcpy(&Machine, Bytes + 18, sizeof(Machine));
+    return fmt::format("ELF for machine {}{}", Machine, Machine == 62 ? " (x86-64)" : "");
   }
-  if (size >= 4 && std::memcmp(bytes, "BC\xc0\xde", 4) == 0) {
-    llvm::MemoryBufferRef ref(llvm::StringRef(reinterpret_cast<const char *>(bytes), size), "image");
-    auto triple = llvm::getBitcodeTargetTriple(ref);
-    if (!triple) {
-      llvm::consumeError(triple.takeError());
+  if (Size >= 4 && std::memcmp(Bytes, "BC\xc0\xde", 4) == 0) {
+    llvm::MemoryBufferRef Ref(llvm::StringRef(reinterpret_cast<const char *>(Bytes), Size), "image");
+    auto Triple = llvm::getBitcodeTargetTriple(Ref);
+    if (!Triple) {
+      llvm::consumeError(Triple.takeError());
       return "unreadable LLVM bitcode";
     }
-    return fmt::format("LLVM bitcode for {}", triple->empty() ? "no target triple" : *triple);
+    return fmt::format("LLVM bitcode for {}", Triple->empty() ? "no target triple" : *Triple);
   }
-  return fmt::format("{} bytes of unknown format", size);
+  return fmt::format("{} bytes of unknown format", Size);
 }
 
 } // namespace
@@ -78,13 +78,13 @@ std::string describeImage(const __tgt_device_image *image) {
 Runtime &Runtime::get() {
   // Never destroyed: __tgt_unregister_lib runs from atexit handlers, after
   // static destructors may have started.
-  static Runtime *runtime = new Runtime();
-  return *runtime;
+  static Runtime *Instance = new Runtime();
+  return *Instance;
 }
 
-void Runtime::fatal(const std::string &message) {
+void Runtime::fatal(const std::string &Message) {
   std::fflush(nullptr);
-  trace::error(message);
+  trace::error(Message);
   trace::flush();
   // _Exit skips libomp's destructor, which would remove this file.
   removeOpenMPRegistration(::getpid());
@@ -92,328 +92,328 @@ void Runtime::fatal(const std::string &message) {
 }
 
 OffloadPolicy Runtime::policy() const {
-  const std::string &p = config().OmpTargetOffload;
-  if (p == "MANDATORY")
+  const std::string &P = config().OmpTargetOffload;
+  if (P == "MANDATORY")
     return OffloadPolicy::Mandatory;
-  if (p == "DISABLED")
+  if (P == "DISABLED")
     return OffloadPolicy::Disabled;
   return OffloadPolicy::Default;
 }
 
 llvm::Error Runtime::ensurePlugins() {
-  std::lock_guard<std::recursive_mutex> guard(lock_);
-  if (pluginsLoaded_)
-    return pluginError_.empty() ? llvm::Error::success() : makeError(pluginError_);
-  pluginsLoaded_ = true;
+  std::lock_guard<std::recursive_mutex> Guard(Lock);
+  if (PluginsLoaded)
+    return PluginError.empty() ? llvm::Error::success() : makeError(PluginError);
+  PluginsLoaded = true;
   if (policy() == OffloadPolicy::Disabled)
     return llvm::Error::success();
-  std::string libDir = ompsimLibDir();
-  for (const std::string &spec : config().Plugins) {
-    auto plugin = Plugin::Create(spec, pluginPath(spec, libDir));
-    if (!plugin) {
-      pluginError_ = llvm::toString(plugin.takeError());
-      return makeError(pluginError_);
+  std::string LibDir = ompsimLibDir();
+  for (const std::string &Spec : config().Plugins) {
+    auto Plugin = Plugin::create(Spec, pluginPath(Spec, LibDir));
+    if (!Plugin) {
+      PluginError = llvm::toString(Plugin.takeError());
+      return makeError(PluginError);
     }
-    if (!(*plugin)->noDeviceReason().empty())
-      noDeviceReasons_ +=
-          fmt::format("; plugin {} has no device: {}", (*plugin)->name(), (*plugin)->noDeviceReason());
-    for (int32_t local = 0; local < (*plugin)->numberOfDevices(); ++local)
-      devices_.push_back(std::make_unique<Device>(**plugin, local, static_cast<int32_t>(devices_.size())));
-    plugins_.push_back(std::move(*plugin));
+    if (!(*Plugin)->noDeviceReason().empty())
+      NoDeviceReasons +=
+          fmt::format("; plugin {} has no device: {}", (*Plugin)->name(), (*Plugin)->noDeviceReason());
+    for (int32_t Local = 0; Local < (*Plugin)->numberOfDevices(); ++Local)
+      Devices.push_back(std::make_unique<Device>(**Plugin, Local, static_cast<int32_t>(Devices.size())));
+    Plugins.push_back(std::move(*Plugin));
   }
   return llvm::Error::success();
 }
 
 int32_t Runtime::numDevices() {
-  if (auto err = ensurePlugins())
-    fatal(llvm::toString(std::move(err)));
-  std::lock_guard<std::recursive_mutex> guard(lock_);
-  return static_cast<int32_t>(devices_.size());
+  if (auto Err = ensurePlugins())
+    fatal(llvm::toString(std::move(Err)));
+  std::lock_guard<std::recursive_mutex> Guard(Lock);
+  return static_cast<int32_t>(Devices.size());
 }
 
-bool Runtime::runsOnHost(int64_t deviceNum) {
+bool Runtime::runsOnHost(int64_t DeviceNum) {
   if (policy() == OffloadPolicy::Disabled)
     return true;
-  int32_t count = numDevices();
-  if (count == 0)
+  int32_t Count = numDevices();
+  if (Count == 0)
     return policy() != OffloadPolicy::Mandatory;
-  return resolveDeviceNumber(deviceNum) == count;
+  return resolveDeviceNumber(DeviceNum) == Count;
 }
 
-int64_t Runtime::resolveDeviceNumber(int64_t deviceNum) {
-  return deviceNum == OMPSIM_DEVICE_DEFAULT ? omp_get_default_device() : deviceNum;
+int64_t Runtime::resolveDeviceNumber(int64_t DeviceNum) {
+  return DeviceNum == OMPSIM_DEVICE_DEFAULT ? omp_get_default_device() : DeviceNum;
 }
 
-llvm::Expected<Device *> Runtime::device(int64_t deviceNum) {
+llvm::Expected<Device *> Runtime::device(int64_t DeviceNum) {
   if (policy() == OffloadPolicy::Disabled)
     return nullptr;
-  if (auto err = ensurePlugins())
-    return std::move(err);
-  int64_t n = resolveDeviceNumber(deviceNum);
-  std::lock_guard<std::recursive_mutex> guard(lock_);
-  auto count = static_cast<int64_t>(devices_.size());
-  if (n == count)
+  if (auto Err = ensurePlugins())
+    return std::move(Err);
+  int64_t N = resolveDeviceNumber(DeviceNum);
+  std::lock_guard<std::recursive_mutex> Guard(Lock);
+  auto Count = static_cast<int64_t>(Devices.size());
+  if (N == Count)
     return nullptr; // the initial device: the host itself
-  if (n < 0 || n > count)
-    return makeError(fmt::format("device number {} is invalid: {} device(s) available", n, count));
-  Device *d = devices_[n].get();
-  if (auto err = d->ensureInitialized())
-    return std::move(err);
-  if (auto err = ensureImagesOn(*d))
-    return std::move(err);
-  return d;
+  if (N < 0 || N > Count)
+    return makeError(fmt::format("device number {} is invalid: {} device(s) available", N, Count));
+  Device *D = Devices[N].get();
+  if (auto Err = D->ensureInitialized())
+    return std::move(Err);
+  if (auto Err = ensureImagesOn(*D))
+    return std::move(Err);
+  return D;
 }
 
-void Runtime::registerRequires(int64_t flags) {
-  std::lock_guard<std::recursive_mutex> guard(lock_);
-  requires_ |= flags;
-  OMPSIM_TRACE_EVENT(Cat::Image, "requires").hex("flags", static_cast<uint64_t>(flags));
+void Runtime::registerRequires(int64_t Flags) {
+  std::lock_guard<std::recursive_mutex> Guard(Lock);
+  Requires |= Flags;
+  OMPSIM_TRACE_EVENT(Cat::Image, "requires").hex("flags", static_cast<uint64_t>(Flags));
 }
 
-llvm::Error Runtime::loadOnDevices(RegisteredImage &image) {
-  for (auto &plugin : plugins_) {
-    if (!plugin->fn().is_valid_binary(image.image))
+llvm::Error Runtime::loadOnDevices(RegisteredImage &Image) {
+  for (auto &Plugin : Plugins) {
+    if (!Plugin->fn().is_valid_binary(Image.Image))
       continue;
-    image.plugin = plugin.get();
+    Image.Plugin = Plugin.get();
     break;
   }
-  if (!image.plugin) {
+  if (!Image.Plugin) {
     // Normal for a binary built for several targets; kept so a launch that
     // finds no kernel can say which images were refused and why.
-    rejectedImages_.push_back(fmt::format("{} ({})", image.name, describeImage(image.image)));
-    OMPSIM_TRACE_EVENT(Cat::Image, "unsupported").str("image", image.name);
+    RejectedImages.push_back(fmt::format("{} ({})", Image.Name, describeImage(Image.Image)));
+    OMPSIM_TRACE_EVENT(Cat::Image, "unsupported").str("image", Image.Name);
     return llvm::Error::success(); // regions from it fall back (or fail when mandatory)
   }
   // The default device loads at once (registration errors show at start);
   // another device loads when it is first used, or now if it is in use.
-  int64_t defaultDevice = resolveDeviceNumber(OMPSIM_DEVICE_DEFAULT);
-  for (auto &d : devices_) {
-    if (&d->plugin() != image.plugin)
+  int64_t DefaultDevice = resolveDeviceNumber(OMPSIM_DEVICE_DEFAULT);
+  for (auto &D : Devices) {
+    if (&D->plugin() != Image.Plugin)
       continue;
-    if (d->deviceNumber() != defaultDevice && !d->isInitialized())
+    if (D->deviceNumber() != DefaultDevice && !D->isInitialized())
       continue;
-    if (auto err = d->loadImage(image.image, image.name, image.entries))
-      return err;
+    if (auto Err = D->loadImage(Image.Image, Image.Name, Image.Entries))
+      return Err;
   }
   return llvm::Error::success();
 }
 
-llvm::Error Runtime::ensureImagesOn(Device &d) {
-  bool loaded = false;
-  for (RegisteredLib &lib : libs_)
-    for (RegisteredImage &image : lib.images) {
-      if (image.plugin != &d.plugin() || d.hasImage(image.image))
+llvm::Error Runtime::ensureImagesOn(Device &D) {
+  bool Loaded = false;
+  for (RegisteredLib &Lib : Libs)
+    for (RegisteredImage &Image : Lib.Images) {
+      if (Image.Plugin != &D.plugin() || D.hasImage(Image.Image))
         continue;
-      if (auto err = d.loadImage(image.image, image.name, image.entries))
-        return err;
-      loaded = true;
+      if (auto Err = D.loadImage(Image.Image, Image.Name, Image.Entries))
+        return Err;
+      Loaded = true;
     }
-  return loaded ? d.publishFunctionPointerTable() : llvm::Error::success();
+  return Loaded ? D.publishFunctionPointerTable() : llvm::Error::success();
 }
 
 llvm::Error Runtime::publishAll() {
-  for (auto &d : devices_)
-    if (d->isInitialized())
-      if (auto err = d->publishFunctionPointerTable())
-        return err;
+  for (auto &D : Devices)
+    if (D->isInitialized())
+      if (auto Err = D->publishFunctionPointerTable())
+        return Err;
   return llvm::Error::success();
 }
 
-llvm::Error Runtime::registerLib(__tgt_bin_desc *desc) {
-  std::lock_guard<std::recursive_mutex> guard(lock_);
-  if (!desc)
+llvm::Error Runtime::registerLib(__tgt_bin_desc *Desc) {
+  std::lock_guard<std::recursive_mutex> Guard(Lock);
+  if (!Desc)
     return makeError("__tgt_register_lib called with a null descriptor");
-  std::string owner = descriptorOwner(desc);
+  std::string Owner = descriptorOwner(Desc);
   if (insideSimulatedDevice()) {
     OMPSIM_TRACE_EVENT(Cat::Image, "register-ignored")
-        .str("owner", owner)
+        .str("owner", Owner)
         .str("why", "loaded inside the simulated device as a dependency of a device image");
     return llvm::Error::success();
   }
-  if (desc->NumDeviceImages < 0 || (desc->NumDeviceImages > 0 && !desc->DeviceImages))
-    return makeError(fmt::format("malformed offload descriptor of {}: {} device images at {}", owner,
-                                 desc->NumDeviceImages, static_cast<void *>(desc->DeviceImages)));
-  if (desc->NumDeviceImages == 0)
-    return makeError(fmt::format("malformed offload descriptor of {}: it holds no device images", owner));
-  if (auto bad =
-          firstUnreadable(desc->DeviceImages, sizeof(__tgt_device_image) * size_t(desc->NumDeviceImages)))
+  if (Desc->NumDeviceImages < 0 || (Desc->NumDeviceImages > 0 && !Desc->DeviceImages))
+    return makeError(fmt::format("malformed offload descriptor of {}: {} device images at {}", Owner,
+                                 Desc->NumDeviceImages, static_cast<void *>(Desc->DeviceImages)));
+  if (Desc->NumDeviceImages == 0)
+    return makeError(fmt::format("malformed offload descriptor of {}: it holds no device images", Owner));
+  if (auto Bad =
+          firstUnreadable(Desc->DeviceImages, sizeof(__tgt_device_image) * size_t(Desc->NumDeviceImages)))
     return makeError(fmt::format("malformed offload descriptor of {}: its {} device images at {} are not "
                                  "readable host memory (nothing readable at {:#x})",
-                                 owner, desc->NumDeviceImages, static_cast<void *>(desc->DeviceImages),
-                                 *bad));
+                                 Owner, Desc->NumDeviceImages, static_cast<void *>(Desc->DeviceImages),
+                                 *Bad));
   // Registration and unregistration come in pairs (one constructor, one
   // destructor per binary); a second registration means corrupt state.
-  for (const RegisteredLib &lib : libs_)
-    if (lib.desc == desc)
+  for (const RegisteredLib &Lib : Libs)
+    if (Lib.Desc == Desc)
       return makeError(fmt::format("{}{} is registered twice",
-                                   owner.starts_with("descriptor ") ? "offload " : "offload descriptor of ",
-                                   owner));
-  OMPSIM_TRACE_EVENT(Cat::Image, "register").str("owner", owner).num("images", desc->NumDeviceImages);
-  RegisteredLib lib{desc, {}};
-  for (int32_t i = 0; i < desc->NumDeviceImages; ++i) {
-    const __tgt_device_image &img = desc->DeviceImages[i];
-    std::string name = fmt::format("device image {} of {}", i, owner);
-    if (!img.ImageStart || !img.ImageEnd || img.ImageEnd <= img.ImageStart)
-      return makeError(fmt::format("malformed {}: image bytes [{}, {}) are empty or inverted", name,
-                                   img.ImageStart, img.ImageEnd));
+                                   Owner.starts_with("descriptor ") ? "offload " : "offload descriptor of ",
+                                   Owner));
+  OMPSIM_TRACE_EVENT(Cat::Image, "register").str("owner", Owner).num("images", Desc->NumDeviceImages);
+  RegisteredLib Lib{Desc, {}};
+  for (int32_t I = 0; I < Desc->NumDeviceImages; ++I) {
+    const __tgt_device_image &Img = Desc->DeviceImages[I];
+    std::string Name = fmt::format("device image {} of {}", I, Owner);
+    if (!Img.ImageStart || !Img.ImageEnd || Img.ImageEnd <= Img.ImageStart)
+      return makeError(fmt::format("malformed {}: image bytes [{}, {}) are empty or inverted", Name,
+                                   Img.ImageStart, Img.ImageEnd));
     // Every pointer and size taken from the binary is checked against this
     // process's own mappings before anything (a plugin) reads through it.
-    size_t imageBytes = static_cast<size_t>(static_cast<const char *>(img.ImageEnd) -
-                                            static_cast<const char *>(img.ImageStart));
-    if (imageBytes > kMaxDeviceImageBytes)
+    size_t ImageBytes = static_cast<size_t>(static_cast<const char *>(Img.ImageEnd) -
+                                            static_cast<const char *>(Img.ImageStart));
+    if (ImageBytes > kMaxDeviceImageBytes)
       return makeError(
           fmt::format("malformed {}: image bytes [{}, {}) ({} bytes) are more than a device image "
                       "may hold ({} GiB)",
-                      name, img.ImageStart, img.ImageEnd, imageBytes, kMaxDeviceImageBytes >> 30));
-    if (auto bad = firstUnreadable(img.ImageStart, imageBytes))
+                      Name, Img.ImageStart, Img.ImageEnd, ImageBytes, kMaxDeviceImageBytes >> 30));
+    if (auto Bad = firstUnreadable(Img.ImageStart, ImageBytes))
       return makeError(fmt::format("malformed {}: image bytes [{}, {}) ({} bytes) are not readable host "
                                    "memory (nothing readable at {:#x})",
-                                   name, img.ImageStart, img.ImageEnd, imageBytes, *bad));
+                                   Name, Img.ImageStart, Img.ImageEnd, ImageBytes, *Bad));
     // clang-22 points every image at the descriptor's host entries; older
     // wrappers may leave the image's own range empty.
-    const void *begin = img.EntriesBegin, *end = img.EntriesEnd;
-    if (!begin && !end) {
-      begin = desc->HostEntriesBegin;
-      end = desc->HostEntriesEnd;
+    const void *Begin = Img.EntriesBegin, *End = Img.EntriesEnd;
+    if (!Begin && !End) {
+      Begin = Desc->HostEntriesBegin;
+      End = Desc->HostEntriesEnd;
     }
-    auto entries = parseEntryTable(begin, end, name);
-    if (!entries)
-      return entries.takeError();
-    for (const OffloadEntry &e : *entries)
-      if (e.kind == EntryKind::Requires)
-        registerRequires(static_cast<int64_t>(e.data));
-    lib.images.push_back({&img, name, std::move(*entries), nullptr});
+    auto Entries = parseEntryTable(Begin, End, Name);
+    if (!Entries)
+      return Entries.takeError();
+    for (const OffloadEntry &E : *Entries)
+      if (E.Kind == EntryKind::Requires)
+        registerRequires(static_cast<int64_t>(E.Data));
+    Lib.Images.push_back({&Img, Name, std::move(*Entries), nullptr});
   }
-  if (auto err = ensurePlugins())
-    return err;
-  for (RegisteredImage &image : lib.images)
-    if (auto err = loadOnDevices(image))
-      return err;
-  libs_.push_back(std::move(lib));
+  if (auto Err = ensurePlugins())
+    return Err;
+  for (RegisteredImage &Image : Lib.Images)
+    if (auto Err = loadOnDevices(Image))
+      return Err;
+  Libs.push_back(std::move(Lib));
   return publishAll();
 }
 
-llvm::Error Runtime::unregisterLib(__tgt_bin_desc *desc) {
+llvm::Error Runtime::unregisterLib(__tgt_bin_desc *Desc) {
   if (insideSimulatedDevice())
     return llvm::Error::success();
-  if (kernelsRunning_.load() > 0) {
+  if (KernelsRunning.load() > 0) {
     // Device code called exit() (in-process plugins run kernels on the host's
     // threads): the launching thread still holds the device's mapping table
     // and waits for the thread now running the exit handlers. Unloading
     // would wait forever; the process is ending, so leave the images be.
     OMPSIM_TRACE_EVENT(Cat::Image, "unregister-skipped")
-        .str("owner", descriptorOwner(desc))
+        .str("owner", descriptorOwner(Desc))
         .str("why", "a kernel is still running (exit called from device code)");
     return llvm::Error::success();
   }
-  std::lock_guard<std::recursive_mutex> guard(lock_);
-  auto it = std::find_if(libs_.begin(), libs_.end(), [&](const RegisteredLib &l) { return l.desc == desc; });
-  if (it == libs_.end())
+  std::lock_guard<std::recursive_mutex> Guard(Lock);
+  auto It = std::find_if(Libs.begin(), Libs.end(), [&](const RegisteredLib &L) { return L.Desc == Desc; });
+  if (It == Libs.end())
     return makeError(fmt::format("__tgt_unregister_lib: offload descriptor {} was never registered",
-                                 static_cast<void *>(desc)));
-  OMPSIM_TRACE_EVENT(Cat::Image, "unregister").str("owner", descriptorOwner(desc));
-  for (RegisteredImage &image : it->images)
-    for (auto &d : devices_)
-      if (auto err = d->unloadImage(image.image))
-        return err;
-  libs_.erase(it);
+                                 static_cast<void *>(Desc)));
+  OMPSIM_TRACE_EVENT(Cat::Image, "unregister").str("owner", descriptorOwner(Desc));
+  for (RegisteredImage &Image : It->Images)
+    for (auto &D : Devices)
+      if (auto Err = D->unloadImage(Image.Image))
+        return Err;
+  Libs.erase(It);
   return publishAll();
 }
 
-void Runtime::pushTripcount(int64_t deviceNum, uint64_t count) {
-  pendingTripcounts[resolveDeviceNumber(deviceNum)] = count;
+void Runtime::pushTripcount(int64_t DeviceNum, uint64_t Count) {
+  PendingTripcounts[resolveDeviceNumber(DeviceNum)] = Count;
 }
 
-llvm::Error Runtime::targetKernel(int64_t deviceNum, int32_t teams, int32_t threads, void *regionId,
-                                  __tgt_kernel_arguments *args, bool &launchFailure) {
-  launchFailure = true;
-  if (!args)
+llvm::Error Runtime::targetKernel(int64_t DeviceNum, int32_t Teams, int32_t Threads, void *RegionId,
+                                  __tgt_kernel_arguments *Args, bool &LaunchFailure) {
+  LaunchFailure = true;
+  if (!Args)
     return makeError("__tgt_target_kernel called without kernel arguments");
-  if (args->Version < 2)
+  if (Args->Version < 2)
     return makeError(
-        fmt::format("kernel arguments version {} is not supported (need 2 or 3)", args->Version));
-  auto dev = device(deviceNum);
-  if (!dev)
-    return dev.takeError();
-  if (!*dev)
+        fmt::format("kernel arguments version {} is not supported (need 2 or 3)", Args->Version));
+  auto Dev = device(DeviceNum);
+  if (!Dev)
+    return Dev.takeError();
+  if (!*Dev)
     return makeError(fmt::format("no offload device: device {} is the host (OMPSIM_PLUGINS={}){}",
-                                 resolveDeviceNumber(deviceNum), fmt::join(config().Plugins, ","),
-                                 noDeviceReasons_));
-  Device &d = **dev;
-  std::string kernelName;
-  void *kernel = d.findKernel(regionId, &kernelName);
-  if (!kernel) {
-    std::lock_guard<std::recursive_mutex> guard(lock_);
-    std::string rejected = rejectedImages_.empty()
+                                 resolveDeviceNumber(DeviceNum), fmt::join(config().Plugins, ","),
+                                 NoDeviceReasons));
+  Device &D = **Dev;
+  std::string KernelName;
+  void *Kernel = D.findKernel(RegionId, &KernelName);
+  if (!Kernel) {
+    std::lock_guard<std::recursive_mutex> Guard(Lock);
+    std::string Rejected = RejectedImages.empty()
                                ? std::string()
-                               : fmt::format("; no plugin accepted {}", fmt::join(rejectedImages_, ", "));
+                               : fmt::format("; no plugin accepted {}", fmt::join(RejectedImages, ", "));
     return makeError(fmt::format("no device image loaded on device {} provides the target region "
                                  "{}{}",
-                                 d.deviceNumber(), trace::hostAddress(reinterpret_cast<uint64_t>(regionId)),
-                                 rejected));
+                                 D.deviceNumber(), trace::hostAddress(reinterpret_cast<uint64_t>(RegionId)),
+                                 Rejected));
   }
 
-  std::vector<MapArg> mapArgs =
-      makeMapArgs(static_cast<int32_t>(args->NumArgs), args->ArgBasePtrs, args->ArgPtrs, args->ArgSizes,
-                  args->ArgTypes, args->ArgNames, args->ArgMappers);
-  ompsim_launch_config config{};
+  std::vector<MapArg> MapArgs =
+      makeMapArgs(static_cast<int32_t>(Args->NumArgs), Args->ArgBasePtrs, Args->ArgPtrs, Args->ArgSizes,
+                  Args->ArgTypes, Args->ArgNames, Args->ArgMappers);
+  ompsim_launch_config Config{};
   // teams/threads from the call win over the clause copies in KernelArgs;
   // negative or zero means "not specified".
-  auto clause = [](uint32_t v) { return static_cast<int32_t>(v) > 0 ? v : 0u; };
-  config.num_teams = teams > 0 ? static_cast<uint32_t>(teams) : clause(args->NumTeams[0]);
-  config.thread_limit = threads > 0 ? static_cast<uint32_t>(threads) : clause(args->ThreadLimit[0]);
-  config.tripcount = args->Tripcount;
-  int64_t resolved = resolveDeviceNumber(deviceNum);
-  if (auto it = pendingTripcounts.find(resolved); it != pendingTripcounts.end()) {
-    if (!config.tripcount)
-      config.tripcount = it->second;
-    pendingTripcounts.erase(it);
+  auto Clause = [](uint32_t V) { return static_cast<int32_t>(V) > 0 ? V : 0u; };
+  Config.num_teams = Teams > 0 ? static_cast<uint32_t>(Teams) : Clause(Args->NumTeams[0]);
+  Config.thread_limit = Threads > 0 ? static_cast<uint32_t>(Threads) : Clause(Args->ThreadLimit[0]);
+  Config.tripcount = Args->Tripcount;
+  int64_t Resolved = resolveDeviceNumber(DeviceNum);
+  if (auto It = PendingTripcounts.find(Resolved); It != PendingTripcounts.end()) {
+    if (!Config.tripcount)
+      Config.tripcount = It->second;
+    PendingTripcounts.erase(It);
   }
-  config.kernel_name = kernelName.c_str();
+  Config.kernel_name = KernelName.c_str();
 
-  std::lock_guard<std::recursive_mutex> tableLock(d.mappingTable().mutex());
-  MapClauseProcessor processor(d.mappingTable(), d);
-  launchFailure = false; // map errors are always fatal
-  if (auto err = processor.enter(mapArgs, nullptr))
-    return err;
-  std::vector<uint64_t> privateBlocks;
-  auto kernelArgs = processor.kernelArguments(mapArgs, privateBlocks);
-  if (!kernelArgs)
-    return kernelArgs.takeError();
-  kernelsRunning_.fetch_add(1);
-  llvm::Error launched = d.launch(kernel, *kernelArgs, config);
-  kernelsRunning_.fetch_sub(1);
-  if (auto err = std::move(launched)) {
-    launchFailure = true;
-    return err;
+  std::lock_guard<std::recursive_mutex> TableLock(D.mappingTable().mutex());
+  MapClauseProcessor Processor(D.mappingTable(), D);
+  LaunchFailure = false; // map errors are always fatal
+  if (auto Err = Processor.enter(MapArgs, nullptr))
+    return Err;
+  std::vector<uint64_t> PrivateBlocks;
+  auto KernelArgs = Processor.kernelArguments(MapArgs, PrivateBlocks);
+  if (!KernelArgs)
+    return KernelArgs.takeError();
+  KernelsRunning.fetch_add(1);
+  llvm::Error Launched = D.launch(Kernel, *KernelArgs, Config);
+  KernelsRunning.fetch_sub(1);
+  if (auto Err = std::move(Launched)) {
+    LaunchFailure = true;
+    return Err;
   }
-  for (uint64_t block : privateBlocks)
-    if (auto err = d.release(block))
-      return err;
-  return processor.exit(mapArgs);
+  for (uint64_t Block : PrivateBlocks)
+    if (auto Err = D.release(Block))
+      return Err;
+  return Processor.exit(MapArgs);
 }
 
-llvm::Error Runtime::targetData(DataOp op, int64_t deviceNum, std::vector<MapArg> args, void **argsBase) {
-  auto dev = device(deviceNum);
-  if (!dev)
-    return dev.takeError();
-  if (!*dev) {
+llvm::Error Runtime::targetData(DataOp Op, int64_t DeviceNum, std::vector<MapArg> Args, void **ArgsBase) {
+  auto Dev = device(DeviceNum);
+  if (!Dev)
+    return Dev.takeError();
+  if (!*Dev) {
     if (policy() == OffloadPolicy::Mandatory && numDevices() == 0)
       return makeError(fmt::format("offload is mandatory but no device is available "
                                    "(OMPSIM_PLUGINS={}){}",
-                                   fmt::join(config().Plugins, ","), noDeviceReasons_));
+                                   fmt::join(config().Plugins, ","), NoDeviceReasons));
     return llvm::Error::success(); // the host: nothing to map
   }
-  Device &d = **dev;
-  std::lock_guard<std::recursive_mutex> tableLock(d.mappingTable().mutex());
-  MapClauseProcessor processor(d.mappingTable(), d);
-  switch (op) {
+  Device &D = **Dev;
+  std::lock_guard<std::recursive_mutex> TableLock(D.mappingTable().mutex());
+  MapClauseProcessor Processor(D.mappingTable(), D);
+  switch (Op) {
   case DataOp::Begin:
-    return processor.enter(args, argsBase);
+    return Processor.enter(Args, ArgsBase);
   case DataOp::End:
-    return processor.exit(args);
+    return Processor.exit(Args);
   case DataOp::Update:
-    return processor.update(args);
+    return Processor.update(Args);
   }
   return llvm::Error::success();
 }

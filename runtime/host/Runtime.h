@@ -37,11 +37,11 @@ public:
   /// Registers a descriptor: parses its entries, loads each image on every
   /// device of the first plugin that accepts it, and republishes the
   /// function-pointer tables.
-  llvm::Error registerLib(__tgt_bin_desc *desc);
+  llvm::Error registerLib(__tgt_bin_desc *Desc);
   /// Unregisters a descriptor (any order) and republishes the tables.
-  llvm::Error unregisterLib(__tgt_bin_desc *desc);
+  llvm::Error unregisterLib(__tgt_bin_desc *Desc);
   /// Records `requires` flags (from an entry or __tgt_register_requires).
-  void registerRequires(int64_t flags);
+  void registerRequires(int64_t Flags);
 
   /// Loads the plugins on first use (none when offload is disabled).
   llvm::Error ensurePlugins();
@@ -50,65 +50,65 @@ public:
   /// host, where a target region runs as host code (stock's fallback, taken
   /// even when offload is mandatory). False when no device exists at all
   /// under OMP_TARGET_OFFLOAD=mandatory: that is an error, not the host.
-  bool runsOnHost(int64_t deviceNum);
+  bool runsOnHost(int64_t DeviceNum);
   int32_t numDevices();
   /// The device for an OpenMP device number; -1 is the default device.
   /// Returns null (and no error) for the initial device, so callers fall
   /// back to the host.
-  llvm::Expected<Device *> device(int64_t deviceNum);
+  llvm::Expected<Device *> device(int64_t DeviceNum);
   /// Resolves -1 to omp_get_default_device().
-  int64_t resolveDeviceNumber(int64_t deviceNum);
+  int64_t resolveDeviceNumber(int64_t DeviceNum);
 
   OffloadPolicy policy() const;
 
   /// Runs a target region. Returns an error whose kind says whether it is a
   /// data error (always fatal) or a launch failure (fatal only when mandatory).
-  llvm::Error targetKernel(int64_t deviceNum, int32_t teams, int32_t threads, void *regionId,
-                           __tgt_kernel_arguments *args, bool &launchFailure);
+  llvm::Error targetKernel(int64_t DeviceNum, int32_t Teams, int32_t Threads, void *RegionId,
+                           __tgt_kernel_arguments *Args, bool &LaunchFailure);
   /// target data begin/end/update; null device (host) is a no-op.
-  llvm::Error targetData(DataOp op, int64_t deviceNum, std::vector<MapArg> args, void **argsBase);
+  llvm::Error targetData(DataOp Op, int64_t DeviceNum, std::vector<MapArg> Args, void **ArgsBase);
 
   /// Sets the trip count the next launch from this thread reports.
-  void pushTripcount(int64_t deviceNum, uint64_t count);
+  void pushTripcount(int64_t DeviceNum, uint64_t Count);
 
   /// Prints one "ompsim: ..." line and exits with status 1 (stdout flushed).
-  [[noreturn]] static void fatal(const std::string &message);
+  [[noreturn]] static void fatal(const std::string &Message);
 
 private:
   Runtime() = default;
 
   struct RegisteredImage {
-    const __tgt_device_image *image;
-    std::string name;
-    std::vector<OffloadEntry> entries;
-    Plugin *plugin = nullptr; ///< first plugin that accepted it, or null
+    const __tgt_device_image *Image;
+    std::string Name;
+    std::vector<OffloadEntry> Entries;
+    Plugin *Plugin = nullptr; ///< first plugin that accepted it, or null
   };
   struct RegisteredLib {
-    __tgt_bin_desc *desc;
-    std::vector<RegisteredImage> images;
+    __tgt_bin_desc *Desc;
+    std::vector<RegisteredImage> Images;
   };
 
-  llvm::Error loadOnDevices(RegisteredImage &image);
+  llvm::Error loadOnDevices(RegisteredImage &Image);
   /// Loads on `d` the registered images its plugin took that it does not
   /// hold yet (devices other than the default one load on first use, as
   /// stock libomptarget's do), and publishes its table when any was loaded.
-  llvm::Error ensureImagesOn(Device &d);
+  llvm::Error ensureImagesOn(Device &D);
   llvm::Error publishAll();
 
-  std::recursive_mutex lock_; ///< registration, plugin loading, device list
+  std::recursive_mutex Lock; ///< registration, plugin loading, device list
   /// Kernels running now (any device, any thread). A launch holds its device's
   /// mapping table until the kernel returns.
-  std::atomic<int> kernelsRunning_{0};
-  bool pluginsLoaded_ = false;
-  std::string pluginError_;
-  std::vector<std::unique_ptr<Plugin>> plugins_;
-  std::vector<std::unique_ptr<Device>> devices_;
-  std::vector<RegisteredLib> libs_;
+  std::atomic<int> KernelsRunning{0};
+  bool PluginsLoaded = false;
+  std::string PluginError;
+  std::vector<std::unique_ptr<Plugin>> Plugins;
+  std::vector<std::unique_ptr<Device>> Devices;
+  std::vector<RegisteredLib> Libs;
   /// "<image name> (<what it holds>)" of each image no plugin accepted.
-  std::vector<std::string> rejectedImages_;
+  std::vector<std::string> RejectedImages;
   /// "plugin <name> has no device: <its reason>" for each plugin that gave one.
-  std::string noDeviceReasons_;
-  int64_t requires_ = 0;
+  std::string NoDeviceReasons;
+  int64_t Requires = 0;
 };
 
 } // namespace ompsim::host

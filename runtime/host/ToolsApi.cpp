@@ -13,7 +13,7 @@
 
 using namespace ompsim::host;
 
-extern "C" const char *omp_get_uid_from_device(int device);
+extern "C" const char *omp_get_uid_from_device(int DeviceNum);
 
 namespace {
 
@@ -22,13 +22,13 @@ constexpr int TgtFail = ~0;   // OMP_TGT_FAIL
 
 /// One "omptarget device N info: ..." line of a table dump; stock prints
 /// dumps on stdout.
-void infoOut(int device, const std::string &text) {
-  std::string line = fmt::format("omptarget device {} info: {}\n", device, text);
-  std::fputs(line.c_str(), stdout);
+void infoOut(int DeviceNum, const std::string &Text) {
+  std::string Line = fmt::format("omptarget device {} info: {}\n", DeviceNum, Text);
+  std::fputs(Line.c_str(), stdout);
 }
 
-std::string refCount(uint64_t count) {
-  return count == MapEntry::Infinite ? std::string("INF") : std::to_string(count);
+std::string refCount(uint64_t Count) {
+  return Count == MapEntry::Infinite ? std::string("INF") : std::to_string(Count);
 }
 
 } // namespace
@@ -41,48 +41,48 @@ void __tgt_rtl_init(void) { (void)Runtime::get(); }
 // by __tgt_unregister_lib.
 void __tgt_rtl_deinit(void) {}
 
-void __tgt_set_info_flag(uint32_t bits) { setInfoLevel(bits); }
+void __tgt_set_info_flag(uint32_t Bits) { setInfoLevel(Bits); }
 
 /// Prints what the device is to stdout; 1 on success, as stock.
-int __tgt_print_device_info(int64_t device) {
-  bool ok;
-  Device *d = apiDeviceOrHost(device, ok);
-  if (!ok)
+int __tgt_print_device_info(int64_t DeviceNum) {
+  bool Ok;
+  Device *D = apiDeviceOrHost(DeviceNum, Ok);
+  if (!Ok)
     return 0;
-  if (!d) {
+  if (!D) {
     ompsim::trace::error(
-        fmt::format("__tgt_print_device_info: device {} is the host, not an offload device", device));
+        fmt::format("__tgt_print_device_info: device {} is the host, not an offload device", DeviceNum));
     return 0;
   }
-  std::string text = fmt::format("    Device Type    ompsim {}\n    UID            {}\n", d->plugin().name(),
-                                 omp_get_uid_from_device(static_cast<int>(device)));
+  std::string Text = fmt::format("    Device Type    ompsim {}\n    UID            {}\n", D->plugin().name(),
+                                 omp_get_uid_from_device(static_cast<int>(DeviceNum)));
   std::fflush(stdout);
-  std::fputs(text.c_str(), stdout);
+  std::fputs(Text.c_str(), stdout);
   std::fflush(stdout);
   return 1;
 }
 
 /// Prints every device's mapping table on stdout, in stock's info format.
 void ompx_dump_mapping_tables(void) {
-  int n = Runtime::get().numDevices();
+  int N = Runtime::get().numDevices();
   std::fflush(stdout);
-  for (int i = 0; i < n; ++i) {
-    bool ok;
-    Device *d = apiDeviceOrHost(i, ok);
-    if (!ok || !d)
+  for (int I = 0; I < N; ++I) {
+    bool Ok;
+    Device *D = apiDeviceOrHost(I, Ok);
+    if (!Ok || !D)
       continue;
-    MappingTable &table = d->mappingTable();
-    std::lock_guard<std::recursive_mutex> lock(table.mutex());
-    if (table.size() == 0) {
-      infoOut(i, "OpenMP Host-Device pointer mappings table empty");
+    MappingTable &Table = D->mappingTable();
+    std::lock_guard<std::recursive_mutex> Lock(Table.mutex());
+    if (Table.size() == 0) {
+      infoOut(I, "OpenMP Host-Device pointer mappings table empty");
       continue;
     }
-    infoOut(i, "OpenMP Host-Device pointer mappings after block at libomptarget:0:0:");
-    infoOut(i, "Host Ptr           Target Ptr         Size (B) DynRefCount HoldRefCount Declaration");
-    table.forEach([&](MapEntry &e) {
-      infoOut(i,
-              fmt::format("{:#018x} {:#018x} {:<8} {:<11} {:<12} {}", e.hstBegin, e.tgtBegin, e.size(),
-                          refCount(e.dynamicRef), refCount(e.holdRef), e.name.empty() ? "unknown" : e.name));
+    infoOut(I, "OpenMP Host-Device pointer mappings after block at libomptarget:0:0:");
+    infoOut(I, "Host Ptr           Target Ptr         Size (B) DynRefCount HoldRefCount Declaration");
+    Table.forEach([&](MapEntry &E) {
+      infoOut(I,
+              fmt::format("{:#018x} {:#018x} {:<8} {:<11} {:<12} {}", E.HstBegin, E.TgtBegin, E.size(),
+                          refCount(E.DynamicRef), refCount(E.HoldRef), E.Name.empty() ? "unknown" : E.Name));
     });
   }
 }
@@ -90,11 +90,11 @@ void ompx_dump_mapping_tables(void) {
 /// libomp calls this for a task whose target region left an async handle.
 /// ompsim runs every region to completion and never creates a handle, so
 /// any call is a misuse, fatal as on stock.
-void __tgt_target_nowait_query(void **handle) {
+void __tgt_target_nowait_query(void **Handle) {
   Runtime::fatal(
       fmt::format("__tgt_target_nowait_query: invalid async handle {} (ompsim completes every target region "
                   "before returning and never hands out one)",
-                  handle ? fmt::ptr(*handle) : nullptr));
+                  Handle ? fmt::ptr(*Handle) : nullptr));
 }
 
 /// Called at task synchronization points to flush interop objects; ompsim's
@@ -106,37 +106,37 @@ void __tgt_target_sync(void *, int, void *, void *) {}
 // ompsim's devices. Only the leading parameters, common to every version of
 // these entry points, are declared: the callee ignores the rest.
 
-int __tgt_activate_record_replay(int64_t device, uint64_t memorySize, void *, bool isRecord) {
-  bool ok;
-  Device *d = apiDeviceOrHost(device, ok);
-  if (!ok)
+int __tgt_activate_record_replay(int64_t DeviceNum, uint64_t MemorySize, void *, bool IsRecord) {
+  bool Ok;
+  Device *D = apiDeviceOrHost(DeviceNum, Ok);
+  if (!Ok)
     return TgtFail;
-  if (!d) {
+  if (!D) {
     ompsim::trace::error(
-        fmt::format("__tgt_activate_record_replay: device {} is the host, not an offload device", device));
+        fmt::format("__tgt_activate_record_replay: device {} is the host, not an offload device", DeviceNum));
     return TgtFail;
   }
   ompsim::trace::error(
       fmt::format("warning: record-replay is not available on device {} ({}); {} of {} bytes is not active",
-                  device, d->plugin().name(), isRecord ? "recording" : "replaying", memorySize));
+                  DeviceNum, D->plugin().name(), IsRecord ? "recording" : "replaying", MemorySize));
   return TgtSuccess;
 }
 
-int __tgt_target_kernel_replay(ompsim_ident *, int64_t device, void *regionId) {
-  Runtime &rt = Runtime::get();
-  if (rt.policy() == OffloadPolicy::Disabled)
+int __tgt_target_kernel_replay(ompsim_ident *, int64_t DeviceNum, void *RegionId) {
+  Runtime &Rt = Runtime::get();
+  if (Rt.policy() == OffloadPolicy::Disabled)
     return TgtFail;
-  int64_t resolved = rt.resolveDeviceNumber(device);
-  if (resolved == rt.numDevices())
+  int64_t Resolved = Rt.resolveDeviceNumber(DeviceNum);
+  if (Resolved == Rt.numDevices())
     return TgtFail; // the host: not offloaded, as stock
-  bool ok;
-  Device *d = apiDeviceOrHost(resolved, ok);
-  if (!ok || !d)
+  bool Ok;
+  Device *D = apiDeviceOrHost(Resolved, Ok);
+  if (!Ok || !D)
     return TgtFail;
   ompsim::trace::error(fmt::format(
       "__tgt_target_kernel_replay: nothing was recorded for region {} on device {} (record-replay "
       "is not available on {} devices)",
-      ompsim::trace::hostAddress(reinterpret_cast<uint64_t>(regionId)), resolved, d->plugin().name()));
+      ompsim::trace::hostAddress(reinterpret_cast<uint64_t>(RegionId)), Resolved, D->plugin().name()));
   return TgtFail;
 }
 

@@ -91,18 +91,18 @@ bool readSeconds(const char *Name, double &Out) {
   const char *V = env(Name);
   if (!V)
     return false;
-  constexpr const char *KExpected = "seconds, a number > 0 and <= 31536000";
+  constexpr const char *kExpected = "seconds, a number > 0 and <= 31536000";
   for (const char *P = V; *P; ++P)
     if (!std::isdigit(static_cast<unsigned char>(*P)) && *P != '.' && *P != 'e' && *P != 'E' && *P != '-' &&
         *P != '+')
-      return warnBad(Name, V, "not a number", KExpected), false;
+      return warnBad(Name, V, "not a number", kExpected), false;
   char *End = nullptr;
   errno = 0;
   double T = std::strtod(V, &End);
   if (End == V || *End || errno == ERANGE || !std::isfinite(T))
-    return warnBad(Name, V, "not a number", KExpected), false;
+    return warnBad(Name, V, "not a number", kExpected), false;
   if (T <= 0 || T > 31536000)
-    return warnBad(Name, V, "out of range", KExpected), false;
+    return warnBad(Name, V, "out of range", kExpected), false;
   Out = T;
   return true;
 }
@@ -141,10 +141,10 @@ Config load() {
   C.NumDevices = int32_t(NumDevices);
   // User space ends at 2^47 on x86-64 and the arenas of up to 64 devices
   // sit 2^40 apart from the base.
-  constexpr const char *KBaseExpected = "a page-aligned address 0x100000000..0x7f0000000000";
-  readU64("OMPSIM_DEVICE_BASE", C.DeviceBase, 1ULL << 32, 0x7f0000000000ULL, KBaseExpected);
+  constexpr const char *kBaseExpected = "a page-aligned address 0x100000000..0x7f0000000000";
+  readU64("OMPSIM_DEVICE_BASE", C.DeviceBase, 1ULL << 32, 0x7f0000000000ULL, kBaseExpected);
   if (C.DeviceBase % 4096) {
-    warnBad("OMPSIM_DEVICE_BASE", env("OMPSIM_DEVICE_BASE"), "not page-aligned", KBaseExpected);
+    warnBad("OMPSIM_DEVICE_BASE", env("OMPSIM_DEVICE_BASE"), "not page-aligned", kBaseExpected);
     C.DeviceBase = Config().DeviceBase;
   }
   readU64("OMPSIM_DEVICE_MEMORY", C.DeviceMemory, 1ULL << 20, 1ULL << 40,

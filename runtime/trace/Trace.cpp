@@ -21,7 +21,7 @@
 namespace ompsim::trace {
 namespace {
 
-constexpr std::array<std::string_view, size_t(Cat::Count)> KNames = {
+constexpr std::array<std::string_view, size_t(Cat::Count)> kNames = {
     "image", "entry", "map", "table", "launch", "translate", "fault", "alloc", "transfer"};
 
 struct Sink {
@@ -50,8 +50,8 @@ struct Sink {
         continue;
       }
       bool Known = false;
-      for (size_t I = 0; I < KNames.size(); ++I)
-        if (KNames[I] == Item) {
+      for (size_t I = 0; I < kNames.size(); ++I)
+        if (kNames[I] == Item) {
           Mask |= 1u << I;
           Known = true;
         }
@@ -144,7 +144,7 @@ void appendJsonString(std::string &Out, std::string_view S) {
 
 } // namespace
 
-std::string_view name(Cat C) { return KNames[size_t(C)]; }
+std::string_view name(Cat C) { return kNames[size_t(C)]; }
 bool enabled(Cat C) { return sink().Mask & (1u << unsigned(C)); }
 bool normalized() { return sink().Normalize; }
 
@@ -161,14 +161,14 @@ namespace {
 /// (`__omp_offloading_fe00_a72249_main_l10`); normalized traces replace them
 /// so a rebuild or another checkout gives the same trace.
 std::string normalizeOffloadIds(std::string_view V) {
-  static constexpr std::string_view KPrefix = "__omp_offloading_";
+  static constexpr std::string_view kPrefix = "__omp_offloading_";
   std::string Out;
   size_t Pos = 0;
   while (true) {
-    size_t At = V.find(KPrefix, Pos);
+    size_t At = V.find(kPrefix, Pos);
     if (At == std::string_view::npos)
       break;
-    size_t I = At + KPrefix.size();
+    size_t I = At + kPrefix.size();
     auto HexRun = [&](size_t J) {
       while (J < V.size() && std::isxdigit(static_cast<unsigned char>(V[J])))
         ++J;

@@ -41,8 +41,8 @@ namespace ompsim::sim {
 
 namespace {
 
-const char *signalName(int sig) {
-  switch (sig) {
+const char *signalName(int Sig) {
+  switch (Sig) {
   case SIGSEGV:
     return "SIGSEGV";
   case SIGBUS:
@@ -66,8 +66,8 @@ const char *signalName(int sig) {
   }
 }
 
-std::string faultKind(const proto::FaultRecord &f) {
-  switch (f.signo) {
+std::string faultKind(const proto::FaultRecord &F) {
+  switch (F.Signo) {
   case SIGSEGV:
     return "segmentation fault";
   case SIGBUS:
@@ -75,185 +75,183 @@ std::string faultKind(const proto::FaultRecord &f) {
   case SIGILL:
     return "illegal instruction";
   case SIGFPE:
-    return f.code == FPE_INTDIV ? "integer division by zero" : "arithmetic exception";
+    return F.Code == FPE_INTDIV ? "integer division by zero" : "arithmetic exception";
   default:
-    return fmt::format("signal {}", f.signo);
+    return fmt::format("signal {}", F.Signo);
   }
 }
 
 /// Whether a fault is the faulting thread running off the bottom of its stack:
 /// both the address and the stack pointer at or below the stack's lowest page
 /// (in its guard, or past it by a large frame; 16 MiB covers any guard gap).
-bool isStackOverflow(const proto::FaultRecord &f) {
+bool isStackOverflow(const proto::FaultRecord &F) {
   constexpr uint64_t kReach = 16ull << 20, kPage = 4096, kSlack = 64 * 1024;
-  if (f.signo != SIGSEGV || f.stackLow < kReach || f.stackHigh <= f.stackLow)
+  if (F.Signo != SIGSEGV || F.StackLow < kReach || F.StackHigh <= F.StackLow)
     return false;
-  bool addrNearBottom = f.addr < f.stackLow + kPage && f.addr >= f.stackLow - kReach;
-  bool rspNearBottom = f.rsp < f.stackLow + kSlack && f.rsp >= f.stackLow - kReach;
-  return addrNearBottom && rspNearBottom;
+  bool AddrNearBottom = F.Addr < F.StackLow + kPage && F.Addr >= F.StackLow - kReach;
+  bool RspNearBottom = F.Rsp < F.StackLow + kSlack && F.Rsp >= F.StackLow - kReach;
+  return AddrNearBottom && RspNearBottom;
 }
 
 } // namespace
 
-std::string DeviceController::describeDeath(int status, const std::string &context) {
-  std::string dev = fmt::format("device {}: ", opts_.deviceId);
-  proto::FaultRecord f{};
-  bool haveFault = false;
-  if (faultFd_ >= 0) {
-    int fl = ::fcntl(faultFd_, F_GETFL);
-    ::fcntl(faultFd_, F_SETFL, fl | O_NONBLOCK);
-    haveFault = ::read(faultFd_, &f, sizeof f) == ssize_t(sizeof f) && f.magic == proto::FaultRecord::kMagic;
+std::string DeviceController::describeDeath(int Status, const std::string &Context) {
+  std::string Dev = fmt::format("device {}: ", Opts.DeviceId);
+  proto::FaultRecord F{};
+  bool HaveFault = false;
+  if (FaultFd >= 0) {
+    int Fl = ::fcntl(FaultFd, F_GETFL);
+    ::fcntl(FaultFd, F_SETFL, Fl | O_NONBLOCK);
+    HaveFault = ::read(FaultFd, &F, sizeof F) == ssize_t(sizeof F) && F.Magic == proto::FaultRecord::kMagic;
     // The faulting kernel's translate log follows the record when the device
     // runtime was loaded; keep it for takeTranslateLog.
-    auto log = std::make_unique<proto::FaultTranslateLog>();
-    if (haveFault && ::read(faultFd_, log.get(), sizeof *log) == ssize_t(sizeof *log) &&
-        log->magic == proto::FaultTranslateLog::kMagic &&
-        log->count <= proto::FaultTranslateLog::kMaxRecords) {
-      TranslateLog t;
-      t.hits = log->hits;
-      t.misses = log->misses;
-      t.recorded = log->count;
-      t.dropped = log->dropped;
-      for (uint32_t i = 0; i < log->count; ++i)
-        t.records.push_back({log->records[i].host, log->records[i].result, log->records[i].hit != 0});
-      faultTranslateLog_ = std::move(t);
+    auto Log = std::make_unique<proto::FaultTranslateLog>();
+    if (HaveFault && ::read(FaultFd, Log.get(), sizeof *Log) == ssize_t(sizeof *Log) &&
+        Log->Magic == proto::FaultTranslateLog::kMagic &&
+        Log->Count <= proto::FaultTranslateLog::kMaxRecords) {
+      TranslateLog T;
+      T.Hits = Log->Hits;
+      T.Misses = Log->Misses;
+      T.Recorded = Log->Count;
+      T.Dropped = Log->Dropped;
+      for (uint32_t I = 0; I < Log->Count; ++I)
+        T.Records.push_back({Log->Records[I].Host, Log->Records[I].Result, Log->Records[I].Hit != 0});
+      FaultTranslateLog = std::move(T);
     }
   }
-  if (haveFault && f.signo == 0) {
+  if (HaveFault && F.Signo == 0) {
     // The host ends with the status device code gave exit(), as stock does.
-    trace::setFatalExitStatus(f.code);
-    std::string sym = symbolize(f.rip);
+    trace::setFatalExitStatus(F.Code);
+    std::string Sym = symbolize(F.Rip);
     OMPSIM_TRACE_EVENT(Cat::Fault, "device-exit")
-        .num("device", opts_.deviceId)
-        .str("context", context)
-        .num("status", f.code);
-    return fmt::format("{}{} called exit({}){}", dev, context, f.code,
-                       sym.empty() ? std::string() : fmt::format(" from dev:{}", sym));
+        .num("device", Opts.DeviceId)
+        .str("context", Context)
+        .num("status", F.Code);
+    return fmt::format("{}{} called exit({}){}", Dev, Context, F.Code,
+                       Sym.empty() ? std::string() : fmt::format(" from dev:{}", Sym));
   }
-  if (haveFault) {
-    HostSymbolizer &hs = HostSymbolizer::get();
+  if (HaveFault) {
+    HostSymbolizer &Hs = HostSymbolizer::get();
     if (trace::enabled(trace::Cat::Fault)) {
       // Name both addresses on the side they belong to, so the trace alone says
       // which host function or object the device touched.
-      trace::Event ev(trace::Cat::Fault, "device-fault");
-      ev.num("device", opts_.deviceId).str("context", context).num("signal", f.signo);
-      for (auto [key, a] : {std::pair<const char *, uint64_t>{"addr", f.addr}, {"rip", f.rip}}) {
-        if (!hs.objectOf(a).empty())
-          ev.host(key, a);
+      trace::Event Ev(trace::Cat::Fault, "device-fault");
+      Ev.num("device", Opts.DeviceId).str("context", Context).num("signal", F.Signo);
+      for (auto [key, a] : {std::pair<const char *, uint64_t>{"addr", F.Addr}, {"rip", F.Rip}}) {
+        if (!Hs.objectOf(a).empty())
+          Ev.host(key, a);
         else
-          ev.dev(key, a, symbolize(a));
+          Ev.dev(key, a, symbolize(a));
       }
     }
-    std::string hostObject = (f.signo == SIGSEGV || f.signo == SIGBUS) ? hs.objectOf(f.addr) : "";
-    auto hostSymbolText = [&](uint64_t a) {
-      auto sym = hs.lookup(a);
-      if (!sym)
-        return fmt::format("in {}", hostObject);
-      std::string n = sym->Offset ? fmt::format("{}+0x{:x}", sym->Name, sym->Offset) : sym->Name;
-      return fmt::format("host symbol '{}' in {}", n, sym->Object.empty() ? hostObject : sym->Object);
+    std::string HostObject = (F.Signo == SIGSEGV || F.Signo == SIGBUS) ? Hs.objectOf(F.Addr) : "";
+    auto HostSymbolText = [&](uint64_t A) {
+      auto Sym = Hs.lookup(A);
+      if (!Sym)
+        return fmt::format("in {}", HostObject);
+      std::string N = Sym->Offset ? fmt::format("{}+0x{:x}", Sym->Name, Sym->Offset) : Sym->Name;
+      return fmt::format("host symbol '{}' in {}", N, Sym->Object.empty() ? HostObject : Sym->Object);
     };
-    if (!hostObject.empty()) {
-      HostFault &hf = hostFault_.emplace();
-      hf.access = f.rip == f.addr                               ? HostFault::Access::Call
-                  : f.signo == SIGSEGV && (f.pageFaultCode & 2) ? HostFault::Access::Write
+    if (!HostObject.empty()) {
+      HostFault &Hf = LastHostFault.emplace();
+      Hf.Access = F.Rip == F.Addr                               ? HostFault::Access::Call
+                  : F.Signo == SIGSEGV && (F.PageFaultCode & 2) ? HostFault::Access::Write
                                                                 : HostFault::Access::Read;
-      hf.addr = f.addr;
-      if (faultTranslateLog_) {
-        for (const TranslateLog::Record &r : faultTranslateLog_->records)
-          hf.lookups.push_back(r);
-        hf.lookupsComplete = faultTranslateLog_->dropped == 0;
+      Hf.Addr = F.Addr;
+      if (FaultTranslateLog) {
+        for (const TranslateLog::Record &R : FaultTranslateLog->Records)
+          Hf.Lookups.push_back(R);
+        Hf.LookupsComplete = FaultTranslateLog->Dropped == 0;
       }
     }
-    if (!hostObject.empty() && f.rip == f.addr)
-      return fmt::format("{}{} called untranslated host function pointer 0x{:x} ({})", dev, context, f.addr,
-                         hostSymbolText(f.addr));
-    std::string where;
-    std::string sym = symbolize(f.rip);
-    where = sym.empty() ? fmt::format("0x{:x}", f.rip) : fmt::format("dev:{} (0x{:x})", sym, f.rip);
-    bool write = f.signo == SIGSEGV && (f.pageFaultCode & 2);
-    if (isStackOverflow(f)) {
-      uint64_t stackKiB = (f.stackHigh - f.stackLow) / 1024;
-      std::string place =
-          f.addr < f.stackLow
-              ? fmt::format("{} bytes below the {} KiB stack of the device thread", f.stackLow - f.addr,
-                            stackKiB)
-              : fmt::format("at the bottom of the {} KiB stack of the device thread", stackKiB);
-      return fmt::format("{}stack overflow {} {}: {} ({}) at address 0x{:x}, {}, instruction at {}", dev,
-                         StringRef(context).starts_with("kernel ") ? "in" : "while", context, faultKind(f),
-                         signalName(f.signo), f.addr, place, where);
+    if (!HostObject.empty() && F.Rip == F.Addr)
+      return fmt::format("{}{} called untranslated host function pointer 0x{:x} ({})", Dev, Context, F.Addr,
+                         HostSymbolText(F.Addr));
+    std::string Where;
+    std::string Sym = symbolize(F.Rip);
+    Where = Sym.empty() ? fmt::format("0x{:x}", F.Rip) : fmt::format("dev:{} (0x{:x})", Sym, F.Rip);
+    bool Write = F.Signo == SIGSEGV && (F.PageFaultCode & 2);
+    if (isStackOverflow(F)) {
+      uint64_t StackKiB = (F.StackHigh - F.StackLow) / 1024;
+      std::string Place =
+          F.Addr < F.StackLow
+              ? fmt::format("{} bytes below the {} KiB stack of the device thread", F.StackLow - F.Addr,
+                            StackKiB)
+              : fmt::format("at the bottom of the {} KiB stack of the device thread", StackKiB);
+      return fmt::format("{}stack overflow {} {}: {} ({}) at address 0x{:x}, {}, instruction at {}", Dev,
+                         StringRef(Context).starts_with("kernel ") ? "in" : "while", Context, faultKind(F),
+                         signalName(F.Signo), F.Addr, Place, Where);
     }
-    if (!hostObject.empty())
-      return fmt::format("{}{} {} host data at 0x{:x} ({}) from {}", dev, context, write ? "wrote" : "read",
-                         f.addr, hostSymbolText(f.addr), where);
-    if (f.signo == SIGSEGV && f.rip == f.addr && f.addr < 4096)
-      return fmt::format("{}{} called a null function pointer (0x{:x})", dev, context, f.addr);
-    if (f.signo == SIGSEGV || f.signo == SIGBUS)
-      return fmt::format("{}{}: {} ({}) at address 0x{:x}, instruction at {}", dev, context, faultKind(f),
-                         signalName(f.signo), f.addr, where);
-    return fmt::format("{}{}: {} ({}) at {}", dev, context, faultKind(f), signalName(f.signo), where);
+    if (!HostObject.empty())
+      return fmt::format("{}{} {} host data at 0x{:x} ({}) from {}", Dev, Context, Write ? "wrote" : "read",
+                         F.Addr, HostSymbolText(F.Addr), Where);
+    if (F.Signo == SIGSEGV && F.Rip == F.Addr && F.Addr < 4096)
+      return fmt::format("{}{} called a null function pointer (0x{:x})", Dev, Context, F.Addr);
+    if (F.Signo == SIGSEGV || F.Signo == SIGBUS)
+      return fmt::format("{}{}: {} ({}) at address 0x{:x}, instruction at {}", Dev, Context, faultKind(F),
+                         signalName(F.Signo), F.Addr, Where);
+    return fmt::format("{}{}: {} ({}) at {}", Dev, Context, faultKind(F), signalName(F.Signo), Where);
   }
-  if (status == -1)
-    return fmt::format("{}executor (pid {}) died during {}", dev, pid_, context);
-  if (WIFSIGNALED(status))
-    return fmt::format("{}executor (pid {}) was killed by signal {} ({}) during {}", dev, pid_,
-                       WTERMSIG(status), signalName(WTERMSIG(status)), context);
-  return fmt::format("{}executor (pid {}) exited with status {} during {}", dev, pid_, WEXITSTATUS(status),
-                     context);
+  if (Status == -1)
+    return fmt::format("{}executor (pid {}) died during {}", Dev, Pid, Context);
+  if (WIFSIGNALED(Status))
+    return fmt::format("{}executor (pid {}) was killed by signal {} ({}) during {}", Dev, Pid,
+                       WTERMSIG(Status), signalName(WTERMSIG(Status)), Context);
+  return fmt::format("{}executor (pid {}) exited with status {} during {}", Dev, Pid, WEXITSTATUS(Status),
+                     Context);
 }
 
-Error DeviceController::diagnose(Error callError, const std::string &context) {
-  if (!callError)
-    return callError;
-  int status = 0;
+Error DeviceController::diagnose(Error CallError, const std::string &Context) {
+  if (!CallError)
+    return CallError;
+  int Status = 0;
   // A lost connection means the executor is exiting or gone; give it a moment.
-  if (!waitFor(pid_, 2.0, status)) {
+  if (!waitFor(Pid, 2.0, Status)) {
     // Still alive: an ordinary error the executor reported (bad image, ...).
     return makeError(
-        fmt::format("device {}: {}: {}", opts_.deviceId, context, toString(std::move(callError))));
+        fmt::format("device {}: {}: {}", Opts.DeviceId, Context, toString(std::move(CallError))));
   }
-  consumeError(std::move(callError));
-  deathMessage_ = describeDeath(status, context);
-  if (hostFault_ && faultAdvisor_) {
-    std::string note = faultAdvisor_(*hostFault_);
-    if (!note.empty())
-      deathMessage_ += "; " + note;
+  consumeError(std::move(CallError));
+  DeathMessage = describeDeath(Status, Context);
+  if (LastHostFault && FaultAdvisor) {
+    std::string Note = FaultAdvisor(*LastHostFault);
+    if (!Note.empty())
+      DeathMessage += "; " + Note;
   }
-  int dummy;
-  (void)dummy;
-  pid_t old = pid_;
-  pid_ = -1; // reaped
-  (void)old;
-  OMPSIM_TRACE_EVENT(Cat::Fault, "executor-death")
-      .num("device", opts_.deviceId)
-      .str("message", deathMessage_);
-  return makeError(deathMessage_);
+  int Dummy;
+  (void)Dummy;
+  pid_t Old = Pid;
+  Pid = -1; // reaped
+  (void)Old;
+  OMPSIM_TRACE_EVENT(Cat::Fault, "executor-death").num("device", Opts.DeviceId).str("message", DeathMessage);
+  return makeError(DeathMessage);
 }
 
-void DeviceController::setFaultAdvisor(std::function<std::string(const HostFault &)> advisor) {
-  std::lock_guard<std::recursive_mutex> lock(mu_);
-  faultAdvisor_ = std::move(advisor);
+void DeviceController::setFaultAdvisor(std::function<std::string(const HostFault &)> Advisor) {
+  std::lock_guard<std::recursive_mutex> Lock(Mu);
+  FaultAdvisor = std::move(Advisor);
 }
 
-std::string DeviceController::symbolize(uint64_t addr) {
-  std::lock_guard<std::recursive_mutex> lock(mu_);
-  for (auto &[id, img] : images_)
-    if (!img.symbols && (!img.elfBytes.empty() || !img.elfView.empty()))
-      img.symbols = std::make_unique<ImageSymbolTable>(ImageSymbolTable::fromElf(
-          img.elfBytes.empty() ? img.elfView : llvm::ArrayRef<char>(img.elfBytes), img.base));
-  for (auto &[id, img] : images_)
-    if (addr >= img.base && addr < img.base + img.size && img.symbols) {
-      std::string s = img.symbols->symbolize(addr);
-      if (!s.empty())
-        return s;
+std::string DeviceController::symbolize(uint64_t Addr) {
+  std::lock_guard<std::recursive_mutex> Lock(Mu);
+  for (auto &[id, img] : Images)
+    if (!img.Symbols && (!img.ElfBytes.empty() || !img.ElfView.empty()))
+      img.Symbols = std::make_unique<ImageSymbolTable>(ImageSymbolTable::fromElf(
+          img.ElfBytes.empty() ? img.ElfView : llvm::ArrayRef<char>(img.ElfBytes), img.Base));
+  for (auto &[id, img] : Images)
+    if (Addr >= img.Base && Addr < img.Base + img.Size && img.Symbols) {
+      std::string S = img.Symbols->symbolize(Addr);
+      if (!S.empty())
+        return S;
     }
-  for (auto &[id, img] : images_)
-    if (img.symbols) {
-      std::string s = img.symbols->symbolize(addr);
-      if (!s.empty())
-        return s;
+  for (auto &[id, img] : Images)
+    if (img.Symbols) {
+      std::string S = img.Symbols->symbolize(Addr);
+      if (!S.empty())
+        return S;
     }
   // Lazily compiled bodies of bitcode images lie outside their image's stubs.
-  return jit_ ? jit_->symbolize(addr) : "";
+  return Jit ? Jit->symbolize(Addr) : "";
 }
 
 } // namespace ompsim::sim

@@ -23,19 +23,19 @@ using namespace llvm;
 using namespace llvm::orc;
 namespace proto = protocol;
 
-inline Error makeError(const Twine &msg) { return createStringError(inconvertibleErrorCode(), msg); }
+inline Error makeError(const Twine &Msg) { return createStringError(inconvertibleErrorCode(), Msg); }
 
 /// Waits up to `seconds` for `pid`; returns true and its status once it has exited.
-bool waitFor(pid_t pid, double seconds, int &status);
+bool waitFor(pid_t Pid, double Seconds, int &Status);
 
 template <typename Sig, typename RetT, typename... ArgTs>
-Error DeviceController::call(const char *fnName, const std::string &context, RetT &result,
-                             const ArgTs &...args) {
-  if (auto err = checkAlive())
-    return err;
-  ExecutorAddr fn(fns_.at(fnName));
-  Error err = epc_->callSPSWrapper<Sig>(fn, result, args...);
-  return diagnose(std::move(err), context);
+Error DeviceController::call(const char *FnName, const std::string &Context, RetT &Result,
+                             const ArgTs &...Args) {
+  if (auto Err = checkAlive())
+    return Err;
+  ExecutorAddr Fn(Fns.at(FnName));
+  Error Err = Epc->callSPSWrapper<Sig>(Fn, Result, Args...);
+  return diagnose(std::move(Err), Context);
 }
 
 } // namespace ompsim::sim

@@ -50,159 +50,159 @@ constexpr unsigned kMemfdExec = 0x0010U;
 
 } // namespace
 
-Error DeviceController::mapSharedMemory(int &fd) {
-  std::string prefix = fmt::format("device {}: ", opts_.deviceId);
+Error DeviceController::mapSharedMemory(int &Fd) {
+  std::string Prefix = fmt::format("device {}: ", Opts.DeviceId);
   // Image code runs from these pages in the executor; where the kernel
   // supports MFD_EXEC say so, so that a vm.memfd_noexec default cannot seal it.
-  fd = ::memfd_create("ompsim-device-memory", MFD_CLOEXEC | kMemfdExec);
-  if (fd < 0 && errno == EINVAL)
-    fd = ::memfd_create("ompsim-device-memory", MFD_CLOEXEC);
-  if (fd < 0)
-    return makeError(prefix + "cannot create device memory (memfd_create): " + std::strerror(errno));
-  uint64_t page = uint64_t(::sysconf(_SC_PAGESIZE));
-  sharedBytes_ = LaunchMailbox::kBytes + ((opts_.arenaSize + page - 1) & ~(page - 1));
-  if (::ftruncate(fd, off_t(sharedBytes_)) != 0) {
-    std::string why = std::strerror(errno);
-    ::close(fd);
-    fd = -1;
-    return makeError(prefix + fmt::format("cannot size device memory to {} bytes: {}", sharedBytes_, why));
+  Fd = ::memfd_create("ompsim-device-memory", MFD_CLOEXEC | kMemfdExec);
+  if (Fd < 0 && errno == EINVAL)
+    Fd = ::memfd_create("ompsim-device-memory", MFD_CLOEXEC);
+  if (Fd < 0)
+    return makeError(Prefix + "cannot create device memory (memfd_create): " + std::strerror(errno));
+  uint64_t Page = uint64_t(::sysconf(_SC_PAGESIZE));
+  SharedBytes = LaunchMailbox::kBytes + ((Opts.ArenaSize + Page - 1) & ~(Page - 1));
+  if (::ftruncate(Fd, off_t(SharedBytes)) != 0) {
+    std::string Why = std::strerror(errno);
+    ::close(Fd);
+    Fd = -1;
+    return makeError(Prefix + fmt::format("cannot size device memory to {} bytes: {}", SharedBytes, Why));
   }
-  void *p = ::mmap(nullptr, sharedBytes_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
-  if (p == MAP_FAILED) {
-    std::string why = std::strerror(errno);
-    ::close(fd);
-    fd = -1;
-    return makeError(prefix + fmt::format("cannot map {} bytes of device memory: {}", sharedBytes_, why));
+  void *P = ::mmap(nullptr, SharedBytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, Fd, 0);
+  if (P == MAP_FAILED) {
+    std::string Why = std::strerror(errno);
+    ::close(Fd);
+    Fd = -1;
+    return makeError(Prefix + fmt::format("cannot map {} bytes of device memory: {}", SharedBytes, Why));
   }
   // A child the host program forks must not write into device memory.
-  ::madvise(p, sharedBytes_, MADV_DONTFORK);
-  shared_ = static_cast<char *>(p);
-  mailbox_ = reinterpret_cast<LaunchMailbox *>(shared_);
-  launchSeq_ = 0;
+  ::madvise(P, SharedBytes, MADV_DONTFORK);
+  Shared = static_cast<char *>(P);
+  Mailbox = reinterpret_cast<LaunchMailbox *>(Shared);
+  LaunchSeq = 0;
   return Error::success();
 }
 
 void DeviceController::unmapSharedMemory() {
-  if (shared_)
-    ::munmap(shared_, sharedBytes_);
-  shared_ = nullptr;
-  mailbox_ = nullptr;
-  sharedBytes_ = 0;
+  if (Shared)
+    ::munmap(Shared, SharedBytes);
+  Shared = nullptr;
+  Mailbox = nullptr;
+  SharedBytes = 0;
 }
 
-Error DeviceController::checkRange(uint64_t addr, uint64_t size, StringRef what) {
-  if (addr < opts_.arenaBase || size > opts_.arenaSize || addr - opts_.arenaBase > opts_.arenaSize - size)
+Error DeviceController::checkRange(uint64_t Addr, uint64_t Size, StringRef What) {
+  if (Addr < Opts.ArenaBase || Size > Opts.ArenaSize || Addr - Opts.ArenaBase > Opts.ArenaSize - Size)
     return makeError(fmt::format("device {}: {} of {} bytes at 0x{:x} is outside device memory "
                                  "[0x{:x}, 0x{:x})",
-                                 opts_.deviceId, what.str(), size, addr, opts_.arenaBase,
-                                 opts_.arenaBase + opts_.arenaSize));
+                                 Opts.DeviceId, What.str(), Size, Addr, Opts.ArenaBase,
+                                 Opts.ArenaBase + Opts.ArenaSize));
   return Error::success();
 }
 
-uint64_t DeviceController::allocate(uint64_t size, uint64_t align) {
-  std::lock_guard<std::recursive_mutex> lock(mu_);
-  if (auto err = checkAlive()) {
-    consumeError(std::move(err));
+uint64_t DeviceController::allocate(uint64_t Size, uint64_t Align) {
+  std::lock_guard<std::recursive_mutex> Lock(Mu);
+  if (auto Err = checkAlive()) {
+    consumeError(std::move(Err));
     return 0;
   }
-  if (!align || (align & (align - 1)))
-    align = 16;
-  uint64_t addr = heap_->allocate(size, std::max<uint64_t>(align, 16));
-  OMPSIM_TRACE_EVENT(Cat::Alloc, addr ? "alloc" : "alloc-failed")
-      .num("device", opts_.deviceId)
-      .num("size", int64_t(size))
-      .dev("addr", addr, "");
-  return addr;
+  if (!Align || (Align & (Align - 1)))
+    Align = 16;
+  uint64_t Addr = Heap->allocate(Size, std::max<uint64_t>(Align, 16));
+  OMPSIM_TRACE_EVENT(Cat::Alloc, Addr ? "alloc" : "alloc-failed")
+      .num("device", Opts.DeviceId)
+      .num("size", int64_t(Size))
+      .dev("addr", Addr, "");
+  return Addr;
 }
 
-Error DeviceController::release(uint64_t addr) {
-  std::lock_guard<std::recursive_mutex> lock(mu_);
-  if (auto err = checkAlive())
-    return err;
-  if (!heap_->release(addr))
-    return makeError(fmt::format("device {}: 0x{:x} is not a live device allocation", opts_.deviceId, addr));
-  OMPSIM_TRACE_EVENT(Cat::Alloc, "free").num("device", opts_.deviceId).dev("addr", addr, "");
+Error DeviceController::release(uint64_t Addr) {
+  std::lock_guard<std::recursive_mutex> Lock(Mu);
+  if (auto Err = checkAlive())
+    return Err;
+  if (!Heap->release(Addr))
+    return makeError(fmt::format("device {}: 0x{:x} is not a live device allocation", Opts.DeviceId, Addr));
+  OMPSIM_TRACE_EVENT(Cat::Alloc, "free").num("device", Opts.DeviceId).dev("addr", Addr, "");
   return Error::success();
 }
 
-Error DeviceController::write(uint64_t dst, const void *src, uint64_t size) {
-  std::lock_guard<std::recursive_mutex> lock(mu_);
-  if (size == 0)
+Error DeviceController::write(uint64_t Dst, const void *Src, uint64_t Size) {
+  std::lock_guard<std::recursive_mutex> Lock(Mu);
+  if (Size == 0)
     return Error::success();
-  if (auto err = checkAlive())
-    return err;
-  if (auto err = checkRange(dst, size, "write"))
-    return err;
-  std::memcpy(shared_ + LaunchMailbox::kBytes + (dst - opts_.arenaBase), src, size);
+  if (auto Err = checkAlive())
+    return Err;
+  if (auto Err = checkRange(Dst, Size, "write"))
+    return Err;
+  std::memcpy(Shared + LaunchMailbox::kBytes + (Dst - Opts.ArenaBase), Src, Size);
   return Error::success();
 }
 
-Error DeviceController::read(void *dst, uint64_t src, uint64_t size) {
-  std::lock_guard<std::recursive_mutex> lock(mu_);
-  if (size == 0)
+Error DeviceController::read(void *Dst, uint64_t Src, uint64_t Size) {
+  std::lock_guard<std::recursive_mutex> Lock(Mu);
+  if (Size == 0)
     return Error::success();
-  if (auto err = checkAlive())
-    return err;
-  if (auto err = checkRange(src, size, "read"))
-    return err;
-  std::memcpy(dst, shared_ + LaunchMailbox::kBytes + (src - opts_.arenaBase), size);
+  if (auto Err = checkAlive())
+    return Err;
+  if (auto Err = checkRange(Src, Size, "read"))
+    return Err;
+  std::memcpy(Dst, Shared + LaunchMailbox::kBytes + (Src - Opts.ArenaBase), Size);
   return Error::success();
 }
 
-Error DeviceController::setFunctionPointerTable(ArrayRef<__omp_offloading_fptr_map_ty> table) {
-  std::lock_guard<std::recursive_mutex> lock(mu_);
-  if (auto err = checkAlive())
-    return err;
-  uint64_t bytes = table.size() * sizeof(__omp_offloading_fptr_map_ty);
-  uint64_t addr = 0;
-  if (bytes) {
-    addr = allocate(bytes, 16);
-    if (!addr)
+Error DeviceController::setFunctionPointerTable(ArrayRef<__omp_offloading_fptr_map_ty> Table) {
+  std::lock_guard<std::recursive_mutex> Lock(Mu);
+  if (auto Err = checkAlive())
+    return Err;
+  uint64_t Bytes = Table.size() * sizeof(__omp_offloading_fptr_map_ty);
+  uint64_t Addr = 0;
+  if (Bytes) {
+    Addr = allocate(Bytes, 16);
+    if (!Addr)
       return makeError(fmt::format("device {}: no device memory for the {}-entry function-pointer table",
-                                   opts_.deviceId, table.size()));
-    if (auto err = write(addr, table.data(), bytes))
-      return err;
+                                   Opts.DeviceId, Table.size()));
+    if (auto Err = write(Addr, Table.data(), Bytes))
+      return Err;
   }
-  Error result = Error::success();
-  if (auto err =
+  Error Result = Error::success();
+  if (auto Err =
           call<proto::SetFptrTableSignature>(proto::SetFptrTableName, "publishing the function-pointer table",
-                                             result, addr, uint64_t(table.size())))
-    return err;
-  if (result) {
-    if (addr)
-      consumeError(release(addr));
-    return makeError(fmt::format("device {}: {}", opts_.deviceId, toString(std::move(result))));
+                                             Result, Addr, uint64_t(Table.size())))
+    return Err;
+  if (Result) {
+    if (Addr)
+      consumeError(release(Addr));
+    return makeError(fmt::format("device {}: {}", Opts.DeviceId, toString(std::move(Result))));
   }
   // The device runtime keeps its own copy.
-  if (tableAddr_)
-    consumeError(release(tableAddr_));
-  tableAddr_ = addr;
+  if (TableAddr)
+    consumeError(release(TableAddr));
+  TableAddr = Addr;
   return Error::success();
 }
 
-Expected<TranslateLog> DeviceController::takeTranslateLog(uint64_t nextCap, uint64_t maxRecords) {
-  std::lock_guard<std::recursive_mutex> lock(mu_);
-  if (!deathMessage_.empty() && faultTranslateLog_) {
-    TranslateLog saved = std::move(*faultTranslateLog_);
-    faultTranslateLog_.reset();
-    return saved;
+Expected<TranslateLog> DeviceController::takeTranslateLog(uint64_t NextCap, uint64_t MaxRecords) {
+  std::lock_guard<std::recursive_mutex> Lock(Mu);
+  if (!DeathMessage.empty() && FaultTranslateLog) {
+    TranslateLog Saved = std::move(*FaultTranslateLog);
+    FaultTranslateLog.reset();
+    return Saved;
   }
-  Expected<std::vector<uint64_t>> raw = std::vector<uint64_t>();
-  if (auto err = call<proto::TranslateLogSignature>(proto::TranslateLogName, "reading the translate log", raw,
-                                                    nextCap, maxRecords))
-    return std::move(err);
-  if (!raw)
-    return makeError(fmt::format("device {}: {}", opts_.deviceId, toString(raw.takeError())));
-  TranslateLog log;
-  if (raw->size() < 4)
-    return log;
-  log.hits = (*raw)[0];
-  log.misses = (*raw)[1];
-  log.recorded = (*raw)[2];
-  log.dropped = (*raw)[3];
-  for (size_t i = 4; i + 2 < raw->size() + 0 && i + 2 <= raw->size() - 1; i += 3)
-    log.records.push_back({(*raw)[i], (*raw)[i + 1], (*raw)[i + 2] != 0});
-  return log;
+  Expected<std::vector<uint64_t>> Raw = std::vector<uint64_t>();
+  if (auto Err = call<proto::TranslateLogSignature>(proto::TranslateLogName, "reading the translate log", Raw,
+                                                    NextCap, MaxRecords))
+    return std::move(Err);
+  if (!Raw)
+    return makeError(fmt::format("device {}: {}", Opts.DeviceId, toString(Raw.takeError())));
+  TranslateLog Log;
+  if (Raw->size() < 4)
+    return Log;
+  Log.Hits = (*Raw)[0];
+  Log.Misses = (*Raw)[1];
+  Log.Recorded = (*Raw)[2];
+  Log.Dropped = (*Raw)[3];
+  for (size_t I = 4; I + 2 < Raw->size() + 0 && I + 2 <= Raw->size() - 1; I += 3)
+    Log.Records.push_back({(*Raw)[I], (*Raw)[I + 1], (*Raw)[I + 2] != 0});
+  return Log;
 }
 
 } // namespace ompsim::sim

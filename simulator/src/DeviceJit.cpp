@@ -35,42 +35,42 @@ using namespace llvm::orc;
 
 namespace {
 
-Error makeError(const Twine &msg) { return createStringError(inconvertibleErrorCode(), msg); }
+Error makeError(const Twine &Msg) { return createStringError(inconvertibleErrorCode(), Msg); }
 
 /// Replaces llvm.global_ctors / llvm.global_dtors with one external function
 /// that calls them in order, so the executor can run them with a plain call.
-Function *lowerCtorsDtors(Module &m, bool ctors, const std::string &name) {
-  std::vector<std::pair<unsigned, Function *>> fns;
-  for (const auto &e : ctors ? getConstructors(m) : getDestructors(m))
-    if (e.Func)
-      fns.emplace_back(e.Priority, e.Func);
-  if (GlobalVariable *gv = m.getGlobalVariable(ctors ? "llvm.global_ctors" : "llvm.global_dtors"))
-    gv->eraseFromParent();
-  if (fns.empty())
+Function *lowerCtorsDtors(Module &M, bool Ctors, const std::string &Name) {
+  std::vector<std::pair<unsigned, Function *>> Fns;
+  for (const auto &E : Ctors ? getConstructors(M) : getDestructors(M))
+    if (E.Func)
+      Fns.emplace_back(E.Priority, E.Func);
+  if (GlobalVariable *Gv = M.getGlobalVariable(Ctors ? "llvm.global_ctors" : "llvm.global_dtors"))
+    Gv->eraseFromParent();
+  if (Fns.empty())
     return nullptr;
   // Constructors run by ascending priority, destructors by descending; equal
   // priorities keep their order in the module (std::sort on (priority, index)
   // avoids libstdc++'s deprecated temporary buffer inside std::stable_sort).
-  std::vector<size_t> order(fns.size());
-  for (size_t i = 0; i < order.size(); ++i)
-    order[i] = i;
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    if (fns[a].first != fns[b].first)
-      return ctors ? fns[a].first < fns[b].first : fns[a].first > fns[b].first;
-    return a < b;
+  std::vector<size_t> Order(Fns.size());
+  for (size_t I = 0; I < Order.size(); ++I)
+    Order[I] = I;
+  std::sort(Order.begin(), Order.end(), [&](size_t A, size_t B) {
+    if (Fns[A].first != Fns[B].first)
+      return Ctors ? Fns[A].first < Fns[B].first : Fns[A].first > Fns[B].first;
+    return A < B;
   });
-  std::vector<std::pair<unsigned, Function *>> sorted;
-  for (size_t i : order)
-    sorted.push_back(fns[i]);
-  fns.swap(sorted);
-  LLVMContext &ctx = m.getContext();
-  Function *f =
-      Function::Create(FunctionType::get(Type::getVoidTy(ctx), false), GlobalValue::ExternalLinkage, name, m);
-  IRBuilder<> b(BasicBlock::Create(ctx, "entry", f));
-  for (auto &[prio, fn] : fns)
-    b.CreateCall(FunctionType::get(Type::getVoidTy(ctx), false), fn);
-  b.CreateRetVoid();
-  return f;
+  std::vector<std::pair<unsigned, Function *>> Sorted;
+  for (size_t I : Order)
+    Sorted.push_back(Fns[I]);
+  Fns.swap(Sorted);
+  LLVMContext &Ctx = M.getContext();
+  Function *F =
+      Function::Create(FunctionType::get(Type::getVoidTy(Ctx), false), GlobalValue::ExternalLinkage, Name, M);
+  IRBuilder<> B(BasicBlock::Create(Ctx, "entry", F));
+  for (auto &[prio, fn] : Fns)
+    B.CreateCall(FunctionType::get(Type::getVoidTy(Ctx), false), fn);
+  B.CreateRetVoid();
+  return F;
 }
 
 /// The partition compiled on a first call: the requested definitions and,
@@ -80,70 +80,70 @@ Function *lowerCtorsDtors(Module &m, bool ctors, const std::string &name) {
 /// its stub (compiled on its own first call) so that every pointer to it,
 /// in device code, vtables and the function-pointer table, stays the stub's.
 std::optional<IRPartitionLayer::GlobalValueSet>
-withDirectCallees(IRPartitionLayer::GlobalValueSet requested) {
-  IRPartitionLayer::GlobalValueSet out = requested;
-  std::vector<const Function *> work;
-  for (const GlobalValue *gv : requested)
-    if (const auto *f = dyn_cast<Function>(gv))
-      work.push_back(f);
-  while (!work.empty()) {
-    const Function *f = work.back();
-    work.pop_back();
-    for (const BasicBlock &bb : *f)
-      for (const Instruction &i : bb) {
-        const auto *call = dyn_cast<CallBase>(&i);
-        if (!call)
+withDirectCallees(IRPartitionLayer::GlobalValueSet Requested) {
+  IRPartitionLayer::GlobalValueSet Out = Requested;
+  std::vector<const Function *> Work;
+  for (const GlobalValue *Gv : Requested)
+    if (const auto *F = dyn_cast<Function>(Gv))
+      Work.push_back(F);
+  while (!Work.empty()) {
+    const Function *F = Work.back();
+    Work.pop_back();
+    for (const BasicBlock &Bb : *F)
+      for (const Instruction &I : Bb) {
+        const auto *Call = dyn_cast<CallBase>(&I);
+        if (!Call)
           continue;
-        const auto *callee = dyn_cast<Function>(call->getCalledOperand()->stripPointerCasts());
-        if (!callee || callee->isDeclaration() || callee->hasAddressTaken())
+        const auto *Callee = dyn_cast<Function>(Call->getCalledOperand()->stripPointerCasts());
+        if (!Callee || Callee->isDeclaration() || Callee->hasAddressTaken())
           continue;
-        if (out.insert(callee).second)
-          work.push_back(callee);
+        if (Out.insert(Callee).second)
+          Work.push_back(Callee);
       }
   }
-  return out;
+  return Out;
 }
 
 /// The image trace's record of one compile: the first definition asked for,
 /// how many were, how many definitions the compile holds, and whether it is
 /// everything the image had left.
-void traceCompile(const IRPartitionLayer::GlobalValueSet &requested, size_t compiled, bool rest) {
-  if (requested.empty())
+void traceCompile(const IRPartitionLayer::GlobalValueSet &Requested, size_t Compiled, bool Rest) {
+  if (Requested.empty())
     return;
   OMPSIM_TRACE_EVENT(Cat::Image, "jit-compile")
-      .str("symbol", (*requested.begin())->getName())
-      .num("requested", int64_t(requested.size()))
-      .num("compiled", int64_t(compiled))
-      .num("rest", rest ? 1 : 0);
+      .str("symbol", (*Requested.begin())->getName())
+      .num("requested", int64_t(Requested.size()))
+      .num("compiled", int64_t(Compiled))
+      .num("rest", Rest ? 1 : 0);
 }
 
 /// The name a function had in its image: extracting a partition gives an
 /// internal function that another partition calls a new external name,
 /// "__orc_lcl.<name>.<n>", which means nothing to the user.
-std::string sourceName(StringRef linked) {
-  StringRef name = linked;
-  if (!name.consume_front("__orc_lcl."))
-    return linked.str();
-  size_t dot = name.rfind('.');
-  if (dot == StringRef::npos || dot == 0 || dot + 1 == name.size() ||
-      !llvm::all_of(name.drop_front(dot + 1), [](char c) { return c >= '0' && c <= '9'; }))
-    return linked.str();
-  return name.take_front(dot).str();
+std::string sourceName(StringRef Linked) {
+  StringRef Name = Linked;
+  if (!Name.consume_front("__orc_lcl."))
+    return Linked.str();
+  size_t Dot = Name.rfind('.');
+  if (Dot == StringRef::npos || Dot == 0 || Dot + 1 == Name.size() ||
+      !llvm::all_of(Name.drop_front(Dot + 1), [](char C) { return C >= '0' && C <= '9'; }))
+    return Linked.str();
+  return Name.take_front(Dot).str();
 }
 
 /// Records the functions every link defines, so an address in code that was
 /// compiled lazily (away from its stub) can be named in fault reports.
 class LinkedCodeRecorder : public ObjectLinkingLayer::Plugin {
 public:
-  LinkedCodeRecorder(std::shared_ptr<std::mutex> mu, std::shared_ptr<ImageSymbolTable> table)
-      : mu_(std::move(mu)), table_(std::move(table)) {}
+  LinkedCodeRecorder(std::shared_ptr<std::mutex> Mu, std::shared_ptr<ImageSymbolTable> Table)
+      : Mu(std::move(Mu)), Table(std::move(Table)) {}
   void modifyPassConfig(MaterializationResponsibility &, jitlink::LinkGraph &,
-                        jitlink::PassConfiguration &config) override {
-    config.PostFixupPasses.push_back([mu = mu_, table = table_](jitlink::LinkGraph &g) {
-      std::lock_guard<std::mutex> lock(*mu);
-      for (jitlink::Symbol *sym : g.defined_symbols())
-        if (sym->hasName() && sym->isCallable())
-          table->add(sourceName(*sym->getName()), sym->getAddress().getValue(), sym->getSize());
+                        jitlink::PassConfiguration &Config) override {
+    Config.PostFixupPasses.push_back([Mu = Mu, Table = Table](jitlink::LinkGraph &G) {
+      std::lock_guard<std::mutex> Lock(*Mu);
+      for (jitlink::Symbol *Sym : G.defined_symbols())
+        if (Sym->hasName() && Sym->isCallable())
+          Table->add(sourceName(*Sym->getName()), Sym->getAddress().getValue(), Sym->getSize());
       return Error::success();
     });
   }
@@ -152,8 +152,8 @@ public:
   void notifyTransferringResources(JITDylib &, ResourceKey, ResourceKey) override {}
 
 private:
-  std::shared_ptr<std::mutex> mu_;
-  std::shared_ptr<ImageSymbolTable> table_;
+  std::shared_ptr<std::mutex> Mu;
+  std::shared_ptr<ImageSymbolTable> Table;
 };
 
 /// The named metadata in which add() records the SHA-256 of the image a module
@@ -171,30 +171,30 @@ constexpr const char *kImageDigestMD = "ompsim.jit.image";
 /// whole files only.
 class CachingCompiler : public IRCompileLayer::IRCompiler {
 public:
-  CachingCompiler(JITTargetMachineBuilder jtmb, std::string dir, std::string salt)
-      : IRCompiler(irManglingOptionsFromTargetOptions(jtmb.getOptions())), compiler_(std::move(jtmb)),
-        dir_(std::move(dir)), salt_(std::move(salt)) {}
+  CachingCompiler(JITTargetMachineBuilder Jtmb, std::string Dir, std::string Salt)
+      : IRCompiler(irManglingOptionsFromTargetOptions(Jtmb.getOptions())), Compiler(std::move(Jtmb)),
+        Dir(std::move(Dir)), Salt(std::move(Salt)) {}
 
-  Expected<std::unique_ptr<MemoryBuffer>> operator()(Module &m) override {
-    std::string path = pathFor(m);
-    if (auto file = MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false)) {
-      StringRef bytes = (*file)->getBuffer();
-      if (bytes.size() > kDigestSize &&
-          digestOf(bytes.drop_front(kDigestSize)) == bytes.take_front(kDigestSize))
-        return MemoryBuffer::getMemBufferCopy(bytes.drop_front(kDigestSize), m.getModuleIdentifier());
+  Expected<std::unique_ptr<MemoryBuffer>> operator()(Module &M) override {
+    std::string Path = pathFor(M);
+    if (auto File = MemoryBuffer::getFile(Path, /*IsText=*/false, /*RequiresNullTerminator=*/false)) {
+      StringRef Bytes = (*File)->getBuffer();
+      if (Bytes.size() > kDigestSize &&
+          digestOf(Bytes.drop_front(kDigestSize)) == Bytes.take_front(kDigestSize))
+        return MemoryBuffer::getMemBufferCopy(Bytes.drop_front(kDigestSize), M.getModuleIdentifier());
     }
-    auto object = compiler_(m);
-    if (object)
-      store(path, (*object)->getBuffer());
-    return object;
+    auto Object = Compiler(M);
+    if (Object)
+      store(Path, (*Object)->getBuffer());
+    return Object;
   }
 
 private:
   static constexpr size_t kDigestSize = 32;
 
-  static std::string digestOf(StringRef bytes) {
-    auto d = SHA256::hash(arrayRefFromStringRef(bytes));
-    return std::string(d.begin(), d.end());
+  static std::string digestOf(StringRef Bytes) {
+    auto D = SHA256::hash(arrayRefFromStringRef(Bytes));
+    return std::string(D.begin(), D.end());
   }
 
   /// A module compiled here is a function of its image (as add() rewrites
@@ -203,145 +203,145 @@ private:
   /// whether it is defined: hashing the module's bitcode instead would cost
   /// a fifth of compiling it. A module without the image's digest hashes
   /// its bitcode.
-  std::string pathFor(const Module &m) const {
-    SHA256 hash;
-    hash.update(salt_);
-    const NamedMDNode *image = m.getNamedMetadata(kImageDigestMD);
-    const auto *digest = image && image->getNumOperands() == 1 && image->getOperand(0)->getNumOperands() == 1
-                             ? dyn_cast<MDString>(image->getOperand(0)->getOperand(0))
+  std::string pathFor(const Module &M) const {
+    SHA256 Hash;
+    Hash.update(Salt);
+    const NamedMDNode *Image = M.getNamedMetadata(kImageDigestMD);
+    const auto *Digest = Image && Image->getNumOperands() == 1 && Image->getOperand(0)->getNumOperands() == 1
+                             ? dyn_cast<MDString>(Image->getOperand(0)->getOperand(0))
                              : nullptr;
-    if (digest) {
-      hash.update(digest->getString());
-      for (const GlobalValue &gv : m.global_values()) {
-        uint64_t size = gv.getName().size();
-        uint8_t traits[] = {uint8_t(size),
-                            uint8_t(size >> 8),
-                            uint8_t(size >> 16),
-                            uint8_t(gv.getLinkage()),
-                            uint8_t(gv.getVisibility()),
-                            uint8_t(gv.isDeclaration()),
-                            uint8_t(gv.getValueID())};
-        hash.update(traits);
-        hash.update(gv.getName());
+    if (Digest) {
+      Hash.update(Digest->getString());
+      for (const GlobalValue &Gv : M.global_values()) {
+        uint64_t Size = Gv.getName().size();
+        uint8_t Traits[] = {uint8_t(Size),
+                            uint8_t(Size >> 8),
+                            uint8_t(Size >> 16),
+                            uint8_t(Gv.getLinkage()),
+                            uint8_t(Gv.getVisibility()),
+                            uint8_t(Gv.isDeclaration()),
+                            uint8_t(Gv.getValueID())};
+        Hash.update(Traits);
+        Hash.update(Gv.getName());
       }
     } else {
-      SmallVector<char, 0> bitcode;
-      raw_svector_ostream os(bitcode);
-      WriteBitcodeToFile(m, os);
-      hash.update(arrayRefFromStringRef(StringRef(bitcode.data(), bitcode.size())));
+      SmallVector<char, 0> Bitcode;
+      raw_svector_ostream Os(Bitcode);
+      WriteBitcodeToFile(M, Os);
+      Hash.update(arrayRefFromStringRef(StringRef(Bitcode.data(), Bitcode.size())));
     }
-    SmallString<128> path(dir_);
-    sys::path::append(path, toHex(hash.final(), /*LowerCase=*/true) + ".o");
-    return path.str().str();
+    SmallString<128> Path(Dir);
+    sys::path::append(Path, toHex(Hash.final(), /*LowerCase=*/true) + ".o");
+    return Path.str().str();
   }
 
-  void store(const std::string &path, StringRef object) {
-    int fd = -1;
-    SmallString<128> temp;
-    if (std::error_code ec = sys::fs::createUniqueFile(path + ".%%%%%%.tmp", fd, temp))
-      return warnOnce("cannot create a file in it: " + ec.message());
-    raw_fd_ostream out(fd, /*shouldClose=*/true);
-    out << digestOf(object) << object;
-    out.close();
-    if (out.has_error()) {
-      out.clear_error();
-      sys::fs::remove(temp);
-      return warnOnce("cannot write " + temp.str().str());
+  void store(const std::string &Path, StringRef Object) {
+    int Fd = -1;
+    SmallString<128> Temp;
+    if (std::error_code Ec = sys::fs::createUniqueFile(Path + ".%%%%%%.tmp", Fd, Temp))
+      return warnOnce("cannot create a file in it: " + Ec.message());
+    raw_fd_ostream Out(Fd, /*shouldClose=*/true);
+    Out << digestOf(Object) << Object;
+    Out.close();
+    if (Out.has_error()) {
+      Out.clear_error();
+      sys::fs::remove(Temp);
+      return warnOnce("cannot write " + Temp.str().str());
     }
-    if (std::error_code ec = sys::fs::rename(temp, path)) {
-      sys::fs::remove(temp);
-      warnOnce("cannot rename " + temp.str().str() + ": " + ec.message());
+    if (std::error_code Ec = sys::fs::rename(Temp, Path)) {
+      sys::fs::remove(Temp);
+      warnOnce("cannot rename " + Temp.str().str() + ": " + Ec.message());
     }
   }
 
   /// A folder that cannot be written costs only time: say so once.
-  void warnOnce(const std::string &problem) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (warned_)
+  void warnOnce(const std::string &Problem) {
+    std::lock_guard<std::mutex> Lock(Mu);
+    if (Warned)
       return;
-    warned_ = true;
-    std::fprintf(stderr, "ompsim: OMPSIM_JIT_CACHE='%s': %s; compiled code is not kept\n", dir_.c_str(),
-                 problem.c_str());
+    Warned = true;
+    std::fprintf(stderr, "ompsim: OMPSIM_JIT_CACHE='%s': %s; compiled code is not kept\n", Dir.c_str(),
+                 Problem.c_str());
   }
 
-  ConcurrentIRCompiler compiler_;
-  std::string dir_, salt_;
-  std::mutex mu_;
-  bool warned_ = false;
+  ConcurrentIRCompiler Compiler;
+  std::string Dir, Salt;
+  std::mutex Mu;
+  bool Warned = false;
 };
 
 } // namespace
 
-std::string DeviceJIT::symbolize(uint64_t addr) const {
-  std::lock_guard<std::mutex> lock(*linkedMu_);
-  return linked_->symbolize(addr);
+std::string DeviceJIT::symbolize(uint64_t Addr) const {
+  std::lock_guard<std::mutex> Lock(*LinkedMu);
+  return Linked->symbolize(Addr);
 }
 
 DeviceJIT::~DeviceJIT() {
-  lazy_.reset();
-  partitioner_.reset();
-  if (indirection_)
-    consumeError(indirection_->cleanup()); // the executor may be gone already
+  Lazy.reset();
+  Partitioner.reset();
+  if (Indirection)
+    consumeError(Indirection->cleanup()); // the executor may be gone already
 }
 
-DeviceJIT::DeviceJIT(ExecutionSession &es, uint64_t dsoHandle) : es_(es), dsoHandle_(dsoHandle) {}
+DeviceJIT::DeviceJIT(ExecutionSession &Es, uint64_t DsoHandle) : Es(Es), DsoHandle(DsoHandle) {}
 
-Expected<std::unique_ptr<DeviceJIT>> DeviceJIT::Create(ExecutionSession &es, uint64_t dsoHandle,
-                                                       uint64_t lazyReenter, uint64_t lazyFailed,
-                                                       int optLevel, StringRef cacheDir) {
-  static std::once_flag targets;
-  std::call_once(targets, [] {
+Expected<std::unique_ptr<DeviceJIT>> DeviceJIT::create(ExecutionSession &Es, uint64_t DsoHandle,
+                                                       uint64_t LazyReenter, uint64_t LazyFailed,
+                                                       int OptLevel, StringRef CacheDir) {
+  static std::once_flag Targets;
+  std::call_once(Targets, [] {
     InitializeNativeTarget();
     InitializeNativeTargetAsmPrinter();
   });
-  std::unique_ptr<DeviceJIT> jit(new DeviceJIT(es, dsoHandle));
-  jit->linker_ = std::make_unique<ObjectLinkingLayer>(es);
-  jit->linker_->addPlugin(std::make_shared<LinkedCodeRecorder>(jit->linkedMu_, jit->linked_));
-  if (auto eh = EHFrameRegistrationPlugin::Create(es))
-    jit->linker_->addPlugin(std::move(*eh));
+  std::unique_ptr<DeviceJIT> Jit(new DeviceJIT(Es, DsoHandle));
+  Jit->Linker = std::make_unique<ObjectLinkingLayer>(Es);
+  Jit->Linker->addPlugin(std::make_shared<LinkedCodeRecorder>(Jit->LinkedMu, Jit->Linked));
+  if (auto Eh = EHFrameRegistrationPlugin::Create(Es))
+    Jit->Linker->addPlugin(std::move(*Eh));
   else
-    consumeError(eh.takeError()); // unwinding through JIT code then stops at its frames
-  JITTargetMachineBuilder jtmb((Triple("x86_64-pc-linux-gnu")));
+    consumeError(Eh.takeError()); // unwinding through JIT code then stops at its frames
+  JITTargetMachineBuilder Jtmb((Triple("x86_64-pc-linux-gnu")));
   // The arena is far from the executor's libraries: reach them through the GOT.
-  jtmb.setRelocationModel(Reloc::PIC_);
-  jtmb.setCodeModel(CodeModel::Small);
+  Jtmb.setRelocationModel(Reloc::PIC_);
+  Jtmb.setCodeModel(CodeModel::Small);
   // The image's IR was optimized when it was built; what is left is code
   // generation, whose optimizing levels take many times longer on large
   // kernels (OMPSIM_JIT_OPT_LEVEL; 0 by default).
   static constexpr CodeGenOptLevel kLevels[] = {CodeGenOptLevel::None, CodeGenOptLevel::Less,
                                                 CodeGenOptLevel::Default, CodeGenOptLevel::Aggressive};
-  jtmb.setCodeGenOptLevel(kLevels[std::clamp(optLevel, 0, 3)]);
-  std::unique_ptr<IRCompileLayer::IRCompiler> compiler;
-  if (!cacheDir.empty()) {
-    if (std::error_code ec = sys::fs::create_directories(cacheDir)) {
+  Jtmb.setCodeGenOptLevel(kLevels[std::clamp(OptLevel, 0, 3)]);
+  std::unique_ptr<IRCompileLayer::IRCompiler> Compiler;
+  if (!CacheDir.empty()) {
+    if (std::error_code Ec = sys::fs::create_directories(CacheDir)) {
       std::fprintf(stderr,
                    "ompsim: OMPSIM_JIT_CACHE='%s': cannot create the folder: %s; compiled code is not kept\n",
-                   cacheDir.str().c_str(), ec.message().c_str());
+                   CacheDir.str().c_str(), Ec.message().c_str());
     } else {
-      jit->caching_ = true;
-      compiler = std::make_unique<CachingCompiler>(
-          jtmb, cacheDir.str(),
+      Jit->Caching = true;
+      Compiler = std::make_unique<CachingCompiler>(
+          Jtmb, CacheDir.str(),
           // Bump the version when add() rewrites images differently: the
           // key trusts that an image's bytes decide its rewritten module.
-          std::string("ompsim-jit-object-2\n") + LLVM_VERSION_STRING + "\n" + jtmb.getTargetTriple().str() +
-              "\nlevel " + std::to_string(std::clamp(optLevel, 0, 3)));
+          std::string("ompsim-jit-object-2\n") + LLVM_VERSION_STRING + "\n" + Jtmb.getTargetTriple().str() +
+              "\nlevel " + std::to_string(std::clamp(OptLevel, 0, 3)));
     }
   }
-  if (!compiler)
-    compiler = std::make_unique<ConcurrentIRCompiler>(std::move(jtmb));
-  jit->compiler_ = std::make_unique<IRCompileLayer>(es, *jit->linker_, std::move(compiler));
+  if (!Compiler)
+    Compiler = std::make_unique<ConcurrentIRCompiler>(std::move(Jtmb));
+  Jit->Compiler = std::make_unique<IRCompileLayer>(Es, *Jit->Linker, std::move(Compiler));
   // Lazy compilation: stubs and trampolines live in the arena; a trampoline
   // enters the executor's resolver block, which asks us (resolveLazyCall).
-  auto indirection = EPCIndirectionUtils::Create(es);
-  if (!indirection)
-    return indirection.takeError();
-  jit->indirection_ = std::move(*indirection);
-  if (auto resolver = jit->indirection_->writeResolverBlock(ExecutorAddr(lazyReenter), ExecutorAddr(0));
-      !resolver)
-    return resolver.takeError();
-  LazyCallThroughManager &calls =
-      jit->indirection_->createLazyCallThroughManager(es, ExecutorAddr(lazyFailed));
-  jit->partitioner_ = std::make_unique<IRPartitionLayer>(es, *jit->compiler_);
+  auto Indirection = EPCIndirectionUtils::Create(Es);
+  if (!Indirection)
+    return Indirection.takeError();
+  Jit->Indirection = std::move(*Indirection);
+  if (auto Resolver = Jit->Indirection->writeResolverBlock(ExecutorAddr(LazyReenter), ExecutorAddr(0));
+      !Resolver)
+    return Resolver.takeError();
+  LazyCallThroughManager &Calls =
+      Jit->Indirection->createLazyCallThroughManager(Es, ExecutorAddr(LazyFailed));
+  Jit->Partitioner = std::make_unique<IRPartitionLayer>(Es, *Jit->Compiler);
   // A program that calls many functions once each would pay a round trip and
   // a compile per function; after kLazyCompilesPerImage of them, an image's
   // next first call compiles everything it has left at once. So does a first
@@ -349,67 +349,68 @@ Expected<std::unique_ptr<DeviceJIT>> DeviceJIT::Create(ExecutionSession &es, uin
   // copies it into a module of its own, which then costs more than compiling
   // the few functions it would leave out.
   constexpr unsigned kLazyCompilesPerImage = 32;
-  jit->partitioner_->setPartitionFunction(
-      [counts = std::make_shared<std::pair<std::mutex, DenseMap<const Module *, unsigned>>>()](
-          IRPartitionLayer::GlobalValueSet requested) -> std::optional<IRPartitionLayer::GlobalValueSet> {
-        bool code = llvm::any_of(requested, [](const GlobalValue *gv) { return isa<Function>(gv); });
-        auto partition = withDirectCallees(requested);
-        if (!code || requested.empty()) {
-          traceCompile(requested, partition->size(), false);
-          return partition;
+  Jit->Partitioner->setPartitionFunction(
+      [Counts = std::make_shared<std::pair<std::mutex, DenseMap<const Module *, unsigned>>>()](
+          IRPartitionLayer::GlobalValueSet Requested) -> std::optional<IRPartitionLayer::GlobalValueSet> {
+        bool Code = llvm::any_of(Requested, [](const GlobalValue *Gv) { return isa<Function>(Gv); });
+        auto Partition = withDirectCallees(Requested);
+        if (!Code || Requested.empty()) {
+          traceCompile(Requested, Partition->size(), false);
+          return Partition;
         }
-        const Module *m = (*requested.begin())->getParent();
-        auto rest = [&]() -> std::optional<IRPartitionLayer::GlobalValueSet> {
+        const Module *M = (*Requested.begin())->getParent();
+        auto Rest = [&]() -> std::optional<IRPartitionLayer::GlobalValueSet> {
           traceCompile(
-              requested,
-              llvm::count_if(m->global_values(), [](const GlobalValue &gv) { return !gv.isDeclaration(); }),
+              Requested,
+              llvm::count_if(M->global_values(), [](const GlobalValue &Gv) { return !Gv.isDeclaration(); }),
               true);
           return std::nullopt; // the whole (remaining) module
         };
         {
-          std::lock_guard<std::mutex> lock(counts->first);
-          if (++counts->second[m] > kLazyCompilesPerImage)
-            return rest();
+          std::lock_guard<std::mutex> Lock(Counts->first);
+          if (++Counts->second[M] > kLazyCompilesPerImage)
+            return Rest();
         }
         // "Most": three quarters of the functions, or of the instructions.
-        size_t functionsLeft = 0, instructionsLeft = 0, functionsIn = 0, instructionsIn = 0;
-        for (const Function &f : m->functions())
-          if (!f.isDeclaration()) {
-            ++functionsLeft;
-            instructionsLeft += f.getInstructionCount();
+        size_t FunctionsLeft = 0, InstructionsLeft = 0, FunctionsIn = 0, InstructionsIn = 0;
+        for (const Function &F : M->functions())
+          if (!F.isDeclaration()) {
+            ++FunctionsLeft;
+            InstructionsLeft += F.getInstructionCount();
           }
-        for (const GlobalValue *gv : *partition)
-          if (const auto *f = dyn_cast<Function>(gv)) {
-            ++functionsIn;
-            instructionsIn += f->getInstructionCount();
+        for (const GlobalValue *Gv : *Partition)
+          if (const auto *F = dyn_cast<Function>(Gv)) {
+            ++FunctionsIn;
+            InstructionsIn += F->getInstructionCount();
           }
-        if ((functionsLeft >= 16 && functionsIn * 4 >= functionsLeft * 3) ||
-            (instructionsLeft >= 2000 && instructionsIn * 4 >= instructionsLeft * 3))
-          return rest();
-        traceCompile(requested, partition->size(), false);
-        return partition;
+        if ((FunctionsLeft >= 16 && FunctionsIn * 4 >= FunctionsLeft * 3) ||
+            (InstructionsLeft >= 2000 && InstructionsIn * 4 >= InstructionsLeft * 3))
+          return Rest();
+        traceCompile(Requested, Partition->size(), false);
+        return Partition;
       });
-  EPCIndirectionUtils *iu = jit->indirection_.get();
-  jit->lazy_ = std::make_unique<CompileOnDemandLayer>(es, *jit->partitioner_, calls,
-                                                      [iu] { return iu->createIndirectStubsManager(); });
-  return std::move(jit);
+  EPCIndirectionUtils *Iu = Jit->Indirection.get();
+  Jit->Lazy = std::make_unique<CompileOnDemandLayer>(Es, *Jit->Partitioner, Calls,
+                                                     [Iu] { return Iu->createIndirectStubsManager(); });
+  return std::move(Jit);
 }
 
-Expected<JITImage> DeviceJIT::add(ArrayRef<char> bitcode, StringRef name) {
-  auto ctx = std::make_unique<LLVMContext>();
-  auto module = parseBitcodeFile(MemoryBufferRef(StringRef(bitcode.data(), bitcode.size()), name), *ctx);
-  if (!module)
-    return makeError("image " + name + ": unreadable bitcode: " + toString(module.takeError()));
-  Module &m = **module;
-  std::string tag = std::to_string(nextImage_++);
+Expected<JITImage> DeviceJIT::add(ArrayRef<char> Bitcode, StringRef Name) {
+  auto Ctx = std::make_unique<LLVMContext>();
+  auto ParsedModule =
+      parseBitcodeFile(MemoryBufferRef(StringRef(Bitcode.data(), Bitcode.size()), Name), *Ctx);
+  if (!ParsedModule)
+    return makeError("image " + Name + ": unreadable bitcode: " + toString(ParsedModule.takeError()));
+  Module &M = **ParsedModule;
+  std::string Tag = std::to_string(NextImage++);
   // The object cache's key (CachingCompiler) starts from the image's digest.
-  if (caching_)
-    m.getOrInsertNamedMetadata(kImageDigestMD)
-        ->addOperand(MDNode::get(*ctx, MDString::get(*ctx, toHex(SHA256::hash(arrayRefFromStringRef(StringRef(
-                                                                     bitcode.data(), bitcode.size()))),
+  if (Caching)
+    M.getOrInsertNamedMetadata(kImageDigestMD)
+        ->addOperand(MDNode::get(*Ctx, MDString::get(*Ctx, toHex(SHA256::hash(arrayRefFromStringRef(StringRef(
+                                                                     Bitcode.data(), Bitcode.size()))),
                                                                  /*LowerCase=*/true))));
-  Function *init = lowerCtorsDtors(m, true, "__ompsim_jit_init_" + tag);
-  Function *fini = lowerCtorsDtors(m, false, "__ompsim_jit_fini_" + tag);
+  Function *Init = lowerCtorsDtors(M, true, "__ompsim_jit_init_" + Tag);
+  Function *Fini = lowerCtorsDtors(M, false, "__ompsim_jit_fini_" + Tag);
   // The device link internalizes every function but the kernels. An internal
   // function whose address is taken (an indirect function, a vtable slot, a
   // callback) gets a stub like an exported one: it then compiles on its
@@ -420,115 +421,115 @@ Expected<JITImage> DeviceJIT::add(ArrayRef<char> bitcode, StringRef name) {
   // of its stub, while calls keep naming the function: code compiled in the
   // same object as the function would otherwise take its compiled address,
   // and a pointer taken on the device would differ from the translated one.
-  SymbolAliasMap addressAliases;
-  std::vector<Function *> addressTaken;
-  for (Function &f : m)
-    if (!f.isDeclaration() && f.hasAddressTaken(nullptr, /*IgnoreCallbackUses=*/false,
+  SymbolAliasMap AddressAliases;
+  std::vector<Function *> AddressTaken;
+  for (Function &F : M)
+    if (!F.isDeclaration() && F.hasAddressTaken(nullptr, /*IgnoreCallbackUses=*/false,
                                                 /*IgnoreAssumeLikeCalls=*/true, /*IgnoreLLVMUsed=*/true))
-      addressTaken.push_back(&f);
+      AddressTaken.push_back(&F);
   // llvm.used and llvm.compiler.used keep naming the definitions.
-  auto inUsedList = [](const User *user) {
-    return isa<ConstantArray>(user) && llvm::any_of(user->users(), [](const User *g) {
-             const auto *gv = dyn_cast<GlobalVariable>(g);
-             return gv && (gv->getName() == "llvm.used" || gv->getName() == "llvm.compiler.used");
+  auto InUsedList = [](const User *U) {
+    return isa<ConstantArray>(U) && llvm::any_of(U->users(), [](const User *G) {
+             const auto *Gv = dyn_cast<GlobalVariable>(G);
+             return Gv && (Gv->getName() == "llvm.used" || Gv->getName() == "llvm.compiler.used");
            });
   };
-  for (Function *f : addressTaken) {
-    if (f->hasLocalLinkage()) {
-      f->setLinkage(GlobalValue::ExternalLinkage);
-      f->setVisibility(GlobalValue::HiddenVisibility);
+  for (Function *F : AddressTaken) {
+    if (F->hasLocalLinkage()) {
+      F->setLinkage(GlobalValue::ExternalLinkage);
+      F->setVisibility(GlobalValue::HiddenVisibility);
     }
-    Function *address = Function::Create(f->getFunctionType(), GlobalValue::ExternalLinkage,
-                                         f->getName() + ".ompsim.addr", m);
-    address->setVisibility(GlobalValue::HiddenVisibility);
-    f->replaceUsesWithIf(address, [&](Use &u) {
-      const auto *call = dyn_cast<CallBase>(u.getUser());
-      return !(call && call->isCallee(&u)) && !inUsedList(u.getUser());
+    Function *Address = Function::Create(F->getFunctionType(), GlobalValue::ExternalLinkage,
+                                         F->getName() + ".ompsim.addr", M);
+    Address->setVisibility(GlobalValue::HiddenVisibility);
+    F->replaceUsesWithIf(Address, [&](Use &U) {
+      const auto *Call = dyn_cast<CallBase>(U.getUser());
+      return !(Call && Call->isCallee(&U)) && !InUsedList(U.getUser());
     });
-    addressAliases[es_.intern(address->getName())] = {es_.intern(f->getName()),
-                                                      JITSymbolFlags::Exported | JITSymbolFlags::Callable};
+    AddressAliases[Es.intern(Address->getName())] = {Es.intern(F->getName()),
+                                                     JITSymbolFlags::Exported | JITSymbolFlags::Callable};
   }
 
   // Functions (their stubs) and data, looked up in that order below.
-  std::vector<std::string> callables, data;
-  for (GlobalValue &gv : m.global_values()) {
-    if (gv.isDeclaration() || gv.hasLocalLinkage() || !gv.hasName() || gv.getName().starts_with("llvm."))
+  std::vector<std::string> Callables, Data;
+  for (GlobalValue &Gv : M.global_values()) {
+    if (Gv.isDeclaration() || Gv.hasLocalLinkage() || !Gv.hasName() || Gv.getName().starts_with("llvm."))
       continue;
-    const GlobalObject *object = gv.getAliaseeObject();
-    (object && isa<Function>(object) ? callables : data).push_back(gv.getName().str());
+    const GlobalObject *Object = Gv.getAliaseeObject();
+    (Object && isa<Function>(Object) ? Callables : Data).push_back(Gv.getName().str());
   }
 
-  auto jd = es_.createJITDylib("image" + name.str());
-  if (!jd)
-    return jd.takeError();
-  auto gen = EPCDynamicLibrarySearchGenerator::GetForTargetProcess(es_);
-  if (!gen)
-    return gen.takeError();
-  jd->addGenerator(std::move(*gen));
-  if (auto err = jd->define(absoluteSymbols(
-          {{es_.intern("__dso_handle"), {ExecutorAddr(dsoHandle_), JITSymbolFlags::Exported}}})))
-    return std::move(err);
-  if (!addressAliases.empty())
-    if (auto err = jd->define(symbolAliases(std::move(addressAliases))))
-      return std::move(err);
-  if (auto err = lazy_->add(*jd, ThreadSafeModule(std::move(*module), std::move(ctx))))
-    return std::move(err);
+  auto Jd = Es.createJITDylib("image" + Name.str());
+  if (!Jd)
+    return Jd.takeError();
+  auto Gen = EPCDynamicLibrarySearchGenerator::GetForTargetProcess(Es);
+  if (!Gen)
+    return Gen.takeError();
+  Jd->addGenerator(std::move(*Gen));
+  if (auto Err = Jd->define(absoluteSymbols(
+          {{Es.intern("__dso_handle"), {ExecutorAddr(DsoHandle), JITSymbolFlags::Exported}}})))
+    return std::move(Err);
+  if (!AddressAliases.empty())
+    if (auto Err = Jd->define(symbolAliases(std::move(AddressAliases))))
+      return std::move(Err);
+  if (auto Err = Lazy->add(*Jd, ThreadSafeModule(std::move(*ParsedModule), std::move(Ctx))))
+    return std::move(Err);
 
-  JITImage img;
-  img.dylib = &*jd;
+  JITImage Img;
+  Img.Dylib = &*Jd;
   // Two lookups, one after the other: the stubs first, then the data (which
   // compiles and links the image's globals). ORC materializes what one
   // lookup needs concurrently; in sequence, every run places the stubs and
   // the data at the same device addresses.
-  for (std::vector<std::string> *names : {&callables, &data}) {
-    SymbolLookupSet set;
-    for (auto &n : *names)
-      set.add(es_.intern(n), SymbolLookupFlags::WeaklyReferencedSymbol);
-    auto found =
-        es_.lookup(makeJITDylibSearchOrder(&*jd, JITDylibLookupFlags::MatchAllSymbols), std::move(set));
-    if (!found)
-      return makeError("image " + name + ": JIT compile or link failed: " + toString(found.takeError()));
-    for (auto &[sym, def] : *found) {
-      std::string n = (*sym).str();
-      uint64_t a = def.getAddress().getValue();
-      if (init && n == init->getName())
-        img.init = a;
-      else if (fini && n == fini->getName())
-        img.fini = a;
-      img.symbols.emplace_back(n, a);
+  for (std::vector<std::string> *Names : {&Callables, &Data}) {
+    SymbolLookupSet Set;
+    for (auto &N : *Names)
+      Set.add(Es.intern(N), SymbolLookupFlags::WeaklyReferencedSymbol);
+    auto Found =
+        Es.lookup(makeJITDylibSearchOrder(&*Jd, JITDylibLookupFlags::MatchAllSymbols), std::move(Set));
+    if (!Found)
+      return makeError("image " + Name + ": JIT compile or link failed: " + toString(Found.takeError()));
+    for (auto &[sym, def] : *Found) {
+      std::string N = (*sym).str();
+      uint64_t A = def.getAddress().getValue();
+      if (Init && N == Init->getName())
+        Img.Init = A;
+      else if (Fini && N == Fini->getName())
+        Img.Fini = A;
+      Img.Symbols.emplace_back(N, A);
     }
   }
-  return img;
+  return Img;
 }
 
-uint64_t DeviceJIT::resolveLazyCall(uint64_t trampoline) {
-  std::promise<uint64_t> landing;
-  auto result = landing.get_future();
-  indirection_->getLazyCallThroughManager().resolveTrampolineLandingAddress(
-      ExecutorAddr(trampoline), [&landing](ExecutorAddr a) { landing.set_value(a.getValue()); });
-  return result.get();
+uint64_t DeviceJIT::resolveLazyCall(uint64_t Trampoline) {
+  std::promise<uint64_t> Landing;
+  auto Result = Landing.get_future();
+  Indirection->getLazyCallThroughManager().resolveTrampolineLandingAddress(
+      ExecutorAddr(Trampoline), [&Landing](ExecutorAddr A) { Landing.set_value(A.getValue()); });
+  return Result.get();
 }
 
-Expected<uint64_t> DeviceJIT::lookup(const JITImage &image, StringRef symbol) {
-  for (auto &[n, a] : image.symbols)
-    if (n == symbol)
+Expected<uint64_t> DeviceJIT::lookup(const JITImage &Image, StringRef Symbol) {
+  for (auto &[n, a] : Image.Symbols)
+    if (n == Symbol)
       return a;
   return 0;
 }
 
-Error DeviceJIT::remove(JITImage &image) {
-  if (!image.dylib)
+Error DeviceJIT::remove(JITImage &Image) {
+  if (!Image.Dylib)
     return Error::success();
   // The compile-on-demand layer keeps the definitions in "<name>.impl" and
   // holds on to both dylibs for the session: empty them (their memory
   // returns to the arena) rather than remove them, so that a later image's
   // dylib can never take the address the layer still knows.
-  JITDylib *impl = es_.getJITDylibByName((image.dylib->getName() + ".impl"));
-  Error err = image.dylib->clear();
-  if (impl)
-    err = joinErrors(std::move(err), impl->clear());
-  image.dylib = nullptr;
-  return err;
+  JITDylib *Impl = Es.getJITDylibByName((Image.Dylib->getName() + ".impl"));
+  Error Err = Image.Dylib->clear();
+  if (Impl)
+    Err = joinErrors(std::move(Err), Impl->clear());
+  Image.Dylib = nullptr;
+  return Err;
 }
 
 } // namespace ompsim::sim

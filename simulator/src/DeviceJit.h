@@ -24,9 +24,9 @@ namespace ompsim::sim {
 /// A JIT-linked image: its dylib, its generated init/fini functions (0 if
 /// none) and the addresses of its external symbols.
 struct JITImage {
-  llvm::orc::JITDylib *dylib = nullptr;
-  uint64_t init = 0, fini = 0;
-  std::vector<std::tuple<std::string, uint64_t>> symbols;
+  llvm::orc::JITDylib *Dylib = nullptr;
+  uint64_t Init = 0, Fini = 0;
+  std::vector<std::tuple<std::string, uint64_t>> Symbols;
 };
 
 /// ORC layers (IR compile + JITLink object linking) over one device's
@@ -43,44 +43,44 @@ public:
   /// keeps each compiled object there, keyed by a hash of its module, and a
   /// later compile of the same module (in this or a later run) reads it back
   /// instead of generating code.
-  static llvm::Expected<std::unique_ptr<DeviceJIT>> Create(llvm::orc::ExecutionSession &es,
-                                                           uint64_t dsoHandle, uint64_t lazyReenter,
-                                                           uint64_t lazyFailed, int optLevel,
-                                                           llvm::StringRef cacheDir = "");
+  static llvm::Expected<std::unique_ptr<DeviceJIT>> create(llvm::orc::ExecutionSession &Es,
+                                                           uint64_t DsoHandle, uint64_t LazyReenter,
+                                                           uint64_t LazyFailed, int OptLevel,
+                                                           llvm::StringRef CacheDir = "");
   ~DeviceJIT();
 
   /// Parses `bitcode` as image `name` and links its data now; its functions
   /// get stubs (their addresses, valid at once, in function pointers, vtables
   /// and lookups) and compile on their first call, each with the functions it
   /// calls directly and whose address is never taken.
-  llvm::Expected<JITImage> add(llvm::ArrayRef<char> bitcode, llvm::StringRef name);
+  llvm::Expected<JITImage> add(llvm::ArrayRef<char> Bitcode, llvm::StringRef Name);
   /// Compiles the function behind `trampoline` (a first call reached it) and
   /// returns its address, or the lazyFailed address when it cannot. Blocks;
   /// called on the controller's lazy-call thread, never under its lock.
-  uint64_t resolveLazyCall(uint64_t trampoline);
+  uint64_t resolveLazyCall(uint64_t Trampoline);
   /// Address of `symbol` in `image`, or 0 when it defines none.
-  llvm::Expected<uint64_t> lookup(const JITImage &image, llvm::StringRef symbol);
+  llvm::Expected<uint64_t> lookup(const JITImage &Image, llvm::StringRef Symbol);
   /// Empties the image's dylibs (their memory returns to the arena).
-  llvm::Error remove(JITImage &image);
+  llvm::Error remove(JITImage &Image);
   /// "function+0xoff" for an address inside code this JIT has linked (a lazily
   /// compiled body lives apart from its stub), else "".
-  std::string symbolize(uint64_t addr) const;
+  std::string symbolize(uint64_t Addr) const;
 
 private:
-  DeviceJIT(llvm::orc::ExecutionSession &es, uint64_t dsoHandle);
-  llvm::orc::ExecutionSession &es_;
-  uint64_t dsoHandle_;
-  std::unique_ptr<llvm::orc::ObjectLinkingLayer> linker_;
-  std::unique_ptr<llvm::orc::IRCompileLayer> compiler_;
-  std::unique_ptr<llvm::orc::EPCIndirectionUtils> indirection_;
-  std::unique_ptr<llvm::orc::IRPartitionLayer> partitioner_;
-  std::unique_ptr<llvm::orc::CompileOnDemandLayer> lazy_;
-  unsigned nextImage_ = 1;
-  bool caching_ = false; ///< compiled objects are kept in a folder (OMPSIM_JIT_CACHE)
+  DeviceJIT(llvm::orc::ExecutionSession &Es, uint64_t DsoHandle);
+  llvm::orc::ExecutionSession &Es;
+  uint64_t DsoHandle;
+  std::unique_ptr<llvm::orc::ObjectLinkingLayer> Linker;
+  std::unique_ptr<llvm::orc::IRCompileLayer> Compiler;
+  std::unique_ptr<llvm::orc::EPCIndirectionUtils> Indirection;
+  std::unique_ptr<llvm::orc::IRPartitionLayer> Partitioner;
+  std::unique_ptr<llvm::orc::CompileOnDemandLayer> Lazy;
+  unsigned NextImage = 1;
+  bool Caching = false; ///< compiled objects are kept in a folder (OMPSIM_JIT_CACHE)
   /// Every function body linked so far, filled by a JITLink plugin as each
   /// compile links (ImageSymbolTable is not thread-safe: guarded by linkedMu_).
-  std::shared_ptr<std::mutex> linkedMu_ = std::make_shared<std::mutex>();
-  std::shared_ptr<ImageSymbolTable> linked_ = std::make_shared<ImageSymbolTable>();
+  std::shared_ptr<std::mutex> LinkedMu = std::make_shared<std::mutex>();
+  std::shared_ptr<ImageSymbolTable> Linked = std::make_shared<ImageSymbolTable>();
 };
 
 } // namespace ompsim::sim

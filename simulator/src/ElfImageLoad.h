@@ -34,72 +34,72 @@ constexpr uint64_t kPage = 4096;
 /// of two values below it cannot wrap.
 constexpr uint64_t kMaxVaddr = 1ull << 47;
 
-inline uint64_t pageDown(uint64_t x) { return x & ~(kPage - 1); }
-inline uint64_t pageUp(uint64_t x) { return (x + kPage - 1) & ~(kPage - 1); }
-inline std::string hex(uint64_t v) { return "0x" + llvm::utohexstr(v, /*LowerCase=*/true); }
+inline uint64_t pageDown(uint64_t X) { return X & ~(kPage - 1); }
+inline uint64_t pageUp(uint64_t X) { return (X + kPage - 1) & ~(kPage - 1); }
+inline std::string hex(uint64_t V) { return "0x" + llvm::utohexstr(V, /*LowerCase=*/true); }
 
 using InitFn = void (*)();
 
 /// A PT_LOAD segment's vaddr range and p_flags.
 struct Segment {
-  uint64_t begin, end;
-  uint32_t flags;
+  uint64_t Begin, End;
+  uint32_t Flags;
 };
 
 /// Address ranges [first, second), sorted and merged, for membership tests.
 class RangeSet {
 public:
-  void add(uint64_t begin, uint64_t end) {
-    if (begin < end)
-      ranges_.emplace_back(begin, end);
+  void add(uint64_t Begin, uint64_t End) {
+    if (Begin < End)
+      Ranges.emplace_back(Begin, End);
   }
   void finish() {
-    std::sort(ranges_.begin(), ranges_.end());
-    std::vector<std::pair<uint64_t, uint64_t>> merged;
-    for (auto r : ranges_)
-      if (!merged.empty() && r.first <= merged.back().second)
-        merged.back().second = std::max(merged.back().second, r.second);
+    std::sort(Ranges.begin(), Ranges.end());
+    std::vector<std::pair<uint64_t, uint64_t>> Merged;
+    for (auto R : Ranges)
+      if (!Merged.empty() && R.first <= Merged.back().second)
+        Merged.back().second = std::max(Merged.back().second, R.second);
       else
-        merged.push_back(r);
-    ranges_ = std::move(merged);
+        Merged.push_back(R);
+    Ranges = std::move(Merged);
   }
   /// Whether [addr, addr + bytes) lies inside one range (bytes 0 counts as 1).
-  bool contains(uint64_t addr, uint64_t bytes = 1) const {
-    auto it = std::upper_bound(ranges_.begin(), ranges_.end(), addr,
-                               [](uint64_t a, const auto &r) { return a < r.first; });
-    if (it == ranges_.begin())
+  bool contains(uint64_t Addr, uint64_t Bytes = 1) const {
+    auto It = std::upper_bound(Ranges.begin(), Ranges.end(), Addr,
+                               [](uint64_t A, const auto &R) { return A < R.first; });
+    if (It == Ranges.begin())
       return false;
-    --it;
-    return addr < it->second && std::max<uint64_t>(bytes, 1) <= it->second - addr;
+    --It;
+    return Addr < It->second && std::max<uint64_t>(Bytes, 1) <= It->second - Addr;
   }
 
 private:
-  std::vector<std::pair<uint64_t, uint64_t>> ranges_;
+  std::vector<std::pair<uint64_t, uint64_t>> Ranges;
 };
 
 /// The loaded image's memory, addressed by vaddr: [lo, hi) at bias + vaddr.
 class ImageSpan {
 public:
-  ImageSpan(uint64_t bias, uint64_t lo, uint64_t hi) : bias_(bias), lo_(lo), hi_(hi) {}
+  ImageSpan(uint64_t Bias, uint64_t Lo, uint64_t Hi) : Bias(Bias), Lo(Lo), Hi(Hi) {}
   /// Whether [vaddr, vaddr + bytes) lies inside the span.
-  bool contains(uint64_t vaddr, uint64_t bytes) const {
-    return vaddr >= lo_ && vaddr <= hi_ && bytes <= hi_ - vaddr;
+  bool contains(uint64_t Vaddr, uint64_t Bytes) const {
+    return Vaddr >= Lo && Vaddr <= Hi && Bytes <= Hi - Vaddr;
   }
   /// Reads a T at vaddr; the caller has checked contains(vaddr, sizeof(T)).
-  template <typename T> T read(uint64_t vaddr) const {
-    T value;
-    std::memcpy(&value, ptr(vaddr), sizeof value);
-    return value;
+  template <typename T> T read(uint64_t Vaddr) const {
+    T Value;
+    std::memcpy(&Value, ptr(Vaddr), sizeof Value);
+    return Value;
   }
   /// Writes 8 bytes at vaddr; the caller has checked contains(vaddr, 8).
-  void write64(uint64_t vaddr, uint64_t value) const { std::memcpy(ptr(vaddr), &value, 8); }
-  char *ptr(uint64_t vaddr) const { return reinterpret_cast<char *>(bias_ + vaddr); }
-  std::string describe() const { return "[" + hex(lo_) + ", " + hex(hi_) + ")"; }
-  uint64_t lo() const { return lo_; }
-  uint64_t hi() const { return hi_; }
+  void write64(uint64_t Vaddr, uint64_t Value) const { std::memcpy(ptr(Vaddr), &Value, 8); }
+  char *ptr(uint64_t Vaddr) const { return reinterpret_cast<char *>(Bias + Vaddr); }
+  std::string describe() const { return "[" + hex(Lo) + ", " + hex(Hi) + ")"; }
+  uint64_t lo() const { return Lo; }
+  uint64_t hi() const { return Hi; }
 
 private:
-  uint64_t bias_, lo_, hi_;
+  uint64_t Bias, Lo, Hi;
 };
 
 /// One load in progress: the image's parsed tables and the checks on them.
@@ -107,59 +107,59 @@ class ImageLoad {
 public:
   /// `checkOnly`: validate without running or registering anything (see
   /// ElfImageLoader::validate); `env` then provides only memory.
-  ImageLoad(llvm::StringRef name, const ElfLoadEnvironment &env, bool checkOnly = false)
-      : name_(name), env_(env), checkOnly_(checkOnly) {}
+  ImageLoad(llvm::StringRef Name, const ElfLoadEnvironment &Env, bool CheckOnly = false)
+      : Name(Name), Env(Env), CheckOnly(CheckOnly) {}
 
   /// Loads (or checks) `bytes`; `inPlace` parses them where they are (see
   /// ElfImageLoader::load's `exclusive`) instead of a private copy.
-  llvm::Expected<std::unique_ptr<LoadedElfImage>> run(llvm::ArrayRef<char> bytes, bool inPlace = false);
+  llvm::Expected<std::unique_ptr<LoadedElfImage>> run(llvm::ArrayRef<char> Bytes, bool InPlace = false);
 
 private:
-  llvm::Error fail(const llvm::Twine &what) const {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), "image " + name_ + ": " + what);
+  llvm::Error fail(const llvm::Twine &What) const {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "image " + Name + ": " + What);
   }
-  llvm::Error readProgramHeaders(Elf *elf, uint64_t fileSize);
+  llvm::Error readProgramHeaders(Elf *Elf, uint64_t FileSize);
   llvm::Error readDynamic();
-  llvm::Error checkTables(Elf *elf);
+  llvm::Error checkTables(Elf *Elf);
   /// The number of dynamic symbols by DT_GNU_HASH: one past the last symbol
   /// of the longest-reaching hash chain (symbols below symoffset are unhashed).
   llvm::Expected<uint64_t> gnuHashSymbolCount() const;
-  llvm::Expected<llvm::StringRef> string(uint64_t offset, const llvm::Twine &what) const;
+  llvm::Expected<llvm::StringRef> string(uint64_t Offset, const llvm::Twine &What) const;
   llvm::Error readSymbols();
-  llvm::Expected<uint64_t> symbolValue(uint64_t index, uint64_t reloc, const char *table);
-  llvm::Error relocate(uint64_t table, uint64_t bytes, const char *tableName);
-  llvm::Error protect(bool withRelro);
+  llvm::Expected<uint64_t> symbolValue(uint64_t Index, uint64_t Reloc, const char *Table);
+  llvm::Error relocate(uint64_t Table, uint64_t Bytes, const char *TableName);
+  llvm::Error protect(bool WithRelro);
   void applyIrelative();
-  llvm::Error registerEhFrame(Elf *elf);
-  llvm::Error checkEhFrame(uint64_t begin, uint64_t size) const;
-  llvm::Error collectInitFini(std::vector<uint64_t> &init);
-  bool executable(uint64_t vaddr) const { return executable_.contains(vaddr); }
+  llvm::Error registerEhFrame(Elf *Elf);
+  llvm::Error checkEhFrame(uint64_t Begin, uint64_t Size) const;
+  llvm::Error collectInitFini(std::vector<uint64_t> &Init);
+  bool executable(uint64_t Vaddr) const { return Executable.contains(Vaddr); }
 
-  llvm::StringRef name_;
-  const ElfLoadEnvironment &env_;
-  bool checkOnly_ = false;
-  std::vector<GElf_Phdr> phdrs_;
-  std::vector<Segment> segments_;
+  llvm::StringRef Name;
+  const ElfLoadEnvironment &Env;
+  bool CheckOnly = false;
+  std::vector<GElf_Phdr> Phdrs;
+  std::vector<Segment> Segments;
   /// Vaddrs of segments with PF_X / PF_W / PF_R: their pages get at least that access.
-  RangeSet executable_, writable_, readable_;
-  std::optional<GElf_Phdr> dynamicPh_, relroPh_, ehFrameHdrPh_;
-  uint64_t lo_ = UINT64_MAX, hi_ = 0;
-  std::unique_ptr<LoadedElfImage> img_;
-  std::optional<ImageSpan> span_;
+  RangeSet Executable, Writable, Readable;
+  std::optional<GElf_Phdr> DynamicPh, RelroPh, EhFrameHdrPh;
+  uint64_t Lo = UINT64_MAX, Hi = 0;
+  std::unique_ptr<LoadedElfImage> Img;
+  std::optional<ImageSpan> Span;
 
   // Dynamic section.
-  uint64_t strtab_ = 0, strsz_ = 0, symtab_ = 0, nsyms_ = 0, hash_ = 0, gnuHash_ = 0, versym_ = 0;
+  uint64_t Strtab = 0, Strsz = 0, Symtab = 0, Nsyms = 0, Hash = 0, GnuHash = 0, Versym = 0;
   /// Symbol indices a relocation may use: nsyms_, or with only DT_GNU_HASH
   /// (which counts just the hashed, defined symbols) every whole entry
   /// between DT_SYMTAB and the next table the dynamic section names.
-  uint64_t symLimit_ = 0;
-  std::optional<uint64_t> syment_, relaent_;
-  uint64_t rela_ = 0, relasz_ = 0, jmprel_ = 0, pltrelsz_ = 0;
-  uint64_t init_ = 0, initArray_ = 0, initArraySz_ = 0, fini_ = 0, finiArray_ = 0, finiArraySz_ = 0;
-  bool haveStrsz_ = false;
-  std::vector<uint64_t> neededOffsets_;
+  uint64_t SymLimit = 0;
+  std::optional<uint64_t> Syment, Relaent;
+  uint64_t Rela = 0, Relasz = 0, Jmprel = 0, Pltrelsz = 0;
+  uint64_t Init = 0, InitArray = 0, InitArraySz = 0, Fini = 0, FiniArray = 0, FiniArraySz = 0;
+  bool HaveStrsz = false;
+  std::vector<uint64_t> NeededOffsets;
   /// IRELATIVE relocations (where, resolver vaddr), applied once code is executable.
-  std::vector<std::pair<uint64_t, uint64_t>> irelative_;
+  std::vector<std::pair<uint64_t, uint64_t>> Irelative;
 };
 
 } // namespace ompsim::sim

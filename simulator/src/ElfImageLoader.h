@@ -20,14 +20,14 @@ class ImageLoad; // one load in progress (ElfImageLoader.cpp)
 /// What the loader needs from the process it loads into.
 struct ElfLoadEnvironment {
   /// Returns `size` bytes of page-aligned read-write memory for the image.
-  std::function<llvm::Expected<uint8_t *>(uint64_t size)> allocate;
+  std::function<llvm::Expected<uint8_t *>(uint64_t Size)> Allocate;
   /// Gives memory from `allocate` back (after a failed load or at unload).
-  std::function<void(uint8_t *base)> release;
+  std::function<void(uint8_t *Base)> Release;
   /// Makes a NEEDED library's symbols resolvable (libomptarget and ld.so are
   /// never passed here).
-  std::function<llvm::Error(llvm::StringRef soname)> loadNeeded;
+  std::function<llvm::Error(llvm::StringRef Soname)> LoadNeeded;
   /// Address of an undefined symbol, or nullptr if nothing defines it.
-  std::function<void *(llvm::StringRef name)> resolve;
+  std::function<void *(llvm::StringRef Name)> Resolve;
 };
 
 /// One image mapped, relocated and initialized in the current process.
@@ -41,15 +41,15 @@ public:
   LoadedElfImage &operator=(const LoadedElfImage &) = delete;
 
   /// Load address (the image's vaddr 0).
-  uint64_t base() const { return base_; }
+  uint64_t base() const { return Base; }
   /// Bytes the image spans from base().
-  uint64_t size() const { return size_; }
+  uint64_t size() const { return Size; }
   /// Name the image was loaded as (for messages).
-  const std::string &name() const { return name_; }
+  const std::string &name() const { return Name; }
   /// Address of a defined dynamic symbol, or 0 when the image defines none by that name.
-  uint64_t lookup(llvm::StringRef symbol) const;
+  uint64_t lookup(llvm::StringRef Symbol) const;
   /// DT_NEEDED entries in order.
-  const std::vector<std::string> &needed() const { return needed_; }
+  const std::vector<std::string> &needed() const { return Needed; }
   /// Runs DT_FINI_ARRAY (in reverse) and DT_FINI once.
   void runFini();
 
@@ -57,17 +57,17 @@ private:
   friend class ImageLoad;
   LoadedElfImage() = default;
 
-  std::string name_;
-  uint64_t base_ = 0, size_ = 0;
-  uint8_t *start_ = nullptr; ///< what the environment's allocate returned (base_ + lowest vaddr)
-  std::vector<std::string> needed_;
+  std::string Name;
+  uint64_t Base = 0, Size = 0;
+  uint8_t *Start = nullptr; ///< what the environment's allocate returned (base_ + lowest vaddr)
+  std::vector<std::string> Needed;
   /// Entries bump-allocated: an image with 100 Ki symbols makes one
   /// allocation per slab instead of an aligned allocation per symbol.
-  llvm::StringMap<uint64_t, llvm::BumpPtrAllocator> symbols_;
-  std::vector<uint64_t> fini_; ///< in call order
-  void *ehFrame_ = nullptr;
-  bool finiDone_ = false;
-  std::function<void(uint8_t *)> release_;
+  llvm::StringMap<uint64_t, llvm::BumpPtrAllocator> Symbols;
+  std::vector<uint64_t> Fini; ///< in call order
+  void *EhFrame = nullptr;
+  bool FiniDone = false;
+  std::function<void(uint8_t *)> Release;
 };
 
 /// Maps PT_LOAD segments, applies dynamic relocations, resolves imports,
@@ -89,20 +89,20 @@ public:
   /// until load() returns (a buffer received for this very load): they are
   /// parsed in place instead of copied first, which for an image of 100 Ki
   /// functions is tens of megabytes of fresh memory.
-  static llvm::Expected<std::unique_ptr<LoadedElfImage>> load(llvm::ArrayRef<char> bytes,
-                                                              llvm::StringRef name,
-                                                              const ElfLoadEnvironment &env,
-                                                              bool exclusive = false);
+  static llvm::Expected<std::unique_ptr<LoadedElfImage>> load(llvm::ArrayRef<char> Bytes,
+                                                              llvm::StringRef Name,
+                                                              const ElfLoadEnvironment &Env,
+                                                              bool Exclusive = false);
 
   /// Checks `bytes` as load() would, with the same checks and messages, but
   /// runs and registers nothing: no initializer, IRELATIVE resolver or NEEDED
   /// library, no unwind registration; imports are left unresolved. For a
   /// loader that hands the image to another (the dynamic linker, in the
   /// in-process host plugin) and must not let a corrupt image reach it.
-  static llvm::Error validate(llvm::ArrayRef<char> bytes, llvm::StringRef name);
+  static llvm::Error validate(llvm::ArrayRef<char> Bytes, llvm::StringRef Name);
 
   /// The R_X86_64_* name of a relocation type ("R_X86_64_RELATIVE"), or "type N".
-  static std::string relocationName(uint32_t type);
+  static std::string relocationName(uint32_t Type);
 };
 
 } // namespace ompsim::sim

@@ -30,150 +30,150 @@ namespace {
 /// absolute or pc-relative, in one of the fixed or LEB128 formats.
 /// FDE addresses ('R') must be direct and present; a personality routine or
 /// LSDA ('P', 'L') may be omitted or reached through a pointer.
-bool plainPointerEncoding(uint8_t enc, bool forFdeAddresses) {
-  if (enc == 0xff) // DW_EH_PE_omit
-    return !forFdeAddresses;
-  if ((enc & 0x80) && forFdeAddresses)
+bool plainPointerEncoding(uint8_t Enc, bool ForFdeAddresses) {
+  if (Enc == 0xff) // DW_EH_PE_omit
+    return !ForFdeAddresses;
+  if ((Enc & 0x80) && ForFdeAddresses)
     return false;
-  uint8_t format = enc & 0x0f, application = enc & 0x70;
-  bool formatOk = format <= 0x04 || (format >= 0x09 && format <= 0x0c);
-  return formatOk && (application == 0x00 || application == 0x10);
+  uint8_t Format = Enc & 0x0f, Application = Enc & 0x70;
+  bool FormatOk = Format <= 0x04 || (Format >= 0x09 && Format <= 0x0c);
+  return FormatOk && (Application == 0x00 || Application == 0x10);
 }
 
 } // namespace
 
-llvm::Error ImageLoad::readProgramHeaders(Elf *elf, uint64_t fileSize) {
-  size_t phnum = 0;
-  if (elf_getphdrnum(elf, &phnum) != 0 || phnum == 0)
+llvm::Error ImageLoad::readProgramHeaders(Elf *Elf, uint64_t FileSize) {
+  size_t Phnum = 0;
+  if (elf_getphdrnum(Elf, &Phnum) != 0 || Phnum == 0)
     return fail("no program headers");
-  phdrs_.resize(phnum);
-  for (size_t i = 0; i < phnum; ++i) {
-    if (!gelf_getphdr(elf, int(i), &phdrs_[i]))
-      return fail("unreadable program header " + llvm::Twine(i));
-    const GElf_Phdr &ph = phdrs_[i];
-    if (ph.p_type == PT_LOAD) {
-      if (ph.p_offset > fileSize || ph.p_filesz > fileSize - ph.p_offset)
-        return fail("PT_LOAD segment " + llvm::Twine(i) + " lies outside the file");
-      if (ph.p_filesz > ph.p_memsz)
-        return fail("PT_LOAD segment " + llvm::Twine(i) + " has more file bytes (" + hex(ph.p_filesz) +
-                    ") than memory bytes (" + hex(ph.p_memsz) + ")");
-      if (ph.p_vaddr >= kMaxVaddr || ph.p_memsz > ElfImageLoader::kMaxImageSpan)
-        return fail("PT_LOAD segment " + llvm::Twine(i) + " (" + hex(ph.p_memsz) + " bytes at " +
-                    hex(ph.p_vaddr) + ") is not a plausible device image segment (at most " +
+  Phdrs.resize(Phnum);
+  for (size_t I = 0; I < Phnum; ++I) {
+    if (!gelf_getphdr(Elf, int(I), &Phdrs[I]))
+      return fail("unreadable program header " + llvm::Twine(I));
+    const GElf_Phdr &Ph = Phdrs[I];
+    if (Ph.p_type == PT_LOAD) {
+      if (Ph.p_offset > FileSize || Ph.p_filesz > FileSize - Ph.p_offset)
+        return fail("PT_LOAD segment " + llvm::Twine(I) + " lies outside the file");
+      if (Ph.p_filesz > Ph.p_memsz)
+        return fail("PT_LOAD segment " + llvm::Twine(I) + " has more file bytes (" + hex(Ph.p_filesz) +
+                    ") than memory bytes (" + hex(Ph.p_memsz) + ")");
+      if (Ph.p_vaddr >= kMaxVaddr || Ph.p_memsz > ElfImageLoader::kMaxImageSpan)
+        return fail("PT_LOAD segment " + llvm::Twine(I) + " (" + hex(Ph.p_memsz) + " bytes at " +
+                    hex(Ph.p_vaddr) + ") is not a plausible device image segment (at most " +
                     hex(ElfImageLoader::kMaxImageSpan) + " bytes below " + hex(kMaxVaddr) + ")");
-      if (ph.p_memsz == 0)
+      if (Ph.p_memsz == 0)
         continue;
-      segments_.push_back({ph.p_vaddr, ph.p_vaddr + ph.p_memsz, ph.p_flags});
-      if (ph.p_flags & PF_X)
-        executable_.add(ph.p_vaddr, ph.p_vaddr + ph.p_memsz);
-      if (ph.p_flags & PF_W)
-        writable_.add(ph.p_vaddr, ph.p_vaddr + ph.p_memsz);
-      if (ph.p_flags & PF_R)
-        readable_.add(ph.p_vaddr, ph.p_vaddr + ph.p_memsz);
-      lo_ = std::min(lo_, pageDown(ph.p_vaddr));
-      hi_ = std::max(hi_, pageUp(ph.p_vaddr + ph.p_memsz));
-    } else if (ph.p_type == PT_DYNAMIC) {
-      if (!dynamicPh_)
-        dynamicPh_ = ph;
-    } else if (ph.p_type == PT_GNU_RELRO) {
-      relroPh_ = ph;
-    } else if (ph.p_type == PT_GNU_EH_FRAME) {
-      ehFrameHdrPh_ = ph;
-    } else if (ph.p_type == PT_TLS && ph.p_memsz) {
+      Segments.push_back({Ph.p_vaddr, Ph.p_vaddr + Ph.p_memsz, Ph.p_flags});
+      if (Ph.p_flags & PF_X)
+        Executable.add(Ph.p_vaddr, Ph.p_vaddr + Ph.p_memsz);
+      if (Ph.p_flags & PF_W)
+        Writable.add(Ph.p_vaddr, Ph.p_vaddr + Ph.p_memsz);
+      if (Ph.p_flags & PF_R)
+        Readable.add(Ph.p_vaddr, Ph.p_vaddr + Ph.p_memsz);
+      Lo = std::min(Lo, pageDown(Ph.p_vaddr));
+      Hi = std::max(Hi, pageUp(Ph.p_vaddr + Ph.p_memsz));
+    } else if (Ph.p_type == PT_DYNAMIC) {
+      if (!DynamicPh)
+        DynamicPh = Ph;
+    } else if (Ph.p_type == PT_GNU_RELRO) {
+      RelroPh = Ph;
+    } else if (Ph.p_type == PT_GNU_EH_FRAME) {
+      EhFrameHdrPh = Ph;
+    } else if (Ph.p_type == PT_TLS && Ph.p_memsz) {
       return fail("thread-local storage (PT_TLS) is not supported in device images");
     }
   }
-  executable_.finish();
-  writable_.finish();
-  readable_.finish();
-  if (segments_.empty())
+  Executable.finish();
+  Writable.finish();
+  Readable.finish();
+  if (Segments.empty())
     return fail("no PT_LOAD segments");
-  if (hi_ - lo_ > ElfImageLoader::kMaxImageSpan)
-    return fail("PT_LOAD segments span " + hex(hi_ - lo_) + " bytes ([" + hex(lo_) + ", " + hex(hi_) +
+  if (Hi - Lo > ElfImageLoader::kMaxImageSpan)
+    return fail("PT_LOAD segments span " + hex(Hi - Lo) + " bytes ([" + hex(Lo) + ", " + hex(Hi) +
                 ")), more than the loader's limit of " + hex(ElfImageLoader::kMaxImageSpan));
-  if (!dynamicPh_)
+  if (!DynamicPh)
     return fail("no PT_DYNAMIC segment");
-  if (relroPh_ && !ImageSpan(0, lo_, hi_).contains(relroPh_->p_vaddr, relroPh_->p_memsz))
-    return fail("PT_GNU_RELRO segment (" + hex(relroPh_->p_memsz) + " bytes at " + hex(relroPh_->p_vaddr) +
-                ") lies outside the image [" + hex(lo_) + ", " + hex(hi_) + ")");
+  if (RelroPh && !ImageSpan(0, Lo, Hi).contains(RelroPh->p_vaddr, RelroPh->p_memsz))
+    return fail("PT_GNU_RELRO segment (" + hex(RelroPh->p_memsz) + " bytes at " + hex(RelroPh->p_vaddr) +
+                ") lies outside the image [" + hex(Lo) + ", " + hex(Hi) + ")");
   return llvm::Error::success();
 }
 
 llvm::Error ImageLoad::readDynamic() {
-  const ImageSpan &span = *span_;
-  if (!span.contains(dynamicPh_->p_vaddr, dynamicPh_->p_memsz))
-    return fail("PT_DYNAMIC segment (" + hex(dynamicPh_->p_memsz) + " bytes at " + hex(dynamicPh_->p_vaddr) +
-                ") lies outside the loaded image " + span.describe());
-  uint64_t ndyn = dynamicPh_->p_memsz / sizeof(Elf64_Dyn);
-  bool terminated = false;
-  for (uint64_t i = 0; i < ndyn; ++i) {
-    auto d = span.read<Elf64_Dyn>(dynamicPh_->p_vaddr + i * sizeof(Elf64_Dyn));
-    uint64_t v = d.d_un.d_val;
-    if (d.d_tag == DT_NULL) {
-      terminated = true;
+  const ImageSpan &LoadedSpan = *Span;
+  if (!LoadedSpan.contains(DynamicPh->p_vaddr, DynamicPh->p_memsz))
+    return fail("PT_DYNAMIC segment (" + hex(DynamicPh->p_memsz) + " bytes at " + hex(DynamicPh->p_vaddr) +
+                ") lies outside the loaded image " + LoadedSpan.describe());
+  uint64_t Ndyn = DynamicPh->p_memsz / sizeof(Elf64_Dyn);
+  bool Terminated = false;
+  for (uint64_t I = 0; I < Ndyn; ++I) {
+    auto D = LoadedSpan.read<Elf64_Dyn>(DynamicPh->p_vaddr + I * sizeof(Elf64_Dyn));
+    uint64_t V = D.d_un.d_val;
+    if (D.d_tag == DT_NULL) {
+      Terminated = true;
       break;
     }
-    switch (d.d_tag) {
+    switch (D.d_tag) {
     case DT_NEEDED:
-      neededOffsets_.push_back(v);
+      NeededOffsets.push_back(V);
       break;
     case DT_STRTAB:
-      strtab_ = v;
+      Strtab = V;
       break;
     case DT_STRSZ:
-      strsz_ = v;
-      haveStrsz_ = true;
+      Strsz = V;
+      HaveStrsz = true;
       break;
     case DT_SYMTAB:
-      symtab_ = v;
+      Symtab = V;
       break;
     case DT_SYMENT:
-      syment_ = v;
+      Syment = V;
       break;
     case DT_HASH:
-      hash_ = v;
+      Hash = V;
       break;
     case DT_GNU_HASH:
-      gnuHash_ = v;
+      GnuHash = V;
       break;
     case DT_VERSYM:
-      versym_ = v;
+      Versym = V;
       break;
     case DT_RELA:
-      rela_ = v;
+      Rela = V;
       break;
     case DT_RELASZ:
-      relasz_ = v;
+      Relasz = V;
       break;
     case DT_RELAENT:
-      relaent_ = v;
+      Relaent = V;
       break;
     case DT_JMPREL:
-      jmprel_ = v;
+      Jmprel = V;
       break;
     case DT_PLTRELSZ:
-      pltrelsz_ = v;
+      Pltrelsz = V;
       break;
     case DT_INIT:
-      init_ = v;
+      Init = V;
       break;
     case DT_INIT_ARRAY:
-      initArray_ = v;
+      InitArray = V;
       break;
     case DT_INIT_ARRAYSZ:
-      initArraySz_ = v;
+      InitArraySz = V;
       break;
     case DT_FINI:
-      fini_ = v;
+      Fini = V;
       break;
     case DT_FINI_ARRAY:
-      finiArray_ = v;
+      FiniArray = V;
       break;
     case DT_FINI_ARRAYSZ:
-      finiArraySz_ = v;
+      FiniArraySz = V;
       break;
     case DT_PLTREL:
-      if (v != DT_RELA)
+      if (V != DT_RELA)
         return fail("PLT relocations are not RELA");
       break;
     case DT_REL:
@@ -182,82 +182,82 @@ llvm::Error ImageLoad::readDynamic() {
       break;
     }
   }
-  if (!terminated)
+  if (!Terminated)
     return fail("the dynamic section has no DT_NULL terminator");
-  if (!strtab_ || !symtab_)
+  if (!Strtab || !Symtab)
     return fail("dynamic section lacks DT_STRTAB or DT_SYMTAB");
   return llvm::Error::success();
 }
 
-llvm::Error ImageLoad::checkTables(Elf *elf) {
-  const ImageSpan &span = *span_;
+llvm::Error ImageLoad::checkTables(Elf *Elf) {
+  const ImageSpan &LoadedSpan = *Span;
   // Strings: without DT_STRSZ the table runs to the end of the image.
-  if (!haveStrsz_)
-    strsz_ = strtab_ < span.hi() ? span.hi() - strtab_ : 0;
-  if (!span.contains(strtab_, strsz_))
-    return fail("DT_STRTAB (" + hex(strsz_) + " bytes at " + hex(strtab_) + ") lies outside the image " +
-                span.describe());
+  if (!HaveStrsz)
+    Strsz = Strtab < LoadedSpan.hi() ? LoadedSpan.hi() - Strtab : 0;
+  if (!LoadedSpan.contains(Strtab, Strsz))
+    return fail("DT_STRTAB (" + hex(Strsz) + " bytes at " + hex(Strtab) + ") lies outside the image " +
+                LoadedSpan.describe());
   // Symbols: the count is not in the dynamic section. Like the dynamic
   // linker, take it from the hash tables the dynamic section points to, so
   // an image without section headers (or with corrupt ones) loads; only an
   // image with neither table falls back to the SHT_DYNSYM section.
-  if (syment_ && *syment_ != sizeof(Elf64_Sym))
-    return fail("DT_SYMENT is " + llvm::Twine(*syment_) + ", not " + llvm::Twine(sizeof(Elf64_Sym)));
-  if (hash_) {
-    if (!span.contains(hash_, 8))
-      return fail("DT_HASH at " + hex(hash_) + " lies outside the image " + span.describe());
-    nsyms_ = span.read<uint32_t>(hash_ + 4); // nchain: one chain entry per symbol
-  } else if (gnuHash_) {
-    auto count = gnuHashSymbolCount();
-    if (!count)
-      return count.takeError();
-    nsyms_ = *count;
-    uint64_t next = span.hi();
-    for (uint64_t t : {strtab_, versym_, gnuHash_, rela_, jmprel_, initArray_, finiArray_})
-      if (t > symtab_ && t < next)
-        next = t;
-    symLimit_ = std::max(nsyms_, (next - std::min(next, symtab_)) / sizeof(Elf64_Sym));
-  } else if (elf) {
-    std::optional<GElf_Shdr> dynsym;
-    for (Elf_Scn *scn = nullptr; (scn = elf_nextscn(elf, scn));) {
-      GElf_Shdr sh;
-      if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_DYNSYM && (!dynsym || sh.sh_addr == symtab_))
-        dynsym = sh;
+  if (Syment && *Syment != sizeof(Elf64_Sym))
+    return fail("DT_SYMENT is " + llvm::Twine(*Syment) + ", not " + llvm::Twine(sizeof(Elf64_Sym)));
+  if (Hash) {
+    if (!LoadedSpan.contains(Hash, 8))
+      return fail("DT_HASH at " + hex(Hash) + " lies outside the image " + LoadedSpan.describe());
+    Nsyms = LoadedSpan.read<uint32_t>(Hash + 4); // nchain: one chain entry per symbol
+  } else if (GnuHash) {
+    auto Count = gnuHashSymbolCount();
+    if (!Count)
+      return Count.takeError();
+    Nsyms = *Count;
+    uint64_t Next = LoadedSpan.hi();
+    for (uint64_t T : {Strtab, Versym, GnuHash, Rela, Jmprel, InitArray, FiniArray})
+      if (T > Symtab && T < Next)
+        Next = T;
+    SymLimit = std::max(Nsyms, (Next - std::min(Next, Symtab)) / sizeof(Elf64_Sym));
+  } else if (Elf) {
+    std::optional<GElf_Shdr> Dynsym;
+    for (Elf_Scn *Scn = nullptr; (Scn = elf_nextscn(Elf, Scn));) {
+      GElf_Shdr Sh;
+      if (gelf_getshdr(Scn, &Sh) && Sh.sh_type == SHT_DYNSYM && (!Dynsym || Sh.sh_addr == Symtab))
+        Dynsym = Sh;
     }
-    if (dynsym) {
-      if (dynsym->sh_entsize != sizeof(Elf64_Sym))
-        return fail("the .dynsym section's entry size is " + llvm::Twine(dynsym->sh_entsize) + ", not " +
+    if (Dynsym) {
+      if (Dynsym->sh_entsize != sizeof(Elf64_Sym))
+        return fail("the .dynsym section's entry size is " + llvm::Twine(Dynsym->sh_entsize) + ", not " +
                     llvm::Twine(sizeof(Elf64_Sym)));
-      nsyms_ = dynsym->sh_size / sizeof(Elf64_Sym);
+      Nsyms = Dynsym->sh_size / sizeof(Elf64_Sym);
     }
   }
-  symLimit_ = std::max(symLimit_, nsyms_);
-  if (nsyms_ > span.hi() / sizeof(Elf64_Sym) || !span.contains(symtab_, nsyms_ * sizeof(Elf64_Sym)))
-    return fail("DT_SYMTAB (" + llvm::Twine(nsyms_) + " symbols at " + hex(symtab_) +
-                ") lies outside the image " + span.describe());
+  SymLimit = std::max(SymLimit, Nsyms);
+  if (Nsyms > LoadedSpan.hi() / sizeof(Elf64_Sym) || !LoadedSpan.contains(Symtab, Nsyms * sizeof(Elf64_Sym)))
+    return fail("DT_SYMTAB (" + llvm::Twine(Nsyms) + " symbols at " + hex(Symtab) +
+                ") lies outside the image " + LoadedSpan.describe());
   // Relocation tables.
-  if (relaent_ && *relaent_ != sizeof(Elf64_Rela))
-    return fail("DT_RELAENT is " + llvm::Twine(*relaent_) + ", not " + llvm::Twine(sizeof(Elf64_Rela)));
-  for (auto [table, bytes, what] : {std::tuple<uint64_t, uint64_t, const char *>{rela_, relasz_, "DT_RELA"},
-                                    {jmprel_, pltrelsz_, "DT_JMPREL"}}) {
+  if (Relaent && *Relaent != sizeof(Elf64_Rela))
+    return fail("DT_RELAENT is " + llvm::Twine(*Relaent) + ", not " + llvm::Twine(sizeof(Elf64_Rela)));
+  for (auto [table, bytes, what] : {std::tuple<uint64_t, uint64_t, const char *>{Rela, Relasz, "DT_RELA"},
+                                    {Jmprel, Pltrelsz, "DT_JMPREL"}}) {
     if (bytes % sizeof(Elf64_Rela))
       return fail(llvm::Twine(what) + " table size " + hex(bytes) + " is not a whole number of " +
                   llvm::Twine(sizeof(Elf64_Rela)) + "-byte entries");
-    if (bytes && !span.contains(table, bytes))
+    if (bytes && !LoadedSpan.contains(table, bytes))
       return fail(llvm::Twine(what) + " table (" + hex(bytes) + " bytes at " + hex(table) +
-                  ") lies outside the image " + span.describe());
+                  ") lies outside the image " + LoadedSpan.describe());
   }
   // Initializer and finalizer arrays.
   for (auto [table, bytes, what] :
-       {std::tuple<uint64_t, uint64_t, const char *>{initArray_, initArraySz_, "DT_INIT_ARRAY"},
-        {finiArray_, finiArraySz_, "DT_FINI_ARRAY"}}) {
+       {std::tuple<uint64_t, uint64_t, const char *>{InitArray, InitArraySz, "DT_INIT_ARRAY"},
+        {FiniArray, FiniArraySz, "DT_FINI_ARRAY"}}) {
     if (bytes % 8)
       return fail(llvm::Twine(what) + " size " + hex(bytes) + " is not a multiple of 8");
-    if (bytes && !span.contains(table, bytes))
+    if (bytes && !LoadedSpan.contains(table, bytes))
       return fail(llvm::Twine(what) + " (" + hex(bytes) + " bytes at " + hex(table) +
-                  ") lies outside the image " + span.describe());
+                  ") lies outside the image " + LoadedSpan.describe());
     // Read after the protections are applied.
-    if (bytes && !readable_.contains(table, bytes))
+    if (bytes && !Readable.contains(table, bytes))
       return fail(llvm::Twine(what) + " (" + hex(bytes) + " bytes at " + hex(table) +
                   ") is not in a readable segment");
   }
@@ -265,91 +265,91 @@ llvm::Error ImageLoad::checkTables(Elf *elf) {
 }
 
 llvm::Expected<uint64_t> ImageLoad::gnuHashSymbolCount() const {
-  const ImageSpan &span = *span_;
-  auto outside = [&](const llvm::Twine &what) {
-    return fail("DT_GNU_HASH (at " + hex(gnuHash_) + ") " + what + " lies outside the image " +
-                span.describe());
+  const ImageSpan &LoadedSpan = *Span;
+  auto Outside = [&](const llvm::Twine &What) {
+    return fail("DT_GNU_HASH (at " + hex(GnuHash) + ") " + What + " lies outside the image " +
+                LoadedSpan.describe());
   };
-  if (!span.contains(gnuHash_, 16))
-    return outside("header");
-  uint64_t nbuckets = span.read<uint32_t>(gnuHash_), symoffset = span.read<uint32_t>(gnuHash_ + 4),
-           bloomWords = span.read<uint32_t>(gnuHash_ + 8);
-  uint64_t buckets = gnuHash_ + 16 + bloomWords * 8;
-  if (!span.contains(gnuHash_ + 16, bloomWords * 8) || !span.contains(buckets, nbuckets * 4))
-    return outside("bloom filter or buckets");
-  uint64_t last = 0;
-  for (uint64_t i = 0; i < nbuckets; ++i)
-    last = std::max<uint64_t>(last, span.read<uint32_t>(buckets + i * 4));
-  if (last == 0)
-    return symoffset; // no hashed symbols
-  if (last < symoffset)
-    return fail("DT_GNU_HASH bucket names symbol " + llvm::Twine(last) + ", below its first hashed symbol " +
-                llvm::Twine(symoffset));
-  uint64_t chains = buckets + nbuckets * 4;
-  for (uint64_t index = last;; ++index) {
-    uint64_t at = chains + (index - symoffset) * 4;
-    if (index - symoffset > span.hi() / 4 || !span.contains(at, 4))
-      return outside("chain of symbol " + llvm::Twine(last));
-    if (span.read<uint32_t>(at) & 1) // the chain's last entry
-      return index + 1;
+  if (!LoadedSpan.contains(GnuHash, 16))
+    return Outside("header");
+  uint64_t Nbuckets = LoadedSpan.read<uint32_t>(GnuHash), Symoffset = LoadedSpan.read<uint32_t>(GnuHash + 4),
+           BloomWords = LoadedSpan.read<uint32_t>(GnuHash + 8);
+  uint64_t Buckets = GnuHash + 16 + BloomWords * 8;
+  if (!LoadedSpan.contains(GnuHash + 16, BloomWords * 8) || !LoadedSpan.contains(Buckets, Nbuckets * 4))
+    return Outside("bloom filter or buckets");
+  uint64_t Last = 0;
+  for (uint64_t I = 0; I < Nbuckets; ++I)
+    Last = std::max<uint64_t>(Last, LoadedSpan.read<uint32_t>(Buckets + I * 4));
+  if (Last == 0)
+    return Symoffset; // no hashed symbols
+  if (Last < Symoffset)
+    return fail("DT_GNU_HASH bucket names symbol " + llvm::Twine(Last) + ", below its first hashed symbol " +
+                llvm::Twine(Symoffset));
+  uint64_t Chains = Buckets + Nbuckets * 4;
+  for (uint64_t Index = Last;; ++Index) {
+    uint64_t At = Chains + (Index - Symoffset) * 4;
+    if (Index - Symoffset > LoadedSpan.hi() / 4 || !LoadedSpan.contains(At, 4))
+      return Outside("chain of symbol " + llvm::Twine(Last));
+    if (LoadedSpan.read<uint32_t>(At) & 1) // the chain's last entry
+      return Index + 1;
   }
 }
 
-llvm::Expected<llvm::StringRef> ImageLoad::string(uint64_t offset, const llvm::Twine &what) const {
-  if (offset >= strsz_)
-    return fail(what + " name at string offset " + hex(offset) + " lies outside DT_STRTAB (" + hex(strsz_) +
+llvm::Expected<llvm::StringRef> ImageLoad::string(uint64_t Offset, const llvm::Twine &What) const {
+  if (Offset >= Strsz)
+    return fail(What + " name at string offset " + hex(Offset) + " lies outside DT_STRTAB (" + hex(Strsz) +
                 " bytes)");
-  const char *s = span_->ptr(strtab_ + offset);
-  size_t len = strnlen(s, strsz_ - offset);
-  if (len == strsz_ - offset)
-    return fail(what + " name at string offset " + hex(offset) + " is not NUL-terminated inside DT_STRTAB");
-  return llvm::StringRef(s, len);
+  const char *S = Span->ptr(Strtab + Offset);
+  size_t Len = strnlen(S, Strsz - Offset);
+  if (Len == Strsz - Offset)
+    return fail(What + " name at string offset " + hex(Offset) + " is not NUL-terminated inside DT_STRTAB");
+  return llvm::StringRef(S, Len);
 }
 
-llvm::Error ImageLoad::checkEhFrame(uint64_t begin, uint64_t size) const {
+llvm::Error ImageLoad::checkEhFrame(uint64_t Begin, uint64_t Size) const {
   // libgcc walks these records on the first unwind anywhere in the process,
   // trusting their lengths, encodings and CIE pointers: check each one, and
   // that every FDE covers only this image's code.
-  const ImageSpan &span = *span_;
-  uint64_t end = begin + size;
-  auto bad = [&](uint64_t at, const llvm::Twine &why) {
-    return fail(".eh_frame record at " + hex(at) + " " + why);
+  const ImageSpan &LoadedSpan = *Span;
+  uint64_t End = Begin + Size;
+  auto Bad = [&](uint64_t At, const llvm::Twine &Why) {
+    return fail(".eh_frame record at " + hex(At) + " " + Why);
   };
   struct Reader {
-    const ImageSpan &span;
-    uint64_t at, end;
-    bool ok = true;
-    uint64_t u(unsigned bytes) {
-      if (bytes > end - at) {
-        ok = false;
+    const ImageSpan &Span;
+    uint64_t At, End;
+    bool Ok = true;
+    uint64_t u(unsigned Bytes) {
+      if (Bytes > End - At) {
+        Ok = false;
         return 0;
       }
-      uint64_t v = 0;
-      std::memcpy(&v, span.ptr(at), bytes);
-      at += bytes;
-      return v;
+      uint64_t V = 0;
+      std::memcpy(&V, Span.ptr(At), Bytes);
+      At += Bytes;
+      return V;
     }
-    uint64_t leb(bool isSigned) {
-      uint64_t v = 0;
-      unsigned shift = 0;
+    uint64_t leb(bool IsSigned) {
+      uint64_t V = 0;
+      unsigned Shift = 0;
       for (;;) {
-        if (at >= end || shift > 63) {
-          ok = false;
+        if (At >= End || Shift > 63) {
+          Ok = false;
           return 0;
         }
-        uint8_t b = uint8_t(*span.ptr(at++));
-        v |= uint64_t(b & 0x7f) << shift;
-        shift += 7;
-        if (!(b & 0x80)) {
-          if (isSigned && shift < 64 && (b & 0x40))
-            v |= ~uint64_t(0) << shift;
-          return v;
+        uint8_t B = uint8_t(*Span.ptr(At++));
+        V |= uint64_t(B & 0x7f) << Shift;
+        Shift += 7;
+        if (!(B & 0x80)) {
+          if (IsSigned && Shift < 64 && (B & 0x40))
+            V |= ~uint64_t(0) << Shift;
+          return V;
         }
       }
     }
     /// An encoded pointer's raw value (application not applied).
-    uint64_t encoded(uint8_t enc) {
-      switch (enc & 0x0f) {
+    uint64_t encoded(uint8_t Enc) {
+      switch (Enc & 0x0f) {
       case 0x00:
         return u(8);
       case 0x01:
@@ -369,102 +369,102 @@ llvm::Error ImageLoad::checkEhFrame(uint64_t begin, uint64_t size) const {
       case 0x0c:
         return u(8);
       }
-      ok = false;
+      Ok = false;
       return 0;
     }
   };
-  std::map<uint64_t, uint8_t> cieFdeEncoding; // CIE vaddr -> its 'R' encoding
-  for (uint64_t at = begin;;) {
-    if (end - at < 4)
-      return bad(at, "runs past the end of the section (no zero terminator)");
-    uint32_t length = span.read<uint32_t>(at);
-    if (length == 0)
+  std::map<uint64_t, uint8_t> CieFdeEncoding; // CIE vaddr -> its 'R' encoding
+  for (uint64_t At = Begin;;) {
+    if (End - At < 4)
+      return Bad(At, "runs past the end of the section (no zero terminator)");
+    uint32_t Length = LoadedSpan.read<uint32_t>(At);
+    if (Length == 0)
       return llvm::Error::success();
-    if (length == 0xffffffffu)
-      return bad(at, "has a 64-bit length, which is not supported");
-    if (length < 4 || length > end - at - 4)
-      return bad(at, "has length " + hex(length) + ", which does not fit the section");
-    uint64_t recordEnd = at + 4 + length;
-    Reader rd{span, at + 8, recordEnd};
-    uint32_t id = span.read<uint32_t>(at + 4);
-    if (id == 0) { // CIE
-      uint64_t version = rd.u(1);
-      if (version != 1 && version != 3)
-        return bad(at, "is a CIE of version " + llvm::Twine(version) + " (1 or 3 expected)");
-      uint64_t augBegin = rd.at;
-      while (rd.at < recordEnd && *span.ptr(rd.at))
-        ++rd.at;
-      if (rd.at >= recordEnd)
-        return bad(at, "has an unterminated augmentation string");
-      llvm::StringRef aug(span.ptr(augBegin), rd.at - augBegin);
-      ++rd.at;
-      if (!aug.empty() && aug[0] != 'z')
-        return bad(at, "has augmentation '" + aug + "', which libgcc cannot unwind safely");
-      rd.leb(false);                                  // code alignment
-      rd.leb(true);                                   // data alignment
-      (void)(version == 1 ? rd.u(1) : rd.leb(false)); // return address register
-      uint8_t fdeEncoding = 0;                        // DW_EH_PE_absptr
-      if (!aug.empty()) {
-        rd.leb(false); // augmentation data length
-        for (char c : aug.drop_front()) {
-          if (c == 'R' || c == 'L' || c == 'P') {
-            uint8_t enc = uint8_t(rd.u(1));
-            if (!plainPointerEncoding(enc, /*forFdeAddresses=*/c == 'R'))
-              return bad(at, "has pointer encoding " + hex(enc) + " for '" + llvm::Twine(c) + "'");
-            if (c == 'R')
-              fdeEncoding = enc;
-            if (c == 'P' && enc != 0xff)
-              rd.encoded(enc);
-          } else if (c != 'S') {
-            return bad(at, "has unknown augmentation '" + aug + "'");
+    if (Length == 0xffffffffu)
+      return Bad(At, "has a 64-bit length, which is not supported");
+    if (Length < 4 || Length > End - At - 4)
+      return Bad(At, "has length " + hex(Length) + ", which does not fit the section");
+    uint64_t RecordEnd = At + 4 + Length;
+    Reader Rd{LoadedSpan, At + 8, RecordEnd};
+    uint32_t Id = LoadedSpan.read<uint32_t>(At + 4);
+    if (Id == 0) { // CIE
+      uint64_t Version = Rd.u(1);
+      if (Version != 1 && Version != 3)
+        return Bad(At, "is a CIE of version " + llvm::Twine(Version) + " (1 or 3 expected)");
+      uint64_t AugBegin = Rd.At;
+      while (Rd.At < RecordEnd && *LoadedSpan.ptr(Rd.At))
+        ++Rd.At;
+      if (Rd.At >= RecordEnd)
+        return Bad(At, "has an unterminated augmentation string");
+      llvm::StringRef Aug(LoadedSpan.ptr(AugBegin), Rd.At - AugBegin);
+      ++Rd.At;
+      if (!Aug.empty() && Aug[0] != 'z')
+        return Bad(At, "has augmentation '" + Aug + "', which libgcc cannot unwind safely");
+      Rd.leb(false);                                  // code alignment
+      Rd.leb(true);                                   // data alignment
+      (void)(Version == 1 ? Rd.u(1) : Rd.leb(false)); // return address register
+      uint8_t FdeEncoding = 0;                        // DW_EH_PE_absptr
+      if (!Aug.empty()) {
+        Rd.leb(false); // augmentation data length
+        for (char C : Aug.drop_front()) {
+          if (C == 'R' || C == 'L' || C == 'P') {
+            uint8_t Enc = uint8_t(Rd.u(1));
+            if (!plainPointerEncoding(Enc, /*forFdeAddresses=*/C == 'R'))
+              return Bad(At, "has pointer encoding " + hex(Enc) + " for '" + llvm::Twine(C) + "'");
+            if (C == 'R')
+              FdeEncoding = Enc;
+            if (C == 'P' && Enc != 0xff)
+              Rd.encoded(Enc);
+          } else if (C != 'S') {
+            return Bad(At, "has unknown augmentation '" + Aug + "'");
           }
         }
       }
-      if (!rd.ok)
-        return bad(at, "is a CIE cut short by its length");
-      cieFdeEncoding[at] = fdeEncoding;
+      if (!Rd.Ok)
+        return Bad(At, "is a CIE cut short by its length");
+      CieFdeEncoding[At] = FdeEncoding;
     } else { // FDE: id is the distance back to its CIE
-      uint64_t cie = at + 4 - id;
-      auto it = id <= at + 4 - begin ? cieFdeEncoding.find(cie) : cieFdeEncoding.end();
-      if (it == cieFdeEncoding.end())
-        return bad(at, "is an FDE whose CIE pointer does not lead to an earlier CIE");
-      uint8_t enc = it->second;
+      uint64_t Cie = At + 4 - Id;
+      auto It = Id <= At + 4 - Begin ? CieFdeEncoding.find(Cie) : CieFdeEncoding.end();
+      if (It == CieFdeEncoding.end())
+        return Bad(At, "is an FDE whose CIE pointer does not lead to an earlier CIE");
+      uint8_t Enc = It->second;
       {
-        uint64_t field = rd.at;
-        uint64_t pcBegin = rd.encoded(enc);
-        uint64_t pcRange = rd.encoded(enc & 0x0f);
-        if (!rd.ok)
-          return bad(at, "is an FDE cut short by its length");
+        uint64_t Field = Rd.At;
+        uint64_t PcBegin = Rd.encoded(Enc);
+        uint64_t PcRange = Rd.encoded(Enc & 0x0f);
+        if (!Rd.Ok)
+          return Bad(At, "is an FDE cut short by its length");
         // libgcc skips FDEs whose raw start is 0 (discarded code).
-        if (pcBegin != 0) {
-          uint64_t start = (enc & 0x70) == 0x10 ? field + pcBegin : pcBegin - img_->base_;
-          if (!executable_.contains(start, pcRange))
-            return bad(at, "is an FDE for [" + hex(start) + ", +" + hex(pcRange) +
+        if (PcBegin != 0) {
+          uint64_t Start = (Enc & 0x70) == 0x10 ? Field + PcBegin : PcBegin - Img->Base;
+          if (!Executable.contains(Start, PcRange))
+            return Bad(At, "is an FDE for [" + hex(Start) + ", +" + hex(PcRange) +
                                "), which is not code of this image");
         }
       }
     }
-    at = recordEnd;
+    At = RecordEnd;
   }
 }
 
-llvm::Error ElfImageLoader::validate(llvm::ArrayRef<char> bytes, llvm::StringRef name) {
+llvm::Error ElfImageLoader::validate(llvm::ArrayRef<char> Bytes, llvm::StringRef Name) {
   // Private anonymous memory for the one image: untouched pages cost nothing,
   // so a plausible but huge span is cheap to check.
-  size_t mapped = 0;
-  ElfLoadEnvironment env;
-  env.allocate = [&mapped](uint64_t size) -> llvm::Expected<uint8_t *> {
-    void *p =
-        ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED)
+  size_t Mapped = 0;
+  ElfLoadEnvironment Env;
+  Env.Allocate = [&Mapped](uint64_t Size) -> llvm::Expected<uint8_t *> {
+    void *P =
+        ::mmap(nullptr, Size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (P == MAP_FAILED)
       return llvm::createStringError(llvm::inconvertibleErrorCode(), "mmap failed");
-    mapped = size;
-    return static_cast<uint8_t *>(p);
+    Mapped = Size;
+    return static_cast<uint8_t *>(P);
   };
-  env.release = [&mapped](uint8_t *base) { ::munmap(base, mapped); };
-  auto checked = ImageLoad(name, env, /*checkOnly=*/true).run(bytes);
-  if (!checked)
-    return checked.takeError();
+  Env.Release = [&Mapped](uint8_t *Base) { ::munmap(Base, Mapped); };
+  auto Checked = ImageLoad(Name, Env, /*checkOnly=*/true).run(Bytes);
+  if (!Checked)
+    return Checked.takeError();
   return llvm::Error::success();
 }
 

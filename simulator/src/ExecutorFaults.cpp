@@ -9,12 +9,12 @@
 
 namespace ompsim::sim::executor {
 
-int gFaultFd = -1;
+int GFaultFd = -1;
 /// The memfd shared with the controller: the launch mailbox, then the arena.
-int gArenaFd = -1;
+int GArenaFd = -1;
 /// The host runtime the controller took out of LD_PRELOAD (may be empty).
-std::string gHostRuntime;
-std::atomic<TakeTranslateLogFn> gTakeTranslateLog{nullptr};
+std::string GHostRuntime;
+std::atomic<TakeTranslateLogFn> GTakeTranslateLog{nullptr};
 
 namespace {
 
@@ -22,42 +22,42 @@ namespace {
 /// fault handler reports it so the controller can tell a stack overflow
 /// (pthread_getattr_np itself is not async-signal-safe). Local-exec TLS in
 /// this non-PIE executable, so reading it in the handler is safe.
-thread_local uint64_t tStackLow = 0, tStackHigh = 0;
+thread_local uint64_t TStackLow = 0, TStackHigh = 0;
 
 /// Reports a fatal signal to the controller and exits. Async-signal-safe.
-void onFatalSignal(int signo, siginfo_t *info, void *ctx) {
-  proto::FaultRecord rec{};
-  rec.magic = proto::FaultRecord::kMagic;
-  rec.signo = signo;
-  rec.code = info ? info->si_code : 0;
-  rec.tid = int32_t(::syscall(SYS_gettid));
-  rec.addr = info ? reinterpret_cast<uint64_t>(info->si_addr) : 0;
-  rec.rip = ctx ? uint64_t(static_cast<ucontext_t *>(ctx)->uc_mcontext.gregs[REG_RIP]) : 0;
-  rec.pageFaultCode = ctx ? uint64_t(static_cast<ucontext_t *>(ctx)->uc_mcontext.gregs[REG_ERR]) : 0;
-  rec.rsp = ctx ? uint64_t(static_cast<ucontext_t *>(ctx)->uc_mcontext.gregs[REG_RSP]) : 0;
-  rec.stackLow = tStackLow;
-  rec.stackHigh = tStackHigh;
-  if (gFaultFd >= 0) {
-    ssize_t n = ::write(gFaultFd, &rec, sizeof rec);
-    (void)n;
+void onFatalSignal(int Signo, siginfo_t *Info, void *Ctx) {
+  proto::FaultRecord Rec{};
+  Rec.Magic = proto::FaultRecord::kMagic;
+  Rec.Signo = Signo;
+  Rec.Code = Info ? Info->si_code : 0;
+  Rec.Tid = int32_t(::syscall(SYS_gettid));
+  Rec.Addr = Info ? reinterpret_cast<uint64_t>(Info->si_addr) : 0;
+  Rec.Rip = Ctx ? uint64_t(static_cast<ucontext_t *>(Ctx)->uc_mcontext.gregs[REG_RIP]) : 0;
+  Rec.PageFaultCode = Ctx ? uint64_t(static_cast<ucontext_t *>(Ctx)->uc_mcontext.gregs[REG_ERR]) : 0;
+  Rec.Rsp = Ctx ? uint64_t(static_cast<ucontext_t *>(Ctx)->uc_mcontext.gregs[REG_RSP]) : 0;
+  Rec.StackLow = TStackLow;
+  Rec.StackHigh = TStackHigh;
+  if (GFaultFd >= 0) {
+    ssize_t N = ::write(GFaultFd, &Rec, sizeof Rec);
+    (void)N;
     // Publication never overlaps a kernel, so the runtime's publish lock is
     // free here; static buffers keep the handler free of allocation.
-    if (TakeTranslateLogFn take = gTakeTranslateLog.load(std::memory_order_acquire)) {
-      static ompsim_translate_record recs[proto::FaultTranslateLog::kMaxRecords];
-      static proto::FaultTranslateLog log;
-      ompsim_translate_stats st = take(recs, proto::FaultTranslateLog::kMaxRecords);
-      uint64_t count = st.recorded < proto::FaultTranslateLog::kMaxRecords
-                           ? st.recorded
+    if (TakeTranslateLogFn Take = GTakeTranslateLog.load(std::memory_order_acquire)) {
+      static ompsim_translate_record Recs[proto::FaultTranslateLog::kMaxRecords];
+      static proto::FaultTranslateLog Log;
+      ompsim_translate_stats St = Take(Recs, proto::FaultTranslateLog::kMaxRecords);
+      uint64_t Count = St.recorded < proto::FaultTranslateLog::kMaxRecords
+                           ? St.recorded
                            : proto::FaultTranslateLog::kMaxRecords;
-      log.magic = proto::FaultTranslateLog::kMagic;
-      log.count = uint32_t(count);
-      log.hits = st.hits;
-      log.misses = st.misses;
-      log.dropped = st.dropped + (st.recorded - count);
-      for (uint64_t i = 0; i < count; ++i)
-        log.records[i] = {recs[i].host_ptr, recs[i].result, recs[i].hit};
-      n = ::write(gFaultFd, &log, sizeof log);
-      (void)n;
+      Log.Magic = proto::FaultTranslateLog::kMagic;
+      Log.Count = uint32_t(Count);
+      Log.Hits = St.hits;
+      Log.Misses = St.misses;
+      Log.Dropped = St.dropped + (St.recorded - Count);
+      for (uint64_t I = 0; I < Count; ++I)
+        Log.Records[I] = {Recs[I].host_ptr, Recs[I].result, Recs[I].hit};
+      N = ::write(GFaultFd, &Log, sizeof Log);
+      (void)N;
     }
   }
   ::_exit(proto::kFaultExitStatus);
@@ -69,16 +69,16 @@ void onFatalSignal(int signo, siginfo_t *info, void *ctx) {
 /// controller and ends the executor at once. The real exit() would run the
 /// executor's atexit handlers and static destructors while its service and
 /// device threads still run (std::terminate, SIGABRT).
-[[noreturn]] void deviceExit(int status) {
-  proto::FaultRecord rec{};
-  rec.magic = proto::FaultRecord::kMagic;
-  rec.signo = 0; // no signal: exit() was called
-  rec.code = status;
-  rec.tid = int32_t(::syscall(SYS_gettid));
-  rec.rip = reinterpret_cast<uint64_t>(__builtin_return_address(0));
-  if (gFaultFd >= 0) {
-    ssize_t n = ::write(gFaultFd, &rec, sizeof rec);
-    (void)n;
+[[noreturn]] void deviceExit(int Status) {
+  proto::FaultRecord Rec{};
+  Rec.Magic = proto::FaultRecord::kMagic;
+  Rec.Signo = 0; // no signal: exit() was called
+  Rec.Code = Status;
+  Rec.Tid = int32_t(::syscall(SYS_gettid));
+  Rec.Rip = reinterpret_cast<uint64_t>(__builtin_return_address(0));
+  if (GFaultFd >= 0) {
+    ssize_t N = ::write(GFaultFd, &Rec, sizeof Rec);
+    (void)N;
   }
   ::_exit(proto::kFaultExitStatus);
 }
@@ -86,34 +86,34 @@ void onFatalSignal(int signo, siginfo_t *info, void *ctx) {
 /// Gives the calling thread an alternate signal stack so a stack overflow in
 /// device code is still reported.
 void ensureAltStack() {
-  static thread_local bool done = false;
-  if (done)
+  static thread_local bool Done = false;
+  if (Done)
     return;
-  done = true;
-  stack_t ss{};
-  ss.ss_size = 64 * 1024;
-  ss.ss_sp = std::malloc(ss.ss_size);
-  if (ss.ss_sp)
-    ::sigaltstack(&ss, nullptr);
-  pthread_attr_t attr;
-  if (::pthread_getattr_np(::pthread_self(), &attr) == 0) {
-    void *low = nullptr;
-    size_t size = 0;
-    if (::pthread_attr_getstack(&attr, &low, &size) == 0) {
-      tStackLow = reinterpret_cast<uint64_t>(low);
-      tStackHigh = tStackLow + size;
+  Done = true;
+  stack_t Ss{};
+  Ss.ss_size = 64 * 1024;
+  Ss.ss_sp = std::malloc(Ss.ss_size);
+  if (Ss.ss_sp)
+    ::sigaltstack(&Ss, nullptr);
+  pthread_attr_t Attr;
+  if (::pthread_getattr_np(::pthread_self(), &Attr) == 0) {
+    void *Low = nullptr;
+    size_t Size = 0;
+    if (::pthread_attr_getstack(&Attr, &Low, &Size) == 0) {
+      TStackLow = reinterpret_cast<uint64_t>(Low);
+      TStackHigh = TStackLow + Size;
     }
-    ::pthread_attr_destroy(&attr);
+    ::pthread_attr_destroy(&Attr);
   }
 }
 
 void installFaultHandlers() {
-  struct sigaction sa{};
-  sa.sa_sigaction = onFatalSignal;
-  sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
-  sigemptyset(&sa.sa_mask);
-  for (int s : {SIGSEGV, SIGBUS, SIGILL, SIGFPE})
-    ::sigaction(s, &sa, nullptr);
+  struct sigaction Sa{};
+  Sa.sa_sigaction = onFatalSignal;
+  Sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  sigemptyset(&Sa.sa_mask);
+  for (int S : {SIGSEGV, SIGBUS, SIGILL, SIGFPE})
+    ::sigaction(S, &Sa, nullptr);
   ::signal(SIGPIPE, SIG_IGN);
   ensureAltStack();
 }

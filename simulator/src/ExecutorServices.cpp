@@ -13,241 +13,241 @@ namespace ompsim::sim::executor {
 using RangeVec = std::vector<std::tuple<uint64_t, uint64_t>>;
 
 OMPSIM_WRAPPER(setupWrapper, proto::SetupSignature,
-               [](RangeVec hostRanges, uint64_t base, uint64_t size, uint64_t codeBytes,
-                  std::string libDir) -> Expected<RangeVec> {
-                 DeviceState &d = DeviceState::get();
-                 std::lock_guard<std::mutex> lock(d.mu);
-                 if (d.arenaSize)
+               [](RangeVec HostRanges, uint64_t Base, uint64_t Size, uint64_t CodeBytes,
+                  std::string LibDir) -> Expected<RangeVec> {
+                 DeviceState &D = DeviceState::get();
+                 std::lock_guard<std::mutex> Lock(D.Mu);
+                 if (D.ArenaSize)
                    return makeError("device already set up");
-                 RangeVec collided;
-                 for (auto [b, e] : hostRanges) {
-                   void *p = ::mmap(reinterpret_cast<void *>(b), e - b, PROT_NONE,
+                 RangeVec Collided;
+                 for (auto [b, e] : HostRanges) {
+                   void *P = ::mmap(reinterpret_cast<void *>(b), e - b, PROT_NONE,
                                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
-                   if (p == MAP_FAILED || p != reinterpret_cast<void *>(b)) {
-                     if (p != MAP_FAILED)
-                       ::munmap(p, e - b);
-                     collided.emplace_back(b, e);
+                   if (P == MAP_FAILED || P != reinterpret_cast<void *>(b)) {
+                     if (P != MAP_FAILED)
+                       ::munmap(P, e - b);
+                     Collided.emplace_back(b, e);
                    }
                  }
                  // The controller maps the same memfd pages, so its copies to and
                  // from device memory need no round trip.
-                 void *arena = ::mmap(reinterpret_cast<void *>(base), size, PROT_READ | PROT_WRITE,
-                                      MAP_SHARED | MAP_NORESERVE | MAP_FIXED_NOREPLACE, gArenaFd,
+                 void *Arena = ::mmap(reinterpret_cast<void *>(Base), Size, PROT_READ | PROT_WRITE,
+                                      MAP_SHARED | MAP_NORESERVE | MAP_FIXED_NOREPLACE, GArenaFd,
                                       off_t(ompsim::sim::LaunchMailbox::kBytes));
-                 if (arena == MAP_FAILED || arena != reinterpret_cast<void *>(base))
-                   return makeError("cannot map the device arena at 0x" + Twine::utohexstr(base) + " (" +
-                                    Twine(size) + " bytes): " + std::strerror(errno));
-                 d.arenaBase = base;
-                 d.arenaSize = size;
-                 codeBytes = std::min(codeBytes, size) & ~(kPage - 1);
+                 if (Arena == MAP_FAILED || Arena != reinterpret_cast<void *>(Base))
+                   return makeError("cannot map the device arena at 0x" + Twine::utohexstr(Base) + " (" +
+                                    Twine(Size) + " bytes): " + std::strerror(errno));
+                 D.ArenaBase = Base;
+                 D.ArenaSize = Size;
+                 CodeBytes = std::min(CodeBytes, Size) & ~(kPage - 1);
                  // The heap above the code region is the controller's to hand out.
-                 d.code.reset(base, base + codeBytes);
-                 d.libDir = libDir;
-                 std::string rt = libDir + "/libompsim-device.so";
-                 d.deviceRuntime = ::dlopen(rt.c_str(), RTLD_NOW | RTLD_GLOBAL);
-                 if (d.deviceRuntime) {
-                   gTakeTranslateLog.store(reinterpret_cast<TakeTranslateLogFn>(::dlsym(
-                                               d.deviceRuntime, "__ompsim_device_take_translate_log")),
+                 D.Code.reset(Base, Base + CodeBytes);
+                 D.LibDir = LibDir;
+                 std::string Rt = LibDir + "/libompsim-device.so";
+                 D.DeviceRuntime = ::dlopen(Rt.c_str(), RTLD_NOW | RTLD_GLOBAL);
+                 if (D.DeviceRuntime) {
+                   GTakeTranslateLog.store(reinterpret_cast<TakeTranslateLogFn>(::dlsym(
+                                               D.DeviceRuntime, "__ompsim_device_take_translate_log")),
                                            std::memory_order_release);
-                   d.librariesByName["libompsim-device.so"] = d.deviceRuntime;
-                   d.libraries.push_back(d.deviceRuntime);
+                   D.LibrariesByName["libompsim-device.so"] = D.DeviceRuntime;
+                   D.Libraries.push_back(D.DeviceRuntime);
                  } else {
-                   d.deviceRuntimeError = ::dlerror();
+                   D.DeviceRuntimeError = ::dlerror();
                  }
-                 return collided;
+                 return Collided;
                })
 
 OMPSIM_WRAPPER(loadElfWrapper, proto::LoadElfSignature,
-               [](std::vector<char> sent, uint64_t sharedAddr, uint64_t sharedSize, std::string name,
-                  std::vector<std::string> provides) -> Expected<std::tuple<uint64_t, uint64_t, uint64_t>> {
+               [](std::vector<char> Sent, uint64_t SharedAddr, uint64_t SharedSize, std::string Name,
+                  std::vector<std::string> Provides) -> Expected<std::tuple<uint64_t, uint64_t, uint64_t>> {
                  // The controller usually copies the image into device memory
                  // (the shared arena) rather than through the socket.
-                 ArrayRef<char> bytes = sent;
-                 if (sent.empty() && sharedSize) {
-                   DeviceState &d = DeviceState::get();
-                   if (sharedAddr < d.arenaBase || sharedSize > d.arenaSize ||
-                       sharedAddr - d.arenaBase > d.arenaSize - sharedSize)
-                     return makeError("image " + name + ": its bytes at " + Twine::utohexstr(sharedAddr) +
+                 ArrayRef<char> Bytes = Sent;
+                 if (Sent.empty() && SharedSize) {
+                   DeviceState &D = DeviceState::get();
+                   if (SharedAddr < D.ArenaBase || SharedSize > D.ArenaSize ||
+                       SharedAddr - D.ArenaBase > D.ArenaSize - SharedSize)
+                     return makeError("image " + Name + ": its bytes at " + Twine::utohexstr(SharedAddr) +
                                       " are outside device memory");
-                   bytes = ArrayRef<char>(reinterpret_cast<const char *>(sharedAddr), sharedSize);
+                   Bytes = ArrayRef<char>(reinterpret_cast<const char *>(SharedAddr), SharedSize);
                  }
-                 DeviceState &d = DeviceState::get();
-                 std::lock_guard<std::mutex> lock(d.mu);
+                 DeviceState &D = DeviceState::get();
+                 std::lock_guard<std::mutex> Lock(D.Mu);
                  // Device images this one links against, in NEEDED order: their
                  // symbols come before any library's, like ld.so's search scope.
-                 std::vector<uint64_t> dependencies;
-                 ompsim::sim::ElfLoadEnvironment env;
-                 env.allocate = [&d](uint64_t size) -> Expected<uint8_t *> {
-                   uint64_t a = d.code.allocate(size, kPage);
-                   if (!a)
+                 std::vector<uint64_t> Dependencies;
+                 ompsim::sim::ElfLoadEnvironment Env;
+                 Env.Allocate = [&D](uint64_t Size) -> Expected<uint8_t *> {
+                   uint64_t A = D.Code.allocate(Size, kPage);
+                   if (!A)
                      return makeError("code region exhausted (OMPSIM_DEVICE_MEMORY)");
-                   return reinterpret_cast<uint8_t *>(a);
+                   return reinterpret_cast<uint8_t *>(A);
                  };
-                 env.release = [&d](uint8_t *p) { d.code.release(reinterpret_cast<uint64_t>(p)); };
-                 env.loadNeeded = [&d, &dependencies](StringRef so) -> Error {
-                   auto provider = d.imageByLibraryName.find(so.str());
-                   if (provider == d.imageByLibraryName.end())
-                     return d.loadLibrary(so);
-                   dependencies.push_back(provider->second);
+                 Env.Release = [&D](uint8_t *P) { D.Code.release(reinterpret_cast<uint64_t>(P)); };
+                 Env.LoadNeeded = [&D, &Dependencies](StringRef So) -> Error {
+                   auto Provider = D.ImageByLibraryName.find(So.str());
+                   if (Provider == D.ImageByLibraryName.end())
+                     return D.loadLibrary(So);
+                   Dependencies.push_back(Provider->second);
                    return Error::success();
                  };
-                 env.resolve = [&d, &dependencies](StringRef n) -> void * {
-                   for (uint64_t h : dependencies)
-                     if (uint64_t addr = d.images.at(h)->lookup(n))
-                       return reinterpret_cast<void *>(addr);
-                   return d.resolve(n);
+                 Env.Resolve = [&D, &Dependencies](StringRef N) -> void * {
+                   for (uint64_t H : Dependencies)
+                     if (uint64_t Addr = D.Images.at(H)->lookup(N))
+                       return reinterpret_cast<void *>(Addr);
+                   return D.resolve(N);
                  };
                  // Parsed in place: the bytes are this call's own (received from the
                  // socket, or the scratch block the controller filled and waits on).
-                 auto img = ompsim::sim::ElfImageLoader::load(bytes, name, env, /*exclusive=*/true);
-                 if (!img)
-                   return img.takeError();
-                 uint64_t handle = d.nextImage++;
-                 auto t = std::make_tuple(handle, (*img)->base(), (*img)->size());
-                 d.images[handle] = std::move(*img);
-                 d.imageDependencies[handle] = std::move(dependencies);
-                 for (std::string &lib : provides)
-                   d.imageByLibraryName.emplace(std::move(lib), handle);
+                 auto Img = ompsim::sim::ElfImageLoader::load(Bytes, Name, Env, /*exclusive=*/true);
+                 if (!Img)
+                   return Img.takeError();
+                 uint64_t Handle = D.NextImage++;
+                 auto T = std::make_tuple(Handle, (*Img)->base(), (*Img)->size());
+                 D.Images[Handle] = std::move(*Img);
+                 D.ImageDependencies[Handle] = std::move(Dependencies);
+                 for (std::string &Lib : Provides)
+                   D.ImageByLibraryName.emplace(std::move(Lib), Handle);
                  std::fflush(nullptr);
-                 return t;
+                 return T;
                })
 
 OMPSIM_WRAPPER(lookupWrapper, proto::LookupSignature,
-               [](uint64_t handle, std::string name) -> Expected<uint64_t> {
-                 DeviceState &d = DeviceState::get();
-                 std::lock_guard<std::mutex> lock(d.mu);
-                 auto it = d.images.find(handle);
-                 if (it == d.images.end())
-                   return makeError("no loaded image with handle " + Twine(handle));
-                 return it->second->lookup(name);
+               [](uint64_t Handle, std::string Name) -> Expected<uint64_t> {
+                 DeviceState &D = DeviceState::get();
+                 std::lock_guard<std::mutex> Lock(D.Mu);
+                 auto It = D.Images.find(Handle);
+                 if (It == D.Images.end())
+                   return makeError("no loaded image with handle " + Twine(Handle));
+                 return It->second->lookup(Name);
                })
 
 OMPSIM_WRAPPER(lookupManyWrapper, proto::LookupManySignature,
                // StringRefs into the argument buffer: no string per name copied
                // out of it (registration asks for one per indirect function).
-               [](uint64_t handle, std::vector<StringRef> names) -> Expected<std::vector<uint64_t>> {
-                 DeviceState &d = DeviceState::get();
-                 std::lock_guard<std::mutex> lock(d.mu);
-                 auto it = d.images.find(handle);
-                 if (it == d.images.end())
-                   return makeError("no loaded image with handle " + Twine(handle));
-                 std::vector<uint64_t> addrs;
-                 addrs.reserve(names.size());
-                 for (StringRef name : names)
-                   addrs.push_back(it->second->lookup(name));
-                 return addrs;
+               [](uint64_t Handle, std::vector<StringRef> Names) -> Expected<std::vector<uint64_t>> {
+                 DeviceState &D = DeviceState::get();
+                 std::lock_guard<std::mutex> Lock(D.Mu);
+                 auto It = D.Images.find(Handle);
+                 if (It == D.Images.end())
+                   return makeError("no loaded image with handle " + Twine(Handle));
+                 std::vector<uint64_t> Addrs;
+                 Addrs.reserve(Names.size());
+                 for (StringRef Name : Names)
+                   Addrs.push_back(It->second->lookup(Name));
+                 return Addrs;
                })
 
-OMPSIM_WRAPPER(unloadWrapper, proto::UnloadSignature, [](uint64_t handle) -> Error {
-  DeviceState &d = DeviceState::get();
-  std::lock_guard<std::mutex> lock(d.mu);
-  auto it = d.images.find(handle);
-  if (it == d.images.end())
-    return makeError("no loaded image with handle " + Twine(handle));
+OMPSIM_WRAPPER(unloadWrapper, proto::UnloadSignature, [](uint64_t Handle) -> Error {
+  DeviceState &D = DeviceState::get();
+  std::lock_guard<std::mutex> Lock(D.Mu);
+  auto It = D.Images.find(Handle);
+  if (It == D.Images.end())
+    return makeError("no loaded image with handle " + Twine(Handle));
   // Like dlclose, a library's image stays while an image linked against it does.
-  for (auto &[user, deps] : d.imageDependencies)
-    if (llvm::is_contained(deps, handle))
-      return makeError("image " + it->second->name() + " is still needed by image " +
-                       d.images.at(user)->name());
-  it->second->runFini();
-  d.images.erase(it);
-  d.imageDependencies.erase(handle);
-  std::erase_if(d.imageByLibraryName, [&](const auto &entry) { return entry.second == handle; });
+  for (auto &[user, deps] : D.ImageDependencies)
+    if (llvm::is_contained(deps, Handle))
+      return makeError("image " + It->second->name() + " is still needed by image " +
+                       D.Images.at(user)->name());
+  It->second->runFini();
+  D.Images.erase(It);
+  D.ImageDependencies.erase(Handle);
+  std::erase_if(D.ImageByLibraryName, [&](const auto &Entry) { return Entry.second == Handle; });
   std::fflush(nullptr);
   return Error::success();
 })
 
-OMPSIM_WRAPPER(allocCodeWrapper, proto::AllocCodeSignature, [](uint64_t size, uint64_t align) -> uint64_t {
-  DeviceState &d = DeviceState::get();
-  std::lock_guard<std::mutex> lock(d.mu);
-  return d.code.allocate(size, std::max<uint64_t>(align, kPage));
+OMPSIM_WRAPPER(allocCodeWrapper, proto::AllocCodeSignature, [](uint64_t Size, uint64_t Align) -> uint64_t {
+  DeviceState &D = DeviceState::get();
+  std::lock_guard<std::mutex> Lock(D.Mu);
+  return D.Code.allocate(Size, std::max<uint64_t>(Align, kPage));
 })
 
 /// Runs `void fn(void *dyn_ptr, void *a0, ..., void *aN)` on the calling
 /// thread (the device thread) with the team and thread defaults set.
-Error runKernel(uint64_t fn, ArrayRef<uint64_t> args, uint32_t teams, uint32_t threads) {
-  DeviceState &d = DeviceState::get();
+Error runKernel(uint64_t Fn, ArrayRef<uint64_t> Args, uint32_t Teams, uint32_t Threads) {
+  DeviceState &D = DeviceState::get();
   // Resolved once libomp is loaded (by the first image that needs it); only
   // the device thread runs kernels, so the cache needs no lock.
-  static void (*setNumTeams)(int) = nullptr;
-  static void (*setTeamsThreadLimit)(int) = nullptr;
-  if (teams) {
-    if (!setNumTeams)
-      setNumTeams = reinterpret_cast<void (*)(int)>(d.resolve("omp_set_num_teams"));
-    if (setNumTeams)
-      setNumTeams(int(teams));
+  static void (*SetNumTeams)(int) = nullptr;
+  static void (*SetTeamsThreadLimit)(int) = nullptr;
+  if (Teams) {
+    if (!SetNumTeams)
+      SetNumTeams = reinterpret_cast<void (*)(int)>(D.resolve("omp_set_num_teams"));
+    if (SetNumTeams)
+      SetNumTeams(int(Teams));
   }
-  if (threads) {
-    if (!setTeamsThreadLimit)
-      setTeamsThreadLimit = reinterpret_cast<void (*)(int)>(d.resolve("omp_set_teams_thread_limit"));
-    if (setTeamsThreadLimit)
-      setTeamsThreadLimit(int(threads));
+  if (Threads) {
+    if (!SetTeamsThreadLimit)
+      SetTeamsThreadLimit = reinterpret_cast<void (*)(int)>(D.resolve("omp_set_teams_thread_limit"));
+    if (SetTeamsThreadLimit)
+      SetTeamsThreadLimit(int(Threads));
   }
   // void kernel(void *dyn_ptr, void *a0, ..., void *aN)
   //
   // Every launch comes through here, so the call description is kept for the
   // next kernel with as many arguments, and the buffers only grow: a launch
   // allocates nothing. The device thread is the only caller (see above).
-  static std::vector<ffi_type *> types;
-  static std::vector<void *> values, slots;
-  static ffi_cif cif;
-  static size_t preparedFor = SIZE_MAX; // arguments `cif` describes
-  size_t n = args.size() + 1;
-  if (n != preparedFor) {
-    preparedFor = SIZE_MAX;
-    types.assign(n, &ffi_type_pointer);
-    if (ffi_prep_cif(&cif, FFI_DEFAULT_ABI, unsigned(n), &ffi_type_void, types.data()) != FFI_OK)
-      return makeError("libffi cannot describe a kernel with " + Twine(args.size()) + " arguments");
-    preparedFor = n;
+  static std::vector<ffi_type *> Types;
+  static std::vector<void *> Values, Slots;
+  static ffi_cif Cif;
+  static size_t PreparedFor = SIZE_MAX; // arguments `cif` describes
+  size_t N = Args.size() + 1;
+  if (N != PreparedFor) {
+    PreparedFor = SIZE_MAX;
+    Types.assign(N, &ffi_type_pointer);
+    if (ffi_prep_cif(&Cif, FFI_DEFAULT_ABI, unsigned(N), &ffi_type_void, Types.data()) != FFI_OK)
+      return makeError("libffi cannot describe a kernel with " + Twine(Args.size()) + " arguments");
+    PreparedFor = N;
   }
-  values.resize(n);
-  slots.resize(n);
-  values[0] = nullptr;
-  for (size_t i = 0; i < args.size(); ++i)
-    values[i + 1] = reinterpret_cast<void *>(args[i]);
-  for (size_t i = 0; i < n; ++i)
-    slots[i] = &values[i];
-  ffi_call(&cif, reinterpret_cast<void (*)()>(fn), nullptr, slots.data());
+  Values.resize(N);
+  Slots.resize(N);
+  Values[0] = nullptr;
+  for (size_t I = 0; I < Args.size(); ++I)
+    Values[I + 1] = reinterpret_cast<void *>(Args[I]);
+  for (size_t I = 0; I < N; ++I)
+    Slots[I] = &Values[I];
+  ffi_call(&Cif, reinterpret_cast<void (*)()>(Fn), nullptr, Slots.data());
   std::fflush(nullptr);
   return Error::success();
 }
 
-OMPSIM_WRAPPER(callVoidWrapper, proto::CallVoidSignature, [](uint64_t fn) -> Error {
-  reinterpret_cast<void (*)()>(fn)();
+OMPSIM_WRAPPER(callVoidWrapper, proto::CallVoidSignature, [](uint64_t Fn) -> Error {
+  reinterpret_cast<void (*)()>(Fn)();
   std::fflush(nullptr);
   return Error::success();
 })
 
-OMPSIM_WRAPPER(setFptrTableWrapper, proto::SetFptrTableSignature, [](uint64_t addr, uint64_t n) -> Error {
-  DeviceState &d = DeviceState::get();
-  auto set = d.runtimeFn<decltype(&__ompsim_device_set_fptr_table)>("__ompsim_device_set_fptr_table");
-  if (!set)
+OMPSIM_WRAPPER(setFptrTableWrapper, proto::SetFptrTableSignature, [](uint64_t Addr, uint64_t N) -> Error {
+  DeviceState &D = DeviceState::get();
+  auto Set = D.runtimeFn<decltype(&__ompsim_device_set_fptr_table)>("__ompsim_device_set_fptr_table");
+  if (!Set)
     return makeError("device runtime libompsim-device.so unavailable: " +
-                     (d.deviceRuntimeError.empty() ? std::string("symbol missing") : d.deviceRuntimeError));
-  if (set(reinterpret_cast<const __omp_offloading_fptr_map_ty *>(addr), n) != 0)
+                     (D.DeviceRuntimeError.empty() ? std::string("symbol missing") : D.DeviceRuntimeError));
+  if (Set(reinterpret_cast<const __omp_offloading_fptr_map_ty *>(Addr), N) != 0)
     return makeError("function-pointer table is not sorted by host address");
   return Error::success();
 })
 
 OMPSIM_WRAPPER(translateLogWrapper, proto::TranslateLogSignature,
-               [](uint64_t cap, uint64_t max) -> Expected<std::vector<uint64_t>> {
-                 DeviceState &d = DeviceState::get();
-                 auto take = d.runtimeFn<decltype(&__ompsim_device_take_translate_log)>(
+               [](uint64_t Cap, uint64_t Max) -> Expected<std::vector<uint64_t>> {
+                 DeviceState &D = DeviceState::get();
+                 auto Take = D.runtimeFn<decltype(&__ompsim_device_take_translate_log)>(
                      "__ompsim_device_take_translate_log");
-                 auto setCap = d.runtimeFn<decltype(&__ompsim_device_set_translate_cap)>(
+                 auto SetCap = D.runtimeFn<decltype(&__ompsim_device_set_translate_cap)>(
                      "__ompsim_device_set_translate_cap");
-                 if (!take || !setCap)
+                 if (!Take || !SetCap)
                    return makeError("device runtime libompsim-device.so unavailable");
-                 std::vector<ompsim_translate_record> recs(max);
-                 ompsim_translate_stats st = take(recs.data(), max);
-                 setCap(cap);
-                 std::vector<uint64_t> out{st.hits, st.misses, st.recorded, st.dropped};
-                 for (uint64_t i = 0; i < std::min(st.recorded, max); ++i) {
-                   out.push_back(recs[i].host_ptr);
-                   out.push_back(recs[i].result);
-                   out.push_back(recs[i].hit);
+                 std::vector<ompsim_translate_record> Recs(Max);
+                 ompsim_translate_stats St = Take(Recs.data(), Max);
+                 SetCap(Cap);
+                 std::vector<uint64_t> Out{St.hits, St.misses, St.recorded, St.dropped};
+                 for (uint64_t I = 0; I < std::min(St.recorded, Max); ++I) {
+                   Out.push_back(Recs[I].host_ptr);
+                   Out.push_back(Recs[I].result);
+                   Out.push_back(Recs[I].hit);
                  }
-                 return out;
+                 return Out;
                })
 
 } // namespace ompsim::sim::executor

@@ -63,17 +63,17 @@ namespace ompsim::sim::executor {
 
 constexpr uint64_t kPage = 4096;
 
-inline Error makeError(const Twine &msg) { return createStringError(inconvertibleErrorCode(), msg); }
+inline Error makeError(const Twine &Msg) { return createStringError(inconvertibleErrorCode(), Msg); }
 
-extern int gFaultFd;
+extern int GFaultFd;
 /// The memfd shared with the controller: the launch mailbox, then the arena.
-extern int gArenaFd;
+extern int GArenaFd;
 /// The host runtime the controller took out of LD_PRELOAD (may be empty).
-extern std::string gHostRuntime;
+extern std::string GHostRuntime;
 /// The device runtime's log reader, once it is loaded; the fault handler sends
 /// the faulting kernel's translate records after the fault record.
 using TakeTranslateLogFn = ompsim_translate_stats (*)(ompsim_translate_record *, uint64_t);
-extern std::atomic<TakeTranslateLogFn> gTakeTranslateLog;
+extern std::atomic<TakeTranslateLogFn> GTakeTranslateLog;
 
 /// Gives the calling thread an alternate signal stack so a stack overflow in
 /// device code is still reported.
@@ -81,42 +81,42 @@ void ensureAltStack();
 /// Installs the fatal-signal handlers that report a fault to the controller.
 void installFaultHandlers();
 /// What device code calls for exit() (see ExecutorFaults.cpp).
-[[noreturn]] void deviceExit(int status);
+[[noreturn]] void deviceExit(int Status);
 
 /// The device: its arena, allocators, loaded images and libraries.
 class DeviceState {
 public:
   static DeviceState &get() {
-    static DeviceState *s = new DeviceState(); // never destroyed: used until _exit
-    return *s;
+    static DeviceState *S = new DeviceState(); // never destroyed: used until _exit
+    return *S;
   }
 
-  std::mutex mu;
-  uint64_t arenaBase = 0, arenaSize = 0;
-  ompsim::sim::RangeAllocator code; ///< image code; the controller keeps the heap
-  std::string libDir;
-  std::vector<void *> libraries; ///< dlopen handles, in load order
-  std::map<std::string, void *> librariesByName;
-  void *deviceRuntime = nullptr;
-  std::string deviceRuntimeError;
-  bool hostRuntimeLoaded = false;
-  std::map<uint64_t, std::unique_ptr<ompsim::sim::LoadedElfImage>> images;
+  std::mutex Mu;
+  uint64_t ArenaBase = 0, ArenaSize = 0;
+  ompsim::sim::RangeAllocator Code; ///< image code; the controller keeps the heap
+  std::string LibDir;
+  std::vector<void *> Libraries; ///< dlopen handles, in load order
+  std::map<std::string, void *> LibrariesByName;
+  void *DeviceRuntime = nullptr;
+  std::string DeviceRuntimeError;
+  bool HostRuntimeLoaded = false;
+  std::map<uint64_t, std::unique_ptr<ompsim::sim::LoadedElfImage>> Images;
   /// Library name -> handle of the loaded image that provides it: a shared
   /// library's device image stands in for that library in the NEEDED entries
   /// of images loaded after it, as the host library does on the host.
-  std::map<std::string, uint64_t> imageByLibraryName;
+  std::map<std::string, uint64_t> ImageByLibraryName;
   /// Image handle -> handles of the loaded images it links against.
-  std::map<uint64_t, std::vector<uint64_t>> imageDependencies;
-  uint64_t nextImage = 1;
+  std::map<uint64_t, std::vector<uint64_t>> ImageDependencies;
+  uint64_t NextImage = 1;
   /// JIT allocations: initialize key -> dealloc actions.
-  std::map<uint64_t, std::vector<sps::WrapperFunctionCall>> jitDeallocs;
+  std::map<uint64_t, std::vector<sps::WrapperFunctionCall>> JitDeallocs;
 
-  Error loadLibrary(StringRef soname) {
-    std::string key = soname.str();
-    if (librariesByName.count(key))
+  Error loadLibrary(StringRef Soname) {
+    std::string Key = Soname.str();
+    if (LibrariesByName.count(Key))
       return Error::success();
-    void *h = nullptr;
-    std::string inLibDir = libDir + "/" + key;
+    void *H = nullptr;
+    std::string InLibDir = LibDir + "/" + Key;
     // A host library may carry its own offload registration and need the
     // host runtime (it sees __ompsim_executor_marker and stays idle); load
     // that first, as the host's LD_PRELOAD would have, so the library binds
@@ -125,39 +125,39 @@ public:
     static constexpr const char *kNeverNeedHostRuntime[] = {
         "libompsim",     "libomp.so", "libc.so",  "libm.so",   "libstdc++.so", "libgcc_s.so",
         "libpthread.so", "libdl.so",  "librt.so", "libffi.so", "libatomic.so"};
-    if (!gHostRuntime.empty() && !hostRuntimeLoaded &&
-        llvm::none_of(kNeverNeedHostRuntime, [&](const char *p) { return soname.starts_with(p); })) {
-      hostRuntimeLoaded = true;
-      if (!::dlopen(gHostRuntime.c_str(), RTLD_NOW | RTLD_GLOBAL))
-        return makeError(Twine("cannot load the host runtime ") + gHostRuntime + ": " + ::dlerror());
+    if (!GHostRuntime.empty() && !HostRuntimeLoaded &&
+        llvm::none_of(kNeverNeedHostRuntime, [&](const char *P) { return Soname.starts_with(P); })) {
+      HostRuntimeLoaded = true;
+      if (!::dlopen(GHostRuntime.c_str(), RTLD_NOW | RTLD_GLOBAL))
+        return makeError(Twine("cannot load the host runtime ") + GHostRuntime + ": " + ::dlerror());
     }
     // ompsim's own libraries come from its lib dir; everything else from the
     // system search path, then the lib dir.
-    if (soname.starts_with("libompsim"))
-      h = ::dlopen(inLibDir.c_str(), RTLD_NOW | RTLD_GLOBAL);
-    if (!h)
-      h = ::dlopen(key.c_str(), RTLD_NOW | RTLD_GLOBAL);
-    if (!h && !libDir.empty())
-      h = ::dlopen(inLibDir.c_str(), RTLD_NOW | RTLD_GLOBAL);
-    if (!h)
+    if (Soname.starts_with("libompsim"))
+      H = ::dlopen(InLibDir.c_str(), RTLD_NOW | RTLD_GLOBAL);
+    if (!H)
+      H = ::dlopen(Key.c_str(), RTLD_NOW | RTLD_GLOBAL);
+    if (!H && !LibDir.empty())
+      H = ::dlopen(InLibDir.c_str(), RTLD_NOW | RTLD_GLOBAL);
+    if (!H)
       return makeError(Twine("cannot load: ") + ::dlerror());
-    librariesByName[key] = h;
-    libraries.push_back(h);
+    LibrariesByName[Key] = H;
+    Libraries.push_back(H);
     return Error::success();
   }
 
-  void *resolve(StringRef name) {
-    if (name == "exit")
+  void *resolve(StringRef Name) {
+    if (Name == "exit")
       return reinterpret_cast<void *>(&deviceExit);
-    std::string n = name.str();
-    for (void *h : libraries)
-      if (void *p = ::dlsym(h, n.c_str()))
-        return p;
-    return ::dlsym(RTLD_DEFAULT, n.c_str());
+    std::string N = Name.str();
+    for (void *H : Libraries)
+      if (void *P = ::dlsym(H, N.c_str()))
+        return P;
+    return ::dlsym(RTLD_DEFAULT, N.c_str());
   }
 
-  template <typename Fn> Fn runtimeFn(const char *name) {
-    return deviceRuntime ? reinterpret_cast<Fn>(::dlsym(deviceRuntime, name)) : nullptr;
+  template <typename Fn> Fn runtimeFn(const char *Name) {
+    return DeviceRuntime ? reinterpret_cast<Fn>(::dlsym(DeviceRuntime, Name)) : nullptr;
   }
 
 private:
@@ -185,6 +185,6 @@ OMPSIM_WRAPPER_DECL(setFptrTableWrapper);
 OMPSIM_WRAPPER_DECL(translateLogWrapper);
 
 /// Runs a kernel on the calling (device) thread.
-Error runKernel(uint64_t fn, ArrayRef<uint64_t> args, uint32_t teams, uint32_t threads);
+Error runKernel(uint64_t Fn, ArrayRef<uint64_t> Args, uint32_t Teams, uint32_t Threads);
 
 } // namespace ompsim::sim::executor

@@ -10,104 +10,104 @@
 
 namespace ompsim::sim {
 
-ImageSymbolTable ImageSymbolTable::fromElf(llvm::ArrayRef<char> bytes, uint64_t base) {
-  ImageSymbolTable t;
-  llvm::MemoryBufferRef ref(llvm::StringRef(bytes.data(), bytes.size()), "device-image");
-  auto obj = llvm::object::ObjectFile::createObjectFile(ref);
-  if (!obj) {
-    llvm::consumeError(obj.takeError());
-    return t;
+ImageSymbolTable ImageSymbolTable::fromElf(llvm::ArrayRef<char> Bytes, uint64_t Base) {
+  ImageSymbolTable T;
+  llvm::MemoryBufferRef Ref(llvm::StringRef(Bytes.data(), Bytes.size()), "device-image");
+  auto Obj = llvm::object::ObjectFile::createObjectFile(Ref);
+  if (!Obj) {
+    llvm::consumeError(Obj.takeError());
+    return T;
   }
-  auto *elf = llvm::dyn_cast<llvm::object::ELFObjectFileBase>(obj->get());
-  if (!elf)
-    return t;
-  auto addAll = [&](auto range) {
-    for (const llvm::object::ELFSymbolRef &s : range) {
-      auto name = s.getName();
-      auto addr = s.getAddress();
-      auto type = s.getType();
-      if (!name || !addr || !type || name->empty()) {
-        if (!name)
-          llvm::consumeError(name.takeError());
-        if (!addr)
-          llvm::consumeError(addr.takeError());
-        if (!type)
-          llvm::consumeError(type.takeError());
+  auto *Elf = llvm::dyn_cast<llvm::object::ELFObjectFileBase>(Obj->get());
+  if (!Elf)
+    return T;
+  auto AddAll = [&](auto Range) {
+    for (const llvm::object::ELFSymbolRef &S : Range) {
+      auto Name = S.getName();
+      auto Addr = S.getAddress();
+      auto Type = S.getType();
+      if (!Name || !Addr || !Type || Name->empty()) {
+        if (!Name)
+          llvm::consumeError(Name.takeError());
+        if (!Addr)
+          llvm::consumeError(Addr.takeError());
+        if (!Type)
+          llvm::consumeError(Type.takeError());
         continue;
       }
-      if (*type != llvm::object::SymbolRef::ST_Function && *type != llvm::object::SymbolRef::ST_Data)
+      if (*Type != llvm::object::SymbolRef::ST_Function && *Type != llvm::object::SymbolRef::ST_Data)
         continue;
-      t.add(name->str(), base + *addr, s.getSize());
+      T.add(Name->str(), Base + *Addr, S.getSize());
     }
   };
-  addAll(elf->symbols());
-  addAll(elf->getDynamicSymbolIterators());
-  t.addDebugInfoFunctions(*elf, base);
-  return t;
+  AddAll(Elf->symbols());
+  AddAll(Elf->getDynamicSymbolIterators());
+  T.addDebugInfoFunctions(*Elf, Base);
+  return T;
 }
 
-void ImageSymbolTable::addDebugInfoFunctions(const llvm::object::ObjectFile &obj, uint64_t base) {
+void ImageSymbolTable::addDebugInfoFunctions(const llvm::object::ObjectFile &Obj, uint64_t Base) {
   // Code no symbol covers can still have a DW_TAG_subprogram: a copy of a
   // function the optimizer made (a recursive function specialized for its
   // caller) keeps the original's debug info but gets no symbol.
-  bool hasDebugInfo = false;
-  for (const llvm::object::SectionRef &sec : obj.sections()) {
-    auto name = sec.getName();
-    if (name && *name == ".debug_info")
-      hasDebugInfo = true;
-    else if (!name)
-      llvm::consumeError(name.takeError());
+  bool HasDebugInfo = false;
+  for (const llvm::object::SectionRef &Sec : Obj.sections()) {
+    auto Name = Sec.getName();
+    if (Name && *Name == ".debug_info")
+      HasDebugInfo = true;
+    else if (!Name)
+      llvm::consumeError(Name.takeError());
   }
-  if (!hasDebugInfo)
+  if (!HasDebugInfo)
     return;
-  auto quiet = [](llvm::Error e) { llvm::consumeError(std::move(e)); };
-  auto dwarf = llvm::DWARFContext::create(obj, llvm::DWARFContext::ProcessDebugRelocations::Process, nullptr,
-                                          "", quiet, quiet);
-  std::vector<Entry> uncovered;
-  for (const auto &unit : dwarf->compile_units())
-    for (const llvm::DWARFDebugInfoEntry &entry : unit->dies()) {
-      llvm::DWARFDie die(unit.get(), &entry);
-      if (die.getTag() != llvm::dwarf::DW_TAG_subprogram)
+  auto Quiet = [](llvm::Error E) { llvm::consumeError(std::move(E)); };
+  auto Dwarf = llvm::DWARFContext::create(Obj, llvm::DWARFContext::ProcessDebugRelocations::Process, nullptr,
+                                          "", Quiet, Quiet);
+  std::vector<Entry> Uncovered;
+  for (const auto &Unit : Dwarf->compile_units())
+    for (const llvm::DWARFDebugInfoEntry &Entry : Unit->dies()) {
+      llvm::DWARFDie Die(Unit.get(), &Entry);
+      if (Die.getTag() != llvm::dwarf::DW_TAG_subprogram)
         continue;
-      const char *name = die.getName(llvm::DINameKind::LinkageName);
-      if (!name)
-        name = die.getName(llvm::DINameKind::ShortName);
-      auto ranges = die.getAddressRanges();
-      if (!ranges) {
-        llvm::consumeError(ranges.takeError());
+      const char *Name = Die.getName(llvm::DINameKind::LinkageName);
+      if (!Name)
+        Name = Die.getName(llvm::DINameKind::ShortName);
+      auto Ranges = Die.getAddressRanges();
+      if (!Ranges) {
+        llvm::consumeError(Ranges.takeError());
         continue;
       }
-      if (!name || !*name)
+      if (!Name || !*Name)
         continue;
-      for (const llvm::DWARFAddressRange &r : *ranges)
-        if (r.HighPC > r.LowPC && symbolize(base + r.LowPC).empty())
-          uncovered.push_back({base + r.LowPC, r.HighPC - r.LowPC, name});
+      for (const llvm::DWARFAddressRange &R : *Ranges)
+        if (R.HighPC > R.LowPC && symbolize(Base + R.LowPC).empty())
+          Uncovered.push_back({Base + R.LowPC, R.HighPC - R.LowPC, Name});
     }
-  for (Entry &e : uncovered)
-    add(std::move(e.name), e.addr, e.size);
+  for (Entry &E : Uncovered)
+    add(std::move(E.Name), E.Addr, E.Size);
 }
 
-void ImageSymbolTable::add(std::string name, uint64_t addr, uint64_t size) {
-  entries_.push_back({addr, size, std::move(name)});
-  sorted_ = false;
+void ImageSymbolTable::add(std::string Name, uint64_t Addr, uint64_t Size) {
+  Entries.push_back({Addr, Size, std::move(Name)});
+  Sorted = false;
 }
 
-std::string ImageSymbolTable::symbolize(uint64_t addr) const {
-  if (!sorted_) {
-    std::sort(entries_.begin(), entries_.end(), [](const Entry &a, const Entry &b) {
-      return a.addr != b.addr ? a.addr < b.addr : a.size > b.size;
+std::string ImageSymbolTable::symbolize(uint64_t Addr) const {
+  if (!Sorted) {
+    std::sort(Entries.begin(), Entries.end(), [](const Entry &A, const Entry &B) {
+      return A.Addr != B.Addr ? A.Addr < B.Addr : A.Size > B.Size;
     });
-    sorted_ = true;
+    Sorted = true;
   }
-  auto it = std::upper_bound(entries_.begin(), entries_.end(), addr,
-                             [](uint64_t a, const Entry &e) { return a < e.addr; });
-  if (it == entries_.begin())
+  auto It = std::upper_bound(Entries.begin(), Entries.end(), Addr,
+                             [](uint64_t A, const Entry &E) { return A < E.Addr; });
+  if (It == Entries.begin())
     return "";
-  const Entry &e = *std::prev(it);
-  uint64_t off = addr - e.addr;
-  if (e.size ? off >= e.size : off >= 4096)
+  const Entry &E = *std::prev(It);
+  uint64_t Off = Addr - E.Addr;
+  if (E.Size ? Off >= E.Size : Off >= 4096)
     return "";
-  return fmt::format("{}+0x{:x}", llvm::demangle(e.name), off);
+  return fmt::format("{}+0x{:x}", llvm::demangle(E.Name), Off);
 }
 
 } // namespace ompsim::sim

@@ -15,23 +15,23 @@ class ImageSymbolTable {
 public:
   /// Reads .symtab and .dynsym of an ELF image loaded at `base`; an
   /// unreadable image gives an empty table.
-  static ImageSymbolTable fromElf(llvm::ArrayRef<char> bytes, uint64_t base);
+  static ImageSymbolTable fromElf(llvm::ArrayRef<char> Bytes, uint64_t Base);
   /// Adds one symbol (JIT-linked images add theirs one by one).
-  void add(std::string name, uint64_t addr, uint64_t size);
+  void add(std::string Name, uint64_t Addr, uint64_t Size);
   /// "name+0xoff" when `addr` lies in a symbol (or within 4 KiB past a
   /// sizeless one), else "".
-  std::string symbolize(uint64_t addr) const;
+  std::string symbolize(uint64_t Addr) const;
 
 private:
   /// Adds the functions the image's DWARF describes where no symbol covers them.
-  void addDebugInfoFunctions(const llvm::object::ObjectFile &obj, uint64_t base);
+  void addDebugInfoFunctions(const llvm::object::ObjectFile &Obj, uint64_t Base);
 
   struct Entry {
-    uint64_t addr, size;
-    std::string name;
+    uint64_t Addr, Size;
+    std::string Name;
   };
-  mutable bool sorted_ = true;
-  mutable std::vector<Entry> entries_;
+  mutable bool Sorted = true;
+  mutable std::vector<Entry> Entries;
 };
 
 } // namespace ompsim::sim

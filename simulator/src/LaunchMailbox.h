@@ -44,38 +44,38 @@ struct LaunchMailbox {
   /// Bumped by anyone with work for the executor's device thread (the host
   /// posting a launch, ORC's listener thread queueing a request); that thread
   /// sleeps on it.
-  std::atomic<uint32_t> doorbell;
+  std::atomic<uint32_t> Doorbell;
   /// Non-zero while the device thread sleeps (or is about to) on `doorbell`.
-  std::atomic<uint32_t> executorSleeping;
+  std::atomic<uint32_t> ExecutorSleeping;
   /// Sequence number of the last launch posted by the host.
-  std::atomic<uint32_t> request;
+  std::atomic<uint32_t> Request;
   /// Sequence number of the last launch finished by the executor; the host sleeps on it.
-  std::atomic<uint32_t> done;
+  std::atomic<uint32_t> Done;
   /// Non-zero while the host sleeps (or is about to) on `done`.
-  std::atomic<uint32_t> hostWaiting;
+  std::atomic<uint32_t> HostWaiting;
   /// CPUs the host's launching thread and the device thread last ran on
   /// (hints for spinFor; -1 unknown).
-  std::atomic<int32_t> hostCpu;
-  std::atomic<int32_t> executorCpu;
+  std::atomic<int32_t> HostCpu;
+  std::atomic<int32_t> ExecutorCpu;
   /// First calls of not yet compiled functions of bitcode images: the device
   /// thread that made one stores the trampoline it came through in
   /// `lazyTrampoline` and bumps `lazyRequest` (the controller's lazy-call
   /// thread sleeps on it); the controller compiles, stores the function's
   /// address in `lazyLanding` and publishes `lazyServed` = `lazyRequest` (the
   /// caller sleeps on it). One request at a time.
-  std::atomic<uint32_t> lazyRequest;
-  std::atomic<uint32_t> lazyServed;
-  uint64_t lazyTrampoline;
-  uint64_t lazyLanding;
-  uint32_t teams;   ///< 0: the device default
-  uint32_t threads; ///< 0: the device default
-  uint32_t numArgs;
-  uint64_t entry; ///< kernel address in the arena
+  std::atomic<uint32_t> LazyRequest;
+  std::atomic<uint32_t> LazyServed;
+  uint64_t LazyTrampoline;
+  uint64_t LazyLanding;
+  uint32_t Teams;   ///< 0: the device default
+  uint32_t Threads; ///< 0: the device default
+  uint32_t NumArgs;
+  uint64_t Entry; ///< kernel address in the arena
   /// 0 when the kernel ran; otherwise `message` says why it could not.
-  int32_t status;
-  uint32_t messageLength;
-  char message[kMessageBytes];
-  uint64_t args[kMaxArgs];
+  int32_t Status;
+  uint32_t MessageLength;
+  char Message[kMessageBytes];
+  uint64_t Args[kMaxArgs];
 };
 
 static_assert(sizeof(LaunchMailbox) <= LaunchMailbox::kBytes, "the mailbox outgrew its memfd slot");
@@ -84,60 +84,60 @@ static_assert(std::atomic<uint32_t>::is_always_lock_free && sizeof(std::atomic<u
 
 /// FUTEX_WAIT on a word shared between processes: sleeps while `*word ==
 /// expected`, at most `timeout` when it is not null. Spurious returns are fine.
-inline void sharedFutexWait(std::atomic<uint32_t> &word, uint32_t expected,
-                            const struct timespec *timeout = nullptr) {
-  ::syscall(SYS_futex, reinterpret_cast<uint32_t *>(&word), FUTEX_WAIT, expected, timeout, nullptr, 0);
+inline void sharedFutexWait(std::atomic<uint32_t> &Word, uint32_t Expected,
+                            const struct timespec *Timeout = nullptr) {
+  ::syscall(SYS_futex, reinterpret_cast<uint32_t *>(&Word), FUTEX_WAIT, Expected, Timeout, nullptr, 0);
 }
 
 /// FUTEX_WAKE of every waiter on a word shared between processes.
-inline void sharedFutexWake(std::atomic<uint32_t> &word) {
-  ::syscall(SYS_futex, reinterpret_cast<uint32_t *>(&word), FUTEX_WAKE, INT32_MAX, nullptr, nullptr, 0);
+inline void sharedFutexWake(std::atomic<uint32_t> &Word) {
+  ::syscall(SYS_futex, reinterpret_cast<uint32_t *>(&Word), FUTEX_WAKE, INT32_MAX, nullptr, nullptr, 0);
 }
 
 /// Runnable threads on the whole machine, from /proc/loadavg (its fourth
 /// field, "running/total"); -1 when it cannot be read.
 inline int32_t runnableThreads() {
-  int fd = ::open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
+  int Fd = ::open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+  if (Fd < 0)
     return -1;
-  char buf[128];
-  ssize_t n = ::read(fd, buf, sizeof buf - 1);
-  ::close(fd);
-  if (n <= 0)
+  char Buf[128];
+  ssize_t N = ::read(Fd, Buf, sizeof Buf - 1);
+  ::close(Fd);
+  if (N <= 0)
     return -1;
-  buf[n] = 0;
+  Buf[N] = 0;
   // Skip the three load averages.
-  char *p = buf;
-  for (int field = 0; field < 3; ++field) {
-    while (*p && *p != ' ')
-      ++p;
-    while (*p == ' ')
-      ++p;
+  char *P = Buf;
+  for (int Field = 0; Field < 3; ++Field) {
+    while (*P && *P != ' ')
+      ++P;
+    while (*P == ' ')
+      ++P;
   }
-  if (*p < '0' || *p > '9')
+  if (*P < '0' || *P > '9')
     return -1;
-  int32_t running = 0;
-  for (; *p >= '0' && *p <= '9'; ++p)
-    running = running * 10 + (*p - '0');
-  return running;
+  int32_t Running = 0;
+  for (; *P >= '0' && *P <= '9'; ++P)
+    Running = Running * 10 + (*P - '0');
+  return Running;
 }
 
 /// CPUs this process may run on (at least 1).
 inline int32_t usableCpus() {
-  static const int32_t cpus = [] {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (::sched_getaffinity(0, sizeof set, &set) != 0)
+  static const int32_t Cpus = [] {
+    cpu_set_t Set;
+    CPU_ZERO(&Set);
+    if (::sched_getaffinity(0, sizeof Set, &Set) != 0)
       return 1;
-    return CPU_COUNT(&set) > 0 ? CPU_COUNT(&set) : 1;
+    return CPU_COUNT(&Set) > 0 ? CPU_COUNT(&Set) : 1;
   }();
-  return cpus;
+  return Cpus;
 }
 
 inline uint64_t monotonicNanos() {
-  struct timespec t;
-  ::clock_gettime(CLOCK_MONOTONIC, &t);
-  return uint64_t(t.tv_sec) * 1000000000ULL + uint64_t(t.tv_nsec);
+  struct timespec T;
+  ::clock_gettime(CLOCK_MONOTONIC, &T);
+  return uint64_t(T.tv_sec) * 1000000000ULL + uint64_t(T.tv_nsec);
 }
 
 /// Whether spinning takes no CPU from anyone: every runnable thread of the
@@ -148,19 +148,19 @@ inline uint64_t monotonicNanos() {
 /// /proc/loadavg costs a few microseconds); unreadable counts as busy.
 inline bool spinningIsFree() {
   constexpr uint64_t kRefreshNanos = 1000000;
-  static std::atomic<uint64_t> checkedAt{0};
-  static std::atomic<bool> isFree{false};
-  uint64_t now = monotonicNanos();
-  uint64_t last = checkedAt.load(std::memory_order_relaxed);
-  if (last != 0 && now - last < kRefreshNanos)
-    return isFree.load(std::memory_order_relaxed);
+  static std::atomic<uint64_t> CheckedAt{0};
+  static std::atomic<bool> IsFree{false};
+  uint64_t Now = monotonicNanos();
+  uint64_t Last = CheckedAt.load(std::memory_order_relaxed);
+  if (Last != 0 && Now - Last < kRefreshNanos)
+    return IsFree.load(std::memory_order_relaxed);
   // One thread refreshes; the others use the answer it had.
-  if (!checkedAt.compare_exchange_strong(last, now, std::memory_order_relaxed))
-    return isFree.load(std::memory_order_relaxed);
-  int32_t running = runnableThreads();
-  bool answer = running > 0 && running <= usableCpus();
-  isFree.store(answer, std::memory_order_relaxed);
-  return answer;
+  if (!CheckedAt.compare_exchange_strong(Last, Now, std::memory_order_relaxed))
+    return IsFree.load(std::memory_order_relaxed);
+  int32_t Running = runnableThreads();
+  bool Answer = Running > 0 && Running <= usableCpus();
+  IsFree.store(Answer, std::memory_order_relaxed);
+  return Answer;
 }
 
 /// Spins until `ready()` or until about `nanos` have passed; true when ready.
@@ -178,34 +178,34 @@ inline bool spinningIsFree() {
 /// only kWakeGraceNanos; once it is up on another CPU we spin the rest of
 /// `nanos`. It never yields: on a busy machine sched_yield only keeps the
 /// spinner runnable. Returning false makes the caller block in FUTEX_WAIT.
-template <typename Ready>
-bool spinFor(uint64_t nanos, std::atomic<int32_t> &ownCpu, const std::atomic<int32_t> &partnerCpu,
-             const std::atomic<uint32_t> &partnerAsleep, Ready ready) {
+template <typename PredicateT>
+bool spinFor(uint64_t Nanos, std::atomic<int32_t> &OwnCpu, const std::atomic<int32_t> &PartnerCpu,
+             const std::atomic<uint32_t> &PartnerAsleep, PredicateT Ready) {
   // About the time a wakee needs to get onto an idle CPU; waiting longer for
   // one that sits behind us only delays it.
   constexpr uint64_t kWakeGraceNanos = 30000;
-  int32_t cpu = ::sched_getcpu();
-  ownCpu.store(cpu, std::memory_order_relaxed);
-  if (ready())
+  int32_t Cpu = ::sched_getcpu();
+  OwnCpu.store(Cpu, std::memory_order_relaxed);
+  if (Ready())
     return true;
   // The flag before the CPU: the partner publishes its CPU before it clears the flag.
-  if (!spinningIsFree() || (partnerAsleep.load(std::memory_order_acquire) == 0 &&
-                            partnerCpu.load(std::memory_order_relaxed) == cpu))
+  if (!spinningIsFree() || (PartnerAsleep.load(std::memory_order_acquire) == 0 &&
+                            PartnerCpu.load(std::memory_order_relaxed) == Cpu))
     return false;
-  uint64_t t0 = monotonicNanos();
-  for (uint32_t i = 1;; ++i) {
-    if (ready())
+  uint64_t T0 = monotonicNanos();
+  for (uint32_t I = 1;; ++I) {
+    if (Ready())
       return true;
     __builtin_ia32_pause();
-    if ((i & 63) == 0) {
-      cpu = ::sched_getcpu();
-      ownCpu.store(cpu, std::memory_order_relaxed);
-      uint64_t spent = monotonicNanos() - t0;
-      bool partnerUp = partnerAsleep.load(std::memory_order_acquire) == 0;
-      if (spent >= nanos ||
-          (partnerUp ? partnerCpu.load(std::memory_order_relaxed) == cpu : spent >= kWakeGraceNanos) ||
+    if ((I & 63) == 0) {
+      Cpu = ::sched_getcpu();
+      OwnCpu.store(Cpu, std::memory_order_relaxed);
+      uint64_t Spent = monotonicNanos() - T0;
+      bool PartnerUp = PartnerAsleep.load(std::memory_order_acquire) == 0;
+      if (Spent >= Nanos ||
+          (PartnerUp ? PartnerCpu.load(std::memory_order_relaxed) == Cpu : Spent >= kWakeGraceNanos) ||
           !spinningIsFree())
-        return ready();
+        return Ready();
     }
   }
 }

@@ -76,18 +76,18 @@ inline constexpr const char *LazyFailedName = "__ompsim_exec_lazy_failed";
 /// or when device code calls exit(): then `signo` is 0 and `code` the status.
 struct FaultRecord {
   static constexpr uint32_t kMagic = 0x0F5A17EDu;
-  uint32_t magic;
-  int32_t signo;
-  int32_t code;
-  int32_t tid;
-  uint64_t addr;          ///< si_addr
-  uint64_t rip;           ///< instruction pointer at the fault
-  uint64_t pageFaultCode; ///< x86 page-fault error code (bit 1: write)
-  uint64_t rsp;           ///< stack pointer at the fault
+  uint32_t Magic;
+  int32_t Signo;
+  int32_t Code;
+  int32_t Tid;
+  uint64_t Addr;          ///< si_addr
+  uint64_t Rip;           ///< instruction pointer at the fault
+  uint64_t PageFaultCode; ///< x86 page-fault error code (bit 1: write)
+  uint64_t Rsp;           ///< stack pointer at the fault
   /// The faulting thread's stack [stackLow, stackHigh) as pthread_getattr_np
   /// gave it when the thread first ran a request (0, 0 when unknown): a fault
   /// just below stackLow is a stack overflow.
-  uint64_t stackLow, stackHigh;
+  uint64_t StackLow, StackHigh;
 };
 
 /// Follows a FaultRecord when the device runtime is loaded: the translate log
@@ -96,12 +96,12 @@ struct FaultRecord {
 struct FaultTranslateLog {
   static constexpr uint32_t kMagic = 0x7A15106Du;
   static constexpr uint32_t kMaxRecords = 256;
-  uint32_t magic;
-  uint32_t count;
-  uint64_t hits, misses, dropped;
+  uint32_t Magic;
+  uint32_t Count;
+  uint64_t Hits, Misses, Dropped;
   struct Record {
-    uint64_t host, result, hit;
-  } records[kMaxRecords];
+    uint64_t Host, Result, Hit;
+  } Records[kMaxRecords];
 };
 
 /// Exit status of an executor that reported a fault.

@@ -4,65 +4,65 @@
 
 namespace ompsim::sim {
 
-void RangeAllocator::reset(uint64_t begin, uint64_t end) {
+void RangeAllocator::reset(uint64_t Begin, uint64_t End) {
   assert(begin <= end && "allocator range is inverted");
-  free_.clear();
-  live_.clear();
-  inUse_ = 0;
-  if (end > begin)
-    free_[begin] = end - begin;
+  Free.clear();
+  Live.clear();
+  InUse = 0;
+  if (End > Begin)
+    Free[Begin] = End - Begin;
 }
 
-uint64_t RangeAllocator::allocate(uint64_t size, uint64_t align) {
+uint64_t RangeAllocator::allocate(uint64_t Size, uint64_t Align) {
   assert(align && (align & (align - 1)) == 0 && "alignment must be a power of two");
   // Zero-byte requests still get a distinct address, as malloc does.
-  if (size == 0)
-    size = 1;
-  size = (size + 15) & ~uint64_t(15);
-  for (auto it = free_.begin(); it != free_.end(); ++it) {
-    uint64_t start = it->first, len = it->second;
-    uint64_t aligned = (start + align - 1) & ~(align - 1);
-    if (aligned < start || aligned - start > len || len - (aligned - start) < size)
+  if (Size == 0)
+    Size = 1;
+  Size = (Size + 15) & ~uint64_t(15);
+  for (auto It = Free.begin(); It != Free.end(); ++It) {
+    uint64_t Start = It->first, Len = It->second;
+    uint64_t Aligned = (Start + Align - 1) & ~(Align - 1);
+    if (Aligned < Start || Aligned - Start > Len || Len - (Aligned - Start) < Size)
       continue;
-    free_.erase(it);
-    if (aligned > start)
-      free_[start] = aligned - start;
-    uint64_t tail = start + len - (aligned + size);
-    if (tail)
-      free_[aligned + size] = tail;
-    live_[aligned] = size;
-    inUse_ += size;
-    return aligned;
+    Free.erase(It);
+    if (Aligned > Start)
+      Free[Start] = Aligned - Start;
+    uint64_t Tail = Start + Len - (Aligned + Size);
+    if (Tail)
+      Free[Aligned + Size] = Tail;
+    Live[Aligned] = Size;
+    InUse += Size;
+    return Aligned;
   }
   return 0;
 }
 
-bool RangeAllocator::release(uint64_t addr) {
-  auto it = live_.find(addr);
-  if (it == live_.end())
+bool RangeAllocator::release(uint64_t Addr) {
+  auto It = Live.find(Addr);
+  if (It == Live.end())
     return false;
-  uint64_t start = addr, size = it->second;
-  live_.erase(it);
-  inUse_ -= size;
-  auto next = free_.lower_bound(start);
-  if (next != free_.end() && next->first == start + size) {
-    size += next->second;
-    next = free_.erase(next);
+  uint64_t Start = Addr, Size = It->second;
+  Live.erase(It);
+  InUse -= Size;
+  auto Next = Free.lower_bound(Start);
+  if (Next != Free.end() && Next->first == Start + Size) {
+    Size += Next->second;
+    Next = Free.erase(Next);
   }
-  if (next != free_.begin()) {
-    auto prev = std::prev(next);
-    if (prev->first + prev->second == start) {
-      prev->second += size;
+  if (Next != Free.begin()) {
+    auto Prev = std::prev(Next);
+    if (Prev->first + Prev->second == Start) {
+      Prev->second += Size;
       return true;
     }
   }
-  free_[start] = size;
+  Free[Start] = Size;
   return true;
 }
 
-uint64_t RangeAllocator::blockSize(uint64_t addr) const {
-  auto it = live_.find(addr);
-  return it == live_.end() ? 0 : it->second;
+uint64_t RangeAllocator::blockSize(uint64_t Addr) const {
+  auto It = Live.find(Addr);
+  return It == Live.end() ? 0 : It->second;
 }
 
 } // namespace ompsim::sim

@@ -15,28 +15,28 @@ public:
   /// An empty allocator; call reset() before use.
   RangeAllocator() = default;
   /// Manages [begin, end).
-  RangeAllocator(uint64_t begin, uint64_t end) { reset(begin, end); }
+  RangeAllocator(uint64_t Begin, uint64_t End) { reset(Begin, End); }
 
   /// Forgets all blocks and manages [begin, end).
-  void reset(uint64_t begin, uint64_t end);
+  void reset(uint64_t Begin, uint64_t End);
 
   /// Returns the address of a block of `size` bytes aligned to `align` (a
   /// power of two), or 0 when no free block fits.
-  uint64_t allocate(uint64_t size, uint64_t align);
+  uint64_t allocate(uint64_t Size, uint64_t Align);
 
   /// Returns a block to the free list; false if `addr` is not a live block.
-  bool release(uint64_t addr);
+  bool release(uint64_t Addr);
 
   /// Size of the live block at `addr`, or 0.
-  uint64_t blockSize(uint64_t addr) const;
+  uint64_t blockSize(uint64_t Addr) const;
 
   /// Bytes currently handed out.
-  uint64_t bytesInUse() const { return inUse_; }
+  uint64_t bytesInUse() const { return InUse; }
 
 private:
-  std::map<uint64_t, uint64_t> free_; ///< start -> size
-  std::map<uint64_t, uint64_t> live_; ///< start -> size
-  uint64_t inUse_ = 0;
+  std::map<uint64_t, uint64_t> Free; ///< start -> size
+  std::map<uint64_t, uint64_t> Live; ///< start -> size
+  uint64_t InUse = 0;
 };
 
 } // namespace ompsim::sim

@@ -71,88 +71,88 @@ public:
   }
 
 private:
-  static sps::CWrapperFunctionBuffer reserveWrapper(const char *data, size_t size) {
+  static sps::CWrapperFunctionBuffer reserveWrapper(const char *Data, size_t Size) {
     return sps::WrapperFunction<rt::SPSSimpleExecutorMemoryManagerReserveSignature>::handle(
-               data, size,
-               [](ExecutorAddr, uint64_t bytes) -> Expected<ExecutorAddr> {
-                 DeviceState &d = DeviceState::get();
-                 std::lock_guard<std::mutex> lock(d.mu);
-                 uint64_t a = d.code.allocate((bytes + kPage - 1) & ~(kPage - 1), kPage);
-                 if (!a)
+               Data, Size,
+               [](ExecutorAddr, uint64_t Bytes) -> Expected<ExecutorAddr> {
+                 DeviceState &D = DeviceState::get();
+                 std::lock_guard<std::mutex> Lock(D.Mu);
+                 uint64_t A = D.Code.allocate((Bytes + kPage - 1) & ~(kPage - 1), kPage);
+                 if (!A)
                    return makeError("device code region exhausted (OMPSIM_DEVICE_MEMORY)");
-                 return ExecutorAddr(a);
+                 return ExecutorAddr(A);
                })
         .release();
   }
-  static sps::CWrapperFunctionBuffer initializeWrapper(const char *data, size_t size) {
+  static sps::CWrapperFunctionBuffer initializeWrapper(const char *Data, size_t Size) {
     return sps::WrapperFunction<rt::SPSSimpleExecutorMemoryManagerInitializeSignature>::handle(
-               data, size,
-               [](ExecutorAddr, tpctypes::FinalizeRequest fr) -> Expected<ExecutorAddr> {
-                 ExecutorAddr key;
-                 for (auto &seg : fr.Segments) {
-                   char *p = seg.Addr.toPtr<char *>();
-                   ::mprotect(reinterpret_cast<void *>(seg.Addr.getValue() & ~(kPage - 1)),
-                              ((seg.Addr.getValue() + seg.Size + kPage - 1) & ~(kPage - 1)) -
-                                  (seg.Addr.getValue() & ~(kPage - 1)),
+               Data, Size,
+               [](ExecutorAddr, tpctypes::FinalizeRequest Fr) -> Expected<ExecutorAddr> {
+                 ExecutorAddr Key;
+                 for (auto &Seg : Fr.Segments) {
+                   char *P = Seg.Addr.toPtr<char *>();
+                   ::mprotect(reinterpret_cast<void *>(Seg.Addr.getValue() & ~(kPage - 1)),
+                              ((Seg.Addr.getValue() + Seg.Size + kPage - 1) & ~(kPage - 1)) -
+                                  (Seg.Addr.getValue() & ~(kPage - 1)),
                               PROT_READ | PROT_WRITE);
-                   std::memcpy(p, seg.Content.data(), seg.Content.size());
-                   if (seg.Size > seg.Content.size())
-                     std::memset(p + seg.Content.size(), 0, seg.Size - seg.Content.size());
-                   if (!key || seg.Addr < key)
-                     key = seg.Addr;
+                   std::memcpy(P, Seg.Content.data(), Seg.Content.size());
+                   if (Seg.Size > Seg.Content.size())
+                     std::memset(P + Seg.Content.size(), 0, Seg.Size - Seg.Content.size());
+                   if (!Key || Seg.Addr < Key)
+                     Key = Seg.Addr;
                  }
-                 for (auto &seg : fr.Segments) {
-                   auto prot = toSysMemoryProtectionFlags(seg.RAG.Prot);
-                   int p = ((prot & sys::Memory::MF_READ) ? PROT_READ : 0) |
-                           ((prot & sys::Memory::MF_WRITE) ? PROT_WRITE : 0) |
-                           ((prot & sys::Memory::MF_EXEC) ? PROT_EXEC : 0);
-                   uint64_t b = seg.Addr.getValue() & ~(kPage - 1);
-                   uint64_t e = (seg.Addr.getValue() + seg.Size + kPage - 1) & ~(kPage - 1);
-                   if (::mprotect(reinterpret_cast<void *>(b), e - b, p) != 0)
+                 for (auto &Seg : Fr.Segments) {
+                   auto Prot = toSysMemoryProtectionFlags(Seg.RAG.Prot);
+                   int P = ((Prot & sys::Memory::MF_READ) ? PROT_READ : 0) |
+                           ((Prot & sys::Memory::MF_WRITE) ? PROT_WRITE : 0) |
+                           ((Prot & sys::Memory::MF_EXEC) ? PROT_EXEC : 0);
+                   uint64_t B = Seg.Addr.getValue() & ~(kPage - 1);
+                   uint64_t E = (Seg.Addr.getValue() + Seg.Size + kPage - 1) & ~(kPage - 1);
+                   if (::mprotect(reinterpret_cast<void *>(B), E - B, P) != 0)
                      return makeError("mprotect of JIT segment failed");
-                   if (p & PROT_EXEC)
-                     sys::Memory::InvalidateInstructionCache(reinterpret_cast<void *>(b), e - b);
+                   if (P & PROT_EXEC)
+                     sys::Memory::InvalidateInstructionCache(reinterpret_cast<void *>(B), E - B);
                  }
-                 auto deallocs = shared::runFinalizeActions(fr.Actions);
-                 if (!deallocs)
-                   return deallocs.takeError();
-                 DeviceState &d = DeviceState::get();
-                 std::lock_guard<std::mutex> lock(d.mu);
-                 d.jitDeallocs[key.getValue()] = std::move(*deallocs);
-                 return key;
+                 auto Deallocs = shared::runFinalizeActions(Fr.Actions);
+                 if (!Deallocs)
+                   return Deallocs.takeError();
+                 DeviceState &D = DeviceState::get();
+                 std::lock_guard<std::mutex> Lock(D.Mu);
+                 D.JitDeallocs[Key.getValue()] = std::move(*Deallocs);
+                 return Key;
                })
         .release();
   }
-  static sps::CWrapperFunctionBuffer deinitializeWrapper(const char *data, size_t size) {
+  static sps::CWrapperFunctionBuffer deinitializeWrapper(const char *Data, size_t Size) {
     return sps::WrapperFunction<rt::SPSSimpleExecutorMemoryManagerDeinitializeSignature>::handle(
-               data, size,
-               [](ExecutorAddr, std::vector<ExecutorAddr> keys) -> Error {
-                 DeviceState &d = DeviceState::get();
-                 Error err = Error::success();
-                 for (auto k : keys) {
-                   std::vector<sps::WrapperFunctionCall> calls;
+               Data, Size,
+               [](ExecutorAddr, std::vector<ExecutorAddr> Keys) -> Error {
+                 DeviceState &D = DeviceState::get();
+                 Error Err = Error::success();
+                 for (auto K : Keys) {
+                   std::vector<sps::WrapperFunctionCall> Calls;
                    {
-                     std::lock_guard<std::mutex> lock(d.mu);
-                     calls = std::move(d.jitDeallocs[k.getValue()]);
-                     d.jitDeallocs.erase(k.getValue());
+                     std::lock_guard<std::mutex> Lock(D.Mu);
+                     Calls = std::move(D.JitDeallocs[K.getValue()]);
+                     D.JitDeallocs.erase(K.getValue());
                    }
-                   err = joinErrors(std::move(err), shared::runDeallocActions(calls));
+                   Err = joinErrors(std::move(Err), shared::runDeallocActions(Calls));
                  }
-                 return err;
+                 return Err;
                })
         .release();
   }
-  static sps::CWrapperFunctionBuffer releaseWrapper(const char *data, size_t size) {
+  static sps::CWrapperFunctionBuffer releaseWrapper(const char *Data, size_t Size) {
     return sps::WrapperFunction<rt::SPSSimpleExecutorMemoryManagerReleaseSignature>::handle(
-               data, size,
-               [](ExecutorAddr, std::vector<ExecutorAddr> bases) -> Error {
-                 DeviceState &d = DeviceState::get();
-                 std::lock_guard<std::mutex> lock(d.mu);
-                 for (auto b : bases) {
-                   uint64_t len = d.code.blockSize(b.getValue());
-                   if (len)
-                     ::mprotect(b.toPtr<void *>(), len, PROT_READ | PROT_WRITE);
-                   d.code.release(b.getValue());
+               Data, Size,
+               [](ExecutorAddr, std::vector<ExecutorAddr> Bases) -> Error {
+                 DeviceState &D = DeviceState::get();
+                 std::lock_guard<std::mutex> Lock(D.Mu);
+                 for (auto B : Bases) {
+                   uint64_t Len = D.Code.blockSize(B.getValue());
+                   if (Len)
+                     ::mprotect(B.toPtr<void *>(), Len, PROT_READ | PROT_WRITE);
+                   D.Code.release(B.getValue());
                  }
                  return Error::success();
                })
@@ -167,16 +167,16 @@ private:
 class DeviceThread {
 public:
   /// Maps the mailbox from the shared memfd; false when it cannot.
-  bool mapMailbox(int fd) {
-    void *p = ::mmap(nullptr, ompsim::sim::LaunchMailbox::kBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (p == MAP_FAILED)
+  bool mapMailbox(int Fd) {
+    void *P = ::mmap(nullptr, ompsim::sim::LaunchMailbox::kBytes, PROT_READ | PROT_WRITE, MAP_SHARED, Fd, 0);
+    if (P == MAP_FAILED)
       return false;
-    mailbox_ = static_cast<ompsim::sim::LaunchMailbox *>(p);
+    Mailbox = static_cast<ompsim::sim::LaunchMailbox *>(P);
     return true;
   }
 
   void start() {
-    thread_ = std::thread([this] {
+    Thread = std::thread([this] {
       ensureAltStack();
       run();
     });
@@ -186,14 +186,14 @@ public:
   /// thread). While a lazy call waits for its compile, the requests that
   /// compile needs (JIT memory, stub updates) run at once on the listener
   /// thread: the device thread may be the one waiting.
-  void post(unique_function<void()> work) {
-    if (inlineRequests_.load(std::memory_order_acquire) > 0) {
-      work();
+  void post(unique_function<void()> Work) {
+    if (InlineRequests.load(std::memory_order_acquire) > 0) {
+      Work();
       return;
     }
     {
-      std::lock_guard<std::mutex> lock(mu_);
-      queue_.push_back(std::move(work));
+      std::lock_guard<std::mutex> Lock(Mu);
+      Queue.push_back(std::move(Work));
     }
     ring();
   }
@@ -201,125 +201,125 @@ public:
   /// Runs what is queued, then stops the loop and waits for the thread.
   void stop() {
     {
-      std::lock_guard<std::mutex> lock(mu_);
-      stopping_ = true;
+      std::lock_guard<std::mutex> Lock(Mu);
+      Stopping = true;
     }
     ring();
-    if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id())
-      thread_.join();
+    if (Thread.joinable() && Thread.get_id() != std::this_thread::get_id())
+      Thread.join();
   }
 
   /// Asks the controller to compile the function behind `trampoline` and
   /// waits for its address (the first call of a function of a bitcode image).
-  uint64_t lazyCall(uint64_t trampoline) {
-    static std::mutex oneAtATime;
-    std::lock_guard<std::mutex> lock(oneAtATime);
-    ompsim::sim::LaunchMailbox &mb = *mailbox_;
-    inlineRequests_.fetch_add(1, std::memory_order_acq_rel);
-    mb.lazyTrampoline = trampoline;
-    uint32_t seq = mb.lazyRequest.load(std::memory_order_relaxed) + 1;
-    mb.lazyRequest.store(seq, std::memory_order_seq_cst);
-    ompsim::sim::sharedFutexWake(mb.lazyRequest);
+  uint64_t lazyCall(uint64_t Trampoline) {
+    static std::mutex OneAtATime;
+    std::lock_guard<std::mutex> Lock(OneAtATime);
+    ompsim::sim::LaunchMailbox &Mb = *Mailbox;
+    InlineRequests.fetch_add(1, std::memory_order_acq_rel);
+    Mb.LazyTrampoline = Trampoline;
+    uint32_t Seq = Mb.LazyRequest.load(std::memory_order_relaxed) + 1;
+    Mb.LazyRequest.store(Seq, std::memory_order_seq_cst);
+    ompsim::sim::sharedFutexWake(Mb.LazyRequest);
     for (;;) {
-      uint32_t served = mb.lazyServed.load(std::memory_order_acquire);
-      if (served == seq)
+      uint32_t Served = Mb.LazyServed.load(std::memory_order_acquire);
+      if (Served == Seq)
         break;
-      ompsim::sim::sharedFutexWait(mb.lazyServed, served);
+      ompsim::sim::sharedFutexWait(Mb.LazyServed, Served);
     }
-    uint64_t landing = mb.lazyLanding;
-    inlineRequests_.fetch_sub(1, std::memory_order_acq_rel);
-    return landing;
+    uint64_t Landing = Mb.LazyLanding;
+    InlineRequests.fetch_sub(1, std::memory_order_acq_rel);
+    return Landing;
   }
 
 private:
   void ring() {
-    mailbox_->doorbell.fetch_add(1, std::memory_order_seq_cst);
-    if (mailbox_->executorSleeping.load(std::memory_order_seq_cst))
-      ompsim::sim::sharedFutexWake(mailbox_->doorbell);
+    Mailbox->Doorbell.fetch_add(1, std::memory_order_seq_cst);
+    if (Mailbox->ExecutorSleeping.load(std::memory_order_seq_cst))
+      ompsim::sim::sharedFutexWake(Mailbox->Doorbell);
   }
 
   /// Runs the launch posted as `seq` and publishes its completion.
-  void serveLaunch(uint32_t seq) {
-    ompsim::sim::LaunchMailbox &mb = *mailbox_;
-    mb.executorCpu.store(::sched_getcpu(), std::memory_order_relaxed);
-    uint32_t n = std::min(mb.numArgs, ompsim::sim::LaunchMailbox::kMaxArgs);
-    Error err = runKernel(mb.entry, ArrayRef<uint64_t>(mb.args, n), mb.teams, mb.threads);
-    mb.status = err ? 1 : 0;
-    mb.messageLength = 0;
-    if (err) {
-      std::string why = toString(std::move(err));
-      mb.messageLength = uint32_t(std::min<size_t>(why.size(), sizeof mb.message));
-      std::memcpy(mb.message, why.data(), mb.messageLength);
+  void serveLaunch(uint32_t Seq) {
+    ompsim::sim::LaunchMailbox &Mb = *Mailbox;
+    Mb.ExecutorCpu.store(::sched_getcpu(), std::memory_order_relaxed);
+    uint32_t N = std::min(Mb.NumArgs, ompsim::sim::LaunchMailbox::kMaxArgs);
+    Error Err = runKernel(Mb.Entry, ArrayRef<uint64_t>(Mb.Args, N), Mb.Teams, Mb.Threads);
+    Mb.Status = Err ? 1 : 0;
+    Mb.MessageLength = 0;
+    if (Err) {
+      std::string Why = toString(std::move(Err));
+      Mb.MessageLength = uint32_t(std::min<size_t>(Why.size(), sizeof Mb.Message));
+      std::memcpy(Mb.Message, Why.data(), Mb.MessageLength);
     }
-    lastLaunch_ = seq;
-    mb.done.store(seq, std::memory_order_seq_cst);
-    if (mb.hostWaiting.load(std::memory_order_seq_cst))
-      ompsim::sim::sharedFutexWake(mb.done);
+    LastLaunch = Seq;
+    Mb.Done.store(Seq, std::memory_order_seq_cst);
+    if (Mb.HostWaiting.load(std::memory_order_seq_cst))
+      ompsim::sim::sharedFutexWake(Mb.Done);
   }
 
   void run() {
-    ompsim::sim::LaunchMailbox &mb = *mailbox_;
+    ompsim::sim::LaunchMailbox &Mb = *Mailbox;
     // After a launch, stay awake a little: the next one usually follows at
     // once. Not after an SPS request: its caller waits on the socket, not in
     // the mailbox, so nothing says where it wakes up (perhaps behind us).
     constexpr uint64_t kSpinNanos = 200000;
-    bool spin = false;
+    bool Spin = false;
     for (;;) {
-      uint32_t bell = mb.doorbell.load(std::memory_order_seq_cst);
-      uint32_t seq = mb.request.load(std::memory_order_acquire);
-      if (seq != lastLaunch_) {
-        serveLaunch(seq);
-        spin = true;
+      uint32_t Bell = Mb.Doorbell.load(std::memory_order_seq_cst);
+      uint32_t Seq = Mb.Request.load(std::memory_order_acquire);
+      if (Seq != LastLaunch) {
+        serveLaunch(Seq);
+        Spin = true;
         continue;
       }
-      unique_function<void()> work;
+      unique_function<void()> Work;
       {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (!queue_.empty()) {
-          work = std::move(queue_.front());
-          queue_.pop_front();
-        } else if (stopping_) {
+        std::lock_guard<std::mutex> Lock(Mu);
+        if (!Queue.empty()) {
+          Work = std::move(Queue.front());
+          Queue.pop_front();
+        } else if (Stopping) {
           return;
         }
       }
-      if (work) {
-        work();
-        spin = false;
+      if (Work) {
+        Work();
+        Spin = false;
         continue;
       }
-      if (spin) {
-        spin = false;
-        ompsim::sim::spinFor(kSpinNanos, mb.executorCpu, mb.hostCpu, mb.hostWaiting, [&] {
-          return mb.doorbell.load(std::memory_order_relaxed) != bell ||
-                 mb.request.load(std::memory_order_relaxed) != lastLaunch_;
+      if (Spin) {
+        Spin = false;
+        ompsim::sim::spinFor(kSpinNanos, Mb.ExecutorCpu, Mb.HostCpu, Mb.HostWaiting, [&] {
+          return Mb.Doorbell.load(std::memory_order_relaxed) != Bell ||
+                 Mb.Request.load(std::memory_order_relaxed) != LastLaunch;
         });
         continue;
       }
-      mb.executorSleeping.store(1, std::memory_order_seq_cst);
-      if (mb.doorbell.load(std::memory_order_seq_cst) == bell)
-        ompsim::sim::sharedFutexWait(mb.doorbell, bell);
+      Mb.ExecutorSleeping.store(1, std::memory_order_seq_cst);
+      if (Mb.Doorbell.load(std::memory_order_seq_cst) == Bell)
+        ompsim::sim::sharedFutexWait(Mb.Doorbell, Bell);
       // Where we woke up, before saying we run (the host's spinFor reads the
       // flag first).
-      mb.executorCpu.store(::sched_getcpu(), std::memory_order_relaxed);
-      mb.executorSleeping.store(0, std::memory_order_seq_cst);
+      Mb.ExecutorCpu.store(::sched_getcpu(), std::memory_order_relaxed);
+      Mb.ExecutorSleeping.store(0, std::memory_order_seq_cst);
     }
   }
 
-  ompsim::sim::LaunchMailbox *mailbox_ = nullptr;
+  ompsim::sim::LaunchMailbox *Mailbox = nullptr;
   /// Lazy calls waiting for their compile (see post).
-  std::atomic<int> inlineRequests_{0};
-  uint32_t lastLaunch_ = 0;
-  std::mutex mu_;
-  std::deque<unique_function<void()>> queue_;
-  bool stopping_ = false;
-  std::thread thread_;
+  std::atomic<int> InlineRequests{0};
+  uint32_t LastLaunch = 0;
+  std::mutex Mu;
+  std::deque<unique_function<void()>> Queue;
+  bool Stopping = false;
+  std::thread Thread;
 };
 
-DeviceThread gDeviceThread;
+DeviceThread GDeviceThread;
 
 /// The resolver block of the JIT calls this (with the registers of the
 /// interrupted call saved) on the first call of a function of a bitcode image.
-uint64_t lazyReenter(uint64_t /*context*/, uint64_t trampoline) { return gDeviceThread.lazyCall(trampoline); }
+uint64_t lazyReenter(uint64_t /*context*/, uint64_t Trampoline) { return GDeviceThread.lazyCall(Trampoline); }
 
 /// Where a first call lands when its function could not be compiled; the
 /// controller has the reason, the host reports the exit.
@@ -338,18 +338,18 @@ void lazyFailed() {
 /// that Create sends after that read, a chain through another process that
 /// TSan cannot see. main releases the token once Create returned, shutdown()
 /// acquires it.
-[[maybe_unused]] char gServerCreatedToken;
+[[maybe_unused]] char GServerCreatedToken;
 
 /// Hands every request to the device thread; at disconnect, lets it finish
 /// what is queued.
 class DeviceThreadDispatcher : public SimpleRemoteEPCServer::Dispatcher {
 public:
-  void dispatch(unique_function<void()> work) override { gDeviceThread.post(std::move(work)); }
+  void dispatch(unique_function<void()> Work) override { GDeviceThread.post(std::move(Work)); }
   void shutdown() override {
 #ifdef OMPSIM_TSAN_HANDOVER
     __tsan_acquire(&gServerCreatedToken);
 #endif
-    gDeviceThread.stop();
+    GDeviceThread.stop();
   }
 };
 
@@ -370,75 +370,75 @@ extern "C" __attribute__((visibility("default"), used)) const char __ompsim_exec
     "ompsim-device";
 
 int main(int argc, char **argv) {
-  int fd = -1;
-  long parent = -1;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string a = argv[i];
-    if (a == "--fd")
-      fd = std::atoi(argv[i + 1]);
-    else if (a == "--fault-fd")
-      gFaultFd = std::atoi(argv[i + 1]);
-    else if (a == "--arena-fd")
-      gArenaFd = std::atoi(argv[i + 1]);
-    else if (a == "--parent")
-      parent = std::atol(argv[i + 1]);
-    else if (a == "--host-runtime")
-      gHostRuntime = argv[i + 1];
+  int Fd = -1;
+  long Parent = -1;
+  for (int I = 1; I + 1 < argc; I += 2) {
+    std::string A = argv[I];
+    if (A == "--fd")
+      Fd = std::atoi(argv[I + 1]);
+    else if (A == "--fault-fd")
+      GFaultFd = std::atoi(argv[I + 1]);
+    else if (A == "--arena-fd")
+      GArenaFd = std::atoi(argv[I + 1]);
+    else if (A == "--parent")
+      Parent = std::atol(argv[I + 1]);
+    else if (A == "--host-runtime")
+      GHostRuntime = argv[I + 1];
     else
       return usage();
   }
-  if (fd < 0 || parent <= 0 || gArenaFd < 0)
+  if (Fd < 0 || Parent <= 0 || GArenaFd < 0)
     return usage();
   // No executor outlives its host: die with the parent, and close the race
   // where the parent died before the prctl.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (::getppid() != parent)
+  if (::getppid() != Parent)
     return 1;
   installFaultHandlers();
-  if (!gDeviceThread.mapMailbox(gArenaFd)) {
+  if (!GDeviceThread.mapMailbox(GArenaFd)) {
     std::fprintf(stderr, "ompsim-device: cannot map the launch mailbox: %s\n", std::strerror(errno));
     return 1;
   }
-  gDeviceThread.start();
+  GDeviceThread.start();
 
-  auto server = SimpleRemoteEPCServer::Create<FDSimpleRemoteEPCTransport>(
+  auto Server = SimpleRemoteEPCServer::Create<FDSimpleRemoteEPCTransport>(
       [](SimpleRemoteEPCServer::Setup &S) -> Error {
         S.setDispatcher(std::make_unique<DeviceThreadDispatcher>());
         S.bootstrapSymbols() = SimpleRemoteEPCServer::defaultBootstrapSymbols();
         S.services().push_back(std::make_unique<ArenaJITMemoryService>());
-        auto &syms = S.bootstrapSymbols();
-        syms[proto::SetupName] = ExecutorAddr::fromPtr(&setupWrapper);
-        syms[proto::LoadElfName] = ExecutorAddr::fromPtr(&loadElfWrapper);
-        syms[proto::LookupName] = ExecutorAddr::fromPtr(&lookupWrapper);
-        syms[proto::LookupManyName] = ExecutorAddr::fromPtr(&lookupManyWrapper);
-        syms[proto::UnloadName] = ExecutorAddr::fromPtr(&unloadWrapper);
-        syms[proto::AllocCodeName] = ExecutorAddr::fromPtr(&allocCodeWrapper);
-        syms[proto::CallVoidName] = ExecutorAddr::fromPtr(&callVoidWrapper);
-        syms[proto::LazyReenterName] = ExecutorAddr::fromPtr(&lazyReenter);
-        syms[proto::LazyFailedName] = ExecutorAddr::fromPtr(&lazyFailed);
-        syms[proto::SetFptrTableName] = ExecutorAddr::fromPtr(&setFptrTableWrapper);
-        syms[proto::TranslateLogName] = ExecutorAddr::fromPtr(&translateLogWrapper);
+        auto &Syms = S.bootstrapSymbols();
+        Syms[proto::SetupName] = ExecutorAddr::fromPtr(&setupWrapper);
+        Syms[proto::LoadElfName] = ExecutorAddr::fromPtr(&loadElfWrapper);
+        Syms[proto::LookupName] = ExecutorAddr::fromPtr(&lookupWrapper);
+        Syms[proto::LookupManyName] = ExecutorAddr::fromPtr(&lookupManyWrapper);
+        Syms[proto::UnloadName] = ExecutorAddr::fromPtr(&unloadWrapper);
+        Syms[proto::AllocCodeName] = ExecutorAddr::fromPtr(&allocCodeWrapper);
+        Syms[proto::CallVoidName] = ExecutorAddr::fromPtr(&callVoidWrapper);
+        Syms[proto::LazyReenterName] = ExecutorAddr::fromPtr(&lazyReenter);
+        Syms[proto::LazyFailedName] = ExecutorAddr::fromPtr(&lazyFailed);
+        Syms[proto::SetFptrTableName] = ExecutorAddr::fromPtr(&setFptrTableWrapper);
+        Syms[proto::TranslateLogName] = ExecutorAddr::fromPtr(&translateLogWrapper);
         return Error::success();
       },
-      fd, fd);
-  if (!server) {
-    logAllUnhandledErrors(server.takeError(), errs(), "ompsim-device: ");
-    gDeviceThread.stop();
+      Fd, Fd);
+  if (!Server) {
+    logAllUnhandledErrors(Server.takeError(), errs(), "ompsim-device: ");
+    GDeviceThread.stop();
     return 1;
   }
 #ifdef OMPSIM_TSAN_HANDOVER
   __tsan_release(&gServerCreatedToken);
 #endif
-  if (auto err = (*server)->waitForDisconnect())
-    consumeError(std::move(err)); // the host went away; nothing to report to
-  gDeviceThread.stop();           // the dispatcher's shutdown already drained it
+  if (auto Err = (*Server)->waitForDisconnect())
+    consumeError(std::move(Err)); // the host went away; nothing to report to
+  GDeviceThread.stop();           // the dispatcher's shutdown already drained it
   // Joins the transport's listener thread, which has finished by now.
-  server->reset();
-  DeviceState &d = DeviceState::get();
+  Server->reset();
+  DeviceState &D = DeviceState::get();
   {
-    std::lock_guard<std::mutex> lock(d.mu);
-    for (auto it = d.images.rbegin(); it != d.images.rend(); ++it)
-      it->second->runFini();
+    std::lock_guard<std::mutex> Lock(D.Mu);
+    for (auto It = D.Images.rbegin(); It != D.Images.rend(); ++It)
+      It->second->runFini();
   }
   std::fflush(nullptr);
   // Skip static destructors: device code may have registered atexit handlers

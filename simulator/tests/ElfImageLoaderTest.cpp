@@ -20,152 +20,152 @@ using namespace ompsim::sim::test;
 namespace {
 
 /// The kernel symbol (__omp_offloading_..._l<N>) of an image.
-std::string kernelName(const std::vector<char> &bytes) {
-  auto obj = llvm::object::ObjectFile::createObjectFile(
-      llvm::MemoryBufferRef(llvm::StringRef(bytes.data(), bytes.size()), "img"));
-  if (!obj) {
-    llvm::consumeError(obj.takeError());
+std::string kernelName(const std::vector<char> &Bytes) {
+  auto Obj = llvm::object::ObjectFile::createObjectFile(
+      llvm::MemoryBufferRef(llvm::StringRef(Bytes.data(), Bytes.size()), "img"));
+  if (!Obj) {
+    llvm::consumeError(Obj.takeError());
     return "";
   }
-  auto *elf = llvm::cast<llvm::object::ELFObjectFileBase>(obj->get());
-  for (const auto &s : elf->getDynamicSymbolIterators()) {
-    auto name = s.getName();
-    if (name && name->starts_with("__omp_offloading_"))
-      return name->str();
-    if (!name)
-      llvm::consumeError(name.takeError());
+  auto *Elf = llvm::cast<llvm::object::ELFObjectFileBase>(Obj->get());
+  for (const auto &S : Elf->getDynamicSymbolIterators()) {
+    auto Name = S.getName();
+    if (Name && Name->starts_with("__omp_offloading_"))
+      return Name->str();
+    if (!Name)
+      llvm::consumeError(Name.takeError());
   }
   return "";
 }
 
-template <typename T> T &at(const LoadedElfImage &img, const char *sym) {
-  uint64_t a = img.lookup(sym);
-  EXPECT_NE(a, 0u) << sym;
-  return *reinterpret_cast<T *>(a);
+template <typename T> T &at(const LoadedElfImage &Img, const char *Sym) {
+  uint64_t A = Img.lookup(Sym);
+  EXPECT_NE(A, 0u) << Sym;
+  return *reinterpret_cast<T *>(A);
 }
 
 } // namespace
 
 TEST_F(LoaderTest, GlobalsReadableAfterLoad) {
-  auto bytes = readImage("loader_probe");
-  auto img = ElfImageLoader::load(bytes, "loader_probe", env_);
-  ASSERT_TRUE(bool(img)) << llvm::toString(img.takeError());
-  EXPECT_EQ(at<int>(**img, "probe_global"), 42);
-  uint64_t g = (*img)->lookup("probe_global");
-  EXPECT_GE(g, (*img)->base());
-  EXPECT_LT(g, (*img)->base() + (*img)->size());
-  EXPECT_EQ((*img)->lookup("no_such_symbol"), 0u);
+  auto Bytes = readImage("loader_probe");
+  auto Img = ElfImageLoader::load(Bytes, "loader_probe", Env);
+  ASSERT_TRUE(bool(Img)) << llvm::toString(Img.takeError());
+  EXPECT_EQ(at<int>(**Img, "probe_global"), 42);
+  uint64_t G = (*Img)->lookup("probe_global");
+  EXPECT_GE(G, (*Img)->base());
+  EXPECT_LT(G, (*Img)->base() + (*Img)->size());
+  EXPECT_EQ((*Img)->lookup("no_such_symbol"), 0u);
 }
 
 TEST_F(LoaderTest, InitArrayRunsInPriorityOrder) {
-  auto bytes = readImage("loader_probe");
-  auto img = ElfImageLoader::load(bytes, "loader_probe", env_);
-  ASSERT_TRUE(bool(img)) << llvm::toString(img.takeError());
-  EXPECT_EQ(at<int>(**img, "probe_norder"), 2);
-  int *order = &at<int>(**img, "probe_order");
-  EXPECT_EQ(order[0], 1);
-  EXPECT_EQ(order[1], 2);
+  auto Bytes = readImage("loader_probe");
+  auto Img = ElfImageLoader::load(Bytes, "loader_probe", Env);
+  ASSERT_TRUE(bool(Img)) << llvm::toString(Img.takeError());
+  EXPECT_EQ(at<int>(**Img, "probe_norder"), 2);
+  int *Order = &at<int>(**Img, "probe_order");
+  EXPECT_EQ(Order[0], 1);
+  EXPECT_EQ(Order[1], 2);
 }
 
 TEST_F(LoaderTest, RelativeRelocationPointsIntoTheImage) {
-  auto bytes = readImage("loader_probe");
-  auto img = ElfImageLoader::load(bytes, "loader_probe", env_);
-  ASSERT_TRUE(bool(img)) << llvm::toString(img.takeError());
-  auto fp = at<int (*)(int)>(**img, "probe_fp");
-  uint64_t f = reinterpret_cast<uint64_t>(fp);
-  EXPECT_GE(f, (*img)->base());
-  EXPECT_LT(f, (*img)->base() + (*img)->size());
-  EXPECT_EQ(fp(5), 6);
+  auto Bytes = readImage("loader_probe");
+  auto Img = ElfImageLoader::load(Bytes, "loader_probe", Env);
+  ASSERT_TRUE(bool(Img)) << llvm::toString(Img.takeError());
+  auto Fp = at<int (*)(int)>(**Img, "probe_fp");
+  uint64_t F = reinterpret_cast<uint64_t>(Fp);
+  EXPECT_GE(F, (*Img)->base());
+  EXPECT_LT(F, (*Img)->base() + (*Img)->size());
+  EXPECT_EQ(Fp(5), 6);
 }
 
 TEST_F(LoaderTest, NeededLibrariesLoadedExceptRuntimeAndLoader) {
-  auto bytes = readImage("loader_probe");
-  auto img = ElfImageLoader::load(bytes, "loader_probe", env_);
-  ASSERT_TRUE(bool(img)) << llvm::toString(img.takeError());
-  EXPECT_NE(std::find(neededSeen_.begin(), neededSeen_.end(), "libc.so.6"), neededSeen_.end());
-  for (const auto &n : neededSeen_) {
-    EXPECT_EQ(n.rfind("libomptarget", 0), std::string::npos) << n;
-    EXPECT_EQ(n.rfind("ld-linux", 0), std::string::npos) << n;
+  auto Bytes = readImage("loader_probe");
+  auto Img = ElfImageLoader::load(Bytes, "loader_probe", Env);
+  ASSERT_TRUE(bool(Img)) << llvm::toString(Img.takeError());
+  EXPECT_NE(std::find(NeededSeen.begin(), NeededSeen.end(), "libc.so.6"), NeededSeen.end());
+  for (const auto &N : NeededSeen) {
+    EXPECT_EQ(N.rfind("libomptarget", 0), std::string::npos) << N;
+    EXPECT_EQ(N.rfind("ld-linux", 0), std::string::npos) << N;
   }
 }
 
 TEST_F(LoaderTest, KernelRunsWithImportsResolved) {
-  auto bytes = readImage("loader_probe");
-  std::string kernel = kernelName(bytes);
-  ASSERT_FALSE(kernel.empty());
-  auto img = ElfImageLoader::load(bytes, "loader_probe", env_);
-  ASSERT_TRUE(bool(img)) << llvm::toString(img.takeError());
-  auto fn = reinterpret_cast<void (*)(void *, int *, char *)>((*img)->lookup(kernel));
-  ASSERT_NE(fn, nullptr);
-  int out[4] = {};
-  char text[16] = {};
-  fn(nullptr, out, text);
-  EXPECT_EQ(out[0], 42);
-  EXPECT_EQ(out[1], 6);
-  EXPECT_EQ(out[2], 12);
-  EXPECT_STREQ(text, "n=2");
-  EXPECT_EQ(out[3], 3);
+  auto Bytes = readImage("loader_probe");
+  std::string Kernel = kernelName(Bytes);
+  ASSERT_FALSE(Kernel.empty());
+  auto Img = ElfImageLoader::load(Bytes, "loader_probe", Env);
+  ASSERT_TRUE(bool(Img)) << llvm::toString(Img.takeError());
+  auto Fn = reinterpret_cast<void (*)(void *, int *, char *)>((*Img)->lookup(Kernel));
+  ASSERT_NE(Fn, nullptr);
+  int Out[4] = {};
+  char Text[16] = {};
+  Fn(nullptr, Out, Text);
+  EXPECT_EQ(Out[0], 42);
+  EXPECT_EQ(Out[1], 6);
+  EXPECT_EQ(Out[2], 12);
+  EXPECT_STREQ(Text, "n=2");
+  EXPECT_EQ(Out[3], 3);
 }
 
 TEST_F(LoaderTest, UndefinedImportIsNamed) {
-  auto bytes = readImage("loader_probe");
-  auto resolve = env_.resolve;
-  env_.resolve = [resolve](llvm::StringRef n) -> void * { return n == "snprintf" ? nullptr : resolve(n); };
-  auto img = ElfImageLoader::load(bytes, "loader_probe", env_);
-  ASSERT_FALSE(bool(img));
-  EXPECT_NE(llvm::toString(img.takeError()).find("undefined symbol 'snprintf'"), std::string::npos);
-  EXPECT_EQ(alloc_.bytesInUse(), 0u) << "a failed load must give its memory back";
+  auto Bytes = readImage("loader_probe");
+  auto Resolve = Env.Resolve;
+  Env.Resolve = [Resolve](llvm::StringRef N) -> void * { return N == "snprintf" ? nullptr : Resolve(N); };
+  auto Img = ElfImageLoader::load(Bytes, "loader_probe", Env);
+  ASSERT_FALSE(bool(Img));
+  EXPECT_NE(llvm::toString(Img.takeError()).find("undefined symbol 'snprintf'"), std::string::npos);
+  EXPECT_EQ(Alloc.bytesInUse(), 0u) << "a failed load must give its memory back";
 }
 
 TEST_F(LoaderTest, UnknownRelocationTypeIsNamed) {
-  auto bytes = readImage("loader_probe");
+  auto Bytes = readImage("loader_probe");
   // Rewrite the first .rela.dyn entry's type to a TLS relocation the loader
   // does not implement.
-  auto obj = llvm::object::ObjectFile::createObjectFile(
-      llvm::MemoryBufferRef(llvm::StringRef(bytes.data(), bytes.size()), "img"));
-  ASSERT_TRUE(bool(obj));
-  uint64_t relaOffset = 0;
-  for (const auto &sec : (*obj)->sections()) {
-    auto name = sec.getName();
-    if (name && *name == ".rela.dyn")
-      relaOffset = llvm::cast<llvm::object::ELFSectionRef>(sec).getOffset();
+  auto Obj = llvm::object::ObjectFile::createObjectFile(
+      llvm::MemoryBufferRef(llvm::StringRef(Bytes.data(), Bytes.size()), "img"));
+  ASSERT_TRUE(bool(Obj));
+  uint64_t RelaOffset = 0;
+  for (const auto &Sec : (*Obj)->sections()) {
+    auto Name = Sec.getName();
+    if (Name && *Name == ".rela.dyn")
+      RelaOffset = llvm::cast<llvm::object::ELFSectionRef>(Sec).getOffset();
   }
-  ASSERT_NE(relaOffset, 0u);
-  Elf64_Rela r;
-  std::memcpy(&r, bytes.data() + relaOffset, sizeof r);
-  r.r_info = ELF64_R_INFO(ELF64_R_SYM(r.r_info), R_X86_64_TPOFF32);
-  std::memcpy(bytes.data() + relaOffset, &r, sizeof r);
-  auto img = ElfImageLoader::load(bytes, "patched", env_);
-  ASSERT_FALSE(bool(img));
-  std::string msg = llvm::toString(img.takeError());
-  EXPECT_NE(msg.find("R_X86_64_TPOFF32"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("patched"), std::string::npos) << msg;
+  ASSERT_NE(RelaOffset, 0u);
+  Elf64_Rela R;
+  std::memcpy(&R, Bytes.data() + RelaOffset, sizeof R);
+  R.r_info = ELF64_R_INFO(ELF64_R_SYM(R.r_info), R_X86_64_TPOFF32);
+  std::memcpy(Bytes.data() + RelaOffset, &R, sizeof R);
+  auto Img = ElfImageLoader::load(Bytes, "patched", Env);
+  ASSERT_FALSE(bool(Img));
+  std::string Msg = llvm::toString(Img.takeError());
+  EXPECT_NE(Msg.find("R_X86_64_TPOFF32"), std::string::npos) << Msg;
+  EXPECT_NE(Msg.find("patched"), std::string::npos) << Msg;
 }
 
 TEST_F(LoaderTest, RejectsNonElf) {
-  std::vector<char> junk(256, 'x');
-  auto img = ElfImageLoader::load(junk, "junk", env_);
-  ASSERT_FALSE(bool(img));
-  EXPECT_NE(llvm::toString(img.takeError()).find("image junk"), std::string::npos);
+  std::vector<char> Junk(256, 'x');
+  auto Img = ElfImageLoader::load(Junk, "junk", Env);
+  ASSERT_FALSE(bool(Img));
+  EXPECT_NE(llvm::toString(Img.takeError()).find("image junk"), std::string::npos);
 }
 
 TEST_F(LoaderTest, FiniRunsOnce) {
-  auto bytes = readImage("loader_probe");
-  auto img = ElfImageLoader::load(bytes, "loader_probe", env_);
-  ASSERT_TRUE(bool(img)) << llvm::toString(img.takeError());
-  (*img)->runFini();
-  (*img)->runFini();
-  img->reset();
-  EXPECT_EQ(alloc_.bytesInUse(), 0u);
+  auto Bytes = readImage("loader_probe");
+  auto Img = ElfImageLoader::load(Bytes, "loader_probe", Env);
+  ASSERT_TRUE(bool(Img)) << llvm::toString(Img.takeError());
+  (*Img)->runFini();
+  (*Img)->runFini();
+  Img->reset();
+  EXPECT_EQ(Alloc.bytesInUse(), 0u);
 }
 
 TEST_F(LoaderTest, IrelativeResolverRunsOnceCodeIsExecutable) {
-  auto bytes = readImage("ifunc_probe");
-  auto img = ElfImageLoader::load(bytes, "ifunc_probe", env_);
-  ASSERT_TRUE(bool(img)) << llvm::toString(img.takeError());
-  auto fp = at<int (*)(int)>(**img, "probe_scale_fp");
-  uint64_t f = reinterpret_cast<uint64_t>(fp);
-  EXPECT_GE(f, (*img)->base());
-  EXPECT_LT(f, (*img)->base() + (*img)->size());
-  EXPECT_EQ(fp(21), 42);
+  auto Bytes = readImage("ifunc_probe");
+  auto Img = ElfImageLoader::load(Bytes, "ifunc_probe", Env);
+  ASSERT_TRUE(bool(Img)) << llvm::toString(Img.takeError());
+  auto Fp = at<int (*)(int)>(**Img, "probe_scale_fp");
+  uint64_t F = reinterpret_cast<uint64_t>(Fp);
+  EXPECT_GE(F, (*Img)->base());
+  EXPECT_LT(F, (*Img)->base() + (*Img)->size());
+  EXPECT_EQ(Fp(21), 42);
 }

@@ -17,50 +17,50 @@
 namespace ompsim::sim::test {
 
 /// The bytes of a probe's device image, built by clang-22 with -save-temps.
-inline std::vector<char> readImage(const std::string &probe) {
-  std::string path = std::string(OMPSIM_PROBE_DIR) + "/" + probe + ".x86_64..img";
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in.good()) << "missing device image " << path;
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+inline std::vector<char> readImage(const std::string &Probe) {
+  std::string Path = std::string(OMPSIM_PROBE_DIR) + "/" + Probe + ".x86_64..img";
+  std::ifstream In(Path, std::ios::binary);
+  EXPECT_TRUE(In.good()) << "missing device image " << Path;
+  return {std::istreambuf_iterator<char>(In), std::istreambuf_iterator<char>()};
 }
 
 /// A private arena and a dlopen-based environment, like the executor's.
 class LoaderTest : public ::testing::Test {
 protected:
   void SetUp() override {
-    arena_ = ::mmap(nullptr, kSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    ASSERT_NE(arena_, MAP_FAILED);
-    alloc_.reset(reinterpret_cast<uint64_t>(arena_), reinterpret_cast<uint64_t>(arena_) + kSize);
-    env_.allocate = [this](uint64_t size) -> llvm::Expected<uint8_t *> {
-      uint64_t a = alloc_.allocate(size, 4096);
-      if (!a)
+    Arena = ::mmap(nullptr, kSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(Arena, MAP_FAILED);
+    Alloc.reset(reinterpret_cast<uint64_t>(Arena), reinterpret_cast<uint64_t>(Arena) + kSize);
+    Env.Allocate = [this](uint64_t Size) -> llvm::Expected<uint8_t *> {
+      uint64_t A = Alloc.allocate(Size, 4096);
+      if (!A)
         return llvm::createStringError(llvm::inconvertibleErrorCode(), "test arena exhausted");
-      return reinterpret_cast<uint8_t *>(a);
+      return reinterpret_cast<uint8_t *>(A);
     };
-    env_.release = [this](uint8_t *p) { alloc_.release(reinterpret_cast<uint64_t>(p)); };
-    env_.loadNeeded = [this](llvm::StringRef so) -> llvm::Error {
-      neededSeen_.push_back(so.str());
-      void *h = ::dlopen(so.str().c_str(), RTLD_NOW | RTLD_GLOBAL);
-      if (!h)
+    Env.Release = [this](uint8_t *P) { Alloc.release(reinterpret_cast<uint64_t>(P)); };
+    Env.LoadNeeded = [this](llvm::StringRef So) -> llvm::Error {
+      NeededSeen.push_back(So.str());
+      void *H = ::dlopen(So.str().c_str(), RTLD_NOW | RTLD_GLOBAL);
+      if (!H)
         return llvm::createStringError(llvm::inconvertibleErrorCode(), ::dlerror());
-      libs_.push_back(h);
+      Libs.push_back(H);
       return llvm::Error::success();
     };
-    env_.resolve = [this](llvm::StringRef n) -> void * {
-      for (void *h : libs_)
-        if (void *p = ::dlsym(h, n.str().c_str()))
-          return p;
+    Env.Resolve = [this](llvm::StringRef N) -> void * {
+      for (void *H : Libs)
+        if (void *P = ::dlsym(H, N.str().c_str()))
+          return P;
       return nullptr;
     };
   }
-  void TearDown() override { ::munmap(arena_, kSize); }
+  void TearDown() override { ::munmap(Arena, kSize); }
 
   static constexpr uint64_t kSize = 64 << 20;
-  void *arena_ = nullptr;
-  RangeAllocator alloc_;
-  ElfLoadEnvironment env_;
-  std::vector<void *> libs_;
-  std::vector<std::string> neededSeen_;
+  void *Arena = nullptr;
+  RangeAllocator Alloc;
+  ElfLoadEnvironment Env;
+  std::vector<void *> Libs;
+  std::vector<std::string> NeededSeen;
 };
 
 } // namespace ompsim::sim::test

@@ -12,112 +12,112 @@ using namespace ompsim::host;
 
 namespace {
 
-int hostGlobal;
-int hostFunction(int x) { return x + 1; }
-char vtableBytes[48];
-char regionId;
+int HostGlobal;
+int hostFunction(int X) { return X + 1; }
+char VtableBytes[48];
+char RegionId;
 
-std::string errorText(llvm::Error err) { return llvm::toString(std::move(err)); }
+std::string errorText(llvm::Error Err) { return llvm::toString(std::move(Err)); }
 
 TEST(EntryTable, ParsesCurrentFormat) {
-  __tgt_offload_entry entries[] = {
+  __tgt_offload_entry Entries[] = {
       {0, 1, 1, OMPSIM_ENTRY_INDIRECT, reinterpret_cast<void *>(&hostFunction),
        const_cast<char *>("__omp_offloading_1_2_add1_l4"), 8, 0, nullptr},
-      {0, 1, 1, OMPSIM_ENTRY_INDIRECT_VTABLE, vtableBytes,
+      {0, 1, 1, OMPSIM_ENTRY_INDIRECT_VTABLE, VtableBytes,
        const_cast<char *>("__omp_offloading_1_2__ZTV3Der_l8addr"), 48, 0, nullptr},
-      {0, 1, 1, 0, &hostGlobal, const_cast<char *>("hostGlobal"), 4, 0, nullptr},
-      {0, 1, 1, 0, &regionId, const_cast<char *>("__omp_offloading_1_2_main_l11"), 0, 0, nullptr},
+      {0, 1, 1, 0, &HostGlobal, const_cast<char *>("hostGlobal"), 4, 0, nullptr},
+      {0, 1, 1, 0, &RegionId, const_cast<char *>("__omp_offloading_1_2_main_l11"), 0, 0, nullptr},
       {0, 1, 1, OMPSIM_ENTRY_REQUIRES, nullptr, nullptr, 0, OMPSIM_REQ_UNIFIED_ADDRESS, nullptr},
   };
-  EXPECT_EQ(detectEntryFormat(entries, entries + 5), EntryFormat::Current);
-  auto parsed = parseEntryTable(entries, entries + 5, "test image");
-  ASSERT_TRUE(static_cast<bool>(parsed)) << errorText(parsed.takeError());
-  ASSERT_EQ(parsed->size(), 5u);
-  EXPECT_EQ((*parsed)[0].kind, EntryKind::Indirect);
-  EXPECT_EQ((*parsed)[0].name, "__omp_offloading_1_2_add1_l4");
-  EXPECT_EQ((*parsed)[0].address, reinterpret_cast<void *>(&hostFunction));
-  EXPECT_EQ((*parsed)[1].kind, EntryKind::IndirectVtable);
-  EXPECT_EQ((*parsed)[1].size, 48u);
-  EXPECT_EQ((*parsed)[2].kind, EntryKind::Global);
-  EXPECT_EQ((*parsed)[3].kind, EntryKind::Kernel);
-  EXPECT_EQ((*parsed)[4].kind, EntryKind::Requires);
-  EXPECT_EQ((*parsed)[4].data, static_cast<uint64_t>(OMPSIM_REQ_UNIFIED_ADDRESS));
+  EXPECT_EQ(detectEntryFormat(Entries, Entries + 5), EntryFormat::Current);
+  auto Parsed = parseEntryTable(Entries, Entries + 5, "test image");
+  ASSERT_TRUE(static_cast<bool>(Parsed)) << errorText(Parsed.takeError());
+  ASSERT_EQ(Parsed->size(), 5u);
+  EXPECT_EQ((*Parsed)[0].Kind, EntryKind::Indirect);
+  EXPECT_EQ((*Parsed)[0].Name, "__omp_offloading_1_2_add1_l4");
+  EXPECT_EQ((*Parsed)[0].Address, reinterpret_cast<void *>(&hostFunction));
+  EXPECT_EQ((*Parsed)[1].Kind, EntryKind::IndirectVtable);
+  EXPECT_EQ((*Parsed)[1].Size, 48u);
+  EXPECT_EQ((*Parsed)[2].Kind, EntryKind::Global);
+  EXPECT_EQ((*Parsed)[3].Kind, EntryKind::Kernel);
+  EXPECT_EQ((*Parsed)[4].Kind, EntryKind::Requires);
+  EXPECT_EQ((*Parsed)[4].Data, static_cast<uint64_t>(OMPSIM_REQ_UNIFIED_ADDRESS));
 }
 
 TEST(EntryTable, ParsesLegacyFormat) {
-  __tgt_offload_entry_legacy entries[] = {
+  __tgt_offload_entry_legacy Entries[] = {
       {reinterpret_cast<void *>(&hostFunction), const_cast<char *>("fn_entry"), 8, OMPSIM_ENTRY_INDIRECT, 0},
-      {&regionId, const_cast<char *>("kernel_entry"), 0, 0, 0},
-      {&hostGlobal, const_cast<char *>("global_entry"), 4, 0, 0},
+      {&RegionId, const_cast<char *>("kernel_entry"), 0, 0, 0},
+      {&HostGlobal, const_cast<char *>("global_entry"), 4, 0, 0},
   };
-  EXPECT_EQ(detectEntryFormat(entries, entries + 3), EntryFormat::Legacy);
-  auto parsed = parseEntryTable(entries, entries + 3, "legacy image");
-  ASSERT_TRUE(static_cast<bool>(parsed)) << errorText(parsed.takeError());
-  ASSERT_EQ(parsed->size(), 3u);
-  EXPECT_EQ((*parsed)[0].kind, EntryKind::Indirect);
-  EXPECT_EQ((*parsed)[0].name, "fn_entry");
-  EXPECT_EQ((*parsed)[1].kind, EntryKind::Kernel);
-  EXPECT_EQ((*parsed)[1].address, &regionId);
-  EXPECT_EQ((*parsed)[2].kind, EntryKind::Global);
-  EXPECT_EQ((*parsed)[2].size, 4u);
+  EXPECT_EQ(detectEntryFormat(Entries, Entries + 3), EntryFormat::Legacy);
+  auto Parsed = parseEntryTable(Entries, Entries + 3, "legacy image");
+  ASSERT_TRUE(static_cast<bool>(Parsed)) << errorText(Parsed.takeError());
+  ASSERT_EQ(Parsed->size(), 3u);
+  EXPECT_EQ((*Parsed)[0].Kind, EntryKind::Indirect);
+  EXPECT_EQ((*Parsed)[0].Name, "fn_entry");
+  EXPECT_EQ((*Parsed)[1].Kind, EntryKind::Kernel);
+  EXPECT_EQ((*Parsed)[1].Address, &RegionId);
+  EXPECT_EQ((*Parsed)[2].Kind, EntryKind::Global);
+  EXPECT_EQ((*Parsed)[2].Size, 4u);
 }
 
 TEST(EntryTable, EmptyTableIsValid) {
-  auto parsed = parseEntryTable(nullptr, nullptr, "empty");
-  ASSERT_TRUE(static_cast<bool>(parsed));
-  EXPECT_TRUE(parsed->empty());
+  auto Parsed = parseEntryTable(nullptr, nullptr, "empty");
+  ASSERT_TRUE(static_cast<bool>(Parsed));
+  EXPECT_TRUE(Parsed->empty());
 }
 
 TEST(EntryTable, NullNameIsAnErrorNamingTheEntry) {
-  __tgt_offload_entry entries[] = {
-      {0, 1, 1, 0, &regionId, const_cast<char *>("ok_kernel"), 0, 0, nullptr},
+  __tgt_offload_entry Entries[] = {
+      {0, 1, 1, 0, &RegionId, const_cast<char *>("ok_kernel"), 0, 0, nullptr},
       {0, 1, 1, OMPSIM_ENTRY_INDIRECT, reinterpret_cast<void *>(&hostFunction), nullptr, 8, 0, nullptr},
   };
-  auto parsed = parseEntryTable(entries, entries + 2, "image X");
-  ASSERT_FALSE(static_cast<bool>(parsed));
-  std::string msg = errorText(parsed.takeError());
-  EXPECT_NE(msg.find("entry 1 of image X"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("null symbol name"), std::string::npos) << msg;
+  auto Parsed = parseEntryTable(Entries, Entries + 2, "image X");
+  ASSERT_FALSE(static_cast<bool>(Parsed));
+  std::string Msg = errorText(Parsed.takeError());
+  EXPECT_NE(Msg.find("entry 1 of image X"), std::string::npos) << Msg;
+  EXPECT_NE(Msg.find("null symbol name"), std::string::npos) << Msg;
 }
 
 TEST(EntryTable, NullAddressIsAnErrorNamingTheSymbol) {
-  __tgt_offload_entry entries[] = {
+  __tgt_offload_entry Entries[] = {
       {0, 1, 1, OMPSIM_ENTRY_INDIRECT, nullptr, const_cast<char *>("lost_fn"), 8, 0, nullptr},
   };
-  auto parsed = parseEntryTable(entries, entries + 1, "image Y");
-  ASSERT_FALSE(static_cast<bool>(parsed));
-  std::string msg = errorText(parsed.takeError());
-  EXPECT_NE(msg.find("'lost_fn' has a null address"), std::string::npos) << msg;
+  auto Parsed = parseEntryTable(Entries, Entries + 1, "image Y");
+  ASSERT_FALSE(static_cast<bool>(Parsed));
+  std::string Msg = errorText(Parsed.takeError());
+  EXPECT_NE(Msg.find("'lost_fn' has a null address"), std::string::npos) << Msg;
 }
 
 TEST(EntryTable, LegacyNullAddressIsAnError) {
-  __tgt_offload_entry_legacy entries[] = {
-      {&hostGlobal, const_cast<char *>("fine"), 4, 0, 0},
+  __tgt_offload_entry_legacy Entries[] = {
+      {&HostGlobal, const_cast<char *>("fine"), 4, 0, 0},
       {nullptr, const_cast<char *>("broken"), 4, 0, 0},
   };
-  auto parsed = parseEntryTable(entries, entries + 2, "legacy");
-  ASSERT_FALSE(static_cast<bool>(parsed));
-  EXPECT_NE(errorText(parsed.takeError()).find("'broken'"), std::string::npos);
+  auto Parsed = parseEntryTable(Entries, Entries + 2, "legacy");
+  ASSERT_FALSE(static_cast<bool>(Parsed));
+  EXPECT_NE(errorText(Parsed.takeError()).find("'broken'"), std::string::npos);
 }
 
 TEST(EntryTable, UnknownVersionIsAnError) {
-  __tgt_offload_entry entries[] = {
-      {0, 7, 1, 0, &regionId, const_cast<char *>("k"), 0, 0, nullptr},
+  __tgt_offload_entry Entries[] = {
+      {0, 7, 1, 0, &RegionId, const_cast<char *>("k"), 0, 0, nullptr},
   };
-  auto parsed = parseEntryTable(entries, entries + 1, "image Z");
-  ASSERT_FALSE(static_cast<bool>(parsed));
-  EXPECT_NE(errorText(parsed.takeError()).find("unsupported entry version 7"), std::string::npos);
+  auto Parsed = parseEntryTable(Entries, Entries + 1, "image Z");
+  ASSERT_FALSE(static_cast<bool>(Parsed));
+  EXPECT_NE(errorText(Parsed.takeError()).find("unsupported entry version 7"), std::string::npos);
 }
 
 TEST(EntryTable, RaggedRangeIsAnError) {
-  __tgt_offload_entry entries[2] = {
-      {0, 1, 1, 0, &regionId, const_cast<char *>("k"), 0, 0, nullptr},
-      {0, 1, 1, 0, &regionId, const_cast<char *>("k2"), 0, 0, nullptr},
+  __tgt_offload_entry Entries[2] = {
+      {0, 1, 1, 0, &RegionId, const_cast<char *>("k"), 0, 0, nullptr},
+      {0, 1, 1, 0, &RegionId, const_cast<char *>("k2"), 0, 0, nullptr},
   };
-  const char *end = reinterpret_cast<const char *>(entries) + sizeof(__tgt_offload_entry) + 8;
-  auto parsed = parseEntryTable(entries, end, "image R");
-  ASSERT_FALSE(static_cast<bool>(parsed));
-  EXPECT_NE(errorText(parsed.takeError()).find("not a whole number"), std::string::npos);
+  const char *End = reinterpret_cast<const char *>(Entries) + sizeof(__tgt_offload_entry) + 8;
+  auto Parsed = parseEntryTable(Entries, End, "image R");
+  ASSERT_FALSE(static_cast<bool>(Parsed));
+  EXPECT_NE(errorText(Parsed.takeError()).find("not a whole number"), std::string::npos);
 }
 
 /// Two pages of names, the second made unreadable: a name written up to the
@@ -125,72 +125,72 @@ TEST(EntryTable, RaggedRangeIsAnError) {
 class NamePages : public ::testing::Test {
 protected:
   static constexpr size_t kPage = 4096;
-  char *pages = nullptr;
+  char *Pages = nullptr;
 
   void SetUp() override {
-    void *p = mmap(nullptr, 2 * kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    ASSERT_NE(p, MAP_FAILED);
-    pages = static_cast<char *>(p);
-    ASSERT_EQ(mprotect(pages + kPage, kPage, PROT_NONE), 0);
+    void *P = mmap(nullptr, 2 * kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(P, MAP_FAILED);
+    Pages = static_cast<char *>(P);
+    ASSERT_EQ(mprotect(Pages + kPage, kPage, PROT_NONE), 0);
   }
-  void TearDown() override { munmap(pages, 2 * kPage); }
+  void TearDown() override { munmap(Pages, 2 * kPage); }
 
   /// `count` indirect entries whose names ("fn0", "fn1", ...) lie 16 bytes
   /// apart at the start of the first page.
-  std::vector<__tgt_offload_entry> entries(size_t count) {
-    std::vector<__tgt_offload_entry> out;
-    for (size_t i = 0; i < count; ++i) {
-      char *name = pages + 16 * i;
-      std::snprintf(name, 16, "fn%zu", i);
-      out.push_back(
-          {0, 1, 1, OMPSIM_ENTRY_INDIRECT, reinterpret_cast<void *>(&hostFunction), name, 8, 0, nullptr});
+  std::vector<__tgt_offload_entry> entries(size_t Count) {
+    std::vector<__tgt_offload_entry> Out;
+    for (size_t I = 0; I < Count; ++I) {
+      char *Name = Pages + 16 * I;
+      std::snprintf(Name, 16, "fn%zu", I);
+      Out.push_back(
+          {0, 1, 1, OMPSIM_ENTRY_INDIRECT, reinterpret_cast<void *>(&hostFunction), Name, 8, 0, nullptr});
     }
-    return out;
+    return Out;
   }
 };
 
 TEST_F(NamePages, ManyNamesAreReadInFull) {
-  auto table = entries(64);
+  auto Table = entries(64);
   // One long name as well, ending on the last byte before the unreadable page.
-  char *last = pages + kPage - 101;
-  std::memset(last, 'x', 100);
-  last[100] = 0;
-  table[63].SymbolName = last;
-  auto parsed = parseEntryTable(table.data(), table.data() + table.size(), "image N");
-  ASSERT_TRUE(static_cast<bool>(parsed)) << errorText(parsed.takeError());
-  ASSERT_EQ(parsed->size(), 64u);
-  EXPECT_EQ((*parsed)[0].name, "fn0");
-  EXPECT_EQ((*parsed)[41].name, "fn41");
-  EXPECT_EQ((*parsed)[63].name, std::string(100, 'x'));
+  char *Last = Pages + kPage - 101;
+  std::memset(Last, 'x', 100);
+  Last[100] = 0;
+  Table[63].SymbolName = Last;
+  auto Parsed = parseEntryTable(Table.data(), Table.data() + Table.size(), "image N");
+  ASSERT_TRUE(static_cast<bool>(Parsed)) << errorText(Parsed.takeError());
+  ASSERT_EQ(Parsed->size(), 64u);
+  EXPECT_EQ((*Parsed)[0].Name, "fn0");
+  EXPECT_EQ((*Parsed)[41].Name, "fn41");
+  EXPECT_EQ((*Parsed)[63].Name, std::string(100, 'x'));
 }
 
 TEST_F(NamePages, NameRunningIntoUnreadableMemoryIsAnErrorNamingTheEntry) {
-  auto table = entries(20);
-  char *last = pages + kPage - 8;
-  std::memset(last, 'y', 8); // no NUL before the unreadable page
-  table[17].SymbolName = last;
-  auto parsed = parseEntryTable(table.data(), table.data() + table.size(), "image U");
-  ASSERT_FALSE(static_cast<bool>(parsed));
-  std::string msg = errorText(parsed.takeError());
-  EXPECT_NE(msg.find("entry 17 of image U"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("unterminated: it runs into unreadable memory"), std::string::npos) << msg;
+  auto Table = entries(20);
+  char *Last = Pages + kPage - 8;
+  std::memset(Last, 'y', 8); // no NUL before the unreadable page
+  Table[17].SymbolName = Last;
+  auto Parsed = parseEntryTable(Table.data(), Table.data() + Table.size(), "image U");
+  ASSERT_FALSE(static_cast<bool>(Parsed));
+  std::string Msg = errorText(Parsed.takeError());
+  EXPECT_NE(Msg.find("entry 17 of image U"), std::string::npos) << Msg;
+  EXPECT_NE(Msg.find("unterminated: it runs into unreadable memory"), std::string::npos) << Msg;
 }
 
 TEST_F(NamePages, UnreadableNamePointerAmongManyIsAnErrorNamingTheEntry) {
-  auto table = entries(20);
-  table[9].SymbolName = pages + kPage + 32; // inside the unreadable page
-  auto parsed = parseEntryTable(table.data(), table.data() + table.size(), "image V");
-  ASSERT_FALSE(static_cast<bool>(parsed));
-  std::string msg = errorText(parsed.takeError());
-  EXPECT_NE(msg.find("entry 9 of image V"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("is unreadable"), std::string::npos) << msg;
+  auto Table = entries(20);
+  Table[9].SymbolName = Pages + kPage + 32; // inside the unreadable page
+  auto Parsed = parseEntryTable(Table.data(), Table.data() + Table.size(), "image V");
+  ASSERT_FALSE(static_cast<bool>(Parsed));
+  std::string Msg = errorText(Parsed.takeError());
+  EXPECT_NE(Msg.find("entry 9 of image V"), std::string::npos) << Msg;
+  EXPECT_NE(Msg.find("is unreadable"), std::string::npos) << Msg;
   // A stray pointer far from the others is found the same way.
-  table[9].SymbolName = reinterpret_cast<char *>(uintptr_t(0x10));
-  parsed = parseEntryTable(table.data(), table.data() + table.size(), "image W");
-  ASSERT_FALSE(static_cast<bool>(parsed));
-  msg = errorText(parsed.takeError());
-  EXPECT_NE(msg.find("entry 9 of image W"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("is unreadable"), std::string::npos) << msg;
+  Table[9].SymbolName = reinterpret_cast<char *>(uintptr_t(0x10));
+  Parsed = parseEntryTable(Table.data(), Table.data() + Table.size(), "image W");
+  ASSERT_FALSE(static_cast<bool>(Parsed));
+  Msg = errorText(Parsed.takeError());
+  EXPECT_NE(Msg.find("entry 9 of image W"), std::string::npos) << Msg;
+  EXPECT_NE(Msg.find("is unreadable"), std::string::npos) << Msg;
 }
 
 } // namespace

@@ -14,59 +14,59 @@ class FakeDeviceMemory : public DeviceMemory {
 public:
   static constexpr uint64_t Base = 0x7e0000000000ULL;
 
-  llvm::Expected<uint64_t> allocate(uint64_t size, const void *) override {
-    uint64_t addr = next_;
-    next_ += (size ? size : 1) + 64; // gaps catch off-by-one translations
-    blocks_[addr] = std::vector<unsigned char>(size ? size : 1);
-    ++allocations;
-    return addr;
+  llvm::Expected<uint64_t> allocate(uint64_t Size, const void *) override {
+    uint64_t Addr = Next;
+    Next += (Size ? Size : 1) + 64; // gaps catch off-by-one translations
+    Blocks[Addr] = std::vector<unsigned char>(Size ? Size : 1);
+    ++Allocations;
+    return Addr;
   }
-  llvm::Error release(uint64_t tgt) override {
-    if (!blocks_.erase(tgt))
+  llvm::Error release(uint64_t Tgt) override {
+    if (!Blocks.erase(Tgt))
       return llvm::createStringError(llvm::inconvertibleErrorCode(), "free of unknown block");
-    ++frees;
+    ++Frees;
     return llvm::Error::success();
   }
-  llvm::Error submit(uint64_t tgt, const void *hst, uint64_t size) override {
-    ++submits;
-    unsigned char *p = at(tgt, size);
-    if (!p)
+  llvm::Error submit(uint64_t Tgt, const void *Hst, uint64_t Size) override {
+    ++Submits;
+    unsigned char *P = at(Tgt, Size);
+    if (!P)
       return llvm::createStringError(llvm::inconvertibleErrorCode(), "submit out of bounds");
-    std::memcpy(p, hst, size);
+    std::memcpy(P, Hst, Size);
     return llvm::Error::success();
   }
-  llvm::Error retrieve(void *hst, uint64_t tgt, uint64_t size) override {
-    ++retrieves;
-    unsigned char *p = at(tgt, size);
-    if (!p)
+  llvm::Error retrieve(void *Hst, uint64_t Tgt, uint64_t Size) override {
+    ++Retrieves;
+    unsigned char *P = at(Tgt, Size);
+    if (!P)
       return llvm::createStringError(llvm::inconvertibleErrorCode(), "retrieve out of bounds");
-    std::memcpy(hst, p, size);
+    std::memcpy(Hst, P, Size);
     return llvm::Error::success();
   }
 
   /// Device bytes at `tgt` (inside an allocated block), or null.
-  unsigned char *at(uint64_t tgt, uint64_t size) {
-    auto it = blocks_.upper_bound(tgt);
-    if (it == blocks_.begin())
+  unsigned char *at(uint64_t Tgt, uint64_t Size) {
+    auto It = Blocks.upper_bound(Tgt);
+    if (It == Blocks.begin())
       return nullptr;
-    --it;
-    if (tgt + size > it->first + it->second.size())
+    --It;
+    if (Tgt + Size > It->first + It->second.size())
       return nullptr;
-    return it->second.data() + (tgt - it->first);
+    return It->second.data() + (Tgt - It->first);
   }
-  template <typename T> T read(uint64_t tgt) {
-    T v;
-    std::memcpy(&v, at(tgt, sizeof(T)), sizeof(T));
-    return v;
+  template <typename T> T read(uint64_t Tgt) {
+    T V;
+    std::memcpy(&V, at(Tgt, sizeof(T)), sizeof(T));
+    return V;
   }
-  template <typename T> void write(uint64_t tgt, T v) { std::memcpy(at(tgt, sizeof(T)), &v, sizeof(T)); }
-  size_t liveBlocks() const { return blocks_.size(); }
+  template <typename T> void write(uint64_t Tgt, T V) { std::memcpy(at(Tgt, sizeof(T)), &V, sizeof(T)); }
+  size_t liveBlocks() const { return Blocks.size(); }
 
-  int allocations = 0, frees = 0, submits = 0, retrieves = 0;
+  int Allocations = 0, Frees = 0, Submits = 0, Retrieves = 0;
 
 private:
-  uint64_t next_ = Base;
-  std::map<uint64_t, std::vector<unsigned char>> blocks_;
+  uint64_t Next = Base;
+  std::map<uint64_t, std::vector<unsigned char>> Blocks;
 };
 
 } // namespace ompsim::host::testing

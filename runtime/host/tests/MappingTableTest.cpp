@@ -14,494 +14,494 @@ namespace {
 
 namespace flag = ompsim::host::mapflag;
 constexpr int64_t TO = flag::To, FROM = flag::From, ALWAYS = flag::Always, DELETE = flag::Delete,
-                  PTR_AND_OBJ = flag::PtrAndObj, PARAM = flag::TargetParam, RETURN_PARAM = flag::ReturnParam,
+                  PtrAndObj = flag::PtrAndObj, PARAM = flag::TargetParam, ReturnParam = flag::ReturnParam,
                   PRIVATE = flag::Private, LITERAL = flag::Literal, IMPLICIT = flag::Implicit,
                   PRESENT = flag::Present, HOLD = flag::OmpxHold, ATTACH = flag::Attach;
-constexpr int64_t memberOf(int parentIndex1) { return static_cast<int64_t>(uint64_t(parentIndex1) << 48); }
+constexpr int64_t memberOf(int ParentIndex1) { return static_cast<int64_t>(uint64_t(ParentIndex1) << 48); }
 
-MapArg item(void *p, int64_t size, int64_t type, const char *name = nullptr) {
-  return MapArg{p, p, size, type, const_cast<char *>(name), nullptr};
+MapArg item(void *P, int64_t Size, int64_t Type, const char *Name = nullptr) {
+  return MapArg{P, P, Size, Type, const_cast<char *>(Name), nullptr};
 }
 
-std::string errorText(llvm::Error err) { return llvm::toString(std::move(err)); }
+std::string errorText(llvm::Error Err) { return llvm::toString(std::move(Err)); }
 
 class MapRules : public ::testing::Test {
 protected:
-  MappingTable table;
-  FakeDeviceMemory device;
+  MappingTable Table;
+  FakeDeviceMemory Device;
 
-  void enter(std::vector<MapArg> args, void **bases = nullptr) {
-    MapClauseProcessor p(table, device);
-    ASSERT_FALSE(static_cast<bool>(p.enter(args, bases)));
+  void enter(std::vector<MapArg> Args, void **Bases = nullptr) {
+    MapClauseProcessor P(Table, Device);
+    ASSERT_FALSE(static_cast<bool>(P.enter(Args, Bases)));
   }
-  void exit(std::vector<MapArg> args) {
-    MapClauseProcessor p(table, device);
-    ASSERT_FALSE(static_cast<bool>(p.exit(args)));
+  void exit(std::vector<MapArg> Args) {
+    MapClauseProcessor P(Table, Device);
+    ASSERT_FALSE(static_cast<bool>(P.exit(Args)));
   }
-  MapEntry *find(const void *p) { return table.lookup(reinterpret_cast<uintptr_t>(p), 0).entry; }
-  uint64_t tgt(const void *p) { return find(p)->translate(reinterpret_cast<uintptr_t>(p)); }
+  MapEntry *find(const void *P) { return Table.lookup(reinterpret_cast<uintptr_t>(P), 0).Entry; }
+  uint64_t tgt(const void *P) { return find(P)->translate(reinterpret_cast<uintptr_t>(P)); }
 };
 
 TEST_F(MapRules, ToCopiesInFromCopiesOutOnLastRelease) {
-  int a[4] = {1, 2, 3, 4};
-  enter({item(a, sizeof(a), TO | FROM)});
-  ASSERT_NE(find(a), nullptr);
-  EXPECT_EQ(device.read<int>(tgt(&a[2])), 3);
-  device.write<int>(tgt(&a[2]), 42);
-  exit({item(a, sizeof(a), TO | FROM)});
-  EXPECT_EQ(a[2], 42);
-  EXPECT_EQ(find(a), nullptr);
-  EXPECT_EQ(device.liveBlocks(), 0u);
+  int A[4] = {1, 2, 3, 4};
+  enter({item(A, sizeof(A), TO | FROM)});
+  ASSERT_NE(find(A), nullptr);
+  EXPECT_EQ(Device.read<int>(tgt(&A[2])), 3);
+  Device.write<int>(tgt(&A[2]), 42);
+  exit({item(A, sizeof(A), TO | FROM)});
+  EXPECT_EQ(A[2], 42);
+  EXPECT_EQ(find(A), nullptr);
+  EXPECT_EQ(Device.liveBlocks(), 0u);
 }
 
 TEST_F(MapRules, AllocDoesNotCopyAndReleaseKeepsHost) {
-  int a[2] = {5, 6};
-  enter({item(a, sizeof(a), 0)});
-  EXPECT_EQ(device.read<int>(tgt(a)), 0);
-  device.write<int>(tgt(a), 9);
-  exit({item(a, sizeof(a), 0)}); // release
-  EXPECT_EQ(a[0], 5);
-  EXPECT_EQ(find(a), nullptr);
+  int A[2] = {5, 6};
+  enter({item(A, sizeof(A), 0)});
+  EXPECT_EQ(Device.read<int>(tgt(A)), 0);
+  Device.write<int>(tgt(A), 9);
+  exit({item(A, sizeof(A), 0)}); // release
+  EXPECT_EQ(A[0], 5);
+  EXPECT_EQ(find(A), nullptr);
 }
 
 TEST_F(MapRules, ReferenceCountDelaysCopyBackUntilLast) {
-  int x = 1;
-  enter({item(&x, 4, TO)});        // target enter data map(to: x)
-  enter({item(&x, 4, TO | FROM)}); // target region map(tofrom: x): present, count 2
-  EXPECT_EQ(find(&x)->dynamicRef, 2u);
-  device.write<int>(tgt(&x), 7);
-  exit({item(&x, 4, TO | FROM)}); // count 1: no copy back
-  EXPECT_EQ(x, 1);
-  EXPECT_EQ(find(&x)->dynamicRef, 1u);
-  exit({item(&x, 4, FROM)}); // target exit data map(from: x): last, copies
-  EXPECT_EQ(x, 7);
-  EXPECT_EQ(find(&x), nullptr);
+  int X = 1;
+  enter({item(&X, 4, TO)});        // target enter data map(to: x)
+  enter({item(&X, 4, TO | FROM)}); // target region map(tofrom: x): present, count 2
+  EXPECT_EQ(find(&X)->DynamicRef, 2u);
+  Device.write<int>(tgt(&X), 7);
+  exit({item(&X, 4, TO | FROM)}); // count 1: no copy back
+  EXPECT_EQ(X, 1);
+  EXPECT_EQ(find(&X)->DynamicRef, 1u);
+  exit({item(&X, 4, FROM)}); // target exit data map(from: x): last, copies
+  EXPECT_EQ(X, 7);
+  EXPECT_EQ(find(&X), nullptr);
 }
 
 TEST_F(MapRules, ToOnPresentItemDoesNotCopyUnlessAlways) {
-  int x = 1;
-  enter({item(&x, 4, TO)});
-  x = 2;
-  enter({item(&x, 4, TO)});
-  EXPECT_EQ(device.read<int>(tgt(&x)), 1);
-  enter({item(&x, 4, TO | ALWAYS)});
-  EXPECT_EQ(device.read<int>(tgt(&x)), 2);
+  int X = 1;
+  enter({item(&X, 4, TO)});
+  X = 2;
+  enter({item(&X, 4, TO)});
+  EXPECT_EQ(Device.read<int>(tgt(&X)), 1);
+  enter({item(&X, 4, TO | ALWAYS)});
+  EXPECT_EQ(Device.read<int>(tgt(&X)), 2);
 }
 
 TEST_F(MapRules, AlwaysFromCopiesBeforeLastRelease) {
-  int x = 1;
-  enter({item(&x, 4, TO)});
-  enter({item(&x, 4, TO)});
-  device.write<int>(tgt(&x), 5);
-  exit({item(&x, 4, FROM | ALWAYS)});
-  EXPECT_EQ(x, 5);
-  EXPECT_NE(find(&x), nullptr);
+  int X = 1;
+  enter({item(&X, 4, TO)});
+  enter({item(&X, 4, TO)});
+  Device.write<int>(tgt(&X), 5);
+  exit({item(&X, 4, FROM | ALWAYS)});
+  EXPECT_EQ(X, 5);
+  EXPECT_NE(find(&X), nullptr);
 }
 
 TEST_F(MapRules, DeleteDropsEntryWhateverTheCount) {
-  int x = 1;
-  enter({item(&x, 4, TO)});
-  enter({item(&x, 4, TO)});
-  enter({item(&x, 4, TO)});
-  device.write<int>(tgt(&x), 8);
-  exit({item(&x, 4, DELETE)});
-  EXPECT_EQ(find(&x), nullptr);
-  EXPECT_EQ(x, 1); // delete does not copy
-  EXPECT_EQ(device.liveBlocks(), 0u);
+  int X = 1;
+  enter({item(&X, 4, TO)});
+  enter({item(&X, 4, TO)});
+  enter({item(&X, 4, TO)});
+  Device.write<int>(tgt(&X), 8);
+  exit({item(&X, 4, DELETE)});
+  EXPECT_EQ(find(&X), nullptr);
+  EXPECT_EQ(X, 1); // delete does not copy
+  EXPECT_EQ(Device.liveBlocks(), 0u);
 }
 
 TEST_F(MapRules, HoldCountSurvivesDelete) {
-  int x = 1;
-  enter({item(&x, 4, TO | HOLD)});
-  enter({item(&x, 4, TO)});
-  EXPECT_EQ(find(&x)->holdRef, 1u);
-  EXPECT_EQ(find(&x)->dynamicRef, 1u);
-  exit({item(&x, 4, DELETE)});
-  ASSERT_NE(find(&x), nullptr) << "ompx_hold keeps the entry alive";
-  EXPECT_EQ(find(&x)->dynamicRef, 0u);
-  exit({item(&x, 4, HOLD)});
-  EXPECT_EQ(find(&x), nullptr);
+  int X = 1;
+  enter({item(&X, 4, TO | HOLD)});
+  enter({item(&X, 4, TO)});
+  EXPECT_EQ(find(&X)->HoldRef, 1u);
+  EXPECT_EQ(find(&X)->DynamicRef, 1u);
+  exit({item(&X, 4, DELETE)});
+  ASSERT_NE(find(&X), nullptr) << "ompx_hold keeps the entry alive";
+  EXPECT_EQ(find(&X)->DynamicRef, 0u);
+  exit({item(&X, 4, HOLD)});
+  EXPECT_EQ(find(&X), nullptr);
 }
 
 TEST_F(MapRules, PresentMissingIsAnErrorNamingVariableAndAddress) {
-  int x = 1;
-  MapClauseProcessor p(table, device);
-  llvm::Error err = p.enter({item(&x, 4, TO | PRESENT, ";x;t.c;3;1;;")}, nullptr);
-  ASSERT_TRUE(static_cast<bool>(err));
-  std::string msg = errorText(std::move(err));
-  EXPECT_NE(msg.find("'x'"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("not present"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("0x"), std::string::npos) << msg;
-  EXPECT_EQ(find(&x), nullptr);
+  int X = 1;
+  MapClauseProcessor P(Table, Device);
+  llvm::Error Err = P.enter({item(&X, 4, TO | PRESENT, ";x;t.c;3;1;;")}, nullptr);
+  ASSERT_TRUE(static_cast<bool>(Err));
+  std::string Msg = errorText(std::move(Err));
+  EXPECT_NE(Msg.find("'x'"), std::string::npos) << Msg;
+  EXPECT_NE(Msg.find("not present"), std::string::npos) << Msg;
+  EXPECT_NE(Msg.find("0x"), std::string::npos) << Msg;
+  EXPECT_EQ(find(&X), nullptr);
 }
 
 TEST_F(MapRules, PresentOnExitAndUpdate) {
-  int x = 1;
-  MapClauseProcessor p(table, device);
-  EXPECT_TRUE(static_cast<bool>(p.exit({item(&x, 4, FROM | PRESENT)})));
-  EXPECT_TRUE(static_cast<bool>(p.update({item(&x, 4, FROM | PRESENT)})));
-  EXPECT_FALSE(static_cast<bool>(p.update({item(&x, 4, FROM)}))) << "absent item: update is a no-op";
+  int X = 1;
+  MapClauseProcessor P(Table, Device);
+  EXPECT_TRUE(static_cast<bool>(P.exit({item(&X, 4, FROM | PRESENT)})));
+  EXPECT_TRUE(static_cast<bool>(P.update({item(&X, 4, FROM | PRESENT)})));
+  EXPECT_FALSE(static_cast<bool>(P.update({item(&X, 4, FROM)}))) << "absent item: update is a no-op";
 }
 
 TEST_F(MapRules, ExtendingAMappedSectionIsAnError) {
-  int a[8] = {};
-  enter({item(a, 4 * sizeof(int), TO)});
-  MapClauseProcessor p(table, device);
-  llvm::Error err = p.enter({item(&a[2], 4 * sizeof(int), TO)}, nullptr);
-  ASSERT_TRUE(static_cast<bool>(err));
-  EXPECT_NE(errorText(std::move(err)).find("extends"), std::string::npos);
+  int A[8] = {};
+  enter({item(A, 4 * sizeof(int), TO)});
+  MapClauseProcessor P(Table, Device);
+  llvm::Error Err = P.enter({item(&A[2], 4 * sizeof(int), TO)}, nullptr);
+  ASSERT_TRUE(static_cast<bool>(Err));
+  EXPECT_NE(errorText(std::move(Err)).find("extends"), std::string::npos);
 }
 
 TEST_F(MapRules, SubsectionOfMappedBlockTranslatesInside) {
-  int a[8] = {};
-  enter({item(a, sizeof(a), TO)});
-  enter({item(&a[3], 2 * sizeof(int), TO)});
-  EXPECT_EQ(tgt(&a[3]), tgt(a) + 3 * sizeof(int));
-  EXPECT_EQ(find(a)->dynamicRef, 2u);
+  int A[8] = {};
+  enter({item(A, sizeof(A), TO)});
+  enter({item(&A[3], 2 * sizeof(int), TO)});
+  EXPECT_EQ(tgt(&A[3]), tgt(A) + 3 * sizeof(int));
+  EXPECT_EQ(find(A)->DynamicRef, 2u);
 }
 
 TEST_F(MapRules, UpdateToAndFrom) {
-  int x = 1;
-  enter({item(&x, 4, TO)});
-  x = 3;
-  MapClauseProcessor p(table, device);
-  ASSERT_FALSE(static_cast<bool>(p.update({item(&x, 4, TO)})));
-  EXPECT_EQ(device.read<int>(tgt(&x)), 3);
-  device.write<int>(tgt(&x), 11);
-  ASSERT_FALSE(static_cast<bool>(p.update({item(&x, 4, FROM)})));
-  EXPECT_EQ(x, 11);
+  int X = 1;
+  enter({item(&X, 4, TO)});
+  X = 3;
+  MapClauseProcessor P(Table, Device);
+  ASSERT_FALSE(static_cast<bool>(P.update({item(&X, 4, TO)})));
+  EXPECT_EQ(Device.read<int>(tgt(&X)), 3);
+  Device.write<int>(tgt(&X), 11);
+  ASSERT_FALSE(static_cast<bool>(P.update({item(&X, 4, FROM)})));
+  EXPECT_EQ(X, 11);
 }
 
 TEST_F(MapRules, PointerAttachmentAndShadowRestore) {
   struct S {
-    int n;
-    int *p;
+    int N;
+    int *P;
   };
-  int data[3] = {1, 2, 3};
-  S s{3, data};
+  int Data[3] = {1, 2, 3};
+  S Obj{3, Data};
   // map(tofrom: s, s.p[0:3]): combined struct entry, then the pointee as
   // PTR_AND_OBJ member of it.
-  std::vector<MapArg> args = {
-      MapArg{&s, &s, sizeof(S), PARAM | TO | FROM, nullptr, nullptr},
-      MapArg{&s.p, data, sizeof(data), memberOf(1) | PTR_AND_OBJ | TO | FROM, nullptr, nullptr},
+  std::vector<MapArg> Args = {
+      MapArg{&Obj, &Obj, sizeof(S), PARAM | TO | FROM, nullptr, nullptr},
+      MapArg{&Obj.P, Data, sizeof(Data), memberOf(1) | PtrAndObj | TO | FROM, nullptr, nullptr},
   };
-  enter(args);
-  uint64_t devS = tgt(&s);
-  uint64_t devData = tgt(data);
-  EXPECT_EQ(device.read<uint64_t>(devS + offsetof(S, p)), devData) << "device s.p points at device data";
-  EXPECT_EQ(device.read<int>(devData + 4), 2);
-  device.write<int>(devData + 4, 20);
-  device.write<int>(devS, 30);
-  exit(args);
-  EXPECT_EQ(s.p, data) << "the host pointer keeps its host value after copy-back";
-  EXPECT_EQ(s.n, 30);
-  EXPECT_EQ(data[1], 20);
-  EXPECT_EQ(device.liveBlocks(), 0u);
+  enter(Args);
+  uint64_t DevS = tgt(&Obj);
+  uint64_t DevData = tgt(Data);
+  EXPECT_EQ(Device.read<uint64_t>(DevS + offsetof(S, P)), DevData) << "device s.p points at device data";
+  EXPECT_EQ(Device.read<int>(DevData + 4), 2);
+  Device.write<int>(DevData + 4, 20);
+  Device.write<int>(DevS, 30);
+  exit(Args);
+  EXPECT_EQ(Obj.P, Data) << "the host pointer keeps its host value after copy-back";
+  EXPECT_EQ(Obj.N, 30);
+  EXPECT_EQ(Data[1], 20);
+  EXPECT_EQ(Device.liveBlocks(), 0u);
 }
 
 TEST_F(MapRules, PointerAttachmentForStandalonePointer) {
-  int data[2] = {4, 5};
-  int *ptr = data;
+  int Data[2] = {4, 5};
+  int *Ptr = Data;
   // map(to: ptr[0:2]) where ptr is itself a mapped variable (PTR_AND_OBJ, no parent).
-  std::vector<MapArg> args = {MapArg{&ptr, data, sizeof(data), PTR_AND_OBJ | TO, nullptr, nullptr}};
-  enter(args);
-  ASSERT_NE(find(&ptr), nullptr) << "the pointer itself is mapped";
-  EXPECT_EQ(device.read<uint64_t>(tgt(&ptr)), tgt(data));
-  exit(args);
-  EXPECT_NE(find(&ptr), nullptr) << "as in stock libomptarget, the exit releases only the pointee";
-  EXPECT_EQ(find(data), nullptr);
-  EXPECT_EQ(ptr, data);
+  std::vector<MapArg> Args = {MapArg{&Ptr, Data, sizeof(Data), PtrAndObj | TO, nullptr, nullptr}};
+  enter(Args);
+  ASSERT_NE(find(&Ptr), nullptr) << "the pointer itself is mapped";
+  EXPECT_EQ(Device.read<uint64_t>(tgt(&Ptr)), tgt(Data));
+  exit(Args);
+  EXPECT_NE(find(&Ptr), nullptr) << "as in stock libomptarget, the exit releases only the pointee";
+  EXPECT_EQ(find(Data), nullptr);
+  EXPECT_EQ(Ptr, Data);
 }
 
 TEST_F(MapRules, MemberOfSharesParentCountAndCopiesOnlyMembers) {
   struct T {
-    int a, b, c;
+    int A, B, C;
   };
-  T t{1, 2, 3};
+  T Obj{1, 2, 3};
   // map(to: t.a) map(from: t.c): combined entry spanning a..c, members.
-  std::vector<MapArg> args = {
-      MapArg{&t, &t.a, offsetof(T, c) + sizeof(int), PARAM, nullptr, nullptr},
-      MapArg{&t, &t.a, sizeof(int), memberOf(1) | TO, nullptr, nullptr},
-      MapArg{&t, &t.c, sizeof(int), memberOf(1) | FROM, nullptr, nullptr},
+  std::vector<MapArg> Args = {
+      MapArg{&Obj, &Obj.A, offsetof(T, C) + sizeof(int), PARAM, nullptr, nullptr},
+      MapArg{&Obj, &Obj.A, sizeof(int), memberOf(1) | TO, nullptr, nullptr},
+      MapArg{&Obj, &Obj.C, sizeof(int), memberOf(1) | FROM, nullptr, nullptr},
   };
-  enter(args);
-  EXPECT_EQ(find(&t)->dynamicRef, 1u) << "members do not count";
-  EXPECT_EQ(device.read<int>(tgt(&t.a)), 1);
-  EXPECT_EQ(device.read<int>(tgt(&t.c)), 0) << "from-only member is not copied in";
-  device.write<int>(tgt(&t.b), 50);
-  device.write<int>(tgt(&t.c), 60);
-  exit(args);
-  EXPECT_EQ(t.c, 60);
-  EXPECT_EQ(t.b, 2) << "b is not a mapped member";
-  EXPECT_EQ(find(&t), nullptr);
+  enter(Args);
+  EXPECT_EQ(find(&Obj)->DynamicRef, 1u) << "members do not count";
+  EXPECT_EQ(Device.read<int>(tgt(&Obj.A)), 1);
+  EXPECT_EQ(Device.read<int>(tgt(&Obj.C)), 0) << "from-only member is not copied in";
+  Device.write<int>(tgt(&Obj.B), 50);
+  Device.write<int>(tgt(&Obj.C), 60);
+  exit(Args);
+  EXPECT_EQ(Obj.C, 60);
+  EXPECT_EQ(Obj.B, 2) << "b is not a mapped member";
+  EXPECT_EQ(find(&Obj), nullptr);
 }
 
 TEST_F(MapRules, ZeroLengthSectionLooksUpTheTable) {
-  int a[4] = {};
-  int unmapped = 0;
-  enter({item(a, sizeof(a), TO)});
-  MapClauseProcessor p(table, device);
-  std::vector<uint64_t> privates;
+  int A[4] = {};
+  int Unmapped = 0;
+  enter({item(A, sizeof(A), TO)});
+  MapClauseProcessor P(Table, Device);
+  std::vector<uint64_t> Privates;
   // A pointer into a mapped block translates, even past its start.
-  MapArg inside{&a[2], &a[2], 0, PARAM | IMPLICIT, nullptr, nullptr};
-  ASSERT_FALSE(static_cast<bool>(p.enter({inside}, nullptr)));
-  auto v = p.kernelArgument(inside, privates);
-  ASSERT_TRUE(static_cast<bool>(v));
-  EXPECT_EQ(*v, tgt(a) + 2 * sizeof(int));
-  EXPECT_EQ(find(a)->dynamicRef, 2u) << "a present zero-length section counts like any item";
-  ASSERT_FALSE(static_cast<bool>(p.exit({inside})));
-  EXPECT_EQ(find(a)->dynamicRef, 1u) << "and releases its count at the end";
+  MapArg Inside{&A[2], &A[2], 0, PARAM | IMPLICIT, nullptr, nullptr};
+  ASSERT_FALSE(static_cast<bool>(P.enter({Inside}, nullptr)));
+  auto V = P.kernelArgument(Inside, Privates);
+  ASSERT_TRUE(static_cast<bool>(V));
+  EXPECT_EQ(*V, tgt(A) + 2 * sizeof(int));
+  EXPECT_EQ(find(A)->DynamicRef, 2u) << "a present zero-length section counts like any item";
+  ASSERT_FALSE(static_cast<bool>(P.exit({Inside})));
+  EXPECT_EQ(find(A)->DynamicRef, 1u) << "and releases its count at the end";
   // An unmapped pointer keeps its host value (OpenMP 5.1) and maps nothing.
-  MapArg outside{&unmapped, &unmapped, 0, PARAM | IMPLICIT, nullptr, nullptr};
-  ASSERT_FALSE(static_cast<bool>(p.enter({outside}, nullptr)));
-  auto w = p.kernelArgument(outside, privates);
-  ASSERT_TRUE(static_cast<bool>(w));
-  EXPECT_EQ(*w, reinterpret_cast<uint64_t>(&unmapped));
-  EXPECT_EQ(find(&unmapped), nullptr);
+  MapArg Outside{&Unmapped, &Unmapped, 0, PARAM | IMPLICIT, nullptr, nullptr};
+  ASSERT_FALSE(static_cast<bool>(P.enter({Outside}, nullptr)));
+  auto W = P.kernelArgument(Outside, Privates);
+  ASSERT_TRUE(static_cast<bool>(W));
+  EXPECT_EQ(*W, reinterpret_cast<uint64_t>(&Unmapped));
+  EXPECT_EQ(find(&Unmapped), nullptr);
 }
 
 TEST_F(MapRules, PermanentEntryTranslatesFunctionPointerValue) {
   // What image registration does for an indirect function: an infinite entry.
-  static char hostFn[16];
-  MapEntry e;
-  e.hstBegin = reinterpret_cast<uintptr_t>(hostFn);
-  e.hstEnd = e.hstBegin + 8;
-  e.tgtBegin = 0x200000001000ULL;
-  e.dynamicRef = MapEntry::Infinite;
-  table.insert(e);
-  MapArg fp{hostFn, hostFn, 0, PARAM | IMPLICIT, nullptr, nullptr};
-  MapClauseProcessor p(table, device);
-  std::vector<uint64_t> privates;
-  ASSERT_FALSE(static_cast<bool>(p.enter({fp}, nullptr)));
-  auto v = p.kernelArgument(fp, privates);
-  ASSERT_TRUE(static_cast<bool>(v));
-  EXPECT_EQ(*v, 0x200000001000ULL);
-  ASSERT_FALSE(static_cast<bool>(p.exit({fp})));
+  static char HostFn[16];
+  MapEntry E;
+  E.HstBegin = reinterpret_cast<uintptr_t>(HostFn);
+  E.HstEnd = E.HstBegin + 8;
+  E.TgtBegin = 0x200000001000ULL;
+  E.DynamicRef = MapEntry::Infinite;
+  Table.insert(E);
+  MapArg Fp{HostFn, HostFn, 0, PARAM | IMPLICIT, nullptr, nullptr};
+  MapClauseProcessor P(Table, Device);
+  std::vector<uint64_t> Privates;
+  ASSERT_FALSE(static_cast<bool>(P.enter({Fp}, nullptr)));
+  auto V = P.kernelArgument(Fp, Privates);
+  ASSERT_TRUE(static_cast<bool>(V));
+  EXPECT_EQ(*V, 0x200000001000ULL);
+  ASSERT_FALSE(static_cast<bool>(P.exit({Fp})));
   // delete never removes an infinite entry
-  ASSERT_FALSE(static_cast<bool>(p.exit({MapArg{hostFn, hostFn, 8, DELETE, nullptr, nullptr}})));
-  EXPECT_NE(find(hostFn), nullptr);
+  ASSERT_FALSE(static_cast<bool>(P.exit({MapArg{HostFn, HostFn, 8, DELETE, nullptr, nullptr}})));
+  EXPECT_NE(find(HostFn), nullptr);
 }
 
 TEST_F(MapRules, LiteralAndFirstprivateArguments) {
-  int x = 77;
-  MapClauseProcessor p(table, device);
-  std::vector<uint64_t> privates;
-  MapArg literal{reinterpret_cast<void *>(uintptr_t(1234)),
+  int X = 77;
+  MapClauseProcessor P(Table, Device);
+  std::vector<uint64_t> Privates;
+  MapArg Literal{reinterpret_cast<void *>(uintptr_t(1234)),
                  reinterpret_cast<void *>(uintptr_t(1234)),
                  0,
                  PARAM | LITERAL,
                  nullptr,
                  nullptr};
-  MapArg first{&x, &x, 4, PARAM | PRIVATE | TO, nullptr, nullptr};
-  ASSERT_FALSE(static_cast<bool>(p.enter({literal, first}, nullptr)));
-  EXPECT_EQ(table.size(), 0u) << "literals and firstprivates are not mapped";
-  auto l = p.kernelArgument(literal, privates);
-  auto f = p.kernelArgument(first, privates);
-  ASSERT_TRUE(l && f);
-  EXPECT_EQ(*l, 1234u);
-  ASSERT_EQ(privates.size(), 1u);
-  EXPECT_EQ(*f, privates[0]);
-  EXPECT_EQ(device.read<int>(*f), 77);
+  MapArg First{&X, &X, 4, PARAM | PRIVATE | TO, nullptr, nullptr};
+  ASSERT_FALSE(static_cast<bool>(P.enter({Literal, First}, nullptr)));
+  EXPECT_EQ(Table.size(), 0u) << "literals and firstprivates are not mapped";
+  auto L = P.kernelArgument(Literal, Privates);
+  auto F = P.kernelArgument(First, Privates);
+  ASSERT_TRUE(L && F);
+  EXPECT_EQ(*L, 1234u);
+  ASSERT_EQ(Privates.size(), 1u);
+  EXPECT_EQ(*F, Privates[0]);
+  EXPECT_EQ(Device.read<int>(*F), 77);
 }
 
 TEST_F(MapRules, UseDevicePtrReturnsDeviceAddress) {
-  int a[4] = {};
-  enter({item(a, sizeof(a), TO)});
-  int *ptr = &a[1];
-  void *bases[1] = {ptr};
-  enter({MapArg{ptr, ptr, 0, RETURN_PARAM, nullptr, nullptr}}, bases);
-  EXPECT_EQ(reinterpret_cast<uint64_t>(bases[0]), tgt(a) + sizeof(int));
+  int A[4] = {};
+  enter({item(A, sizeof(A), TO)});
+  int *Ptr = &A[1];
+  void *Bases[1] = {Ptr};
+  enter({MapArg{Ptr, Ptr, 0, ReturnParam, nullptr, nullptr}}, Bases);
+  EXPECT_EQ(reinterpret_cast<uint64_t>(Bases[0]), tgt(A) + sizeof(int));
 }
 
-void pushTwoComponents(void *handle, void *base, void *begin, int64_t size, int64_t type, void *name) {
+void pushTwoComponents(void *Handle, void *Base, void *Begin, int64_t Size, int64_t Type, void *Name) {
   // What a declare mapper for struct { int n; int *p; } with map(s, s.p[0:n]) pushes.
   struct S {
-    int n;
-    int *p;
+    int N;
+    int *P;
   };
-  auto *s = static_cast<S *>(begin);
-  auto &list = static_cast<MapperComponents *>(handle)->components;
+  auto *Obj = static_cast<S *>(Begin);
+  auto &List = static_cast<MapperComponents *>(Handle)->Components;
   // MEMBER_OF is 1-based within the component list: the struct goes next.
-  int64_t memberBits = static_cast<int64_t>((list.size() + 1) << 48);
-  list.push_back(MapArg{base, begin, size, type & ~PARAM, name, nullptr});
-  list.push_back(MapArg{&s->p, s->p, s->n * int64_t(sizeof(int)),
-                        memberBits | PTR_AND_OBJ | (type & (TO | FROM)), name, nullptr});
+  int64_t MemberBits = static_cast<int64_t>((List.size() + 1) << 48);
+  List.push_back(MapArg{Base, Begin, Size, Type & ~PARAM, Name, nullptr});
+  List.push_back(MapArg{&Obj->P, Obj->P, Obj->N * int64_t(sizeof(int)),
+                        MemberBits | PtrAndObj | (Type & (TO | FROM)), Name, nullptr});
 }
 
 TEST_F(MapRules, DeclareMapperComponentsAreMapped) {
   struct S {
-    int n;
-    int *p;
+    int N;
+    int *P;
   };
-  int data[2] = {8, 9};
-  S s{2, data};
-  MapArg withMapper{
-      &s, &s, sizeof(S), PARAM | TO | FROM, nullptr, reinterpret_cast<void *>(&pushTwoComponents)};
-  enter({withMapper});
-  ASSERT_NE(find(data), nullptr) << "the mapper's pointee component is mapped";
-  EXPECT_EQ(device.read<int>(tgt(&data[1])), 9);
-  EXPECT_EQ(device.read<uint64_t>(tgt(&s.p)), tgt(data));
-  device.write<int>(tgt(data), 80);
-  exit({withMapper});
-  EXPECT_EQ(data[0], 80);
-  EXPECT_EQ(s.p, data);
-  EXPECT_EQ(find(data), nullptr);
+  int Data[2] = {8, 9};
+  S Obj{2, Data};
+  MapArg WithMapper{
+      &Obj, &Obj, sizeof(S), PARAM | TO | FROM, nullptr, reinterpret_cast<void *>(&pushTwoComponents)};
+  enter({WithMapper});
+  ASSERT_NE(find(Data), nullptr) << "the mapper's pointee component is mapped";
+  EXPECT_EQ(Device.read<int>(tgt(&Data[1])), 9);
+  EXPECT_EQ(Device.read<uint64_t>(tgt(&Obj.P)), tgt(Data));
+  Device.write<int>(tgt(Data), 80);
+  exit({WithMapper});
+  EXPECT_EQ(Data[0], 80);
+  EXPECT_EQ(Obj.P, Data);
+  EXPECT_EQ(find(Data), nullptr);
   // Stock libomptarget neither counts nor releases a mapper's first
   // component (the struct itself), so it stays mapped; ompsim does the same.
-  EXPECT_NE(find(&s), nullptr);
+  EXPECT_NE(find(&Obj), nullptr);
 }
 
 TEST_F(MapRules, AttachDoesNotCountAndExitFromCopiesBack) {
   // target enter data map(to: p[:4]); target exit data map(from: p[:4]), as
   // clang-22 lowers them: the section, then an ATTACH item for the pointer.
-  int data[4] = {1, 2, 3, 4};
-  int *p = data;
-  enter({MapArg{p, p, sizeof(data), TO, nullptr, nullptr},
-         MapArg{&p, p, sizeof(void *), ATTACH, nullptr, nullptr}});
-  ASSERT_NE(find(data), nullptr);
-  EXPECT_EQ(find(data)->totalRef(), 1u) << "ATTACH adds no reference";
-  EXPECT_EQ(find(&p), nullptr) << "p itself is not mapped, so nothing is attached";
-  device.write<int>(tgt(&data[3]), 40);
-  exit({MapArg{p, p, sizeof(data), FROM, nullptr, nullptr}});
-  EXPECT_EQ(data[3], 40) << "the last release copies back";
-  EXPECT_EQ(table.size(), 0u);
-  EXPECT_EQ(device.liveBlocks(), 0u);
+  int Data[4] = {1, 2, 3, 4};
+  int *P = Data;
+  enter({MapArg{P, P, sizeof(Data), TO, nullptr, nullptr},
+         MapArg{&P, P, sizeof(void *), ATTACH, nullptr, nullptr}});
+  ASSERT_NE(find(Data), nullptr);
+  EXPECT_EQ(find(Data)->totalRef(), 1u) << "ATTACH adds no reference";
+  EXPECT_EQ(find(&P), nullptr) << "p itself is not mapped, so nothing is attached";
+  Device.write<int>(tgt(&Data[3]), 40);
+  exit({MapArg{P, P, sizeof(Data), FROM, nullptr, nullptr}});
+  EXPECT_EQ(Data[3], 40) << "the last release copies back";
+  EXPECT_EQ(Table.size(), 0u);
+  EXPECT_EQ(Device.liveBlocks(), 0u);
 }
 
 TEST_F(MapRules, AttachPointsTheDeviceStructMemberAtTheDevicePointee) {
   struct S {
-    int n;
-    int *data;
+    int N;
+    int *Data;
   };
-  int data[3] = {1, 2, 3};
-  S s{3, data};
+  int Data[3] = {1, 2, 3};
+  S Obj{3, Data};
   // map(tofrom: s, s.data[:3])
-  std::vector<MapArg> args = {
-      MapArg{&s, &s, sizeof(S), PARAM | TO | FROM, nullptr, nullptr},
-      MapArg{data, data, sizeof(data), TO | FROM, nullptr, nullptr},
-      MapArg{&s.data, data, sizeof(void *), ATTACH, nullptr, nullptr},
+  std::vector<MapArg> Args = {
+      MapArg{&Obj, &Obj, sizeof(S), PARAM | TO | FROM, nullptr, nullptr},
+      MapArg{Data, Data, sizeof(Data), TO | FROM, nullptr, nullptr},
+      MapArg{&Obj.Data, Data, sizeof(void *), ATTACH, nullptr, nullptr},
   };
-  enter(args);
-  EXPECT_EQ(device.read<uint64_t>(tgt(&s.data)), tgt(data)) << "device s.data is the device copy";
-  EXPECT_EQ(find(data)->totalRef(), 1u);
-  device.write<int>(tgt(&data[2]), 30);
-  exit(args);
-  EXPECT_EQ(s.data, data) << "the host pointer keeps its host value after copy-back";
-  EXPECT_EQ(data[2], 30);
-  EXPECT_EQ(table.size(), 0u);
+  enter(Args);
+  EXPECT_EQ(Device.read<uint64_t>(tgt(&Obj.Data)), tgt(Data)) << "device s.data is the device copy";
+  EXPECT_EQ(find(Data)->totalRef(), 1u);
+  Device.write<int>(tgt(&Data[2]), 30);
+  exit(Args);
+  EXPECT_EQ(Obj.Data, Data) << "the host pointer keeps its host value after copy-back";
+  EXPECT_EQ(Data[2], 30);
+  EXPECT_EQ(Table.size(), 0u);
 }
 
 TEST_F(MapRules, AttachOfAnOffsetSectionPointsAtTheBase) {
-  int data[8] = {};
-  int *p = data;
-  int **pp = &p;
+  int Data[8] = {};
+  int *P = Data;
+  int **Pp = &P;
   // map(to: pp[0]) map(to: p[2:3]): device p must hold the device address of data[0].
-  enter({MapArg{pp, pp, sizeof(int *), TO, nullptr, nullptr},
-         MapArg{p, &p[2], 3 * sizeof(int), TO, nullptr, nullptr},
-         MapArg{&p, &p[2], sizeof(void *), ATTACH, nullptr, nullptr}});
-  EXPECT_EQ(device.read<uint64_t>(tgt(&p)), tgt(&data[2]) - 2 * sizeof(int));
+  enter({MapArg{Pp, Pp, sizeof(int *), TO, nullptr, nullptr},
+         MapArg{P, &P[2], 3 * sizeof(int), TO, nullptr, nullptr},
+         MapArg{&P, &P[2], sizeof(void *), ATTACH, nullptr, nullptr}});
+  EXPECT_EQ(Device.read<uint64_t>(tgt(&P)), tgt(&Data[2]) - 2 * sizeof(int));
   // A zero-length lookup of the pointee's base finds the block through its base.
-  EXPECT_NE(table.lookup(reinterpret_cast<uintptr_t>(data), 0).entry, nullptr);
+  EXPECT_NE(Table.lookup(reinterpret_cast<uintptr_t>(Data), 0).Entry, nullptr);
 }
 
 TEST_F(MapRules, UnimplementedMapTypeBitIsAnErrorNamingBitAndVariable) {
-  int x = 0;
-  MapClauseProcessor p(table, device);
-  std::string msg = errorText(p.enter({item(&x, 4, TO | 0x800, ";x;f.c;1;1;;")}, nullptr));
-  EXPECT_NE(msg.find("0x800"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("'x'"), std::string::npos) << msg;
-  EXPECT_EQ(table.size(), 0u) << "nothing is mapped";
-  msg = errorText(p.enter({item(&x, 4, TO | flag::NonContig, ";x;f.c;1;1;;")}, nullptr));
-  EXPECT_NE(msg.find("OMP_MAP_NON_CONTIG"), std::string::npos) << msg;
+  int X = 0;
+  MapClauseProcessor P(Table, Device);
+  std::string Msg = errorText(P.enter({item(&X, 4, TO | 0x800, ";x;f.c;1;1;;")}, nullptr));
+  EXPECT_NE(Msg.find("0x800"), std::string::npos) << Msg;
+  EXPECT_NE(Msg.find("'x'"), std::string::npos) << Msg;
+  EXPECT_EQ(Table.size(), 0u) << "nothing is mapped";
+  Msg = errorText(P.enter({item(&X, 4, TO | flag::NonContig, ";x;f.c;1;1;;")}, nullptr));
+  EXPECT_NE(Msg.find("OMP_MAP_NON_CONTIG"), std::string::npos) << Msg;
 }
 
 TEST_F(MapRules, NonContiguousUpdateMovesMergedRuns) {
-  int a[6][8] = {};
-  enter({item(a, sizeof(a), 0)});
-  for (int i = 0; i < 6; ++i)
-    for (int j = 0; j < 8; ++j)
-      device.write<int>(tgt(&a[i][j]), 100 + 10 * i + j);
-  MapClauseProcessor p(table, device);
+  int A[6][8] = {};
+  enter({item(A, sizeof(A), 0)});
+  for (int I = 0; I < 6; ++I)
+    for (int J = 0; J < 8; ++J)
+      Device.write<int>(tgt(&A[I][J]), 100 + 10 * I + J);
+  MapClauseProcessor P(Table, Device);
   // update from(a[1:3][2:4]) as clang-22 describes it.
-  NonContigDim rows[3] = {{1, 3, 32}, {2, 4, 4}, {0, 1, 4}};
-  int before = device.retrieves;
+  NonContigDim Rows[3] = {{1, 3, 32}, {2, 4, 4}, {0, 1, 4}};
+  int Before = Device.Retrieves;
   ASSERT_FALSE(static_cast<bool>(
-      p.update({MapArg{a, rows, 3, FROM | static_cast<int64_t>(flag::NonContig), nullptr, nullptr}})));
-  EXPECT_EQ(device.retrieves - before, 3) << "one transfer per row";
-  for (int i = 0; i < 6; ++i)
-    for (int j = 0; j < 8; ++j)
-      EXPECT_EQ(a[i][j], (i >= 1 && i <= 3 && j >= 2 && j <= 5) ? 100 + 10 * i + j : 0) << i << "," << j;
+      P.update({MapArg{A, Rows, 3, FROM | static_cast<int64_t>(flag::NonContig), nullptr, nullptr}})));
+  EXPECT_EQ(Device.Retrieves - Before, 3) << "one transfer per row";
+  for (int I = 0; I < 6; ++I)
+    for (int J = 0; J < 8; ++J)
+      EXPECT_EQ(A[I][J], (I >= 1 && I <= 3 && J >= 2 && J <= 5) ? 100 + 10 * I + J : 0) << I << "," << J;
   // update from(a[0][1:3:3]): strided elements 1, 4, 7 of row 0.
-  NonContigDim strided[2] = {{1, 3, 12}, {0, 1, 4}};
+  NonContigDim Strided[2] = {{1, 3, 12}, {0, 1, 4}};
   ASSERT_FALSE(static_cast<bool>(
-      p.update({MapArg{a, strided, 2, FROM | static_cast<int64_t>(flag::NonContig), nullptr, nullptr}})));
-  EXPECT_EQ(a[0][1], 101);
-  EXPECT_EQ(a[0][4], 104);
-  EXPECT_EQ(a[0][7], 107);
-  EXPECT_EQ(a[0][2], 0);
+      P.update({MapArg{A, Strided, 2, FROM | static_cast<int64_t>(flag::NonContig), nullptr, nullptr}})));
+  EXPECT_EQ(A[0][1], 101);
+  EXPECT_EQ(A[0][4], 104);
+  EXPECT_EQ(A[0][7], 107);
+  EXPECT_EQ(A[0][2], 0);
   // update from(a[0:6][0:8]) in descriptor form is one transfer.
-  NonContigDim whole[3] = {{0, 6, 32}, {0, 8, 4}, {0, 1, 4}};
-  before = device.retrieves;
+  NonContigDim Whole[3] = {{0, 6, 32}, {0, 8, 4}, {0, 1, 4}};
+  Before = Device.Retrieves;
   ASSERT_FALSE(static_cast<bool>(
-      p.update({MapArg{a, whole, 3, FROM | static_cast<int64_t>(flag::NonContig), nullptr, nullptr}})));
-  EXPECT_EQ(device.retrieves - before, 1);
-  EXPECT_EQ(a[5][0], 150);
+      P.update({MapArg{A, Whole, 3, FROM | static_cast<int64_t>(flag::NonContig), nullptr, nullptr}})));
+  EXPECT_EQ(Device.Retrieves - Before, 1);
+  EXPECT_EQ(A[5][0], 150);
 }
 
 // Permanent entries (an image's declare-target globals and indirect
 // functions) live in flat per-image batches; lookups must see them and the
 // map-clause entries as one table.
 
-MapEntry permanentEntry(uintptr_t begin, uint64_t size, uint64_t tgt, const char *name) {
-  MapEntry e;
-  e.hstBegin = begin;
-  e.hstEnd = begin + size;
-  e.tgtBegin = tgt;
-  e.dynamicRef = MapEntry::Infinite;
-  e.name = name;
-  return e;
+MapEntry permanentEntry(uintptr_t Begin, uint64_t Size, uint64_t Tgt, const char *Name) {
+  MapEntry E;
+  E.HstBegin = Begin;
+  E.HstEnd = Begin + Size;
+  E.TgtBegin = Tgt;
+  E.DynamicRef = MapEntry::Infinite;
+  E.Name = Name;
+  return E;
 }
 
 class PermanentEntries : public ::testing::Test {
 protected:
-  MappingTable table;
+  MappingTable Table;
   static constexpr uint64_t ImageA = 1, ImageB = 2;
 
   void SetUp() override {
     // Image A: two globals with a gap between them, given out of order.
-    table.insertPermanent(
+    Table.insertPermanent(
         ImageA, {permanentEntry(0x1020, 0x10, 0xa020, "a2"), permanentEntry(0x1000, 0x10, 0xa000, "a1")});
     // A map-clause entry in the gap after a2, then image B around it.
-    MapEntry mapped;
-    mapped.hstBegin = 0x1040;
-    mapped.hstEnd = 0x1050;
-    mapped.tgtBegin = 0xc040;
-    mapped.dynamicRef = 1;
-    mapped.name = "mapped";
-    table.insert(mapped);
-    table.insertPermanent(
+    MapEntry Mapped;
+    Mapped.HstBegin = 0x1040;
+    Mapped.HstEnd = 0x1050;
+    Mapped.TgtBegin = 0xc040;
+    Mapped.DynamicRef = 1;
+    Mapped.Name = "mapped";
+    Table.insert(Mapped);
+    Table.insertPermanent(
         ImageB, {permanentEntry(0x1010, 0x8, 0xb010, "b1"), permanentEntry(0x1060, 0x8, 0xb060, "b2")});
   }
-  std::string nameAt(uintptr_t begin, uint64_t size) {
-    MapLookup found = table.lookup(begin, size);
-    return found.entry ? found.entry->name : std::string("none");
+  std::string nameAt(uintptr_t Begin, uint64_t Size) {
+    MapLookup Found = Table.lookup(Begin, Size);
+    return Found.Entry ? Found.Entry->Name : std::string("none");
   }
 };
 
 TEST_F(PermanentEntries, LookupInsideAnEntryTranslates) {
-  MapLookup found = table.lookup(0x1024, 4);
-  ASSERT_NE(found.entry, nullptr);
-  EXPECT_EQ(found.entry->name, "a2");
-  EXPECT_TRUE(found.contained);
-  EXPECT_FALSE(found.extends);
-  EXPECT_EQ(found.entry->translate(0x1024), 0xa024u);
-  EXPECT_TRUE(found.entry->isInfinite());
+  MapLookup Found = Table.lookup(0x1024, 4);
+  ASSERT_NE(Found.Entry, nullptr);
+  EXPECT_EQ(Found.Entry->Name, "a2");
+  EXPECT_TRUE(Found.Contained);
+  EXPECT_FALSE(Found.Extends);
+  EXPECT_EQ(Found.Entry->translate(0x1024), 0xa024u);
+  EXPECT_TRUE(Found.Entry->isInfinite());
   EXPECT_EQ(nameAt(0x1000, 0), "a1");
   EXPECT_EQ(nameAt(0x100f, 1), "a1");
   EXPECT_EQ(nameAt(0x1010, 8), "b1"); // another image's batch, right after a1
   EXPECT_EQ(nameAt(0x1048, 0), "mapped");
   EXPECT_EQ(nameAt(0x1067, 1), "b2");
-  EXPECT_EQ(table.size(), 5u);
+  EXPECT_EQ(Table.size(), 5u);
 }
 
 TEST_F(PermanentEntries, LookupBetweenEntriesFindsNothing) {
@@ -515,16 +515,16 @@ TEST_F(PermanentEntries, LookupBetweenEntriesFindsNothing) {
 
 TEST_F(PermanentEntries, OverlappingLookupsReportTheOverlappedEntry) {
   // Starts inside a1 and runs into b1: a1 holds the start.
-  MapLookup found = table.lookup(0x1008, 0x10);
-  ASSERT_NE(found.entry, nullptr);
-  EXPECT_EQ(found.entry->name, "a1");
-  EXPECT_TRUE(found.extends);
-  EXPECT_FALSE(found.contained);
+  MapLookup Found = Table.lookup(0x1008, 0x10);
+  ASSERT_NE(Found.Entry, nullptr);
+  EXPECT_EQ(Found.Entry->Name, "a1");
+  EXPECT_TRUE(Found.Extends);
+  EXPECT_FALSE(Found.Contained);
   // Starts in a gap and runs into the next entry, whatever structure holds it.
-  found = table.lookup(0x1018, 0x10);
-  ASSERT_NE(found.entry, nullptr);
-  EXPECT_EQ(found.entry->name, "a2");
-  EXPECT_TRUE(found.extends);
+  Found = Table.lookup(0x1018, 0x10);
+  ASSERT_NE(Found.Entry, nullptr);
+  EXPECT_EQ(Found.Entry->Name, "a2");
+  EXPECT_TRUE(Found.Extends);
   EXPECT_EQ(nameAt(0x1038, 0x10), "mapped");
   EXPECT_EQ(nameAt(0x1058, 0x10), "b2");
   EXPECT_EQ(nameAt(0x0ff8, 0x10), "a1");
@@ -533,71 +533,71 @@ TEST_F(PermanentEntries, OverlappingLookupsReportTheOverlappedEntry) {
 }
 
 TEST_F(PermanentEntries, UnloadingAnImageRemovesExactlyItsEntries) {
-  MapEntry *b1 = table.lookup(0x1010, 8).entry;
-  MapEntry *mapped = table.lookup(0x1040, 0x10).entry;
-  ASSERT_NE(b1, nullptr);
-  ASSERT_NE(mapped, nullptr);
-  EXPECT_EQ(table.erasePermanent(ImageA), 2u);
-  EXPECT_EQ(table.size(), 3u);
+  MapEntry *B1 = Table.lookup(0x1010, 8).Entry;
+  MapEntry *Mapped = Table.lookup(0x1040, 0x10).Entry;
+  ASSERT_NE(B1, nullptr);
+  ASSERT_NE(Mapped, nullptr);
+  EXPECT_EQ(Table.erasePermanent(ImageA), 2u);
+  EXPECT_EQ(Table.size(), 3u);
   EXPECT_EQ(nameAt(0x1000, 0x10), "none");
   EXPECT_EQ(nameAt(0x1020, 0x10), "none");
   // The others stay, at the same addresses (references held across stay valid).
-  EXPECT_EQ(table.lookup(0x1010, 8).entry, b1);
-  EXPECT_EQ(table.lookup(0x1040, 0x10).entry, mapped);
+  EXPECT_EQ(Table.lookup(0x1010, 8).Entry, B1);
+  EXPECT_EQ(Table.lookup(0x1040, 0x10).Entry, Mapped);
   EXPECT_EQ(nameAt(0x1060, 8), "b2");
-  EXPECT_EQ(table.erasePermanent(ImageA), 0u) << "nothing left of image A";
+  EXPECT_EQ(Table.erasePermanent(ImageA), 0u) << "nothing left of image A";
   // The freed range can be mapped again.
-  table.insert(permanentEntry(0x1000, 0x10, 0xd000, "remapped"));
-  EXPECT_EQ(table.lookup(0x1004, 4).entry->translate(0x1004), 0xd004u);
-  EXPECT_EQ(table.erasePermanent(ImageB), 2u);
-  EXPECT_EQ(table.size(), 2u);
+  Table.insert(permanentEntry(0x1000, 0x10, 0xd000, "remapped"));
+  EXPECT_EQ(Table.lookup(0x1004, 4).Entry->translate(0x1004), 0xd004u);
+  EXPECT_EQ(Table.erasePermanent(ImageB), 2u);
+  EXPECT_EQ(Table.size(), 2u);
   EXPECT_EQ(nameAt(0x1010, 8), "none");
   EXPECT_EQ(nameAt(0x1040, 0x10), "mapped");
 }
 
 TEST_F(PermanentEntries, ForEachVisitsBothStructuresInAddressOrder) {
-  std::vector<std::string> names;
-  table.forEach([&](MapEntry &e) { names.push_back(e.name); });
-  EXPECT_EQ(names, (std::vector<std::string>{"a1", "b1", "a2", "mapped", "b2"}));
+  std::vector<std::string> Names;
+  Table.forEach([&](MapEntry &E) { Names.push_back(E.Name); });
+  EXPECT_EQ(Names, (std::vector<std::string>{"a1", "b1", "a2", "mapped", "b2"}));
 }
 
 TEST_F(PermanentEntries, ErasingOnePermanentEntryKeepsTheRestOfItsBatch) {
-  MapEntry *a1 = table.lookup(0x1000, 0x10).entry;
-  ASSERT_NE(a1, nullptr);
-  table.erase(*a1);
+  MapEntry *A1 = Table.lookup(0x1000, 0x10).Entry;
+  ASSERT_NE(A1, nullptr);
+  Table.erase(*A1);
   EXPECT_EQ(nameAt(0x1000, 0x10), "none");
   EXPECT_EQ(nameAt(0x1020, 0x10), "a2");
-  EXPECT_EQ(table.size(), 4u);
-  EXPECT_EQ(table.erasePermanent(ImageA), 1u);
+  EXPECT_EQ(Table.size(), 4u);
+  EXPECT_EQ(Table.erasePermanent(ImageA), 1u);
 }
 
 TEST(PermanentEntriesRules, UpdateAndPresenceWorkOnAPermanentGlobal) {
   // target update to/from on a declare-target global, as a program does.
-  MappingTable table;
-  FakeDeviceMemory device;
-  static int global[4] = {1, 2, 3, 4};
-  auto tgt = device.allocate(sizeof(global), nullptr);
-  ASSERT_TRUE(static_cast<bool>(tgt));
-  table.insertPermanent(
-      7, {permanentEntry(reinterpret_cast<uintptr_t>(global), sizeof(global), *tgt, "global")});
-  MapClauseProcessor p(table, device);
-  ASSERT_FALSE(static_cast<bool>(p.update({item(global, sizeof(global), TO)})));
-  EXPECT_EQ(device.read<int>(*tgt + 8), 3);
-  device.write<int>(*tgt + 4, 42);
-  ASSERT_FALSE(static_cast<bool>(p.update({item(&global[1], sizeof(int), FROM)})));
-  EXPECT_EQ(global[1], 42);
+  MappingTable Table;
+  FakeDeviceMemory Device;
+  static int Global[4] = {1, 2, 3, 4};
+  auto Tgt = Device.allocate(sizeof(Global), nullptr);
+  ASSERT_TRUE(static_cast<bool>(Tgt));
+  Table.insertPermanent(
+      7, {permanentEntry(reinterpret_cast<uintptr_t>(Global), sizeof(Global), *Tgt, "global")});
+  MapClauseProcessor P(Table, Device);
+  ASSERT_FALSE(static_cast<bool>(P.update({item(Global, sizeof(Global), TO)})));
+  EXPECT_EQ(Device.read<int>(*Tgt + 8), 3);
+  Device.write<int>(*Tgt + 4, 42);
+  ASSERT_FALSE(static_cast<bool>(P.update({item(&Global[1], sizeof(int), FROM)})));
+  EXPECT_EQ(Global[1], 42);
   // A map clause neither copies into nor counts on an infinite entry, and
   // exit data with delete keeps it.
-  global[0] = 99;
-  ASSERT_FALSE(static_cast<bool>(p.enter({item(global, sizeof(global), TO)}, nullptr)));
-  EXPECT_EQ(device.read<int>(*tgt), 1);
-  ASSERT_FALSE(static_cast<bool>(p.exit({item(global, sizeof(global), DELETE)})));
-  MapLookup found = table.lookup(reinterpret_cast<uintptr_t>(global), sizeof(global));
-  ASSERT_NE(found.entry, nullptr);
-  EXPECT_TRUE(found.entry->isInfinite());
-  EXPECT_EQ(table.size(), 1u);
-  global[0] = 1;
-  global[1] = 2;
+  Global[0] = 99;
+  ASSERT_FALSE(static_cast<bool>(P.enter({item(Global, sizeof(Global), TO)}, nullptr)));
+  EXPECT_EQ(Device.read<int>(*Tgt), 1);
+  ASSERT_FALSE(static_cast<bool>(P.exit({item(Global, sizeof(Global), DELETE)})));
+  MapLookup Found = Table.lookup(reinterpret_cast<uintptr_t>(Global), sizeof(Global));
+  ASSERT_NE(Found.Entry, nullptr);
+  EXPECT_TRUE(Found.Entry->isInfinite());
+  EXPECT_EQ(Table.size(), 1u);
+  Global[0] = 1;
+  Global[1] = 2;
 }
 
 } // namespace

@@ -36,46 +36,46 @@ struct JITImage;
 /// How to start one device. Defaults come from ompsim::config() through
 /// DeviceOptions::fromConfig().
 struct DeviceOptions {
-  int32_t deviceId = 0;
-  std::string executorPath; ///< ompsim-device
-  std::string libDir;       ///< where libompsim-device.so lives
-  uint64_t arenaBase = 0;   ///< this device's arena base
-  uint64_t arenaSize = 0;
-  double kernelTimeout = 60.0; ///< seconds
+  int32_t DeviceId = 0;
+  std::string ExecutorPath; ///< ompsim-device
+  std::string LibDir;       ///< where libompsim-device.so lives
+  uint64_t ArenaBase = 0;   ///< this device's arena base
+  uint64_t ArenaSize = 0;
+  double KernelTimeout = 60.0; ///< seconds
   /// Seconds the executor may take from spawn to the end of its setup call
   /// before it is killed and the start fails (OMPSIM_EXECUTOR_START_TIMEOUT).
-  double startTimeout = 30.0;
-  int jitOptLevel = 0;      ///< code generation level (0-3) of bitcode images
-  std::string jitCache;     ///< folder of compiled bitcode-image code ("" for none)
-  int maxStartAttempts = 4; ///< restarts when the executor collides with host ranges
+  double StartTimeout = 30.0;
+  int JitOptLevel = 0;      ///< code generation level (0-3) of bitcode images
+  std::string JitCache;     ///< folder of compiled bitcode-image code ("" for none)
+  int MaxStartAttempts = 4; ///< restarts when the executor collides with host ranges
 
   /// Options for device `deviceId` from the OMPSIM_* configuration; devices
   /// sit kArenaStride apart from OMPSIM_DEVICE_BASE. `defaultLibDir` is used
   /// when OMPSIM_LIB_DIR is unset.
-  static DeviceOptions fromConfig(int32_t deviceId, const std::string &defaultLibDir);
+  static DeviceOptions fromConfig(int32_t DeviceId, const std::string &DefaultLibDir);
   /// Distance between the arenas of consecutive devices (1 TiB).
   static constexpr uint64_t kArenaStride = 1ULL << 40;
 };
 
 /// Counters and records of translate calls since the last take.
 struct TranslateLog {
-  uint64_t hits = 0, misses = 0, recorded = 0, dropped = 0;
+  uint64_t Hits = 0, Misses = 0, Recorded = 0, Dropped = 0;
   struct Record {
-    uint64_t hostPtr, result;
-    bool hit;
+    uint64_t HostPtr, Result;
+    bool Hit;
   };
-  std::vector<Record> records;
+  std::vector<Record> Records;
 };
 
 /// A device fault on a host address: what a diagnosis needs to say how to fix it.
 struct HostFault {
   enum class Access { Call, Read, Write };
-  Access access = Access::Call;
-  uint64_t addr = 0; ///< the host address the device called, read or wrote
+  Access Access = Access::Call;
+  uint64_t Addr = 0; ///< the host address the device called, read or wrote
   /// The faulting kernel's translate lookups (empty without the device runtime).
-  std::vector<TranslateLog::Record> lookups;
+  std::vector<TranslateLog::Record> Lookups;
   /// No lookup was dropped from `lookups`, so one missing there was never made.
-  bool lookupsComplete = false;
+  bool LookupsComplete = false;
 };
 
 /// Owns one ompsim-device executor process and drives it: device memory is
@@ -90,7 +90,7 @@ struct HostFault {
 class DeviceController {
 public:
   /// Starts the executor, reserves the host's ranges in it and maps the arena.
-  static llvm::Expected<std::unique_ptr<DeviceController>> Create(const DeviceOptions &options);
+  static llvm::Expected<std::unique_ptr<DeviceController>> create(const DeviceOptions &Options);
   /// Shuts the executor down (fini functions run) and reaps it; kills it if it does not exit.
   ~DeviceController();
   DeviceController(const DeviceController &) = delete;
@@ -106,121 +106,121 @@ public:
   /// unchanged until the image is unloaded (an image embedded in a registered
   /// host binary): symbolize() then reads them there instead of a copy taken
   /// at every load.
-  llvm::Expected<uint64_t> loadImage(llvm::ArrayRef<char> bytes, llvm::StringRef name,
-                                     llvm::ArrayRef<std::string> provides = {},
-                                     bool bytesOutliveImage = false);
+  llvm::Expected<uint64_t> loadImage(llvm::ArrayRef<char> Bytes, llvm::StringRef Name,
+                                     llvm::ArrayRef<std::string> Provides = {},
+                                     bool BytesOutliveImage = false);
   /// Device address of symbol `name` in image `image`; an error naming it when absent.
-  llvm::Expected<uint64_t> lookup(uint64_t image, llvm::StringRef name);
+  llvm::Expected<uint64_t> lookup(uint64_t Image, llvm::StringRef Name);
   /// Addresses of many symbols of a loaded image in one request to the
   /// executor; 0 for a name the image does not define.
-  llvm::Expected<std::vector<uint64_t>> lookupMany(uint64_t image, llvm::ArrayRef<llvm::StringRef> names);
+  llvm::Expected<std::vector<uint64_t>> lookupMany(uint64_t Image, llvm::ArrayRef<llvm::StringRef> Names);
   /// Runs the image's finalizers and frees its memory.
-  llvm::Error unloadImage(uint64_t image);
+  llvm::Error unloadImage(uint64_t Image);
 
   /// Device heap allocation; 0 when the arena is exhausted or the device is gone.
-  uint64_t allocate(uint64_t size, uint64_t align = 16);
+  uint64_t allocate(uint64_t Size, uint64_t Align = 16);
   /// Frees a block from allocate().
-  llvm::Error release(uint64_t addr);
+  llvm::Error release(uint64_t Addr);
   /// Copies host -> device through the shared arena pages; `dst` must lie in the arena.
-  llvm::Error write(uint64_t dst, const void *src, uint64_t size);
+  llvm::Error write(uint64_t Dst, const void *Src, uint64_t Size);
   /// Copies device -> host through the shared arena pages; `src` must lie in the arena.
-  llvm::Error read(void *dst, uint64_t src, uint64_t size);
+  llvm::Error read(void *Dst, uint64_t Src, uint64_t Size);
 
   /// Runs `entry` with the host-offload kernel ABI and waits for it (at most
   /// the kernel timeout). `kernelName` names it in diagnostics.
-  llvm::Error launch(uint64_t entry, llvm::ArrayRef<uint64_t> args, uint32_t numTeams, uint32_t threadLimit,
-                     llvm::StringRef kernelName);
+  llvm::Error launch(uint64_t Entry, llvm::ArrayRef<uint64_t> Args, uint32_t NumTeams, uint32_t ThreadLimit,
+                     llvm::StringRef KernelName);
 
   /// Copies `table` into device memory and publishes it to the device runtime.
-  llvm::Error setFunctionPointerTable(llvm::ArrayRef<__omp_offloading_fptr_map_ty> table);
+  llvm::Error setFunctionPointerTable(llvm::ArrayRef<__omp_offloading_fptr_map_ty> Table);
   /// Takes the device runtime's translate log; `nextCap` records are kept in the next period.
   /// After a device fault, returns the log of the kernel that faulted (once).
-  llvm::Expected<TranslateLog> takeTranslateLog(uint64_t nextCap, uint64_t maxRecords);
+  llvm::Expected<TranslateLog> takeTranslateLog(uint64_t NextCap, uint64_t MaxRecords);
 
   /// Sets what adds how to fix it to the death message of a fault on a host
   /// address (the executor's death, and every later call's error): it returns
   /// a note ("note: ...") or "".
-  void setFaultAdvisor(std::function<std::string(const HostFault &)> advisor);
+  void setFaultAdvisor(std::function<std::string(const HostFault &)> Advisor);
 
   /// "symbol+0xoff" for a device address in a loaded image, or "".
-  std::string symbolize(uint64_t addr);
+  std::string symbolize(uint64_t Addr);
 
   /// False once the executor has died or been stopped.
   bool alive();
   /// The executor's pid (for tests and traces).
-  pid_t pid() const { return pid_; }
+  pid_t pid() const { return Pid; }
   /// The device id used in messages.
-  int32_t deviceId() const { return opts_.deviceId; }
+  int32_t deviceId() const { return Opts.DeviceId; }
   /// The arena's [base, base+size).
-  uint64_t arenaBase() const { return opts_.arenaBase; }
-  uint64_t arenaSize() const { return opts_.arenaSize; }
+  uint64_t arenaBase() const { return Opts.ArenaBase; }
+  uint64_t arenaSize() const { return Opts.ArenaSize; }
 
 private:
-  explicit DeviceController(const DeviceOptions &options);
-  llvm::Expected<uint64_t> loadBitcode(llvm::ArrayRef<char> bytes, llvm::StringRef name);
-  llvm::Error start(std::vector<std::pair<uint64_t, uint64_t>> &collided);
-  void stop(bool graceful);
+  explicit DeviceController(const DeviceOptions &Options);
+  llvm::Expected<uint64_t> loadBitcode(llvm::ArrayRef<char> Bytes, llvm::StringRef Name);
+  llvm::Error start(std::vector<std::pair<uint64_t, uint64_t>> &Collided);
+  void stop(bool Graceful);
   /// The line for an executor killed because it did not start in time.
   std::string startTimeoutMessage() const;
   llvm::Error checkAlive();
   /// Creates the memfd shared with the executor (mailbox, then arena) and maps it here.
-  llvm::Error mapSharedMemory(int &fd);
+  llvm::Error mapSharedMemory(int &Fd);
   void unmapSharedMemory();
   /// True once the executor has exited (it is not reaped here).
   bool executorExited();
-  llvm::Error checkRange(uint64_t addr, uint64_t size, llvm::StringRef what);
+  llvm::Error checkRange(uint64_t Addr, uint64_t Size, llvm::StringRef What);
   /// Turns a failed call into the device's death message when the executor is gone.
-  llvm::Error diagnose(llvm::Error callError, const std::string &context);
-  std::string describeDeath(int status, const std::string &context);
+  llvm::Error diagnose(llvm::Error CallError, const std::string &Context);
+  std::string describeDeath(int Status, const std::string &Context);
   /// The lazy-call thread: compiles what a first call in the executor asks
   /// for (bitcode images; see LaunchMailbox::lazyRequest).
   void serveLazyCalls();
   /// Ends the lazy-call thread (before the JIT goes away).
   void stopLazyCalls();
   template <typename Sig, typename RetT, typename... ArgTs>
-  llvm::Error call(const char *fnName, const std::string &context, RetT &result, const ArgTs &...args);
+  llvm::Error call(const char *FnName, const std::string &Context, RetT &Result, const ArgTs &...Args);
 
   struct Image {
-    std::string name;
-    uint64_t remoteHandle = 0; ///< executor handle (ELF) or 0 (JIT)
-    uint64_t base = 0, size = 0;
-    std::unique_ptr<ImageSymbolTable> symbols; ///< ELF: built on the first symbolize
+    std::string Name;
+    uint64_t RemoteHandle = 0; ///< executor handle (ELF) or 0 (JIT)
+    uint64_t Base = 0, Size = 0;
+    std::unique_ptr<ImageSymbolTable> Symbols; ///< ELF: built on the first symbolize
     /// A copy of an ELF image's bytes, for its symbols.
-    std::vector<char> elfBytes;
+    std::vector<char> ElfBytes;
     /// The caller's bytes instead of a copy, when they outlive the image.
-    llvm::ArrayRef<char> elfView;
-    std::unique_ptr<JITImage> jit; ///< set for bitcode images
+    llvm::ArrayRef<char> ElfView;
+    std::unique_ptr<JITImage> Jit; ///< set for bitcode images
   };
 
-  DeviceOptions opts_;
-  std::recursive_mutex mu_;
-  pid_t pid_ = -1;
-  int faultFd_ = -1;
-  int hostFd_ = -1; ///< our own descriptor of the transport socket (the EPC has another)
+  DeviceOptions Opts;
+  std::recursive_mutex Mu;
+  pid_t Pid = -1;
+  int FaultFd = -1;
+  int HostFd = -1; ///< our own descriptor of the transport socket (the EPC has another)
   /// Owns the EPC; bitcode images are JIT-linked through it.
-  std::unique_ptr<llvm::orc::ExecutionSession> es_;
-  llvm::orc::SimpleRemoteEPC *epc_ = nullptr;
-  std::unique_ptr<DeviceJIT> jit_;
-  std::thread lazyThread_; ///< runs serveLazyCalls while jit_ exists
-  std::atomic<bool> lazyStop_{false};
-  std::map<std::string, uint64_t> fns_; ///< wrapper name -> executor address
-  std::map<uint64_t, Image> images_;
-  uint64_t nextImage_ = 1;
-  uint64_t tableAddr_ = 0;
-  std::string deathMessage_; ///< non-empty once the executor is gone
+  std::unique_ptr<llvm::orc::ExecutionSession> Es;
+  llvm::orc::SimpleRemoteEPC *Epc = nullptr;
+  std::unique_ptr<DeviceJIT> Jit;
+  std::thread LazyThread; ///< runs serveLazyCalls while jit_ exists
+  std::atomic<bool> LazyStop{false};
+  std::map<std::string, uint64_t> Fns; ///< wrapper name -> executor address
+  std::map<uint64_t, Image> Images;
+  uint64_t NextImage = 1;
+  uint64_t TableAddr = 0;
+  std::string DeathMessage; ///< non-empty once the executor is gone
   /// The faulting kernel's translate log, sent by the executor with its fault record.
-  std::optional<TranslateLog> faultTranslateLog_;
-  std::optional<HostFault> hostFault_;
-  std::function<std::string(const HostFault &)> faultAdvisor_;
+  std::optional<TranslateLog> FaultTranslateLog;
+  std::optional<HostFault> LastHostFault;
+  std::function<std::string(const HostFault &)> FaultAdvisor;
   /// The executor's memfd as mapped here: the launch mailbox, then the arena
   /// (LaunchMailbox::kBytes on). Null while no executor runs.
-  char *shared_ = nullptr;
-  uint64_t sharedBytes_ = 0;
-  LaunchMailbox *mailbox_ = nullptr;
-  uint32_t launchSeq_ = 0; ///< sequence number of the last launch posted
+  char *Shared = nullptr;
+  uint64_t SharedBytes = 0;
+  LaunchMailbox *Mailbox = nullptr;
+  uint32_t LaunchSeq = 0; ///< sequence number of the last launch posted
   /// The device heap's blocks (the arena above the code region), kept here:
   /// allocation is address arithmetic and needs no round trip.
-  std::unique_ptr<RangeAllocator> heap_;
+  std::unique_ptr<RangeAllocator> Heap;
 };
 
 } // namespace ompsim::sim
