@@ -13,6 +13,9 @@ namespace ompsim::host {
 
 /// The entry points of one loaded plugin. Required ones are never null;
 /// optional ones are null when the plugin lacks them.
+// The members are named after the C entry points they hold: OMPSIM_REQUIRED
+// stringifies a member's name into __tgt_rtl_<name>.
+// NOLINTBEGIN(readability-identifier-naming)
 struct PluginFunctions {
   decltype(&__tgt_rtl_plugin_api_version) plugin_api_version = nullptr;
   decltype(&__tgt_rtl_plugin_name) plugin_name = nullptr;
@@ -38,6 +41,7 @@ struct PluginFunctions {
   decltype(&__tgt_rtl_init_requires) init_requires = nullptr;
   decltype(&__tgt_rtl_get_globals) get_globals = nullptr;
 };
+// NOLINTEND(readability-identifier-naming)
 
 /// One dlopen'ed plugin.
 class Plugin {

@@ -31,10 +31,10 @@ using namespace llvm;
 namespace ompsim::inspect {
 namespace {
 
-constexpr size_t KCurrentEntrySize = sizeof(__tgt_offload_entry);
-constexpr size_t KLegacyEntrySize = sizeof(__tgt_offload_entry_legacy);
-static_assert(KCurrentEntrySize == 56, "clang-22 entry layout");
-static_assert(KLegacyEntrySize == 32, "LLVM <= 19 entry layout");
+constexpr size_t kCurrentEntrySize = sizeof(__tgt_offload_entry);
+constexpr size_t kLegacyEntrySize = sizeof(__tgt_offload_entry_legacy);
+static_assert(kCurrentEntrySize == 56, "clang-22 entry layout");
+static_assert(kLegacyEntrySize == 32, "LLVM <= 19 entry layout");
 
 /// The relocation types that can fill an entry's pointer fields, per machine.
 struct RelocKinds {
@@ -173,7 +173,7 @@ Expected<std::vector<OffloadEntry>> readEntries(const HostFile &File, const Shdr
   Expected<ArrayRef<uint8_t>> Bytes = File.contents(Sec);
   if (!Bytes)
     return fail("cannot read " + SecName + ": " + toString(Bytes.takeError()));
-  size_t EntrySize = Format == EntryFormat::Current ? KCurrentEntrySize : KLegacyEntrySize;
+  size_t EntrySize = Format == EntryFormat::Current ? kCurrentEntrySize : kLegacyEntrySize;
   if (Bytes->size() % EntrySize != 0)
     return fail("section " + SecName + " is " + Twine(Bytes->size()) + " bytes, not a multiple of the " +
                 Twine(EntrySize) + "-byte entry");

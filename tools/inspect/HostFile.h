@@ -23,9 +23,9 @@ using ElfFile = llvm::object::ELFFile<ELFT>;
 using Shdr = ELFT::Shdr;
 using Sym = ELFT::Sym;
 
-constexpr llvm::StringRef KCurrentEntrySection = "llvm_offload_entries";
-constexpr llvm::StringRef KLegacyEntrySection = "omp_offloading_entries";
-constexpr llvm::StringRef KImageSection = ".llvm.offloading";
+constexpr llvm::StringRef kCurrentEntrySection = "llvm_offload_entries";
+constexpr llvm::StringRef kLegacyEntrySection = "omp_offloading_entries";
+constexpr llvm::StringRef kImageSection = ".llvm.offloading";
 
 /// An error with `message` (the readers' one way to fail).
 llvm::Error fail(const llvm::Twine &Message);

@@ -119,20 +119,20 @@ Error readOffloadBinaries(const HostFile &File, const Shdr &Sec, std::vector<Dev
     if (Rest.find_first_not_of('\0') == StringRef::npos)
       break; // alignment padding after the last blob
     if (Rest.size() < sizeof(Header))
-      return fail("device image at offset " + hex(Pos) + " of " + KImageSection +
+      return fail("device image at offset " + hex(Pos) + " of " + kImageSection +
                   " is truncated: " + Twine(Rest.size()) + " bytes, header needs " + Twine(sizeof(Header)));
     if (!Rest.starts_with("\x10\xff\x10\xad"))
-      return fail("device image at offset " + hex(Pos) + " of " + KImageSection +
+      return fail("device image at offset " + hex(Pos) + " of " + kImageSection +
                   " lacks the OffloadBinary magic 0x10FF10AD");
     uint64_t Size = support::endian::read64le(Rest.data() + offsetof(Header, Size));
     if (Size < sizeof(Header) || Size > Rest.size())
-      return fail("device image at offset " + hex(Pos) + " of " + KImageSection + " claims " + Twine(Size) +
+      return fail("device image at offset " + hex(Pos) + " of " + kImageSection + " claims " + Twine(Size) +
                   " bytes but " + Twine(Rest.size()) + " remain (truncated?)");
     // OffloadBinary wants an 8-byte aligned buffer; a copy guarantees it.
     std::unique_ptr<MemoryBuffer> Copy = MemoryBuffer::getMemBufferCopy(Rest.take_front(Size), "image");
     Expected<std::unique_ptr<object::OffloadBinary>> Bin = object::OffloadBinary::create(*Copy);
     if (!Bin)
-      return fail("device image at offset " + hex(Pos) + " of " + KImageSection +
+      return fail("device image at offset " + hex(Pos) + " of " + kImageSection +
                   " is malformed: " + toString(Bin.takeError()));
     DeviceImage Img;
     Img.Index = unsigned(Images.size());

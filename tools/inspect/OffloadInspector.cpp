@@ -50,14 +50,14 @@ std::string OffloadEntry::role() const {
 }
 
 std::vector<std::string> OffloadEntry::flagNames() const {
-  static const std::pair<uint32_t, const char *> KBits[] = {
+  static const std::pair<uint32_t, const char *> kBits[] = {
       {OMPSIM_ENTRY_LINK, "link"},         {OMPSIM_ENTRY_ENTER, "enter/ctor"},
       {OMPSIM_ENTRY_DTOR, "dtor"},         {OMPSIM_ENTRY_INDIRECT, "indirect"},
       {OMPSIM_ENTRY_REQUIRES, "requires"}, {OMPSIM_ENTRY_INDIRECT_VTABLE, "indirect-vtable"},
   };
   std::vector<std::string> Out;
   uint32_t Known = 0;
-  for (auto [bit, name] : KBits) {
+  for (auto [bit, name] : kBits) {
     Known |= bit;
     if (Flags & bit)
       Out.push_back(name);
@@ -68,7 +68,7 @@ std::vector<std::string> OffloadEntry::flagNames() const {
 }
 
 std::vector<std::string> requiresFlagNames(uint64_t Data) {
-  static const std::pair<uint64_t, const char *> KBits[] = {
+  static const std::pair<uint64_t, const char *> kBits[] = {
       {OMPSIM_REQ_NONE, "none"},
       {OMPSIM_REQ_REVERSE_OFFLOAD, "reverse_offload"},
       {OMPSIM_REQ_UNIFIED_ADDRESS, "unified_address"},
@@ -77,7 +77,7 @@ std::vector<std::string> requiresFlagNames(uint64_t Data) {
       {OMPSIM_REQ_AUTO_ZERO_COPY, "auto_zero_copy"},
   };
   std::vector<std::string> Out;
-  for (auto [bit, name] : KBits)
+  for (auto [bit, name] : kBits)
     if (Data & bit)
       Out.push_back(name);
   return Out;
@@ -95,7 +95,7 @@ llvm::Expected<Report> inspectFile(llvm::StringRef Path) {
 
   const Shdr *ImageSec = nullptr;
   for (const Shdr &S : Host.sections())
-    if (S.sh_type == ELF::SHT_LLVM_OFFLOADING || Host.sectionName(S) == KImageSection) {
+    if (S.sh_type == ELF::SHT_LLVM_OFFLOADING || Host.sectionName(S) == kImageSection) {
       ImageSec = &S;
       if (Error E = readOffloadBinaries(Host, S, Report.Images))
         return std::move(E);
@@ -104,10 +104,10 @@ llvm::Expected<Report> inspectFile(llvm::StringRef Path) {
     if (Error E = readRawLegacyImages(Host, Report.Images))
       return std::move(E);
 
-  const Shdr *Current = Host.findSection(KCurrentEntrySection);
-  const Shdr *Legacy = Host.findSection(KLegacyEntrySection);
+  const Shdr *Current = Host.findSection(kCurrentEntrySection);
+  const Shdr *Legacy = Host.findSection(kLegacyEntrySection);
   if (Current && Legacy)
-    return fail("both " + KCurrentEntrySection + " and " + KLegacyEntrySection +
+    return fail("both " + kCurrentEntrySection + " and " + kLegacyEntrySection +
                 " are present; mixed LLVM versions in one file are not supported");
   if (const Shdr *Sec = Current ? Current : Legacy) {
     Report.Format = Current ? EntryFormat::Current : EntryFormat::Legacy;
@@ -118,8 +118,8 @@ llvm::Expected<Report> inspectFile(llvm::StringRef Path) {
     Report.Entries = std::move(*Entries);
   }
   if (!Current && !Legacy && Report.Images.empty())
-    return fail("no offload section: neither " + KImageSection + " nor " + KCurrentEntrySection + " / " +
-                KLegacyEntrySection + " (not built with -fopenmp-targets?)");
+    return fail("no offload section: neither " + kImageSection + " nor " + kCurrentEntrySection + " / " +
+                kLegacyEntrySection + " (not built with -fopenmp-targets?)");
 
   for (const OffloadEntry &E : Report.Entries) {
     if (!(E.Flags & (OMPSIM_ENTRY_INDIRECT | OMPSIM_ENTRY_INDIRECT_VTABLE)))

@@ -14,7 +14,7 @@
 
 namespace {
 
-constexpr const char *KUsage =
+constexpr const char *kUsage =
     "usage: ompsim-inspect [--json] FILE...\n"
     "\n"
     "Lists the device images embedded in each host FILE (executable, shared library or\n"
@@ -37,7 +37,7 @@ int main(int argc, char **argv) {
     if (A == "--json")
       Json = true;
     else if (A == "-h" || A == "--help") {
-      std::fputs(KUsage, stdout);
+      std::fputs(kUsage, stdout);
       return 0;
     } else if (A == "--")
       Files.insert(Files.end(), argv + I + 1, argv + argc), I = argc;
@@ -48,7 +48,7 @@ int main(int argc, char **argv) {
       Files.push_back(A);
   }
   if (Files.empty()) {
-    std::fputs(KUsage, stderr);
+    std::fputs(kUsage, stderr);
     return 2;
   }
 
