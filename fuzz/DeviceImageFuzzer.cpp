@@ -26,72 +26,72 @@ constexpr size_t kMaxValidated = 64ull << 20;
 /// Signed distance from the buffer start, decoded so that small in-buffer
 /// offsets, just-outside offsets and far-away (unmapped) addresses are all
 /// common.
-int64_t delta(uint64_t raw, size_t size) {
-  switch (raw & 3) {
+int64_t delta(uint64_t Raw, size_t Size) {
+  switch (Raw & 3) {
   case 0:
-    return int64_t((raw >> 2) % (size + 1)); // inside, or one past the end
+    return int64_t((Raw >> 2) % (Size + 1)); // inside, or one past the end
   case 1:
-    return int64_t(size) + int64_t((raw >> 2) % 8192); // into the guard and beyond
+    return int64_t(Size) + int64_t((Raw >> 2) % 8192); // into the guard and beyond
   case 2:
-    return -int64_t((raw >> 2) % 8192); // before the start
+    return -int64_t((Raw >> 2) % 8192); // before the start
   default:
-    return int64_t(uint64_t(raw >> 2) << 12); // anywhere at all
+    return int64_t(uint64_t(Raw >> 2) << 12); // anywhere at all
   }
 }
 
 } // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  if (size < 24)
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
+  if (Size < 24)
     return 0;
-  uint64_t rawStart, rawEnd, rawEntries;
-  std::memcpy(&rawStart, data, 8);
-  std::memcpy(&rawEnd, data + 8, 8);
-  std::memcpy(&rawEntries, data + 16, 8);
-  data += 24;
-  size -= 24;
+  uint64_t RawStart, RawEnd, RawEntries;
+  std::memcpy(&RawStart, Data, 8);
+  std::memcpy(&RawEnd, Data + 8, 8);
+  std::memcpy(&RawEntries, Data + 16, 8);
+  Data += 24;
+  Size -= 24;
 
   // [guard][bytes, rounded up to pages][guard]: the bytes end flush against
   // the second guard so a read one past them faults.
-  const size_t page = size_t(::sysconf(_SC_PAGESIZE));
-  size_t span = (size + page - 1) / page * page;
-  size_t total = span + 2 * page;
-  auto *map = static_cast<char *>(::mmap(nullptr, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-  if (map == MAP_FAILED)
+  const size_t Page = size_t(::sysconf(_SC_PAGESIZE));
+  size_t Span = (Size + Page - 1) / Page * Page;
+  size_t Total = Span + 2 * Page;
+  auto *Map = static_cast<char *>(::mmap(nullptr, Total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  if (Map == MAP_FAILED)
     return 0;
-  char *buf = map + page + (span - size);
-  if (span)
-    ::mprotect(map + page, span, PROT_READ | PROT_WRITE);
-  if (size)
-    std::memcpy(buf, data, size);
+  char *Buf = Map + Page + (Span - Size);
+  if (Span)
+    ::mprotect(Map + Page, Span, PROT_READ | PROT_WRITE);
+  if (Size)
+    std::memcpy(Buf, Data, Size);
 
   // The descriptor's pointers, as a corrupt binary might hold them (address
   // arithmetic in integers: they may point anywhere).
-  auto at = [&](int64_t d) { return reinterpret_cast<uintptr_t>(buf) + uint64_t(d); };
-  uintptr_t start = at(delta(rawStart, size));
-  uintptr_t end = (rawEnd & 4) ? start + uint64_t(delta(rawEnd >> 3, size)) : at(delta(rawEnd >> 3, size));
-  uintptr_t entries = at(delta(rawEntries, size)) & ~uintptr_t(7);
+  auto At = [&](int64_t D) { return reinterpret_cast<uintptr_t>(Buf) + uint64_t(D); };
+  uintptr_t Start = At(delta(RawStart, Size));
+  uintptr_t End = (RawEnd & 4) ? Start + uint64_t(delta(RawEnd >> 3, Size)) : At(delta(RawEnd >> 3, Size));
+  uintptr_t Entries = At(delta(RawEntries, Size)) & ~uintptr_t(7);
 
   using namespace ompsim;
   // The runtime: empty or inverted ranges are refused before anything else.
-  if (start && end > start && end - start <= host::kMaxDeviceImageBytes) {
-    size_t bytes = size_t(end - start);
+  if (Start && End > Start && End - Start <= host::kMaxDeviceImageBytes) {
+    size_t Bytes = size_t(End - Start);
     // Readable: ours-host validates before dlopen. Only bytes inside the
     // harness's own mapping go on to the validator: elsewhere "readable" may
     // be ASan's shadow, which instrumented code must not read (a real host
     // has no shadow), and the copy the validator makes stays bounded.
-    bool inBuffer =
-        start >= reinterpret_cast<uintptr_t>(map) && end <= reinterpret_cast<uintptr_t>(map) + total;
-    if (!host::firstUnreadable(reinterpret_cast<const void *>(start), bytes) && inBuffer &&
-        bytes <= kMaxValidated) {
+    bool InBuffer =
+        Start >= reinterpret_cast<uintptr_t>(Map) && End <= reinterpret_cast<uintptr_t>(Map) + Total;
+    if (!host::firstUnreadable(reinterpret_cast<const void *>(Start), Bytes) && InBuffer &&
+        Bytes <= kMaxValidated) {
       llvm::consumeError(sim::ElfImageLoader::validate(
-          llvm::ArrayRef<char>(reinterpret_cast<const char *>(start), bytes), "fuzz"));
+          llvm::ArrayRef<char>(reinterpret_cast<const char *>(Start), Bytes), "fuzz"));
     }
   }
   // The entry table the image points at, up to the end of the buffer.
-  auto parsed = host::parseEntryTable(reinterpret_cast<const void *>(entries), buf + size, "fuzzed image");
-  if (!parsed)
-    llvm::consumeError(parsed.takeError());
-  ::munmap(map, total);
+  auto Parsed = host::parseEntryTable(reinterpret_cast<const void *>(Entries), Buf + Size, "fuzzed image");
+  if (!Parsed)
+    llvm::consumeError(Parsed.takeError());
+  ::munmap(Map, Total);
   return 0;
 }

@@ -22,75 +22,75 @@
 namespace {
 
 constexpr uint64_t kMaxImage = 64ull << 20; // the executor's arena is finite too
-std::map<uint8_t *, uint64_t> gMappings;
-struct sigaction gPrevious;
+std::map<uint8_t *, uint64_t> GMappings;
+struct sigaction GPrevious;
 
-void onFault(int sig, siginfo_t *info, void *context) {
-  auto *uc = static_cast<ucontext_t *>(context);
-  greg_t &rip = uc->uc_mcontext.gregs[REG_RIP];
-  greg_t &rsp = uc->uc_mcontext.gregs[REG_RSP];
-  if (sig == SIGSEGV && reinterpret_cast<greg_t>(info->si_addr) == rip) {
+void onFault(int Sig, siginfo_t *Info, void *Context) {
+  auto *Uc = static_cast<ucontext_t *>(Context);
+  greg_t &Rip = Uc->uc_mcontext.gregs[REG_RIP];
+  greg_t &Rsp = Uc->uc_mcontext.gregs[REG_RSP];
+  if (Sig == SIGSEGV && reinterpret_cast<greg_t>(Info->si_addr) == Rip) {
     // A call into image code: pop the return address and return 0.
-    std::memcpy(&rip, reinterpret_cast<void *>(rsp), sizeof(rip));
-    rsp += 8;
-    uc->uc_mcontext.gregs[REG_RAX] = 0;
+    std::memcpy(&Rip, reinterpret_cast<void *>(Rsp), sizeof(Rip));
+    Rsp += 8;
+    Uc->uc_mcontext.gregs[REG_RAX] = 0;
     return;
   }
-  if (gPrevious.sa_flags & SA_SIGINFO && gPrevious.sa_sigaction)
-    return gPrevious.sa_sigaction(sig, info, context);
-  signal(sig, SIG_DFL);
-  raise(sig);
+  if (GPrevious.sa_flags & SA_SIGINFO && GPrevious.sa_sigaction)
+    return GPrevious.sa_sigaction(Sig, Info, Context);
+  signal(Sig, SIG_DFL);
+  raise(Sig);
 }
 
 } // namespace
 
 /// Pages never become executable in this process (see the file comment).
-extern "C" int mprotect(void *addr, size_t len, int prot) {
-  return static_cast<int>(syscall(SYS_mprotect, addr, len, prot & ~PROT_EXEC));
+extern "C" int mprotect(void *Addr, size_t Len, int Prot) {
+  return static_cast<int>(syscall(SYS_mprotect, Addr, Len, Prot & ~PROT_EXEC));
 }
 
 extern "C" int LLVMFuzzerInitialize(int *, char ***) {
-  struct sigaction sa{};
-  sa.sa_sigaction = onFault;
-  sa.sa_flags = SA_SIGINFO | SA_NODEFER;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGSEGV, &sa, &gPrevious);
+  struct sigaction Sa{};
+  Sa.sa_sigaction = onFault;
+  Sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+  sigemptyset(&Sa.sa_mask);
+  sigaction(SIGSEGV, &Sa, &GPrevious);
   return 0;
 }
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
   using namespace ompsim::sim;
-  ElfLoadEnvironment env;
-  env.allocate = [](uint64_t bytes) -> llvm::Expected<uint8_t *> {
-    if (bytes == 0 || bytes > kMaxImage)
+  ElfLoadEnvironment Env;
+  Env.Allocate = [](uint64_t Bytes) -> llvm::Expected<uint8_t *> {
+    if (Bytes == 0 || Bytes > kMaxImage)
       return llvm::createStringError(llvm::inconvertibleErrorCode(), "out of device memory");
-    void *p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED)
+    void *P = ::mmap(nullptr, Bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (P == MAP_FAILED)
       return llvm::createStringError(llvm::inconvertibleErrorCode(), "mmap failed");
-    gMappings[static_cast<uint8_t *>(p)] = bytes;
-    return static_cast<uint8_t *>(p);
+    GMappings[static_cast<uint8_t *>(P)] = Bytes;
+    return static_cast<uint8_t *>(P);
   };
-  env.release = [](uint8_t *base) {
-    auto it = gMappings.find(base);
-    if (it == gMappings.end())
+  Env.Release = [](uint8_t *Base) {
+    auto It = GMappings.find(Base);
+    if (It == GMappings.end())
       __builtin_trap(); // released something it was never given
-    ::munmap(it->first, it->second);
-    gMappings.erase(it);
+    ::munmap(It->first, It->second);
+    GMappings.erase(It);
   };
-  env.loadNeeded = [](llvm::StringRef) { return llvm::Error::success(); };
-  env.resolve = [](llvm::StringRef) -> void * { return nullptr; };
-  auto image =
-      ElfImageLoader::load(llvm::ArrayRef<char>(reinterpret_cast<const char *>(data), size), "fuzz.img", env);
-  if (!image) {
-    std::string message = llvm::toString(image.takeError());
-    if (message.find("fuzz.img") == std::string::npos)
+  Env.LoadNeeded = [](llvm::StringRef) { return llvm::Error::success(); };
+  Env.Resolve = [](llvm::StringRef) -> void * { return nullptr; };
+  auto Image =
+      ElfImageLoader::load(llvm::ArrayRef<char>(reinterpret_cast<const char *>(Data), Size), "fuzz.img", Env);
+  if (!Image) {
+    std::string Message = llvm::toString(Image.takeError());
+    if (Message.find("fuzz.img") == std::string::npos)
       __builtin_trap(); // errors name the image
   } else {
-    (*image)->lookup("__omp_offloading_fptr_map_p");
-    (*image)->runFini();
-    image->reset();
+    (*Image)->lookup("__omp_offloading_fptr_map_p");
+    (*Image)->runFini();
+    Image->reset();
   }
-  if (!gMappings.empty())
+  if (!GMappings.empty())
     __builtin_trap(); // device memory leaked by a failed or finished load
   return 0;
 }

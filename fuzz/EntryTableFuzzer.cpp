@@ -20,67 +20,67 @@ namespace {
 const char *const kNames[] = {"__omp_offloading_fe00_1_add1_l4", "", "x",
                               "__omp_offloading_fe00_1__ZTV3Der_l8addr", "__omp_offloading_fe00_1_main_l11"};
 
-template <typename T> T take(const uint8_t *&p) {
-  T v;
-  std::memcpy(&v, p, sizeof(T));
-  p += sizeof(T);
-  return v;
+template <typename T> T take(const uint8_t *&P) {
+  T V;
+  std::memcpy(&V, P, sizeof(T));
+  P += sizeof(T);
+  return V;
 }
 
 } // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  if (size < 1)
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
+  if (Size < 1)
     return 0;
-  unsigned misalign = data[0] & 7;
-  bool legacy = data[0] & 0x80;
-  const uint8_t *p = data + 1;
-  size_t n = (size - 1) / 24;
-  size_t stride = legacy ? sizeof(__tgt_offload_entry_legacy) : sizeof(__tgt_offload_entry);
+  unsigned Misalign = Data[0] & 7;
+  bool Legacy = Data[0] & 0x80;
+  const uint8_t *P = Data + 1;
+  size_t N = (Size - 1) / 24;
+  size_t Stride = Legacy ? sizeof(__tgt_offload_entry_legacy) : sizeof(__tgt_offload_entry);
   // A trailing partial entry gives a table that is not a whole number of entries.
-  size_t tail = (size - 1) % 24 ? (size - 1) % 24 % stride : 0;
-  std::vector<unsigned char> storage(n * stride + tail + 16);
-  unsigned char *table =
-      storage.data() + ((8 - reinterpret_cast<uintptr_t>(storage.data()) % 8) % 8) + misalign;
-  for (size_t i = 0; i < n; ++i) {
-    auto flags = take<uint32_t>(p);
-    auto esize = take<uint64_t>(p);
-    auto addr = take<uint64_t>(p);
-    auto version = take<uint16_t>(p);
-    uint8_t nameIndex = *p++;
-    uint8_t reserved = *p++;
-    const char *name = nameIndex == 255 ? nullptr : kNames[nameIndex % (sizeof(kNames) / sizeof(*kNames))];
-    if (legacy) {
-      __tgt_offload_entry_legacy e{};
-      e.addr = reinterpret_cast<void *>(addr);
-      e.name = const_cast<char *>(name);
-      e.size = esize;
-      e.flags = static_cast<int32_t>(flags);
-      std::memcpy(table + i * stride, &e, stride);
+  size_t Tail = (Size - 1) % 24 ? (Size - 1) % 24 % Stride : 0;
+  std::vector<unsigned char> Storage(N * Stride + Tail + 16);
+  unsigned char *Table =
+      Storage.data() + ((8 - reinterpret_cast<uintptr_t>(Storage.data()) % 8) % 8) + Misalign;
+  for (size_t I = 0; I < N; ++I) {
+    auto Flags = take<uint32_t>(P);
+    auto Esize = take<uint64_t>(P);
+    auto Addr = take<uint64_t>(P);
+    auto Version = take<uint16_t>(P);
+    uint8_t NameIndex = *P++;
+    uint8_t Reserved = *P++;
+    const char *Name = NameIndex == 255 ? nullptr : kNames[NameIndex % (sizeof(kNames) / sizeof(*kNames))];
+    if (Legacy) {
+      __tgt_offload_entry_legacy E{};
+      E.addr = reinterpret_cast<void *>(Addr);
+      E.name = const_cast<char *>(Name);
+      E.size = Esize;
+      E.flags = static_cast<int32_t>(Flags);
+      std::memcpy(Table + I * Stride, &E, Stride);
     } else {
-      __tgt_offload_entry e{};
-      e.Reserved = reserved == 0xAA ? 1 : 0;
-      e.Version = version == 0xFFFF ? 2 : 1;
-      e.Kind = 1;
-      e.Flags = flags;
-      e.Address = reinterpret_cast<void *>(addr);
-      e.SymbolName = const_cast<char *>(name);
-      e.Size = esize;
-      std::memcpy(table + i * stride, &e, stride);
+      __tgt_offload_entry E{};
+      E.Reserved = Reserved == 0xAA ? 1 : 0;
+      E.Version = Version == 0xFFFF ? 2 : 1;
+      E.Kind = 1;
+      E.Flags = Flags;
+      E.Address = reinterpret_cast<void *>(Addr);
+      E.SymbolName = const_cast<char *>(Name);
+      E.Size = Esize;
+      std::memcpy(Table + I * Stride, &E, Stride);
     }
   }
-  std::memset(table + n * stride, 0x11, tail);
-  auto parsed = ompsim::host::parseEntryTable(table, table + n * stride + tail, "fuzz table");
-  if (!parsed) {
-    std::string message = llvm::toString(parsed.takeError());
+  std::memset(Table + N * Stride, 0x11, Tail);
+  auto Parsed = ompsim::host::parseEntryTable(Table, Table + N * Stride + Tail, "fuzz table");
+  if (!Parsed) {
+    std::string Message = llvm::toString(Parsed.takeError());
     // Errors name the table.
-    if (message.find("fuzz table") == std::string::npos)
+    if (Message.find("fuzz table") == std::string::npos)
       __builtin_trap();
     return 0;
   }
   // A table that parses is whole entries, each with a kind name.
-  for (const auto &e : *parsed)
-    if (!ompsim::host::entryKindName(e.kind)[0])
+  for (const auto &E : *Parsed)
+    if (!ompsim::host::entryKindName(E.Kind)[0])
       __builtin_trap();
   return 0;
 }

@@ -18,80 +18,80 @@
 #include <unistd.h>
 
 namespace {
-std::string gPath;
-std::FILE *gRead = nullptr;
-unsigned long gRuns = 0;
+std::string GPath;
+std::FILE *GRead = nullptr;
+unsigned long GRuns = 0;
 
 /// The writer's documented mapping of arbitrary bytes into a JSON string.
-std::string expected(const std::string &s) {
-  if (llvm::json::isUTF8(s))
-    return s;
-  std::string out;
-  const auto *p = reinterpret_cast<const unsigned char *>(s.data()), *e = p + s.size();
-  while (p < e) {
-    unsigned len = llvm::getNumBytesForUTF8(*p);
-    if (*p < 0x80 || (p + len <= e && llvm::isLegalUTF8Sequence(p, p + len) && len > 1)) {
-      out.append(reinterpret_cast<const char *>(p), *p < 0x80 ? 1 : len);
-      p += *p < 0x80 ? 1 : len;
+std::string expected(const std::string &S) {
+  if (llvm::json::isUTF8(S))
+    return S;
+  std::string Out;
+  const auto *P = reinterpret_cast<const unsigned char *>(S.data()), *E = P + S.size();
+  while (P < E) {
+    unsigned Len = llvm::getNumBytesForUTF8(*P);
+    if (*P < 0x80 || (P + Len <= E && llvm::isLegalUTF8Sequence(P, P + Len) && Len > 1)) {
+      Out.append(reinterpret_cast<const char *>(P), *P < 0x80 ? 1 : Len);
+      P += *P < 0x80 ? 1 : Len;
     } else {
       // U+0080..U+00FF in UTF-8.
-      out += char(0xC0 | (*p >> 6));
-      out += char(0x80 | (*p & 0x3F));
-      ++p;
+      Out += char(0xC0 | (*P >> 6));
+      Out += char(0x80 | (*P & 0x3F));
+      ++P;
     }
   }
-  return out;
+  return Out;
 }
 } // namespace
 
 extern "C" int LLVMFuzzerInitialize(int *, char ***) {
-  gPath = "/tmp/ompsim-fuzz-trace-" + std::to_string(getpid()) + ".jsonl";
-  std::remove(gPath.c_str());
+  GPath = "/tmp/ompsim-fuzz-trace-" + std::to_string(getpid()) + ".jsonl";
+  std::remove(GPath.c_str());
   setenv("OMPSIM_TRACE", "all", 1);
-  setenv("OMPSIM_TRACE_FILE", gPath.c_str(), 1);
+  setenv("OMPSIM_TRACE_FILE", GPath.c_str(), 1);
   setenv("OMPSIM_TRACE_NORMALIZE", "1", 1);
   return 0;
 }
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  std::string all(reinterpret_cast<const char *>(data), size);
-  size_t cut = all.find('\0');
-  std::string key = cut == std::string::npos ? "k" : all.substr(0, cut);
-  std::string value = cut == std::string::npos ? all : all.substr(cut + 1);
-  if (key == "cat" || key == "event" || key == "seq")
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
+  std::string All(reinterpret_cast<const char *>(Data), Size);
+  size_t Cut = All.find('\0');
+  std::string Key = Cut == std::string::npos ? "k" : All.substr(0, Cut);
+  std::string Value = Cut == std::string::npos ? All : All.substr(Cut + 1);
+  if (Key == "cat" || Key == "event" || Key == "seq")
     return 0; // the writer's own keys
   {
-    ompsim::trace::Event(ompsim::trace::Cat::Image, "fuzz").str(key, value);
+    ompsim::trace::Event(ompsim::trace::Cat::Image, "fuzz").str(Key, Value);
   }
-  if (!gRead) {
-    gRead = std::fopen(gPath.c_str(), "r");
-    if (!gRead)
+  if (!GRead) {
+    GRead = std::fopen(GPath.c_str(), "r");
+    if (!GRead)
       __builtin_trap();
   }
-  std::string line;
-  for (int ch; (ch = std::fgetc(gRead)) != EOF && ch != '\n';)
-    line += char(ch);
-  std::clearerr(gRead);
+  std::string Line;
+  for (int Ch; (Ch = std::fgetc(GRead)) != EOF && Ch != '\n';)
+    Line += char(Ch);
+  std::clearerr(GRead);
   // Keep the scratch file small over millions of runs.
-  if (++gRuns % 4096 == 0) {
-    if (truncate(gPath.c_str(), 0) != 0)
+  if (++GRuns % 4096 == 0) {
+    if (truncate(GPath.c_str(), 0) != 0)
       __builtin_trap();
-    std::rewind(gRead);
+    std::rewind(GRead);
   }
-  auto parsed = llvm::json::parse(line);
-  if (!parsed) {
-    std::fprintf(stderr, "invalid JSON line: %s\n%s\n", llvm::toString(parsed.takeError()).c_str(),
-                 line.c_str());
+  auto Parsed = llvm::json::parse(Line);
+  if (!Parsed) {
+    std::fprintf(stderr, "invalid JSON line: %s\n%s\n", llvm::toString(Parsed.takeError()).c_str(),
+                 Line.c_str());
     __builtin_trap();
   }
-  const auto *obj = parsed->getAsObject();
-  auto got = obj ? obj->getString(expected(key)) : std::nullopt;
+  const auto *Obj = Parsed->getAsObject();
+  auto Got = Obj ? Obj->getString(expected(Key)) : std::nullopt;
   // Normalized traces rewrite offload ids and paths in values (trace.cpp,
   // normalizeOffloadIds/normalizePaths): those must still give a string.
-  bool rewritten =
-      value.find("__omp_offloading_") != std::string::npos || value.find('/') != std::string::npos;
-  if (!got || (!rewritten && got->str() != expected(value))) {
-    std::fprintf(stderr, "value did not round-trip: %s\n", line.c_str());
+  bool Rewritten =
+      Value.find("__omp_offloading_") != std::string::npos || Value.find('/') != std::string::npos;
+  if (!Got || (!Rewritten && Got->str() != expected(Value))) {
+    std::fprintf(stderr, "value did not round-trip: %s\n", Line.c_str());
     __builtin_trap();
   }
   return 0;
