@@ -63,6 +63,8 @@ TOOLS = {t.name: t for t in [
     Tool("FileCheck", "llvm-22-tools", "output checks of the conformance matrix"),
     Tool("lit", "llvm-22-tools", "pass plugin tests"),
     Tool("clang-format", "clang-format-22", "the format check (scripts/check-format)"),
+    Tool("clang-tidy", "clang-tidy-22", "the naming check (scripts/check-naming)"),
+    Tool("run-clang-tidy", "clang-tidy-22", "the naming check (scripts/check-naming)"),
     Tool("not", "llvm-22-tools", "pass plugin tests"),
     # Debian's python3, never another one first on PATH (it lacks pytest).
     Tool("python3", "python3", "the ompsim CLI and pytest", llvm=False, path="/usr/bin/python3"),
