@@ -117,3 +117,20 @@ def test_ctrl_c_ends_a_matrix_run_with_a_partial_report_and_no_process_left(tmp_
         assert (out / name).exists(), name
     time.sleep(1)
     assert _processes_of_run(p.pid, out) == []
+
+
+def test_cc_inside_setup_does_not_run_setup_again(tmp_path):
+    # scripts/setup ends with a selfcheck that compiles through `ompsim cc`, and
+    # `ompsim cc` runs scripts/setup when the build lacks a file: a build that
+    # still lacks it after setup (a build folder without the pass plugin) once
+    # made the two start each other without end.
+    src = tmp_path / "p.c"
+    src.write_text("int main(void) { return 0; }\n")
+    empty = tmp_path / "build"
+    empty.mkdir()
+    env = dict(os.environ, OMPSIM_BUILD_DIR=str(empty), OMPSIM_SETUP_ACTIVE="1")
+    r = ompsim("cc", src, "-o", tmp_path / "p", env=env)
+    assert r.returncode == 1
+    assert r.stderr.strip().splitlines() == [
+        "ompsim: scripts/setup has just built %s and it still lacks what this command needs; "
+        "not building again from inside scripts/setup (check OMPSIM_BUILD_DIR)" % empty]

@@ -65,6 +65,13 @@ def ensure_built(quiet=True):
                              % (os.path.dirname(os.path.dirname(ROOT)), missing[0]))
             sys.exit(1)
         return
+    if os.environ.get("OMPSIM_SETUP_ACTIVE") == "1":
+        # scripts/setup is further up this process tree (its selfcheck compiles
+        # through `ompsim cc`): running it again would start the same selfcheck,
+        # and so on without end.
+        sys.stderr.write("ompsim: scripts/setup has just built %s and it still lacks what this command needs; "
+                         "not building again from inside scripts/setup (check OMPSIM_BUILD_DIR)\n" % BUILD)
+        sys.exit(1)
     cmd = [os.path.join(ROOT, "scripts", "setup")]
     out = subprocess.run(cmd, stdout=subprocess.PIPE if quiet else None, stderr=subprocess.STDOUT, text=True)
     if out.returncode != 0:
