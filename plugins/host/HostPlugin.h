@@ -41,7 +41,7 @@ public:
   Status load(const __tgt_device_image *Image, HostBinary *&Out);
   Status unload(HostBinary *Binary);
   Status lookup(HostBinary *Binary, const char *Name, void *&Address);
-  /// Looks up `n` symbols at once; `addresses[i]` is null where `names[i]` is absent.
+  /// Looks up `N` symbols at once; `addresses[i]` is null where `names[i]` is absent.
   Status lookupMany(HostBinary *Binary, uint64_t N, const char *const *Names, void **Addresses);
   Status run(void *Kernel, void **Args, int32_t NumArgs, const ompsim_launch_config *Config);
   Status publishTable(uint64_t N, const __omp_offloading_fptr_map_ty *Pairs);
@@ -65,8 +65,8 @@ private:
   Status activateTable();
 };
 
-/// True if `image` is an x86-64 ELF shared object (what this plugin loads).
-/// `why` receives the reason when it is not.
+/// True if `Image` is an x86-64 ELF shared object (what this plugin loads).
+/// `Why` receives the reason when it is not.
 bool isLoadableImage(const __tgt_device_image *Image, std::string &Why);
 
 } // namespace ompsim::hostplugin

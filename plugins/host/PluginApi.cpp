@@ -83,7 +83,7 @@ public:
     std::lock_guard<std::mutex> Lock(Mu);
     Live[reinterpret_cast<uintptr_t>(P)] = Bytes;
   }
-  /// Removes the allocation starting at `p`; else says why `p` cannot be freed.
+  /// Removes the allocation starting at `P`; else says why `P` cannot be freed.
   Status remove(void *P) {
     std::lock_guard<std::mutex> Lock(Mu);
     auto A = reinterpret_cast<uintptr_t>(P);
@@ -130,7 +130,7 @@ Allocations &allocations() {
 /// until exit, so segments are never removed.
 class ImageSegments {
 public:
-  /// Records the readable PT_LOAD segments of the object dlopen gave `handle`.
+  /// Records the readable PT_LOAD segments of the object dlopen gave `Handle`.
   void add(void *Handle) {
     struct link_map *Map = nullptr;
     if (!Handle || dlinfo(Handle, RTLD_DI_LINKMAP, &Map) != 0 || !Map)
@@ -178,8 +178,8 @@ ImageSegments &imageSegments() {
   return *S;
 }
 
-/// Copies `size` bytes between the host and device address `tgt` (`toDevice`
-/// says which way) without trusting `tgt`: inside a live allocation the range
+/// Copies `Size` bytes between the host and device address `Tgt` (`toDevice`
+/// says which way) without trusting `Tgt`: inside a live allocation the range
 /// must fit in it; elsewhere (a device global of a loaded image, memory the
 /// user associated) the copy goes through process_vm_readv/writev, which fail
 /// instead of faulting on memory this process cannot reach.

@@ -28,7 +28,7 @@ public:
   /// when nothing useful is known about the address.
   std::string advise(const HostFault &Fault) const;
 
-  /// "file:line" of the function at host address `addr` from the debug info
+  /// "file:line" of the function at host address `Addr` from the debug info
   /// of the object defining it, or "" without debug info.
   static std::string definedAt(uint64_t Addr);
 

@@ -48,7 +48,7 @@ namespace {
 using llvm::Error;
 
 /// The library names a NEEDED entry can use for the host object that embeds
-/// `imageBytes`: its file name and its DT_SONAME. A shared library's device
+/// `ImageBytes`: its file name and its DT_SONAME. A shared library's device
 /// image is linked into later images under these names.
 std::vector<std::string> hostLibraryNames(const void *ImageBytes) {
   Dl_info Info{};
@@ -429,7 +429,7 @@ OMPSIM_EXPORT int32_t __tgt_rtl_init_device(int32_t Id) {
   if (!C)
     return failWith(D, C.takeError());
   D->Controller = std::move(*C);
-  // Devices are never moved (the vector is sized once), so `d` outlives the controller.
+  // Devices are never moved (the vector is sized once), so `D` outlives the controller.
   D->Controller->setFaultAdvisor([D](const HostFault &F) { return D->Advisor.advise(F); });
   if (trace::enabled(trace::Cat::Translate))
     llvm::consumeError(D->Controller->takeTranslateLog(config().TraceTranslateCap, 0).takeError());

@@ -77,7 +77,7 @@ void freeKind(void *Ptr, int DeviceNum, int32_t Kind) {
         llvm::toString(D->pluginError(fmt::format("cannot free {} on device {}", Ptr, DeviceNum)))));
 }
 
-/// The UID of device `d` (number `deviceNum`): the plugin's name and the
+/// The UID of device `D` (number `DeviceNum`): the plugin's name and the
 /// device's number within it, as stock builds "x86_64-0". Strings live as
 /// long as the process, as the routine's result must.
 const char *deviceUid(Device &D) {

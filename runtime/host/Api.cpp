@@ -32,7 +32,7 @@ void dataCall(DataOp Op, int64_t DeviceNum, int32_t N, void **Bases, void **Begi
     fatal(std::move(Err));
 }
 
-/// Device for an omp_* call: null for the host; `ok` false for an invalid one.
+/// Device for an omp_* call: null for the host; `Ok` false for an invalid one.
 Device *apiDevice(int DeviceNum, bool &Ok) {
   Ok = true;
   auto D = Runtime::get().device(DeviceNum);

@@ -10,7 +10,7 @@
 namespace ompsim::host {
 
 /// The device an omp_*-style routine names: null for the initial device (the
-/// host). An invalid number prints one error line and sets `ok` to false.
+/// host). An invalid number prints one error line and sets `Ok` to false.
 inline Device *apiDeviceOrHost(int64_t DeviceNum, bool &Ok) {
   Ok = true;
   auto D = Runtime::get().device(DeviceNum);

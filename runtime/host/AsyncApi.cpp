@@ -88,7 +88,7 @@ int32_t runAsyncCopy(int32_t, void *TaskPtr) {
   return Rc;
 }
 
-/// Starts `copy` as a task after the dependences in `deps`; takes ownership.
+/// Starts `copy` as a task after the dependences in `Deps`; takes ownership.
 int startTask(AsyncCopy *Copy, int DepCount, omp_depend_t *Deps) {
   if (DepCount < 0 || (DepCount > 0 && !Deps)) {
     ompsim::trace::error("asynchronous device copy: invalid depend object list");

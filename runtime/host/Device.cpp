@@ -35,7 +35,7 @@ llvm::Error makeError(const std::string &Message) {
 
 /// An entry of a permanent batch that overlaps an earlier entry of the batch.
 struct BatchConflict {
-  size_t Index;          ///< the later entry, in `batch`
+  size_t Index;          ///< the later entry, in `Batch`
   std::string OtherName; ///< the earlier entry it overlaps
   uint64_t OtherTgt;     ///< where the earlier entry maps the later one's host address
 };
@@ -74,7 +74,7 @@ std::optional<BatchConflict> settleBatch(std::vector<MapEntry> &Batch) {
       return BatchConflict{I, Found.Entry->Name, Found.Entry->translate(M.HstBegin)};
     }
     Kept.insert(M);
-    Out.push_back(M); // copied: `batch` stays whole when a conflict follows
+    Out.push_back(M); // copied: `Batch` stays whole when a conflict follows
   }
   Batch = std::move(Out);
   return std::nullopt;

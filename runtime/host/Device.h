@@ -41,7 +41,7 @@ public:
   /// Initializes the device once (later calls return the first outcome).
   llvm::Error ensureInitialized();
 
-  /// Loads `image` (already accepted by this device's plugin) and runs the
+  /// Loads `Image` (already accepted by this device's plugin) and runs the
   /// registration flow: kernels, globals, and the indirect entries (device
   /// global read back, mapping table entry with infinite count, function
   /// pointer table contribution). Does not publish the table.
@@ -60,10 +60,10 @@ public:
   /// The kernel handle for a host region id, or null when no loaded image has it.
   void *findKernel(void *RegionId, std::string *Name);
 
-  /// True when some image loaded here came from `image`.
+  /// True when some image loaded here came from `Image`.
   bool hasImage(const __tgt_device_image *Image) const { return Images.count(Image) != 0; }
 
-  /// Runs a kernel; `args` are device pointers or literal values.
+  /// Runs a kernel; `Args` are device pointers or literal values.
   llvm::Error launch(void *Kernel, std::vector<uint64_t> &Args, const ompsim_launch_config &Config);
 
   /// True once ensureInitialized() succeeded.
@@ -86,8 +86,8 @@ public:
   llvm::Error pluginError(const std::string &Fallback) const;
 
 private:
-  /// Reads the 8-byte device address stored in the device global `name`,
-  /// found at `global` (null: absent) or, without one, asked of the plugin.
+  /// Reads the 8-byte device address stored in the device global `Name`,
+  /// found at `Global` (null: absent) or, without one, asked of the plugin.
   llvm::Expected<uint64_t> readAddressGlobal(LoadedImage &Image, const std::string &Name,
                                              std::optional<void *> Global = std::nullopt);
   /// The device addresses of `names[i]` in the image, null where absent, in
@@ -95,13 +95,13 @@ private:
   /// (callers then ask per name).
   llvm::Expected<std::optional<std::vector<void *>>>
   findGlobals(LoadedImage &Image, const std::vector<const char *> &Names, const std::vector<uint64_t> &Sizes);
-  /// Adds the host vtables holding one of `indirect`'s functions that no 0x20
+  /// Adds the host vtables holding one of `Indirect`'s functions that no 0x20
   /// entry registered, paired with the device image's vtable of the same name;
-  /// their mapping-table entries go to `mapped`, one batch for the caller to add.
+  /// their mapping-table entries go to `Mapped`, one batch for the caller to add.
   void addVtablesByName(LoadedImage &Image, std::vector<IndirectTarget> &Indirect,
                         std::vector<MapEntry> &Mapped);
-  /// Adds the entry mapping [host, host + size) to `tgt` for the image's
-  /// lifetime (globals, indirect functions, vtables) to `batch`, the image's
+  /// Adds the entry mapping [host, host + size) to `Tgt` for the image's
+  /// lifetime (globals, indirect functions, vtables) to `Batch`, the image's
   /// permanent entries that the caller adds to the mapping table at once.
   static void mapPermanently(std::vector<MapEntry> &Batch, uintptr_t Host, uint64_t Size, uint64_t Tgt,
                              const std::string &Name);

@@ -15,7 +15,7 @@ namespace ompsim::host {
 class DeviceMemory {
 public:
   virtual ~DeviceMemory() = default;
-  /// Allocates `size` bytes (size 0 allocates a minimal block).
+  /// Allocates `Size` bytes (size 0 allocates a minimal block).
   virtual llvm::Expected<uint64_t> allocate(uint64_t Size, const void *HostHint) = 0;
   /// Frees a block from allocate().
   virtual llvm::Error release(uint64_t Tgt) = 0;

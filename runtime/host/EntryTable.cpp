@@ -149,7 +149,7 @@ struct NameSpan {
 /// corrupt pointers) are read one at a time.
 constexpr uintptr_t kMaxNameSpan = uintptr_t(256) << 20;
 
-/// Probes the pages from the lowest to the highest of the `count` names
+/// Probes the pages from the lowest to the highest of the `Count` names
 /// nameAt(i) gives; an empty span when they are too far apart or any page
 /// between them is unreadable.
 template <typename NameFnT> NameSpan probeNames(size_t Count, NameFnT NameAt) {

@@ -34,7 +34,7 @@ enum class EntryFormat {
 /// Parses the entry table [begin, end) of one device image or descriptor.
 ///
 /// The format is told apart by the first word of the first entry, as upstream
-/// does: 0 means the LLVM 20+ format. `what` names the table's owner in
+/// does: 0 means the LLVM 20+ format. `What` names the table's owner in
 /// messages ("image 0 of descriptor 0x..."). Fails naming the entry when an
 /// entry has a null address or name, an unknown version, or the range is not
 /// a whole number of entries. An empty table is valid.

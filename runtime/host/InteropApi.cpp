@@ -38,7 +38,7 @@ struct DependPack {
   KmpDependInfo *NoAliasDeps;
 };
 
-/// Sets *err (when given) and returns `value`.
+/// Sets *err (when given) and returns `Value`.
 template <typename T> T withCode(int *Err, omp_interop_rc_t Code, T Value) {
   if (Err)
     *Err = Code;

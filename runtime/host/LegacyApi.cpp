@@ -17,7 +17,7 @@ extern "C" int __tgt_target_kernel(ompsim_ident *Loc, int64_t DeviceNum, int32_t
 
 namespace {
 
-/// Launches `regionId` with legacy (version 1) arguments.
+/// Launches `RegionId` with legacy (version 1) arguments.
 ///
 /// Version 1 arguments predate the kernel's implicit first parameter: stock
 /// libomptarget passes the TARGET_PARAM entries as they are, so the first of

@@ -323,7 +323,7 @@ llvm::Error MapClauseProcessor::processAttachments() {
     auto PointeeBegin = reinterpret_cast<uintptr_t>(Arg.Begin);
     auto PointerSize = static_cast<uint64_t>(Arg.Size);
     // Attach only when the pointer or its pointee was allocated by this
-    // construct (or `always`): an existing attachment stays as it is.
+    // construct (or `Always`): an existing attachment stays as it is.
     if (!has(Arg.Type, flag::Always) && !isNewAllocation(PointeeBegin) && !isNewAllocation(PointerLoc))
       continue;
     MapLookup Pointee = Table.lookup(PointeeBegin, 0);
@@ -405,14 +405,14 @@ llvm::Error MapClauseProcessor::exitList(const std::vector<MapArg> &Args, bool F
     bool Del = has(Arg.Type, flag::Delete);
     bool Pointee = has(Arg.Type, flag::PtrAndObj);
     bool UpdateRef = (memberOf(Arg.Type) == 0 || Pointee) && !(FromMapper && K == 0);
-    // Would one release of this kind (after `delete` resets it) remove the block?
+    // Would one release of this kind (after `Delete` resets it) remove the block?
     bool Last = false;
     if (!E.isInfinite()) {
       uint64_t &Mine = Hold ? E.HoldRef : E.DynamicRef;
       uint64_t Other = Hold ? E.DynamicRef : E.HoldRef;
       Last = Other == 0 && (Del || Mine == 1);
       if (Del)
-        Mine = 1; // `delete` resets the count so the release below drops it
+        Mine = 1; // `Delete` resets the count so the release below drops it
       if (UpdateRef && Mine > 0)
         --Mine;
     }

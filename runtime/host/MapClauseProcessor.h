@@ -42,8 +42,8 @@ using MapperFunction = void (*)(void *Handle, void *Base, void *Begin, int64_t S
                                 void *Name);
 
 /// One dimension of a non-contiguous `target update` item (clang's
-/// `__tgt_target_non_contig`): `count` elements starting at element `offset`,
-/// `stride` bytes apart.
+/// `__tgt_target_non_contig`): `Count` elements starting at element `Offset`,
+/// `Stride` bytes apart.
 struct NonContigDim {
   uint64_t Offset;
   uint64_t Count;
@@ -65,7 +65,7 @@ public:
 
   /// Enter: maps every item (allocate, count, copy `to`, attach pointers).
   /// For RETURN_PARAM items (use_device_ptr/addr) writes the device base
-  /// address into `argsBase[i]` when `argsBase` is non-null.
+  /// address into `argsBase[i]` when `ArgsBase` is non-null.
   llvm::Error enter(const std::vector<MapArg> &Args, void **ArgsBase);
 
   /// Exit: releases every item in reverse order (count down, copy `from`
@@ -79,13 +79,13 @@ public:
 
   /// Checks that every bit of every item's map type is one the runtime
   /// implements, and that NON_CONTIG only appears where it is allowed.
-  /// `construct` names the operation for the message ("target update").
+  /// `Construct` names the operation for the message ("target update").
   static llvm::Error checkMapTypes(const std::vector<MapArg> &Args, const char *Construct,
                                    bool AllowNonContig);
 
   /// The value passed to the kernel for a TARGET_PARAM item after enter():
   /// literals as they are, firstprivate data copied to a fresh device block
-  /// (recorded in `privateBlocks` for the caller to free), mapped items
+  /// (recorded in `PrivateBlocks` for the caller to free), mapped items
   /// translated, and unmapped zero-length sections left as host values.
   llvm::Expected<uint64_t> kernelArgument(const MapArg &Arg, std::vector<uint64_t> &PrivateBlocks);
 

@@ -38,7 +38,7 @@ inline constexpr uint64_t Implemented = To | From | Always | Delete | PtrAndObj 
                                         Private | Literal | Implicit | Close | Present | OmpxHold | Attach |
                                         NonContig | MemberOf;
 
-/// True when `type` has any bit of `mask`.
+/// True when `Type` has any bit of `Mask`.
 constexpr bool has(int64_t Type, uint64_t Mask) { return (static_cast<uint64_t>(Type) & Mask) != 0; }
 
 /// 1-based index of the parent item of a MEMBER_OF item, 0 when not a member.

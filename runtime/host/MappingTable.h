@@ -11,7 +11,7 @@
 namespace ompsim::host {
 
 /// A pointer inside a mapped block whose device copy was rewritten to point at
-/// device memory (pointer attachment). The host copy keeps `hostValue`.
+/// device memory (pointer attachment). The host copy keeps `HostValue`.
 struct ShadowPointer {
   uintptr_t HostValue = 0; ///< what the host pointer held when attached
   uint64_t TgtValue = 0;   ///< what its device copy holds
@@ -39,15 +39,15 @@ struct MapEntry {
   bool isInfinite() const { return DynamicRef == Infinite; }
   /// Sum of both counts (Infinite stays Infinite).
   uint64_t totalRef() const { return isInfinite() ? Infinite : DynamicRef + HoldRef; }
-  /// The device address of host address `hst` inside this block.
+  /// The device address of host address `Hst` inside this block.
   uint64_t translate(uintptr_t Hst) const { return TgtBegin + (Hst - HstBegin); }
 };
 
 /// Where a host range stands relative to the table.
 struct MapLookup {
   MapEntry *Entry = nullptr; ///< the entry overlapping the range, if any
-  bool Contained = false;    ///< the range lies inside `entry`
-  bool Extends = false;      ///< the range overlaps `entry` but is not inside it
+  bool Contained = false;    ///< the range lies inside `Entry`
+  bool Extends = false;      ///< the range overlaps `Entry` but is not inside it
 };
 
 /// The mapping table of one device: non-overlapping host ranges, each with its
@@ -69,25 +69,25 @@ struct MapLookup {
 class MappingTable {
 public:
   /// Looks `[begin, begin+size)` up. A zero-size range is found inside an
-  /// entry that contains `begin`, or in the entry that follows `begin` when
-  /// `begin` lies at or after that entry's base (as stock libomptarget does,
+  /// entry that contains `Begin`, or in the entry that follows `Begin` when
+  /// `Begin` lies at or after that entry's base (as stock libomptarget does,
   /// so `p[0:0]` finds a mapped `p[2:5]`).
   MapLookup lookup(uintptr_t Begin, uint64_t Size);
 
   /// Adds an entry; the range must not overlap an existing one (asserted).
   MapEntry &insert(MapEntry Entry);
 
-  /// Adds the permanent entries of `owner` (an image) in one batch. The
+  /// Adds the permanent entries of `Owner` (an image) in one batch. The
   /// entries must overlap neither each other nor an entry already in the
   /// table (asserted); they are found by lookup() like any other entry. An
   /// owner may add several batches.
   void insertPermanent(uint64_t Owner, std::vector<MapEntry> Entries);
 
-  /// Removes every entry that insertPermanent() added for `owner`, and
+  /// Removes every entry that insertPermanent() added for `Owner`, and
   /// returns how many it removed.
   size_t erasePermanent(uint64_t Owner);
 
-  /// Removes `entry` (which must be in this table). Erasing one entry of a
+  /// Removes `Entry` (which must be in this table). Erasing one entry of a
   /// permanent batch invalidates references to the later entries of that
   /// batch.
   void erase(MapEntry &Entry);

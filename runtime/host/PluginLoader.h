@@ -46,7 +46,7 @@ struct PluginFunctions {
 /// One dlopen'ed plugin.
 class Plugin {
 public:
-  /// Loads the plugin at `path` (shown as `spec` in messages): checks the API
+  /// Loads the plugin at `path` (shown as `Spec` in messages): checks the API
   /// version first, then resolves the required set (naming the first missing
   /// symbol) and the optional set, and asks for its device count.
   static llvm::Expected<std::unique_ptr<Plugin>> create(const std::string &Spec, const std::string &Path);
@@ -62,7 +62,7 @@ public:
   /// Why the plugin reported no devices, in its own words ("" when it has
   /// devices or gave no reason).
   const std::string &noDeviceReason() const { return NoDeviceReason; }
-  /// The plugin's last error for `localDevice` as one line ("" when none).
+  /// The plugin's last error for `LocalDevice` as one line ("" when none).
   std::string lastError(int32_t LocalDevice) const;
 
 private:

@@ -40,13 +40,13 @@ public:
   llvm::Error registerLib(__tgt_bin_desc *Desc);
   /// Unregisters a descriptor (any order) and republishes the tables.
   llvm::Error unregisterLib(__tgt_bin_desc *Desc);
-  /// Records `requires` flags (from an entry or __tgt_register_requires).
+  /// Records `Requires` flags (from an entry or __tgt_register_requires).
   void registerRequires(int64_t Flags);
 
   /// Loads the plugins on first use (none when offload is disabled).
   llvm::Error ensurePlugins();
   /// Number of devices over every plugin (0 when disabled or on error).
-  /// True when `deviceNum` (after resolving the default device) names the
+  /// True when `DeviceNum` (after resolving the default device) names the
   /// host, where a target region runs as host code (stock's fallback, taken
   /// even when offload is mandatory). False when no device exists at all
   /// under OMP_TARGET_OFFLOAD=mandatory: that is an error, not the host.
@@ -89,7 +89,7 @@ private:
   };
 
   llvm::Error loadOnDevices(RegisteredImage &Image);
-  /// Loads on `d` the registered images its plugin took that it does not
+  /// Loads on `D` the registered images its plugin took that it does not
   /// hold yet (devices other than the default one load on first use, as
   /// stock libomptarget's do), and publishes its table when any was loaded.
   llvm::Error ensureImagesOn(Device &D);

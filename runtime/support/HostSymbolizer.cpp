@@ -50,7 +50,7 @@ std::string demangle(const char *Name) {
 
 /// Calls `fn(address, size, type, name)` for every defined function or data
 /// symbol in the object's file: from .symtab (which has local symbols such as
-/// static functions) when it has any, else from .dynsym. With `onlyObjects`
+/// static functions) when it has any, else from .dynsym. With `OnlyObjects`
 /// functions are skipped before their names are read (the file is mapped,
 /// not read, so names never looked at cost nothing).
 template <typename CallbackT> void forEachSymbol(const Object &O, CallbackT Fn, bool OnlyObjects = false) {
@@ -190,7 +190,7 @@ struct State {
         this);
   }
 
-  /// The object containing `addr`, rescanning once when none does (it may
+  /// The object containing `Addr`, rescanning once when none does (it may
   /// have been loaded since the last scan).
   Object *findOrRescan(uint64_t Addr) {
     Object *O = find(Addr);

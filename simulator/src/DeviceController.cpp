@@ -118,7 +118,7 @@ private:
 
 } // namespace
 
-/// Waits up to `seconds` for `pid`; returns true and its status once it has exited.
+/// Waits up to `Seconds` for `Pid`; returns true and its status once it has exited.
 bool waitFor(pid_t Pid, double Seconds, int &Status) {
   auto Deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(Seconds);
   // A pidfd turns readable the moment the process exits, so the wait ends

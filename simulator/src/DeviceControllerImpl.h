@@ -25,7 +25,7 @@ namespace proto = protocol;
 
 inline Error makeError(const Twine &Msg) { return createStringError(inconvertibleErrorCode(), Msg); }
 
-/// Waits up to `seconds` for `pid`; returns true and its status once it has exited.
+/// Waits up to `Seconds` for `Pid`; returns true and its status once it has exited.
 bool waitFor(pid_t Pid, double Seconds, int &Status);
 
 template <typename Sig, typename RetT, typename... ArgTs>

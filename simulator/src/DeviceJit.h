@@ -35,11 +35,11 @@ struct JITImage {
 /// loaded libraries (libomp, libc, the device runtime).
 class DeviceJIT {
 public:
-  /// Builds the layers; `dsoHandle` is the address given to __dso_handle.
+  /// Builds the layers; `DsoHandle` is the address given to __dso_handle.
   /// Functions compile on their first call: the executor's resolver block
-  /// calls `lazyReenter` there (which asks the controller, resolveLazyCall),
-  /// and a call whose function cannot be compiled lands in `lazyFailed`.
-  /// `optLevel` (0-3) is the code generation level. A non-empty `cacheDir`
+  /// calls `LazyReenter` there (which asks the controller, resolveLazyCall),
+  /// and a call whose function cannot be compiled lands in `LazyFailed`.
+  /// `OptLevel` (0-3) is the code generation level. A non-empty `CacheDir`
   /// keeps each compiled object there, keyed by a hash of its module, and a
   /// later compile of the same module (in this or a later run) reads it back
   /// instead of generating code.
@@ -49,16 +49,16 @@ public:
                                                            llvm::StringRef CacheDir = "");
   ~DeviceJIT();
 
-  /// Parses `bitcode` as image `name` and links its data now; its functions
+  /// Parses `Bitcode` as image `Name` and links its data now; its functions
   /// get stubs (their addresses, valid at once, in function pointers, vtables
   /// and lookups) and compile on their first call, each with the functions it
   /// calls directly and whose address is never taken.
   llvm::Expected<JITImage> add(llvm::ArrayRef<char> Bitcode, llvm::StringRef Name);
-  /// Compiles the function behind `trampoline` (a first call reached it) and
+  /// Compiles the function behind `Trampoline` (a first call reached it) and
   /// returns its address, or the lazyFailed address when it cannot. Blocks;
   /// called on the controller's lazy-call thread, never under its lock.
   uint64_t resolveLazyCall(uint64_t Trampoline);
-  /// Address of `symbol` in `image`, or 0 when it defines none.
+  /// Address of `Symbol` in `Image`, or 0 when it defines none.
   llvm::Expected<uint64_t> lookup(const JITImage &Image, llvm::StringRef Symbol);
   /// Empties the image's dylibs (their memory returns to the arena).
   llvm::Error remove(JITImage &Image);

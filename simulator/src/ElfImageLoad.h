@@ -105,12 +105,12 @@ private:
 /// One load in progress: the image's parsed tables and the checks on them.
 class ImageLoad {
 public:
-  /// `checkOnly`: validate without running or registering anything (see
-  /// ElfImageLoader::validate); `env` then provides only memory.
+  /// `CheckOnly`: validate without running or registering anything (see
+  /// ElfImageLoader::validate); `Env` then provides only memory.
   ImageLoad(llvm::StringRef Name, const ElfLoadEnvironment &Env, bool CheckOnly = false)
       : Name(Name), Env(Env), CheckOnly(CheckOnly) {}
 
-  /// Loads (or checks) `bytes`; `inPlace` parses them where they are (see
+  /// Loads (or checks) `Bytes`; `InPlace` parses them where they are (see
   /// ElfImageLoader::load's `exclusive`) instead of a private copy.
   llvm::Expected<std::unique_ptr<LoadedElfImage>> run(llvm::ArrayRef<char> Bytes, bool InPlace = false);
 

@@ -21,7 +21,7 @@ class ImageLoad; // one load in progress (ElfImageLoader.cpp)
 struct ElfLoadEnvironment {
   /// Returns `size` bytes of page-aligned read-write memory for the image.
   std::function<llvm::Expected<uint8_t *>(uint64_t Size)> Allocate;
-  /// Gives memory from `allocate` back (after a failed load or at unload).
+  /// Gives memory from `Allocate` back (after a failed load or at unload).
   std::function<void(uint8_t *Base)> Release;
   /// Makes a NEEDED library's symbols resolvable (libomptarget and ld.so are
   /// never passed here).
@@ -33,7 +33,7 @@ struct ElfLoadEnvironment {
 /// One image mapped, relocated and initialized in the current process.
 ///
 /// Destruction runs nothing; call runFini() first to run DT_FINI_ARRAY and
-/// DT_FINI, then the memory goes back through the environment's `release`.
+/// DT_FINI, then the memory goes back through the environment's `Release`.
 class LoadedElfImage {
 public:
   ~LoadedElfImage();
@@ -77,7 +77,7 @@ public:
   /// Largest span (lowest to highest PT_LOAD address) an image may have.
   static constexpr uint64_t kMaxImageSpan = 1ull << 30;
 
-  /// Loads `bytes` (an x86-64 ET_DYN ELF) named `name`. Errors name the image
+  /// Loads `Bytes` (an x86-64 ET_DYN ELF) named `name`. Errors name the image
   /// and the problem (bad header, unknown relocation type, undefined symbol).
   ///
   /// The bytes are untrusted: every size, offset, index and address the image
@@ -85,7 +85,7 @@ public:
   /// only called (initializers, IRELATIVE resolvers) at addresses inside an
   /// executable PT_LOAD segment, and a failed load gives its memory back.
   ///
-  /// With `exclusive` the caller vouches that nothing else writes `bytes`
+  /// With `Exclusive` the caller vouches that nothing else writes `Bytes`
   /// until load() returns (a buffer received for this very load): they are
   /// parsed in place instead of copied first, which for an image of 100 Ki
   /// functions is tens of megabytes of fresh memory.
@@ -94,7 +94,7 @@ public:
                                                               const ElfLoadEnvironment &Env,
                                                               bool Exclusive = false);
 
-  /// Checks `bytes` as load() would, with the same checks and messages, but
+  /// Checks `Bytes` as load() would, with the same checks and messages, but
   /// runs and registers nothing: no initializer, IRELATIVE resolver or NEEDED
   /// library, no unwind registration; imports are left unresolved. For a
   /// loader that hands the image to another (the dynamic linker, in the

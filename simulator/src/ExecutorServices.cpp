@@ -191,7 +191,7 @@ Error runKernel(uint64_t Fn, ArrayRef<uint64_t> Args, uint32_t Teams, uint32_t T
   static std::vector<ffi_type *> Types;
   static std::vector<void *> Values, Slots;
   static ffi_cif Cif;
-  static size_t PreparedFor = SIZE_MAX; // arguments `cif` describes
+  static size_t PreparedFor = SIZE_MAX; // arguments `Cif` describes
   size_t N = Args.size() + 1;
   if (N != PreparedFor) {
     PreparedFor = SIZE_MAX;

@@ -13,12 +13,12 @@ namespace ompsim::sim {
 /// Sorted function and object symbols of one image at its load address.
 class ImageSymbolTable {
 public:
-  /// Reads .symtab and .dynsym of an ELF image loaded at `base`; an
+  /// Reads .symtab and .dynsym of an ELF image loaded at `Base`; an
   /// unreadable image gives an empty table.
   static ImageSymbolTable fromElf(llvm::ArrayRef<char> Bytes, uint64_t Base);
   /// Adds one symbol (JIT-linked images add theirs one by one).
   void add(std::string Name, uint64_t Addr, uint64_t Size);
-  /// "name+0xoff" when `addr` lies in a symbol (or within 4 KiB past a
+  /// "name+0xoff" when `Addr` lies in a symbol (or within 4 KiB past a
   /// sizeless one), else "".
   std::string symbolize(uint64_t Addr) const;
 

@@ -26,9 +26,9 @@ namespace ompsim::sim {
 /// The launch mailbox at offset 0 of the executor's memfd.
 ///
 /// One launch is in flight at a time (the controller serializes its calls).
-/// The controller fills entry/teams/threads/args, publishes `request` = seq,
-/// bumps `doorbell` and wakes the executor if it sleeps; the executor runs the
-/// kernel, fills status/message, publishes `done` = seq and wakes the host if
+/// The controller fills entry/teams/threads/args, publishes `Request` = seq,
+/// bumps `Doorbell` and wakes the executor if it sleeps; the executor runs the
+/// kernel, fills status/message, publishes `Done` = seq and wakes the host if
 /// it sleeps. Where a CPU is idle both sides spin a little before they sleep
 /// in FUTEX_WAIT (spinFor), so back-to-back launches take no system call;
 /// on a busy machine they block at once. The futex words
@@ -45,13 +45,13 @@ struct LaunchMailbox {
   /// posting a launch, ORC's listener thread queueing a request); that thread
   /// sleeps on it.
   std::atomic<uint32_t> Doorbell;
-  /// Non-zero while the device thread sleeps (or is about to) on `doorbell`.
+  /// Non-zero while the device thread sleeps (or is about to) on `Doorbell`.
   std::atomic<uint32_t> ExecutorSleeping;
   /// Sequence number of the last launch posted by the host.
   std::atomic<uint32_t> Request;
   /// Sequence number of the last launch finished by the executor; the host sleeps on it.
   std::atomic<uint32_t> Done;
-  /// Non-zero while the host sleeps (or is about to) on `done`.
+  /// Non-zero while the host sleeps (or is about to) on `Done`.
   std::atomic<uint32_t> HostWaiting;
   /// CPUs the host's launching thread and the device thread last ran on
   /// (hints for spinFor; -1 unknown).
@@ -59,9 +59,9 @@ struct LaunchMailbox {
   std::atomic<int32_t> ExecutorCpu;
   /// First calls of not yet compiled functions of bitcode images: the device
   /// thread that made one stores the trampoline it came through in
-  /// `lazyTrampoline` and bumps `lazyRequest` (the controller's lazy-call
+  /// `LazyTrampoline` and bumps `LazyRequest` (the controller's lazy-call
   /// thread sleeps on it); the controller compiles, stores the function's
-  /// address in `lazyLanding` and publishes `lazyServed` = `lazyRequest` (the
+  /// address in `LazyLanding` and publishes `LazyServed` = `LazyRequest` (the
   /// caller sleeps on it). One request at a time.
   std::atomic<uint32_t> LazyRequest;
   std::atomic<uint32_t> LazyServed;
@@ -71,7 +71,7 @@ struct LaunchMailbox {
   uint32_t Threads; ///< 0: the device default
   uint32_t NumArgs;
   uint64_t Entry; ///< kernel address in the arena
-  /// 0 when the kernel ran; otherwise `message` says why it could not.
+  /// 0 when the kernel ran; otherwise `Message` says why it could not.
   int32_t Status;
   uint32_t MessageLength;
   char Message[kMessageBytes];
@@ -83,7 +83,7 @@ static_assert(std::atomic<uint32_t>::is_always_lock_free && sizeof(std::atomic<u
               "futex words must be plain lock-free 32-bit integers");
 
 /// FUTEX_WAIT on a word shared between processes: sleeps while `*word ==
-/// expected`, at most `timeout` when it is not null. Spurious returns are fine.
+/// expected`, at most `Timeout` when it is not null. Spurious returns are fine.
 inline void sharedFutexWait(std::atomic<uint32_t> &Word, uint32_t Expected,
                             const struct timespec *Timeout = nullptr) {
   ::syscall(SYS_futex, reinterpret_cast<uint32_t *>(&Word), FUTEX_WAIT, Expected, Timeout, nullptr, 0);
@@ -163,20 +163,20 @@ inline bool spinningIsFree() {
   return Answer;
 }
 
-/// Spins until `ready()` or until about `nanos` have passed; true when ready.
+/// Spins until `ready()` or until about `Nanos` have passed; true when ready.
 ///
 /// A spin only pays when the partner runs on another CPU at the same time:
 /// then a round trip costs well under a microsecond instead of a futex wake
 /// and a reschedule. It must never take the CPU from the partner (or from
 /// anyone else the partner waits for), so it spins only while spinningIsFree()
-/// and the partner is known to run elsewhere: `partnerCpu` is the CPU the
-/// other side last said it runs on (`ownCpu` is where we publish ours), and
-/// `partnerAsleep` its sleep flag (executorSleeping, hostWaiting), set from
+/// and the partner is known to run elsewhere: `PartnerCpu` is the CPU the
+/// other side last said it runs on (`OwnCpu` is where we publish ours), and
+/// `PartnerAsleep` its sleep flag (executorSleeping, hostWaiting), set from
 /// just before it blocks until it runs again. A partner we just woke has not
 /// said where it runs yet, and a futex wake may well queue it behind us on
 /// our own CPU (the load count cannot tell), so we wait for it to come up
 /// only kWakeGraceNanos; once it is up on another CPU we spin the rest of
-/// `nanos`. It never yields: on a busy machine sched_yield only keeps the
+/// `Nanos`. It never yields: on a busy machine sched_yield only keeps the
 /// spinner runnable. Returning false makes the caller block in FUTEX_WAIT.
 template <typename PredicateT>
 bool spinFor(uint64_t Nanos, std::atomic<int32_t> &OwnCpu, const std::atomic<int32_t> &PartnerCpu,

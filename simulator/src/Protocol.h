@@ -73,7 +73,7 @@ inline constexpr const char *LazyReenterName = "__ompsim_exec_lazy_reenter";
 inline constexpr const char *LazyFailedName = "__ompsim_exec_lazy_failed";
 
 /// What the executor writes to the fault fd before it exits on a fatal signal,
-/// or when device code calls exit(): then `signo` is 0 and `code` the status.
+/// or when device code calls exit(): then `Signo` is 0 and `Code` the status.
 struct FaultRecord {
   static constexpr uint32_t kMagic = 0x0F5A17EDu;
   uint32_t Magic;

@@ -20,14 +20,14 @@ public:
   /// Forgets all blocks and manages [begin, end).
   void reset(uint64_t Begin, uint64_t End);
 
-  /// Returns the address of a block of `size` bytes aligned to `align` (a
+  /// Returns the address of a block of `Size` bytes aligned to `Align` (a
   /// power of two), or 0 when no free block fits.
   uint64_t allocate(uint64_t Size, uint64_t Align);
 
-  /// Returns a block to the free list; false if `addr` is not a live block.
+  /// Returns a block to the free list; false if `Addr` is not a live block.
   bool release(uint64_t Addr);
 
-  /// Size of the live block at `addr`, or 0.
+  /// Size of the live block at `Addr`, or 0.
   uint64_t blockSize(uint64_t Addr) const;
 
   /// Bytes currently handed out.

@@ -209,7 +209,7 @@ public:
       Thread.join();
   }
 
-  /// Asks the controller to compile the function behind `trampoline` and
+  /// Asks the controller to compile the function behind `Trampoline` and
   /// waits for its address (the first call of a function of a bitcode image).
   uint64_t lazyCall(uint64_t Trampoline) {
     static std::mutex OneAtATime;
@@ -238,7 +238,7 @@ private:
       ompsim::sim::sharedFutexWake(Mailbox->Doorbell);
   }
 
-  /// Runs the launch posted as `seq` and publishes its completion.
+  /// Runs the launch posted as `Seq` and publishes its completion.
   void serveLaunch(uint32_t Seq) {
     ompsim::sim::LaunchMailbox &Mb = *Mailbox;
     Mb.ExecutorCpu.store(::sched_getcpu(), std::memory_order_relaxed);

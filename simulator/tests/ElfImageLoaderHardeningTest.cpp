@@ -46,7 +46,7 @@ public:
   Elf64_Ehdr ehdr() const { return get<Elf64_Ehdr>(0); }
   uint64_t phdrOffset(size_t I) const { return ehdr().e_phoff + I * sizeof(Elf64_Phdr); }
   Elf64_Phdr phdr(size_t I) const { return get<Elf64_Phdr>(phdrOffset(I)); }
-  /// Index of the first program header of `type` whose flags include `flags`.
+  /// Index of the first program header of `type` whose flags include `Flags`.
   size_t phdrIndex(uint32_t Type, uint32_t Flags = 0) const {
     for (size_t I = 0; I < ehdr().e_phnum; ++I)
       if (phdr(I).p_type == Type && (phdr(I).p_flags & Flags) == Flags)
@@ -94,7 +94,7 @@ public:
     return 0;
   }
   Elf64_Shdr section(const std::string &Name) const { return get<Elf64_Shdr>(sectionHeaderOffset(Name)); }
-  /// File offset of entry `i` of the relocation table at DT_RELA or DT_JMPREL.
+  /// File offset of entry `I` of the relocation table at DT_RELA or DT_JMPREL.
   uint64_t relaOffset(int64_t TableTag, uint64_t I) const {
     return fileOffset(dyn(TableTag)) + I * sizeof(Elf64_Rela);
   }

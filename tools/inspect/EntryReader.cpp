@@ -56,7 +56,7 @@ std::optional<RelocKinds> relocKinds(uint16_t Machine) {
   }
 }
 
-/// Collects the relocations that land in `entries`, keyed by offset inside it.
+/// Collects the relocations that land in `Entries`, keyed by offset inside it.
 Expected<DenseMap<uint64_t, RelocTarget>> relocationsInto(const HostFile &File, const Shdr &Entries) {
   DenseMap<uint64_t, RelocTarget> Out;
   const ElfFile &Elf = File.elf();
@@ -119,7 +119,7 @@ Expected<DenseMap<uint64_t, RelocTarget>> relocationsInto(const HostFile &File, 
   return std::move(Out);
 }
 
-/// Reads the pointer field at `off` of the entry section, through its relocation if any.
+/// Reads the pointer field at `Off` of the entry section, through its relocation if any.
 struct PointerField {
   Location Loc;
   std::string Symbol;

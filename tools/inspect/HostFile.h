@@ -27,11 +27,11 @@ constexpr llvm::StringRef kCurrentEntrySection = "llvm_offload_entries";
 constexpr llvm::StringRef kLegacyEntrySection = "omp_offloading_entries";
 constexpr llvm::StringRef kImageSection = ".llvm.offloading";
 
-/// An error with `message` (the readers' one way to fail).
+/// An error with `Message` (the readers' one way to fail).
 llvm::Error fail(const llvm::Twine &Message);
 /// One message for up to two errors that may each be success.
 std::string errorsOf(llvm::Error A, llvm::Error B);
-/// `v` as 0x-prefixed hexadecimal.
+/// `V` as 0x-prefixed hexadecimal.
 std::string hex(uint64_t V);
 
 /// An address inside the host file: a virtual address (section 0, linked files)
@@ -85,11 +85,11 @@ public:
     return Elf.getSectionContents(S);
   }
 
-  /// The bytes from `loc` to the end of the section that holds it.
+  /// The bytes from `Loc` to the end of the section that holds it.
   llvm::Expected<llvm::ArrayRef<uint8_t>> bytesAt(Location Loc) const;
-  /// The NUL-terminated string at `loc`.
+  /// The NUL-terminated string at `Loc`.
   llvm::Expected<std::string> stringAt(Location Loc) const;
-  /// Names `loc` from the symbol tables (fills symbol/mangled/offset).
+  /// Names `Loc` from the symbol tables (fills symbol/mangled/offset).
   void symbolize(Location Loc, HostLocation &Out) const;
 
   std::string elfType() const;
@@ -106,12 +106,12 @@ private:
   std::vector<NamedSymbol> Symbols; // sorted by (section, value)
 };
 
-/// Decodes the entry table in `sec` (relocated pointer fields included).
+/// Decodes the entry table in `Sec` (relocated pointer fields included).
 llvm::Expected<std::vector<OffloadEntry>> readEntries(const HostFile &File, const Shdr &Sec,
                                                       EntryFormat Format);
-/// Appends the device images of the OffloadBinary section `sec` to `images`.
+/// Appends the device images of the OffloadBinary section `Sec` to `Images`.
 llvm::Error readOffloadBinaries(const HostFile &File, const Shdr &Sec, std::vector<DeviceImage> &Images);
-/// Appends raw legacy device images (LLVM <= 19 __tgt_device_image arrays) to `images`.
+/// Appends raw legacy device images (LLVM <= 19 __tgt_device_image arrays) to `Images`.
 llvm::Error readRawLegacyImages(const HostFile &File, std::vector<DeviceImage> &Images);
 
 } // namespace ompsim::inspect

@@ -24,12 +24,12 @@ struct DeviceImage {
   uint64_t FileOffset = 0; ///< where the image starts in the host file
   /// Whether the symbols an image defines could be read (ELF dynamic symbols or bitcode globals).
   bool SymbolsKnown = false;
-  /// Names of the global symbols the image defines (sorted), when `symbolsKnown`.
+  /// Names of the global symbols the image defines (sorted), when `SymbolsKnown`.
   std::vector<std::string> DefinedSymbols;
   /// Why the symbols could not be read, when `!symbolsKnown` and reading was attempted.
   std::string SymbolsError;
 
-  /// True when the image defines `name` (only meaningful when `symbolsKnown`).
+  /// True when the image defines `Name` (only meaningful when `SymbolsKnown`).
   bool defines(llvm::StringRef Name) const;
 };
 
@@ -40,7 +40,7 @@ struct HostLocation {
   std::string Mangled;    ///< the symbol as stored in the file
   uint64_t Offset = 0;    ///< address - symbol start
   bool Undefined = false; ///< the address is an undefined symbol's (resolved at load time)
-  std::string Section;    ///< relocatable files only: the section `address` is relative to
+  std::string Section;    ///< relocatable files only: the section `Address` is relative to
 };
 
 /// Which entry layout a file uses.
@@ -76,7 +76,7 @@ struct IndirectTarget {
   std::string EntryName;
   std::string DeviceGlobal;        ///< the device global holding the device address(es)
   uint64_t Slots = 0;              ///< 8-byte slots (1 for a function, Size/8 for a vtable)
-  std::vector<unsigned> DefinedIn; ///< images whose symbols include `deviceGlobal`
+  std::vector<unsigned> DefinedIn; ///< images whose symbols include `DeviceGlobal`
   std::vector<unsigned> MissingIn; ///< images with known symbols that lack it
 };
 
@@ -92,7 +92,7 @@ struct Report {
   std::vector<IndirectTarget> Indirect;
 };
 
-/// Reads `path` and decodes its device images and offload entries.
+/// Reads `Path` and decodes its device images and offload entries.
 ///
 /// Fails (with a message naming the problem, not the file) when the file is not a
 /// 64-bit little-endian ELF, is truncated or malformed, or has neither device

@@ -9,10 +9,10 @@
 
 namespace ompsim::inspect {
 
-/// The human listing of `r`: file type, device images, entries, indirect targets.
+/// The human listing of `R`: file type, device images, entries, indirect targets.
 std::string humanReport(const Report &R);
 
-/// Writes `r` as one JSON object to `j`.
+/// Writes `R` as one JSON object to `J`.
 void jsonReport(llvm::json::OStream &J, const Report &R);
 
 } // namespace ompsim::inspect

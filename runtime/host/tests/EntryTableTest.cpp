@@ -135,7 +135,7 @@ protected:
   }
   void TearDown() override { munmap(Pages, 2 * kPage); }
 
-  /// `count` indirect entries whose names ("fn0", "fn1", ...) lie 16 bytes
+  /// `Count` indirect entries whose names ("fn0", "fn1", ...) lie 16 bytes
   /// apart at the start of the first page.
   std::vector<__tgt_offload_entry> entries(size_t Count) {
     std::vector<__tgt_offload_entry> Out;

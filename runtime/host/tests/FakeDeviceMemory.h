@@ -44,7 +44,7 @@ public:
     return llvm::Error::success();
   }
 
-  /// Device bytes at `tgt` (inside an allocated block), or null.
+  /// Device bytes at `Tgt` (inside an allocated block), or null.
   unsigned char *at(uint64_t Tgt, uint64_t Size) {
     auto It = Blocks.upper_bound(Tgt);
     if (It == Blocks.begin())

@@ -37,17 +37,17 @@ public:
   /// The process-wide instance.
   static HostSymbolizer &get();
 
-  /// The symbol containing `addr`, or nullopt when no symbol covers it.
+  /// The symbol containing `Addr`, or nullopt when no symbol covers it.
   std::optional<HostSymbol> lookup(uint64_t Addr);
 
   /// Every PT_LOAD range of every loaded object (code and data), merged per
   /// object and page-aligned; excludes ld.so's vdso/vvar.
   std::vector<HostRange> loadedRanges();
 
-  /// The object (path) whose PT_LOAD ranges contain `addr`, or "".
+  /// The object (path) whose PT_LOAD ranges contain `Addr`, or "".
   std::string objectOf(uint64_t Addr);
 
-  /// The vtables defined in the object whose PT_LOAD ranges contain `addr`
+  /// The vtables defined in the object whose PT_LOAD ranges contain `Addr`
   /// (empty when no object does or its symbol table is stripped).
   std::vector<HostVtable> vtablesOf(uint64_t Addr);
 };

@@ -5,7 +5,7 @@
 
 namespace ompsim {
 
-/// Removes the registration file libomp creates for process `pid`
+/// Removes the registration file libomp creates for process `Pid`
 /// (`__KMP_REGISTERED_LIB_<pid>_<uid>` in /dev/shm, or in /tmp where shared
 /// memory is unavailable).
 ///

@@ -13,7 +13,7 @@ enum class Cat : uint16_t { Image, Entry, Map, Table, Launch, Translate, Fault, 
 /// Name of a category as used in OMPSIM_TRACE and in the "cat" JSON field.
 std::string_view name(Cat C);
 
-/// True when events of category `c` are recorded. Cheap; call it first.
+/// True when events of category `C` are recorded. Cheap; call it first.
 bool enabled(Cat C);
 
 /// True when OMPSIM_TRACE_NORMALIZE is set: raw host addresses, pids and
@@ -64,7 +64,7 @@ void flush();
 /// it would had the code run in the host. Later calls keep the first status.
 void setFatalExitStatus(int Status);
 
-/// The status recorded by setFatalExitStatus, or `fallback` when none was.
+/// The status recorded by setFatalExitStatus, or `Fallback` when none was.
 int fatalExitStatus(int Fallback);
 
 } // namespace ompsim::trace

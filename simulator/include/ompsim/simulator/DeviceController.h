@@ -50,7 +50,7 @@ struct DeviceOptions {
   int MaxStartAttempts = 4; ///< restarts when the executor collides with host ranges
 
   /// Options for device `deviceId` from the OMPSIM_* configuration; devices
-  /// sit kArenaStride apart from OMPSIM_DEVICE_BASE. `defaultLibDir` is used
+  /// sit kArenaStride apart from OMPSIM_DEVICE_BASE. `DefaultLibDir` is used
   /// when OMPSIM_LIB_DIR is unset.
   static DeviceOptions fromConfig(int32_t DeviceId, const std::string &DefaultLibDir);
   /// Distance between the arenas of consecutive devices (1 TiB).
@@ -74,7 +74,7 @@ struct HostFault {
   uint64_t Addr = 0; ///< the host address the device called, read or wrote
   /// The faulting kernel's translate lookups (empty without the device runtime).
   std::vector<TranslateLog::Record> Lookups;
-  /// No lookup was dropped from `lookups`, so one missing there was never made.
+  /// No lookup was dropped from `Lookups`, so one missing there was never made.
   bool LookupsComplete = false;
 };
 
@@ -97,19 +97,19 @@ public:
   DeviceController &operator=(const DeviceController &) = delete;
 
   /// Loads an ELF shared object or LLVM bitcode image; returns an image id.
-  /// `provides` are the library names (NEEDED entries of later images) this
+  /// `Provides` are the library names (NEEDED entries of later images) this
   /// image answers to: the soname and file name of the host library that
   /// embeds it. A later ELF image that NEEDs one of them links against this
   /// image instead of loading a library of that name into the device.
   ///
-  /// With `bytesOutliveImage` the caller vouches that `bytes` stay mapped and
+  /// With `BytesOutliveImage` the caller vouches that `Bytes` stay mapped and
   /// unchanged until the image is unloaded (an image embedded in a registered
   /// host binary): symbolize() then reads them there instead of a copy taken
   /// at every load.
   llvm::Expected<uint64_t> loadImage(llvm::ArrayRef<char> Bytes, llvm::StringRef Name,
                                      llvm::ArrayRef<std::string> Provides = {},
                                      bool BytesOutliveImage = false);
-  /// Device address of symbol `name` in image `image`; an error naming it when absent.
+  /// Device address of symbol `Name` in image `Image`; an error naming it when absent.
   llvm::Expected<uint64_t> lookup(uint64_t Image, llvm::StringRef Name);
   /// Addresses of many symbols of a loaded image in one request to the
   /// executor; 0 for a name the image does not define.
@@ -121,19 +121,19 @@ public:
   uint64_t allocate(uint64_t Size, uint64_t Align = 16);
   /// Frees a block from allocate().
   llvm::Error release(uint64_t Addr);
-  /// Copies host -> device through the shared arena pages; `dst` must lie in the arena.
+  /// Copies host -> device through the shared arena pages; `Dst` must lie in the arena.
   llvm::Error write(uint64_t Dst, const void *Src, uint64_t Size);
-  /// Copies device -> host through the shared arena pages; `src` must lie in the arena.
+  /// Copies device -> host through the shared arena pages; `Src` must lie in the arena.
   llvm::Error read(void *Dst, uint64_t Src, uint64_t Size);
 
-  /// Runs `entry` with the host-offload kernel ABI and waits for it (at most
-  /// the kernel timeout). `kernelName` names it in diagnostics.
+  /// Runs `Entry` with the host-offload kernel ABI and waits for it (at most
+  /// the kernel timeout). `KernelName` names it in diagnostics.
   llvm::Error launch(uint64_t Entry, llvm::ArrayRef<uint64_t> Args, uint32_t NumTeams, uint32_t ThreadLimit,
                      llvm::StringRef KernelName);
 
-  /// Copies `table` into device memory and publishes it to the device runtime.
+  /// Copies `Table` into device memory and publishes it to the device runtime.
   llvm::Error setFunctionPointerTable(llvm::ArrayRef<__omp_offloading_fptr_map_ty> Table);
-  /// Takes the device runtime's translate log; `nextCap` records are kept in the next period.
+  /// Takes the device runtime's translate log; `NextCap` records are kept in the next period.
   /// After a device fault, returns the log of the kernel that faulted (once).
   llvm::Expected<TranslateLog> takeTranslateLog(uint64_t NextCap, uint64_t MaxRecords);
 
