@@ -96,6 +96,9 @@ struct KernelHandle {
 /// One device: its controller (once initialized), handles and last error.
 struct SimDevice {
   std::unique_ptr<DeviceController> Controller;
+  /// An executor started by spawnEarly() and not yet waited for; under SimPlugin::mu.
+  std::unique_ptr<DeviceController> Spawned;
+  bool SpawnTried = false; ///< spawnEarly() ran for this device (it starts one at most)
   std::deque<std::unique_ptr<ompsim_binary>> Binaries;
   std::deque<std::unique_ptr<KernelHandle>> Kernels;
   std::string LastError;
@@ -169,7 +172,33 @@ public:
     for (size_t I = 0; I < P.Devices.size(); ++I) {
       emitTranslateExitSummary(P.Devices[I], int32_t(I));
       P.Devices[I].Controller.reset();
+      P.Devices[I].Spawned.reset();
     }
+  }
+
+  /// Starts device `id`'s executor without waiting for it, once; init_device
+  /// waits for it. A failure here is left for init_device to report.
+  void spawnEarly(int32_t Id) {
+    std::lock_guard<std::mutex> Lock(Mu);
+    if (Id < 0 || size_t(Id) >= Devices.size())
+      return;
+    SimDevice &D = Devices[Id];
+    if (D.Controller || D.Spawned || D.SpawnTried)
+      return;
+    D.SpawnTried = true;
+    registerStopAtExit();
+    auto C = DeviceController::spawn(DeviceOptions::fromConfig(Id, libDir()));
+    if (!C) {
+      llvm::consumeError(C.takeError()); // init_device starts it again and reports why it fails
+      return;
+    }
+    D.Spawned = std::move(*C);
+  }
+
+  /// Makes sure stopAll runs at exit, before any executor starts.
+  static void registerStopAtExit() {
+    static std::once_flag AtExit;
+    std::call_once(AtExit, [] { std::atexit(&SimPlugin::stopAll); });
   }
 
   std::string libDir() {
@@ -359,10 +388,13 @@ OMPSIM_EXPORT int32_t __tgt_rtl_plugin_api_version(void) { return OMPSIM_PLUGIN_
 
 OMPSIM_EXPORT const char *__tgt_rtl_plugin_name(void) { return "sim"; }
 
-OMPSIM_EXPORT int32_t __tgt_rtl_is_valid_binary(const __tgt_device_image *Image) {
+namespace {
+
+/// True when the simulated device can load `image`; the reason is traced when not.
+bool acceptsImage(const __tgt_device_image *Image) {
   if (!Image || !Image->ImageStart || Image->ImageEnd <= Image->ImageStart) {
     declineImage(Image, "empty image");
-    return 0;
+    return false;
   }
   const auto *P = static_cast<const unsigned char *>(Image->ImageStart);
   size_t N =
@@ -373,34 +405,45 @@ OMPSIM_EXPORT int32_t __tgt_rtl_is_valid_binary(const __tgt_device_image *Image)
     if (Eh.e_ident[EI_CLASS] != ELFCLASS64 || Eh.e_machine != EM_X86_64) {
       declineImage(Image, fmt::format("ELF image for machine {} (class {}), not x86-64", Eh.e_machine,
                                       Eh.e_ident[EI_CLASS]));
-      return 0;
+      return false;
     }
     if (Eh.e_type != ET_DYN) {
       declineImage(Image, fmt::format("ELF image of type {}, not a shared object (ET_DYN)", Eh.e_type));
-      return 0;
+      return false;
     }
     OMPSIM_TRACE_EVENT(Cat::Image, "accept").str("plugin", "sim").str("kind", "elf").num("bytes", int64_t(N));
-    return 1;
+    return true;
   }
   llvm::MemoryBufferRef Ref(llvm::StringRef(reinterpret_cast<const char *>(P), N), "device-image");
   if (llvm::identify_magic(Ref.getBuffer()) == llvm::file_magic::bitcode) {
     auto Triple = llvm::getBitcodeTargetTriple(Ref);
     if (!Triple) {
       declineImage(Image, "unreadable LLVM bitcode: " + llvm::toString(Triple.takeError()));
-      return 0;
+      return false;
     }
     if (llvm::Triple(*Triple).getArch() != llvm::Triple::x86_64) {
       declineImage(Image, "LLVM bitcode for " + *Triple + ", not x86_64");
-      return 0;
+      return false;
     }
     OMPSIM_TRACE_EVENT(Cat::Image, "accept")
         .str("plugin", "sim")
         .str("kind", "bitcode")
         .str("triple", *Triple);
-    return 1;
+    return true;
   }
   declineImage(Image, "neither an ELF shared object nor LLVM bitcode");
-  return 0;
+  return false;
+}
+
+} // namespace
+
+OMPSIM_EXPORT int32_t __tgt_rtl_is_valid_binary(const __tgt_device_image *Image) {
+  if (!acceptsImage(Image))
+    return 0;
+  // The runtime initializes a device right after it accepted an image; the
+  // executor starts now so that its start overlaps the host's work until then.
+  SimPlugin::get().spawnEarly(0);
+  return 1;
 }
 
 OMPSIM_EXPORT int32_t __tgt_rtl_number_of_devices(void) {
@@ -423,9 +466,9 @@ OMPSIM_EXPORT int32_t __tgt_rtl_init_device(int32_t Id) {
     return OMPSIM_OFFLOAD_FAIL;
   if (D->Controller)
     return OMPSIM_OFFLOAD_SUCCESS;
-  static std::once_flag AtExit;
-  std::call_once(AtExit, [] { std::atexit(&SimPlugin::stopAll); });
-  auto C = DeviceController::create(DeviceOptions::fromConfig(Id, P.libDir()));
+  SimPlugin::registerStopAtExit();
+  auto C = D->Spawned ? DeviceController::finishStart(std::move(D->Spawned))
+                      : DeviceController::create(DeviceOptions::fromConfig(Id, P.libDir()));
   if (!C)
     return failWith(D, C.takeError());
   D->Controller = std::move(*C);
@@ -443,6 +486,7 @@ OMPSIM_EXPORT int32_t __tgt_rtl_deinit_device(int32_t Id) {
   if (!D)
     return OMPSIM_OFFLOAD_FAIL;
   emitTranslateExitSummary(*D, Id);
+  D->Spawned.reset();
   D->TranslateCalls.clear();
   D->TranslateHits = D->TranslateMisses = D->TranslateDropped = 0;
   D->Controller.reset();

@@ -77,6 +77,8 @@ ExecutorEnvironment executorEnvironment() {
   return Env;
 }
 
+} // namespace
+
 /// Kills a starting executor that has not finished starting within the bound.
 class StartupWatch {
 public:
@@ -115,8 +117,6 @@ private:
   bool Done = false, Fired = false;
   std::thread Thread; // last: it starts once the state above exists
 };
-
-} // namespace
 
 /// Waits up to `Seconds` for `Pid`; returns true and its status once it has exited.
 bool waitFor(pid_t Pid, double Seconds, int &Status) {
@@ -179,11 +179,27 @@ DeviceOptions DeviceOptions::fromConfig(int32_t DeviceId, const std::string &Def
 DeviceController::DeviceController(const DeviceOptions &Options) : Opts(Options) {}
 
 Expected<std::unique_ptr<DeviceController>> DeviceController::create(const DeviceOptions &Options) {
+  auto Dc = spawn(Options);
+  if (!Dc)
+    return Dc.takeError();
+  return finishStart(std::move(*Dc));
+}
+
+Expected<std::unique_ptr<DeviceController>> DeviceController::spawn(const DeviceOptions &Options) {
   std::unique_ptr<DeviceController> Dc(new DeviceController(Options));
+  if (auto Err = Dc->launchExecutor())
+    return std::move(Err);
+  return std::move(Dc);
+}
+
+Expected<std::unique_ptr<DeviceController>>
+DeviceController::finishStart(std::unique_ptr<DeviceController> Dc) {
+  const DeviceOptions &Options = Dc->Opts;
   std::vector<std::pair<uint64_t, uint64_t>> Collided;
   for (int Attempt = 1;; ++Attempt) {
     Collided.clear();
-    if (auto Err = Dc->start(Collided))
+    // The first attempt connects to the executor spawn() started.
+    if (auto Err = Attempt == 1 ? Dc->connectExecutor(Collided) : Dc->start(Collided))
       return std::move(Err);
     if (Collided.empty() || Attempt >= Options.MaxStartAttempts)
       break;
@@ -203,6 +219,12 @@ Expected<std::unique_ptr<DeviceController>> DeviceController::create(const Devic
 }
 
 Error DeviceController::start(std::vector<std::pair<uint64_t, uint64_t>> &Collided) {
+  if (auto Err = launchExecutor())
+    return Err;
+  return connectExecutor(Collided);
+}
+
+Error DeviceController::launchExecutor() {
   DeathMessage.clear();
   std::string Prefix = fmt::format("device {}: ", Opts.DeviceId);
   if (::access(Opts.ExecutorPath.c_str(), X_OK) != 0)
@@ -277,16 +299,25 @@ Error DeviceController::start(std::vector<std::pair<uint64_t, uint64_t>> &Collid
     return makeError(Prefix + "cannot start executor " + Opts.ExecutorPath + ": " + std::strerror(Rc));
   }
   // Start-up has a bound: an executor that never answers (stuck before its
-  // handshake or in setup) is killed, which fails the blocked call below.
-  StartupWatch Watch(Pid, Opts.StartTimeout);
+  // handshake or in setup) is killed, which fails the blocked call in
+  // connectExecutor().
+  Watch = std::make_unique<StartupWatch>(Pid, Opts.StartTimeout);
   FaultFd = Fp[0];
+  PendingSocket = Sv[0];
   // The transport closes sv[0] as soon as the executor hangs up, and the
   // number may be reused by then; stop() shuts the socket down through a
   // descriptor of its own. Without one, stop() kills instead of asking.
-  int OwnFd = ::fcntl(Sv[0], F_DUPFD_CLOEXEC, 0);
+  PendingOwnFd = ::fcntl(Sv[0], F_DUPFD_CLOEXEC, 0);
+  return Error::success();
+}
+
+Error DeviceController::connectExecutor(std::vector<std::pair<uint64_t, uint64_t>> &Collided) {
+  std::string Prefix = fmt::format("device {}: ", Opts.DeviceId);
+  int Socket = PendingSocket, OwnFd = PendingOwnFd;
+  PendingSocket = PendingOwnFd = -1;
   auto RemoteEpc = SimpleRemoteEPC::Create<FDSimpleRemoteEPCTransport>(
-      std::make_unique<DynamicThreadPoolTaskDispatcher>(std::nullopt), SimpleRemoteEPC::Setup(), Sv[0],
-      Sv[0]);
+      std::make_unique<DynamicThreadPoolTaskDispatcher>(std::nullopt), SimpleRemoteEPC::Setup(), Socket,
+      Socket);
   if (!RemoteEpc) {
     std::string Why = toString(RemoteEpc.takeError());
     int Status = 0;
@@ -300,7 +331,9 @@ Error DeviceController::start(std::vector<std::pair<uint64_t, uint64_t>> &Collid
     if (OwnFd >= 0)
       ::close(OwnFd);
     unmapSharedMemory();
-    if (Watch.fired())
+    bool Fired = Watch->fired();
+    Watch.reset();
+    if (Fired)
       return makeError(Prefix + startTimeoutMessage());
     return makeError(Prefix + "executor " + Opts.ExecutorPath + " did not start: " + Why);
   }
@@ -336,14 +369,17 @@ Error DeviceController::start(std::vector<std::pair<uint64_t, uint64_t>> &Collid
   if (auto Err = call<proto::SetupSignature>(proto::SetupName, "setup", Bad, Ranges, Opts.ArenaBase,
                                              Opts.ArenaSize, CodeBytes, Opts.LibDir)) {
     consumeError(Bad.takeError());
+    bool Fired = Watch && Watch->fired();
     stop(false);
-    if (Watch.fired()) {
+    if (Fired) {
       consumeError(std::move(Err));
       return makeError(Prefix + startTimeoutMessage());
     }
     return Err;
   }
-  if (!Watch.disarm()) { // it fired as setup returned: the executor is gone
+  bool Disarmed = Watch->disarm();
+  Watch.reset();
+  if (!Disarmed) { // it fired as setup returned: the executor is gone
     consumeError(Bad.takeError());
     stop(false);
     return makeError(Prefix + startTimeoutMessage());
@@ -365,6 +401,13 @@ Error DeviceController::start(std::vector<std::pair<uint64_t, uint64_t>> &Collid
 }
 
 void DeviceController::stop(bool Graceful) {
+  // Disarmed first: the watch must not kill a pid that is reaped (and maybe reused) below.
+  Watch.reset();
+  for (int *Fd : {&PendingSocket, &PendingOwnFd}) {
+    if (*Fd >= 0)
+      ::close(*Fd);
+    *Fd = -1;
+  }
   if (Pid > 0) {
     int Status = 0;
     bool Exited = false;

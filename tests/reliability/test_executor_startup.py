@@ -86,3 +86,16 @@ def test_image_needing_libatomic_runs_without_the_host_runtime_in_the_executor(b
             p.communicate()
     assert p.returncode == 0, "exit %d\n%s" % (p.returncode, err)
     assert ompsim_lines(err) == [], err
+
+
+def test_executor_started_early_for_an_unused_device_is_stopped(built):
+    # The plugin starts device 0's executor as soon as it accepts an image;
+    # here the program only ever uses device 1, so that executor is never
+    # waited for and must still be stopped, quietly, when the host exits.
+    r = run(built(PROGRAM), "sim", ["ok"], env={"OMPSIM_NUM_DEVICES": "2", "OMP_DEFAULT_DEVICE": "1",
+                                                "OMPSIM_TRACE": "image"})
+    assert r.rc == 0, r.err
+    assert "r=42" in r.out, r.out
+    assert "executor-start device=1" in r.err, r.err
+    assert "executor-start device=0" not in r.err, r.err
+    assert r.leftover == [], "executor(s) %s outlived host %d" % (r.leftover, r.pid)

@@ -32,6 +32,7 @@ class RangeAllocator;
 struct LaunchMailbox;
 class DeviceJIT;
 struct JITImage;
+class StartupWatch;
 
 /// How to start one device. Defaults come from ompsim::config() through
 /// DeviceOptions::fromConfig().
@@ -91,6 +92,15 @@ class DeviceController {
 public:
   /// Starts the executor, reserves the host's ranges in it and maps the arena.
   static llvm::Expected<std::unique_ptr<DeviceController>> create(const DeviceOptions &Options);
+  /// Starts the executor process and returns at once, without waiting for it
+  /// to be ready: the host's own start-up work overlaps the executor's. Pass
+  /// the result to finishStart() before any other call. The start-up bound
+  /// runs from here.
+  static llvm::Expected<std::unique_ptr<DeviceController>> spawn(const DeviceOptions &Options);
+  /// Waits for a spawn()ed executor, reserves the host's ranges in it and maps
+  /// the arena: after it, the controller is what create() returns.
+  static llvm::Expected<std::unique_ptr<DeviceController>>
+  finishStart(std::unique_ptr<DeviceController> Spawned);
   /// Shuts the executor down (fini functions run) and reaps it; kills it if it does not exit.
   ~DeviceController();
   DeviceController(const DeviceController &) = delete;
@@ -159,6 +169,10 @@ private:
   explicit DeviceController(const DeviceOptions &Options);
   llvm::Expected<uint64_t> loadBitcode(llvm::ArrayRef<char> Bytes, llvm::StringRef Name);
   llvm::Error start(std::vector<std::pair<uint64_t, uint64_t>> &Collided);
+  /// The first half of start(): creates the shared memory and the executor process.
+  llvm::Error launchExecutor();
+  /// The second half of start(): the handshake and the setup call.
+  llvm::Error connectExecutor(std::vector<std::pair<uint64_t, uint64_t>> &Collided);
   void stop(bool Graceful);
   /// The line for an executor killed because it did not start in time.
   std::string startTimeoutMessage() const;
@@ -197,6 +211,11 @@ private:
   pid_t Pid = -1;
   int FaultFd = -1;
   int HostFd = -1; ///< our own descriptor of the transport socket (the EPC has another)
+  /// Between launchExecutor() and connectExecutor(): the transport socket and
+  /// our own duplicate of it (which becomes hostFd).
+  int PendingSocket = -1, PendingOwnFd = -1;
+  /// Kills an executor that does not finish starting in time; set while it starts.
+  std::unique_ptr<StartupWatch> Watch;
   /// Owns the EPC; bitcode images are JIT-linked through it.
   std::unique_ptr<llvm::orc::ExecutionSession> Es;
   llvm::orc::SimpleRemoteEPC *Epc = nullptr;
