@@ -159,6 +159,23 @@ def test_every_shared_library_ompsim_links_is_provided():
     assert checked >= 5
 
 
+def test_no_built_binary_looks_for_libraries_in_the_working_directory():
+    # An empty RUNPATH entry (CMake pads a build RUNPATH with them when install
+    # will rewrite it) and a relative one both make the loader search the
+    # current directory: running a test from a folder holding a libelf.so.1
+    # would load that file.
+    bins = _built_binaries() + glob.glob(os.path.join(paths.BIN, "ompsim_*"))
+    if not bins:
+        pytest.skip("ompsim is not built (%s)" % paths.BUILD)
+    for b in bins:
+        dyn = subprocess.run([paths.tool("llvm-readelf"), "-d", b], stdout=subprocess.PIPE, text=True).stdout
+        runpaths = re.findall(r"\((?:RUNPATH|RPATH)\)\s+Library r(?:un)?path: \[([^\]]*)\]", dyn)
+        assert runpaths, "%s has no RUNPATH" % b
+        for entry in runpaths[0].split(":"):
+            assert entry.startswith(("/", "$ORIGIN")), "%s: RUNPATH entry %r is relative to the working " \
+                "directory (%s)" % (b, entry, runpaths[0])
+
+
 @pytest.mark.parametrize("module", ["pytest", "xdist", "matplotlib"])
 def test_python_modules_of_the_tests_and_benchmarks_are_listed(module):
     r = subprocess.run(["/usr/bin/python3", "-c", "import %s; print(%s.__file__)" % (module, module)],
