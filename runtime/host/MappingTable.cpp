@@ -73,7 +73,7 @@ MapEntry &MappingTable::insert(MapEntry Entry) {
   // Entries made without an item base (globals, associations) start at it.
   if (Entry.HstBase == 0 || Entry.HstBase > Entry.HstBegin)
     Entry.HstBase = Entry.HstBegin;
-  assert(!lookup(entry.hstBegin, entry.size()).entry && "inserting an overlapping map entry");
+  assert(!lookup(Entry.HstBegin, Entry.size()).Entry && "inserting an overlapping map entry");
   auto [it, inserted] = Entries.emplace(Entry.HstBegin, std::move(Entry));
   assert(inserted && "two map entries at one host address");
   return it->second;
@@ -89,10 +89,10 @@ void MappingTable::insertPermanent(uint64_t Owner, std::vector<MapEntry> Entries
   if (!std::is_sorted(Entries.begin(), Entries.end(), beginsBefore))
     std::sort(Entries.begin(), Entries.end(), beginsBefore);
 #ifndef NDEBUG
-  for (size_t i = 0; i < entries.size(); ++i) {
-    assert(!lookup(entries[i].hstBegin, entries[i].size()).entry && "inserting an overlapping map entry");
-    assert((i == 0 || (entries[i - 1].hstBegin < entries[i].hstBegin &&
-                       entries[i - 1].hstEnd <= entries[i].hstBegin)) &&
+  for (size_t I = 0; I < Entries.size(); ++I) {
+    assert(!lookup(Entries[I].HstBegin, Entries[I].size()).Entry && "inserting an overlapping map entry");
+    assert((I == 0 || (Entries[I - 1].HstBegin < Entries[I].HstBegin &&
+                       Entries[I - 1].HstEnd <= Entries[I].HstBegin)) &&
            "overlapping entries in one permanent batch");
   }
 #endif

@@ -5,7 +5,7 @@
 namespace ompsim::sim {
 
 void RangeAllocator::reset(uint64_t Begin, uint64_t End) {
-  assert(begin <= end && "allocator range is inverted");
+  assert(Begin <= End && "allocator range is inverted");
   Free.clear();
   Live.clear();
   InUse = 0;
@@ -14,7 +14,7 @@ void RangeAllocator::reset(uint64_t Begin, uint64_t End) {
 }
 
 uint64_t RangeAllocator::allocate(uint64_t Size, uint64_t Align) {
-  assert(align && (align & (align - 1)) == 0 && "alignment must be a power of two");
+  assert(Align && (Align & (Align - 1)) == 0 && "alignment must be a power of two");
   // Zero-byte requests still get a distinct address, as malloc does.
   if (Size == 0)
     Size = 1;

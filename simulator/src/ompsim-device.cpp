@@ -347,7 +347,7 @@ public:
   void dispatch(unique_function<void()> Work) override { GDeviceThread.post(std::move(Work)); }
   void shutdown() override {
 #ifdef OMPSIM_TSAN_HANDOVER
-    __tsan_acquire(&gServerCreatedToken);
+    __tsan_acquire(&GServerCreatedToken);
 #endif
     GDeviceThread.stop();
   }
@@ -427,7 +427,7 @@ int main(int argc, char **argv) {
     return 1;
   }
 #ifdef OMPSIM_TSAN_HANDOVER
-  __tsan_release(&gServerCreatedToken);
+  __tsan_release(&GServerCreatedToken);
 #endif
   if (auto Err = (*Server)->waitForDisconnect())
     consumeError(std::move(Err)); // the host went away; nothing to report to
