@@ -274,10 +274,12 @@ Error DeviceController::launch(uint64_t Entry, ArrayRef<uint64_t> Args, uint32_t
     auto Deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(Opts.KernelTimeout);
     for (;;) {
       Mb.HostWaiting.store(1, std::memory_order_seq_cst);
-      uint32_t Seen = Mb.Done.load(std::memory_order_seq_cst);
-      if (Seen != Seq) {
+      // The bell before the checks: a completion or an exit announced after
+      // them bumps it, and the wait returns at once.
+      uint32_t Bell = Mb.HostBell.load(std::memory_order_seq_cst);
+      if (!Finished() && !Mb.ExecutorExiting.load(std::memory_order_seq_cst)) {
         struct timespec Slice = {0, kSliceNanos};
-        sharedFutexWait(Mb.Done, Seen, &Slice);
+        sharedFutexWait(Mb.HostBell, Bell, &Slice);
       }
       // Where we woke up, before saying we run (the executor's spinFor reads
       // the flag first).
@@ -285,7 +287,7 @@ Error DeviceController::launch(uint64_t Entry, ArrayRef<uint64_t> Args, uint32_t
       Mb.HostWaiting.store(0, std::memory_order_release);
       if (Finished())
         break;
-      if (executorExited())
+      if (Mb.ExecutorExiting.load(std::memory_order_acquire) || executorExited())
         return diagnose(makeError("the executor exited"), Context());
       if (std::chrono::steady_clock::now() >= Deadline) {
         ::kill(Pid, SIGKILL);

@@ -12,6 +12,7 @@ namespace ompsim::sim::executor {
 int GFaultFd = -1;
 /// The memfd shared with the controller: the launch mailbox, then the arena.
 int GArenaFd = -1;
+ompsim::sim::LaunchMailbox *GMailbox = nullptr;
 /// The host runtime the controller took out of LD_PRELOAD (may be empty).
 std::string GHostRuntime;
 std::atomic<TakeTranslateLogFn> GTakeTranslateLog{nullptr};
@@ -60,10 +61,19 @@ void onFatalSignal(int Signo, siginfo_t *Info, void *Ctx) {
       (void)N;
     }
   }
+  announceExit();
   ::_exit(proto::kFaultExitStatus);
 }
 
 } // namespace
+
+void announceExit() {
+  if (!GMailbox)
+    return;
+  GMailbox->ExecutorExiting.store(1, std::memory_order_seq_cst);
+  GMailbox->HostBell.fetch_add(1, std::memory_order_seq_cst);
+  sharedFutexWake(GMailbox->HostBell);
+}
 
 /// What device code calls for exit(): reports the call and its status to the
 /// controller and ends the executor at once. The real exit() would run the
@@ -80,6 +90,7 @@ void onFatalSignal(int Signo, siginfo_t *Info, void *Ctx) {
     ssize_t N = ::write(GFaultFd, &Rec, sizeof Rec);
     (void)N;
   }
+  announceExit();
   ::_exit(proto::kFaultExitStatus);
 }
 

@@ -68,6 +68,8 @@ inline Error makeError(const Twine &Msg) { return createStringError(inconvertibl
 extern int GFaultFd;
 /// The memfd shared with the controller: the launch mailbox, then the arena.
 extern int GArenaFd;
+/// The launch mailbox at the start of that memfd, once mapped.
+extern ompsim::sim::LaunchMailbox *GMailbox;
 /// The host runtime the controller took out of LD_PRELOAD (may be empty).
 extern std::string GHostRuntime;
 /// The device runtime's log reader, once it is loaded; the fault handler sends
@@ -80,6 +82,10 @@ extern std::atomic<TakeTranslateLogFn> GTakeTranslateLog;
 void ensureAltStack();
 /// Installs the fatal-signal handlers that report a fault to the controller.
 void installFaultHandlers();
+/// Tells the controller, through `Mailbox`, that the executor is about to
+/// end (after its fault or exit record was sent), and wakes a host waiting
+/// for a launch. Async-signal-safe; does nothing before the mailbox is mapped.
+void announceExit();
 /// What device code calls for exit() (see ExecutorFaults.cpp).
 [[noreturn]] void deviceExit(int Status);
 

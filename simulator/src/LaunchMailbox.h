@@ -28,8 +28,8 @@ namespace ompsim::sim {
 /// One launch is in flight at a time (the controller serializes its calls).
 /// The controller fills entry/teams/threads/args, publishes `Request` = seq,
 /// bumps `Doorbell` and wakes the executor if it sleeps; the executor runs the
-/// kernel, fills status/message, publishes `Done` = seq and wakes the host if
-/// it sleeps. Where a CPU is idle both sides spin a little before they sleep
+/// kernel, fills status/message, publishes `Done` = seq, bumps `HostBell` and
+/// wakes the host if it sleeps. Where a CPU is idle both sides spin a little before they sleep
 /// in FUTEX_WAIT (spinFor), so back-to-back launches take no system call;
 /// on a busy machine they block at once. The futex words
 /// are shared between processes, so FUTEX_PRIVATE_FLAG must not be used.
@@ -49,10 +49,17 @@ struct LaunchMailbox {
   std::atomic<uint32_t> ExecutorSleeping;
   /// Sequence number of the last launch posted by the host.
   std::atomic<uint32_t> Request;
-  /// Sequence number of the last launch finished by the executor; the host sleeps on it.
+  /// Sequence number of the last launch finished by the executor.
   std::atomic<uint32_t> Done;
-  /// Non-zero while the host sleeps (or is about to) on `Done`.
+  /// Bumped by the executor after it publishes `Done` and when it is about
+  /// to exit; the host sleeps on it.
+  std::atomic<uint32_t> HostBell;
+  /// Non-zero while the host sleeps (or is about to) on `HostBell`.
   std::atomic<uint32_t> HostWaiting;
+  /// Set by the executor once it has reported a fault or an exit() to the
+  /// controller and is about to end, so that a launch whose kernel killed the
+  /// executor is diagnosed at once, not at the end of the host's wait slice.
+  std::atomic<uint32_t> ExecutorExiting;
   /// CPUs the host's launching thread and the device thread last ran on
   /// (hints for spinFor; -1 unknown).
   std::atomic<int32_t> HostCpu;
@@ -95,14 +102,14 @@ inline void sharedFutexWake(std::atomic<uint32_t> &Word) {
 }
 
 /// Runnable threads on the whole machine, from /proc/loadavg (its fourth
-/// field, "running/total"); -1 when it cannot be read.
+/// field, "running/total"); -1 when it cannot be read. The file stays open
+/// (a pread costs a quarter of an open/read/close).
 inline int32_t runnableThreads() {
-  int Fd = ::open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+  static const int Fd = ::open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
   if (Fd < 0)
     return -1;
   char Buf[128];
-  ssize_t N = ::read(Fd, Buf, sizeof Buf - 1);
-  ::close(Fd);
+  ssize_t N = ::pread(Fd, Buf, sizeof Buf - 1, 0);
   if (N <= 0)
     return -1;
   Buf[N] = 0;
@@ -144,16 +151,23 @@ inline uint64_t monotonicNanos() {
 /// machine (the spinner and the partner doing the work included) has a CPU
 /// of its own. On a busy machine the thread that has to make progress may be
 /// waiting for the CPU a spinner holds, so then both sides block instead.
-/// The answer is refreshed at most every kRefreshNanos per process (reading
-/// /proc/loadavg costs a few microseconds); unreadable counts as busy.
+/// A free answer is kept for kFreeForNanos per process (reading /proc/loadavg
+/// costs about a microsecond, a launch less); a busy one only for
+/// kBusyForNanos: a thread that ran for a moment when the count was taken
+/// (a kernel worker, a timer) must not send every launch of the next
+/// millisecond down the futex path. Unreadable counts as busy.
 inline bool spinningIsFree() {
-  constexpr uint64_t kRefreshNanos = 1000000;
+  constexpr uint64_t kFreeForNanos = 1000000;
+  constexpr uint64_t kBusyForNanos = 50000;
   static std::atomic<uint64_t> CheckedAt{0};
   static std::atomic<bool> IsFree{false};
   uint64_t Now = monotonicNanos();
   uint64_t Last = CheckedAt.load(std::memory_order_relaxed);
-  if (Last != 0 && Now - Last < kRefreshNanos)
-    return IsFree.load(std::memory_order_relaxed);
+  if (Last != 0) {
+    bool Free = IsFree.load(std::memory_order_relaxed);
+    if (Now - Last < (Free ? kFreeForNanos : kBusyForNanos))
+      return Free;
+  }
   // One thread refreshes; the others use the answer it had.
   if (!CheckedAt.compare_exchange_strong(Last, Now, std::memory_order_relaxed))
     return IsFree.load(std::memory_order_relaxed);
@@ -174,8 +188,9 @@ inline bool spinningIsFree() {
 /// `PartnerAsleep` its sleep flag (executorSleeping, hostWaiting), set from
 /// just before it blocks until it runs again. A partner we just woke has not
 /// said where it runs yet, and a futex wake may well queue it behind us on
-/// our own CPU (the load count cannot tell), so we wait for it to come up
-/// only kWakeGraceNanos; once it is up on another CPU we spin the rest of
+/// our own CPU (the load count cannot tell): where it last ran on ours we
+/// block at once, otherwise we wait for it to come up only kWakeGraceNanos;
+/// once it is up on another CPU we spin the rest of
 /// `Nanos`. It never yields: on a busy machine sched_yield only keeps the
 /// spinner runnable. Returning false makes the caller block in FUTEX_WAIT.
 template <typename PredicateT>
@@ -188,9 +203,10 @@ bool spinFor(uint64_t Nanos, std::atomic<int32_t> &OwnCpu, const std::atomic<int
   OwnCpu.store(Cpu, std::memory_order_relaxed);
   if (Ready())
     return true;
-  // The flag before the CPU: the partner publishes its CPU before it clears the flag.
-  if (!spinningIsFree() || (PartnerAsleep.load(std::memory_order_acquire) == 0 &&
-                            PartnerCpu.load(std::memory_order_relaxed) == Cpu))
+  // A partner that runs, or last ran, on our CPU: running, it cannot progress
+  // while we spin; asleep (we just woke it), the wake usually queues it on
+  // the CPU it left, behind us, so any grace we spun would be its delay.
+  if (!spinningIsFree() || PartnerCpu.load(std::memory_order_relaxed) == Cpu)
     return false;
   uint64_t T0 = monotonicNanos();
   for (uint32_t I = 1;; ++I) {

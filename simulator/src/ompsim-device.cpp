@@ -172,6 +172,7 @@ public:
     if (P == MAP_FAILED)
       return false;
     Mailbox = static_cast<ompsim::sim::LaunchMailbox *>(P);
+    GMailbox = Mailbox; // for the fault handlers' announceExit
     return true;
   }
 
@@ -253,8 +254,9 @@ private:
     }
     LastLaunch = Seq;
     Mb.Done.store(Seq, std::memory_order_seq_cst);
+    Mb.HostBell.fetch_add(1, std::memory_order_seq_cst);
     if (Mb.HostWaiting.load(std::memory_order_seq_cst))
-      ompsim::sim::sharedFutexWake(Mb.Done);
+      ompsim::sim::sharedFutexWake(Mb.HostBell);
   }
 
   void run() {
@@ -327,6 +329,7 @@ void lazyFailed() {
   std::fprintf(stderr, "ompsim-device: a device function of a bitcode image could not be compiled "
                        "on its first call\n");
   std::fflush(nullptr);
+  announceExit();
   ::_exit(70);
 }
 
