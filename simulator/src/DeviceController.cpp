@@ -210,11 +210,7 @@ DeviceController::finishStart(std::unique_ptr<DeviceController> Dc) {
         .num("collisions", int64_t(Collided.size()));
     Dc->stop(/*graceful=*/false);
   }
-  for (auto [b, e] : Collided)
-    OMPSIM_TRACE_EVENT(Cat::Image, "host-range-not-reserved")
-        .num("device", Options.DeviceId)
-        .host("begin", b)
-        .hex("bytes", e - b);
+  Dc->traceUnreserved(Collided);
   return std::move(Dc);
 }
 
@@ -244,6 +240,7 @@ Error DeviceController::launchExecutor() {
       ::close(Fd);
     return Err;
   }
+  writeStartSetup();
   std::string FdArg = std::to_string(Sv[1]), FaultArg = std::to_string(Fp[1]),
               ArenaArg = std::to_string(ArenaFd), ParentArg = std::to_string(::getpid());
   std::vector<char *> Argv = {Opts.ExecutorPath.data(),
@@ -252,7 +249,9 @@ Error DeviceController::launchExecutor() {
                               const_cast<char *>("--fault-fd"),
                               FaultArg.data(),
                               const_cast<char *>("--arena-fd"),
-                              ArenaArg.data()};
+                              ArenaArg.data(),
+                              const_cast<char *>("--lib-dir"),
+                              Opts.LibDir.data()};
   ExecutorEnvironment Env = executorEnvironment();
   std::string HostRuntimeFlag = "--host-runtime";
   if (!Env.HostRuntime.empty()) {
@@ -347,7 +346,7 @@ Error DeviceController::connectExecutor(std::vector<std::pair<uint64_t, uint64_t
       Ev.num("executor_pid", Pid);
   }
 
-  const char *Names[] = {proto::SetupName,        proto::LoadElfName,      proto::LookupName,
+  const char *Names[] = {proto::ReserveName,      proto::LoadElfName,      proto::LookupName,
                          proto::UnloadName,       proto::AllocCodeName,    proto::CallVoidName,
                          proto::SetFptrTableName, proto::TranslateLogName, proto::LazyReenterName,
                          proto::LazyFailedName,   proto::LookupManyName};
@@ -361,43 +360,84 @@ Error DeviceController::connectExecutor(std::vector<std::pair<uint64_t, uint64_t
     Fns[N] = It->second.getValue();
   }
 
-  std::vector<std::tuple<uint64_t, uint64_t>> Ranges;
-  for (const HostRange &R : HostSymbolizer::get().loadedRanges())
-    Ranges.emplace_back(R.Begin, R.End);
-  uint64_t CodeBytes = std::min<uint64_t>(Opts.ArenaSize / 4, 256ULL << 20);
-  Expected<std::vector<std::tuple<uint64_t, uint64_t>>> Bad = std::vector<std::tuple<uint64_t, uint64_t>>();
-  if (auto Err = call<proto::SetupSignature>(proto::SetupName, "setup", Bad, Ranges, Opts.ArenaBase,
-                                             Opts.ArenaSize, CodeBytes, Opts.LibDir)) {
-    consumeError(Bad.takeError());
-    bool Fired = Watch && Watch->fired();
+  // The executor did the set-up written into the mailbox before its
+  // handshake, which we have received.
+  LaunchMailbox::StartSetup &Setup = Mailbox->Setup;
+  uint32_t Result = Setup.Result.load(std::memory_order_acquire);
+  if (Result != 1) {
+    std::string Why = Result == 2
+                          ? std::string(Setup.Message,
+                                        std::min<uint32_t>(Setup.MessageLength, LaunchMailbox::kMessageBytes))
+                          : "it answered without its set-up";
     stop(false);
-    if (Fired) {
-      consumeError(std::move(Err));
-      return makeError(Prefix + startTimeoutMessage());
-    }
-    return Err;
+    return makeError(Prefix + "executor " + Opts.ExecutorPath + " could not set up the device: " + Why);
   }
+  for (uint32_t I = 0; I < std::min(Setup.NumCollided, LaunchMailbox::kMaxSetupRanges); ++I)
+    Collided.emplace_back(Setup.Ranges[I][0], Setup.Ranges[I][1]);
+  // Host libraries loaded since the spawn (and ranges beyond the mailbox's room).
+  Expected<std::vector<std::pair<uint64_t, uint64_t>>> More = reserveNewHostRanges();
   bool Disarmed = Watch->disarm();
   Watch.reset();
-  if (!Disarmed) { // it fired as setup returned: the executor is gone
-    consumeError(Bad.takeError());
+  if (!Disarmed) { // it fired while we waited: the executor is gone
+    consumeError(More.takeError());
     stop(false);
     return makeError(Prefix + startTimeoutMessage());
   }
-  if (!Bad) {
-    std::string Why = toString(Bad.takeError());
+  if (!More) {
     stop(false);
-    return makeError(Prefix + Why);
+    return More.takeError();
   }
-  for (auto [b, e] : *Bad)
-    Collided.emplace_back(b, e);
+  Collided.insert(Collided.end(), More->begin(), More->end());
   // The heap is the arena above the code region, exactly as the executor
   // splits it; its bookkeeping lives here, since allocating is only address
   // arithmetic and the host already reaches the memory itself.
   constexpr uint64_t kPage = 4096;
-  uint64_t HeapBegin = Opts.ArenaBase + (std::min(CodeBytes, Opts.ArenaSize) & ~(kPage - 1));
+  uint64_t HeapBegin = Opts.ArenaBase + (std::min(codeBytes(), Opts.ArenaSize) & ~(kPage - 1));
   Heap = std::make_unique<RangeAllocator>(HeapBegin, Opts.ArenaBase + Opts.ArenaSize);
   return Error::success();
+}
+
+void DeviceController::traceUnreserved(const std::vector<std::pair<uint64_t, uint64_t>> &Ranges) const {
+  for (auto [b, e] : Ranges)
+    OMPSIM_TRACE_EVENT(Cat::Image, "host-range-not-reserved")
+        .num("device", Opts.DeviceId)
+        .host("begin", b)
+        .hex("bytes", e - b);
+}
+
+void DeviceController::writeStartSetup() {
+  LaunchMailbox::StartSetup &Setup = Mailbox->Setup;
+  Setup.ArenaBase = Opts.ArenaBase;
+  Setup.ArenaSize = Opts.ArenaSize;
+  Setup.CodeBytes = codeBytes();
+  Setup.Result.store(0, std::memory_order_relaxed);
+  ReservedRanges.clear();
+  uint32_t N = 0;
+  for (const HostRange &R : HostSymbolizer::get().loadedRanges()) {
+    if (N == LaunchMailbox::kMaxSetupRanges)
+      break; // reserveNewHostRanges() sends the rest
+    Setup.Ranges[N][0] = R.Begin;
+    Setup.Ranges[N][1] = R.End;
+    ReservedRanges.emplace(R.Begin, R.End);
+    ++N;
+  }
+  Setup.NumRanges = N;
+}
+
+Expected<std::vector<std::pair<uint64_t, uint64_t>>> DeviceController::reserveNewHostRanges() {
+  std::vector<std::tuple<uint64_t, uint64_t>> New;
+  for (const HostRange &R : HostSymbolizer::get().loadedRanges())
+    if (ReservedRanges.emplace(R.Begin, R.End).second)
+      New.emplace_back(R.Begin, R.End);
+  std::vector<std::pair<uint64_t, uint64_t>> Collided;
+  if (New.empty())
+    return Collided;
+  std::vector<std::tuple<uint64_t, uint64_t>> Bad;
+  if (auto Err = call<proto::ReserveSignature>(proto::ReserveName, "reserving host ranges", Bad, New))
+    return std::move(Err);
+  for (auto [b, e] : Bad)
+    Collided.emplace_back(b, e);
+  return Collided;
 }
 
 void DeviceController::stop(bool Graceful) {

@@ -42,6 +42,12 @@ namespace ompsim::sim {
 Expected<uint64_t> DeviceController::loadImage(ArrayRef<char> Bytes, StringRef Name,
                                                ArrayRef<std::string> Provides, bool BytesOutliveImage) {
   std::lock_guard<std::recursive_mutex> Lock(Mu);
+  // Host libraries loaded since the device started (the one that brought
+  // this image, say): an untranslated pointer into them must fault too.
+  Expected<std::vector<std::pair<uint64_t, uint64_t>>> Unreserved = reserveNewHostRanges();
+  if (!Unreserved)
+    return Unreserved.takeError();
+  traceUnreserved(*Unreserved);
   if (Bytes.size() >= 4 && StringRef(Bytes.data(), 4) == StringRef("BC\xC0\xDE", 4))
     return loadBitcode(Bytes, Name);
   Expected<std::tuple<uint64_t, uint64_t, uint64_t>> Loaded =

@@ -12,50 +12,76 @@ namespace ompsim::sim::executor {
 
 using RangeVec = std::vector<std::tuple<uint64_t, uint64_t>>;
 
-OMPSIM_WRAPPER(setupWrapper, proto::SetupSignature,
-               [](RangeVec HostRanges, uint64_t Base, uint64_t Size, uint64_t CodeBytes,
-                  std::string LibDir) -> Expected<RangeVec> {
-                 DeviceState &D = DeviceState::get();
-                 std::lock_guard<std::mutex> Lock(D.Mu);
-                 if (D.ArenaSize)
-                   return makeError("device already set up");
-                 RangeVec Collided;
-                 for (auto [b, e] : HostRanges) {
-                   void *P = ::mmap(reinterpret_cast<void *>(b), e - b, PROT_NONE,
-                                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
-                   if (P == MAP_FAILED || P != reinterpret_cast<void *>(b)) {
-                     if (P != MAP_FAILED)
-                       ::munmap(P, e - b);
-                     Collided.emplace_back(b, e);
-                   }
-                 }
-                 // The controller maps the same memfd pages, so its copies to and
-                 // from device memory need no round trip.
-                 void *Arena = ::mmap(reinterpret_cast<void *>(Base), Size, PROT_READ | PROT_WRITE,
-                                      MAP_SHARED | MAP_NORESERVE | MAP_FIXED_NOREPLACE, GArenaFd,
-                                      off_t(ompsim::sim::LaunchMailbox::kBytes));
-                 if (Arena == MAP_FAILED || Arena != reinterpret_cast<void *>(Base))
-                   return makeError("cannot map the device arena at 0x" + Twine::utohexstr(Base) + " (" +
-                                    Twine(Size) + " bytes): " + std::strerror(errno));
-                 D.ArenaBase = Base;
-                 D.ArenaSize = Size;
-                 CodeBytes = std::min(CodeBytes, Size) & ~(kPage - 1);
-                 // The heap above the code region is the controller's to hand out.
-                 D.Code.reset(Base, Base + CodeBytes);
-                 D.LibDir = LibDir;
-                 std::string Rt = LibDir + "/libompsim-device.so";
-                 D.DeviceRuntime = ::dlopen(Rt.c_str(), RTLD_NOW | RTLD_GLOBAL);
-                 if (D.DeviceRuntime) {
-                   GTakeTranslateLog.store(reinterpret_cast<TakeTranslateLogFn>(::dlsym(
-                                               D.DeviceRuntime, "__ompsim_device_take_translate_log")),
-                                           std::memory_order_release);
-                   D.LibrariesByName["libompsim-device.so"] = D.DeviceRuntime;
-                   D.Libraries.push_back(D.DeviceRuntime);
-                 } else {
-                   D.DeviceRuntimeError = ::dlerror();
-                 }
-                 return Collided;
-               })
+RangeVec reserveHostRanges(const RangeVec &HostRanges) {
+  RangeVec Collided;
+  for (auto [b, e] : HostRanges) {
+    void *P = ::mmap(reinterpret_cast<void *>(b), e - b, PROT_NONE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+    if (P == MAP_FAILED || P != reinterpret_cast<void *>(b)) {
+      if (P != MAP_FAILED)
+        ::munmap(P, e - b);
+      Collided.emplace_back(b, e);
+    }
+  }
+  return Collided;
+}
+
+Error setUpDevice(uint64_t Base, uint64_t Size, uint64_t CodeBytes, const std::string &LibDir) {
+  DeviceState &D = DeviceState::get();
+  std::lock_guard<std::mutex> Lock(D.Mu);
+  if (D.ArenaSize)
+    return makeError("device already set up");
+  // The controller maps the same memfd pages, so its copies to and from
+  // device memory need no round trip.
+  void *Arena = ::mmap(reinterpret_cast<void *>(Base), Size, PROT_READ | PROT_WRITE,
+                       MAP_SHARED | MAP_NORESERVE | MAP_FIXED_NOREPLACE, GArenaFd,
+                       off_t(ompsim::sim::LaunchMailbox::kBytes));
+  if (Arena == MAP_FAILED || Arena != reinterpret_cast<void *>(Base))
+    return makeError("cannot map the device arena at 0x" + Twine::utohexstr(Base) + " (" + Twine(Size) +
+                     " bytes): " + std::strerror(errno));
+  D.ArenaBase = Base;
+  D.ArenaSize = Size;
+  CodeBytes = std::min(CodeBytes, Size) & ~(kPage - 1);
+  // The heap above the code region is the controller's to hand out.
+  D.Code.reset(Base, Base + CodeBytes);
+  D.LibDir = LibDir;
+  std::string Rt = LibDir + "/libompsim-device.so";
+  D.DeviceRuntime = ::dlopen(Rt.c_str(), RTLD_NOW | RTLD_GLOBAL);
+  if (D.DeviceRuntime) {
+    GTakeTranslateLog.store(
+        reinterpret_cast<TakeTranslateLogFn>(::dlsym(D.DeviceRuntime, "__ompsim_device_take_translate_log")),
+        std::memory_order_release);
+    D.LibrariesByName["libompsim-device.so"] = D.DeviceRuntime;
+    D.Libraries.push_back(D.DeviceRuntime);
+  } else {
+    D.DeviceRuntimeError = ::dlerror();
+  }
+  return Error::success();
+}
+
+void runStartSetup(ompsim::sim::LaunchMailbox::StartSetup &S, const std::string &LibDir) {
+  using Mailbox = ompsim::sim::LaunchMailbox;
+  RangeVec Ranges;
+  for (uint32_t I = 0; I < std::min(S.NumRanges, Mailbox::kMaxSetupRanges); ++I)
+    Ranges.emplace_back(S.Ranges[I][0], S.Ranges[I][1]);
+  RangeVec Collided = reserveHostRanges(Ranges);
+  if (Error Err = setUpDevice(S.ArenaBase, S.ArenaSize, S.CodeBytes, LibDir)) {
+    std::string Why = toString(std::move(Err));
+    S.MessageLength = uint32_t(std::min<size_t>(Why.size(), sizeof S.Message));
+    std::memcpy(S.Message, Why.data(), S.MessageLength);
+    S.Result.store(2, std::memory_order_release);
+    return;
+  }
+  S.NumCollided = uint32_t(Collided.size());
+  for (size_t I = 0; I < Collided.size(); ++I) {
+    S.Ranges[I][0] = std::get<0>(Collided[I]);
+    S.Ranges[I][1] = std::get<1>(Collided[I]);
+  }
+  S.Result.store(1, std::memory_order_release);
+}
+
+OMPSIM_WRAPPER(reserveWrapper, proto::ReserveSignature,
+               [](RangeVec HostRanges) -> RangeVec { return reserveHostRanges(HostRanges); })
 
 OMPSIM_WRAPPER(loadElfWrapper, proto::LoadElfSignature,
                [](std::vector<char> Sent, uint64_t SharedAddr, uint64_t SharedSize, std::string Name,

@@ -89,6 +89,16 @@ void announceExit();
 /// What device code calls for exit() (see ExecutorFaults.cpp).
 [[noreturn]] void deviceExit(int Status);
 
+/// Reserves each host range PROT_NONE; returns those that collided with a
+/// mapping of the executor's own.
+std::vector<std::tuple<uint64_t, uint64_t>>
+reserveHostRanges(const std::vector<std::tuple<uint64_t, uint64_t>> &HostRanges);
+/// Maps the arena at `Base` and loads the device runtime from `LibDir`; once.
+llvm::Error setUpDevice(uint64_t Base, uint64_t Size, uint64_t CodeBytes, const std::string &LibDir);
+/// Performs the set-up the controller wrote into the mailbox before the
+/// spawn and publishes its result there (LaunchMailbox::StartSetup).
+void runStartSetup(ompsim::sim::LaunchMailbox::StartSetup &Setup, const std::string &LibDir);
+
 /// The device: its arena, allocators, loaded images and libraries.
 class DeviceState {
 public:
@@ -180,7 +190,7 @@ private:
 /// Declares a wrapper function OMPSIM_WRAPPER defines.
 #define OMPSIM_WRAPPER_DECL(Name) sps::CWrapperFunctionBuffer Name(const char *data, size_t size)
 
-OMPSIM_WRAPPER_DECL(setupWrapper);
+OMPSIM_WRAPPER_DECL(reserveWrapper);
 OMPSIM_WRAPPER_DECL(loadElfWrapper);
 OMPSIM_WRAPPER_DECL(lookupWrapper);
 OMPSIM_WRAPPER_DECL(lookupManyWrapper);

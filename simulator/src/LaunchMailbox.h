@@ -40,6 +40,30 @@ struct LaunchMailbox {
   static constexpr uint32_t kMaxArgs = 65536;
   /// Room for the executor's error message.
   static constexpr uint32_t kMessageBytes = 1024;
+  /// Most host ranges the start-up set-up carries; the controller reserves
+  /// any beyond them with a call once the executor answers.
+  static constexpr uint32_t kMaxSetupRanges = 8192;
+
+  /// The set-up the controller writes before it starts the executor, and
+  /// the executor performs before its handshake: reserve the host's ranges
+  /// PROT_NONE, map the arena, load the device runtime. The executor does it
+  /// while the host program is still starting, instead of in a round trip
+  /// on the host's critical path.
+  struct StartSetup {
+    uint64_t ArenaBase;
+    uint64_t ArenaSize;
+    uint64_t CodeBytes;
+    /// Host ranges to reserve, [begin, end) each, in `Ranges`.
+    uint32_t NumRanges;
+    /// Set by the executor once done: 1 succeeded, 2 failed (`Message` says
+    /// why). On success the first `NumCollided` of `Ranges` are those that
+    /// collided with the executor's own mappings.
+    std::atomic<uint32_t> Result;
+    uint32_t NumCollided;
+    uint32_t MessageLength;
+    char Message[kMessageBytes];
+    uint64_t Ranges[kMaxSetupRanges][2];
+  };
 
   /// Bumped by anyone with work for the executor's device thread (the host
   /// posting a launch, ORC's listener thread queueing a request); that thread
@@ -83,6 +107,7 @@ struct LaunchMailbox {
   uint32_t MessageLength;
   char Message[kMessageBytes];
   uint64_t Args[kMaxArgs];
+  StartSetup Setup;
 };
 
 static_assert(sizeof(LaunchMailbox) <= LaunchMailbox::kBytes, "the mailbox outgrew its memfd slot");

@@ -19,12 +19,11 @@ namespace sps = llvm::orc::shared;
 /// A [begin, end) address range.
 using SPSRange = sps::SPSTuple<uint64_t, uint64_t>;
 
-/// Reserves the host ranges PROT_NONE, maps the arena and loads the device
-/// runtime: (host ranges, arena base, arena size, code bytes, lib dir) ->
-/// the host ranges that collided with the executor's own mappings.
-inline constexpr const char *SetupName = "__ompsim_exec_setup";
-using SetupSignature = sps::SPSExpected<sps::SPSSequence<SPSRange>>(sps::SPSSequence<SPSRange>, uint64_t,
-                                                                    uint64_t, uint64_t, sps::SPSString);
+/// Reserves more host ranges PROT_NONE (the executor's start-up set-up,
+/// LaunchMailbox::StartSetup, reserved those known when it was spawned):
+/// (host ranges) -> the ranges that collided with the executor's own mappings.
+inline constexpr const char *ReserveName = "__ompsim_exec_reserve";
+using ReserveSignature = sps::SPSSequence<SPSRange>(sps::SPSSequence<SPSRange>);
 
 /// Loads an ELF shared object into the arena: (bytes, or none when the image
 /// already lies in device memory at (address, size), name, library names the

@@ -357,9 +357,10 @@ public:
 };
 
 int usage() {
-  std::fprintf(
-      stderr, "ompsim-device: started by the sim plugin, not by hand "
-              "(usage: ompsim-device --fd N --fault-fd N --arena-fd N --parent PID [--host-runtime PATH])\n");
+  std::fprintf(stderr,
+               "ompsim-device: started by the sim plugin, not by hand "
+               "(usage: ompsim-device --fd N --fault-fd N --arena-fd N --lib-dir DIR [--host-runtime PATH] "
+               "--parent PID)\n");
   return 2;
 }
 
@@ -375,6 +376,7 @@ extern "C" __attribute__((visibility("default"), used)) const char __ompsim_exec
 int main(int argc, char **argv) {
   int Fd = -1;
   long Parent = -1;
+  std::string LibDir;
   for (int I = 1; I + 1 < argc; I += 2) {
     std::string A = argv[I];
     if (A == "--fd")
@@ -387,10 +389,12 @@ int main(int argc, char **argv) {
       Parent = std::atol(argv[I + 1]);
     else if (A == "--host-runtime")
       GHostRuntime = argv[I + 1];
+    else if (A == "--lib-dir")
+      LibDir = argv[I + 1];
     else
       return usage();
   }
-  if (Fd < 0 || Parent <= 0 || GArenaFd < 0)
+  if (Fd < 0 || Parent <= 0 || GArenaFd < 0 || LibDir.empty())
     return usage();
   // No executor outlives its host: die with the parent, and close the race
   // where the parent died before the prctl.
@@ -402,6 +406,9 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "ompsim-device: cannot map the launch mailbox: %s\n", std::strerror(errno));
     return 1;
   }
+  // Before the handshake: the host is still starting meanwhile, and waits
+  // only for the handshake, after which it reads the result.
+  runStartSetup(GMailbox->Setup, LibDir);
   GDeviceThread.start();
 
   auto Server = SimpleRemoteEPCServer::Create<FDSimpleRemoteEPCTransport>(
@@ -410,7 +417,7 @@ int main(int argc, char **argv) {
         S.bootstrapSymbols() = SimpleRemoteEPCServer::defaultBootstrapSymbols();
         S.services().push_back(std::make_unique<ArenaJITMemoryService>());
         auto &Syms = S.bootstrapSymbols();
-        Syms[proto::SetupName] = ExecutorAddr::fromPtr(&setupWrapper);
+        Syms[proto::ReserveName] = ExecutorAddr::fromPtr(&reserveWrapper);
         Syms[proto::LoadElfName] = ExecutorAddr::fromPtr(&loadElfWrapper);
         Syms[proto::LookupName] = ExecutorAddr::fromPtr(&lookupWrapper);
         Syms[proto::LookupManyName] = ExecutorAddr::fromPtr(&lookupManyWrapper);

@@ -270,3 +270,85 @@ int main(void) {
     p0 = int(re.search(r"dev0 r=5 p=(0x[0-9a-f]+)", out).group(1), 16)
     p1 = int(re.search(r"dev1 r=6 p=(0x[0-9a-f]+)", out).group(1), 16)
     assert p1 - p0 == 1 << 40
+
+
+RESERVE_MAIN = r"""
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv) {
+  int warm = 0;
+#pragma omp target map(from : warm)
+  warm = 1; /* the device runs before the library arrives */
+  void *h = dlopen(argv[1], RTLD_NOW);
+  int (*run)(int) = h ? (int (*)(int))dlsym(h, "lib_run") : 0;
+  if (!run) {
+    fprintf(stderr, "cannot load %s: %s\n", argv[1], dlerror());
+    return 1;
+  }
+  printf("warm=%d lib=%d\n", warm, run(20));
+  fflush(stdout);
+  getchar(); /* the test reads the executor's mappings meanwhile */
+  return 0;
+}
+"""
+
+RESERVE_LIB = r"""
+int lib_run(int x) {
+  int r = 0;
+#pragma omp target map(from : r)
+  r = x + 1;
+  return r;
+}
+"""
+
+
+def mappings(pid):
+    """(begin, end, perms, path) of each mapping of process `pid`."""
+    out = []
+    with open("/proc/%d/maps" % pid) as f:
+        for line in f:
+            fields = line.split()
+            b, e = (int(x, 16) for x in fields[0].split("-"))
+            out.append((b, e, fields[1], fields[5] if len(fields) > 5 else ""))
+    return out
+
+
+def test_host_code_and_data_are_reserved_in_the_executor(offload):
+    """Every range of the host program and of its libraries, including one
+    dlopen'd after the device started (it brings an image of its own), is
+    mapped PROT_NONE in the executor: an untranslated host pointer into any
+    of them faults there instead of reaching executor memory."""
+    from ompsim_cli import paths, toolchain
+    lib = offload.tmp / "libreserve.so"
+    src = offload.tmp / "reserve_lib.c"
+    src.write_text(RESERVE_LIB)
+    r = subprocess.run([paths.tool("clang"), "-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu", "-O1", "-fPIC",
+                        "-shared", str(src), "-o", str(lib)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True, env=toolchain.environment())
+    assert r.returncode == 0, r.stdout
+    exe = offload.compile(RESERVE_MAIN, name="reserve_main.c", extra=["-ldl"])
+    why = backends.unavailable_reason("sim")
+    if why:
+        pytest.skip("backend sim unavailable: %s" % why)
+    p = subprocess.Popen([str(exe), str(lib)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=backends.environment("sim"), cwd=offload.tmp)
+    try:
+        line = p.stdout.readline()
+        assert line.strip() == "warm=1 lib=21", line + p.stderr.read()
+        executor = wait_for_executor(p.pid)
+        host = [m for m in mappings(p.pid) if m[3] in (str(exe), str(lib))]
+        assert {m[3] for m in host} == {str(exe), str(lib)}
+        reserved = [(b, e) for b, e, perms, _ in mappings(executor) if perms == "---p"]
+        for b, e, perms, path in host:
+            covered = b
+            for rb, re_ in sorted(reserved):
+                if rb <= covered < re_:
+                    covered = re_
+            assert covered >= e, "host %s %#x-%#x (%s) is not reserved in the executor" % (path, b, e, perms)
+        _, err = p.communicate("\n", timeout=60)
+        assert p.returncode == 0, err
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate(timeout=60)

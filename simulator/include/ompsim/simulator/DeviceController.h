@@ -16,6 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -43,7 +44,8 @@ struct DeviceOptions {
   uint64_t ArenaBase = 0;   ///< this device's arena base
   uint64_t ArenaSize = 0;
   double KernelTimeout = 60.0; ///< seconds
-  /// Seconds the executor may take from spawn to the end of its setup call
+  /// Seconds the executor may take from spawn to the end of its set-up (its
+  /// handshake, and the reservation of host ranges loaded since the spawn)
   /// before it is killed and the start fails (OMPSIM_EXECUTOR_START_TIMEOUT).
   double StartTimeout = 30.0;
   int JitOptLevel = 0;      ///< code generation level (0-3) of bitcode images
@@ -171,8 +173,19 @@ private:
   llvm::Error start(std::vector<std::pair<uint64_t, uint64_t>> &Collided);
   /// The first half of start(): creates the shared memory and the executor process.
   llvm::Error launchExecutor();
-  /// The second half of start(): the handshake and the setup call.
+  /// The second half of start(): the handshake, then the result of the
+  /// executor's start-up set-up.
   llvm::Error connectExecutor(std::vector<std::pair<uint64_t, uint64_t>> &Collided);
+  /// Writes the set-up the executor performs before its handshake into the
+  /// mailbox (LaunchMailbox::StartSetup): the host's ranges known now and the arena.
+  void writeStartSetup();
+  /// Reserves in the executor the host ranges not reserved yet (libraries
+  /// loaded since the spawn); returns those that collided with its mappings.
+  llvm::Expected<std::vector<std::pair<uint64_t, uint64_t>>> reserveNewHostRanges();
+  /// Traces host ranges the executor could not reserve (its own mappings were there).
+  void traceUnreserved(const std::vector<std::pair<uint64_t, uint64_t>> &Ranges) const;
+  /// Bytes at the start of the arena for code; the heap is the rest.
+  uint64_t codeBytes() const { return std::min<uint64_t>(Opts.ArenaSize / 4, 256ULL << 20); }
   void stop(bool Graceful);
   /// The line for an executor killed because it did not start in time.
   std::string startTimeoutMessage() const;
@@ -216,6 +229,8 @@ private:
   int PendingSocket = -1, PendingOwnFd = -1;
   /// Kills an executor that does not finish starting in time; set while it starts.
   std::unique_ptr<StartupWatch> Watch;
+  /// Host ranges [begin, end) the executor was asked to reserve.
+  std::set<std::pair<uint64_t, uint64_t>> ReservedRanges;
   /// Owns the EPC; bitcode images are JIT-linked through it.
   std::unique_ptr<llvm::orc::ExecutionSession> Es;
   llvm::orc::SimpleRemoteEPC *Epc = nullptr;
