@@ -218,11 +218,7 @@ Error DeviceController::diagnose(Error CallError, const std::string &Context) {
     if (!Note.empty())
       DeathMessage += "; " + Note;
   }
-  int Dummy;
-  (void)Dummy;
-  pid_t Old = Pid;
   Pid = -1; // reaped
-  (void)Old;
   OMPSIM_TRACE_EVENT(Cat::Fault, "executor-death").num("device", Opts.DeviceId).str("message", DeathMessage);
   return makeError(DeathMessage);
 }
