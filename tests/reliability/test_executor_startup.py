@@ -99,3 +99,19 @@ def test_executor_started_early_for_an_unused_device_is_stopped(built):
     assert "executor-start device=1" in r.err, r.err
     assert "executor-start device=0" not in r.err, r.err
     assert r.leftover == [], "executor(s) %s outlived host %d" % (r.leftover, r.pid)
+
+
+def test_an_arena_the_executor_cannot_map_is_named(built):
+    """The executor sets the device up before its handshake; when the arena
+    cannot be mapped (here its base is where the host program lies, which the
+    executor reserves first), the start fails with one line naming the address."""
+    # Without address randomization a position-independent program loads at a
+    # fixed base; cat shows which.
+    probe = subprocess.run(["setarch", "-R", "cat", "/proc/self/maps"], stdout=subprocess.PIPE, text=True)
+    if probe.returncode != 0:
+        pytest.skip("setarch -R is not permitted here")
+    base = probe.stdout.split("-", 1)[0]
+    r = run("setarch", "sim", ["-R", built("device_faults.c"), "ok"], env={"OMPSIM_DEVICE_BASE": "0x" + base})
+    line = r.single_error()
+    assert re.fullmatch(r"ompsim: device 0: executor \S+ompsim-device could not set up the device: cannot map "
+                        r"the device arena at 0x%s \(\d+ bytes\): File exists" % base.lstrip("0"), line), line
