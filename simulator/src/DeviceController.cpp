@@ -79,6 +79,39 @@ ExecutorEnvironment executorEnvironment() {
 
 } // namespace
 
+namespace {
+
+/// Holds SIGPIPE off the calling thread for its scope and discards one raised
+/// meanwhile. ORC's transport writes with write(2); a write after the
+/// executor is gone (tearing the JIT down races the transport's own notice of
+/// the hang-up) must fail with EPIPE, not kill the host program.
+class SigpipeGuard {
+public:
+  SigpipeGuard() {
+    sigemptyset(&Pipe);
+    sigaddset(&Pipe, SIGPIPE);
+    sigset_t Pending;
+    WasPending = ::sigpending(&Pending) == 0 && sigismember(&Pending, SIGPIPE);
+    ::pthread_sigmask(SIG_BLOCK, &Pipe, &Old);
+  }
+  ~SigpipeGuard() {
+    if (!WasPending) {
+      struct timespec Zero = {0, 0};
+      while (::sigtimedwait(&Pipe, nullptr, &Zero) == SIGPIPE) {
+      }
+    }
+    ::pthread_sigmask(SIG_SETMASK, &Old, nullptr);
+  }
+  SigpipeGuard(const SigpipeGuard &) = delete;
+  SigpipeGuard &operator=(const SigpipeGuard &) = delete;
+
+private:
+  sigset_t Pipe, Old;
+  bool WasPending = false;
+};
+
+} // namespace
+
 /// Kills a starting executor that has not finished starting within the bound.
 class StartupWatch {
 public:
@@ -468,7 +501,8 @@ void DeviceController::stop(bool Graceful) {
     if (HostFd >= 0)
       ::shutdown(HostFd, SHUT_RDWR);
     // The executor is gone: what the JIT's teardown cannot free there is no
-    // error worth reporting.
+    // error worth reporting, and a write that tries is no signal either.
+    SigpipeGuard NoSigpipe;
     Es->setErrorReporter([](Error Err) { consumeError(std::move(Err)); });
     stopLazyCalls();
     Jit.reset();
