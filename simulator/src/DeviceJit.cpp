@@ -104,6 +104,41 @@ withDirectCallees(IRPartitionLayer::GlobalValueSet Requested) {
   return Out;
 }
 
+/// Hands out stubs in the order of their names. ORC builds a stub batch from
+/// a map keyed by interned-string pointers, so the order the pool hands out
+/// addresses in (and with it the device address of every function whose
+/// address is taken) followed the host's heap layout and thread timing from
+/// run to run; re-inserting the names sorted gives every run the same map.
+class OrderedStubsManager : public IndirectStubsManager {
+public:
+  explicit OrderedStubsManager(std::unique_ptr<IndirectStubsManager> Inner) : Inner(std::move(Inner)) {}
+
+  Error createStub(StringRef StubName, ExecutorAddr StubAddr, JITSymbolFlags StubFlags) override {
+    return Inner->createStub(StubName, StubAddr, StubFlags);
+  }
+  Error createStubs(const StubInitsMap &StubInits) override {
+    std::vector<StringRef> Names;
+    Names.reserve(StubInits.size());
+    for (const auto &Init : StubInits)
+      Names.push_back(Init.getKey());
+    llvm::sort(Names);
+    StubInitsMap Ordered;
+    for (StringRef Name : Names)
+      Ordered[Name] = StubInits.lookup(Name);
+    return Inner->createStubs(Ordered);
+  }
+  ExecutorSymbolDef findStub(StringRef Name, bool ExportedStubsOnly) override {
+    return Inner->findStub(Name, ExportedStubsOnly);
+  }
+  ExecutorSymbolDef findPointer(StringRef Name) override { return Inner->findPointer(Name); }
+  Error updatePointer(StringRef Name, ExecutorAddr NewAddr) override {
+    return Inner->updatePointer(Name, NewAddr);
+  }
+
+private:
+  std::unique_ptr<IndirectStubsManager> Inner;
+};
+
 /// The image trace's record of one compile: the first definition asked for,
 /// how many were, how many definitions the compile holds, and whether it is
 /// everything the image had left.
@@ -390,8 +425,10 @@ Expected<std::unique_ptr<DeviceJIT>> DeviceJIT::create(ExecutionSession &Es, uin
         return Partition;
       });
   EPCIndirectionUtils *Iu = Jit->Indirection.get();
-  Jit->Lazy = std::make_unique<CompileOnDemandLayer>(Es, *Jit->Partitioner, Calls,
-                                                     [Iu] { return Iu->createIndirectStubsManager(); });
+  Jit->Lazy = std::make_unique<CompileOnDemandLayer>(
+      Es, *Jit->Partitioner, Calls, [Iu]() -> std::unique_ptr<IndirectStubsManager> {
+        return std::make_unique<OrderedStubsManager>(Iu->createIndirectStubsManager());
+      });
   return std::move(Jit);
 }
 

@@ -352,3 +352,48 @@ def test_host_code_and_data_are_reserved_in_the_executor(offload):
         if p.poll() is None:
             p.kill()
             p.communicate(timeout=60)
+
+
+def many_indirect_program(n=32):
+    fns = "\n".join("int f%d(int x) { return x + %d; }" % (i, i) for i in range(n))
+    names = ", ".join("f%d" % i for i in range(n))
+    return r"""#include <stdio.h>
+#include <stdint.h>
+%s
+#pragma omp declare target to(%s) indirect
+int main(void) {
+  uintptr_t dev[%d];
+  int sum = 0;
+#pragma omp target map(from : dev) map(tofrom : sum)
+  {
+    int (*fs[])(int) = {%s};
+    for (int i = 0; i < %d; ++i) {
+      dev[i] = (uintptr_t)fs[i];
+      sum += fs[i](1);
+    }
+  }
+  printf("sum=%%d", sum);
+  for (int i = 0; i < %d; ++i)
+    printf(" %%lx", (unsigned long)dev[i]);
+  printf("\n");
+  return 0;
+}
+""" % (fns, names, n, names, n, n)
+
+
+@pytest.mark.parametrize("image", IMAGES)
+def test_addresses_of_many_indirect_functions_are_identical_run_to_run(offload, image):
+    """Each function's device address is the same in every run. On a bitcode
+    image these are stub addresses, and the stub pool once handed them out in
+    an order that followed the host's heap layout: with a few functions the
+    order happened to agree, with 32 it differed nearly every run."""
+    exe = offload.compile(many_indirect_program(), name="many_indirect.c", image=image)
+    seen = set()
+    for _ in range(6):
+        rc, out, err = run(offload, exe)
+        assert rc == 0, err
+        words = out.split()
+        assert words[0] == "sum=%d" % sum(1 + i for i in range(32)), out
+        assert len(words) == 33 and len(set(words[1:])) == 32, out
+        seen.add(out)
+    assert len(seen) == 1, seen
