@@ -179,6 +179,8 @@ public:
   void start() {
     Thread = std::thread([this] {
       ensureAltStack();
+      if (::sched_getaffinity(0, sizeof OwnCpus, &OwnCpus) != 0)
+        CPU_ZERO(&OwnCpus);
       run();
     });
   }
@@ -259,6 +261,30 @@ private:
       ompsim::sim::sharedFutexWake(Mb.HostBell);
   }
 
+  /// Steps off the CPU of the host thread that posted the last launch,
+  /// while another CPU is idle. Sharing one CPU, the two hand every launch
+  /// over with two context switches, and the scheduler tends to keep them
+  /// together (a wakee goes where its waker runs, an idle CPU is not always
+  /// searched); once apart, both sides spin on CPUs of their own. The device
+  /// thread is moved by narrowing its affinity for a moment and restoring it
+  /// at once, so libomp and device code never see a narrowed mask. At most
+  /// once a millisecond.
+  void leaveHostCpu() {
+    constexpr uint64_t kEveryNanos = 1000000;
+    int32_t Cpu = ::sched_getcpu();
+    if (Cpu < 0 || Mailbox->HostCpu.load(std::memory_order_relaxed) != Cpu || CPU_COUNT(&OwnCpus) < 2 ||
+        !CPU_ISSET(Cpu, &OwnCpus))
+      return;
+    uint64_t Now = ompsim::sim::monotonicNanos();
+    if (Now - LastMove < kEveryNanos || !ompsim::sim::spinningIsFree())
+      return;
+    LastMove = Now;
+    cpu_set_t Away = OwnCpus;
+    CPU_CLR(Cpu, &Away);
+    if (::sched_setaffinity(0, sizeof Away, &Away) == 0)
+      ::sched_setaffinity(0, sizeof OwnCpus, &OwnCpus);
+  }
+
   void run() {
     ompsim::sim::LaunchMailbox &Mb = *Mailbox;
     // After a launch, stay awake a little: the next one usually follows at
@@ -271,6 +297,7 @@ private:
       uint32_t Seq = Mb.Request.load(std::memory_order_acquire);
       if (Seq != LastLaunch) {
         serveLaunch(Seq);
+        leaveHostCpu();
         Spin = true;
         continue;
       }
@@ -311,6 +338,8 @@ private:
   /// Lazy calls waiting for their compile (see post).
   std::atomic<int> InlineRequests{0};
   uint32_t LastLaunch = 0;
+  cpu_set_t OwnCpus;     ///< the device thread's affinity when it started
+  uint64_t LastMove = 0; ///< when leaveHostCpu last moved it (monotonic ns)
   std::mutex Mu;
   std::deque<unique_function<void()>> Queue;
   bool Stopping = false;
