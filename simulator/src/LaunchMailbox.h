@@ -29,10 +29,10 @@ namespace ompsim::sim {
 /// The controller fills entry/teams/threads/args, publishes `Request` = seq,
 /// bumps `Doorbell` and wakes the executor if it sleeps; the executor runs the
 /// kernel, fills status/message, publishes `Done` = seq, bumps `HostBell` and
-/// wakes the host if it sleeps. Where a CPU is idle both sides spin a little before they sleep
-/// in FUTEX_WAIT (spinFor), so back-to-back launches take no system call;
-/// on a busy machine they block at once. The futex words
-/// are shared between processes, so FUTEX_PRIVATE_FLAG must not be used.
+/// wakes the host if it sleeps. Where a CPU is idle both sides spin a little
+/// before they sleep in FUTEX_WAIT (spinFor), so back-to-back launches take no
+/// system call; on a busy machine they block at once. The futex words are
+/// shared between processes, so FUTEX_PRIVATE_FLAG must not be used.
 struct LaunchMailbox {
   /// Bytes reserved for the mailbox in the memfd; the arena follows.
   static constexpr uint64_t kBytes = 1ULL << 20;
