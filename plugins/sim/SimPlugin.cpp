@@ -8,6 +8,7 @@
 
 #include "ompsim/Config.h"
 #include "ompsim/HostSymbolizer.h"
+#include "ompsim/ProfileWriter.h"
 #include "ompsim/Trace.h"
 #include "ompsim/simulator/DeviceController.h"
 
@@ -30,6 +31,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -467,6 +469,7 @@ OMPSIM_EXPORT int32_t __tgt_rtl_init_device(int32_t Id) {
   if (D->Controller)
     return OMPSIM_OFFLOAD_SUCCESS;
   SimPlugin::registerStopAtExit();
+  profile::Section Profiled("Executor start", [&] { return fmt::format("Device={}", Id); });
   auto C = D->Spawned ? DeviceController::finishStart(std::move(D->Spawned))
                       : DeviceController::create(DeviceOptions::fromConfig(Id, P.libDir()));
   if (!C)
@@ -515,6 +518,8 @@ OMPSIM_EXPORT int32_t __tgt_rtl_load_binary(int32_t Id, const __tgt_device_image
   std::string Name = fmt::format("#{}", ++D->ImagesLoaded);
   // The bytes are the registered binary's own, mapped until it unregisters
   // (which unloads the image first): the controller need not copy them.
+  profile::Section Profiled("Executor load image",
+                            [&] { return fmt::format("Device={};Image={}", Id, Name); });
   auto Img = C->loadImage(Bytes, Name, hostLibraryNames(Image->ImageStart), /*bytesOutliveImage=*/true);
   if (!Img)
     return failWith(D, Img.takeError());
@@ -683,6 +688,12 @@ OMPSIM_EXPORT int32_t __tgt_rtl_run_target_region(int32_t Id, void *Kernel, void
       .num("args", NumArgs)
       .num("teams", Teams)
       .num("threads", Threads);
+  // Stock's GPU plugins time each launch as "Kernel '<name>'"; here it is the
+  // executor's round trip.
+  std::optional<profile::Section> Profiled;
+  if (profile::enabled())
+    Profiled.emplace(fmt::format("Kernel '{}'", Name.str()),
+                     [&] { return fmt::format("Device={};NumTeams={};ThreadLimit={}", Id, Teams, Threads); });
   if (auto Err = C->launch(K->Entry, Args, Teams, Threads, Name)) {
     int32_t Rc = failWith(D, std::move(Err));
     emitTranslateTrace(*D, Id, Name); // the lookups that led to a fault, if any

@@ -4,6 +4,7 @@
 
 #include "ompsim/Config.h"
 #include "ompsim/HostSymbolizer.h"
+#include "ompsim/ProfileWriter.h"
 #include "ompsim/Trace.h"
 
 #include <algorithm>
@@ -91,6 +92,8 @@ llvm::Error Device::pluginError(const std::string &Fallback) const {
 
 llvm::Error Device::ensureInitialized() {
   std::call_once(InitOnce, [&] {
+    profile::Section Profiled("Device init",
+                              [&] { return fmt::format("Device={};Plugin={}", Number, Plugin.name()); });
     if (Plugin.fn().init_device(LocalId) != OMPSIM_OFFLOAD_SUCCESS) {
       const char *Msg = Plugin.fn().last_error(LocalId);
       InitError = (Msg && *Msg) ? Msg
@@ -128,6 +131,7 @@ llvm::Error Device::release(uint64_t Tgt) {
 }
 
 llvm::Error Device::submit(uint64_t Tgt, const void *Hst, uint64_t Size) {
+  profile::Section Profiled("HostToDev", [&] { return fmt::format("Size={}B", Size); });
   infoLine(InfoDataTransfer, Number, "Copying data from host to device, HstPtr={}, TgtPtr={:#x}, Size={}",
            Hst, Tgt, Size);
   OMPSIM_TRACE_EVENT(Cat::Transfer, "to_device")
@@ -143,6 +147,7 @@ llvm::Error Device::submit(uint64_t Tgt, const void *Hst, uint64_t Size) {
 }
 
 llvm::Error Device::retrieve(void *Hst, uint64_t Tgt, uint64_t Size) {
+  profile::Section Profiled("DevToHost", [&] { return fmt::format("Size={}B", Size); });
   infoLine(InfoDataTransfer, Number, "Copying data from device to host, TgtPtr={:#x}, HstPtr={}, Size={}",
            Tgt, static_cast<const void *>(Hst), Size);
   OMPSIM_TRACE_EVENT(Cat::Transfer, "from_device")
@@ -285,6 +290,7 @@ llvm::Error Device::loadImage(const __tgt_device_image *Image, const std::string
     return llvm::Error::success();
   if (auto Err = ensureInitialized())
     return Err;
+  profile::Section Profiled("Image load", [&] { return fmt::format("Device={};Image={}", Number, Name); });
   int64_t RequiredFeatures = 0;
   for (const OffloadEntry &E : Entries)
     if (E.Kind == EntryKind::Requires)
@@ -513,6 +519,13 @@ void *Device::findKernel(void *RegionId, std::string *Name) {
 }
 
 llvm::Error Device::launch(void *Kernel, std::vector<uint64_t> &Args, const ompsim_launch_config &Config) {
+  // Stock's section name and detail, with the kernel's name added (stock's
+  // host plugin names no kernel).
+  profile::Section Profiled("Kernel Target", [&] {
+    return fmt::format("NumArguments={};NumTeams={};TripCount={};Kernel={};Device={}", Args.size(),
+                       Config.num_teams, Config.tripcount, Config.kernel_name ? Config.kernel_name : "?",
+                       Number);
+  });
   infoLine(InfoKernelArgs, Number, "Launching kernel {} with {} arguments, {} teams, thread limit {}",
            Config.kernel_name ? Config.kernel_name : "?", Args.size(), Config.num_teams, Config.thread_limit);
   OMPSIM_TRACE_EVENT(Cat::Launch, "launch")

@@ -4,6 +4,7 @@
 #include "ompsim/Config.h"
 #include "ompsim/HostSymbolizer.h"
 #include "ompsim/OpenMPRegistration.h"
+#include "ompsim/ProfileWriter.h"
 #include "ompsim/Trace.h"
 
 #include "llvm/Bitcode/BitcodeReader.h"
@@ -19,6 +20,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <mutex>
 
 namespace ompsim::host {
 namespace {
@@ -36,6 +38,22 @@ thread_local std::map<int64_t, uint64_t> PendingTripcounts;
 bool insideSimulatedDevice() {
   static const bool Inside = ::dlsym(RTLD_DEFAULT, "__ompsim_executor_marker") != nullptr;
   return Inside;
+}
+
+/// The runtime's first registration in a process: the profile starts on this
+/// thread (as stock's does on the thread that initializes it), and the stock
+/// variables ompsim does not honour are named once.
+void startUp() {
+  static std::once_flag Once;
+  std::call_once(Once, [] {
+    profile::start();
+    const std::vector<std::string> &Ignored = config().IgnoredStockVariables;
+    if (!Ignored.empty())
+      std::fprintf(stderr,
+                   "ompsim: ignoring %s: stock libomptarget variable%s ompsim does not honour "
+                   "(see docs/environment.md)\n",
+                   fmt::format("{}", fmt::join(Ignored, ", ")).c_str(), Ignored.size() == 1 ? "" : "s");
+  });
 }
 
 std::string descriptorOwner(const void *Desc) {
@@ -86,6 +104,7 @@ void Runtime::fatal(const std::string &Message) {
   std::fflush(nullptr);
   trace::error(Message);
   trace::flush();
+  profile::finish();
   // _Exit skips libomp's destructor, which would remove this file.
   removeOpenMPRegistration(::getpid());
   std::_Exit(trace::fatalExitStatus(1));
@@ -230,6 +249,8 @@ llvm::Error Runtime::registerLib(__tgt_bin_desc *Desc) {
         .str("why", "loaded inside the simulated device as a dependency of a device image");
     return llvm::Error::success();
   }
+  startUp();
+  profile::Section Profiled("Runtime: register", [&] { return Owner; });
   if (Desc->NumDeviceImages < 0 || (Desc->NumDeviceImages > 0 && !Desc->DeviceImages))
     return makeError(fmt::format("malformed offload descriptor of {}: {} device images at {}", Owner,
                                  Desc->NumDeviceImages, static_cast<void *>(Desc->DeviceImages)));
@@ -340,6 +361,9 @@ llvm::Error Runtime::targetKernel(int64_t DeviceNum, int32_t Teams, int32_t Thre
                                  resolveDeviceNumber(DeviceNum), fmt::join(config().Plugins, ","),
                                  NoDeviceReasons));
   Device &D = **Dev;
+  profile::Section Profiled("Runtime: target exe", [&] {
+    return fmt::format("NumTeams={};NumArgs={}", Teams > 0 ? Teams : 0, Args->NumArgs);
+  });
   std::string KernelName;
   void *Kernel = D.findKernel(RegionId, &KernelName);
   if (!Kernel) {
@@ -405,6 +429,7 @@ llvm::Error Runtime::targetData(DataOp Op, int64_t DeviceNum, std::vector<MapArg
     return llvm::Error::success(); // the host: nothing to map
   }
   Device &D = **Dev;
+  profile::Section Profiled("Runtime: Data Copy", [&] { return fmt::format("NumArgs={}", Args.size()); });
   std::lock_guard<std::recursive_mutex> TableLock(D.mappingTable().mutex());
   MapClauseProcessor Processor(D.mappingTable(), D);
   switch (Op) {

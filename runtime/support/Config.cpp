@@ -1,4 +1,5 @@
-// Reads every OMPSIM_* variable (see README for the table).
+// Reads every OMPSIM_* variable (see README for the table) and the variables of stock
+// libomptarget 22 (see docs/environment.md).
 #include "ompsim/Config.h"
 
 #include <cctype>
@@ -6,7 +7,10 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string_view>
+
+#include <unistd.h>
 
 namespace ompsim {
 namespace {
@@ -121,6 +125,105 @@ std::vector<std::string> splitList(std::string_view S) {
   return Out;
 }
 
+/// Reads a stock int variable the way stock libomptarget 22 does (std::stoi:
+/// leading white space, an optional sign, decimal digits within int, so -1 is
+/// every bit of a mask), but wholly: stock takes "32abc" as 32 and aborts on
+/// "abc"; here both are refused with one line. Beyond stock, a 0x hex mask and
+/// decimals up to 0xffffffff are taken as the bits they spell (stock reads
+/// "0x20" as 0 and aborts on 4294967295).
+void readStockBits(const char *Name, uint32_t &Out) {
+  const char *V = env(Name);
+  if (!V)
+    return;
+  constexpr const char *kExpected = "a decimal integer as stock reads it (-1: every bit) or a 0x hex mask, "
+                                    "at most 0xffffffff";
+  std::string_view S(V);
+  while (!S.empty() && std::isspace(static_cast<unsigned char>(S.front())))
+    S.remove_prefix(1);
+  bool Negative = false;
+  if (!S.empty() && (S.front() == '-' || S.front() == '+')) {
+    Negative = S.front() == '-';
+    S.remove_prefix(1);
+    if (S.size() > 1 && S[0] == '0' && (S[1] == 'x' || S[1] == 'X'))
+      return warnBad(Name, V, "a sign before a hex number", kExpected);
+  }
+  uint64_t X = 0;
+  if (const char *Problem = parseWholeU64(S, X))
+    return warnBad(Name, V, std::string_view(Problem) == "too large" ? Problem : "not a whole number",
+                   kExpected);
+  if (Negative ? X > (1ULL << 31) : X > UINT32_MAX)
+    return warnBad(Name, V, "out of range", kExpected);
+  // A negative int's bits, as stock stores std::stoi's result in a uint32_t.
+  Out = Negative ? static_cast<uint32_t>(-static_cast<int64_t>(X)) : static_cast<uint32_t>(X);
+}
+
+/// Parses a flag as stock's BoolEnvar does (true/yes/on/1, false/no/off/0, any
+/// case); nullopt when stock would not take it either.
+std::optional<bool> parseStockBool(std::string_view S) {
+  std::string Lower;
+  for (char Ch : S)
+    Lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(Ch))));
+  if (Lower == "true" || Lower == "yes" || Lower == "on" || Lower == "1")
+    return true;
+  if (Lower == "false" || Lower == "no" || Lower == "off" || Lower == "0")
+    return false;
+  return std::nullopt;
+}
+
+/// The variables stock libomptarget 22 (with its plugins, and libomp's
+/// OMP_TEAM_LIMIT-like ones it reads itself) reads that ompsim does not
+/// honour, as named in docs/environment.md; the set ones are returned.
+std::vector<std::string> ignoredStockVariables() {
+  static constexpr const char *kNotHonoured[] = {
+      "LIBOMPTARGET_DEBUG",
+      "LIBOMPTARGET_KERNEL_TRACE",
+      "LIBOMPTARGET_STACK_SIZE",
+      "LIBOMPTARGET_HEAP_SIZE",
+      "LIBOMPTARGET_SHARED_MEMORY_SIZE",
+      "LIBOMPTARGET_MEMORY_MANAGER_THRESHOLD",
+      "LIBOMPTARGET_LOCK_MAPPED_HOST_BUFFERS",
+      "LIBOMPTARGET_TREAT_ATTACH_AUTO_AS_ALWAYS",
+      "LIBOMPTARGET_NUM_INITIAL_STREAMS",
+      "LIBOMPTARGET_NUM_INITIAL_EVENTS",
+      "LIBOMPTARGET_MIN_THREADS_FOR_LOW_TRIP_COUNT",
+      "LIBOMPTARGET_REUSE_BLOCKS_FOR_HIGH_TRIP_COUNT",
+      "LIBOMPTARGET_JIT_OPT_LEVEL",
+      "LIBOMPTARGET_JIT_SKIP_OPT",
+      "LIBOMPTARGET_JIT_PRE_OPT_IR_MODULE",
+      "LIBOMPTARGET_JIT_POST_OPT_IR_MODULE",
+      "LIBOMPTARGET_JIT_REPLACEMENT_MODULE",
+      "LIBOMPTARGET_JIT_REPLACEMENT_OBJECT",
+      "LIBOMPTARGET_RECORD",
+      "LIBOMPTARGET_RR_SAVE_OUTPUT",
+      "LIBOMPTARGET_DEVICE_RTL_DEBUG",
+      "OMPTARGET_DUMP_OFFLOAD_ENTRIES",
+      "OMPTARGET_QUERY_COUNT_MAX",
+      "OMPTARGET_QUERY_COUNT_THRESHOLD",
+      "OMPTARGET_QUERY_COUNT_BACKOFF_FACTOR",
+      "OMPX_APU_MAPS",
+      "OMP_TEAM_LIMIT",
+      "OFFLOAD_TRACK_ALLOCATION_TRACES",
+      "OFFLOAD_TRACK_NUM_KERNEL_LAUNCH_TRACES",
+  };
+  std::vector<std::string> Set;
+  for (const char *Name : kNotHonoured)
+    if (env(Name))
+      Set.emplace_back(Name);
+  // Maps are always atomic here (each device's table is locked), which is
+  // stock's default; only a request to turn that off goes unhonoured.
+  if (const char *V = env("LIBOMPTARGET_MAP_FORCE_ATOMIC"))
+    if (parseStockBool(V) != std::optional<bool>(true))
+      Set.emplace_back("LIBOMPTARGET_MAP_FORCE_ATOMIC");
+  // The AMD GPU plugin's own variables have nothing to act on here.
+  for (char **E = environ; *E; ++E) {
+    std::string_view Entry(*E);
+    size_t Eq = Entry.find('=');
+    if (Entry.starts_with("LIBOMPTARGET_AMDGPU_") && Eq != std::string_view::npos && Eq + 1 < Entry.size())
+      Set.emplace_back(Entry.substr(0, Eq));
+  }
+  return Set;
+}
+
 Config load() {
   Config C;
   if (const char *V = env("OMPSIM_TRACE"))
@@ -169,9 +272,14 @@ Config load() {
       C.OmpTargetOffload.clear();
     }
   }
-  uint64_t Info = 0;
-  readU64("LIBOMPTARGET_INFO", Info, 0, UINT32_MAX, "a bit mask 0..0xffffffff");
-  C.LibomptargetInfo = static_cast<uint32_t>(Info);
+  readStockBits("LIBOMPTARGET_INFO", C.LibomptargetInfo);
+  if (const char *V = env("LIBOMPTARGET_PROFILE"))
+    C.ProfileFile = V;
+  uint64_t Granularity = C.ProfileGranularity;
+  readU64("LIBOMPTARGET_PROFILE_GRANULARITY", Granularity, 0, INT32_MAX,
+          "microseconds, an integer 0..2147483647");
+  C.ProfileGranularity = static_cast<uint32_t>(Granularity);
+  C.IgnoredStockVariables = ignoredStockVariables();
   return C;
 }
 

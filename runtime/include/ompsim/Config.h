@@ -29,8 +29,17 @@ struct Config {
   std::string LibDir;      ///< OMPSIM_LIB_DIR: where ompsim's libraries live (default: next to the runtime)
   /// OMP_TARGET_OFFLOAD (standard OpenMP): "MANDATORY", "DISABLED" or "DEFAULT" (upper-cased; "" when unset).
   std::string OmpTargetOffload;
-  /// LIBOMPTARGET_INFO (upstream's info bit mask; 0 when unset): bit 0 prints data-mapping info lines.
+  /// LIBOMPTARGET_INFO (stock's info bit mask; 0 when unset), read as stock reads it (a decimal
+  /// int, so -1 is every bit) and also as 0x hex: bits 0x1 and 0x20 print info lines.
   uint32_t LibomptargetInfo = 0;
+  /// LIBOMPTARGET_PROFILE: Chrome-trace (JSON) file of the runtime's work ("" when unset).
+  std::string ProfileFile;
+  /// LIBOMPTARGET_PROFILE_GRANULARITY: the shortest section the profile keeps, in microseconds
+  /// (stock's default, 500).
+  uint32_t ProfileGranularity = 500;
+  /// Variables stock libomptarget 22 reads that are set but that ompsim does not honour, in the
+  /// order of docs/environment.md; the runtime names them in one line at start-up.
+  std::vector<std::string> IgnoredStockVariables;
   /// OMPSIM_JIT_CACHE: folder of compiled bitcode-image code kept between runs ("" when unset: none)
   std::string JitCache;
 };

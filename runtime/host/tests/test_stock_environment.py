@@ -1,0 +1,162 @@
+"""Stock libomptarget 22's environment variables on ompsim (the table in docs/environment.md):
+each one marked honoured has its effect here, on ours-host and sim, checked against stock
+(host-upstream) where stock shows it; the ones ompsim does not honour are named once."""
+import re
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+OURS = ["ours-host", "sim"]
+
+COPY_PROGRAM = r"""
+#include <stdio.h>
+int main(void) {
+  int a[64];
+  for (int i = 0; i < 64; ++i)
+    a[i] = i;
+#pragma omp target teams distribute parallel for map(tofrom: a)
+  for (int i = 0; i < 64; ++i)
+    a[i] *= 2;
+  printf("a[63]=%d\n", a[63]);
+  return a[63] != 126;
+}
+"""
+
+QUERY_PROGRAM = r"""
+#include <omp.h>
+#include <stdio.h>
+int main(void) {
+  int teams = -1, limit = -1, host = -1;
+#pragma omp target teams map(from: teams, limit, host)
+  if (omp_get_team_num() == 0) {
+    teams = omp_get_num_teams();
+    limit = omp_get_thread_limit();
+    host = omp_is_initial_device();
+  }
+  printf("default=%d teams=%d limit=%d host=%d\n", omp_get_default_device(), teams, limit, host);
+  return 0;
+}
+"""
+
+INFO_LINE = re.compile(r"omptarget device \d+ info: (.*)")
+
+
+def info_lines(stderr):
+    return [m.group(1) for m in map(INFO_LINE.fullmatch, stderr.splitlines()) if m]
+
+
+def ompsim_lines(stderr):
+    return [l for l in stderr.splitlines() if l.startswith("ompsim:")]
+
+
+def copies(lines):
+    """(direction, size) of each copy line, the part stock and ompsim print alike."""
+    out = []
+    for l in lines:
+        m = re.match(r"Copying data from (host to device|device to host), .*Size=(\d+)", l)
+        if m:
+            out.append((m.group(1), int(m.group(2))))
+    return out
+
+
+@pytest.fixture
+def copy_exe(offload):
+    return offload.compile(COPY_PROGRAM, name="copies.c")
+
+
+@pytest.mark.parametrize("backend", OURS)
+@pytest.mark.parametrize("value", ["-1", "33", "0x21", " +33"])
+def test_info_all_bits_as_stock_reads_them(offload, copy_exe, backend, value):
+    """-1 is every bit (stock reads the variable with std::stoi); 0x hex is ompsim's extension."""
+    r = offload.run(copy_exe, backend=backend, env={"LIBOMPTARGET_INFO": value})
+    assert r.returncode == 0 and "a[63]=126" in r.stdout, r.stderr
+    assert ompsim_lines(r.stderr) == [], r.stderr
+    lines = info_lines(r.stderr)
+    assert any(re.match(r"Launching kernel __omp_offloading_\w+_main_l7 with 1 arguments", l) for l in lines), lines
+    assert copies(lines) == [("host to device", 256), ("device to host", 256)], lines
+
+
+@pytest.mark.parametrize("backend", OURS)
+def test_info_bits_match_stock_copy_lines(offload, copy_exe, backend):
+    """Bit 0x20 alone: the copy lines stock prints, the same copies in the same order."""
+    stock = offload.run(copy_exe, backend="host-upstream", env={"LIBOMPTARGET_INFO": "32"})
+    ours = offload.run(copy_exe, backend=backend, env={"LIBOMPTARGET_INFO": "32"})
+    assert stock.returncode == 0 and ours.returncode == 0, (stock.stderr, ours.stderr)
+    assert copies(info_lines(ours.stderr)) == copies(info_lines(stock.stderr)) != []
+    assert not any(l.startswith("Launching kernel") for l in info_lines(ours.stderr))
+
+
+@pytest.mark.parametrize("backend", OURS)
+def test_info_zero_prints_nothing(offload, copy_exe, backend):
+    r = offload.run(copy_exe, backend=backend, env={"LIBOMPTARGET_INFO": "0"})
+    assert r.returncode == 0 and info_lines(r.stderr) == [] and ompsim_lines(r.stderr) == [], r.stderr
+
+
+@pytest.mark.parametrize("value,problem", [("abc", "not a whole number"),
+                                           ("32abc", "not a whole number"),
+                                           ("-2147483649", "out of range"),
+                                           ("0x100000000", "out of range")])
+def test_info_values_stock_misreads_are_refused(offload, copy_exe, value, problem):
+    """Stock reads "32abc" as 32 and aborts on "abc" (std::stoi): ompsim names the value and
+    keeps the default."""
+    r = offload.run(copy_exe, backend="sim", env={"LIBOMPTARGET_INFO": value})
+    assert r.returncode == 0 and "a[63]=126" in r.stdout, r.stderr
+    assert info_lines(r.stderr) == []
+    (line,) = ompsim_lines(r.stderr)
+    assert line.startswith("ompsim: ignoring LIBOMPTARGET_INFO='%s': %s (expected a decimal integer" % (value, problem))
+
+
+@pytest.mark.parametrize("backend", OURS)
+def test_unhonoured_stock_variables_are_named_once(offload, copy_exe, backend):
+    env = {"LIBOMPTARGET_STACK_SIZE": "65536", "LIBOMPTARGET_DEBUG": "1", "LIBOMPTARGET_MAP_FORCE_ATOMIC": "false",
+           "LIBOMPTARGET_AMDGPU_NUM_HSA_QUEUES": "2"}
+    r = offload.run(copy_exe, backend=backend, env=env)
+    assert r.returncode == 0 and "a[63]=126" in r.stdout, r.stderr
+    assert ompsim_lines(r.stderr) == [
+        "ompsim: ignoring LIBOMPTARGET_DEBUG, LIBOMPTARGET_STACK_SIZE, LIBOMPTARGET_MAP_FORCE_ATOMIC, "
+        "LIBOMPTARGET_AMDGPU_NUM_HSA_QUEUES: stock libomptarget variables ompsim does not honour "
+        "(see docs/environment.md)"], r.stderr
+
+
+@pytest.mark.parametrize("backend", OURS)
+def test_stock_defaults_given_explicitly_are_silent(offload, copy_exe, backend):
+    # Maps are always atomic in ompsim, stock's default; a profile granularity is honoured.
+    r = offload.run(copy_exe, backend=backend, env={"LIBOMPTARGET_MAP_FORCE_ATOMIC": "TRUE",
+                                                    "LIBOMPTARGET_PROFILE_GRANULARITY": "10"})
+    assert r.returncode == 0 and ompsim_lines(r.stderr) == [], r.stderr
+
+
+@pytest.mark.parametrize("backend", OURS)
+@pytest.mark.parametrize("env", [{}, {"OMP_DEFAULT_DEVICE": "0"}, {"OMP_NUM_TEAMS": "1"},
+                                 {"OMP_NUM_TEAMS": "2", "OMP_TEAMS_THREAD_LIMIT": "1"}],
+                         ids=["none", "default-device", "num-teams-1", "num-teams-2-limit-1"])
+def test_libomp_variables_act_as_on_stock(offload, backend, env):
+    """OMP_DEFAULT_DEVICE, OMP_NUM_TEAMS and OMP_TEAMS_THREAD_LIMIT are libomp's: a host-image
+    kernel (stock's host plugin, ours-host, sim) sees the same values as under stock."""
+    exe = offload.compile(QUERY_PROGRAM, name="query.c")
+    stock = offload.run(exe, backend="host-upstream", env=env)
+    ours = offload.run(exe, backend=backend, env=env)
+    assert stock.returncode == 0 and ours.returncode == 0, (stock.stderr, ours.stderr)
+    assert ours.stdout == stock.stdout, (ours.stdout, stock.stdout)
+
+
+@pytest.mark.parametrize("backend", OURS)
+def test_default_device_selects_the_device(offload, backend):
+    """OMP_DEFAULT_DEVICE picks the device of a target region without a device clause."""
+    exe = offload.compile(r"""
+#include <omp.h>
+#include <stdio.h>
+int main(void) {
+  int on = -1;
+#pragma omp target map(from: on)
+  on = 1;
+  printf("default=%d of %d on=%d\n", omp_get_default_device(), omp_get_num_devices(), on);
+  return on != 1;
+}
+""", name="defdev.c")
+    r = offload.run(exe, backend=backend, env={"OMPSIM_NUM_DEVICES": "2", "OMP_DEFAULT_DEVICE": "1",
+                                               "OMPSIM_TRACE": "launch"})
+    assert r.returncode == 0 and r.stdout == "default=1 of 2 on=1\n", (r.stdout, r.stderr)
+    launches = [l for l in r.stderr.splitlines() if l.startswith("[ompsim launch] launch ")]
+    assert launches and all("device=1" in l for l in launches), r.stderr
