@@ -273,7 +273,8 @@ Event::~Event() {
       auto Us = std::chrono::duration_cast<std::chrono::microseconds>(
                     std::chrono::system_clock::now().time_since_epoch())
                     .count();
-      Json += fmt::format(",\"pid\":{},\"ts_us\":{}", getpid(), Us);
+      // The writing thread, so `ompsim trace export` gives each host thread its track.
+      Json += fmt::format(",\"pid\":{},\"tid\":{},\"ts_us\":{}", getpid(), gettid(), Us);
     }
     Json += fmt::format(",\"seq\":{}}}\n", S.Seq++);
     errno = 0;

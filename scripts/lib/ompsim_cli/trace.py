@@ -1,5 +1,5 @@
-"""`ompsim trace show FILE` and `ompsim trace diff A B`: read JSON-lines traces
-(OMPSIM_TRACE_FILE, schema in docs/trace-schema.md)."""
+"""`ompsim trace show FILE`, `ompsim trace diff A B` and `ompsim trace export`: read
+JSON-lines traces (OMPSIM_TRACE_FILE, schema in docs/trace-schema.md)."""
 import difflib
 import json
 import re
@@ -9,8 +9,8 @@ import sys
 CATEGORIES = ("image", "entry", "map", "table", "launch", "translate", "fault", "alloc", "transfer")
 
 #: Keys the trace writer appends after an event's own fields; they differ between
-#: runs and are ignored by `diff`. `pid` and `ts_us` are absent from normalized traces.
-ENVELOPE = ("pid", "ts_us", "seq")
+#: runs and are ignored by `diff`. `pid`, `tid` and `ts_us` are absent from normalized traces.
+ENVELOPE = ("pid", "tid", "ts_us", "seq")
 
 #: Fields that identify an event, for aligning two traces; other fields are its payload.
 #: Events not listed here are identified by whichever of DEFAULT_KEY_FIELDS they carry.
@@ -67,7 +67,7 @@ class Event:
         self.cat = cat
         self.event = event
         self.fields = fields  # list of (key, value) in file order
-        self.envelope = envelope  # dict of the trailing pid/ts_us/seq keys
+        self.envelope = envelope  # dict of the trailing pid/tid/ts_us/seq keys
         self.seq = envelope.get("seq")
         self.path = path
         self.line = line
@@ -304,6 +304,200 @@ def diff(args):
     return 1
 
 
+# ---- export: a trace as a timeline (Chrome's Trace Event Format) ------------
+
+#: Process ids of the device tracks: above Linux's largest pid (2^22), so they never
+#: collide with the host process's.
+DEVICE_PID_BASE = 1 << 24
+
+#: Events that end a device's running kernel (the kernel slice stops there).
+KERNEL_ENDERS = {("fault", "device-fault"), ("fault", "timeout"), ("fault", "executor-death")}
+
+
+def _device_of(event):
+    """The device number an event is about, or None (a `device` field may also be an address)."""
+    d = event.field("device")
+    return d if isinstance(d, int) and not isinstance(d, bool) else None
+
+
+def _args(event):
+    return {k: v for k, v in event.fields}
+
+
+def _instant_name(event):
+    """A short label: the kernel of a launch, the variable of a map event, else `cat event`."""
+    for key in ("kernel", "name", "symbol"):
+        v = event.field(key)
+        if isinstance(v, str) and v:
+            return "%s %s %s" % (event.cat, event.event, v)
+    return "%s %s" % (event.cat, event.event)
+
+
+def export_timeline(events, source):
+    """The Trace Event Format object ({"traceEvents": [...]}) of a trace's events.
+
+    Tracks: the host process (its pid) with one thread track per writing thread (the
+    trace's `tid`), and one process per device (pid DEVICE_PID_BASE + device) whose
+    first thread track holds its kernels, transfers, allocations, translations and
+    faults (further lanes only where slices overlap, as two host threads launching on
+    one device at once). Paired events become complete ("X") slices: a kernel from its
+    first `launch` to its `done` (or the fault that ended it), on the device and, as
+    "target <kernel>", on the launching thread; a sim copy from the runtime's
+    `to_device`/`from_device` to the plugin's `submit`/`retrieve`. Everything else is a
+    thread-scoped instant ("i").
+    """
+    if not events:
+        raise TraceError("%s: the trace holds no events" % source)
+    timeless = [e for e in events if not isinstance(e.envelope.get("ts_us"), int)]
+    if timeless:
+        raise TraceError("%s:%d: no time on this event (a trace written with OMPSIM_TRACE_NORMALIZE=1 "
+                         "has none): export a trace written without it" % (source, timeless[0].line))
+    t0 = min(e.envelope["ts_us"] for e in events)
+    host_pid = next((e.envelope["pid"] for e in events if isinstance(e.envelope.get("pid"), int)), 0)
+    out = []
+    threads = {}  # (pid, tid) -> name
+    devices = {}  # device -> {"executor": pid}
+    device_slices = {}  # device -> [(start, end, name, cat, args)]
+    open_kernels = {}  # (device, kernel) -> dict(start, args, host_track)
+    open_copies = {}  # (device, direction) -> (start, args, name, event)
+
+    def host_track(e):
+        pid = e.envelope.get("pid", host_pid)
+        tid = e.envelope.get("tid", pid)
+        if (pid, tid) not in threads:
+            threads[(pid, tid)] = "main thread %d" % tid if tid == pid else "host thread %d" % tid
+        return pid, tid
+
+    def ts(e):
+        return e.envelope["ts_us"] - t0
+
+    def instant(e, track):
+        out.append({"name": _instant_name(e), "cat": e.cat, "ph": "i", "s": "t", "ts": ts(e),
+                    "pid": track[0], "tid": track[1], "args": _args(e)})
+
+    def close_kernel(key, end, ended_by=None):
+        k = open_kernels.pop(key)
+        args = dict(k["args"])
+        if ended_by:
+            args["ended_by"] = ended_by
+        device_slices.setdefault(key[0], []).append((k["start"], end, key[1], "launch", args))
+        pid, tid = k["host_track"]
+        out.append({"name": "target %s" % key[1], "cat": "launch", "ph": "X", "ts": k["start"],
+                    "dur": end - k["start"], "pid": pid, "tid": tid, "args": args})
+
+    def flush_copy(key):
+        start, args, name, e = open_copies.pop(key)
+        instant(e, (DEVICE_PID_BASE + key[0], None))  # lane fixed below
+
+    for e in events:
+        dev = _device_of(e)
+        if dev is not None:
+            devices.setdefault(dev, {})
+        if (e.cat, e.event) == ("image", "executor-start") and dev is not None:
+            devices[dev]["executor"] = e.field("executor_pid", e.field("pid"))
+        if e.cat == "launch" and e.event == "launch" and dev is not None:
+            key = (dev, e.field("kernel", ""))
+            track = host_track(e)
+            if key in open_kernels:
+                open_kernels[key]["args"].update(_args(e))  # the plugin's launch event adds its fields
+            else:
+                open_kernels[key] = {"start": ts(e), "args": _args(e), "host_track": track}
+            continue
+        if e.cat == "launch" and e.event == "done" and dev is not None:
+            key = (dev, e.field("kernel", ""))
+            if key in open_kernels:
+                close_kernel(key, ts(e))
+                continue
+        if (e.cat, e.event) in KERNEL_ENDERS and dev is not None:
+            for key in [k for k in open_kernels if k[0] == dev]:
+                close_kernel(key, ts(e), ended_by="%s %s" % (e.cat, e.event))
+        if e.cat == "transfer" and dev is not None:
+            direction = {"to_device": "to", "submit": "to", "from_device": "from", "retrieve": "from"}.get(e.event)
+            if direction and e.event in ("to_device", "from_device"):
+                if (dev, direction) in open_copies:
+                    flush_copy((dev, direction))
+                name = "HostToDev" if direction == "to" else "DevToHost"
+                open_copies[(dev, direction)] = (ts(e), _args(e), "%s %sB" % (name, e.field("size", "?")), e)
+                continue
+            if direction and (dev, direction) in open_copies:
+                start, args, name, _ = open_copies.pop((dev, direction))
+                args = dict(args, **{"plugin_" + k: v for k, v in _args(e).items()})
+                device_slices.setdefault(dev, []).append((start, ts(e), name, "transfer", args))
+                continue
+        if dev is not None:
+            out.append({"name": _instant_name(e), "cat": e.cat, "ph": "i", "s": "t", "ts": ts(e),
+                        "pid": DEVICE_PID_BASE + dev, "tid": None, "args": _args(e)})
+        else:
+            instant(e, host_track(e))
+    end = max(e.envelope["ts_us"] for e in events) - t0
+    for key in list(open_kernels):
+        close_kernel(key, end, ended_by="end of trace")
+    for key in list(open_copies):
+        flush_copy(key)
+
+    # Device lanes: slices that overlap go to the next free lane (each lane's slices
+    # are disjoint, so every track nests as the format requires).
+    lanes_used = {}
+    for dev, slices in device_slices.items():
+        lane_ends = []
+        for start, stop, name, cat, args in sorted(slices, key=lambda s: (s[0], -s[1])):
+            lane = next((i for i, last in enumerate(lane_ends) if last <= start), len(lane_ends))
+            if lane == len(lane_ends):
+                lane_ends.append(stop)
+            else:
+                lane_ends[lane] = stop
+            out.append({"name": name, "cat": cat, "ph": "X", "ts": start, "dur": stop - start,
+                        "pid": DEVICE_PID_BASE + dev, "tid": lane + 1, "args": args})
+        lanes_used[dev] = max(1, len(lane_ends))
+    for ev in out:
+        if ev["tid"] is None:
+            ev["tid"] = 1  # device instants on the device's first lane
+    meta = [{"name": "process_name", "ph": "M", "pid": host_pid, "tid": host_pid,
+             "args": {"name": "host process %d" % host_pid}},
+            {"name": "process_sort_index", "ph": "M", "pid": host_pid, "tid": host_pid, "args": {"sort_index": 0}}]
+    for (pid, tid), name in sorted(threads.items()):
+        meta.append({"name": "thread_name", "ph": "M", "pid": pid, "tid": tid, "args": {"name": name}})
+    for dev in sorted(devices):
+        pid = DEVICE_PID_BASE + dev
+        executor = devices[dev].get("executor")
+        label = "device %d" % dev + (" (executor pid %d)" % executor if isinstance(executor, int) else "")
+        meta.append({"name": "process_name", "ph": "M", "pid": pid, "tid": 1, "args": {"name": label}})
+        meta.append({"name": "process_sort_index", "ph": "M", "pid": pid, "tid": 1,
+                     "args": {"sort_index": dev + 1}})
+        for lane in range(lanes_used.get(dev, 1)):
+            meta.append({"name": "thread_name", "ph": "M", "pid": pid, "tid": lane + 1,
+                         "args": {"name": "device %d" % dev if lane == 0 else "device %d, lane %d" % (dev, lane + 1)}})
+    out.sort(key=lambda ev: (ev["ts"], -ev.get("dur", 0)))
+    return {"traceEvents": meta + out, "displayTimeUnit": "ms",
+            "otherData": {"source": source, "ompsim_trace_start_us": t0, "events": len(events)}}
+
+
+def export(args):
+    try:
+        events = read_trace(args.file)
+        timeline = export_timeline(events, args.file)
+    except TraceError as e:
+        sys.stderr.write("ompsim: %s\n" % e)
+        return 2
+    text = json.dumps(timeline, indent=None, separators=(",", ":")) + "\n"
+    if args.output == "-":
+        sys.stdout.write(text)
+        return 0
+    try:
+        with open(args.output, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as e:
+        sys.stderr.write("ompsim: %s: cannot write: %s\n" % (args.output, e.strerror or e))
+        return 2
+    slices = sum(1 for ev in timeline["traceEvents"] if ev["ph"] == "X")
+    print("%s: %d events as %d slices and %d instants on %d tracks (%s JSON; open it in ui.perfetto.dev "
+          "or chrome://tracing)" % (args.output, len(events), slices,
+                                   sum(1 for ev in timeline["traceEvents"] if ev["ph"] == "i"),
+                                   sum(1 for ev in timeline["traceEvents"] if ev["name"] == "thread_name"),
+                                   args.format))
+    return 0
+
+
 def register(sub):
     p = sub.add_parser("trace", help="show or compare JSON-lines traces (OMPSIM_TRACE_FILE)", description=__doc__,
                        epilog="example: ompsim trace diff run1.jsonl run2.jsonl")
@@ -326,3 +520,15 @@ def register(sub):
                    help="also compare raw host addresses and pid fields (as written)")
     d.add_argument("--ignore", metavar="FIELD", action="append", help="ignore this event field (repeatable)")
     d.set_defaults(func=diff)
+    x = tsub.add_parser("export", help="write a trace as a timeline for Perfetto or chrome://tracing",
+                        description="Writes the trace as Chrome's Trace Event Format (JSON), which Perfetto's "
+                                    "JSON importer and chrome://tracing both read: one track per host thread "
+                                    "and per device, kernels and copies as slices, other events as instants. "
+                                    "perfetto and chrome write the same file. Needs a trace written without "
+                                    "OMPSIM_TRACE_NORMALIZE (events carry their times).",
+                        epilog="example: ompsim trace export --format=perfetto t.jsonl -o t.json")
+    x.add_argument("file", metavar="IN")
+    x.add_argument("--format", choices=("perfetto", "chrome"), default="perfetto",
+                   help="perfetto (default) or chrome: the same JSON, which both viewers open")
+    x.add_argument("-o", "--output", metavar="OUT", required=True, help="the JSON file to write ('-': stdout)")
+    x.set_defaults(func=export)
