@@ -1,6 +1,7 @@
 """Stock libomptarget 22's environment variables on ompsim (the table in docs/environment.md):
 each one marked honoured has its effect here, on ours-host and sim, checked against stock
 (host-upstream) where stock shows it; the ones ompsim does not honour are named once."""
+import pathlib
 import re
 
 import pytest
@@ -160,3 +161,23 @@ int main(void) {
     assert r.returncode == 0 and r.stdout == "default=1 of 2 on=1\n", (r.stdout, r.stderr)
     launches = [l for l in r.stderr.splitlines() if l.startswith("[ompsim launch] launch ")]
     assert launches and all("device=1" in l for l in launches), r.stderr
+
+
+STOCK_LIB = pathlib.Path("/usr/lib/llvm-22/lib/libomptarget.so.22.1")
+DOC = pathlib.Path(__file__).parents[3] / "docs" / "environment.md"
+
+
+def test_the_table_names_every_variable_stock_reads():
+    """docs/environment.md has a row for each variable name in stock's library."""
+    if not STOCK_LIB.exists():
+        pytest.skip("stock libomptarget 22 is not installed (%s)" % STOCK_LIB)
+    data = STOCK_LIB.read_bytes()
+    names = {n.decode() for n in re.findall(rb"(?<![A-Za-z0-9_])((?:LIBOMPTARGET|OMPTARGET|OMPX|OMP|OFFLOAD)_[A-Z0-9_]+)\0",
+                                            data)}
+    assert {"LIBOMPTARGET_INFO", "LIBOMPTARGET_PROFILE", "LIBOMPTARGET_STACK_SIZE"} <= names
+    rows = [l for l in DOC.read_text().splitlines() if l.startswith("| `")]
+    missing = sorted(n for n in names
+                     if not any("`%s`" % n in r or ("LIBOMPTARGET_AMDGPU_" in n and "`LIBOMPTARGET_AMDGPU_*`" in r
+                                                    and "`%s`" % n[len("LIBOMPTARGET_AMDGPU_"):] in r)
+                                for r in rows))
+    assert missing == []
