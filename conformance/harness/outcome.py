@@ -66,9 +66,11 @@ def describe_exit(run):
     """A short account of a failed run: exit status and the last line the program printed."""
     status = "killed by signal %d" % -run.exit_code if run.exit_code < 0 else "exit %d" % run.exit_code
     tail = [ln.strip() for ln in (run.stderr + "\n" + run.stdout).splitlines() if ln.strip()]
-    # Prefer the program's own FAIL line or ompsim's diagnostic over the last line.
+    # Prefer the program's own FAIL line or ompsim's diagnostic over the last line; the
+    # start-up notice naming stock variables ompsim ignores (docs/environment.md) is no
+    # diagnostic of the failure.
     for ln in tail:
-        if ln.startswith(("FAIL", "ompsim:")):
+        if ln.startswith(("FAIL", "ompsim:")) and not ln.endswith("ompsim does not honour (see docs/environment.md)"):
             return "%s: %s" % (status, ln)
     return "%s: %s" % (status, tail[-1]) if tail else status
 

@@ -31,6 +31,13 @@ def test_pass_and_fail():
     assert "exit 1: FAIL prog.c:3" in o.reason
 
 
+def test_stock_variable_notice_is_not_the_reason():
+    notice = ("ompsim: ignoring LIBOMPTARGET_DEBUG: stock libomptarget variable ompsim does not honour "
+              "(see docs/environment.md)\n")
+    o = oc.classify_run(spec(), SIM_PASS, run(1, "", notice + "ompsim: device 0: kernel k faulted\n"), never_called)
+    assert "exit 1: ompsim: device 0: kernel k faulted" in o.reason, o.reason
+
+
 def test_signal_is_described():
     o = oc.classify_run(spec(), SIM_PASS, run(-11, "", ""), never_called)
     assert o.code == oc.FAIL and "killed by signal 11" in o.reason
