@@ -129,3 +129,16 @@ def test_a_normalized_trace_is_refused(tmp_path):
     assert r.returncode == 2 and not (tmp_path / "n.json").exists()
     assert r.stderr == ("ompsim: %s:1: no time on this event (a trace written with OMPSIM_TRACE_NORMALIZE=1 has "
                         "none): export a trace written without it\n" % trace)
+
+
+def test_the_docs_renderer_draws_the_export(traced):
+    """docs/tools/render_timeline.py (the picture in docs/trace-schema.md) reads the export."""
+    pytest.importorskip("matplotlib")
+    tmp, trace = traced
+    assert export(trace, tmp / "r.json").returncode == 0
+    script = pathlib.Path(__file__).parents[3] / "docs" / "tools" / "render_timeline.py"
+    r = subprocess.run(["/usr/bin/python3", str(script), str(tmp / "r.json"), "-o", str(tmp / "r.png")],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert re.fullmatch(r"\S+r\.png: 4 tracks, \d+ events\n", r.stdout), r.stdout
+    assert (tmp / "r.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
