@@ -170,9 +170,8 @@ std::optional<bool> parseStockBool(std::string_view S) {
   return std::nullopt;
 }
 
-/// The variables stock libomptarget 22 (with its plugins, and libomp's
-/// OMP_TEAM_LIMIT-like ones it reads itself) reads that ompsim does not
-/// honour, as named in docs/environment.md; the set ones are returned.
+/// The set ones of the variables stock libomptarget 22 and its plugins read
+/// that ompsim does not honour, in the order of docs/environment.md's table.
 std::vector<std::string> ignoredStockVariables() {
   static constexpr const char *kNotHonoured[] = {
       "LIBOMPTARGET_DEBUG",
