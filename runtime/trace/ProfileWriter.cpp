@@ -20,7 +20,7 @@ namespace {
 
 struct State {
   std::mutex Mu;
-  std::string Path;    ///< LIBOMPTARGET_PROFILE (a copy: it is written from exit handlers)
+  std::string Path; ///< LIBOMPTARGET_PROFILE (a copy: it is written from exit handlers)
   bool Started = false;
   bool Finished = false;
   std::string Problem; ///< why the file cannot be written (reported at once, fails the run at exit)
@@ -57,8 +57,8 @@ void start() {
     std::fclose(F);
   } else {
     S.Problem = std::strerror(errno);
-    std::fprintf(stderr, "ompsim: profile lost: LIBOMPTARGET_PROFILE '%s': cannot open it: %s\n", S.Path.c_str(),
-                 S.Problem.c_str());
+    std::fprintf(stderr, "ompsim: profile lost: LIBOMPTARGET_PROFILE '%s': cannot open it: %s\n",
+                 S.Path.c_str(), S.Problem.c_str());
   }
   if (S.Problem.empty())
     llvm::timeTraceProfilerInitialize(C.ProfileGranularity, "libomptarget");

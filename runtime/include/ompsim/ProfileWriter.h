@@ -30,8 +30,7 @@ public:
   }
   /// `Detail` (a callable returning std::string) becomes the event's
   /// args.detail; it is called only while profiling.
-  template <typename DetailFn>
-  Section(std::string_view Name, DetailFn &&Detail) : Open(enabled()) {
+  template <typename DetailFn> Section(std::string_view Name, DetailFn &&Detail) : Open(enabled()) {
     if (Open)
       begin(Name, Detail());
   }
