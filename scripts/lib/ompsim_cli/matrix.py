@@ -140,7 +140,7 @@ def main(args):
                           or os.path.join(paths.ROOT, "conformance", "out"))
     os.makedirs(out, exist_ok=True)
     if not args.no_build:
-        paths.ensure_built(quiet=args.quiet)
+        paths.ensure_built(quiet=args.quiet, out=sys.stdout)
     results_json = os.path.join(out, "results.json")
     if os.path.exists(results_json):
         os.unlink(results_json)
