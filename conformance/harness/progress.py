@@ -12,7 +12,7 @@ JSON object a line to it:
 status line rewritten in place (cells done of total, pass/fail/unexpected so far, elapsed
 and estimated time left, the slowest cell still running), with a lasting line for each
 program that has an unexpected outcome; piped, one line per finished program with every
-cell's outcome. Labels are the final table's (report.LABEL, ``!`` for unexpected).
+cell's outcome (and the status line after a minute without one). Labels are the final table's (report.LABEL, ``!`` for unexpected).
 """
 import json
 import time
@@ -22,6 +22,9 @@ from .report import LABEL
 
 #: Outcomes that count as neither pass nor fail in the status line.
 SKIPS = (oc.UNSUPPORTED, oc.UNAVAILABLE)
+#: Piped, a run with no program finished for this long prints the status line once, so a
+#: log shows a slow program is still running (and which), not a hang.
+QUIET_LIMIT_S = 60
 
 
 def clock_text(seconds):
@@ -47,6 +50,7 @@ class Progress:
         self.counts = {"pass": 0, "fail": 0, "skip": 0, "unexpected": 0}
         self.status_shown = False
         self.last_draw = 0.0
+        self.last_line = self.begun
 
     # --- events ----------------------------------------------------------------------
 
@@ -115,8 +119,9 @@ class Progress:
         return "[%*d/%d %s] %s: %s" % (len(str(total)), self.programs_done, total,
                                        clock_text(self.clock() - self.begun), program, ", ".join(outcomes))
 
-    def status_text(self):
-        """The live status line (not cut to the terminal's width)."""
+    def status_text(self, width=None):
+        """The live status line; with `width`, the longest-running program's name loses its
+        start (``…/api/x.c``) before the line is cut, so its end stays readable."""
         now = self.clock()
         if self.collected_at is None:
             return "ompsim matrix: collecting programs ... %s" % clock_text(now - self.begun)
@@ -127,23 +132,32 @@ class Progress:
         spent = now - self.collected_at
         left = "~%s left" % clock_text(spent / done * (total - done)) if done else "? left"
         parts.append("%s, %s" % (clock_text(now - self.begun), left))
+        text = "ompsim matrix: " + " | ".join(parts)
         if self.running:
             cid, since = min(self.running.items(), key=lambda kv: (kv[1], kv[0]))
             program, column = self.cells.get(cid, (cid, "?"))
-            parts.append("longest running: %ds %s on %s" % (now - since, program, column))
-        return "ompsim matrix: " + " | ".join(parts)
+            head = "%s | longest running: %ds " % (text, now - since)
+            tail = " on %s" % column
+            room = (width - 1 - len(head) - len(tail)) if width else len(program)
+            if len(program) > room >= 12:
+                program = "…" + program[len(program) - room + 1:]
+            text = head + program + tail
+        return text
 
     # --- output ----------------------------------------------------------------------
 
     def draw(self, force=False):
-        """Rewrites the status line (live only; at most 5 times a second unless forced)."""
-        if not self.live:
-            return
+        """Rewrites the status line (live: at most 5 times a second unless forced; piped: a
+        line of its own after QUIET_LIMIT_S without one)."""
         now = self.clock()
+        if not self.live:
+            if self.collected_at is not None and now - self.last_line >= QUIET_LIMIT_S:
+                self._line(self.status_text())
+            return
         if not force and now - self.last_draw < 0.2:
             return
         self.last_draw = now
-        text = self.status_text()
+        text = self.status_text(self.width)
         if len(text) > self.width - 1:
             text = text[: self.width - 2] + "…"
         self.stream.write("\r\x1b[K" + text)
@@ -157,6 +171,7 @@ class Progress:
             self.status_shown = False
         self.stream.write(text + "\n")
         self.stream.flush()
+        self.last_line = self.clock()
         self.draw(force=True)
 
     def close(self):

@@ -46,6 +46,20 @@ def test_piped_prints_one_line_per_finished_program_and_no_status():
     assert "\r" not in out.getvalue()
 
 
+def test_piped_shows_the_status_after_a_minute_without_a_finished_program():
+    p, out, clock = run(live=False)
+    p.feed({"event": "start", "id": "host-upstream-native-s/b.C"})
+    clock.now += 59
+    p.draw()
+    assert len(out.getvalue().splitlines()) == 2
+    clock.now += 1
+    p.draw()
+    p.draw()
+    assert out.getvalue().splitlines()[2:] == [
+        "ompsim matrix: 3/4 cells | 1 pass, 2 fail, 1 unexpected | 1:17, ~0:25 left"
+        " | longest running: 60s s/b.C on host-upstream/native"]
+
+
 def test_live_status_counts_estimates_and_names_the_longest_running_cell():
     p, out, clock = run(live=True)
     p.feed({"event": "start", "id": "host-upstream-native-s/b.C"})
@@ -75,6 +89,24 @@ def test_live_status_fits_the_terminal_and_shows_collection_before_cells():
     p.feed({"event": "start", "id": "sim-pass-s/a.c"})
     last = out.getvalue().rsplit("\r\x1b[K", 1)[1]
     assert len(last) == 59 and last.endswith("…")
+
+
+def test_a_long_running_program_keeps_the_end_of_its_name():
+    out, clock = io.StringIO(), Clock()
+    name = "llvm-offload-test/offloading/a_rather_long_folder/program_with_a_long_name.cpp"
+    p = Progress(out, True, width=160, clock=clock)
+    p.feed({"event": "collected", "cells": [["c1", name, "host-upstream/native"]]})
+    p.feed({"event": "start", "id": "c1"})
+    clock.now += 7
+    p.draw(force=True)
+    last = out.getvalue().rsplit("\r\x1b[K", 1)[1]
+    assert len(last) == 159, last
+    assert last.startswith("ompsim matrix: 0/1 cells | 0 pass, 0 fail, 0 unexpected | 0:07, ? left | "
+                           "longest running: 7s …"), last
+    assert last.endswith("/program_with_a_long_name.cpp on host-upstream/native"), last
+    p.width = 250
+    p.draw(force=True)
+    assert out.getvalue().endswith("longest running: 7s %s on host-upstream/native" % name)
 
 
 def test_a_cell_collection_did_not_name_and_junk_lines_do_not_break_it():
