@@ -136,6 +136,16 @@ def main(args):
         if baseline is None:
             return 2
 
+    # A missing folder or a bad expectations file: one line, before building or starting pytest.
+    from harness import suites
+    for d in args.suite or []:
+        try:
+            suites.discover(os.path.abspath(d))
+            suites.expectations(os.path.abspath(d))
+        except suites.SuiteError as e:
+            sys.stderr.write("ompsim: matrix: --suite %s: %s\n" % (d, e))
+            return 2
+
     out = os.path.abspath(args.out or paths.output_dir("ompsim-matrix-out")
                           or os.path.join(paths.ROOT, "conformance", "out"))
     os.makedirs(out, exist_ok=True)
