@@ -138,8 +138,11 @@ def pytest_generate_tests(metafunc):
     if "cell" not in metafunc.fixturenames:
         return
     params = []
-    for backend, translate in columns(metafunc.config):
-        for p, root in programs(metafunc.config):
+    cols = columns(metafunc.config)
+    # Program by program (each with all its columns), so programs finish one after another
+    # while the run goes on: the progress shows finished programs early, not all at the end.
+    for p, root in programs(metafunc.config):
+        for backend, translate in cols:
             cell = Cell(p, backend, translate, root)
             params.append(pytest.param(cell, id=cell.id, marks=pytest.mark.e2e))
     metafunc.parametrize("cell", params)

@@ -12,7 +12,8 @@ JSON object a line to it:
 status line rewritten in place (cells done of total, pass/fail/unexpected so far, elapsed
 and estimated time left, the slowest cell still running), with a lasting line for each
 program that has an unexpected outcome; piped, one line per finished program with every
-cell's outcome (and the status line after a minute without one). Labels are the final table's (report.LABEL, ``!`` for unexpected).
+cell's outcome (and the status line after a minute without one). Labels are the final
+table's (report.LABEL, ``!`` for unexpected).
 """
 import json
 import time

@@ -143,7 +143,8 @@ def test_expectations_file_applies_and_rejects_unknown_features(tmp_path):
 
 def test_a_stale_expectations_line_names_its_file_and_line(tmp_path):
     write(tmp_path, "u/a.c", "int main(void) { return 1; }\n")
-    path = write(tmp_path, "u/ompsim-expectations.txt", "# header\na.c XFAIL true -- known\nlibc/* UNSUPPORTED true -- stale\n")
+    path = write(tmp_path, "u/ompsim-expectations.txt",
+                 "# header\na.c XFAIL true -- known\nlibc/* UNSUPPORTED true -- stale\n")
     with pytest.raises(suites.SuiteError) as e:
         suites.expectations(str(tmp_path / "u"))
     assert str(e.value).splitlines() == [
