@@ -209,7 +209,7 @@ class ProgressEvents:
 
     @staticmethod
     def cell_id(nodeid):
-        head, sep, rest = nodeid.partition("[")
+        _, sep, rest = nodeid.partition("[")
         return rest[:-1] if sep and rest.endswith("]") else nodeid
 
     def send_collected(self, config, ids):

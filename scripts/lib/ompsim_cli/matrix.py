@@ -186,7 +186,7 @@ def main(args):
     if args.quiet:
         output, returncode, interrupted = _run_quiet(cmd, env)
     else:
-        output, returncode, interrupted = _run_with_progress(cmd, env, report)
+        output, returncode, interrupted = _run_with_progress(cmd, env)
     if not os.path.exists(results_json):
         sys.stdout.write(output)
         sys.stderr.write("ompsim: matrix: pytest wrote no results (%s)\n"
@@ -239,7 +239,7 @@ def _read_events(fd, lines):
     lines.put(None)
 
 
-def _run_with_progress(cmd, env, report):
+def _run_with_progress(cmd, env):
     """Runs pytest and renders its progress events (conftest.py's --conformance-progress) as
     they come: (pytest's output, exit status, interrupted)."""
     sys.path.insert(0, os.path.join(paths.ROOT, "conformance"))
