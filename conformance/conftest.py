@@ -8,6 +8,7 @@ Each cell's record travels back to the controller on its test report, so workers
 other hosts (pytest-xdist `--tx ssh=...`, `--tx socket=...`) need no shared folder for
 results; the controller writes results.json.
 """
+import json
 import os
 import sys
 
@@ -52,6 +53,9 @@ def add_conformance_options(parser):
     g.addoption("--shard", metavar="K/N", help="run only the K-th of N deterministic slices of the cells")
     g.addoption("--conformance-out", default=DEFAULT_OUT, metavar="DIR",
                 help="build cache and results folder (default conformance/out)")
+    g.addoption("--conformance-progress", metavar="FD", type=int,
+                help="write progress events (JSON lines: collected, start, done) to this open file "
+                     "descriptor; `ompsim matrix` renders them (harness/progress.py)")
 
 
 def pytest_addoption(parser):
@@ -134,8 +138,11 @@ def pytest_generate_tests(metafunc):
     if "cell" not in metafunc.fixturenames:
         return
     params = []
-    for backend, translate in columns(metafunc.config):
-        for p, root in programs(metafunc.config):
+    cols = columns(metafunc.config)
+    # Program by program (each with all its columns), so programs finish one after another
+    # while the run goes on: the progress shows finished programs early, not all at the end.
+    for p, root in programs(metafunc.config):
+        for backend, translate in cols:
             cell = Cell(p, backend, translate, root)
             params.append(pytest.param(cell, id=cell.id, marks=pytest.mark.e2e))
     metafunc.parametrize("cell", params)
@@ -179,6 +186,66 @@ def pytest_runtest_makereport(item, call):
 _SESSION = {}
 
 
+class ProgressEvents:
+    """The controller's side of --conformance-progress: one JSON object a line to FD."""
+
+    def __init__(self, fd):
+        self.fd = fd
+        os.set_inheritable(fd, False)   # workers and the programs they run never hold it open
+        self.names = {}                 # cell id -> (program, column)
+        self.outcomes = {}              # node id -> (outcome, expected)
+        self.finished = set()
+        self.collected = False
+
+    def emit(self, **event):
+        if self.fd is None:
+            return
+        data = (json.dumps(event, separators=(",", ":")) + "\n").encode()
+        try:
+            while data:
+                data = data[os.write(self.fd, data):]
+        except OSError:
+            self.fd = None              # the reader has gone (ompsim matrix interrupted): run on silently
+
+    @staticmethod
+    def cell_id(nodeid):
+        _, sep, rest = nodeid.partition("[")
+        return rest[:-1] if sep and rest.endswith("]") else nodeid
+
+    def send_collected(self, config, ids):
+        if self.collected:
+            return
+        self.collected = True
+        if not self.names:
+            for backend, translate in columns(config):
+                for p, root in programs(config):
+                    cell = Cell(p, backend, translate, root)
+                    self.names[cell.id] = (cell.name, "%s/%s" % (backend, translate))
+        cells = []
+        for nodeid in ids:
+            cid = self.cell_id(nodeid)
+            if "test_program" in nodeid:
+                cells.append([cid, *self.names.get(cid, (cid, "?"))])
+        self.emit(event="collected", cells=cells)
+
+    def report(self, report):
+        record = getattr(report, "conformance_record", None)
+        if record is not None:
+            self.outcomes[report.nodeid] = (record["outcome"], record["expected"])
+        elif report.failed and report.nodeid not in self.outcomes:
+            # setup failed, or xdist reports a worker that crashed in the cell
+            self.outcomes[report.nodeid] = ("UNRESOLVED", False)
+        if report.when not in ("setup", "call"):
+            self.finish(report.nodeid)
+
+    def finish(self, nodeid):
+        if nodeid in self.finished or "test_program" not in nodeid:
+            return
+        self.finished.add(nodeid)
+        outcome, expected = self.outcomes.pop(nodeid, ("UNRESOLVED", False))
+        self.emit(event="done", id=self.cell_id(nodeid), outcome=outcome, expected=expected)
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "e2e: compiles and runs real programs with clang-22")
     if not hasattr(config, "workerinput"):
@@ -188,6 +255,34 @@ def pytest_configure(config):
         shard(config)
     _SESSION["config"] = config
     _SESSION["records"] = []
+    fd = config.getoption("--conformance-progress", None)
+    _SESSION["progress"] = ProgressEvents(fd) if fd is not None and not hasattr(config, "workerinput") else None
+
+
+def pytest_collection_finish(session):
+    # Without xdist this process collects (with xdist the workers do; see below).
+    progress = _SESSION.get("progress")
+    if progress:
+        progress.send_collected(session.config, [item.nodeid for item in session.items])
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node, ids):
+    progress = _SESSION.get("progress")
+    if progress:
+        progress.send_collected(node.config, ids)
+
+
+def pytest_runtest_logstart(nodeid, location):
+    progress = _SESSION.get("progress")
+    if progress and "test_program" in nodeid:
+        progress.emit(event="start", id=progress.cell_id(nodeid))
+
+
+def pytest_runtest_logfinish(nodeid, location):
+    progress = _SESSION.get("progress")
+    if progress:
+        progress.finish(nodeid)
 
 
 def pytest_runtest_logreport(report):
@@ -195,6 +290,9 @@ def pytest_runtest_logreport(report):
     config = _SESSION.get("config")
     if record is not None and config is not None and not hasattr(config, "workerinput"):
         _SESSION["records"].append(record)
+    progress = _SESSION.get("progress")
+    if progress:
+        progress.report(report)
 
 
 def pytest_sessionfinish(session, exitstatus):

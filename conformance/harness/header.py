@@ -12,7 +12,8 @@ import re
 
 from .features import Expr, ExprError
 
-LANGUAGES = {".c": "c", ".cpp": "c++", ".cc": "c++", ".cxx": "c++", ".f90": "fortran", ".F90": "fortran"}
+#: Program file extension -> language. `.C` is C++ as in GCC (its g++ and libgomp.c++ suites).
+LANGUAGES = {".c": "c", ".cpp": "c++", ".cc": "c++", ".cxx": "c++", ".C": "c++", ".f90": "fortran", ".F90": "fortran"}
 
 #: FileCheck prefixes and which stream / mode each checks.
 CHECK_PREFIXES = {

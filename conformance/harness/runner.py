@@ -306,7 +306,7 @@ def _lit(cell, spec, features, image, workdir, record):
 # --- compile-only GPU columns -------------------------------------------------------------
 
 PTXAS = "/usr/local/cuda/bin/ptxas"
-SOURCE_EXTENSIONS = (".c", ".cpp", ".cc", ".cxx", ".f90", ".F90")
+SOURCE_EXTENSIONS = tuple(suites.LANGUAGES)
 #: Build flags a device-only compile keeps (the rest are link or output options).
 _KEPT_FLAG = re.compile(r"^(-D|-U|-I|-std=|-include|-f(?!PIC|pic|pass-plugin)|-O)")
 

@@ -414,18 +414,30 @@ def expectations(suite):
     return _expectations(suite, path, st.st_mtime_ns)
 
 
+#: Leading word of an expectations line whose pattern may match nothing.
+OPTIONAL_MARKER = "optional"
+
+
 def parse_expectations(text, path):
-    """[(line, program pattern, XFAIL|UNSUPPORTED, Expectation)] of an expectations file's
-    text. Raises SuiteError naming the file and line."""
+    """[(line, program pattern, XFAIL|UNSUPPORTED, Expectation, optional)] of an expectations
+    file's text; `optional` lines (a leading ``optional`` word) may match no program.
+    Raises SuiteError naming the file and line."""
     entries = []
     for lineno, line in enumerate(text.splitlines(), 1):
         line = line.strip()
         if not line or line.startswith("#"):
             continue
         where = "%s:%d: " % (path, lineno)
+        parts = line.split(None, 3)
+        # `optional <pattern> XFAIL ...`; a program named "optional" stays a pattern
+        # (its second word is then XFAIL or UNSUPPORTED).
+        optional = len(parts) >= 3 and parts[0] == OPTIONAL_MARKER and parts[1] not in ("XFAIL", "UNSUPPORTED")
+        if optional:
+            line = line[len(OPTIONAL_MARKER):].strip()
         parts = line.split(None, 2)
         if len(parts) < 3 or parts[1] not in ("XFAIL", "UNSUPPORTED"):
-            raise SuiteError(where + "expected '<program> XFAIL|UNSUPPORTED <feature expression> -- <reason>'")
+            raise SuiteError(where + "expected '[optional] <program> XFAIL|UNSUPPORTED <feature expression> "
+                                     "-- <reason>'")
         pattern, kind, rest = parts
         expr_text, sep, reason = rest.partition(" -- ")
         if not sep or not reason.strip():
@@ -435,7 +447,7 @@ def parse_expectations(text, path):
         except ExprError as e:
             raise SuiteError(where + str(e)) from None
         entries.append((lineno, pattern, kind,
-                        Expectation(expr, "%s (%s)" % (reason.strip(), os.path.basename(path)))))
+                        Expectation(expr, "%s (%s)" % (reason.strip(), os.path.basename(path))), optional))
     return entries
 
 
@@ -445,10 +457,14 @@ def _expectations(suite, path, _mtime):
     table = {}
     with open(path, encoding="utf-8") as f:
         entries = parse_expectations(f.read(), path)
-    for lineno, pattern, kind, exp in entries:
+    for lineno, pattern, kind, exp, optional in entries:
         matched = [p for p in programs if fnmatch.fnmatchcase(p, pattern)]
-        if not matched:
-            raise SuiteError("%s:%d: program %r matches no program of the suite" % (path, lineno, pattern))
+        if not matched and not optional:
+            # Stale lines must show up in one's own suite; a folder that a partial
+            # checkout may lack gets the marker instead.
+            raise SuiteError("%s:%d: %r matches no program of the suite (remove the line, or start it with "
+                             "'%s' if its programs may be absent, as in a partial checkout)"
+                             % (path, lineno, pattern, OPTIONAL_MARKER))
         for p in matched:
             table.setdefault(p, []).append((kind, exp))
     return table

@@ -2,6 +2,7 @@
 example, one line for a usage error."""
 import os
 import re
+import select
 import subprocess
 
 import pytest
@@ -103,14 +104,20 @@ def test_ctrl_c_ends_a_matrix_run_with_a_partial_report_and_no_process_left(tmp_
     # background by a non-interactive shell (a CI runner) inherits it ignored.
     p = subprocess.Popen([OMPSIM, "matrix", "--no-build", "--out", str(out), "-j", "2",
                           "--backend", "sim,host-upstream"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                         text=True, start_new_session=True,
-                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and not (out / "build").exists():
-        time.sleep(0.5)
-    time.sleep(5)  # a few cells in flight
+                         start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    # Interrupt once the first program has finished (its progress line, piped), with
+    # other cells in flight: however loaded the machine, the report then holds cells.
+    seen, deadline = b"", time.monotonic() + 300
+    while time.monotonic() < deadline and not re.search(rb"(?m)^\[ *1/\d+ ", seen):
+        ready, _, _ = select.select([p.stdout], [], [], 1)
+        chunk = os.read(p.stdout.fileno(), 65536) if ready else b""
+        if ready and not chunk:
+            break
+        seen += chunk
+    assert re.search(rb"(?m)^\[ *1/\d+ ", seen), seen.decode()
     os.killpg(p.pid, signal.SIGINT)
-    output, _ = p.communicate(timeout=300)
+    rest, _ = p.communicate(timeout=300)
+    output = (seen + rest).decode()
     assert p.returncode == 130, output[-3000:]
     assert "ompsim matrix: interrupted: the reports hold the" in output, output[-3000:]
     for name in ("results.json", "junit.xml", "report.html"):

@@ -204,3 +204,26 @@ def test_gpu_build_columns_through_the_cli(tmp_path):
     assert re.search(r"virtual_mapped_object\s+FAIL!\s+FAIL!", bad.stdout), bad.stdout
     doc = json.load(open(tmp_path / "native" / "results.json"))
     assert all("not preceded by __llvm_omp_indirect_call_lookup" in r["reason"] for r in doc["records"]), doc
+
+
+def test_expectations_lines_through_the_cli_stale_fails_optional_runs(tmp_path):
+    suite = tmp_path / "mine"
+    suite.mkdir()
+    (suite / "ok.c").write_text("int main(void) { return 0; }\n")
+    (suite / "skipped.c").write_text("int main(void) { return 1; }\n")
+    expectations = suite / "ompsim-expectations.txt"
+    expectations.write_text("# mine\nskipped.c UNSUPPORTED true -- not for here\nlibc/* UNSUPPORTED true -- stale\n")
+    base = [OMPSIM, "matrix", "--no-build", "-q", "--suite", str(suite), "--out", str(tmp_path / "out"),
+            "-j", "1", "--backend", "host-upstream"]
+    r = subprocess.run(base, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)
+    assert (r.returncode, r.stdout) == (2, ""), r.stdout
+    assert r.stderr.splitlines() == [
+        "ompsim: matrix: --suite %s: %s:3: 'libc/*' matches no program of the suite (remove the line, or start it "
+        "with 'optional' if its programs may be absent, as in a partial checkout)" % (suite, expectations)]
+    expectations.write_text("# mine\noptional skipped.c UNSUPPORTED true -- not for here\n"
+                            "optional libc/* UNSUPPORTED true -- a folder this checkout lacks\n")
+    r = subprocess.run(base, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout
+    doc = json.load(open(tmp_path / "out" / "results.json"))
+    assert {k[0]: v for k, v in outcomes(doc).items()} == {"mine/ok.c": ("PASS", True),
+                                                           "mine/skipped.c": ("UNSUPPORTED", True)}

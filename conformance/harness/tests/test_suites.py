@@ -2,6 +2,7 @@
 lit RUN expansion, the device-IR lookup check, and comparing / joining results (no compiler)."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -138,10 +139,50 @@ def test_expectations_file_applies_and_rejects_unknown_features(tmp_path):
     write(tmp_path, "t/ompsim-expectations.txt", "a.c XFAIL simm -- typo\n")
     with pytest.raises(suites.SuiteError, match=r"ompsim-expectations.txt:1: unknown feature 'simm'"):
         suites.expectations(str(tmp_path / "t"))
+
+
+def test_a_stale_expectations_line_names_its_file_and_line(tmp_path):
     write(tmp_path, "u/a.c", "int main(void) { return 1; }\n")
-    write(tmp_path, "u/ompsim-expectations.txt", "b.c UNSUPPORTED true -- stale\n")
-    with pytest.raises(suites.SuiteError, match="matches no program"):
+    path = write(tmp_path, "u/ompsim-expectations.txt",
+                 "# header\na.c XFAIL true -- known\nlibc/* UNSUPPORTED true -- stale\n")
+    with pytest.raises(suites.SuiteError) as e:
         suites.expectations(str(tmp_path / "u"))
+    assert str(e.value).splitlines() == [
+        "%s:3: 'libc/*' matches no program of the suite (remove the line, or start it with 'optional' if its "
+        "programs may be absent, as in a partial checkout)" % path]
+
+
+def test_an_optional_expectations_line_may_match_nothing(tmp_path):
+    write(tmp_path, "v/a.c", "int main(void) { return 1; }\n")
+    write(tmp_path, "v/libc/b.c", "int main(void) { return 1; }\n")
+    write(tmp_path, "v/ompsim-expectations.txt", "optional  libc/*  UNSUPPORTED true -- no GPU libc\n"
+                                                 "optional ompt/* UNSUPPORTED true -- absent here\n"
+                                                 "a.c XFAIL true -- known\n")
+    table = suites.expectations(str(tmp_path / "v"))
+    assert sorted(table) == ["a.c", "libc/b.c"]                      # the marker still applies where it matches
+    assert [k for k, _ in table["libc/b.c"]] == ["UNSUPPORTED"] and "no GPU libc" in table["libc/b.c"][0][1].reason
+    # A program named "optional" is still a program, not the marker.
+    entries = suites.parse_expectations("optional XFAIL true -- a program so named\n", "f.txt")
+    assert [(e[1], e[2], e[4]) for e in entries] == [("optional", "XFAIL", False)]
+    with pytest.raises(suites.SuiteError, match=r"^f.txt:1: expected '\[optional\] <program>"):
+        suites.parse_expectations("optional libc/*\n", "f.txt")
+
+
+@pytest.mark.parametrize("style, text", [
+    ("plain", "int main() { return 0; }\n"),
+    ("dejagnu", "// { dg-do run }\nint main() { return 0; }\n"),
+    ("lit", "// RUN: %libomptarget-compilexx-run-and-check-generic\nint main() { return 0; }\n"),
+])
+def test_every_cxx_extension_is_collected_as_cxx_in_every_style(tmp_path, style, text):
+    for ext in (".C", ".cc", ".cxx", ".cpp"):
+        write(tmp_path, "s/t%s" % ext, text)
+    write(tmp_path, "s/t.c", text)
+    found = suites.discover(str(tmp_path / "s"))
+    assert [os.path.basename(p) for p in found] == ["t.C", "t.c", "t.cc", "t.cpp", "t.cxx"]
+    langs = {os.path.basename(p): (suites.parse_program(p, str(tmp_path / "s")).style,
+                                   suites.parse_program(p, str(tmp_path / "s")).language) for p in found}
+    assert langs == {"t.C": (style, "c++"), "t.c": (style, "c"), "t.cc": (style, "c++"),
+                     "t.cpp": (style, "c++"), "t.cxx": (style, "c++")}
 
 
 def test_malformed_lit_test_is_a_header_error(tmp_path):
@@ -255,5 +296,23 @@ def test_starting_expectations_files_parse():
     folder = os.path.join(ROOT, "conformance", "expectations")
     for name in sorted(os.listdir(folder)):
         with open(os.path.join(folder, name)) as f:
-            entries = suites.parse_expectations(f.read(), name)
+            text = f.read()
+        entries = suites.parse_expectations(text, name)
         assert entries, name
+        # The header documents the marker the shipped lines use.
+        header = "\n".join(line for line in text.splitlines() if line.startswith("#"))
+        assert "'optional'" in header and any(e[4] for e in entries), name
+
+
+def test_shipped_llvm_expectations_fit_a_partial_checkout(tmp_path):
+    # ../shared's copy of offload/test has neither libc/ nor ompt/, like a user's partial checkout.
+    suite = os.path.join(os.path.dirname(ROOT), "shared", "suites", "llvm-offload-test")
+    if not os.path.isdir(suite):
+        pytest.skip("no %s (a checkout without ../shared)" % suite)
+    copy = tmp_path / "llvm-offload-test"
+    shutil.copytree(suite, copy)
+    assert not (copy / "libc").exists()
+    shutil.copy(os.path.join(ROOT, "conformance", "expectations", "llvm-offload-test.txt"),
+                copy / suites.EXPECTATIONS_FILE)
+    table = suites.expectations(str(copy))      # no error for the optional lines of absent folders
+    assert not any(p.startswith(("libc/", "ompt/")) for p in table)

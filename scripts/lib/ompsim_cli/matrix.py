@@ -4,6 +4,11 @@ Writes results.json, junit.xml and report.html into conformance/out/ (or --out) 
 the program × column table. Exits non-zero on any unexpected outcome (FAIL, XPASS,
 UNRESOLVED, TIMEOUT, unexpected COMPILE-ERROR) or when pytest itself fails.
 
+While it runs it shows progress: on a terminal one status line (cells done of total,
+pass/fail/unexpected so far, elapsed and estimated time left, the slowest cell running)
+and a line for each program with an unexpected outcome; piped, one line per finished
+program with every cell's outcome. -q prints only the final table.
+
   ompsim matrix --suite DIR ...          run a lit / DejaGnu / plain suite instead of ompsim's programs
   ompsim matrix --shard K/N ...          run one deterministic slice of the cells (CI job matrices)
   ompsim matrix --tx ssh=host//python=python3 ...   spread the cells over other machines (pytest-xdist)
@@ -13,8 +18,11 @@ UNRESOLVED, TIMEOUT, unexpected COMPILE-ERROR) or when pytest itself fails.
 import argparse
 import json
 import os
+import queue
+import shutil
 import subprocess
 import sys
+import threading
 
 from . import paths
 
@@ -41,6 +49,8 @@ def register(sub):
                    help="pytest-xdist gateway (repeatable), e.g. 4*popen, ssh=host//python=/usr/bin/python3"
                         "//chdir=/path/to/ompsim, socket=host:port; replaces -j")
     p.add_argument("--compare", metavar="OLD.json", help="show the changes since an earlier results.json in report.html")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="no set-up or progress output: only the final table and the report paths")
     p.set_defaults(func=main)
     sub_matrix = p.add_subparsers(dest="matrix_command", metavar="{diff,merge}")
     d = sub_matrix.add_parser("diff", help="cells whose outcome changed between two results.json (regressions first)",
@@ -126,11 +136,21 @@ def main(args):
         if baseline is None:
             return 2
 
+    # A missing folder or a bad expectations file: one line, before building or starting pytest.
+    from harness import suites
+    for d in args.suite or []:
+        try:
+            suites.discover(os.path.abspath(d))
+            suites.expectations(os.path.abspath(d))
+        except suites.SuiteError as e:
+            sys.stderr.write("ompsim: matrix: --suite %s: %s\n" % (d, e))
+            return 2
+
     out = os.path.abspath(args.out or paths.output_dir("ompsim-matrix-out")
                           or os.path.join(paths.ROOT, "conformance", "out"))
     os.makedirs(out, exist_ok=True)
     if not args.no_build:
-        paths.ensure_built()
+        paths.ensure_built(quiet=args.quiet, out=sys.stdout)
     results_json = os.path.join(out, "results.json")
     if os.path.exists(results_json):
         os.unlink(results_json)
@@ -157,22 +177,21 @@ def main(args):
     env = dict(os.environ)
     env.setdefault("OMPSIM_BUILD_DIR", paths.BUILD)
     sys.stdout.write("ompsim matrix: %s\n" % " ".join(cmd))
+    if not args.quiet:
+        # Collecting a large suite takes a while before the first cell: say so at once.
+        sys.stdout.write("ompsim matrix: collecting the programs of %s ...\n"
+                         % (", ".join(os.path.abspath(d) for d in args.suite) if args.suite
+                            else os.path.join(paths.ROOT, "conformance", "programs")))
     sys.stdout.flush()
-    proc = subprocess.Popen(cmd, cwd=paths.ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    interrupted = False
-    try:
-        output, _ = proc.communicate()
-    except KeyboardInterrupt:
-        # Ctrl-C reached pytest too (one process group); a SIGINT sent to this
-        # process alone is passed on. pytest stops its workers, which kill the
-        # programs they run, and writes the cells finished so far.
-        interrupted = True
-        output = _finish_interrupted(proc)
+    if args.quiet:
+        output, returncode, interrupted = _run_quiet(cmd, env)
+    else:
+        output, returncode, interrupted = _run_with_progress(cmd, env)
     if not os.path.exists(results_json):
         sys.stdout.write(output)
         sys.stderr.write("ompsim: matrix: pytest wrote no results (%s)\n"
-                         % ("interrupted" if interrupted else "exit %d" % proc.returncode))
-        return 130 if interrupted else proc.returncode or 1
+                         % ("interrupted" if interrupted else "exit %d" % returncode))
+        return 130 if interrupted else returncode or 1
     doc = report.load(results_json)
     sys.stdout.write(report.console_table(doc) + "\n")
     if interrupted:
@@ -187,23 +206,95 @@ def main(args):
     bad = report.unexpected(doc)
     if bad:
         return 1
-    if proc.returncode not in (0,):
+    if returncode not in (0,):
         # Every cell met its expectation, yet pytest failed: show why (collection or usage error).
         sys.stdout.write(output[-3000:])
-        return proc.returncode
+        return returncode
     return 0
 
 
-def _finish_interrupted(proc, grace=60):
-    """Lets an interrupted pytest write its partial results, then makes sure it is gone."""
+def _run_quiet(cmd, env):
+    """Runs pytest with its output kept for errors: (output, exit status, interrupted)."""
+    proc = subprocess.Popen(cmd, cwd=paths.ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        output, _ = proc.communicate()
+        return output, proc.returncode, False
+    except KeyboardInterrupt:
+        # Ctrl-C reached pytest too (one process group); a SIGINT sent to this
+        # process alone is passed on. pytest stops its workers, which kill the
+        # programs they run, and writes the cells finished so far.
+        return _finish_interrupted(proc), proc.returncode, True
+
+
+def _drain(stream, sink):
+    for chunk in iter(lambda: stream.read(65536), ""):
+        sink.append(chunk)
+    stream.close()
+
+
+def _read_events(fd, lines):
+    with os.fdopen(fd, "r", encoding="utf-8", errors="replace") as f:
+        for line in f:
+            lines.put(line)
+    lines.put(None)
+
+
+def _run_with_progress(cmd, env):
+    """Runs pytest and renders its progress events (conftest.py's --conformance-progress) as
+    they come: (pytest's output, exit status, interrupted)."""
+    sys.path.insert(0, os.path.join(paths.ROOT, "conformance"))
+    from harness.progress import Progress  # noqa: E402 (beside report, imported by _harness)
+    live = sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
+    progress = Progress(sys.stdout, live, width=shutil.get_terminal_size((100, 24)).columns)
+    read_fd, write_fd = os.pipe()
+    try:
+        proc = subprocess.Popen(cmd + ["--conformance-progress=%d" % write_fd], cwd=paths.ROOT, env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, pass_fds=(write_fd,))
+    finally:
+        os.close(write_fd)
+    # Threads drain both pipes, so neither pytest's output nor its events can ever block it.
+    output, events = [], queue.Queue()
+    threads = [threading.Thread(target=_drain, args=(proc.stdout, output), daemon=True),
+               threading.Thread(target=_read_events, args=(read_fd, events), daemon=True)]
+    for t in threads:
+        t.start()
+    interrupted = False
+    try:
+        while True:
+            try:
+                line = events.get(timeout=0.5)
+            except queue.Empty:
+                progress.draw()         # the clock moves on between events
+                continue
+            if line is None:
+                break
+            progress.feed_line(line)
+        proc.wait()
+    except KeyboardInterrupt:
+        interrupted = True
+        progress.close()
+        _finish_interrupted(proc, read=False)
+    progress.close()
+    for t in threads:
+        t.join(timeout=30)
+    return "".join(output), proc.returncode, interrupted
+
+
+def _finish_interrupted(proc, grace=60, read=True):
+    """Lets an interrupted pytest write its partial results, then makes sure it is gone.
+    Returns its output unless `read` is false (a thread reads it)."""
     import signal
     try:
         proc.send_signal(signal.SIGINT)
     except ProcessLookupError:
         pass
     try:
-        output, _ = proc.communicate(timeout=grace)
+        if read:
+            return proc.communicate(timeout=grace)[0] or ""
+        proc.wait(timeout=grace)
     except (subprocess.TimeoutExpired, KeyboardInterrupt):
         proc.kill()
-        output, _ = proc.communicate()
-    return output or ""
+        if read:
+            return proc.communicate()[0] or ""
+        proc.wait()
+    return ""

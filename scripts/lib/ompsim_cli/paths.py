@@ -53,10 +53,13 @@ def output_dir(name):
     return None
 
 
-def ensure_built(quiet=True):
+def ensure_built(quiet=False, out=None):
     """Runs scripts/setup (installs packages if missing, configures, builds). Exits on failure.
 
-    An installed tree is never built: a missing file there is reported instead.
+    Set-up shows each step as it starts and the build's progress as it goes, on `out`
+    (default: stderr, which keeps stdout for the command's own output); `quiet` keeps it
+    back and shows it only if set-up fails. An installed tree is never built: a missing
+    file there is reported instead.
     """
     if INSTALLED:
         missing = [p for p in (RUNTIME, DEVICE_RUNTIME, PASS_PLUGIN, EXECUTOR) if not os.path.exists(p)]
@@ -73,9 +76,15 @@ def ensure_built(quiet=True):
                          "not building again from inside scripts/setup (check OMPSIM_BUILD_DIR)\n" % BUILD)
         sys.exit(1)
     cmd = [os.path.join(ROOT, "scripts", "setup")]
-    out = subprocess.run(cmd, stdout=subprocess.PIPE if quiet else None, stderr=subprocess.STDOUT, text=True)
-    if out.returncode != 0:
+    stream = out or sys.stderr
+    stream.flush()
+    try:
+        target = subprocess.PIPE if quiet else stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        target = None        # a stream without a file (a test's capture): this process's stdout
+    r = subprocess.run(cmd, stdout=target, stderr=subprocess.STDOUT, text=True)
+    if r.returncode != 0:
         if quiet:
-            sys.stderr.write(out.stdout)
-        sys.stderr.write("ompsim: build failed (scripts/setup exited %d)\n" % out.returncode)
-        sys.exit(out.returncode or 1)
+            sys.stderr.write(r.stdout)
+        sys.stderr.write("ompsim: build failed (scripts/setup exited %d)\n" % r.returncode)
+        sys.exit(r.returncode or 1)

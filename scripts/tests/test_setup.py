@@ -1,0 +1,117 @@
+"""scripts/setup says what it does as it goes: one line as each step starts (packages to
+install with their names and count, configure, build, selfcheck), and the build's own
+progress lines as they come, also through `ompsim matrix`, which used to hold it all back.
+
+Packages cannot really be removed here, so the package step runs against a fake
+`dpkg-query` and `apt-get` first on PATH, and the build step against a fake `cmake` that
+stops half-way until the test has seen its first line (no timing involved)."""
+import os
+import select
+import subprocess
+import time
+
+import pytest
+
+from ompsim_cli import paths, toolchain
+
+SETUP = os.path.join(paths.ROOT, "scripts", "setup")
+OMPSIM = os.path.join(paths.ROOT, "scripts", "ompsim")
+
+
+def fake_bin(tmp_path, **scripts):
+    folder = tmp_path / "bin"
+    folder.mkdir(exist_ok=True)
+    for name, body in scripts.items():
+        f = folder / name.replace("_", "-")
+        f.write_text("#!/bin/sh\n" + body)
+        f.chmod(0o755)
+    return folder
+
+
+#: dpkg-query -W -f='${Status}' NAME: installed unless NAME is listed in $FAKE_MISSING.
+DPKG_QUERY = 'for n in $FAKE_MISSING; do [ "$n" = "$3" ] && exit 1; done\nprintf "install ok installed"\n'
+
+
+def test_package_step_names_and_counts_what_it_installs(tmp_path):
+    packages = toolchain.packages()
+    missing = [packages[0], packages[-1]]
+    log = tmp_path / "apt.log"
+    folder = fake_bin(tmp_path, dpkg_query=DPKG_QUERY, apt_get='echo "apt-get $*" >> "$FAKE_LOG"\n',
+                      sudo='exec "$@"\n')
+    env = dict(os.environ, PATH="%s:%s" % (folder, os.environ["PATH"]), FAKE_MISSING=" ".join(missing),
+               FAKE_LOG=str(log))
+    r = subprocess.run([SETUP, "--no-build"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stdout
+    assert r.stdout.splitlines() == [
+        "ompsim setup: [1/1] installing 2 of the %d packages of scripts/packages.txt (apt-get): %s"
+        % (len(packages), " ".join(missing))]
+    assert log.read_text().splitlines() == [
+        "apt-get update -q", "apt-get install -y -q --no-install-recommends %s" % " ".join(missing)]
+
+    env["FAKE_MISSING"] = ""
+    r = subprocess.run([SETUP, "--no-build"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                       timeout=120)
+    assert (r.returncode, r.stdout) == (
+        0, "ompsim setup: [1/1] packages: all %d of scripts/packages.txt are installed\n" % len(packages))
+    assert len(log.read_text().splitlines()) == 2          # nothing installed the second time
+
+
+def read_until(proc, needle, seen, deadline):
+    """Reads proc's stdout into `seen` (a list of lines) until a line holds `needle`."""
+    buf = ""
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([proc.stdout], [], [], 1)
+        if not ready:
+            continue
+        chunk = os.read(proc.stdout.fileno(), 65536).decode()
+        if not chunk:
+            break
+        buf += chunk
+        *lines, buf = buf.split("\n")
+        seen.extend(lines)
+        if any(needle in line for line in lines):
+            return True
+    seen.append(buf)
+    return False
+
+
+@pytest.mark.parametrize("command", [[SETUP], [OMPSIM, "matrix", "--program", "no-such-program-anywhere"]],
+                         ids=["setup", "matrix"])
+def test_each_step_shows_as_it_starts_and_the_build_as_it_goes(tmp_path, command):
+    if not os.path.exists(os.path.join(paths.BUILD, "build.ninja")) or not os.path.exists(paths.RUNTIME):
+        pytest.skip("ompsim is not built (%s)" % paths.BUILD)
+    flag = tmp_path / "go-on"
+    # The fake build prints its first step, then waits for the test to have read it.
+    folder = fake_bin(tmp_path, cmake='echo "[1/2] Building CXX object fake.o"\n'
+                                      'while [ ! -e "$FAKE_FLAG" ]; do sleep 0.1; done\n'
+                                      'echo "[2/2] Linking CXX shared library fake.so"\n')
+    env = dict(os.environ, PATH="%s:%s" % (folder, os.environ["PATH"]), FAKE_FLAG=str(flag),
+               OMPSIM_BUILD_DIR=paths.BUILD)
+    env.pop("OMPSIM_SETUP_ACTIVE", None)
+    proc = subprocess.Popen(command + (["--out", str(tmp_path / "out")] if "matrix" in command else []),
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    seen = []
+    try:
+        deadline = time.monotonic() + 300
+        got = read_until(proc, "[1/2] Building CXX object fake.o", seen, deadline)
+        assert got, "\n".join(seen)
+        # While the build is still going: the steps so far and its first line, nothing after.
+        steps = [line for line in seen if line.startswith("ompsim setup: ")]
+        assert steps == ["ompsim setup: [1/4] packages: all %d of scripts/packages.txt are installed"
+                         % len(toolchain.packages()),
+                         "ompsim setup: [2/4] configure: %s is configured already" % paths.BUILD,
+                         "ompsim setup: [3/4] building %s (ninja: one [done/total] line per step; "
+                         "a few minutes the first time)" % paths.BUILD], seen
+        assert not any("[2/2]" in line for line in seen), seen
+        flag.touch()
+        rest, _ = proc.communicate(timeout=600)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    lines = seen + rest.decode().splitlines()
+    at = {key: next(i for i, line in enumerate(lines) if key in line)
+          for key in ("[3/4] building", "[2/2] Linking", "[4/4] selfcheck", "ompsim selfcheck: ", "ompsim setup: done")}
+    assert at["[3/4] building"] < at["[2/2] Linking"] < at["[4/4] selfcheck"] < at["ompsim selfcheck: "] \
+        < at["ompsim setup: done"], lines
