@@ -215,6 +215,13 @@ private:
     // written it (or is gone, which the host's connect reports by itself).
     auto Deadline = std::chrono::steady_clock::now() + Bound;
     for (;;) {
+      if (Socket < 0) // no descriptor to watch (EMFILE): time the set-up alone
+        break;
+      {
+        std::lock_guard<std::mutex> Lock(Mu);
+        if (Done)
+          return;
+      }
       auto Left = std::chrono::ceil<std::chrono::milliseconds>(Deadline - std::chrono::steady_clock::now());
       if (Left.count() <= 0)
         return Fire(Missed::Handshake);
@@ -478,6 +485,11 @@ Error DeviceController::connectExecutor(std::vector<std::pair<uint64_t, uint64_t
       Socket);
   if (!RemoteEpc) {
     std::string Why = toString(RemoteEpc.takeError());
+    // Disarmed before the executor is reaped, so the watch never signals a
+    // pid that may be reused.
+    Watch->disarm();
+    StartupWatch::Missed Fired = Watch->fired();
+    Watch.reset();
     int Status = 0;
     if (!waitFor(Pid, 2.0, Status)) {
       killExecutorGroup(Pid);
@@ -490,8 +502,6 @@ Error DeviceController::connectExecutor(std::vector<std::pair<uint64_t, uint64_t
     if (OwnFd >= 0)
       ::close(OwnFd);
     unmapSharedMemory();
-    StartupWatch::Missed Fired = Watch->fired();
-    Watch.reset();
     if (Fired != StartupWatch::Missed::Nothing)
       return makeError(Prefix + startTimeoutMessage(Fired == StartupWatch::Missed::Handshake));
     return makeError(Prefix + "executor " + Opts.ExecutorPath + " did not start: " + Why);
