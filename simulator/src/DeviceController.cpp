@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -31,6 +32,7 @@
 #include <cstring>
 #include <fmt/format.h>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 extern char **environ;
@@ -112,21 +114,73 @@ private:
 
 } // namespace
 
-/// Kills a starting executor that has not finished starting within the bound.
+void killExecutorGroup(pid_t Pid) {
+  // The executor leads its own process group (set before its exec), so this
+  // also reaches what it started (a script's children). A group that no
+  // longer exists is ESRCH; the executor itself is then killed by pid. Pids
+  // 0 and 1 would name the host's own group and every process.
+  if (Pid <= 1)
+    return;
+  if (::kill(-Pid, SIGKILL) != 0)
+    ::kill(Pid, SIGKILL);
+}
+
+/// Starts the guard of executor `Group`'s process group: a shell in that
+/// group, whose death signal is SIGTERM, on which it kills the whole group.
+/// The executor's own death signal takes only the executor along when the
+/// host dies; what it started (a replacement executor's children) is in its
+/// group, and the guard reaches it even after a SIGKILL of the host. -1 when
+/// the guard cannot start (the executor is then protected as before).
+pid_t spawnGroupGuard(pid_t Group) {
+  static const char Script[] = "exec </dev/null >/dev/null 2>&1; trap 'kill -KILL 0' TERM; "
+                               "while :; do sleep 86400 & wait; done";
+  char Sh[] = "sh", Dash[] = "-c", Path[] = "PATH=/usr/bin:/bin";
+  char *Argv[] = {Sh, Dash, const_cast<char *>(Script), nullptr};
+  char *Envp[] = {Path, nullptr}; // no LD_PRELOAD (a sanitizer runtime) for a shell
+  pid_t Host = ::getpid();
+  pid_t Guard = ::vfork();
+  if (Guard == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != Host || ::setpgid(0, Group) != 0)
+      ::_exit(127);
+    ::execve("/bin/sh", Argv, Envp);
+    ::_exit(127);
+  }
+  return Guard;
+}
+
+/// Bounds an executor's start-up, in two steps of `Seconds` each: from the
+/// spawn to its handshake (the first bytes on its socket, written once it has
+/// set the device up), and from the host's connecting() to disarm() (the
+/// set-up calls after the handshake). The first step is timed from the spawn
+/// whatever the host does meanwhile; the second only once the host talks to
+/// the executor, so a host busy elsewhere between spawn and connect is not
+/// counted against it. When a step runs out, the executor's process group is
+/// killed, which fails the host's blocked call.
 class StartupWatch {
 public:
-  StartupWatch(pid_t Pid, double Seconds)
-      : Thread([this, Pid, Seconds] {
-          std::unique_lock<std::mutex> Lock(Mu);
-          if (!Cv.wait_for(Lock, std::chrono::duration<double>(Seconds), [this] { return Done; })) {
-            Fired = true;
-            ::kill(Pid, SIGKILL);
-          }
-        }) {}
-  ~StartupWatch() { disarm(); }
+  /// What the executor had not done when the watch fired.
+  enum class Missed { Nothing, Handshake, Setup };
+
+  StartupWatch(pid_t Pid, int Socket, double Seconds)
+      : Socket(::fcntl(Socket, F_DUPFD_CLOEXEC, 0)), Wake(::eventfd(0, EFD_CLOEXEC)),
+        Thread([this, Pid, Seconds] { watch(Pid, std::chrono::duration<double>(Seconds)); }) {}
+  ~StartupWatch() {
+    disarm();
+    for (int Fd : {Socket, Wake})
+      if (Fd >= 0)
+        ::close(Fd);
+  }
   StartupWatch(const StartupWatch &) = delete;
   StartupWatch &operator=(const StartupWatch &) = delete;
 
+  /// The host begins the set-up calls after the handshake: the second step's clock starts.
+  void connecting() {
+    std::lock_guard<std::mutex> Lock(Mu);
+    if (!ConnectStart)
+      ConnectStart = std::chrono::steady_clock::now();
+    Cv.notify_all();
+  }
   /// Stops the watch; true when the executor was not killed by it.
   bool disarm() {
     {
@@ -134,20 +188,77 @@ public:
       Done = true;
     }
     Cv.notify_all();
+    if (Wake >= 0) {
+      uint64_t One = 1;
+      (void)!::write(Wake, &One, sizeof One);
+    }
     if (Thread.joinable())
       Thread.join();
-    return !Fired;
+    return Fired == Missed::Nothing;
   }
-  /// True once the bound passed and the executor was killed.
-  bool fired() {
+  /// What the executor had not done when the bound ran out (Nothing: not fired).
+  Missed fired() {
     std::lock_guard<std::mutex> Lock(Mu);
     return Fired;
   }
 
 private:
+  void watch(pid_t Pid, std::chrono::duration<double> Bound) {
+    auto Fire = [&](Missed What) {
+      std::lock_guard<std::mutex> Lock(Mu);
+      if (Done)
+        return;
+      Fired = What;
+      killExecutorGroup(Pid);
+    };
+    // Step 1: the handshake. Readable (or hung up) means the executor has
+    // written it (or is gone, which the host's connect reports by itself).
+    auto Deadline = std::chrono::steady_clock::now() + Bound;
+    for (;;) {
+      if (Socket < 0) // no descriptor to watch (EMFILE): time the set-up alone
+        break;
+      {
+        std::lock_guard<std::mutex> Lock(Mu);
+        if (Done)
+          return;
+      }
+      auto Left = std::chrono::ceil<std::chrono::milliseconds>(Deadline - std::chrono::steady_clock::now());
+      if (Left.count() <= 0)
+        return Fire(Missed::Handshake);
+      pollfd P[2] = {{Socket, POLLIN, 0}, {Wake, POLLIN, 0}};
+      int N = ::poll(P, 2, int(std::min<int64_t>(Left.count(), 1000)));
+      if (N < 0 && errno != EINTR)
+        break; // cannot watch the socket: fall back to timing the set-up alone
+      if (P[1].revents)
+        return; // disarmed
+      if (P[0].revents)
+        break;
+    }
+    // Step 2: the set-up calls, from connecting() (or the handshake, if the
+    // host was already waiting for it) to disarm().
+    auto Answered = std::chrono::steady_clock::now();
+    std::unique_lock<std::mutex> Lock(Mu);
+    while (!Done) {
+      if (!ConnectStart) {
+        Cv.wait(Lock, [this] { return Done || ConnectStart; });
+        continue;
+      }
+      auto End = std::max(*ConnectStart, Answered) +
+                 std::chrono::duration_cast<std::chrono::steady_clock::duration>(Bound);
+      if (!Cv.wait_until(Lock, End, [this] { return Done; })) {
+        Fired = Missed::Setup;
+        killExecutorGroup(Pid);
+        return;
+      }
+    }
+  }
+
   std::mutex Mu;
   std::condition_variable Cv;
-  bool Done = false, Fired = false;
+  bool Done = false;
+  Missed Fired = Missed::Nothing;
+  std::optional<std::chrono::steady_clock::time_point> ConnectStart;
+  int Socket, Wake;   ///< our own descriptor of the host's end; the disarm wake-up
   std::thread Thread; // last: it starts once the state above exists
 };
 
@@ -165,8 +276,16 @@ bool waitFor(pid_t Pid, double Seconds, int &Status) {
     return Exited;
   };
   for (;;) {
-    pid_t R = ::waitpid(Pid, &Status, WNOHANG);
-    if (R == Pid) {
+    siginfo_t Info{};
+    int R = ::waitid(P_PID, id_t(Pid), &Info, WEXITED | WNOHANG | WNOWAIT);
+    if (R == 0 && Info.si_pid == Pid) {
+      // Nothing the executor started outlives it: its group is killed while
+      // the unreaped executor still holds the group's id, so the id cannot
+      // name anyone else yet.
+      if (Pid > 1)
+        ::kill(-Pid, SIGKILL);
+      while (::waitpid(Pid, &Status, 0) < 0 && errno == EINTR) {
+      }
       // The executor's libomp registered itself in /dev/shm; an executor that
       // ends with _exit or a signal never removes that file.
       removeOpenMPRegistration(Pid);
@@ -189,9 +308,13 @@ bool waitFor(pid_t Pid, double Seconds, int &Status) {
   }
 }
 
-std::string DeviceController::startTimeoutMessage() const {
-  return fmt::format("executor {} did not finish starting within {:g}s (OMPSIM_EXECUTOR_START_TIMEOUT)",
-                     Opts.ExecutorPath, Opts.StartTimeout);
+std::string DeviceController::startTimeoutMessage(bool Handshake) const {
+  return fmt::format(
+      "executor {} did not {} within {:g}s (OMPSIM_EXECUTOR_START_TIMEOUT); it was killed with "
+      "the processes it started",
+      Opts.ExecutorPath,
+      Handshake ? "complete its handshake" : "finish setting up the device after its handshake",
+      Opts.StartTimeout);
 }
 
 DeviceOptions DeviceOptions::fromConfig(int32_t DeviceId, const std::string &DefaultLibDir) {
@@ -255,6 +378,7 @@ Error DeviceController::start(std::vector<std::pair<uint64_t, uint64_t>> &Collid
 
 Error DeviceController::launchExecutor() {
   DeathMessage.clear();
+  reapGroupGuard(); // a previous executor's
   std::string Prefix = fmt::format("device {}: ", Opts.DeviceId);
   if (::access(Opts.ExecutorPath.c_str(), X_OK) != 0)
     return makeError(Prefix + "executor " + Opts.ExecutorPath +
@@ -307,6 +431,13 @@ Error DeviceController::launchExecutor() {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != Host)
       ::_exit(127);
+    // Its own process group, so that a timeout or the host's teardown kills
+    // everything it starts. Not in the terminal's foreground group, its
+    // output would stop it under `stty tostop`: job-control stops are
+    // ignored (that survives exec; the dispositions are the child's own).
+    ::setpgid(0, 0);
+    ::signal(SIGTTOU, SIG_IGN);
+    ::signal(SIGTTIN, SIG_IGN);
     for (int K : Keep)
       ::fcntl(K, F_SETFD, 0); // these three, and only these, outlive exec
     ::execve(Opts.ExecutorPath.c_str(), Argv.data(), Env.Pointers.data());
@@ -330,10 +461,11 @@ Error DeviceController::launchExecutor() {
     unmapSharedMemory();
     return makeError(Prefix + "cannot start executor " + Opts.ExecutorPath + ": " + std::strerror(Rc));
   }
+  GuardPid = spawnGroupGuard(Pid);
   // Start-up has a bound: an executor that never answers (stuck before its
   // handshake or in setup) is killed, which fails the blocked call in
   // connectExecutor().
-  Watch = std::make_unique<StartupWatch>(Pid, Opts.StartTimeout);
+  Watch = std::make_unique<StartupWatch>(Pid, Sv[0], Opts.StartTimeout);
   FaultFd = Fp[0];
   PendingSocket = Sv[0];
   // The transport closes sv[0] as soon as the executor hangs up, and the
@@ -347,26 +479,31 @@ Error DeviceController::connectExecutor(std::vector<std::pair<uint64_t, uint64_t
   std::string Prefix = fmt::format("device {}: ", Opts.DeviceId);
   int Socket = PendingSocket, OwnFd = PendingOwnFd;
   PendingSocket = PendingOwnFd = -1;
+  Watch->connecting();
   auto RemoteEpc = SimpleRemoteEPC::Create<FDSimpleRemoteEPCTransport>(
       std::make_unique<DynamicThreadPoolTaskDispatcher>(std::nullopt), SimpleRemoteEPC::Setup(), Socket,
       Socket);
   if (!RemoteEpc) {
     std::string Why = toString(RemoteEpc.takeError());
+    // Disarmed before the executor is reaped, so the watch never signals a
+    // pid that may be reused.
+    Watch->disarm();
+    StartupWatch::Missed Fired = Watch->fired();
+    Watch.reset();
     int Status = 0;
     if (!waitFor(Pid, 2.0, Status)) {
-      ::kill(Pid, SIGKILL);
+      killExecutorGroup(Pid);
       waitFor(Pid, 10.0, Status);
     }
     Pid = -1;
+    reapGroupGuard();
     ::close(FaultFd);
     FaultFd = -1;
     if (OwnFd >= 0)
       ::close(OwnFd);
     unmapSharedMemory();
-    bool Fired = Watch->fired();
-    Watch.reset();
-    if (Fired)
-      return makeError(Prefix + startTimeoutMessage());
+    if (Fired != StartupWatch::Missed::Nothing)
+      return makeError(Prefix + startTimeoutMessage(Fired == StartupWatch::Missed::Handshake));
     return makeError(Prefix + "executor " + Opts.ExecutorPath + " did not start: " + Why);
   }
   Epc = RemoteEpc->get();
@@ -410,11 +547,12 @@ Error DeviceController::connectExecutor(std::vector<std::pair<uint64_t, uint64_t
   // Host libraries loaded since the spawn (and ranges beyond the mailbox's room).
   Expected<std::vector<std::pair<uint64_t, uint64_t>>> More = reserveNewHostRanges();
   bool Disarmed = Watch->disarm();
+  StartupWatch::Missed Missed = Watch->fired();
   Watch.reset();
   if (!Disarmed) { // it fired while we waited: the executor is gone
     consumeError(More.takeError());
     stop(false);
-    return makeError(Prefix + startTimeoutMessage());
+    return makeError(Prefix + startTimeoutMessage(Missed == StartupWatch::Missed::Handshake));
   }
   if (!More) {
     stop(false);
@@ -490,11 +628,12 @@ void DeviceController::stop(bool Graceful) {
       Exited = waitFor(Pid, 5.0, Status);
     }
     if (!Exited) {
-      ::kill(Pid, SIGKILL);
+      killExecutorGroup(Pid);
       waitFor(Pid, 30.0, Status);
     }
     OMPSIM_TRACE_EVENT(Cat::Image, "executor-stop").num("device", Opts.DeviceId);
   }
+  reapGroupGuard();
   if (Es) {
     // Closing the fd does not wake ORC's listener thread blocked in read();
     // shutting the socket down does.
@@ -519,6 +658,15 @@ void DeviceController::stop(bool Graceful) {
   Pid = -1;
   Fns.clear();
   unmapSharedMemory();
+}
+
+void DeviceController::reapGroupGuard() {
+  if (GuardPid <= 0)
+    return;
+  ::kill(GuardPid, SIGKILL);
+  while (::waitpid(GuardPid, nullptr, 0) < 0 && errno == EINTR) {
+  }
+  GuardPid = -1;
 }
 
 bool DeviceController::executorExited() {

@@ -296,7 +296,7 @@ Error DeviceController::launch(uint64_t Entry, ArrayRef<uint64_t> Args, uint32_t
       if (Mb.ExecutorExiting.load(std::memory_order_acquire) || executorExited())
         return diagnose(makeError("the executor exited"), Context());
       if (std::chrono::steady_clock::now() >= Deadline) {
-        ::kill(Pid, SIGKILL);
+        killExecutorGroup(Pid);
         int Status = 0;
         waitFor(Pid, 30.0, Status);
         Pid = -1;

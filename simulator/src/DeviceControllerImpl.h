@@ -27,6 +27,8 @@ inline Error makeError(const Twine &Msg) { return createStringError(inconvertibl
 
 /// Waits up to `Seconds` for `Pid`; returns true and its status once it has exited.
 bool waitFor(pid_t Pid, double Seconds, int &Status);
+/// Kills executor `Pid` and every process still in its process group (what it started).
+void killExecutorGroup(pid_t Pid);
 
 template <typename Sig, typename RetT, typename... ArgTs>
 Error DeviceController::call(const char *FnName, const std::string &Context, RetT &Result,

@@ -72,6 +72,14 @@ public:
     --It;
     return Addr < It->second && std::max<uint64_t>(Bytes, 1) <= It->second - Addr;
   }
+  /// Whether any byte of [addr, addr + bytes) lies in a range (bytes 0 counts as 1).
+  bool overlaps(uint64_t Addr, uint64_t Bytes = 1) const {
+    uint64_t End = Addr + std::max<uint64_t>(Bytes, 1);
+    for (auto R : Ranges)
+      if (R.first < End && Addr < R.second)
+        return true;
+    return false;
+  }
 
 private:
   std::vector<std::pair<uint64_t, uint64_t>> Ranges;
@@ -102,6 +110,19 @@ private:
   uint64_t Bias, Lo, Hi;
 };
 
+/// A kernel: a defined function whose name marks it as an offload entry
+/// point (`__omp_offloading_...`), which only the host launches.
+struct KernelSymbol {
+  std::string Name;
+  uint64_t Vaddr, Size;
+};
+
+/// Whether a dynamic symbol of this type and name is a kernel (clang names
+/// every target region's entry point `__omp_offloading_<...>`).
+inline bool isKernelSymbol(unsigned char Type, llvm::StringRef Name) {
+  return Type == STT_FUNC && Name.starts_with("__omp_offloading_");
+}
+
 /// One load in progress: the image's parsed tables and the checks on them.
 class ImageLoad {
 public:
@@ -121,17 +142,23 @@ private:
   llvm::Error readProgramHeaders(Elf *Elf, uint64_t FileSize);
   llvm::Error readDynamic();
   llvm::Error checkTables(Elf *Elf);
+  /// DT_VERSYM, DT_VERNEED and DT_VERDEF, which the dynamic linker reads.
+  llvm::Error checkVersionTables();
+  /// Kernels start where a function starts (see checkKernelStarts in the .cpp).
+  llvm::Error checkKernelStarts() const;
+  /// The kernel at vaddr `At`, if any covers it.
+  const KernelSymbol *kernelAt(uint64_t At) const;
   /// The number of dynamic symbols by DT_GNU_HASH: one past the last symbol
   /// of the longest-reaching hash chain (symbols below symoffset are unhashed).
   llvm::Expected<uint64_t> gnuHashSymbolCount() const;
   llvm::Expected<llvm::StringRef> string(uint64_t Offset, const llvm::Twine &What) const;
   llvm::Error readSymbols();
-  llvm::Expected<uint64_t> symbolValue(uint64_t Index, uint64_t Reloc, const char *Table);
+  llvm::Expected<uint64_t> symbolValue(uint64_t Index, uint64_t Reloc, const char *Table, uint32_t RelType);
   llvm::Error relocate(uint64_t Table, uint64_t Bytes, const char *TableName);
   llvm::Error protect(bool WithRelro);
   void applyIrelative();
   llvm::Error registerEhFrame(Elf *Elf);
-  llvm::Error checkEhFrame(uint64_t Begin, uint64_t Size) const;
+  llvm::Error checkEhFrame(uint64_t Begin, uint64_t Size);
   llvm::Error collectInitFini(std::vector<uint64_t> &Init);
   bool executable(uint64_t Vaddr) const { return Executable.contains(Vaddr); }
 
@@ -149,6 +176,9 @@ private:
 
   // Dynamic section.
   uint64_t Strtab = 0, Strsz = 0, Symtab = 0, Nsyms = 0, Hash = 0, GnuHash = 0, Versym = 0;
+  uint64_t Verneed = 0, Verneednum = 0, Verdef = 0, Verdefnum = 0;
+  /// DT_TEXTREL (or DF_TEXTREL): relocations may write read-only segments.
+  bool TextRel = false;
   /// Symbol indices a relocation may use: nsyms_, or with only DT_GNU_HASH
   /// (which counts just the hashed, defined symbols) every whole entry
   /// between DT_SYMTAB and the next table the dynamic section names.
@@ -158,6 +188,10 @@ private:
   uint64_t Init = 0, InitArray = 0, InitArraySz = 0, Fini = 0, FiniArray = 0, FiniArraySz = 0;
   bool HaveStrsz = false;
   std::vector<uint64_t> NeededOffsets;
+  /// Defined kernels, by vaddr (readSymbols).
+  std::vector<KernelSymbol> Kernels;
+  /// [start, end) of each FDE in .eh_frame (checkEhFrame): where functions start.
+  std::vector<std::pair<uint64_t, uint64_t>> FdeRanges;
   /// IRELATIVE relocations (where, resolver vaddr), applied once code is executable.
   std::vector<std::pair<uint64_t, uint64_t>> Irelative;
 };

@@ -155,6 +155,14 @@ llvm::Error ImageLoad::collectInitFini(std::vector<uint64_t> &InitFns) {
     return llvm::Error::success();
   };
   // An array slot of 0 or -1 is an empty placeholder, as in glibc.
+  // A kernel expects the host's launch arguments; run as an initializer it
+  // would read whatever is in the registers.
+  auto NotKernel = [&](uint64_t Address, const llvm::Twine &What) -> llvm::Error {
+    if (const KernelSymbol *K = kernelAt(Address - B))
+      return fail(What + " " + hex(Address - B) + " is kernel '" + K->Name +
+                  "', which only the host may launch");
+    return llvm::Error::success();
+  };
   auto Entries = [&](uint64_t Table, uint64_t Bytes, const char *What,
                      std::vector<uint64_t> &Out) -> llvm::Error {
     for (uint64_t I = 0; I < Bytes / 8; ++I) {
@@ -163,12 +171,16 @@ llvm::Error ImageLoad::collectInitFini(std::vector<uint64_t> &InitFns) {
         continue;
       if (auto Err = Check(Fn, llvm::Twine(What) + " entry " + llvm::Twine(I) + " at"))
         return Err;
+      if (auto Err = NotKernel(Fn, llvm::Twine(What) + " entry " + llvm::Twine(I) + " at"))
+        return Err;
       Out.push_back(Fn);
     }
     return llvm::Error::success();
   };
   if (Init) {
     if (auto Err = Check(B + Init, "DT_INIT function at"))
+      return Err;
+    if (auto Err = NotKernel(B + Init, "DT_INIT function at"))
       return Err;
     InitFns.push_back(B + Init);
   }
@@ -180,6 +192,8 @@ llvm::Error ImageLoad::collectInitFini(std::vector<uint64_t> &InitFns) {
   Img->Fini.assign(FiniFns.rbegin(), FiniFns.rend());
   if (Fini) {
     if (auto Err = Check(B + Fini, "DT_FINI function at"))
+      return Err;
+    if (auto Err = NotKernel(B + Fini, "DT_FINI function at"))
       return Err;
     Img->Fini.push_back(B + Fini);
   }
@@ -248,6 +262,8 @@ llvm::Expected<std::unique_ptr<LoadedElfImage>> ImageLoad::run(llvm::ArrayRef<ch
     if (auto Err = Env.LoadNeeded(*So))
       return fail("needed library " + *So + ": " + llvm::toString(std::move(Err)));
   }
+  if (auto Err = checkVersionTables())
+    return std::move(Err);
   if (auto Err = readSymbols())
     return std::move(Err);
   if (auto Err = relocate(Rela, Relasz, "DT_RELA"))
@@ -258,6 +274,8 @@ llvm::Expected<std::unique_ptr<LoadedElfImage>> ImageLoad::run(llvm::ArrayRef<ch
   if (CheckOnly) {
     // Everything that reads the image is checked; nothing of it runs.
     if (auto Err = registerEhFrame(Elf))
+      return std::move(Err);
+    if (auto Err = checkKernelStarts())
       return std::move(Err);
     std::vector<uint64_t> InitFns;
     if (auto Err = collectInitFini(InitFns))
@@ -276,6 +294,8 @@ llvm::Expected<std::unique_ptr<LoadedElfImage>> ImageLoad::run(llvm::ArrayRef<ch
 
   // Unwind info, so C++ exceptions thrown in device code can unwind.
   if (auto Err = registerEhFrame(Elf))
+    return std::move(Err);
+  if (auto Err = checkKernelStarts())
     return std::move(Err);
 
   std::vector<uint64_t> InitFns;

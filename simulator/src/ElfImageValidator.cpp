@@ -96,6 +96,20 @@ llvm::Error ImageLoad::readProgramHeaders(Elf *Elf, uint64_t FileSize) {
   if (RelroPh && !ImageSpan(0, Lo, Hi).contains(RelroPh->p_vaddr, RelroPh->p_memsz))
     return fail("PT_GNU_RELRO segment (" + hex(RelroPh->p_memsz) + " bytes at " + hex(RelroPh->p_vaddr) +
                 ") lies outside the image [" + hex(Lo) + ", " + hex(Hi) + ")");
+  if (RelroPh && RelroPh->p_memsz) {
+    // RELRO is data made read-only once relocated: the dynamic linker turns
+    // its pages (rounded down at both ends) to PROT_READ alone, so a range
+    // over code takes execute permission from it.
+    std::string Relro =
+        "PT_GNU_RELRO segment (" + hex(RelroPh->p_memsz) + " bytes at " + hex(RelroPh->p_vaddr) + ")";
+    uint64_t From = pageDown(RelroPh->p_vaddr), To = pageDown(RelroPh->p_vaddr + RelroPh->p_memsz);
+    for (size_t I = 0; I < Phdrs.size(); ++I) {
+      const GElf_Phdr &Ph = Phdrs[I];
+      if (Ph.p_type == PT_LOAD && (Ph.p_flags & PF_X) && Ph.p_memsz && pageDown(Ph.p_vaddr) < To &&
+          From < pageUp(Ph.p_vaddr + Ph.p_memsz))
+        return fail(Relro + " makes the code of PT_LOAD segment " + llvm::Twine(I) + " read-only");
+    }
+  }
   return llvm::Error::success();
 }
 
@@ -104,6 +118,11 @@ llvm::Error ImageLoad::readDynamic() {
   if (!LoadedSpan.contains(DynamicPh->p_vaddr, DynamicPh->p_memsz))
     return fail("PT_DYNAMIC segment (" + hex(DynamicPh->p_memsz) + " bytes at " + hex(DynamicPh->p_vaddr) +
                 ") lies outside the loaded image " + LoadedSpan.describe());
+  // glibc's dynamic linker relocates the entries of a PT_DYNAMIC marked
+  // writable in place: its PT_LOAD segment must be writable too.
+  if ((DynamicPh->p_flags & PF_W) && !Writable.contains(DynamicPh->p_vaddr, DynamicPh->p_memsz))
+    return fail("PT_DYNAMIC segment (" + hex(DynamicPh->p_memsz) + " bytes at " + hex(DynamicPh->p_vaddr) +
+                ") is marked writable, but the PT_LOAD segment that holds it is read-only");
   uint64_t Ndyn = DynamicPh->p_memsz / sizeof(Elf64_Dyn);
   bool Terminated = false;
   for (uint64_t I = 0; I < Ndyn; ++I) {
@@ -138,6 +157,24 @@ llvm::Error ImageLoad::readDynamic() {
       break;
     case DT_VERSYM:
       Versym = V;
+      break;
+    case DT_VERNEED:
+      Verneed = V;
+      break;
+    case DT_VERNEEDNUM:
+      Verneednum = V;
+      break;
+    case DT_VERDEF:
+      Verdef = V;
+      break;
+    case DT_VERDEFNUM:
+      Verdefnum = V;
+      break;
+    case DT_TEXTREL:
+      TextRel = true;
+      break;
+    case DT_FLAGS:
+      TextRel |= (V & DF_TEXTREL) != 0;
       break;
     case DT_RELA:
       Rela = V;
@@ -264,6 +301,99 @@ llvm::Error ImageLoad::checkTables(Elf *Elf) {
   return llvm::Error::success();
 }
 
+llvm::Error ImageLoad::checkVersionTables() {
+  // The dynamic linker reads these as it maps the image (before any
+  // relocation), trusting every offset: one version index per symbol, and
+  // the chains of need and definition records, each with its name.
+  const ImageSpan &LoadedSpan = *Span;
+  auto InImage = [&](uint64_t At, uint64_t Bytes) {
+    return LoadedSpan.contains(At, Bytes) && Readable.contains(At, Bytes);
+  };
+  if (Versym && (Nsyms > LoadedSpan.hi() || !InImage(Versym, Nsyms * 2)))
+    return fail("DT_VERSYM (" + hex(Nsyms * 2) + " bytes at " + hex(Versym) +
+                ") lies outside the image's readable segments " + LoadedSpan.describe());
+  // Records follow their vn_next/vd_next offsets until one is 0, as glibc
+  // does (DT_VERNEEDNUM/DT_VERDEFNUM are not what it stops at); offsets are
+  // unsigned, so a walk ends at the latest when it leaves the image.
+  for (bool Need : {true, false}) {
+    uint64_t At = Need ? Verneed : Verdef;
+    const char *What = Need ? "DT_VERNEED" : "DT_VERDEF";
+    if (!At)
+      continue;
+    for (uint64_t I = 0;; ++I) {
+      uint64_t Bytes = Need ? sizeof(Elf64_Verneed) : sizeof(Elf64_Verdef);
+      if (!InImage(At, Bytes))
+        return fail(llvm::Twine(What) + " record " + llvm::Twine(I) + " (at " + hex(At) +
+                    ") lies outside the image's readable segments " + LoadedSpan.describe());
+      uint64_t Version, Aux, Count, Next;
+      if (Need) {
+        auto R = LoadedSpan.read<Elf64_Verneed>(At);
+        Version = R.vn_version, Aux = R.vn_aux, Count = R.vn_cnt, Next = R.vn_next;
+        if (auto File = string(R.vn_file, llvm::Twine(What) + " record " + llvm::Twine(I) + " file"); !File)
+          return File.takeError();
+      } else {
+        auto R = LoadedSpan.read<Elf64_Verdef>(At);
+        Version = R.vd_version, Aux = R.vd_aux, Count = R.vd_cnt, Next = R.vd_next;
+      }
+      if (Version != 1)
+        return fail(llvm::Twine(What) + " record " + llvm::Twine(I) + " (at " + hex(At) + ") has version " +
+                    llvm::Twine(Version) + ", not 1");
+      uint64_t AuxAt = At + Aux;
+      for (uint64_t J = 0; J < Count; ++J) {
+        uint64_t AuxBytes = Need ? sizeof(Elf64_Vernaux) : sizeof(Elf64_Verdaux);
+        if (AuxAt >= kMaxVaddr || !InImage(AuxAt, AuxBytes))
+          return fail(llvm::Twine(What) + " record " + llvm::Twine(I) + " has its entry " + llvm::Twine(J) +
+                      " (at " + hex(AuxAt) + ") outside the image's readable segments " +
+                      LoadedSpan.describe());
+        uint64_t NameOffset, AuxNext;
+        if (Need) {
+          auto A = LoadedSpan.read<Elf64_Vernaux>(AuxAt);
+          NameOffset = A.vna_name, AuxNext = A.vna_next;
+        } else {
+          auto A = LoadedSpan.read<Elf64_Verdaux>(AuxAt);
+          NameOffset = A.vda_name, AuxNext = A.vda_next;
+        }
+        if (auto N = string(NameOffset, llvm::Twine(What) + " record " + llvm::Twine(I) + " version"); !N)
+          return N.takeError();
+        if (AuxNext == 0)
+          break;
+        AuxAt += AuxNext;
+      }
+      if (Next == 0)
+        break;
+      At += Next;
+      if (At >= kMaxVaddr)
+        return fail(llvm::Twine(What) + " record " + llvm::Twine(I + 1) + " (at " + hex(At) +
+                    ") lies outside the image's readable segments " + LoadedSpan.describe());
+    }
+  }
+  return llvm::Error::success();
+}
+
+const KernelSymbol *ImageLoad::kernelAt(uint64_t At) const {
+  for (const KernelSymbol &K : Kernels)
+    if (At == K.Vaddr || (At > K.Vaddr && At - K.Vaddr < K.Size))
+      return &K;
+  return nullptr;
+}
+
+llvm::Error ImageLoad::checkKernelStarts() const {
+  // The host calls a kernel at its symbol's address, so that address must be
+  // where the kernel's code starts. What the image can prove: clang gives
+  // every function an FDE in .eh_frame that starts at its first instruction,
+  // so a kernel inside an FDE's range but not at its start points into the
+  // middle of a function (and likely of an instruction). Without unwind
+  // records for that address nothing can be told and nothing is refused.
+  for (const KernelSymbol &K : Kernels)
+    for (auto [Start, End] : FdeRanges)
+      if (Start < K.Vaddr && K.Vaddr < End)
+        return fail("kernel '" + K.Name + "' at " + hex(K.Vaddr) +
+                    " is not at the start of a function: it lies " + hex(K.Vaddr - Start) +
+                    " bytes into the function at " + hex(Start) + " (.eh_frame FDE [" + hex(Start) + ", " +
+                    hex(End) + "))");
+  return llvm::Error::success();
+}
+
 llvm::Expected<uint64_t> ImageLoad::gnuHashSymbolCount() const {
   const ImageSpan &LoadedSpan = *Span;
   auto Outside = [&](const llvm::Twine &What) {
@@ -306,7 +436,7 @@ llvm::Expected<llvm::StringRef> ImageLoad::string(uint64_t Offset, const llvm::T
   return llvm::StringRef(S, Len);
 }
 
-llvm::Error ImageLoad::checkEhFrame(uint64_t Begin, uint64_t Size) const {
+llvm::Error ImageLoad::checkEhFrame(uint64_t Begin, uint64_t Size) {
   // libgcc walks these records on the first unwind anywhere in the process,
   // trusting their lengths, encodings and CIE pointers: check each one, and
   // that every FDE covers only this image's code.
@@ -441,6 +571,7 @@ llvm::Error ImageLoad::checkEhFrame(uint64_t Begin, uint64_t Size) const {
           if (!Executable.contains(Start, PcRange))
             return Bad(At, "is an FDE for [" + hex(Start) + ", +" + hex(PcRange) +
                                "), which is not code of this image");
+          FdeRanges.emplace_back(Start, Start + PcRange);
         }
       }
     }

@@ -414,3 +414,22 @@ TEST_F(HardenedLoaderTest, InitArrayInAnUnreadableSegment) {
   EXPECT_EQ(loadError(), "image probe: DT_INIT_ARRAY (0x8 bytes at " + hex(image().dyn(DT_INIT_ARRAY)) +
                              ") is not in a readable segment");
 }
+
+TEST_F(HardenedLoaderTest, RelocationIntoAReadOnlySegment) {
+  // The data segment and PT_DYNAMIC both marked read-only: the dynamic linker
+  // would write the first relocated word into a read-only page.
+  size_t Seg = image().phdrIndex(PT_LOAD, PF_W);
+  image().edit<Elf64_Phdr>(image().phdrOffset(Seg), [](Elf64_Phdr &Ph) { Ph.p_flags = PF_R; });
+  size_t Dyn = image().phdrIndex(PT_DYNAMIC);
+  image().edit<Elf64_Phdr>(image().phdrOffset(Dyn), [](Elf64_Phdr &Ph) { Ph.p_flags = PF_R; });
+  std::string Error = loadError();
+  EXPECT_TRUE(llvm::StringRef(Error).starts_with("image probe: relocation 0 (DT_RELA) at ")) << Error;
+  EXPECT_TRUE(llvm::StringRef(Error).ends_with(" is not in a writable segment")) << Error;
+}
+
+TEST_F(HardenedLoaderTest, VerneedOfAnotherVersion) {
+  uint64_t Verneed = image().dyn(DT_VERNEED);
+  ASSERT_NE(Verneed, 0u) << "the probe image needs versioned symbols (glibc's)";
+  image().edit<Elf64_Verneed>(image().fileOffset(Verneed), [](Elf64_Verneed &V) { V.vn_version = 2; });
+  EXPECT_EQ(loadError(), "image probe: DT_VERNEED record 0 (at " + hex(Verneed) + ") has version 2, not 1");
+}

@@ -134,3 +134,31 @@ def compile_program(src, out_dir, translate="native", extra=()):
 
 
 KERNEL = r"__omp_offloading_[0-9a-f]+_[0-9a-f]+_main_l\d+"
+
+
+def build_fake(d, source):
+    """Builds programs/fake_program.c and a real clang-22 device image of programs/`source` in `d`.
+
+    Returns (fake program, device image, aarch64 bitcode, kernel, add1 global,
+    mul2 global); `source` defines indirect add1 and mul2 and one region.
+    """
+    stem = os.path.splitext(source)[0]
+    src = os.path.join(PROGRAMS, source)
+    subprocess.run([paths.tool("clang"), "-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu", "-O1",
+                    "-save-temps", src, "-o", stem], cwd=d, check=True, capture_output=True)
+    image = d / (stem + ".x86_64..img")
+    assert image.exists(), "clang-22 -save-temps left no device image"
+    nm = subprocess.run([paths.tool("llvm-nm"), "-D", "--defined-only", str(image)], check=True,
+                        capture_output=True, text=True).stdout.split()
+    syms = [s for s in nm if s.startswith("__omp_offloading_")]
+    pick = lambda tag: next(s for s in syms if tag in s)  # noqa: E731
+    (d / "other.c").write_text("int f(void) { return 1; }\n")
+    subprocess.run([paths.tool("clang"), "--target=aarch64-linux-gnu", "-c", "-emit-llvm", "other.c",
+                    "-o", "other_aarch64.bc"], cwd=d, check=True, capture_output=True)
+    exe = d / "fake_program"
+    subprocess.run([paths.tool("clang"), "-O1", "-g", "-Wall", "-Werror",
+                    "-I", os.path.join(paths.ROOT, "runtime", "include"),
+                    os.path.join(PROGRAMS, "fake_program.c"), "-o", str(exe),
+                    "-L", paths.LLVM_LIB, "-lomptarget", "-Wl,-rpath," + paths.LLVM_LIB],
+                   check=True, capture_output=True)
+    return exe, image, d / "other_aarch64.bc", pick("_main_l"), pick("_add1_l"), pick("_mul2_l")

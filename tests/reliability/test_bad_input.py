@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from reliability_helpers import PROGRAMS, ompsim_lines, run
+from reliability_helpers import build_fake, ompsim_lines, run
 from ompsim_cli import paths
 
 BACKENDS = ["sim", "ours-host"]
@@ -20,26 +20,7 @@ IMAGE0 = r"device image 0 of " + DESC
 @pytest.fixture(scope="module")
 def fake(tmp_path_factory):
     """(fake program, real device image, aarch64 bitcode, kernel, add1 global, mul2 global)."""
-    d = tmp_path_factory.mktemp("fake")
-    src = os.path.join(PROGRAMS, "image_source.c")
-    subprocess.run([paths.tool("clang"), "-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu", "-O1",
-                    "-save-temps", src, "-o", "image_source"], cwd=d, check=True, capture_output=True)
-    image = d / "image_source.x86_64..img"
-    assert image.exists(), "clang-22 -save-temps left no device image"
-    nm = subprocess.run([paths.tool("llvm-nm"), "-D", "--defined-only", str(image)], check=True,
-                        capture_output=True, text=True).stdout.split()
-    syms = [s for s in nm if s.startswith("__omp_offloading_")]
-    pick = lambda tag: next(s for s in syms if tag in s)  # noqa: E731
-    (d / "other.c").write_text("int f(void) { return 1; }\n")
-    subprocess.run([paths.tool("clang"), "--target=aarch64-linux-gnu", "-c", "-emit-llvm", "other.c",
-                    "-o", "other_aarch64.bc"], cwd=d, check=True, capture_output=True)
-    exe = d / "fake_program"
-    subprocess.run([paths.tool("clang"), "-O1", "-g", "-Wall", "-Werror",
-                    "-I", os.path.join(paths.ROOT, "runtime", "include"),
-                    os.path.join(PROGRAMS, "fake_program.c"), "-o", str(exe),
-                    "-L", paths.LLVM_LIB, "-lomptarget", "-Wl,-rpath," + paths.LLVM_LIB],
-                   check=True, capture_output=True)
-    return exe, image, d / "other_aarch64.bc", pick("_main_l"), pick("_add1_l"), pick("_mul2_l")
+    return build_fake(tmp_path_factory.mktemp("fake"), "image_source.c")
 
 
 def run_case(fake, backend, case):

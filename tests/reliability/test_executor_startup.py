@@ -4,7 +4,9 @@ import re
 import signal
 import stat
 import subprocess
+import textwrap
 import threading
+import time
 
 import pytest
 
@@ -22,14 +24,93 @@ def stuck_executor(tmp_path):
     return str(path)
 
 
+def forking_executor(tmp_path, marker):
+    """An `ompsim-device` script that starts a child, records both pids, and never answers.
+
+    Both processes carry `marker` in their command line, so a test can look
+    for anything of the run that is left."""
+    path = tmp_path / "ompsim-device"
+    path.write_text(textwrap.dedent("""\
+        #!/usr/bin/python3
+        import os, sys, time
+        d = %r
+        child = os.fork()
+        if child == 0:
+            os.execv("/usr/bin/python3", ["python3", "-c",
+                     "import os, sys, time\\nopen(os.path.join(sys.argv[1], 'child.pid'), 'w').write(str(os.getpid()))"
+                     "\\nwhile True: time.sleep(1)", d, %r])
+        open(os.path.join(d, "executor.pid"), "w").write(str(os.getpid()))
+        while True:
+            time.sleep(1)
+        """) % (str(tmp_path), marker))
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return str(path)
+
+
+def processes_with(marker):
+    r = subprocess.run(["pgrep", "-f", marker], stdout=subprocess.PIPE, text=True)
+    return [int(p) for p in r.stdout.split() if int(p) != os.getpid()]
+
+
+def wait_for_file(path, seconds=60):
+    deadline = time.time() + seconds
+    while not path.exists() or not path.read_text():
+        if time.time() > deadline:
+            pytest.fail("%s never appeared" % path)
+        time.sleep(0.05)
+    return int(path.read_text())
+
+
 def test_executor_that_never_starts_is_bounded(built, tmp_path):
     exe = stuck_executor(tmp_path)
     r = run(built(PROGRAM), "sim", ["ok"],
             env={"OMPSIM_EXECUTOR": exe, "OMPSIM_EXECUTOR_START_TIMEOUT": "2"})
     line = r.single_error()  # non-zero exit, one line, and the stuck executor is gone
-    assert re.fullmatch(r"ompsim: .*device 0: executor %s did not finish starting within 2s "
-                        r"\(OMPSIM_EXECUTOR_START_TIMEOUT\)" % re.escape(exe), line), line
+    assert re.fullmatch(r"ompsim: .*device 0: executor %s did not complete its handshake within 2s "
+                        r"\(OMPSIM_EXECUTOR_START_TIMEOUT\); it was killed with the processes it started"
+                        % re.escape(exe), line), line
     assert "r=42" not in r.out
+
+
+def test_forking_executor_gives_up_at_the_default_and_leaves_nothing(built, tmp_path):
+    """No OMPSIM_EXECUTOR_START_TIMEOUT: the default bound (10 s) ends the run
+    with one line, and the executor's process group goes with it, so neither
+    the script nor the child it started is left."""
+    marker = "ompsim-forking-executor-%d" % os.getpid()
+    exe = forking_executor(tmp_path, marker)
+    env = {"OMPSIM_EXECUTOR": exe}
+    r = run(built(PROGRAM), "sim", ["ok"], env=env)
+    line = r.single_error()
+    assert re.fullmatch(r"ompsim: .*device 0: executor %s did not complete its handshake within 10s "
+                        r"\(OMPSIM_EXECUTOR_START_TIMEOUT\); it was killed with the processes it started"
+                        % re.escape(exe), line), line
+    executor, child = wait_for_file(tmp_path / "executor.pid", 0), wait_for_file(tmp_path / "child.pid", 0)
+    assert wait_gone(executor, 5), "executor script %d outlived the run" % executor
+    assert wait_gone(child, 5), "the executor's child %d outlived the run" % child
+    assert processes_with(marker) == []
+
+
+def test_host_killed_before_the_handshake_takes_a_forking_executor_along(built, tmp_path):
+    """SIGKILL of the host: the executor dies with it (its death signal), and
+    the guard in its process group kills the child it started (the script
+    cannot be changed, and the child is not the host's)."""
+    marker = "ompsim-forking-executor-killed-%d" % os.getpid()
+    p = start(built(PROGRAM), "sim", ["ok"], env={"OMPSIM_EXECUTOR": forking_executor(tmp_path, marker)})
+    try:
+        executor = wait_for_file(tmp_path / "executor.pid")
+        child = wait_for_file(tmp_path / "child.pid")
+        p.kill()
+        p.communicate(timeout=60)
+        assert p.returncode == -signal.SIGKILL
+        assert wait_gone(executor, 5), "executor %d survived SIGKILL of its host by 5 s" % executor
+        assert wait_gone(child, 5), "the executor's child %d survived SIGKILL of the host by 5 s" % child
+        deadline = time.time() + 5
+        while processes_with(marker) and time.time() < deadline:
+            time.sleep(0.05)
+        assert processes_with(marker) == []
+    finally:
+        for pid in processes_with(marker):
+            os.kill(pid, signal.SIGKILL)
 
 
 def test_host_killed_before_the_handshake_takes_the_executor_along(built, tmp_path):

@@ -23,7 +23,7 @@ struct Config {
   double KernelTimeout = 60.0;             ///< OMPSIM_KERNEL_TIMEOUT: seconds before a kernel is stopped
   bool KernelTimeoutSet = false;           ///< OMPSIM_KERNEL_TIMEOUT was given (and valid)
   /// OMPSIM_EXECUTOR_START_TIMEOUT: seconds an executor may take to start (sim)
-  double ExecutorStartTimeout = 30.0;
+  double ExecutorStartTimeout = 10.0;
   int32_t JitOptLevel = 0; ///< OMPSIM_JIT_OPT_LEVEL: code generation level (0-3) of bitcode images
   std::string Executor;    ///< OMPSIM_EXECUTOR: path of ompsim-device (default: next to the plugin)
   std::string LibDir;      ///< OMPSIM_LIB_DIR: where ompsim's libraries live (default: next to the runtime)

@@ -57,6 +57,7 @@ TOOLS = {t.name: t for t in [
     Tool("llvm-nm", "llvm-22", "symbol listings in tests"),
     Tool("llvm-readelf", "llvm-22", "ELF headers in tests"),
     Tool("llvm-objcopy", "llvm-22", "corrupted-image tests"),
+    Tool("llvm-objdump", "llvm-22", "instruction boundaries in corrupted-image tests"),
     Tool("llvm-strip", "llvm-22", "stripped-image tests"),
     Tool("llvm-dis", "llvm-22", "bitcode listings in tests"),
     Tool("llc", "llvm-22", "device code generation of the gpu-build columns"),

@@ -44,10 +44,11 @@ struct DeviceOptions {
   uint64_t ArenaBase = 0;   ///< this device's arena base
   uint64_t ArenaSize = 0;
   double KernelTimeout = 60.0; ///< seconds
-  /// Seconds the executor may take from spawn to the end of its set-up (its
-  /// handshake, and the reservation of host ranges loaded since the spawn)
-  /// before it is killed and the start fails (OMPSIM_EXECUTOR_START_TIMEOUT).
-  double StartTimeout = 30.0;
+  /// Seconds the executor may take from spawn to its handshake, and again
+  /// from the host's first set-up call after it to the end of the set-up,
+  /// before its process group is killed and the start fails
+  /// (OMPSIM_EXECUTOR_START_TIMEOUT).
+  double StartTimeout = 10.0;
   int JitOptLevel = 0;      ///< code generation level (0-3) of bitcode images
   std::string JitCache;     ///< folder of compiled bitcode-image code ("" for none)
   int MaxStartAttempts = 4; ///< restarts when the executor collides with host ranges
@@ -187,8 +188,11 @@ private:
   /// Bytes at the start of the arena for code; the heap is the rest.
   uint64_t codeBytes() const { return std::min<uint64_t>(Opts.ArenaSize / 4, 256ULL << 20); }
   void stop(bool Graceful);
-  /// The line for an executor killed because it did not start in time.
-  std::string startTimeoutMessage() const;
+  /// Kills and reaps the executor's group guard, if there is one.
+  void reapGroupGuard();
+  /// The line for an executor killed because it did not start in time:
+  /// before its handshake, or in the set-up after it.
+  std::string startTimeoutMessage(bool Handshake) const;
   llvm::Error checkAlive();
   /// Creates the memfd shared with the executor (mailbox, then arena) and maps it here.
   llvm::Error mapSharedMemory(int &Fd);
@@ -222,6 +226,9 @@ private:
   DeviceOptions Opts;
   std::recursive_mutex Mu;
   pid_t Pid = -1;
+  /// The guard in the executor's process group that kills the group when the
+  /// host dies (see spawnGroupGuard in DeviceController.cpp), or -1.
+  pid_t GuardPid = -1;
   int FaultFd = -1;
   int HostFd = -1; ///< our own descriptor of the transport socket (the EPC has another)
   /// Between launchExecutor() and connectExecutor(): the transport socket and
