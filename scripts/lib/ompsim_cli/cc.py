@@ -13,7 +13,10 @@ command line already chooses them, and:
   pass then calls upstream's `__llvm_omp_indirect_call_lookup`.
 * When linking for the host-offload target, the device link gets ompsim's
   device runtime (libompsim-device.so, with an rpath), so device code may also
-  call `__kmpc_target_translate_fptr` / `__llvm_omp_indirect_call_lookup`.
+  call `__kmpc_target_translate_fptr` / `__llvm_omp_indirect_call_lookup`, and
+  flang's kernels find the GPU device-runtime ABI they call; and the image
+  gets the device's OpenMP API answers (libompsim-device-api.a:
+  `omp_is_initial_device()` is false, `omp_get_device_num()` the device).
 
 Every other argument reaches the compiler unchanged, in order; the compiler's
 output and exit status are ompsim cc's. Add `-###` to see the full command.
@@ -201,7 +204,13 @@ def offload_flags(settings, args, links, fortran=False):
             # The JIT image is an LTO link emitting bitcode, which only lld does.
             flags.append("-Wl,--device-compiler=-fuse-ld=lld")
     if links and not settings.gpu:
+        # The device's OpenMP API answers (omp_is_initial_device, ...) go
+        # into the image itself, hidden, so its calls bind to them before
+        # libomp's host answers on every backend.
         flags += ["-Xoffload-linker", "-L" + paths.LIB,
+                  "-Xoffload-linker", "--whole-archive",
+                  "-Xoffload-linker", "-lompsim-device-api",
+                  "-Xoffload-linker", "--no-whole-archive",
                   "-Xoffload-linker", "-lompsim-device",
                   "-Xoffload-linker", "-rpath=" + paths.LIB]
     return flags
@@ -238,8 +247,8 @@ def needs_build(settings, links):
     missing = []
     if settings.translate == "pass" and not os.path.exists(paths.PASS_PLUGIN):
         missing.append(paths.PASS_PLUGIN)
-    if links and not settings.gpu and not os.path.exists(paths.DEVICE_RUNTIME):
-        missing.append(paths.DEVICE_RUNTIME)
+    if links and not settings.gpu:
+        missing += [p for p in (paths.DEVICE_RUNTIME, paths.DEVICE_API) if not os.path.exists(p)]
     return missing
 
 
