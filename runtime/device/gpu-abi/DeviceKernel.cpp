@@ -50,7 +50,8 @@ struct ConfigurationEnvironment {
 
 /// Teams of one launch: the launch's num_teams, else the kernel's own
 /// (num_teams(N) on a combined construct; 1 for a target without teams),
-/// else 0 (libomp's default, as for a clang kernel). Never more than the
+/// else 1 (libomp's default; libomp's nteams-var is not asked, since the
+/// sim sets it for every launch that names its teams). Never more than the
 /// kernel environment allows.
 int32_t teamsOf(const ompsim_kernel_launch &Request, const ConfigurationEnvironment *Env) {
   int32_t Teams = int32_t(std::min<uint32_t>(Request.num_teams, INT32_MAX));
@@ -58,7 +59,7 @@ int32_t teamsOf(const ompsim_kernel_launch &Request, const ConfigurationEnvironm
     Teams = std::max(Env->MaxTeams, 0);
   if (Env && Env->MaxTeams > 0)
     Teams = std::min(Teams, Env->MaxTeams);
-  return Teams;
+  return std::max(Teams, 1);
 }
 
 /// The block size OpenMPIRBuilder writes as MaxThreads when the program
