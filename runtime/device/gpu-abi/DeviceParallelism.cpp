@@ -26,8 +26,8 @@ constexpr int64_t kMaxRegionArgs = 32;
 
 using AnyRegionFn = void (*)();
 
-template <size_t... I> void invokeWith(AnyRegionFn Fn, int32_t *Tid, int32_t *Bound, void **Args,
-                                       std::index_sequence<I...>) {
+template <size_t... I>
+void invokeWith(AnyRegionFn Fn, int32_t *Tid, int32_t *Bound, void **Args, std::index_sequence<I...>) {
   using Fn_t = void (*)(int32_t *, int32_t *, decltype((void)I, (void *)nullptr)...);
   reinterpret_cast<Fn_t>(Fn)(Tid, Bound, Args[I]...);
 }

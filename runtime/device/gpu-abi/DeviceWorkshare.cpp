@@ -89,7 +89,8 @@ void distributeForLoop(void (*Body)(T, void *), void *Arg, T NumIters, T NumThre
   uint64_t Threads = std::max<uint64_t>(count(NumThreads), 1);
   uint64_t Block = count(BlockChunk) ? count(BlockChunk) : Threads;
   uint64_t Chunk = count(ThreadChunk) ? count(ThreadChunk) : 1;
-  runIterations<T>(Body, Arg, count(NumIters), Block, Chunk, {Team.NumTeams, Team.TeamNum, Threads, threadNum()});
+  runIterations<T>(Body, Arg, count(NumIters), Block, Chunk,
+                   {Team.NumTeams, Team.TeamNum, Threads, threadNum()});
 }
 
 } // namespace
@@ -106,9 +107,9 @@ using namespace ompsim::device;
                                                                T NumIters, T BlockChunk, uint8_t) {          \
     distributeLoop<T>(Body, Arg, NumIters, BlockChunk);                                                      \
   }                                                                                                          \
-  OMPSIM_DEVICE_API void __kmpc_distribute_for_static_loop##SUFFIX(                                          \
-      Ident *, void (*Body)(T, void *), void *Arg, T NumIters, T NumThreads, T BlockChunk, T ThreadChunk,    \
-      uint8_t) {                                                                                             \
+  OMPSIM_DEVICE_API void __kmpc_distribute_for_static_loop##SUFFIX(Ident *, void (*Body)(T, void *),         \
+                                                                   void *Arg, T NumIters, T NumThreads,      \
+                                                                   T BlockChunk, T ThreadChunk, uint8_t) {   \
     distributeForLoop<T>(Body, Arg, NumIters, NumThreads, BlockChunk, ThreadChunk);                          \
   }
 
