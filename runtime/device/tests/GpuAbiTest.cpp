@@ -9,8 +9,8 @@
 #include <dlfcn.h>
 
 #include <atomic>
-#include <cstdlib>
 #include <cstdint>
+#include <cstdlib>
 #include <mutex>
 #include <set>
 #include <vector>
@@ -33,8 +33,8 @@ OMPSIM_ENTRY(__kmpc_for_static_loop_8u,
              void (*)(void *, void (*)(uint64_t, void *), void *, uint64_t, uint64_t, uint64_t, uint8_t));
 OMPSIM_ENTRY(__kmpc_distribute_static_loop_4u,
              void (*)(void *, void (*)(uint32_t, void *), void *, uint32_t, uint32_t, uint8_t));
-OMPSIM_ENTRY(__kmpc_distribute_for_static_loop_8,
-             void (*)(void *, void (*)(int64_t, void *), void *, int64_t, int64_t, int64_t, int64_t, uint8_t));
+OMPSIM_ENTRY(__kmpc_distribute_for_static_loop_8, void (*)(void *, void (*)(int64_t, void *), void *, int64_t,
+                                                           int64_t, int64_t, int64_t, uint8_t));
 OMPSIM_ENTRY(__kmpc_parallel_60,
              void (*)(void *, int32_t, int32_t, int32_t, int32_t, void *, void *, void **, int64_t, int32_t));
 OMPSIM_ENTRY(__kmpc_alloc_shared, void *(*)(uint64_t));
@@ -114,15 +114,15 @@ void countThreads(int32_t *, int32_t *, void *Counter, void *Ids) {
 TEST(GpuAbiTest, ParallelRunsEveryThreadWithItsArguments) {
   std::atomic<int> Counter{0}, Ids{0};
   void *Args[] = {&Counter, &Ids};
-  __kmpc_parallel_60Fn(nullptr, omp_get_thread_num(), 1, 3, -1, reinterpret_cast<void *>(&countThreads), nullptr,
-                     Args, 2, 0);
+  __kmpc_parallel_60Fn(nullptr, omp_get_thread_num(), 1, 3, -1, reinterpret_cast<void *>(&countThreads),
+                       nullptr, Args, 2, 0);
   EXPECT_EQ(Counter, 3);
   EXPECT_EQ(Ids, 0b111);
   Counter = 0;
   Ids = 0;
   // if(.false.): the encountering thread alone.
-  __kmpc_parallel_60Fn(nullptr, omp_get_thread_num(), 0, 3, -1, reinterpret_cast<void *>(&countThreads), nullptr,
-                     Args, 2, 0);
+  __kmpc_parallel_60Fn(nullptr, omp_get_thread_num(), 0, 3, -1, reinterpret_cast<void *>(&countThreads),
+                       nullptr, Args, 2, 0);
   EXPECT_EQ(Counter, 1);
   EXPECT_EQ(Ids, 0b1);
 }
@@ -138,8 +138,8 @@ struct FakeKernel {
 
 void distributeForBody(int32_t *, int32_t *, void *K) {
   auto *Kernel = static_cast<FakeKernel *>(K);
-  __kmpc_distribute_for_static_loop_8Fn(nullptr, recordThread<int64_t>, &Kernel->R, kIters, omp_get_num_threads(),
-                                      0, 0, 0);
+  __kmpc_distribute_for_static_loop_8Fn(nullptr, recordThread<int64_t>, &Kernel->R, kIters,
+                                        omp_get_num_threads(), 0, 0, 0);
 }
 
 void fakeKernel(void *Ctx) {
@@ -154,7 +154,7 @@ void fakeKernel(void *Ctx) {
   }
   void *Args[] = {K};
   __kmpc_parallel_60Fn(nullptr, omp_get_thread_num(), 1, 2, -1, reinterpret_cast<void *>(&distributeForBody),
-                     nullptr, Args, 1, 0);
+                       nullptr, Args, 1, 0);
   __kmpc_target_deinit();
 }
 
