@@ -32,9 +32,11 @@ install(FILES ${PROJECT_BINARY_DIR}/ompsimConfig.cmake ${PROJECT_BINARY_DIR}/omp
 
 # Libraries and executables that exist in this configuration (OMPSIM_COMPONENTS).
 foreach(target ompsim_support ompsim_trace ompsim_plugin_host ompsim_plugin_sim ompsim_device_runtime
+               ompsim_device_api
                ompsim_indirect_pass)
   if(TARGET ${target})
-    install(TARGETS ${target} LIBRARY DESTINATION ${OMPSIM_INSTALL_TREE}/lib)
+    install(TARGETS ${target} LIBRARY DESTINATION ${OMPSIM_INSTALL_TREE}/lib
+                              ARCHIVE DESTINATION ${OMPSIM_INSTALL_TREE}/lib)
   endif()
 endforeach()
 if(TARGET ompsim_runtime)

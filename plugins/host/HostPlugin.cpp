@@ -202,8 +202,31 @@ Status HostDevice::run(void *Kernel, void **Args, int32_t NumArgs, const ompsim_
   if (ffi_prep_cif(&Cif, FFI_DEFAULT_ABI, static_cast<unsigned>(N), &ffi_type_void, Types.data()) != FFI_OK)
     return fmt::format("cannot prepare a call of kernel '{}' with {} arguments",
                        Config && Config->kernel_name ? Config->kernel_name : "?", NumArgs);
+  // The device runtime runs a GPU-ABI kernel once per team, on several
+  // threads at once: ffi_call only reads the description and the slots.
+  struct KernelCall {
+    ffi_cif *Cif;
+    void *Fn;
+    void **Values;
+  } Call{&Cif, Kernel, Values.data()};
+  auto Invoke = [](void *Ctx) {
+    auto *C = static_cast<KernelCall *>(Ctx);
+    ffi_call(C->Cif, FFI_FN(C->Fn), nullptr, C->Values);
+  };
+  using RunKernelFn = decltype(&__ompsim_device_run_kernel);
+  auto RunKernel = DeviceRuntime
+                       ? reinterpret_cast<RunKernelFn>(dlsym(DeviceRuntime, "__ompsim_device_run_kernel"))
+                       : nullptr;
+  ompsim_kernel_launch Launch{
+      Id, Config ? Config->num_teams : 0, Config ? Config->thread_limit : 0, 0, Invoke, &Call};
+  auto Launched = [&] {
+    if (RunKernel)
+      RunKernel(&Launch);
+    else
+      Invoke(&Call);
+  };
   if (!HasTable.load(std::memory_order_acquire)) {
-    ffi_call(&Cif, FFI_FN(Kernel), nullptr, Values.data());
+    Launched();
     return {};
   }
   // Several devices each have their own image copies and table: the kernel
@@ -212,7 +235,7 @@ Status HostDevice::run(void *Kernel, void **Args, int32_t NumArgs, const ompsim_
     {
       std::shared_lock<std::shared_mutex> Reading(ActiveTableMutex);
       if (ActiveTableOwner == this) {
-        ffi_call(&Cif, FFI_FN(Kernel), nullptr, Values.data());
+        Launched();
         return {};
       }
     }

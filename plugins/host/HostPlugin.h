@@ -31,7 +31,9 @@ struct HostBinary {
 /// the image's own copy of a symbol is found, never the host program's.
 class HostDevice {
 public:
-  HostDevice() = default;
+  /// `Id` is the plugin's number for the device (what device code's
+  /// omp_get_device_num answers).
+  explicit HostDevice(int32_t Id) : Id(Id) {}
   HostDevice(const HostDevice &) = delete;
   HostDevice &operator=(const HostDevice &) = delete;
 
@@ -49,6 +51,7 @@ public:
   std::string symbolize(uint64_t Addr);
 
 private:
+  const int32_t Id;
   std::mutex Mutex;
   bool Initialized = false;
   void *DeviceRuntime = nullptr;

@@ -41,7 +41,7 @@ HostDevice &theDevice(int32_t Id) {
   static std::vector<HostDevice *> *Devices = [] {
     auto *V = new std::vector<HostDevice *>();
     for (int32_t I = 0; I < deviceCount(); ++I)
-      V->push_back(new HostDevice());
+      V->push_back(new HostDevice(I));
     return V;
   }();
   return *(*Devices)[static_cast<size_t>(Id)];

@@ -260,6 +260,7 @@ Error DeviceController::launch(uint64_t Entry, ArrayRef<uint64_t> Args, uint32_t
   Mb.Entry = Entry;
   Mb.Teams = NumTeams;
   Mb.Threads = ThreadLimit;
+  Mb.Device = Opts.DeviceId;
   Mb.NumArgs = uint32_t(Args.size());
   if (!Args.empty())
     std::memcpy(Mb.Args, Args.data(), Args.size() * sizeof(uint64_t));

@@ -190,8 +190,9 @@ OMPSIM_WRAPPER(allocCodeWrapper, proto::AllocCodeSignature, [](uint64_t Size, ui
 })
 
 /// Runs `void fn(void *dyn_ptr, void *a0, ..., void *aN)` on the calling
-/// thread (the device thread) with the team and thread defaults set.
-Error runKernel(uint64_t Fn, ArrayRef<uint64_t> Args, uint32_t Teams, uint32_t Threads) {
+/// thread (the device thread) with the team and thread defaults set, through
+/// the device runtime, which runs a GPU-ABI kernel once per team.
+Error runKernel(uint64_t Fn, ArrayRef<uint64_t> Args, uint32_t Teams, uint32_t Threads, int32_t Device) {
   DeviceState &D = DeviceState::get();
   // Resolved once libomp is loaded (by the first image that needs it); only
   // the device thread runs kernels, so the cache needs no lock.
@@ -233,7 +234,23 @@ Error runKernel(uint64_t Fn, ArrayRef<uint64_t> Args, uint32_t Teams, uint32_t T
     Values[I + 1] = reinterpret_cast<void *>(Args[I]);
   for (size_t I = 0; I < N; ++I)
     Slots[I] = &Values[I];
-  ffi_call(&Cif, reinterpret_cast<void (*)()>(Fn), nullptr, Slots.data());
+  // Team threads call the kernel at once: ffi_call only reads the description
+  // and the argument slots.
+  struct KernelCall {
+    void (*Fn)();
+    void **Slots;
+  } Call{reinterpret_cast<void (*)()>(Fn), Slots.data()};
+  auto Invoke = [](void *Ctx) {
+    auto *C = static_cast<KernelCall *>(Ctx);
+    ffi_call(&Cif, C->Fn, nullptr, C->Slots);
+  };
+  static auto RunKernel = D.runtimeFn<decltype(&__ompsim_device_run_kernel)>("__ompsim_device_run_kernel");
+  if (RunKernel) {
+    ompsim_kernel_launch Launch{Device, Teams, Threads, 0, Invoke, &Call};
+    RunKernel(&Launch);
+  } else {
+    Invoke(&Call);
+  }
   std::fflush(nullptr);
   return Error::success();
 }

@@ -201,6 +201,6 @@ OMPSIM_WRAPPER_DECL(setFptrTableWrapper);
 OMPSIM_WRAPPER_DECL(translateLogWrapper);
 
 /// Runs a kernel on the calling (device) thread.
-Error runKernel(uint64_t Fn, ArrayRef<uint64_t> Args, uint32_t Teams, uint32_t Threads);
+Error runKernel(uint64_t Fn, ArrayRef<uint64_t> Args, uint32_t Teams, uint32_t Threads, int32_t Device);
 
 } // namespace ompsim::sim::executor

@@ -100,6 +100,7 @@ struct LaunchMailbox {
   uint64_t LazyLanding;
   uint32_t Teams;   ///< 0: the device default
   uint32_t Threads; ///< 0: the device default
+  int32_t Device;   ///< the device's number (omp_get_device_num in device code)
   uint32_t NumArgs;
   uint64_t Entry; ///< kernel address in the arena
   /// 0 when the kernel ran; otherwise `Message` says why it could not.

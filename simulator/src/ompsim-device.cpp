@@ -246,7 +246,7 @@ private:
     ompsim::sim::LaunchMailbox &Mb = *Mailbox;
     Mb.ExecutorCpu.store(::sched_getcpu(), std::memory_order_relaxed);
     uint32_t N = std::min(Mb.NumArgs, ompsim::sim::LaunchMailbox::kMaxArgs);
-    Error Err = runKernel(Mb.Entry, ArrayRef<uint64_t>(Mb.Args, N), Mb.Teams, Mb.Threads);
+    Error Err = runKernel(Mb.Entry, ArrayRef<uint64_t>(Mb.Args, N), Mb.Teams, Mb.Threads, Mb.Device);
     Mb.Status = Err ? 1 : 0;
     Mb.MessageLength = 0;
     if (Err) {
@@ -402,6 +402,10 @@ int usage() {
 extern "C" __attribute__((visibility("default"), used)) const char __ompsim_executor_marker[] =
     "ompsim-device";
 
+/// Teams x threads per team the simulated device runs at most (libomp's
+/// KMP_TEAMS_THREAD_LIMIT in the executor).
+constexpr const char *kSimTeamsThreadLimit = "1024";
+
 int main(int argc, char **argv) {
   int Fd = -1;
   long Parent = -1;
@@ -431,6 +435,11 @@ int main(int argc, char **argv) {
   if (::getppid() != Parent)
     return 1;
   installFaultHandlers();
+  // The simulated device's teams: libomp caps teams x threads at
+  // KMP_TEAMS_THREAD_LIMIT, by default the processors of the machine, so on
+  // a 2-CPU host num_teams(4) would give 2 teams. The device reports (and
+  // honours) kSimTeamsThreadLimit, unless the user set the variable.
+  ::setenv("KMP_TEAMS_THREAD_LIMIT", kSimTeamsThreadLimit, /*overwrite=*/0);
   if (!GDeviceThread.mapMailbox(GArenaFd)) {
     std::fprintf(stderr, "ompsim-device: cannot map the launch mailbox: %s\n", std::strerror(errno));
     return 1;

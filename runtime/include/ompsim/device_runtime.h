@@ -56,11 +56,42 @@ void __ompsim_device_set_translate_cap(uint64_t cap);
  * new period (counters and records reset). */
 ompsim_translate_stats __ompsim_device_take_translate_log(ompsim_translate_record *out, uint64_t max);
 
+/** One kernel launch as the plugin describes it to the device runtime. */
+typedef struct ompsim_kernel_launch {
+  int32_t device_num;    /**< the device's number (what omp_get_device_num answers) */
+  uint32_t num_teams;    /**< the launch's num_teams (0: the kernel's own, else 1) */
+  uint32_t thread_limit; /**< threads per team (0: libomp's default) */
+  uint32_t reserved;
+  /** Calls the kernel once on the calling thread, with the launch's
+   * arguments; may be called from several threads at once. */
+  void (*invoke)(void *invoke_context);
+  void *invoke_context;
+} ompsim_kernel_launch;
+
+/** Runs one kernel launch on the calling thread: `launch->invoke` is called
+ * once. A kernel in the GPU device-runtime ABI (flang-22's kernels, which
+ * open with __kmpc_target_init) is then run once per team, each team on its
+ * own libomp team, as a GPU runs one block per team; a host-offload kernel
+ * (clang's, which forks its own teams through libomp) runs as it is. Returns
+ * 0, or -1 after printing one line when libomp cannot be found. */
+int32_t __ompsim_device_run_kernel(const ompsim_kernel_launch *launch);
+
+/** The device number of the kernel running on the calling thread (the last
+ * launched device on a thread that libomp started for a host-offload kernel),
+ * or -1 outside any kernel. */
+int32_t __ompsim_device_current_device(void);
+
+/** Nonzero on a team's initial thread of a GPU-ABI launch outside any
+ * parallel region (the team has one thread there). */
+int32_t __ompsim_device_in_team_region(void);
+
 /** Kernel prologue of GPU-style device code (flang-22 emits it for every
- * target region, on every offload target). A host-offload kernel runs on the
- * thread that launched it, which is the kernel's initial thread: it always
- * executes the user code, so this returns -1 (upstream's "execute user code"
- * value). The environments are not read. */
+ * target region, on every offload target). Under __ompsim_device_run_kernel
+ * the first call forks the launch's teams, runs the kernel again as each
+ * team's initial thread, and returns 0 (the caller's "worker, skip the user
+ * code" value); those team calls return -1 (upstream's "execute user code").
+ * A kernel called without __ompsim_device_run_kernel (a plugin that does not
+ * know this runtime) runs its user code once, as one team. */
 int32_t __kmpc_target_init(void *kernel_environment, void *kernel_launch_environment);
 
 /** Kernel epilogue matching __kmpc_target_init; nothing to tear down. */

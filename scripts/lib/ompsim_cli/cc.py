@@ -13,7 +13,10 @@ command line already chooses them, and:
   pass then calls upstream's `__llvm_omp_indirect_call_lookup`.
 * When linking for the host-offload target, the device link gets ompsim's
   device runtime (libompsim-device.so, with an rpath), so device code may also
-  call `__kmpc_target_translate_fptr` / `__llvm_omp_indirect_call_lookup`.
+  call `__kmpc_target_translate_fptr` / `__llvm_omp_indirect_call_lookup`, and
+  flang's kernels find the GPU device-runtime ABI they call; and the image
+  gets the device's OpenMP API answers (libompsim-device-api.a:
+  `omp_is_initial_device()` is false, `omp_get_device_num()` the device).
 
 Every other argument reaches the compiler unchanged, in order; the compiler's
 output and exit status are ompsim cc's. Add `-###` to see the full command.
@@ -23,6 +26,7 @@ example: ompsim cc --translate=pass -O2 prog.c -o prog
 import os
 import re
 import shutil
+import subprocess
 import sys
 
 from . import paths, toolchain
@@ -201,7 +205,13 @@ def offload_flags(settings, args, links, fortran=False):
             # The JIT image is an LTO link emitting bitcode, which only lld does.
             flags.append("-Wl,--device-compiler=-fuse-ld=lld")
     if links and not settings.gpu:
+        # The device's OpenMP API answers (omp_is_initial_device, ...) go
+        # into the image itself, hidden, so its calls bind to them before
+        # libomp's host answers on every backend.
         flags += ["-Xoffload-linker", "-L" + paths.LIB,
+                  "-Xoffload-linker", "--whole-archive",
+                  "-Xoffload-linker", "-lompsim-device-api",
+                  "-Xoffload-linker", "--no-whole-archive",
                   "-Xoffload-linker", "-lompsim-device",
                   "-Xoffload-linker", "-rpath=" + paths.LIB]
     return flags
@@ -238,8 +248,8 @@ def needs_build(settings, links):
     missing = []
     if settings.translate == "pass" and not os.path.exists(paths.PASS_PLUGIN):
         missing.append(paths.PASS_PLUGIN)
-    if links and not settings.gpu and not os.path.exists(paths.DEVICE_RUNTIME):
-        missing.append(paths.DEVICE_RUNTIME)
+    if links and not settings.gpu:
+        missing += [p for p in (paths.DEVICE_RUNTIME, paths.DEVICE_API) if not os.path.exists(p)]
     return missing
 
 
@@ -261,6 +271,8 @@ def main_argv(argv):
             return 1
     sys.stdout.flush()
     sys.stderr.flush()
+    if links and not settings.gpu:
+        return run_offload_link(cmd, argv)
     try:
         # Output and exit status are the compiler's own; LLVM 22's bin comes first
         # on PATH for the tools the offload link runs (toolchain.environment).
@@ -268,3 +280,47 @@ def main_argv(argv):
     except OSError as e:
         sys.stderr.write("ompsim: cc: cannot run %s: %s\n" % (cmd[0], e.strerror))
         return 127
+
+
+#: What the linkers say of a symbol no library defines (ld.bfd, lld).
+_UNDEFINED = re.compile(r"undefined (?:reference to|symbol:) [`']?(__kmpc_[A-Za-z0-9_]+)")
+
+
+def missing_entry_points(stderr_text):
+    """The `__kmpc_` symbols a failed link could not resolve, in order, once each."""
+    seen = []
+    for name in _UNDEFINED.findall(stderr_text):
+        if name not in seen:
+            seen.append(name)
+    return seen
+
+
+def output_name(argv):
+    """The program a link writes (`-o`), or a.out."""
+    for i, a in enumerate(argv):
+        if a == "-o" and i + 1 < len(argv):
+            return argv[i + 1]
+        if a.startswith("-o") and len(a) > 2:
+            return a[2:]
+    return "a.out"
+
+
+def run_offload_link(cmd, argv):
+    """Runs a host-offload build; the compiler's output and status are passed on.
+
+    A device link that fails on a `__kmpc_` entry point no library provides
+    (one the GPU device-runtime ABI has and libompsim-device lacks) ends with
+    one line naming the symbol and the program, after the linker's own.
+    """
+    try:
+        proc = subprocess.run(cmd, env=toolchain.environment(), stderr=subprocess.PIPE)
+    except OSError as e:
+        sys.stderr.write("ompsim: cc: cannot run %s: %s\n" % (cmd[0], e.strerror))
+        return 127
+    text = proc.stderr.decode(errors="replace")
+    sys.stderr.write(text)
+    if proc.returncode != 0:
+        for name in missing_entry_points(text):
+            sys.stderr.write("ompsim: cc: %s: device code calls %s, which ompsim's device runtime "
+                             "(libompsim-device) does not provide\n" % (output_name(argv), name))
+    return proc.returncode

@@ -35,6 +35,8 @@ LLVM_LIB = toolchain.LLVM_LIB
 RUNTIME = os.path.join(LIB, "runtime", "libomptarget.so.22.1")
 #: The device runtime (translate API), linked into device images by `ompsim cc`.
 DEVICE_RUNTIME = os.path.join(LIB, "libompsim-device.so")
+#: The device's answers to the OpenMP API, linked into every host-offload image.
+DEVICE_API = os.path.join(LIB, "libompsim-device-api.a")
 #: The LLVM pass plugin that rewrites indirect calls in device code.
 PASS_PLUGIN = os.path.join(LIB, "OmpsimIndirect.so")
 #: The executor of the simulated device.

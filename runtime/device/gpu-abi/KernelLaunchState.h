@@ -1,0 +1,59 @@
+//===- KernelLaunchState.h - what a device thread knows of its launch -----===//
+//
+// A GPU thread reads its block and thread ids from hardware registers; a
+// thread of a host-offload device learns them from the launch it runs in.
+// The state is per thread: the thread that takes the launch, each team's
+// initial thread, and each thread of a parallel region the GPU-ABI entry
+// points fork carry a pointer to it (libomp's worker threads get it from the
+// region that runs on them, see DeviceParallelism.cpp).
+//
+//===----------------------------------------------------------------------===//
+#ifndef OMPSIM_DEVICE_GPUABI_KERNELLAUNCHSTATE_H
+#define OMPSIM_DEVICE_GPUABI_KERNELLAUNCHSTATE_H
+
+#include "ompsim/device_runtime.h"
+
+#include <atomic>
+#include <cstdint>
+
+namespace ompsim::device {
+
+/// One kernel launch, alive for the length of __ompsim_device_run_kernel.
+struct KernelLaunch {
+  const ompsim_kernel_launch *Request = nullptr;
+  /// Set by the first __kmpc_target_init of the launch: the kernel is in the
+  /// GPU ABI and its teams have been forked.
+  bool TeamsForked = false;
+};
+
+/// Where the calling thread is in a launch.
+struct ThreadPlace {
+  KernelLaunch *Launch = nullptr; ///< null outside any GPU-ABI launch
+  bool InTeam = false;            ///< a team's thread (its user code runs)
+  bool InParallel = false;        ///< in a parallel region of the team
+  uint32_t TeamNum = 0;
+  uint32_t NumTeams = 1;
+};
+
+/// The calling thread's place.
+ThreadPlace &currentPlace();
+
+/// The device number of the last launch, for threads libomp started for a
+/// host-offload kernel (they carry no place).
+extern std::atomic<int32_t> LastLaunchedDevice;
+
+/// Sets the calling thread's place for one scope and restores it after.
+class ScopedPlace {
+public:
+  explicit ScopedPlace(const ThreadPlace &Place) : Saved(currentPlace()) { currentPlace() = Place; }
+  ~ScopedPlace() { currentPlace() = Saved; }
+  ScopedPlace(const ScopedPlace &) = delete;
+  ScopedPlace &operator=(const ScopedPlace &) = delete;
+
+private:
+  ThreadPlace Saved;
+};
+
+} // namespace ompsim::device
+
+#endif // OMPSIM_DEVICE_GPUABI_KERNELLAUNCHSTATE_H
