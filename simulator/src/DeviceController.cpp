@@ -206,6 +206,7 @@ DeviceOptions DeviceOptions::fromConfig(int32_t DeviceId, const std::string &Def
   O.StartTimeout = C.ExecutorStartTimeout;
   O.JitOptLevel = C.JitOptLevel;
   O.JitCache = C.JitCache;
+  O.JitCacheMax = C.JitCacheMax;
   return O;
 }
 

@@ -1,5 +1,7 @@
 #include "DeviceJit.h"
 
+#include "JitObjectCache.h"
+
 #include "ompsim/Trace.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -24,7 +26,6 @@
 #include "llvm/Support/TargetSelect.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <future>
 #include <mutex>
 
@@ -195,50 +196,35 @@ private:
 /// came from (partitions extracted from the module copy it).
 constexpr const char *kImageDigestMD = "ompsim.jit.image";
 
-/// Code generation with its objects kept in a folder between runs: code
-/// generation is most of the time to the first kernel of a large bitcode
-/// image. An object is named by a SHA-256 of what its module is made from
-/// and of what else code generation depends on (LLVM's version, the target,
-/// the level), so a changed image or setting never reads a stale object. Each
-/// file starts with the SHA-256 of the object after it: a truncated or
-/// damaged file is compiled afresh and rewritten, never linked. Files are
-/// written aside and renamed into place, so processes sharing the folder see
-/// whole files only.
+/// Code generation with its objects kept in a JitObjectCache between runs:
+/// code generation is most of the time to the first kernel of a large bitcode
+/// image. An object is named by a hash of what its module is made from and
+/// of what else code generation depends on (LLVM's version, the target, the
+/// level), so a changed image or setting never reads a stale object.
 class CachingCompiler : public IRCompileLayer::IRCompiler {
 public:
-  CachingCompiler(JITTargetMachineBuilder Jtmb, std::string Dir, std::string Salt)
+  CachingCompiler(JITTargetMachineBuilder Jtmb, std::shared_ptr<JitObjectCache> Cache, std::string Salt)
       : IRCompiler(irManglingOptionsFromTargetOptions(Jtmb.getOptions())), Compiler(std::move(Jtmb)),
-        Dir(std::move(Dir)), Salt(std::move(Salt)) {}
+        Cache(std::move(Cache)), Salt(std::move(Salt)) {}
 
   Expected<std::unique_ptr<MemoryBuffer>> operator()(Module &M) override {
-    std::string Path = pathFor(M);
-    if (auto File = MemoryBuffer::getFile(Path, /*IsText=*/false, /*RequiresNullTerminator=*/false)) {
-      StringRef Bytes = (*File)->getBuffer();
-      if (Bytes.size() > kDigestSize &&
-          digestOf(Bytes.drop_front(kDigestSize)) == Bytes.take_front(kDigestSize))
-        return MemoryBuffer::getMemBufferCopy(Bytes.drop_front(kDigestSize), M.getModuleIdentifier());
-    }
+    std::string Key = keyFor(M);
+    if (auto Hit = Cache->get(Key))
+      return std::move(Hit);
     auto Object = Compiler(M);
     if (Object)
-      store(Path, (*Object)->getBuffer());
+      Cache->put(Key, (*Object)->getBuffer());
     return Object;
   }
 
 private:
-  static constexpr size_t kDigestSize = 32;
-
-  static std::string digestOf(StringRef Bytes) {
-    auto D = SHA256::hash(arrayRefFromStringRef(Bytes));
-    return std::string(D.begin(), D.end());
-  }
-
   /// A module compiled here is a function of its image (as add() rewrites
   /// it) and of which of the image's definitions it holds, so its key is the
   /// image's digest and each global value's name, linkage, visibility and
   /// whether it is defined: hashing the module's bitcode instead would cost
   /// a fifth of compiling it. A module without the image's digest hashes
   /// its bitcode.
-  std::string pathFor(const Module &M) const {
+  std::string keyFor(const Module &M) const {
     SHA256 Hash;
     Hash.update(Salt);
     const NamedMDNode *Image = M.getNamedMetadata(kImageDigestMD);
@@ -265,44 +251,12 @@ private:
       WriteBitcodeToFile(M, Os);
       Hash.update(arrayRefFromStringRef(StringRef(Bitcode.data(), Bitcode.size())));
     }
-    SmallString<128> Path(Dir);
-    sys::path::append(Path, toHex(Hash.final(), /*LowerCase=*/true) + ".o");
-    return Path.str().str();
-  }
-
-  void store(const std::string &Path, StringRef Object) {
-    int Fd = -1;
-    SmallString<128> Temp;
-    if (std::error_code Ec = sys::fs::createUniqueFile(Path + ".%%%%%%.tmp", Fd, Temp))
-      return warnOnce("cannot create a file in it: " + Ec.message());
-    raw_fd_ostream Out(Fd, /*shouldClose=*/true);
-    Out << digestOf(Object) << Object;
-    Out.close();
-    if (Out.has_error()) {
-      Out.clear_error();
-      sys::fs::remove(Temp);
-      return warnOnce("cannot write " + Temp.str().str());
-    }
-    if (std::error_code Ec = sys::fs::rename(Temp, Path)) {
-      sys::fs::remove(Temp);
-      warnOnce("cannot rename " + Temp.str().str() + ": " + Ec.message());
-    }
-  }
-
-  /// A folder that cannot be written costs only time: say so once.
-  void warnOnce(const std::string &Problem) {
-    std::lock_guard<std::mutex> Lock(Mu);
-    if (Warned)
-      return;
-    Warned = true;
-    std::fprintf(stderr, "ompsim: OMPSIM_JIT_CACHE='%s': %s; compiled code is not kept\n", Dir.c_str(),
-                 Problem.c_str());
+    return toHex(Hash.final(), /*LowerCase=*/true);
   }
 
   ConcurrentIRCompiler Compiler;
-  std::string Dir, Salt;
-  std::mutex Mu;
-  bool Warned = false;
+  std::shared_ptr<JitObjectCache> Cache;
+  std::string Salt;
 };
 
 } // namespace
@@ -323,7 +277,7 @@ DeviceJIT::DeviceJIT(ExecutionSession &Es, uint64_t DsoHandle) : Es(Es), DsoHand
 
 Expected<std::unique_ptr<DeviceJIT>> DeviceJIT::create(ExecutionSession &Es, uint64_t DsoHandle,
                                                        uint64_t LazyReenter, uint64_t LazyFailed,
-                                                       int OptLevel, StringRef CacheDir) {
+                                                       int OptLevel, StringRef CacheDir, uint64_t CacheMax) {
   static std::once_flag Targets;
   std::call_once(Targets, [] {
     InitializeNativeTarget();
@@ -348,19 +302,13 @@ Expected<std::unique_ptr<DeviceJIT>> DeviceJIT::create(ExecutionSession &Es, uin
   Jtmb.setCodeGenOptLevel(kLevels[std::clamp(OptLevel, 0, 3)]);
   std::unique_ptr<IRCompileLayer::IRCompiler> Compiler;
   if (!CacheDir.empty()) {
-    if (std::error_code Ec = sys::fs::create_directories(CacheDir)) {
-      std::fprintf(stderr,
-                   "ompsim: OMPSIM_JIT_CACHE='%s': cannot create the folder: %s; compiled code is not kept\n",
-                   CacheDir.str().c_str(), Ec.message().c_str());
-    } else {
-      Jit->Caching = true;
-      Compiler = std::make_unique<CachingCompiler>(
-          Jtmb, CacheDir.str(),
-          // Bump the version when add() rewrites images differently: the
-          // key trusts that an image's bytes decide its rewritten module.
-          std::string("ompsim-jit-object-2\n") + LLVM_VERSION_STRING + "\n" + Jtmb.getTargetTriple().str() +
-              "\nlevel " + std::to_string(std::clamp(OptLevel, 0, 3)));
-    }
+    Jit->Caching = true;
+    Compiler = std::make_unique<CachingCompiler>(
+        Jtmb, std::make_shared<JitObjectCache>(CacheDir.str(), CacheMax),
+        // Bump the version when add() rewrites images differently: the key
+        // trusts that an image's bytes decide its rewritten module.
+        std::string("ompsim-jit-object-3\n") + LLVM_VERSION_STRING + "\n" + Jtmb.getTargetTriple().str() +
+            "\nlevel " + std::to_string(std::clamp(OptLevel, 0, 3)));
   }
   if (!Compiler)
     Compiler = std::make_unique<ConcurrentIRCompiler>(std::move(Jtmb));

@@ -40,13 +40,13 @@ public:
   /// calls `LazyReenter` there (which asks the controller, resolveLazyCall),
   /// and a call whose function cannot be compiled lands in `LazyFailed`.
   /// `OptLevel` (0-3) is the code generation level. A non-empty `CacheDir`
-  /// keeps each compiled object there, keyed by a hash of its module, and a
-  /// later compile of the same module (in this or a later run) reads it back
-  /// instead of generating code.
-  static llvm::Expected<std::unique_ptr<DeviceJIT>> create(llvm::orc::ExecutionSession &Es,
-                                                           uint64_t DsoHandle, uint64_t LazyReenter,
-                                                           uint64_t LazyFailed, int OptLevel,
-                                                           llvm::StringRef CacheDir = "");
+  /// keeps each compiled object there (a JitObjectCache of at most
+  /// `CacheMax` bytes), keyed by a hash of its module, and a later compile of
+  /// the same module (in this or a later run) reads it back instead of
+  /// generating code.
+  static llvm::Expected<std::unique_ptr<DeviceJIT>>
+  create(llvm::orc::ExecutionSession &Es, uint64_t DsoHandle, uint64_t LazyReenter, uint64_t LazyFailed,
+         int OptLevel, llvm::StringRef CacheDir = "", uint64_t CacheMax = 256ULL << 20);
   ~DeviceJIT();
 
   /// Parses `Bitcode` as image `Name` and links its data now; its functions

@@ -31,8 +31,11 @@ struct Config {
   std::string OmpTargetOffload;
   /// LIBOMPTARGET_INFO (upstream's info bit mask; 0 when unset): bit 0 prints data-mapping info lines.
   uint32_t LibomptargetInfo = 0;
-  /// OMPSIM_JIT_CACHE: folder of compiled bitcode-image code kept between runs ("" when unset: none)
+  /// OMPSIM_JIT_CACHE: folder of compiled bitcode-image code kept between runs; by default
+  /// $XDG_CACHE_HOME/ompsim/jit (or ~/.cache/ompsim/jit); "" when "off" (or no home folder)
   std::string JitCache;
+  /// OMPSIM_JIT_CACHE_MAX: bytes the JIT cache may hold; the least recently used entries go first
+  uint64_t JitCacheMax = 256ULL << 20;
 };
 
 /// Returns the configuration; parses the environment on first call.
