@@ -1,5 +1,6 @@
 #include "DeviceJit.h"
 
+#include "JitImageSummary.h"
 #include "JitObjectCache.h"
 
 #include "ompsim/Trace.h"
@@ -19,10 +20,10 @@
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/BLAKE3.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/SHA256.h"
 #include "llvm/Support/TargetSelect.h"
 
 #include <algorithm>
@@ -74,14 +75,89 @@ Function *lowerCtorsDtors(Module &M, bool Ctors, const std::string &Name) {
   return F;
 }
 
+} // namespace
+
+/// The partitioning facts of one image's module: each defined function's
+/// instructions and the callees its partition takes along (from its body, or
+/// from the cached JitImageSummary while the body is not loaded), and the
+/// functions whose address is taken with the declarations that stand for
+/// their address (to rewrite bodies loaded later the same way).
+struct ImageFunctions {
+  struct Facts {
+    uint32_t Instructions = 0;
+    SmallVector<const Function *, 4> Callees;
+  };
+  DenseMap<const Function *, Facts> Info;
+  std::vector<std::pair<Function *, Function *>> AddressOf;
+};
+
+/// ImageFunctions by module, shared by add(), the partition function and the
+/// caching compiler (which run on ORC's threads).
+struct ImageFunctionsTable {
+  std::mutex Mu;
+  DenseMap<const Module *, std::shared_ptr<ImageFunctions>> ByModule;
+
+  std::shared_ptr<ImageFunctions> find(const Module *M) {
+    std::lock_guard<std::mutex> Lock(Mu);
+    return ByModule.lookup(M);
+  }
+};
+
+namespace {
+
+/// Points every use of each function's address (in code and in initializers,
+/// vtables and offload entries alike) at "<f>.ompsim.addr", an alias of its
+/// stub, while calls keep naming the function: code compiled in the same
+/// object as the function would otherwise take its compiled address, and a
+/// pointer taken on the device would differ from the translated one.
+/// llvm.used and llvm.compiler.used keep naming the definitions.
+void rewriteAddressUses(ArrayRef<std::pair<Function *, Function *>> AddressOf) {
+  auto InUsedList = [](const User *U) {
+    return isa<ConstantArray>(U) && llvm::any_of(U->users(), [](const User *G) {
+             const auto *Gv = dyn_cast<GlobalVariable>(G);
+             return Gv && (Gv->getName() == "llvm.used" || Gv->getName() == "llvm.compiler.used");
+           });
+  };
+  for (auto [F, Address] : AddressOf)
+    F->replaceUsesWithIf(Address, [&](Use &U) {
+      const auto *Call = dyn_cast<CallBase>(U.getUser());
+      return !(Call && Call->isCallee(&U)) && !InUsedList(U.getUser());
+    });
+}
+
+/// Loads the bodies a compile needs: those of `Partition` (all of the
+/// module's when null) not loaded yet, rewriting their address uses.
+Error materializeBodies(Module &M, ImageFunctions *Fns, const IRPartitionLayer::GlobalValueSet *Partition) {
+  bool Loaded = false;
+  if (!Partition) {
+    if (M.isMaterialized())
+      return Error::success();
+    if (Error Err = M.materializeAll())
+      return Err;
+    Loaded = true;
+  } else {
+    for (const GlobalValue *Gv : *Partition) {
+      const GlobalObject *Object = Gv->getAliaseeObject();
+      if (Object && Object->isMaterializable()) {
+        if (Error Err = const_cast<GlobalObject *>(Object)->materialize())
+          return Err;
+        Loaded = true;
+      }
+    }
+  }
+  if (Loaded && Fns)
+    rewriteAddressUses(Fns->AddressOf);
+  return Error::success();
+}
+
 /// The partition compiled on a first call: the requested definitions and,
 /// transitively, the functions they call directly whose address is never
 /// taken. Those can only be reached through these calls, so compiling them
 /// now saves a round trip each; a function whose address is taken keeps
 /// its stub (compiled on its own first call) so that every pointer to it,
 /// in device code, vtables and the function-pointer table, stays the stub's.
-std::optional<IRPartitionLayer::GlobalValueSet>
-withDirectCallees(IRPartitionLayer::GlobalValueSet Requested) {
+IRPartitionLayer::GlobalValueSet withDirectCallees(const IRPartitionLayer::GlobalValueSet &Requested,
+                                                   const ImageFunctions &Fns) {
   IRPartitionLayer::GlobalValueSet Out = Requested;
   std::vector<const Function *> Work;
   for (const GlobalValue *Gv : Requested)
@@ -90,17 +166,12 @@ withDirectCallees(IRPartitionLayer::GlobalValueSet Requested) {
   while (!Work.empty()) {
     const Function *F = Work.back();
     Work.pop_back();
-    for (const BasicBlock &Bb : *F)
-      for (const Instruction &I : Bb) {
-        const auto *Call = dyn_cast<CallBase>(&I);
-        if (!Call)
-          continue;
-        const auto *Callee = dyn_cast<Function>(Call->getCalledOperand()->stripPointerCasts());
-        if (!Callee || Callee->isDeclaration() || Callee->hasAddressTaken())
-          continue;
-        if (Out.insert(Callee).second)
-          Work.push_back(Callee);
-      }
+    auto It = Fns.Info.find(F);
+    if (It == Fns.Info.end())
+      continue;
+    for (const Function *Callee : It->second.Callees)
+      if (!Callee->isDeclaration() && Out.insert(Callee).second)
+        Work.push_back(Callee);
   }
   return Out;
 }
@@ -203,14 +274,18 @@ constexpr const char *kImageDigestMD = "ompsim.jit.image";
 /// level), so a changed image or setting never reads a stale object.
 class CachingCompiler : public IRCompileLayer::IRCompiler {
 public:
-  CachingCompiler(JITTargetMachineBuilder Jtmb, std::shared_ptr<JitObjectCache> Cache, std::string Salt)
+  CachingCompiler(JITTargetMachineBuilder Jtmb, std::shared_ptr<JitObjectCache> Cache, std::string Salt,
+                  std::shared_ptr<ImageFunctionsTable> Images)
       : IRCompiler(irManglingOptionsFromTargetOptions(Jtmb.getOptions())), Compiler(std::move(Jtmb)),
-        Cache(std::move(Cache)), Salt(std::move(Salt)) {}
+        Cache(std::move(Cache)), Salt(std::move(Salt)), Images(std::move(Images)) {}
 
   Expected<std::unique_ptr<MemoryBuffer>> operator()(Module &M) override {
     std::string Key = keyFor(M);
     if (auto Hit = Cache->get(Key))
       return std::move(Hit);
+    // A lazily loaded image compiled as a whole: its bodies are needed now.
+    if (Error Err = materializeBodies(M, Images->find(&M).get(), nullptr))
+      return std::move(Err);
     auto Object = Compiler(M);
     if (Object)
       Cache->put(Key, (*Object)->getBuffer());
@@ -225,7 +300,7 @@ private:
   /// a fifth of compiling it. A module without the image's digest hashes
   /// its bitcode.
   std::string keyFor(const Module &M) const {
-    SHA256 Hash;
+    BLAKE3 Hash;
     Hash.update(Salt);
     const NamedMDNode *Image = M.getNamedMetadata(kImageDigestMD);
     const auto *Digest = Image && Image->getNumOperands() == 1 && Image->getOperand(0)->getNumOperands() == 1
@@ -257,6 +332,7 @@ private:
   ConcurrentIRCompiler Compiler;
   std::shared_ptr<JitObjectCache> Cache;
   std::string Salt;
+  std::shared_ptr<ImageFunctionsTable> Images;
 };
 
 } // namespace
@@ -301,14 +377,15 @@ Expected<std::unique_ptr<DeviceJIT>> DeviceJIT::create(ExecutionSession &Es, uin
                                                 CodeGenOptLevel::Default, CodeGenOptLevel::Aggressive};
   Jtmb.setCodeGenOptLevel(kLevels[std::clamp(OptLevel, 0, 3)]);
   std::unique_ptr<IRCompileLayer::IRCompiler> Compiler;
+  Jit->Images = std::make_shared<ImageFunctionsTable>();
   if (!CacheDir.empty()) {
-    Jit->Caching = true;
-    Compiler = std::make_unique<CachingCompiler>(
-        Jtmb, std::make_shared<JitObjectCache>(CacheDir.str(), CacheMax),
-        // Bump the version when add() rewrites images differently: the key
-        // trusts that an image's bytes decide its rewritten module.
-        std::string("ompsim-jit-object-3\n") + LLVM_VERSION_STRING + "\n" + Jtmb.getTargetTriple().str() +
-            "\nlevel " + std::to_string(std::clamp(OptLevel, 0, 3)));
+    Jit->Cache = std::make_shared<JitObjectCache>(CacheDir.str(), CacheMax);
+    // Bump the version when add() rewrites images or partitions them
+    // differently: the keys trust that an image's bytes decide its
+    // rewritten module and its summary.
+    Jit->Salt = std::string("ompsim-jit-object-4\n") + LLVM_VERSION_STRING + "\n" +
+                Jtmb.getTargetTriple().str() + "\nlevel " + std::to_string(std::clamp(OptLevel, 0, 3)) + "\n";
+    Compiler = std::make_unique<CachingCompiler>(Jtmb, Jit->Cache, Jit->Salt, Jit->Images);
   }
   if (!Compiler)
     Compiler = std::make_unique<ConcurrentIRCompiler>(std::move(Jtmb));
@@ -333,15 +410,15 @@ Expected<std::unique_ptr<DeviceJIT>> DeviceJIT::create(ExecutionSession &Es, uin
   // the few functions it would leave out.
   constexpr unsigned kLazyCompilesPerImage = 32;
   Jit->Partitioner->setPartitionFunction(
-      [Counts = std::make_shared<std::pair<std::mutex, DenseMap<const Module *, unsigned>>>()](
+      [Images = Jit->Images,
+       Counts = std::make_shared<std::pair<std::mutex, DenseMap<const Module *, unsigned>>>()](
           IRPartitionLayer::GlobalValueSet Requested) -> std::optional<IRPartitionLayer::GlobalValueSet> {
-        bool Code = llvm::any_of(Requested, [](const GlobalValue *Gv) { return isa<Function>(Gv); });
-        auto Partition = withDirectCallees(Requested);
-        if (!Code || Requested.empty()) {
-          traceCompile(Requested, Partition->size(), false);
-          return Partition;
-        }
+        if (Requested.empty())
+          return Requested;
         const Module *M = (*Requested.begin())->getParent();
+        std::shared_ptr<ImageFunctions> Fns = Images->find(M);
+        if (!Fns) // not an image add() took in: compile it whole
+          return std::nullopt;
         auto Rest = [&]() -> std::optional<IRPartitionLayer::GlobalValueSet> {
           traceCompile(
               Requested,
@@ -349,28 +426,47 @@ Expected<std::unique_ptr<DeviceJIT>> DeviceJIT::create(ExecutionSession &Es, uin
               true);
           return std::nullopt; // the whole (remaining) module
         };
+        // ORC copies a partition into a module of its own: the bodies in it
+        // must be loaded (a lazily loaded image's may not be yet). One that
+        // cannot be leaves the compile of the whole module to report it.
+        auto Extract = [&](IRPartitionLayer::GlobalValueSet Partition)
+            -> std::optional<IRPartitionLayer::GlobalValueSet> {
+          if (Error Err = materializeBodies(*const_cast<Module *>(M), Fns.get(), &Partition)) {
+            consumeError(std::move(Err));
+            return Rest();
+          }
+          traceCompile(Requested, Partition.size(), false);
+          return Partition;
+        };
+        bool Code = llvm::any_of(Requested, [](const GlobalValue *Gv) { return isa<Function>(Gv); });
+        auto Partition = withDirectCallees(Requested, *Fns);
+        if (!Code)
+          return Extract(std::move(Partition));
         {
           std::lock_guard<std::mutex> Lock(Counts->first);
           if (++Counts->second[M] > kLazyCompilesPerImage)
             return Rest();
         }
         // "Most": three quarters of the functions, or of the instructions.
+        auto InstructionsOf = [&](const Function &F) -> size_t {
+          auto It = Fns->Info.find(&F);
+          return It == Fns->Info.end() ? F.getInstructionCount() : It->second.Instructions;
+        };
         size_t FunctionsLeft = 0, InstructionsLeft = 0, FunctionsIn = 0, InstructionsIn = 0;
         for (const Function &F : M->functions())
           if (!F.isDeclaration()) {
             ++FunctionsLeft;
-            InstructionsLeft += F.getInstructionCount();
+            InstructionsLeft += InstructionsOf(F);
           }
-        for (const GlobalValue *Gv : *Partition)
+        for (const GlobalValue *Gv : Partition)
           if (const auto *F = dyn_cast<Function>(Gv)) {
             ++FunctionsIn;
-            InstructionsIn += F->getInstructionCount();
+            InstructionsIn += InstructionsOf(*F);
           }
         if ((FunctionsLeft >= 16 && FunctionsIn * 4 >= FunctionsLeft * 3) ||
             (InstructionsLeft >= 2000 && InstructionsIn * 4 >= InstructionsLeft * 3))
           return Rest();
-        traceCompile(Requested, Partition->size(), false);
-        return Partition;
+        return Extract(std::move(Partition));
       });
   EPCIndirectionUtils *Iu = Jit->Indirection.get();
   Jit->Lazy = std::make_unique<CompileOnDemandLayer>(
@@ -381,44 +477,54 @@ Expected<std::unique_ptr<DeviceJIT>> DeviceJIT::create(ExecutionSession &Es, uin
 }
 
 Expected<JITImage> DeviceJIT::add(ArrayRef<char> Bitcode, StringRef Name) {
+  StringRef Bytes(Bitcode.data(), Bitcode.size());
   auto Ctx = std::make_unique<LLVMContext>();
-  auto ParsedModule =
-      parseBitcodeFile(MemoryBufferRef(StringRef(Bitcode.data(), Bitcode.size()), Name), *Ctx);
+  // With the cache on, an image whose summary an earlier run kept is loaded
+  // lazily: most of a large image's load is parsing bodies whose code the
+  // cache then holds.
+  std::string Digest, SummaryKey;
+  std::optional<JitImageSummary> Summary;
+  if (Cache) {
+    Digest = toHex(BLAKE3::hash(arrayRefFromStringRef(Bytes)), /*LowerCase=*/true);
+    SummaryKey = toHex(BLAKE3::hash(arrayRefFromStringRef(Salt + "summary\n" + Digest)), /*LowerCase=*/true);
+    if (auto Cached = Cache->get(SummaryKey))
+      Summary = JitImageSummary::parse((*Cached).getBuffer());
+  }
+  auto ParsedModule = Summary ? getOwningLazyBitcodeModule(MemoryBuffer::getMemBufferCopy(Bytes, Name), *Ctx)
+                              : parseBitcodeFile(MemoryBufferRef(Bytes, Name), *Ctx);
   if (!ParsedModule)
     return makeError("image " + Name + ": unreadable bitcode: " + toString(ParsedModule.takeError()));
   Module &M = **ParsedModule;
   std::string Tag = std::to_string(NextImage++);
   // The object cache's key (CachingCompiler) starts from the image's digest.
-  if (Caching)
-    M.getOrInsertNamedMetadata(kImageDigestMD)
-        ->addOperand(MDNode::get(*Ctx, MDString::get(*Ctx, toHex(SHA256::hash(arrayRefFromStringRef(StringRef(
-                                                                     Bitcode.data(), Bitcode.size()))),
-                                                                 /*LowerCase=*/true))));
+  if (Cache)
+    M.getOrInsertNamedMetadata(kImageDigestMD)->addOperand(MDNode::get(*Ctx, MDString::get(*Ctx, Digest)));
   Function *Init = lowerCtorsDtors(M, true, "__ompsim_jit_init_" + Tag);
   Function *Fini = lowerCtorsDtors(M, false, "__ompsim_jit_fini_" + Tag);
   // The device link internalizes every function but the kernels. An internal
   // function whose address is taken (an indirect function, a vtable slot, a
   // callback) gets a stub like an exported one: it then compiles on its
-  // first call too, and every pointer to it is the stub's.
-  //
-  // Every use of such a function's address (in code and in initializers,
-  // vtables and offload entries alike) then names "<f>.ompsim.addr", an alias
-  // of its stub, while calls keep naming the function: code compiled in the
-  // same object as the function would otherwise take its compiled address,
-  // and a pointer taken on the device would differ from the translated one.
-  SymbolAliasMap AddressAliases;
+  // first call too, and every pointer to it is the stub's (rewriteAddressUses).
   std::vector<Function *> AddressTaken;
-  for (Function &F : M)
-    if (!F.isDeclaration() && F.hasAddressTaken(nullptr, /*IgnoreCallbackUses=*/false,
-                                                /*IgnoreAssumeLikeCalls=*/true, /*IgnoreLLVMUsed=*/true))
-      AddressTaken.push_back(&F);
-  // llvm.used and llvm.compiler.used keep naming the definitions.
-  auto InUsedList = [](const User *U) {
-    return isa<ConstantArray>(U) && llvm::any_of(U->users(), [](const User *G) {
-             const auto *Gv = dyn_cast<GlobalVariable>(G);
-             return Gv && (Gv->getName() == "llvm.used" || Gv->getName() == "llvm.compiler.used");
-           });
-  };
+  if (Summary) {
+    for (const std::string &N : Summary->AddressTaken) {
+      Function *F = M.getFunction(N);
+      if (!F || F->isDeclaration()) { // not this image's summary after all
+        Summary.reset();
+        break;
+      }
+      AddressTaken.push_back(F);
+    }
+    if (!Summary) {
+      AddressTaken.clear();
+      if (Error Err = M.materializeAll())
+        return makeError("image " + Name + ": unreadable bitcode: " + toString(std::move(Err)));
+    }
+  }
+  if (!Summary)
+    AddressTaken = JitImageSummary::addressTaken(M);
+  auto Fns = std::make_shared<ImageFunctions>();
+  SymbolAliasMap AddressAliases;
   for (Function *F : AddressTaken) {
     if (F->hasLocalLinkage()) {
       F->setLinkage(GlobalValue::ExternalLinkage);
@@ -427,12 +533,57 @@ Expected<JITImage> DeviceJIT::add(ArrayRef<char> Bitcode, StringRef Name) {
     Function *Address = Function::Create(F->getFunctionType(), GlobalValue::ExternalLinkage,
                                          F->getName() + ".ompsim.addr", M);
     Address->setVisibility(GlobalValue::HiddenVisibility);
-    F->replaceUsesWithIf(Address, [&](Use &U) {
-      const auto *Call = dyn_cast<CallBase>(U.getUser());
-      return !(Call && Call->isCallee(&U)) && !InUsedList(U.getUser());
-    });
+    Fns->AddressOf.emplace_back(F, Address);
     AddressAliases[Es.intern(Address->getName())] = {Es.intern(F->getName()),
                                                      JITSymbolFlags::Exported | JITSymbolFlags::Callable};
+  }
+  rewriteAddressUses(Fns->AddressOf);
+  // What the partition function needs of each body: from the body when it is
+  // loaded, else from the summary (a function it lacks is loaded now).
+  JitImageSummary Made;
+  for (Function &F : M) {
+    if (F.isDeclaration())
+      continue;
+    ImageFunctions::Facts &Facts = Fns->Info[&F];
+    if (F.isMaterializable()) {
+      auto It = Summary->Functions.find(F.getName());
+      bool Complete = It != Summary->Functions.end();
+      if (Complete)
+        for (const std::string &C : It->second.Callees) {
+          const Function *Callee = M.getFunction(C);
+          if (!Callee) {
+            Complete = false;
+            break;
+          }
+          Facts.Callees.push_back(Callee);
+        }
+      if (Complete) {
+        Facts.Instructions = It->second.Instructions;
+        continue;
+      }
+      Facts.Callees.clear();
+      if (Error Err = F.materialize())
+        return makeError("image " + Name + ": unreadable bitcode: " + toString(std::move(Err)));
+      rewriteAddressUses(Fns->AddressOf);
+    }
+    Facts.Instructions = F.getInstructionCount();
+    for (const Function *Callee : JitImageSummary::directCallees(F))
+      Facts.Callees.push_back(Callee);
+    if (Cache && !Summary) {
+      JitImageSummary::FunctionInfo &Info = Made.Functions[F.getName()];
+      Info.Instructions = Facts.Instructions;
+      for (const Function *Callee : Facts.Callees)
+        Info.Callees.push_back(Callee->getName().str());
+    }
+  }
+  if (Cache && !Summary) {
+    for (Function *F : AddressTaken)
+      Made.AddressTaken.push_back(F->getName().str());
+    Cache->put(SummaryKey, Made.serialize());
+  }
+  {
+    std::lock_guard<std::mutex> Lock(Images->Mu);
+    Images->ByModule[&M] = Fns;
   }
 
   // Functions (their stubs) and data, looked up in that order below.

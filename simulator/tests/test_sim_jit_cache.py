@@ -262,3 +262,21 @@ def test_two_devices_that_cannot_use_the_folder_warn_once(offload):
     r = run_ok(offload, exe, {"OMPSIM_JIT_CACHE": str(blocker / "jit"), "OMPSIM_NUM_DEVICES": "2"})
     lines = ompsim_lines(r)
     assert len(lines) == 1 and str(blocker) in lines[0], r.stderr
+
+
+def test_a_warm_run_down_another_path_compiles_what_the_cache_lacks(offload):
+    """A warm run loads the image lazily (its summary is cached): the vtable
+    slot and indirect functions the first run never called are parsed,
+    rewritten and compiled on their first call, with the same pointers."""
+    from test_sim_lazy_jit import LAZY
+    exe = offload.compile(LAZY, name="lazy.cpp", translate="pass", image="ir")
+    folder = offload.tmp / "cache"
+    env = {"OMPSIM_JIT_CACHE": str(folder)}
+    r = run_ok(offload, exe, env)
+    assert "d=25" in r.stdout, r.stdout
+    first = set(entries(folder))
+    for args, want in ((["rect"], "d=6"), ([], "d=25"), (["rect"], "d=6")):
+        r = run_ok(offload, exe, env, args=args)
+        assert want in r.stdout and ompsim_lines(r) == [], r.stdout + r.stderr
+    # The rect run added the code of what it called first; the runs after it wrote nothing new.
+    assert first < set(entries(folder))
