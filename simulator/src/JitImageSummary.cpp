@@ -15,9 +15,8 @@ std::string JitImageSummary::serialize() const {
   json::Object Fns;
   for (const auto &[Name, Info] : Functions)
     Fns[Name] = json::Array{Info.Instructions, json::Array(Info.Callees)};
-  json::Value Doc = json::Object{{"version", 1},
-                                 {"address_taken", json::Array(AddressTaken)},
-                                 {"functions", std::move(Fns)}};
+  json::Value Doc = json::Object{
+      {"version", 1}, {"address_taken", json::Array(AddressTaken)}, {"functions", std::move(Fns)}};
   std::string Out;
   raw_string_ostream(Out) << Doc;
   return Out;
