@@ -4,6 +4,7 @@
 #include "DeviceJit.h"
 #include "ImageSymbolTable.h"
 #include "LaunchMailbox.h"
+#include "LingeringTaskDispatcher.h"
 #include "Protocol.h"
 #include "RangeAllocator.h"
 
@@ -349,8 +350,7 @@ Error DeviceController::connectExecutor(std::vector<std::pair<uint64_t, uint64_t
   int Socket = PendingSocket, OwnFd = PendingOwnFd;
   PendingSocket = PendingOwnFd = -1;
   auto RemoteEpc = SimpleRemoteEPC::Create<FDSimpleRemoteEPCTransport>(
-      std::make_unique<DynamicThreadPoolTaskDispatcher>(std::nullopt), SimpleRemoteEPC::Setup(), Socket,
-      Socket);
+      std::make_unique<LingeringTaskDispatcher>(), SimpleRemoteEPC::Setup(), Socket, Socket);
   if (!RemoteEpc) {
     std::string Why = toString(RemoteEpc.takeError());
     int Status = 0;
