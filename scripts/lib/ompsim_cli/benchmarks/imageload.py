@@ -60,49 +60,66 @@ def bench_imageload(quick):
     out = {"sizes": sizes, "unit": "ms to first kernel (median time from spawn to the line printed after the kernel)", "elf": {}, "ir": {},
            "first_call_us": {"elf": {}, "ir": {}}}
     checksums = {}  # n -> {image: the kernel's result}
+    # The three kinds of run alternate, size by size, so that each ratio
+    # compares runs made under the same load (the machine is shared).
+    kinds = [("elf", "sim", "elf"), ("ir", "sim-ir", "ir"), ("ir_cached", "sim-ir", "ir")]
+    envs = {}
+    for key, be, image in kinds:
+        try:
+            envs[key] = backend_env(be)
+        except Unavailable as e:
+            out[key] = {"unavailable": str(e)}
+            say("image load (%s on %s): not available: %s" % (key, be, e))
+    if "ir" in envs:
+        out["ir_cached"] = {}
     with tempfile.TemporaryDirectory(prefix="ompsim-bench-jit-") as scratch:
         runs = [0]
 
         def fresh_cache(env):
             runs[0] += 1
-            return dict(env, OMPSIM_JIT_CACHE=os.path.join(scratch, "cold-%d" % runs[0]))
+            return dict(env, OMPSIM_JIT_CACHE=os.path.join(scratch, "cache-%d" % runs[0]))
 
-        for image, be in (("elf", "sim"), ("ir", "sim-ir")):
+        for n in sizes:
+            exes, walls, firsts = {}, {}, {"elf": [], "ir": []}
+            for key, be, image in kinds:
+                if key not in envs or "unavailable" in out.get(key, {}):
+                    continue
+                try:
+                    exes[key] = compile_program("image%d-%s" % (n, image), imageload_source(n),
+                                                ["--translate=native", "--image=" + image])
+                except Unavailable as e:
+                    out[key] = {"unavailable": str(e)}
+                    say("image load (%s on %s): not available: %s" % (key, be, e))
+            # Warm: one run fills a cache folder that every timed warm run then reads.
+            warm_env = fresh_cache(envs["ir_cached"]) if "ir_cached" in exes else None
             try:
-                env = backend_env(be)
-                for n in sizes:
-                    exe = compile_program("image%d-%s" % (n, image), imageload_source(n),
-                                          ["--translate=native", "--image=" + image])
-                    walls, firsts = [], []
-                    for _ in range(reps):
-                        text, wall, note = run_program(exe, [], fresh_cache(env))
-                        walls.append(wall)
+                if warm_env:
+                    run_program(exes["ir_cached"], [], warm_env)
+                for _ in range(reps):
+                    for key, be, image in kinds:
+                        if key not in exes:
+                            continue
+                        # Cold runs (and ELF ones) each start with an empty cache folder.
+                        env = warm_env if key == "ir_cached" else fresh_cache(envs[key])
+                        text, wall, note = run_program(exes[key], [], env)
+                        walls.setdefault(key, []).append(wall)
                         kv = parse_kv(text)
-                        checksums.setdefault(n, {})[image] = kv.get("checksum")
-                        if "late_first_ns" in kv:
-                            firsts.append((kv["late_first_ns"] - kv["late_again_ns"]) / 1e3)
+                        if key != "ir_cached":
+                            checksums.setdefault(n, {})[image] = kv.get("checksum")
+                            if "late_first_ns" in kv:
+                                firsts[image].append((kv["late_first_ns"] - kv["late_again_ns"]) / 1e3)
                         if note:
                             out.setdefault("notes", {})[be] = note
-                    out[image][str(n)] = statistics.median(walls) * 1e3
-                    if firsts:
-                        out["first_call_us"][image][str(n)] = statistics.median(firsts)
             except Unavailable as e:
-                out[image] = {"unavailable": str(e)}
-                say("image load (%s on %s): not available: %s" % (image, be, e))
-        # Warm: one run fills a fresh cache folder, the timed runs after it
-        # read their compiled code (and the image's summary) from it.
-        if "unavailable" not in out["ir"]:
-            out["ir_cached"] = {}
-            try:
-                for n in sizes:
-                    exe = compile_program("image%d-ir" % n, imageload_source(n), ["--translate=native", "--image=ir"])
-                    env = fresh_cache(backend_env("sim-ir"))
-                    run_program(exe, [], env)
-                    out["ir_cached"][str(n)] = statistics.median(run_program(exe, [], env)[1]
-                                                                 for _ in range(reps)) * 1e3
-            except Unavailable as e:
-                out["ir_cached"] = {"unavailable": str(e)}
-                say("image load (ir with a filled JIT cache on sim-ir): not available: %s" % e)
+                for key in exes:
+                    out[key] = {"unavailable": str(e)}
+                say("image load (%d functions): not available: %s" % (n, e))
+                break
+            for key, ws in walls.items():
+                out[key][str(n)] = statistics.median(ws) * 1e3
+            for image, fs in firsts.items():
+                if fs:
+                    out["first_call_us"][image][str(n)] = statistics.median(fs)
     # Both builds run the same kernel: a different result is a wrong one.
     for n, by_image in sorted(checksums.items()):
         if len(by_image) == 2 and by_image["elf"] != by_image["ir"]:
