@@ -58,6 +58,37 @@ def offload(tmp_path):
     return Offload(tmp_path)
 
 
+#: Marks the JIT cache folder a pytest run made for itself (and its xdist workers share).
+TEST_CACHE_PREFIX = "ompsim-test-jit-cache-"
+
+
+def pytest_configure(config):
+    """Points the JIT cache (on by default, in ~/.cache) at a fresh folder of this run.
+
+    Every bitcode image a test runs would otherwise be compiled into, or read
+    from, the cache of the user running the tests: tests must not write to
+    their home, and a cache filled by an earlier run would hide the compile
+    path from the tests that check it. xdist workers inherit the controller's
+    folder (so they also exercise concurrent fills); the controller removes it.
+    """
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    if os.path.basename(xdg).startswith(TEST_CACHE_PREFIX) and "OMPSIM_JIT_CACHE" not in os.environ:
+        return
+    import tempfile
+    folder = tempfile.mkdtemp(prefix=TEST_CACHE_PREFIX)
+    config._ompsim_test_cache = folder
+    os.environ["XDG_CACHE_HOME"] = folder
+    os.environ.pop("OMPSIM_JIT_CACHE", None)
+    os.environ.pop("OMPSIM_JIT_CACHE_MAX", None)
+
+
+def pytest_unconfigure(config):
+    folder = getattr(config, "_ompsim_test_cache", None)
+    if folder:
+        import shutil
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def pytest_addoption(parser):
     # The conformance matrix options are registered here, at the root, because
     # pytest only honours option hooks of the conftest files it loads first.

@@ -223,6 +223,20 @@ std::vector<std::string> ignoredStockVariables() {
   return Set;
 }
 
+/// The JIT cache's folder: OMPSIM_JIT_CACHE, or "" for "off", or by default
+/// (like CUDA's ComputeCache, on unless turned off) "ompsim/jit" under the
+/// XDG cache folder: $XDG_CACHE_HOME when it is an absolute path (the XDG
+/// base directory rule), else $HOME/.cache; "" without either.
+std::string jitCacheFolder() {
+  if (const char *V = env("OMPSIM_JIT_CACHE"))
+    return std::string_view(V) == "off" ? std::string() : std::string(V);
+  if (const char *Xdg = env("XDG_CACHE_HOME"); Xdg && *Xdg == '/')
+    return std::string(Xdg) + "/ompsim/jit";
+  if (const char *Home = env("HOME"))
+    return std::string(Home) + "/.cache/ompsim/jit";
+  return std::string();
+}
+
 Config load() {
   Config C;
   if (const char *V = env("OMPSIM_TRACE"))
@@ -256,8 +270,10 @@ Config load() {
   uint64_t JitOptLevel = uint64_t(C.JitOptLevel);
   readU64("OMPSIM_JIT_OPT_LEVEL", JitOptLevel, 0, 3, "an integer 0..3");
   C.JitOptLevel = int32_t(JitOptLevel);
-  if (const char *V = env("OMPSIM_JIT_CACHE"))
-    C.JitCache = V;
+  C.JitCache = jitCacheFolder();
+  readU64("OMPSIM_JIT_CACHE_MAX", C.JitCacheMax, 1ULL << 10, 1ULL << 40,
+          "a size 1K..1024G (suffixes K, M, G)",
+          /*sizes=*/true);
   if (const char *V = env("OMPSIM_EXECUTOR"))
     C.Executor = V;
   if (const char *V = env("OMPSIM_LIB_DIR"))

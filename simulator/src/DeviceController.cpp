@@ -4,6 +4,7 @@
 #include "DeviceJit.h"
 #include "ImageSymbolTable.h"
 #include "LaunchMailbox.h"
+#include "LingeringTaskDispatcher.h"
 #include "Protocol.h"
 #include "RangeAllocator.h"
 
@@ -329,6 +330,7 @@ DeviceOptions DeviceOptions::fromConfig(int32_t DeviceId, const std::string &Def
   O.StartTimeout = C.ExecutorStartTimeout;
   O.JitOptLevel = C.JitOptLevel;
   O.JitCache = C.JitCache;
+  O.JitCacheMax = C.JitCacheMax;
   return O;
 }
 
@@ -481,8 +483,7 @@ Error DeviceController::connectExecutor(std::vector<std::pair<uint64_t, uint64_t
   PendingSocket = PendingOwnFd = -1;
   Watch->connecting();
   auto RemoteEpc = SimpleRemoteEPC::Create<FDSimpleRemoteEPCTransport>(
-      std::make_unique<DynamicThreadPoolTaskDispatcher>(std::nullopt), SimpleRemoteEPC::Setup(), Socket,
-      Socket);
+      std::make_unique<LingeringTaskDispatcher>(), SimpleRemoteEPC::Setup(), Socket, Socket);
   if (!RemoteEpc) {
     std::string Why = toString(RemoteEpc.takeError());
     // Disarmed before the executor is reaped, so the watch never signals a

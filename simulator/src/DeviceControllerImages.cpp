@@ -100,8 +100,9 @@ Expected<uint64_t> DeviceController::loadBitcode(ArrayRef<char> Bytes, StringRef
     auto Libomp = Epc->getDylibMgr().loadDylib("libomp.so.5");
     if (!Libomp)
       return diagnose(Libomp.takeError(), "loading libomp.so.5 for JIT images");
-    auto NewJit = DeviceJIT::create(*Es, Opts.ArenaBase, Fns[proto::LazyReenterName],
-                                    Fns[proto::LazyFailedName], Opts.JitOptLevel, Opts.JitCache);
+    auto NewJit =
+        DeviceJIT::create(*Es, Opts.ArenaBase, Fns[proto::LazyReenterName], Fns[proto::LazyFailedName],
+                          Opts.JitOptLevel, Opts.JitCache, Opts.JitCacheMax);
     if (!NewJit)
       return makeError(Prefix + toString(NewJit.takeError()));
     Jit = std::move(*NewJit);

@@ -1,5 +1,8 @@
 #include "DeviceJit.h"
 
+#include "JitImageSummary.h"
+#include "JitObjectCache.h"
+
 #include "ompsim/Trace.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -17,14 +20,13 @@
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/BLAKE3.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/SHA256.h"
 #include "llvm/Support/TargetSelect.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <future>
 #include <mutex>
 
@@ -73,14 +75,89 @@ Function *lowerCtorsDtors(Module &M, bool Ctors, const std::string &Name) {
   return F;
 }
 
+} // namespace
+
+/// The partitioning facts of one image's module: each defined function's
+/// instructions and the callees its partition takes along (from its body, or
+/// from the cached JitImageSummary while the body is not loaded), and the
+/// functions whose address is taken with the declarations that stand for
+/// their address (to rewrite bodies loaded later the same way).
+struct ImageFunctions {
+  struct Facts {
+    uint32_t Instructions = 0;
+    SmallVector<const Function *, 4> Callees;
+  };
+  DenseMap<const Function *, Facts> Info;
+  std::vector<std::pair<Function *, Function *>> AddressOf;
+};
+
+/// ImageFunctions by module, shared by add(), the partition function and the
+/// caching compiler (which run on ORC's threads).
+struct ImageFunctionsTable {
+  std::mutex Mu;
+  DenseMap<const Module *, std::shared_ptr<ImageFunctions>> ByModule;
+
+  std::shared_ptr<ImageFunctions> find(const Module *M) {
+    std::lock_guard<std::mutex> Lock(Mu);
+    return ByModule.lookup(M);
+  }
+};
+
+namespace {
+
+/// Points every use of each function's address (in code and in initializers,
+/// vtables and offload entries alike) at "<f>.ompsim.addr", an alias of its
+/// stub, while calls keep naming the function: code compiled in the same
+/// object as the function would otherwise take its compiled address, and a
+/// pointer taken on the device would differ from the translated one.
+/// llvm.used and llvm.compiler.used keep naming the definitions.
+void rewriteAddressUses(ArrayRef<std::pair<Function *, Function *>> AddressOf) {
+  auto InUsedList = [](const User *U) {
+    return isa<ConstantArray>(U) && llvm::any_of(U->users(), [](const User *G) {
+             const auto *Gv = dyn_cast<GlobalVariable>(G);
+             return Gv && (Gv->getName() == "llvm.used" || Gv->getName() == "llvm.compiler.used");
+           });
+  };
+  for (auto [F, Address] : AddressOf)
+    F->replaceUsesWithIf(Address, [&](Use &U) {
+      const auto *Call = dyn_cast<CallBase>(U.getUser());
+      return !(Call && Call->isCallee(&U)) && !InUsedList(U.getUser());
+    });
+}
+
+/// Loads the bodies a compile needs: those of `Partition` (all of the
+/// module's when null) not loaded yet, rewriting their address uses.
+Error materializeBodies(Module &M, ImageFunctions *Fns, const IRPartitionLayer::GlobalValueSet *Partition) {
+  bool Loaded = false;
+  if (!Partition) {
+    if (M.isMaterialized())
+      return Error::success();
+    if (Error Err = M.materializeAll())
+      return Err;
+    Loaded = true;
+  } else {
+    for (const GlobalValue *Gv : *Partition) {
+      const GlobalObject *Object = Gv->getAliaseeObject();
+      if (Object && Object->isMaterializable()) {
+        if (Error Err = const_cast<GlobalObject *>(Object)->materialize())
+          return Err;
+        Loaded = true;
+      }
+    }
+  }
+  if (Loaded && Fns)
+    rewriteAddressUses(Fns->AddressOf);
+  return Error::success();
+}
+
 /// The partition compiled on a first call: the requested definitions and,
 /// transitively, the functions they call directly whose address is never
 /// taken. Those can only be reached through these calls, so compiling them
 /// now saves a round trip each; a function whose address is taken keeps
 /// its stub (compiled on its own first call) so that every pointer to it,
 /// in device code, vtables and the function-pointer table, stays the stub's.
-std::optional<IRPartitionLayer::GlobalValueSet>
-withDirectCallees(IRPartitionLayer::GlobalValueSet Requested) {
+IRPartitionLayer::GlobalValueSet withDirectCallees(const IRPartitionLayer::GlobalValueSet &Requested,
+                                                   const ImageFunctions &Fns) {
   IRPartitionLayer::GlobalValueSet Out = Requested;
   std::vector<const Function *> Work;
   for (const GlobalValue *Gv : Requested)
@@ -89,17 +166,12 @@ withDirectCallees(IRPartitionLayer::GlobalValueSet Requested) {
   while (!Work.empty()) {
     const Function *F = Work.back();
     Work.pop_back();
-    for (const BasicBlock &Bb : *F)
-      for (const Instruction &I : Bb) {
-        const auto *Call = dyn_cast<CallBase>(&I);
-        if (!Call)
-          continue;
-        const auto *Callee = dyn_cast<Function>(Call->getCalledOperand()->stripPointerCasts());
-        if (!Callee || Callee->isDeclaration() || Callee->hasAddressTaken())
-          continue;
-        if (Out.insert(Callee).second)
-          Work.push_back(Callee);
-      }
+    auto It = Fns.Info.find(F);
+    if (It == Fns.Info.end())
+      continue;
+    for (const Function *Callee : It->second.Callees)
+      if (!Callee->isDeclaration() && Out.insert(Callee).second)
+        Work.push_back(Callee);
   }
   return Out;
 }
@@ -195,51 +267,40 @@ private:
 /// came from (partitions extracted from the module copy it).
 constexpr const char *kImageDigestMD = "ompsim.jit.image";
 
-/// Code generation with its objects kept in a folder between runs: code
-/// generation is most of the time to the first kernel of a large bitcode
-/// image. An object is named by a SHA-256 of what its module is made from
-/// and of what else code generation depends on (LLVM's version, the target,
-/// the level), so a changed image or setting never reads a stale object. Each
-/// file starts with the SHA-256 of the object after it: a truncated or
-/// damaged file is compiled afresh and rewritten, never linked. Files are
-/// written aside and renamed into place, so processes sharing the folder see
-/// whole files only.
+/// Code generation with its objects kept in a JitObjectCache between runs:
+/// code generation is most of the time to the first kernel of a large bitcode
+/// image. An object is named by a hash of what its module is made from and
+/// of what else code generation depends on (LLVM's version, the target, the
+/// level), so a changed image or setting never reads a stale object.
 class CachingCompiler : public IRCompileLayer::IRCompiler {
 public:
-  CachingCompiler(JITTargetMachineBuilder Jtmb, std::string Dir, std::string Salt)
+  CachingCompiler(JITTargetMachineBuilder Jtmb, std::shared_ptr<JitObjectCache> Cache, std::string Salt,
+                  std::shared_ptr<ImageFunctionsTable> Images)
       : IRCompiler(irManglingOptionsFromTargetOptions(Jtmb.getOptions())), Compiler(std::move(Jtmb)),
-        Dir(std::move(Dir)), Salt(std::move(Salt)) {}
+        Cache(std::move(Cache)), Salt(std::move(Salt)), Images(std::move(Images)) {}
 
   Expected<std::unique_ptr<MemoryBuffer>> operator()(Module &M) override {
-    std::string Path = pathFor(M);
-    if (auto File = MemoryBuffer::getFile(Path, /*IsText=*/false, /*RequiresNullTerminator=*/false)) {
-      StringRef Bytes = (*File)->getBuffer();
-      if (Bytes.size() > kDigestSize &&
-          digestOf(Bytes.drop_front(kDigestSize)) == Bytes.take_front(kDigestSize))
-        return MemoryBuffer::getMemBufferCopy(Bytes.drop_front(kDigestSize), M.getModuleIdentifier());
-    }
+    std::string Key = keyFor(M);
+    if (auto Hit = Cache->get(Key))
+      return std::move(Hit);
+    // A lazily loaded image compiled as a whole: its bodies are needed now.
+    if (Error Err = materializeBodies(M, Images->find(&M).get(), nullptr))
+      return std::move(Err);
     auto Object = Compiler(M);
     if (Object)
-      store(Path, (*Object)->getBuffer());
+      Cache->put(Key, (*Object)->getBuffer());
     return Object;
   }
 
 private:
-  static constexpr size_t kDigestSize = 32;
-
-  static std::string digestOf(StringRef Bytes) {
-    auto D = SHA256::hash(arrayRefFromStringRef(Bytes));
-    return std::string(D.begin(), D.end());
-  }
-
   /// A module compiled here is a function of its image (as add() rewrites
   /// it) and of which of the image's definitions it holds, so its key is the
   /// image's digest and each global value's name, linkage, visibility and
   /// whether it is defined: hashing the module's bitcode instead would cost
   /// a fifth of compiling it. A module without the image's digest hashes
   /// its bitcode.
-  std::string pathFor(const Module &M) const {
-    SHA256 Hash;
+  std::string keyFor(const Module &M) const {
+    BLAKE3 Hash;
     Hash.update(Salt);
     const NamedMDNode *Image = M.getNamedMetadata(kImageDigestMD);
     const auto *Digest = Image && Image->getNumOperands() == 1 && Image->getOperand(0)->getNumOperands() == 1
@@ -265,44 +326,13 @@ private:
       WriteBitcodeToFile(M, Os);
       Hash.update(arrayRefFromStringRef(StringRef(Bitcode.data(), Bitcode.size())));
     }
-    SmallString<128> Path(Dir);
-    sys::path::append(Path, toHex(Hash.final(), /*LowerCase=*/true) + ".o");
-    return Path.str().str();
-  }
-
-  void store(const std::string &Path, StringRef Object) {
-    int Fd = -1;
-    SmallString<128> Temp;
-    if (std::error_code Ec = sys::fs::createUniqueFile(Path + ".%%%%%%.tmp", Fd, Temp))
-      return warnOnce("cannot create a file in it: " + Ec.message());
-    raw_fd_ostream Out(Fd, /*shouldClose=*/true);
-    Out << digestOf(Object) << Object;
-    Out.close();
-    if (Out.has_error()) {
-      Out.clear_error();
-      sys::fs::remove(Temp);
-      return warnOnce("cannot write " + Temp.str().str());
-    }
-    if (std::error_code Ec = sys::fs::rename(Temp, Path)) {
-      sys::fs::remove(Temp);
-      warnOnce("cannot rename " + Temp.str().str() + ": " + Ec.message());
-    }
-  }
-
-  /// A folder that cannot be written costs only time: say so once.
-  void warnOnce(const std::string &Problem) {
-    std::lock_guard<std::mutex> Lock(Mu);
-    if (Warned)
-      return;
-    Warned = true;
-    std::fprintf(stderr, "ompsim: OMPSIM_JIT_CACHE='%s': %s; compiled code is not kept\n", Dir.c_str(),
-                 Problem.c_str());
+    return toHex(Hash.final(), /*LowerCase=*/true);
   }
 
   ConcurrentIRCompiler Compiler;
-  std::string Dir, Salt;
-  std::mutex Mu;
-  bool Warned = false;
+  std::shared_ptr<JitObjectCache> Cache;
+  std::string Salt;
+  std::shared_ptr<ImageFunctionsTable> Images;
 };
 
 } // namespace
@@ -323,7 +353,7 @@ DeviceJIT::DeviceJIT(ExecutionSession &Es, uint64_t DsoHandle) : Es(Es), DsoHand
 
 Expected<std::unique_ptr<DeviceJIT>> DeviceJIT::create(ExecutionSession &Es, uint64_t DsoHandle,
                                                        uint64_t LazyReenter, uint64_t LazyFailed,
-                                                       int OptLevel, StringRef CacheDir) {
+                                                       int OptLevel, StringRef CacheDir, uint64_t CacheMax) {
   static std::once_flag Targets;
   std::call_once(Targets, [] {
     InitializeNativeTarget();
@@ -347,20 +377,15 @@ Expected<std::unique_ptr<DeviceJIT>> DeviceJIT::create(ExecutionSession &Es, uin
                                                 CodeGenOptLevel::Default, CodeGenOptLevel::Aggressive};
   Jtmb.setCodeGenOptLevel(kLevels[std::clamp(OptLevel, 0, 3)]);
   std::unique_ptr<IRCompileLayer::IRCompiler> Compiler;
+  Jit->Images = std::make_shared<ImageFunctionsTable>();
   if (!CacheDir.empty()) {
-    if (std::error_code Ec = sys::fs::create_directories(CacheDir)) {
-      std::fprintf(stderr,
-                   "ompsim: OMPSIM_JIT_CACHE='%s': cannot create the folder: %s; compiled code is not kept\n",
-                   CacheDir.str().c_str(), Ec.message().c_str());
-    } else {
-      Jit->Caching = true;
-      Compiler = std::make_unique<CachingCompiler>(
-          Jtmb, CacheDir.str(),
-          // Bump the version when add() rewrites images differently: the
-          // key trusts that an image's bytes decide its rewritten module.
-          std::string("ompsim-jit-object-2\n") + LLVM_VERSION_STRING + "\n" + Jtmb.getTargetTriple().str() +
-              "\nlevel " + std::to_string(std::clamp(OptLevel, 0, 3)));
-    }
+    Jit->Cache = std::make_shared<JitObjectCache>(CacheDir.str(), CacheMax);
+    // Bump the version when add() rewrites images or partitions them
+    // differently: the keys trust that an image's bytes decide its
+    // rewritten module and its summary.
+    Jit->Salt = std::string("ompsim-jit-object-4\n") + LLVM_VERSION_STRING + "\n" +
+                Jtmb.getTargetTriple().str() + "\nlevel " + std::to_string(std::clamp(OptLevel, 0, 3)) + "\n";
+    Compiler = std::make_unique<CachingCompiler>(Jtmb, Jit->Cache, Jit->Salt, Jit->Images);
   }
   if (!Compiler)
     Compiler = std::make_unique<ConcurrentIRCompiler>(std::move(Jtmb));
@@ -385,15 +410,15 @@ Expected<std::unique_ptr<DeviceJIT>> DeviceJIT::create(ExecutionSession &Es, uin
   // the few functions it would leave out.
   constexpr unsigned kLazyCompilesPerImage = 32;
   Jit->Partitioner->setPartitionFunction(
-      [Counts = std::make_shared<std::pair<std::mutex, DenseMap<const Module *, unsigned>>>()](
+      [Images = Jit->Images,
+       Counts = std::make_shared<std::pair<std::mutex, DenseMap<const Module *, unsigned>>>()](
           IRPartitionLayer::GlobalValueSet Requested) -> std::optional<IRPartitionLayer::GlobalValueSet> {
-        bool Code = llvm::any_of(Requested, [](const GlobalValue *Gv) { return isa<Function>(Gv); });
-        auto Partition = withDirectCallees(Requested);
-        if (!Code || Requested.empty()) {
-          traceCompile(Requested, Partition->size(), false);
-          return Partition;
-        }
+        if (Requested.empty())
+          return Requested;
         const Module *M = (*Requested.begin())->getParent();
+        std::shared_ptr<ImageFunctions> Fns = Images->find(M);
+        if (!Fns) // not an image add() took in: compile it whole
+          return std::nullopt;
         auto Rest = [&]() -> std::optional<IRPartitionLayer::GlobalValueSet> {
           traceCompile(
               Requested,
@@ -401,28 +426,47 @@ Expected<std::unique_ptr<DeviceJIT>> DeviceJIT::create(ExecutionSession &Es, uin
               true);
           return std::nullopt; // the whole (remaining) module
         };
+        // ORC copies a partition into a module of its own: the bodies in it
+        // must be loaded (a lazily loaded image's may not be yet). One that
+        // cannot be leaves the compile of the whole module to report it.
+        auto Extract = [&](IRPartitionLayer::GlobalValueSet Partition)
+            -> std::optional<IRPartitionLayer::GlobalValueSet> {
+          if (Error Err = materializeBodies(*const_cast<Module *>(M), Fns.get(), &Partition)) {
+            consumeError(std::move(Err));
+            return Rest();
+          }
+          traceCompile(Requested, Partition.size(), false);
+          return Partition;
+        };
+        bool Code = llvm::any_of(Requested, [](const GlobalValue *Gv) { return isa<Function>(Gv); });
+        auto Partition = withDirectCallees(Requested, *Fns);
+        if (!Code)
+          return Extract(std::move(Partition));
         {
           std::lock_guard<std::mutex> Lock(Counts->first);
           if (++Counts->second[M] > kLazyCompilesPerImage)
             return Rest();
         }
         // "Most": three quarters of the functions, or of the instructions.
+        auto InstructionsOf = [&](const Function &F) -> size_t {
+          auto It = Fns->Info.find(&F);
+          return It == Fns->Info.end() ? F.getInstructionCount() : It->second.Instructions;
+        };
         size_t FunctionsLeft = 0, InstructionsLeft = 0, FunctionsIn = 0, InstructionsIn = 0;
         for (const Function &F : M->functions())
           if (!F.isDeclaration()) {
             ++FunctionsLeft;
-            InstructionsLeft += F.getInstructionCount();
+            InstructionsLeft += InstructionsOf(F);
           }
-        for (const GlobalValue *Gv : *Partition)
+        for (const GlobalValue *Gv : Partition)
           if (const auto *F = dyn_cast<Function>(Gv)) {
             ++FunctionsIn;
-            InstructionsIn += F->getInstructionCount();
+            InstructionsIn += InstructionsOf(*F);
           }
         if ((FunctionsLeft >= 16 && FunctionsIn * 4 >= FunctionsLeft * 3) ||
             (InstructionsLeft >= 2000 && InstructionsIn * 4 >= InstructionsLeft * 3))
           return Rest();
-        traceCompile(Requested, Partition->size(), false);
-        return Partition;
+        return Extract(std::move(Partition));
       });
   EPCIndirectionUtils *Iu = Jit->Indirection.get();
   Jit->Lazy = std::make_unique<CompileOnDemandLayer>(
@@ -433,44 +477,54 @@ Expected<std::unique_ptr<DeviceJIT>> DeviceJIT::create(ExecutionSession &Es, uin
 }
 
 Expected<JITImage> DeviceJIT::add(ArrayRef<char> Bitcode, StringRef Name) {
+  StringRef Bytes(Bitcode.data(), Bitcode.size());
   auto Ctx = std::make_unique<LLVMContext>();
-  auto ParsedModule =
-      parseBitcodeFile(MemoryBufferRef(StringRef(Bitcode.data(), Bitcode.size()), Name), *Ctx);
+  // With the cache on, an image whose summary an earlier run kept is loaded
+  // lazily: most of a large image's load is parsing bodies whose code the
+  // cache then holds.
+  std::string Digest, SummaryKey;
+  std::optional<JitImageSummary> Summary;
+  if (Cache) {
+    Digest = toHex(BLAKE3::hash(arrayRefFromStringRef(Bytes)), /*LowerCase=*/true);
+    SummaryKey = toHex(BLAKE3::hash(arrayRefFromStringRef(Salt + "summary\n" + Digest)), /*LowerCase=*/true);
+    if (auto Cached = Cache->get(SummaryKey))
+      Summary = JitImageSummary::parse((*Cached).getBuffer());
+  }
+  auto ParsedModule = Summary ? getOwningLazyBitcodeModule(MemoryBuffer::getMemBufferCopy(Bytes, Name), *Ctx)
+                              : parseBitcodeFile(MemoryBufferRef(Bytes, Name), *Ctx);
   if (!ParsedModule)
     return makeError("image " + Name + ": unreadable bitcode: " + toString(ParsedModule.takeError()));
   Module &M = **ParsedModule;
   std::string Tag = std::to_string(NextImage++);
   // The object cache's key (CachingCompiler) starts from the image's digest.
-  if (Caching)
-    M.getOrInsertNamedMetadata(kImageDigestMD)
-        ->addOperand(MDNode::get(*Ctx, MDString::get(*Ctx, toHex(SHA256::hash(arrayRefFromStringRef(StringRef(
-                                                                     Bitcode.data(), Bitcode.size()))),
-                                                                 /*LowerCase=*/true))));
+  if (Cache)
+    M.getOrInsertNamedMetadata(kImageDigestMD)->addOperand(MDNode::get(*Ctx, MDString::get(*Ctx, Digest)));
   Function *Init = lowerCtorsDtors(M, true, "__ompsim_jit_init_" + Tag);
   Function *Fini = lowerCtorsDtors(M, false, "__ompsim_jit_fini_" + Tag);
   // The device link internalizes every function but the kernels. An internal
   // function whose address is taken (an indirect function, a vtable slot, a
   // callback) gets a stub like an exported one: it then compiles on its
-  // first call too, and every pointer to it is the stub's.
-  //
-  // Every use of such a function's address (in code and in initializers,
-  // vtables and offload entries alike) then names "<f>.ompsim.addr", an alias
-  // of its stub, while calls keep naming the function: code compiled in the
-  // same object as the function would otherwise take its compiled address,
-  // and a pointer taken on the device would differ from the translated one.
-  SymbolAliasMap AddressAliases;
+  // first call too, and every pointer to it is the stub's (rewriteAddressUses).
   std::vector<Function *> AddressTaken;
-  for (Function &F : M)
-    if (!F.isDeclaration() && F.hasAddressTaken(nullptr, /*IgnoreCallbackUses=*/false,
-                                                /*IgnoreAssumeLikeCalls=*/true, /*IgnoreLLVMUsed=*/true))
-      AddressTaken.push_back(&F);
-  // llvm.used and llvm.compiler.used keep naming the definitions.
-  auto InUsedList = [](const User *U) {
-    return isa<ConstantArray>(U) && llvm::any_of(U->users(), [](const User *G) {
-             const auto *Gv = dyn_cast<GlobalVariable>(G);
-             return Gv && (Gv->getName() == "llvm.used" || Gv->getName() == "llvm.compiler.used");
-           });
-  };
+  if (Summary) {
+    for (const std::string &N : Summary->AddressTaken) {
+      Function *F = M.getFunction(N);
+      if (!F || F->isDeclaration()) { // not this image's summary after all
+        Summary.reset();
+        break;
+      }
+      AddressTaken.push_back(F);
+    }
+    if (!Summary) {
+      AddressTaken.clear();
+      if (Error Err = M.materializeAll())
+        return makeError("image " + Name + ": unreadable bitcode: " + toString(std::move(Err)));
+    }
+  }
+  if (!Summary)
+    AddressTaken = JitImageSummary::addressTaken(M);
+  auto Fns = std::make_shared<ImageFunctions>();
+  SymbolAliasMap AddressAliases;
   for (Function *F : AddressTaken) {
     if (F->hasLocalLinkage()) {
       F->setLinkage(GlobalValue::ExternalLinkage);
@@ -479,12 +533,57 @@ Expected<JITImage> DeviceJIT::add(ArrayRef<char> Bitcode, StringRef Name) {
     Function *Address = Function::Create(F->getFunctionType(), GlobalValue::ExternalLinkage,
                                          F->getName() + ".ompsim.addr", M);
     Address->setVisibility(GlobalValue::HiddenVisibility);
-    F->replaceUsesWithIf(Address, [&](Use &U) {
-      const auto *Call = dyn_cast<CallBase>(U.getUser());
-      return !(Call && Call->isCallee(&U)) && !InUsedList(U.getUser());
-    });
+    Fns->AddressOf.emplace_back(F, Address);
     AddressAliases[Es.intern(Address->getName())] = {Es.intern(F->getName()),
                                                      JITSymbolFlags::Exported | JITSymbolFlags::Callable};
+  }
+  rewriteAddressUses(Fns->AddressOf);
+  // What the partition function needs of each body: from the body when it is
+  // loaded, else from the summary (a function it lacks is loaded now).
+  JitImageSummary Made;
+  for (Function &F : M) {
+    if (F.isDeclaration())
+      continue;
+    ImageFunctions::Facts &Facts = Fns->Info[&F];
+    if (F.isMaterializable()) {
+      auto It = Summary->Functions.find(F.getName());
+      bool Complete = It != Summary->Functions.end();
+      if (Complete)
+        for (const std::string &C : It->second.Callees) {
+          const Function *Callee = M.getFunction(C);
+          if (!Callee) {
+            Complete = false;
+            break;
+          }
+          Facts.Callees.push_back(Callee);
+        }
+      if (Complete) {
+        Facts.Instructions = It->second.Instructions;
+        continue;
+      }
+      Facts.Callees.clear();
+      if (Error Err = F.materialize())
+        return makeError("image " + Name + ": unreadable bitcode: " + toString(std::move(Err)));
+      rewriteAddressUses(Fns->AddressOf);
+    }
+    Facts.Instructions = F.getInstructionCount();
+    for (const Function *Callee : JitImageSummary::directCallees(F))
+      Facts.Callees.push_back(Callee);
+    if (Cache && !Summary) {
+      JitImageSummary::FunctionInfo &Info = Made.Functions[F.getName()];
+      Info.Instructions = Facts.Instructions;
+      for (const Function *Callee : Facts.Callees)
+        Info.Callees.push_back(Callee->getName().str());
+    }
+  }
+  if (Cache && !Summary) {
+    for (Function *F : AddressTaken)
+      Made.AddressTaken.push_back(F->getName().str());
+    Cache->put(SummaryKey, Made.serialize());
+  }
+  {
+    std::lock_guard<std::mutex> Lock(Images->Mu);
+    Images->ByModule[&M] = Fns;
   }
 
   // Functions (their stubs) and data, looked up in that order below.

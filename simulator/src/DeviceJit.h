@@ -21,6 +21,9 @@
 
 namespace ompsim::sim {
 
+class JitObjectCache;
+struct ImageFunctionsTable;
+
 /// A JIT-linked image: its dylib, its generated init/fini functions (0 if
 /// none) and the addresses of its external symbols.
 struct JITImage {
@@ -40,19 +43,21 @@ public:
   /// calls `LazyReenter` there (which asks the controller, resolveLazyCall),
   /// and a call whose function cannot be compiled lands in `LazyFailed`.
   /// `OptLevel` (0-3) is the code generation level. A non-empty `CacheDir`
-  /// keeps each compiled object there, keyed by a hash of its module, and a
-  /// later compile of the same module (in this or a later run) reads it back
-  /// instead of generating code.
-  static llvm::Expected<std::unique_ptr<DeviceJIT>> create(llvm::orc::ExecutionSession &Es,
-                                                           uint64_t DsoHandle, uint64_t LazyReenter,
-                                                           uint64_t LazyFailed, int OptLevel,
-                                                           llvm::StringRef CacheDir = "");
+  /// keeps each compiled object there (a JitObjectCache of at most
+  /// `CacheMax` bytes), keyed by a hash of its module, and a later compile of
+  /// the same module (in this or a later run) reads it back instead of
+  /// generating code.
+  static llvm::Expected<std::unique_ptr<DeviceJIT>>
+  create(llvm::orc::ExecutionSession &Es, uint64_t DsoHandle, uint64_t LazyReenter, uint64_t LazyFailed,
+         int OptLevel, llvm::StringRef CacheDir = "", uint64_t CacheMax = 256ULL << 20);
   ~DeviceJIT();
 
   /// Parses `Bitcode` as image `Name` and links its data now; its functions
   /// get stubs (their addresses, valid at once, in function pointers, vtables
   /// and lookups) and compile on their first call, each with the functions it
-  /// calls directly and whose address is never taken.
+  /// calls directly and whose address is never taken. With the cache on, an
+  /// image whose summary (JitImageSummary) is cached is loaded lazily: a
+  /// function body is parsed only when its code must be generated.
   llvm::Expected<JITImage> add(llvm::ArrayRef<char> Bitcode, llvm::StringRef Name);
   /// Compiles the function behind `Trampoline` (a first call reached it) and
   /// returns its address, or the lazyFailed address when it cannot. Blocks;
@@ -76,7 +81,13 @@ private:
   std::unique_ptr<llvm::orc::IRPartitionLayer> Partitioner;
   std::unique_ptr<llvm::orc::CompileOnDemandLayer> Lazy;
   unsigned NextImage = 1;
-  bool Caching = false; ///< compiled objects are kept in a folder (OMPSIM_JIT_CACHE)
+  /// Where compiled objects and image summaries are kept between runs
+  /// (OMPSIM_JIT_CACHE); null when the cache is off.
+  std::shared_ptr<JitObjectCache> Cache;
+  /// What every cache key starts with: the format, LLVM's version, the target, the level.
+  std::string Salt;
+  /// The partitioning facts of every image's module, by module (DeviceJit.cpp).
+  std::shared_ptr<ImageFunctionsTable> Images;
   /// Every function body linked so far, filled by a JITLink plugin as each
   /// compile links (ImageSymbolTable is not thread-safe: guarded by linkedMu_).
   std::shared_ptr<std::mutex> LinkedMu = std::make_shared<std::mutex>();

@@ -25,6 +25,9 @@ namespace {
 const bool kEnvironmentSet = [] {
   ::setenv("OMPSIM_KERNEL_TIMEOUT", "3", 1);
   ::setenv("OMPSIM_NUM_DEVICES", "2", 1);
+  // The JIT tests generate code every time and never write to the user's
+  // cache (on by default, in ~/.cache).
+  ::setenv("OMPSIM_JIT_CACHE", "off", 1);
   return true;
 }();
 

@@ -40,8 +40,11 @@ struct Config {
   /// Variables stock libomptarget 22 reads that are set but that ompsim does not honour, in the
   /// order of docs/environment.md; the runtime names them in one line at start-up.
   std::vector<std::string> IgnoredStockVariables;
-  /// OMPSIM_JIT_CACHE: folder of compiled bitcode-image code kept between runs ("" when unset: none)
+  /// OMPSIM_JIT_CACHE: folder of compiled bitcode-image code kept between runs; by default
+  /// $XDG_CACHE_HOME/ompsim/jit (or ~/.cache/ompsim/jit); "" when "off" (or no home folder)
   std::string JitCache;
+  /// OMPSIM_JIT_CACHE_MAX: bytes the JIT cache may hold; the least recently used entries go first
+  uint64_t JitCacheMax = 256ULL << 20;
 };
 
 /// Returns the configuration; parses the environment on first call.

@@ -2,7 +2,8 @@
 
 Builds offload programs (cc), runs them on a backend (run), lists what a binary
 registers (inspect), reads traces (trace), runs the conformance matrix (matrix)
-and the benchmarks (bench), and checks this machine's toolchain (selfcheck).
+and the benchmarks (bench), shows or clears the JIT cache of bitcode images (cache),
+and checks this machine's toolchain (selfcheck).
 
 example: ompsim cc prog.c -o prog && ompsim run --backend sim -- ./prog
 """
@@ -12,7 +13,7 @@ import signal
 import sys
 
 #: subcommand -> module in this package exposing register(subparsers).
-COMMANDS = ["cc", "run", "inspect", "trace", "matrix", "bench", "selfcheck"]
+COMMANDS = ["cc", "run", "inspect", "trace", "matrix", "bench", "cache", "selfcheck"]
 
 
 def main(argv):

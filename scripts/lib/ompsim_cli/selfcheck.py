@@ -165,8 +165,11 @@ def main(args):
             if why:
                 failures.append("%s: backend unavailable: %s" % (cell, why))
                 continue
+            # A JIT cache of its own: a bitcode image's code is generated (and
+            # kept) here every time, never read back from the user's cache.
             run = subprocess.run([exe], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp,
-                                 env=backends.environment(backend), timeout=300)
+                                 env=dict(backends.environment(backend),
+                                          OMPSIM_JIT_CACHE=os.path.join(tmp, "jit-cache")), timeout=300)
             if run.returncode != 0 or "selfcheck 42" not in run.stdout:
                 failures.append("%s: exit %d\n%s" % (cell, run.returncode, run.stdout))
                 continue

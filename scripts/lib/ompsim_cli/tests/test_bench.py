@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from ompsim_cli import bench, paths
-from ompsim_cli.benchmarks import common, concurrency, lookup, matrixcolumns, registration
+from ompsim_cli.benchmarks import common, concurrency, imageload, lookup, matrixcolumns, registration
 
 
 from ompsim_cli.benchmarks import common, concurrency, launch, lookup, registration
@@ -188,18 +188,24 @@ def test_concurrency_goal_needs_both_ratios():
     assert concurrency.concurrency_goal({"ours-host": {"unavailable": "x"}, "sim": fine})["sim"]["met"] is None
 
 
-def test_imageload_markdown_shows_the_cached_jit_beside_the_goal_on_uncached_runs():
-    part = {"unit": "ms", "sizes": [10, 1000], "elf": {"10": 20.0, "1000": 20.0}, "ir": {"10": 28.0, "1000": 140.0},
-            "ir_cached": {"10": 26.0, "1000": 50.0}, "ir_over_elf": {"10": 1.4, "1000": 7.0},
-            "ir_cached_over_elf": {"10": 1.3, "1000": 2.5}, "first_call_us": {"elf": {}, "ir": {}},
-            "goal": {"met": False, "ir_over_elf_10": 1.4, "ir_over_elf_1000": 7.0}}
+def test_imageload_markdown_shows_cold_and_warm_bitcode_side_by_side_with_both_goals():
+    part = imageload.imageload_goals({
+        "unit": "ms", "sizes": [10, 1000], "elf": {"10": 20.0, "1000": 20.0}, "ir": {"10": 28.0, "1000": 140.0},
+        "ir_cached": {"10": 26.0, "1000": 29.0}, "first_call_us": {"elf": {}, "ir": {}}})
+    assert part["goal"]["met"] is False and part["goal_warm"]["met"] is True
     md = bench.render_markdown({"machine": {}, "parts": {"imageload": part}})
-    assert "| 1000 | 20.0 | 140.0 | 7.00 | n/a | n/a | 50.0 | 2.50 |" in md
-    assert "**not met**; JIT/ELF = 1.40 at 10, 7.00 at 1000." in md
-    # Results from before the cached column say n/a there.
-    del part["ir_cached"], part["ir_cached_over_elf"]
+    assert "| device functions | ELF | bitcode, cold | cold / ELF | bitcode, warm | warm / ELF |" in md
+    assert "| 1000 | 20.0 | 140.0 | 7.00 | 29.0 | 1.45 | n/a | n/a |" in md
+    assert "**not met**; cold/ELF = 1.40 at 10, 7.00 at 1000." in md
+    assert "at most 1.5x ELF at 1000 functions*: **met**; warm/ELF = 1.45 at 1000." in md
+    # A warm ratio over 1.5 misses its goal; results from before the warm column say n/a there.
+    assert imageload.imageload_goals(dict(part, ir_cached={"1000": 31.0}))["goal_warm"]["met"] is False
+    del part["ir_cached"], part["ir_cached_over_elf"], part["goal_warm"]
     md = bench.render_markdown({"machine": {}, "parts": {"imageload": part}})
     assert "| 10 | 20.0 | 28.0 | 1.40 | n/a | n/a | n/a | n/a |" in md
+    part["ir_cached"] = {"unavailable": "sim-ir: no"}
+    assert "warm bitcode: not available: sim-ir: no" in bench.render_markdown(
+        {"machine": {}, "parts": {"imageload": part}})
 
 
 def test_matrixcolumns_compares_only_programs_that_ran_in_both_columns():

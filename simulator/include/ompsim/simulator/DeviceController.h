@@ -52,6 +52,8 @@ struct DeviceOptions {
   int JitOptLevel = 0;      ///< code generation level (0-3) of bitcode images
   std::string JitCache;     ///< folder of compiled bitcode-image code ("" for none)
   int MaxStartAttempts = 4; ///< restarts when the executor collides with host ranges
+  /// Bytes the JIT cache folder may hold (OMPSIM_JIT_CACHE_MAX).
+  uint64_t JitCacheMax = 256ULL << 20;
 
   /// Options for device `deviceId` from the OMPSIM_* configuration; devices
   /// sit kArenaStride apart from OMPSIM_DEVICE_BASE. `DefaultLibDir` is used
