@@ -1,5 +1,6 @@
 // Runtime: registration, plugin/device numbering, and the target operations.
 #include "Runtime.h"
+#include "StockMessages.h"
 
 #include "ompsim/Config.h"
 #include "ompsim/HostSymbolizer.h"
@@ -15,6 +16,7 @@
 
 #include <dlfcn.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -166,7 +168,17 @@ llvm::Expected<Device *> Runtime::device(int64_t DeviceNum) {
 
 void Runtime::registerRequires(int64_t Flags) {
   std::lock_guard<std::recursive_mutex> Guard(Lock);
-  Requires |= Flags;
+  // The first registration sets the flags; every later one must agree on
+  // each clause stock checks (a fatal error there, as with stock).
+  if (Requires == 0) {
+    Requires = Flags;
+  } else if (std::string Mismatch = stock::requiresMismatch(Requires, Flags); !Mismatch.empty()) {
+    stock::fatal(2, Mismatch,
+                 fmt::format("translation units of {} were compiled with different '#pragma omp requires' "
+                             "clauses (flags {:#x}, then {:#x}); use the same ones in every file",
+                             program_invocation_name ? program_invocation_name : "the program", Requires,
+                             Flags));
+  }
   OMPSIM_TRACE_EVENT(Cat::Image, "requires").hex("flags", static_cast<uint64_t>(Flags));
 }
 
@@ -375,7 +387,8 @@ llvm::Error Runtime::targetKernel(int64_t DeviceNum, int32_t Teams, int32_t Thre
   MapClauseProcessor Processor(D.mappingTable(), D);
   LaunchFailure = false; // map errors are always fatal
   if (auto Err = Processor.enter(MapArgs, nullptr))
-    return Err;
+    return stock::addLine(stock::addLine(std::move(Err), stock::error(stock::DataBeginFailed)),
+                          stock::error(stock::BeforeKernelFailed));
   std::vector<uint64_t> PrivateBlocks;
   auto KernelArgs = Processor.kernelArguments(MapArgs, PrivateBlocks);
   if (!KernelArgs)
@@ -390,7 +403,10 @@ llvm::Error Runtime::targetKernel(int64_t DeviceNum, int32_t Teams, int32_t Thre
   for (uint64_t Block : PrivateBlocks)
     if (auto Err = D.release(Block))
       return Err;
-  return Processor.exit(MapArgs);
+  if (auto Err = Processor.exit(MapArgs))
+    return stock::addLine(stock::addLine(std::move(Err), stock::error(stock::DataEndFailed)),
+                          stock::error(stock::AfterKernelFailed));
+  return llvm::Error::success();
 }
 
 llvm::Error Runtime::targetData(DataOp Op, int64_t DeviceNum, std::vector<MapArg> Args, void **ArgsBase) {

@@ -108,6 +108,7 @@ private:
   std::vector<std::string> RejectedImages;
   /// "plugin <name> has no device: <its reason>" for each plugin that gave one.
   std::string NoDeviceReasons;
+  /// The `requires` flags registered first (0: none yet); later ones must match.
   int64_t Requires = 0;
 };
 
