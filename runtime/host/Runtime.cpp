@@ -265,6 +265,29 @@ llvm::Error Runtime::registerLib(__tgt_bin_desc *Desc) {
   for (int32_t I = 0; I < Desc->NumDeviceImages; ++I) {
     const __tgt_device_image &Img = Desc->DeviceImages[I];
     std::string Name = fmt::format("device image {} of {}", I, Owner);
+    // No bytes at all: a descriptor that carries only its entries (LLVM's
+    // offloading/requires.c registers its `requires` flags so). Stock takes
+    // the flags and no plugin takes the image; so does ompsim.
+    if (!Img.ImageStart && !Img.ImageEnd) {
+      // Only the requires flag and data word are read (stock checks nothing
+      // else of such entries; the test's have version 0).
+      const auto *Begin = static_cast<const __tgt_offload_entry *>(Img.EntriesBegin ? Img.EntriesBegin
+                                                                                     : Desc->HostEntriesBegin);
+      const auto *End = static_cast<const __tgt_offload_entry *>(Img.EntriesBegin ? Img.EntriesEnd
+                                                                                   : Desc->HostEntriesEnd);
+      size_t Bytes = Begin && End > Begin ? static_cast<size_t>(reinterpret_cast<const char *>(End) -
+                                                                 reinterpret_cast<const char *>(Begin))
+                                          : 0;
+      if (Bytes % sizeof(__tgt_offload_entry) != 0 || firstUnreadable(Begin, Bytes))
+        return makeError(fmt::format("malformed {}: it has no image bytes and its entries [{}, {}) are not "
+                                     "readable whole entries",
+                                     Name, static_cast<const void *>(Begin), static_cast<const void *>(End)));
+      for (const auto *E = Begin; Bytes && E < End; ++E)
+        if (E->Flags & OMPSIM_ENTRY_REQUIRES)
+          registerRequires(static_cast<int64_t>(E->Data));
+      RejectedImages.push_back(fmt::format("{} (no image bytes)", Name));
+      continue;
+    }
     if (!Img.ImageStart || !Img.ImageEnd || Img.ImageEnd <= Img.ImageStart)
       return makeError(fmt::format("malformed {}: image bytes [{}, {}) are empty or inverted", Name,
                                    Img.ImageStart, Img.ImageEnd));
