@@ -235,7 +235,10 @@ int omp_target_is_present(const void *Ptr, int DeviceNum) {
   if (!D)
     return 1;
   std::lock_guard<std::recursive_mutex> Lock(D->mappingTable().mutex());
-  return D->mappingTable().lookup(reinterpret_cast<uintptr_t>(Ptr), 0).Entry != nullptr;
+  // One byte, as stock: a zero-length lookup would also find a block whose
+  // base lies before `Ptr` (a section's array, a struct's padding) though
+  // the storage at `Ptr` is not mapped.
+  return D->mappingTable().lookup(reinterpret_cast<uintptr_t>(Ptr), 1).Entry != nullptr;
 }
 
 int omp_target_is_accessible(const void *Ptr, size_t Size, int DeviceNum) {
