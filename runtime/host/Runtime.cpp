@@ -272,11 +272,11 @@ llvm::Error Runtime::registerLib(__tgt_bin_desc *Desc) {
       // Only the requires flag and data word are read (stock checks nothing
       // else of such entries; the test's have version 0).
       const auto *Begin = static_cast<const __tgt_offload_entry *>(Img.EntriesBegin ? Img.EntriesBegin
-                                                                                     : Desc->HostEntriesBegin);
-      const auto *End = static_cast<const __tgt_offload_entry *>(Img.EntriesBegin ? Img.EntriesEnd
-                                                                                   : Desc->HostEntriesEnd);
+                                                                                    : Desc->HostEntriesBegin);
+      const auto *End =
+          static_cast<const __tgt_offload_entry *>(Img.EntriesBegin ? Img.EntriesEnd : Desc->HostEntriesEnd);
       size_t Bytes = Begin && End > Begin ? static_cast<size_t>(reinterpret_cast<const char *>(End) -
-                                                                 reinterpret_cast<const char *>(Begin))
+                                                                reinterpret_cast<const char *>(Begin))
                                           : 0;
       if (Bytes % sizeof(__tgt_offload_entry) != 0 || firstUnreadable(Begin, Bytes))
         return makeError(fmt::format("malformed {}: it has no image bytes and its entries [{}, {}) are not "

@@ -61,8 +61,8 @@ std::string nullTargetPointer(bool Present);
 /// Unwinding from a declare mapper of a map-entering/-exiting/update construct.
 std::string mapperFailed(const char *Function);
 
-extern const char *const DataBeginFailed;   ///< target construct, map-entering part
-extern const char *const DataEndFailed;     ///< target construct, map-exiting part
+extern const char *const DataBeginFailed;    ///< target construct, map-entering part
+extern const char *const DataEndFailed;      ///< target construct, map-exiting part
 extern const char *const BeforeKernelFailed; ///< target construct, before the launch
 extern const char *const AfterKernelFailed;  ///< target construct, after the launch
 /// omp_target_disassociate_ptr of an item with a hold reference.
