@@ -161,8 +161,10 @@ llvm::Expected<Device *> Runtime::device(int64_t DeviceNum) {
   Device *D = Devices[N].get();
   if (auto Err = D->ensureInitialized())
     return std::move(Err);
+  // Images load when the device is first used (their constructors run
+  // then); a failure there is fatal in every entry point of stock.
   if (auto Err = ensureImagesOn(*D))
-    return std::move(Err);
+    stock::fatal(static_cast<int>(N), stock::imagesNotLoaded(N), llvm::toString(std::move(Err)));
   return D;
 }
 
@@ -196,13 +198,13 @@ llvm::Error Runtime::loadOnDevices(RegisteredImage &Image) {
     OMPSIM_TRACE_EVENT(Cat::Image, "unsupported").str("image", Image.Name);
     return llvm::Error::success(); // regions from it fall back (or fail when mandatory)
   }
-  // The default device loads at once (registration errors show at start);
-  // another device loads when it is first used, or now if it is in use.
-  int64_t DefaultDevice = resolveDeviceNumber(OMPSIM_DEVICE_DEFAULT);
+  // A device loads its images when it is first used (as stock does: a
+  // program that never offloads never runs device constructors), or now if
+  // it is in use.
   for (auto &D : Devices) {
     if (&D->plugin() != Image.Plugin)
       continue;
-    if (D->deviceNumber() != DefaultDevice && !D->isInitialized())
+    if (!D->isInitialized())
       continue;
     if (auto Err = D->loadImage(Image.Image, Image.Name, Image.Entries))
       return Err;
@@ -421,7 +423,12 @@ llvm::Error Runtime::targetKernel(int64_t DeviceNum, int32_t Teams, int32_t Thre
   KernelsRunning.fetch_sub(1);
   if (auto Err = std::move(Launched)) {
     LaunchFailure = true;
-    return Err;
+    // Device code that called exit() ends the host with its status; any
+    // other failure of the kernel (a fault, a trap, a lost device) is
+    // stock's failed target region, which aborts when offload is mandatory.
+    if (trace::fatalExitStatus(-1) >= 0)
+      return Err;
+    return stock::makeError({stock::error(stock::KernelFailed)}, llvm::toString(std::move(Err)));
   }
   for (uint64_t Block : PrivateBlocks)
     if (auto Err = D.release(Block))

@@ -129,6 +129,12 @@ std::string nullTargetPointer(bool Present) {
                            Present ? "'present' map type modifier" : "device failure or illegal mapping"));
 }
 
+std::string imagesNotLoaded(int64_t DeviceNum) {
+  return fmt::format("\"the plugin backend is in an invalid or unsupported state\" failed to load images on "
+                     "device '{}'",
+                     DeviceNum);
+}
+
 std::string mapperFailed(const char *Function) {
   // Stock ends the begin line without a period and the others with one.
   std::string_view F(Function);
@@ -140,6 +146,7 @@ const char *const DataBeginFailed = "Call to targetDataBegin failed, abort targe
 const char *const DataEndFailed = "Call to targetDataEnd failed, abort target.";
 const char *const BeforeKernelFailed = "Failed to process data before launching the kernel.";
 const char *const AfterKernelFailed = "Failed to process data after launching the kernel.";
+const char *const KernelFailed = "Executing target region abort target.";
 const char *const DisassociateHeld = "Trying to disassociate a pointer with a non-zero hold reference count";
 const char *const DisassociateNotAssociated =
     "Trying to disassociate a pointer which was not mapped via omp_target_associate_ptr";

@@ -58,6 +58,8 @@ std::string presentMotionMissing(uint64_t HostAddr, int64_t Size);
 std::string explicitExtension(uint64_t HostAddr, int64_t Size, uint64_t MappedAddr, int64_t MappedSize);
 /// getTargetPointer gave no device address: for a present item or another.
 std::string nullTargetPointer(bool Present);
+/// A device's images could not be loaded when it was first used.
+std::string imagesNotLoaded(int64_t DeviceNum);
 /// Unwinding from a declare mapper of a map-entering/-exiting/update construct.
 std::string mapperFailed(const char *Function);
 
@@ -65,6 +67,7 @@ extern const char *const DataBeginFailed;    ///< target construct, map-entering
 extern const char *const DataEndFailed;      ///< target construct, map-exiting part
 extern const char *const BeforeKernelFailed; ///< target construct, before the launch
 extern const char *const AfterKernelFailed;  ///< target construct, after the launch
+extern const char *const KernelFailed;       ///< target construct, the kernel itself
 /// omp_target_disassociate_ptr of an item with a hold reference.
 extern const char *const DisassociateHeld;
 /// omp_target_disassociate_ptr of a mapped item it did not associate.
