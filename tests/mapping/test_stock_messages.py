@@ -121,3 +121,50 @@ def test_requires_mismatch_is_stock_fatal_error_2(programs, flags, clause):
         assert r.stderr.splitlines()[0] == (
             "omptarget fatal error 2: '#pragma omp requires %s' not used consistently!" % clause), (
                 "%s:\n%s" % (backend, r.stderr))
+
+
+@pytest.fixture(scope="module")
+def lifecycle(tmp_path_factory):
+    src = os.path.join(PROGRAMS, "device_lifecycle.cpp")
+    d = tmp_path_factory.mktemp("lifecycle")
+    plain = compile_program(src, d)
+    traps = os.path.join(str(d), "traps")
+    os.mkdir(traps)
+    return {"plain": plain, "traps": compile_program(src, traps, extra=["-DCTOR_TRAPS"])}
+
+
+def test_device_constructors_run_when_the_device_is_first_used(lifecycle):
+    for backend in BACKENDS:
+        r = run(lifecycle["traps"], backend, args=["lazy"])
+        assert (r.returncode, r.stdout) == (0, "host only\n"), "%s: %s" % (backend, r.stderr)
+        r = run(lifecycle["traps"], backend, args=["ctor"])
+        assert r.returncode < 0 and "not reached" not in r.stdout, "%s: %d %s" % (backend, r.returncode, r.stderr)
+        if backend == "sim":  # its own process: stock's fatal line, then ompsim's
+            lines = r.stderr.splitlines()
+            assert lines[0] == ("omptarget fatal error 0: \"the plugin backend is in an invalid or unsupported "
+                                "state\" failed to load images on device '0'"), r.stderr
+            assert len(ompsim_lines(r.stderr)) == 1 and "SIGILL" in lines[1], r.stderr
+
+
+def test_trapping_kernel_fails_its_target_region_and_aborts(lifecycle):
+    # The host plugins run the kernel in the process: the trap kills it. sim
+    # reports the failed region as stock does for a GPU, and aborts.
+    for backend in ("host-upstream", "ours-host"):
+        r = run(lifecycle["plain"], backend, args=["trap"])
+        assert r.returncode == -signal.SIGILL, "%s: %d %s" % (backend, r.returncode, r.stderr)
+    r = run(lifecycle["plain"], "sim", args=["trap"])
+    assert r.returncode == -signal.SIGABRT, r.stderr
+    assert "not reached" not in r.stdout
+    lines = r.stderr.splitlines()
+    assert lines[:2] == [
+        "omptarget error: Executing target region abort target.",
+        "omptarget error: Consult https://openmp.llvm.org/design/Runtimes.html for debugging options."], r.stderr
+    assert re.match(r"device_lifecycle\.cpp:\d+:\d+: omptarget fatal error 1: failure of target construct "
+                    r"while offloading is mandatory$", lines[2]), r.stderr
+    assert lines[3].startswith("ompsim: device 0: kernel ") and "illegal instruction (SIGILL)" in lines[3]
+
+
+def test_freed_device_block_comes_back_as_with_stock(lifecycle):
+    for backend in ("host-upstream", "ours-host"):
+        r = run(lifecycle["plain"], backend, args=["reuse"])
+        assert (r.returncode, r.stdout) == (0, "same block: 1\n"), "%s: %s" % (backend, r.stderr)
