@@ -203,7 +203,10 @@ llvm::Expected<MapClauseProcessor::Mapped> MapClauseProcessor::mapOne(const MapA
     // New means allocated by this construct (a member allocated with its
     // parent included); data that was present before is not copied again.
     bool IsNew = Fresh.count(&E) != 0;
-    if (CopyTo && (Always || IsNew) && !E.isInfinite() && Found.Contained)
+    // Memory given by omp_target_associate_ptr moves with `always` as any
+    // other (stock); images' permanent entries (globals, functions) do not.
+    bool Movable = !E.isInfinite() || E.Associated;
+    if (CopyTo && (Always || IsNew) && Movable && Found.Contained)
       if (auto Err = copyToDevice(E, Begin, Size))
         return std::move(Err);
     OMPSIM_TRACE_EVENT(Cat::Map, "enter")
@@ -214,6 +217,10 @@ llvm::Expected<MapClauseProcessor::Mapped> MapClauseProcessor::mapOne(const MapA
         .hex("type", static_cast<uint64_t>(Arg.Type))
         .str("refcount", E.isInfinite() ? std::string("inf") : std::to_string(E.totalRef()))
         .num("new", 0);
+    return Out;
+  }
+  if (UnifiedShared && !has(Arg.Type, flag::Close)) {
+    Out.TgtBegin = Begin; // the host's memory is the device's
     return Out;
   }
   if (has(Arg.Type, flag::Present))
@@ -419,7 +426,7 @@ llvm::Error MapClauseProcessor::exitList(const std::vector<MapArg> &Args, bool F
     MapLookup Found = Table.lookup(Begin, Size);
     bool Present = Found.Entry && (Found.Contained || (Implicit && Found.Extends));
     if (!Present) {
-      if (has(Arg.Type, flag::Present) && (Size != 0 || !Found.Entry))
+      if (has(Arg.Type, flag::Present) && (Size != 0 || !Found.Entry) && !UnifiedShared)
         return missingPresent(Arg, "released");
       continue; // nothing to release (zero-length or never mapped)
     }
@@ -441,8 +448,8 @@ llvm::Error MapClauseProcessor::exitList(const std::vector<MapArg> &Args, bool F
     } else if (Hold && UpdateRef && E.HoldRef > 0) {
       --E.HoldRef;
     }
-    if (has(Arg.Type, flag::From) && (Last || has(Arg.Type, flag::Always)) && !E.isInfinite() &&
-        Found.Contained)
+    if (has(Arg.Type, flag::From) && (Last || has(Arg.Type, flag::Always)) &&
+        (!E.isInfinite() || (E.Associated && has(Arg.Type, flag::Always))) && Found.Contained)
       if (auto Err = copyFromDevice(E, Begin, Size))
         return Err;
     OMPSIM_TRACE_EVENT(Cat::Map, "exit")
@@ -486,6 +493,8 @@ llvm::Error MapClauseProcessor::updateList(const std::vector<MapArg> &Args) {
 llvm::Error MapClauseProcessor::updateContiguous(const MapArg &Arg, uintptr_t Begin, uint64_t Size) {
   MapLookup Found = Table.lookup(Begin, Size);
   if (!Found.Entry || !Found.Contained) {
+    // Unlike a map clause, a motion clause's `present` holds under unified
+    // shared memory too (stock).
     if (has(Arg.Type, flag::Present)) {
       MapArg Piece = Arg;
       Piece.Begin = reinterpret_cast<void *>(Begin);

@@ -168,6 +168,13 @@ llvm::Expected<Device *> Runtime::device(int64_t DeviceNum) {
   return D;
 }
 
+bool Runtime::unifiedSharedMemoryOn(Device &D) {
+  std::lock_guard<std::recursive_mutex> Guard(Lock);
+  // Only the host plugin's devices share the host's memory; sim refuses the
+  // requirement when the image registers.
+  return (Requires & OMPSIM_REQ_UNIFIED_SHARED_MEMORY) && D.plugin().name() == "host";
+}
+
 void Runtime::registerRequires(int64_t Flags) {
   std::lock_guard<std::recursive_mutex> Guard(Lock);
   // The first registration sets the flags; every later one must agree on
@@ -410,6 +417,7 @@ llvm::Error Runtime::targetKernel(int64_t DeviceNum, int32_t Teams, int32_t Thre
 
   std::lock_guard<std::recursive_mutex> TableLock(D.mappingTable().mutex());
   MapClauseProcessor Processor(D.mappingTable(), D);
+  Processor.setUnifiedSharedMemory(unifiedSharedMemoryOn(D));
   LaunchFailure = false; // map errors are always fatal
   if (auto Err = Processor.enter(MapArgs, nullptr))
     return stock::addLine(stock::addLine(std::move(Err), stock::error(stock::DataBeginFailed)),
@@ -453,6 +461,7 @@ llvm::Error Runtime::targetData(DataOp Op, int64_t DeviceNum, std::vector<MapArg
   Device &D = **Dev;
   std::lock_guard<std::recursive_mutex> TableLock(D.mappingTable().mutex());
   MapClauseProcessor Processor(D.mappingTable(), D);
+  Processor.setUnifiedSharedMemory(unifiedSharedMemoryOn(D));
   switch (Op) {
   case DataOp::Begin:
     return Processor.enter(Args, ArgsBase);

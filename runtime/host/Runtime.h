@@ -42,6 +42,9 @@ public:
   llvm::Error unregisterLib(__tgt_bin_desc *Desc);
   /// Records `Requires` flags (from an entry or __tgt_register_requires).
   void registerRequires(int64_t Flags);
+  /// Whether `requires unified_shared_memory` is in force on `D`: registered,
+  /// and `D` shares the host's memory.
+  bool unifiedSharedMemoryOn(Device &D);
 
   /// Loads the plugins on first use (none when offload is disabled).
   llvm::Error ensurePlugins();

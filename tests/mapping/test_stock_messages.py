@@ -168,3 +168,11 @@ def test_freed_device_block_comes_back_as_with_stock(lifecycle):
     for backend in ("host-upstream", "ours-host"):
         r = run(lifecycle["plain"], backend, args=["reuse"])
         assert (r.returncode, r.stdout) == (0, "same block: 1\n"), "%s: %s" % (backend, r.stderr)
+
+
+def test_unified_shared_memory_counts_unmapped_data_present(tmp_path):
+    exe = compile_program(os.path.join(PROGRAMS, "usm_present.c"), tmp_path)
+    for backend in ("host-upstream", "ours-host"):  # sim refuses the requirement by design
+        r = run(exe, backend)
+        assert (r.returncode, r.stdout) == (0, "I=2 X=11 present=1\n"), "%s: %s" % (backend, r.stderr)
+        assert "omptarget" not in r.stderr and ompsim_lines(r.stderr) == [], r.stderr
