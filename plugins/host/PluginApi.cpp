@@ -83,16 +83,41 @@ public:
     std::lock_guard<std::mutex> Lock(Mu);
     Live[reinterpret_cast<uintptr_t>(P)] = Bytes;
   }
-  /// Removes the allocation starting at `P`; else says why `P` cannot be freed.
-  Status remove(void *P) {
+  /// Removes the allocation starting at `P` and keeps it for the next
+  /// request of its size when it is small (`Kept`); else says why `P`
+  /// cannot be freed.
+  Status remove(void *P, bool &Kept) {
     std::lock_guard<std::mutex> Lock(Mu);
     auto A = reinterpret_cast<uintptr_t>(P);
-    if (Live.erase(A))
+    Kept = false;
+    if (auto It = Live.find(A); It != Live.end()) {
+      std::vector<void *> &Free = Freed[It->second];
+      if (It->second <= kMaxKeptBytes && Free.size() < kMaxKeptPerSize) {
+        Free.push_back(P);
+        Kept = true;
+      }
+      Live.erase(It);
       return {};
+    }
     if (auto C = containing(A))
       return hex(A) + " is inside the device allocation at " + hex(C->first) + " (" +
              std::to_string(C->second) + " bytes), not its start";
     return hex(A) + " is not a live device allocation (never allocated, or already freed)";
+  }
+  /// The block of `Bytes` freed last, taken back; null when there is none.
+  /// Stock's host plugin gets its memory from malloc, whose per-thread cache
+  /// hands a freed small block to the next request of its size; programs
+  /// written against stock observe that (LLVM's mapping/low_alignment.c reads
+  /// a block's earlier contents), so this device does the same, whatever
+  /// else the process allocates in between.
+  void *takeFreed(size_t Bytes) {
+    std::lock_guard<std::mutex> Lock(Mu);
+    auto It = Freed.find(Bytes);
+    if (It == Freed.end() || It->second.empty())
+      return nullptr;
+    void *P = It->second.back();
+    It->second.pop_back();
+    return P;
   }
   /// The allocation holding address `a`, if any: {start, bytes}.
   std::optional<std::pair<uintptr_t, size_t>> find(uintptr_t A) {
@@ -115,8 +140,11 @@ private:
     std::snprintf(Buf, sizeof Buf, "%#lx", static_cast<unsigned long>(A));
     return Buf;
   }
+  /// malloc's per-thread cache limits (glibc: 7 blocks a size, up to 1032 bytes).
+  static constexpr size_t kMaxKeptBytes = 1032, kMaxKeptPerSize = 7;
   std::mutex Mu;
   std::map<uintptr_t, size_t> Live;
+  std::map<size_t, std::vector<void *>> Freed; ///< bytes -> blocks, last freed at the back
 };
 
 Allocations &allocations() {
@@ -306,9 +334,14 @@ void *__tgt_rtl_data_alloc(int32_t Device, int64_t Size, void *, int32_t) {
                      " bytes: larger than any address space");
     return nullptr;
   }
-  // Cache-line alignment: device data may hold any type, atomics included.
+  // malloc, as stock's host plugin: its 16-byte alignment suits every type
+  // (16-byte atomics included), and a block freed and asked for again comes
+  // back the same way, which programs written against stock observe (LLVM's
+  // mapping/low_alignment.c reads a block's earlier contents).
   size_t Bytes = static_cast<size_t>(Size > 0 ? Size : 1);
-  void *P = std::aligned_alloc(64, (Bytes + 63) & ~size_t(63));
+  void *P = allocations().takeFreed(Bytes);
+  if (!P)
+    P = std::malloc(Bytes);
   if (!P) {
     fail(Device, "host plugin: cannot allocate " + std::to_string(Size) + " bytes");
     return nullptr;
@@ -322,9 +355,11 @@ int32_t __tgt_rtl_data_delete(int32_t Device, void *TgtPtr, int32_t) {
     return badDevice(Device);
   if (!TgtPtr)
     return OMPSIM_OFFLOAD_SUCCESS;
-  if (Status Why = allocations().remove(TgtPtr); !Why.empty())
+  bool Kept;
+  if (Status Why = allocations().remove(TgtPtr, Kept); !Why.empty())
     return fail(Device, "host plugin: cannot free " + Why);
-  std::free(TgtPtr);
+  if (!Kept)
+    std::free(TgtPtr);
   return OMPSIM_OFFLOAD_SUCCESS;
 }
 

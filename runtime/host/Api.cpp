@@ -1,8 +1,10 @@
 // The libomptarget ABI (clang-22) and the omp_* device API: thin wrappers
 // over Runtime. This is the only place an llvm::Error becomes a return code
 // or a fatal "ompsim: ..." line.
+#include "ApiHelpers.h"
 #include "RectCopy.h"
 #include "Runtime.h"
+#include "StockMessages.h"
 
 #include "ompsim/Trace.h"
 #include "ompsim/offload_abi.h"
@@ -23,13 +25,25 @@ constexpr int OffloadFail = OMPSIM_OFFLOAD_FAIL;
 
 [[noreturn]] void fatal(llvm::Error Err) { Runtime::fatal(llvm::toString(std::move(Err))); }
 
-void dataCall(DataOp Op, int64_t DeviceNum, int32_t N, void **Bases, void **Begins, int64_t *Sizes,
-              int64_t *Types, void **Names, void **Mappers) {
+/// A failed construct: one stock reports in its own words gets stock's lines
+/// (and abort), any other the "ompsim: ..." line.
+[[noreturn]] void failConstruct(llvm::Error Err, const ompsim_ident *Loc) {
+  llvm::handleAllErrors(
+      std::move(Err),
+      [&](stock::StockError &E) {
+        stock::failTargetConstruct(E, Loc, [&] { dumpMappingTables(stderr, stock::blockLocation(Loc)); });
+      },
+      [](const llvm::ErrorInfoBase &E) { Runtime::fatal(E.message()); });
+  std::abort(); // not reached: both handlers end the process
+}
+
+void dataCall(const ompsim_ident *Loc, DataOp Op, int64_t DeviceNum, int32_t N, void **Bases, void **Begins,
+              int64_t *Sizes, int64_t *Types, void **Names, void **Mappers) {
   auto Args = makeMapArgs(N, Bases, Begins, Sizes, reinterpret_cast<const int64_t *>(Types), Names, Mappers);
   // Map errors (a missing present item, an extended section, a device copy
   // failure) are fatal whatever OMP_TARGET_OFFLOAD says, as upstream does.
   if (auto Err = Runtime::get().targetData(Op, DeviceNum, std::move(Args), Bases))
-    fatal(std::move(Err));
+    failConstruct(std::move(Err), Loc);
 }
 
 /// Device for an omp_* call: null for the host; `Ok` false for an invalid one.
@@ -79,7 +93,7 @@ int __tgt_target_kernel(ompsim_ident *Loc, int64_t DeviceNum, int32_t Teams, int
   bool LaunchFailure = false;
   if (auto Err = Rt.targetKernel(DeviceNum, Teams, Threads, RegionId, Args, LaunchFailure)) {
     if (!LaunchFailure || Rt.policy() == OffloadPolicy::Mandatory)
-      fatal(std::move(Err));
+      failConstruct(std::move(Err), Loc);
     // Not mandatory: clang's code runs the host version of the region.
     OMPSIM_TRACE_EVENT(Cat::Launch, "fallback").str("reason", llvm::toString(std::move(Err)));
     return OffloadFail;
@@ -104,59 +118,61 @@ void __kmpc_push_target_tripcount(int64_t DeviceNum, uint64_t Count) {
 
 // ---- target data -----------------------------------------------------------
 
-void __tgt_target_data_begin_mapper(ompsim_ident *, int64_t DeviceNum, int32_t N, void **Bases, void **Begins,
-                                    int64_t *Sizes, int64_t *Types, void **Names, void **Mappers) {
-  dataCall(DataOp::Begin, DeviceNum, N, Bases, Begins, Sizes, Types, Names, Mappers);
+void __tgt_target_data_begin_mapper(ompsim_ident *Loc, int64_t DeviceNum, int32_t N, void **Bases,
+                                    void **Begins, int64_t *Sizes, int64_t *Types, void **Names,
+                                    void **Mappers) {
+  dataCall(Loc, DataOp::Begin, DeviceNum, N, Bases, Begins, Sizes, Types, Names, Mappers);
 }
 void __tgt_target_data_begin_nowait_mapper(ompsim_ident *Loc, int64_t DeviceNum, int32_t N, void **Bases,
                                            void **Begins, int64_t *Sizes, int64_t *Types, void **Names,
                                            void **Mappers, int32_t, void *, int32_t, void *) {
-  dataCall(DataOp::Begin, DeviceNum, N, Bases, Begins, Sizes, Types, Names, Mappers);
+  dataCall(Loc, DataOp::Begin, DeviceNum, N, Bases, Begins, Sizes, Types, Names, Mappers);
 }
 void __tgt_target_data_begin(int64_t DeviceNum, int32_t N, void **Bases, void **Begins, int64_t *Sizes,
                              int64_t *Types) {
-  dataCall(DataOp::Begin, DeviceNum, N, Bases, Begins, Sizes, Types, nullptr, nullptr);
+  dataCall(nullptr, DataOp::Begin, DeviceNum, N, Bases, Begins, Sizes, Types, nullptr, nullptr);
 }
 void __tgt_target_data_begin_nowait(int64_t DeviceNum, int32_t N, void **Bases, void **Begins, int64_t *Sizes,
                                     int64_t *Types, int32_t, void *, int32_t, void *) {
-  dataCall(DataOp::Begin, DeviceNum, N, Bases, Begins, Sizes, Types, nullptr, nullptr);
+  dataCall(nullptr, DataOp::Begin, DeviceNum, N, Bases, Begins, Sizes, Types, nullptr, nullptr);
 }
 
-void __tgt_target_data_end_mapper(ompsim_ident *, int64_t DeviceNum, int32_t N, void **Bases, void **Begins,
-                                  int64_t *Sizes, int64_t *Types, void **Names, void **Mappers) {
-  dataCall(DataOp::End, DeviceNum, N, Bases, Begins, Sizes, Types, Names, Mappers);
+void __tgt_target_data_end_mapper(ompsim_ident *Loc, int64_t DeviceNum, int32_t N, void **Bases,
+                                  void **Begins, int64_t *Sizes, int64_t *Types, void **Names,
+                                  void **Mappers) {
+  dataCall(Loc, DataOp::End, DeviceNum, N, Bases, Begins, Sizes, Types, Names, Mappers);
 }
-void __tgt_target_data_end_nowait_mapper(ompsim_ident *, int64_t DeviceNum, int32_t N, void **Bases,
+void __tgt_target_data_end_nowait_mapper(ompsim_ident *Loc, int64_t DeviceNum, int32_t N, void **Bases,
                                          void **Begins, int64_t *Sizes, int64_t *Types, void **Names,
                                          void **Mappers, int32_t, void *, int32_t, void *) {
-  dataCall(DataOp::End, DeviceNum, N, Bases, Begins, Sizes, Types, Names, Mappers);
+  dataCall(Loc, DataOp::End, DeviceNum, N, Bases, Begins, Sizes, Types, Names, Mappers);
 }
 void __tgt_target_data_end(int64_t DeviceNum, int32_t N, void **Bases, void **Begins, int64_t *Sizes,
                            int64_t *Types) {
-  dataCall(DataOp::End, DeviceNum, N, Bases, Begins, Sizes, Types, nullptr, nullptr);
+  dataCall(nullptr, DataOp::End, DeviceNum, N, Bases, Begins, Sizes, Types, nullptr, nullptr);
 }
 void __tgt_target_data_end_nowait(int64_t DeviceNum, int32_t N, void **Bases, void **Begins, int64_t *Sizes,
                                   int64_t *Types, int32_t, void *, int32_t, void *) {
-  dataCall(DataOp::End, DeviceNum, N, Bases, Begins, Sizes, Types, nullptr, nullptr);
+  dataCall(nullptr, DataOp::End, DeviceNum, N, Bases, Begins, Sizes, Types, nullptr, nullptr);
 }
 
-void __tgt_target_data_update_mapper(ompsim_ident *, int64_t DeviceNum, int32_t N, void **Bases,
+void __tgt_target_data_update_mapper(ompsim_ident *Loc, int64_t DeviceNum, int32_t N, void **Bases,
                                      void **Begins, int64_t *Sizes, int64_t *Types, void **Names,
                                      void **Mappers) {
-  dataCall(DataOp::Update, DeviceNum, N, Bases, Begins, Sizes, Types, Names, Mappers);
+  dataCall(Loc, DataOp::Update, DeviceNum, N, Bases, Begins, Sizes, Types, Names, Mappers);
 }
-void __tgt_target_data_update_nowait_mapper(ompsim_ident *, int64_t DeviceNum, int32_t N, void **Bases,
+void __tgt_target_data_update_nowait_mapper(ompsim_ident *Loc, int64_t DeviceNum, int32_t N, void **Bases,
                                             void **Begins, int64_t *Sizes, int64_t *Types, void **Names,
                                             void **Mappers, int32_t, void *, int32_t, void *) {
-  dataCall(DataOp::Update, DeviceNum, N, Bases, Begins, Sizes, Types, Names, Mappers);
+  dataCall(Loc, DataOp::Update, DeviceNum, N, Bases, Begins, Sizes, Types, Names, Mappers);
 }
 void __tgt_target_data_update(int64_t DeviceNum, int32_t N, void **Bases, void **Begins, int64_t *Sizes,
                               int64_t *Types) {
-  dataCall(DataOp::Update, DeviceNum, N, Bases, Begins, Sizes, Types, nullptr, nullptr);
+  dataCall(nullptr, DataOp::Update, DeviceNum, N, Bases, Begins, Sizes, Types, nullptr, nullptr);
 }
 void __tgt_target_data_update_nowait(int64_t DeviceNum, int32_t N, void **Bases, void **Begins,
                                      int64_t *Sizes, int64_t *Types, int32_t, void *, int32_t, void *) {
-  dataCall(DataOp::Update, DeviceNum, N, Bases, Begins, Sizes, Types, nullptr, nullptr);
+  dataCall(nullptr, DataOp::Update, DeviceNum, N, Bases, Begins, Sizes, Types, nullptr, nullptr);
 }
 
 // ---- declare mapper --------------------------------------------------------
@@ -219,7 +235,10 @@ int omp_target_is_present(const void *Ptr, int DeviceNum) {
   if (!D)
     return 1;
   std::lock_guard<std::recursive_mutex> Lock(D->mappingTable().mutex());
-  return D->mappingTable().lookup(reinterpret_cast<uintptr_t>(Ptr), 0).Entry != nullptr;
+  // One byte, as stock: a zero-length lookup would also find a block whose
+  // base lies before `Ptr` (a section's array, a struct's padding) though
+  // the storage at `Ptr` is not mapped.
+  return D->mappingTable().lookup(reinterpret_cast<uintptr_t>(Ptr), 1).Entry != nullptr;
 }
 
 int omp_target_is_accessible(const void *Ptr, size_t Size, int DeviceNum) {
@@ -338,9 +357,20 @@ int omp_target_disassociate_ptr(const void *HostPtr, int DeviceNum) {
     return OffloadFail;
   std::lock_guard<std::recursive_mutex> Lock(D->mappingTable().mutex());
   MapLookup Found = D->mappingTable().lookup(reinterpret_cast<uintptr_t>(HostPtr), 0);
-  if (!Found.Entry || !Found.Entry->Associated ||
-      Found.Entry->HstBegin != reinterpret_cast<uintptr_t>(HostPtr))
+  // Stock's checks and reports, in its order: the hold count first (OpenACC's
+  // acc_unmap_data rule), then how the entry was made.
+  if (!Found.Entry || Found.Entry->HstBegin != reinterpret_cast<uintptr_t>(HostPtr)) {
+    stock::print(stock::error(stock::AssociationNotFound));
     return OffloadFail;
+  }
+  if (Found.Entry->HoldRef != 0) {
+    stock::print(stock::error(stock::DisassociateHeld));
+    return OffloadFail;
+  }
+  if (!Found.Entry->Associated) {
+    stock::print(stock::error(stock::DisassociateNotAssociated));
+    return OffloadFail;
+  }
   D->mappingTable().erase(*Found.Entry);
   return OffloadSuccess;
 }

@@ -7,6 +7,9 @@
 
 #include "ompsim/Trace.h"
 
+#include <cstdio>
+#include <string>
+
 namespace ompsim::host {
 
 /// The device an omp_*-style routine names: null for the initial device (the
@@ -25,5 +28,9 @@ inline Device *apiDeviceOrHost(int64_t DeviceNum, bool &Ok) {
 /// True when the device's memory is the host's own (the in-process host
 /// plugin): host pointers are valid on it and its pointers on the host.
 inline bool sharesHostAddressSpace(Device &D) { return D.plugin().name() == "host"; }
+
+/// Prints every device's mapping table to `Out` in stock's info format, the
+/// header naming the block `Where` ("file:line:col").
+void dumpMappingTables(std::FILE *Out, const std::string &Where);
 
 } // namespace ompsim::host

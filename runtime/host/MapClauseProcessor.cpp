@@ -3,6 +3,7 @@
 // pointers, struct members, declare mappers and non-contiguous updates.
 #include "MapClauseProcessor.h"
 #include "MapFlags.h"
+#include "StockMessages.h"
 
 #include "ompsim/HostSymbolizer.h"
 #include "ompsim/Trace.h"
@@ -89,8 +90,20 @@ std::vector<MapArg> MapClauseProcessor::runMapper(const MapArg &Arg) {
 }
 
 llvm::Error MapClauseProcessor::missingPresent(const MapArg &Arg, const char *When) {
-  return makeError(fmt::format("{} is not present on device {} ({} with the present modifier)", describe(Arg),
-                               Memory.deviceNumber(), When));
+  // Stock's lines: the message names the item; a map-entering construct adds
+  // getTargetPointer's report (exits and updates return at once).
+  auto Addr = reinterpret_cast<uint64_t>(Arg.Begin);
+  std::vector<std::string> Lines;
+  if (std::string_view(When) == "updated") {
+    Lines.push_back(stock::presentMotionMissing(Addr, Arg.Size));
+  } else {
+    Lines.push_back(stock::presentMissing(Addr, Arg.Size));
+    if (std::string_view(When) == "mapped")
+      Lines.push_back(stock::nullTargetPointer(/*Present=*/true));
+  }
+  return stock::makeError(std::move(Lines),
+                          fmt::format("{} is not present on device {} ({} with the present modifier)",
+                                      describe(Arg), Memory.deviceNumber(), When));
 }
 
 llvm::Error MapClauseProcessor::checkMapTypes(const std::vector<MapArg> &Args, const char *Construct,
@@ -163,16 +176,26 @@ llvm::Expected<MapClauseProcessor::Mapped> MapClauseProcessor::mapOne(const MapA
   MapLookup Found = Table.lookup(Begin, Size);
   // An implicit item that overlaps a mapped block uses that block (a
   // variable captured in a region whose mapped part is a section of it).
-  if (Found.Extends && !has(Arg.Type, flag::Implicit))
-    return makeError(
+  if (Found.Extends && !has(Arg.Type, flag::Implicit)) {
+    bool Present = has(Arg.Type, flag::Present);
+    std::vector<std::string> Lines{
+        stock::explicitExtension(Begin, Arg.Size, Found.Entry->HstBegin, Found.Entry->size())};
+    if (Present)
+      Lines.push_back(stock::presentMissing(Begin, Arg.Size));
+    Lines.push_back(stock::nullTargetPointer(Present));
+    return stock::makeError(
+        std::move(Lines),
         fmt::format("{} extends the mapped block at host address {} ({} bytes) on device {}; OpenMP does not "
                     "allow a mapped section to grow",
                     describe(Arg), hostAddressForMessage(Found.Entry->HstBegin), Found.Entry->size(),
                     Memory.deviceNumber()));
+  }
   Mapped Out;
   if (Found.Entry) {
     MapEntry &E = *Found.Entry;
-    if (UpdateRef && !E.isInfinite())
+    // The hold count is kept even beside an infinite dynamic count (an
+    // associated pointer), so omp_target_disassociate_ptr can refuse it.
+    if (UpdateRef && (Hold || !E.isInfinite()))
       ++(Hold ? E.HoldRef : E.DynamicRef);
     Out.Entry = &E;
     Out.TgtBegin = E.translate(Begin);
@@ -180,7 +203,10 @@ llvm::Expected<MapClauseProcessor::Mapped> MapClauseProcessor::mapOne(const MapA
     // New means allocated by this construct (a member allocated with its
     // parent included); data that was present before is not copied again.
     bool IsNew = Fresh.count(&E) != 0;
-    if (CopyTo && (Always || IsNew) && !E.isInfinite() && Found.Contained)
+    // Memory given by omp_target_associate_ptr moves with `always` as any
+    // other (stock); images' permanent entries (globals, functions) do not.
+    bool Movable = !E.isInfinite() || E.Associated;
+    if (CopyTo && (Always || IsNew) && Movable && Found.Contained)
       if (auto Err = copyToDevice(E, Begin, Size))
         return std::move(Err);
     OMPSIM_TRACE_EVENT(Cat::Map, "enter")
@@ -191,6 +217,10 @@ llvm::Expected<MapClauseProcessor::Mapped> MapClauseProcessor::mapOne(const MapA
         .hex("type", static_cast<uint64_t>(Arg.Type))
         .str("refcount", E.isInfinite() ? std::string("inf") : std::to_string(E.totalRef()))
         .num("new", 0);
+    return Out;
+  }
+  if (UnifiedShared && !has(Arg.Type, flag::Close)) {
+    Out.TgtBegin = Begin; // the host's memory is the device's
     return Out;
   }
   if (has(Arg.Type, flag::Present))
@@ -265,7 +295,7 @@ llvm::Error MapClauseProcessor::enterList(const std::vector<MapArg> &Args, void 
       continue; // passed by value at launch
     if (Arg.Mapper) {
       if (auto Err = enterList(runMapper(Arg), nullptr, /*fromMapper=*/true))
-        return Err;
+        return stock::addLine(std::move(Err), stock::mapperFailed("targetDataBegin"));
       continue;
     }
     if (has(Arg.Type, flag::Attach)) {
@@ -387,7 +417,7 @@ llvm::Error MapClauseProcessor::exitList(const std::vector<MapArg> &Args, bool F
       continue; // attachment happens on entry only
     if (Arg.Mapper) {
       if (auto Err = exitList(runMapper(Arg), /*fromMapper=*/true))
-        return Err;
+        return stock::addLine(std::move(Err), stock::mapperFailed("targetDataEnd"));
       continue;
     }
     auto Begin = reinterpret_cast<uintptr_t>(Arg.Begin);
@@ -396,7 +426,7 @@ llvm::Error MapClauseProcessor::exitList(const std::vector<MapArg> &Args, bool F
     MapLookup Found = Table.lookup(Begin, Size);
     bool Present = Found.Entry && (Found.Contained || (Implicit && Found.Extends));
     if (!Present) {
-      if (has(Arg.Type, flag::Present) && (Size != 0 || !Found.Entry))
+      if (has(Arg.Type, flag::Present) && (Size != 0 || !Found.Entry) && !UnifiedShared)
         return missingPresent(Arg, "released");
       continue; // nothing to release (zero-length or never mapped)
     }
@@ -415,9 +445,11 @@ llvm::Error MapClauseProcessor::exitList(const std::vector<MapArg> &Args, bool F
         Mine = 1; // `Delete` resets the count so the release below drops it
       if (UpdateRef && Mine > 0)
         --Mine;
+    } else if (Hold && UpdateRef && E.HoldRef > 0) {
+      --E.HoldRef;
     }
-    if (has(Arg.Type, flag::From) && (Last || has(Arg.Type, flag::Always)) && !E.isInfinite() &&
-        Found.Contained)
+    if (has(Arg.Type, flag::From) && (Last || has(Arg.Type, flag::Always)) &&
+        (!E.isInfinite() || (E.Associated && has(Arg.Type, flag::Always))) && Found.Contained)
       if (auto Err = copyFromDevice(E, Begin, Size))
         return Err;
     OMPSIM_TRACE_EVENT(Cat::Map, "exit")
@@ -443,7 +475,7 @@ llvm::Error MapClauseProcessor::updateList(const std::vector<MapArg> &Args) {
       continue;
     if (Arg.Mapper && !has(Arg.Type, flag::NonContig)) {
       if (auto Err = updateList(runMapper(Arg)))
-        return Err;
+        return stock::addLine(std::move(Err), stock::mapperFailed("targetDataUpdate"));
       continue;
     }
     if (has(Arg.Type, flag::NonContig)) {
@@ -461,6 +493,8 @@ llvm::Error MapClauseProcessor::updateList(const std::vector<MapArg> &Args) {
 llvm::Error MapClauseProcessor::updateContiguous(const MapArg &Arg, uintptr_t Begin, uint64_t Size) {
   MapLookup Found = Table.lookup(Begin, Size);
   if (!Found.Entry || !Found.Contained) {
+    // Unlike a map clause, a motion clause's `present` holds under unified
+    // shared memory too (stock).
     if (has(Arg.Type, flag::Present)) {
       MapArg Piece = Arg;
       Piece.Begin = reinterpret_cast<void *>(Begin);

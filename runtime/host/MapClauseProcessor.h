@@ -63,6 +63,12 @@ class MapClauseProcessor {
 public:
   MapClauseProcessor(MappingTable &Table, DeviceMemory &Memory) : Table(Table), Memory(Memory) {}
 
+  /// Under `requires unified_shared_memory` on a device that shares the
+  /// host's memory, an item that is not mapped already stays in host memory
+  /// (no device copy, no reference count) unless it has the `close`
+  /// modifier, and counts as present, as with stock. Off by default.
+  void setUnifiedSharedMemory(bool On) { UnifiedShared = On; }
+
   /// Enter: maps every item (allocate, count, copy `to`, attach pointers).
   /// For RETURN_PARAM items (use_device_ptr/addr) writes the device base
   /// address into `argsBase[i]` when `ArgsBase` is non-null.
@@ -123,6 +129,7 @@ private:
 
   MappingTable &Table;
   DeviceMemory &Memory;
+  bool UnifiedShared = false;       ///< see setUnifiedSharedMemory
   std::set<const MapEntry *> Fresh; ///< entries created by this processor
   /// Host ranges allocated by the current enter (pointer attachment happens
   /// only when the pointer or its pointee is among them, or `always`).

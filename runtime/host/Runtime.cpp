@@ -1,5 +1,6 @@
 // Runtime: registration, plugin/device numbering, and the target operations.
 #include "Runtime.h"
+#include "StockMessages.h"
 
 #include "ompsim/Config.h"
 #include "ompsim/HostSymbolizer.h"
@@ -16,6 +17,7 @@
 
 #include <dlfcn.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -178,14 +180,33 @@ llvm::Expected<Device *> Runtime::device(int64_t DeviceNum) {
   Device *D = Devices[N].get();
   if (auto Err = D->ensureInitialized())
     return std::move(Err);
+  // Images load when the device is first used (their constructors run
+  // then); a failure there is fatal in every entry point of stock.
   if (auto Err = ensureImagesOn(*D))
-    return std::move(Err);
+    stock::fatal(static_cast<int>(N), stock::imagesNotLoaded(N), llvm::toString(std::move(Err)));
   return D;
+}
+
+bool Runtime::unifiedSharedMemoryOn(Device &D) {
+  std::lock_guard<std::recursive_mutex> Guard(Lock);
+  // Only the host plugin's devices share the host's memory; sim refuses the
+  // requirement when the image registers.
+  return (Requires & OMPSIM_REQ_UNIFIED_SHARED_MEMORY) && D.plugin().name() == "host";
 }
 
 void Runtime::registerRequires(int64_t Flags) {
   std::lock_guard<std::recursive_mutex> Guard(Lock);
-  Requires |= Flags;
+  // The first registration sets the flags; every later one must agree on
+  // each clause stock checks (a fatal error there, as with stock).
+  if (Requires == 0) {
+    Requires = Flags;
+  } else if (std::string Mismatch = stock::requiresMismatch(Requires, Flags); !Mismatch.empty()) {
+    stock::fatal(2, Mismatch,
+                 fmt::format("translation units of {} were compiled with different '#pragma omp requires' "
+                             "clauses (flags {:#x}, then {:#x}); use the same ones in every file",
+                             program_invocation_name ? program_invocation_name : "the program", Requires,
+                             Flags));
+  }
   OMPSIM_TRACE_EVENT(Cat::Image, "requires").hex("flags", static_cast<uint64_t>(Flags));
 }
 
@@ -203,13 +224,13 @@ llvm::Error Runtime::loadOnDevices(RegisteredImage &Image) {
     OMPSIM_TRACE_EVENT(Cat::Image, "unsupported").str("image", Image.Name);
     return llvm::Error::success(); // regions from it fall back (or fail when mandatory)
   }
-  // The default device loads at once (registration errors show at start);
-  // another device loads when it is first used, or now if it is in use.
-  int64_t DefaultDevice = resolveDeviceNumber(OMPSIM_DEVICE_DEFAULT);
+  // A device loads its images when it is first used (as stock does: a
+  // program that never offloads never runs device constructors), or now if
+  // it is in use.
   for (auto &D : Devices) {
     if (&D->plugin() != Image.Plugin)
       continue;
-    if (D->deviceNumber() != DefaultDevice && !D->isInitialized())
+    if (!D->isInitialized())
       continue;
     if (auto Err = D->loadImage(Image.Image, Image.Name, Image.Entries))
       return Err;
@@ -274,6 +295,29 @@ llvm::Error Runtime::registerLib(__tgt_bin_desc *Desc) {
   for (int32_t I = 0; I < Desc->NumDeviceImages; ++I) {
     const __tgt_device_image &Img = Desc->DeviceImages[I];
     std::string Name = fmt::format("device image {} of {}", I, Owner);
+    // No bytes at all: a descriptor that carries only its entries (LLVM's
+    // offloading/requires.c registers its `requires` flags so). Stock takes
+    // the flags and no plugin takes the image; so does ompsim.
+    if (!Img.ImageStart && !Img.ImageEnd) {
+      // Only the requires flag and data word are read (stock checks nothing
+      // else of such entries; the test's have version 0).
+      const auto *Begin = static_cast<const __tgt_offload_entry *>(Img.EntriesBegin ? Img.EntriesBegin
+                                                                                    : Desc->HostEntriesBegin);
+      const auto *End =
+          static_cast<const __tgt_offload_entry *>(Img.EntriesBegin ? Img.EntriesEnd : Desc->HostEntriesEnd);
+      size_t Bytes = Begin && End > Begin ? static_cast<size_t>(reinterpret_cast<const char *>(End) -
+                                                                reinterpret_cast<const char *>(Begin))
+                                          : 0;
+      if (Bytes % sizeof(__tgt_offload_entry) != 0 || firstUnreadable(Begin, Bytes))
+        return makeError(fmt::format("malformed {}: it has no image bytes and its entries [{}, {}) are not "
+                                     "readable whole entries",
+                                     Name, static_cast<const void *>(Begin), static_cast<const void *>(End)));
+      for (const auto *E = Begin; Bytes && E < End; ++E)
+        if (E->Flags & OMPSIM_ENTRY_REQUIRES)
+          registerRequires(static_cast<int64_t>(E->Data));
+      RejectedImages.push_back(fmt::format("{} (no image bytes)", Name));
+      continue;
+    }
     if (!Img.ImageStart || !Img.ImageEnd || Img.ImageEnd <= Img.ImageStart)
       return makeError(fmt::format("malformed {}: image bytes [{}, {}) are empty or inverted", Name,
                                    Img.ImageStart, Img.ImageEnd));
@@ -397,9 +441,11 @@ llvm::Error Runtime::targetKernel(int64_t DeviceNum, int32_t Teams, int32_t Thre
 
   std::lock_guard<std::recursive_mutex> TableLock(D.mappingTable().mutex());
   MapClauseProcessor Processor(D.mappingTable(), D);
+  Processor.setUnifiedSharedMemory(unifiedSharedMemoryOn(D));
   LaunchFailure = false; // map errors are always fatal
   if (auto Err = Processor.enter(MapArgs, nullptr))
-    return Err;
+    return stock::addLine(stock::addLine(std::move(Err), stock::error(stock::DataBeginFailed)),
+                          stock::error(stock::BeforeKernelFailed));
   std::vector<uint64_t> PrivateBlocks;
   auto KernelArgs = Processor.kernelArguments(MapArgs, PrivateBlocks);
   if (!KernelArgs)
@@ -409,12 +455,20 @@ llvm::Error Runtime::targetKernel(int64_t DeviceNum, int32_t Teams, int32_t Thre
   KernelsRunning.fetch_sub(1);
   if (auto Err = std::move(Launched)) {
     LaunchFailure = true;
-    return Err;
+    // Device code that called exit() ends the host with its status; any
+    // other failure of the kernel (a fault, a trap, a lost device) is
+    // stock's failed target region, which aborts when offload is mandatory.
+    if (trace::fatalExitStatus(-1) >= 0)
+      return Err;
+    return stock::makeError({stock::error(stock::KernelFailed)}, llvm::toString(std::move(Err)));
   }
   for (uint64_t Block : PrivateBlocks)
     if (auto Err = D.release(Block))
       return Err;
-  return Processor.exit(MapArgs);
+  if (auto Err = Processor.exit(MapArgs))
+    return stock::addLine(stock::addLine(std::move(Err), stock::error(stock::DataEndFailed)),
+                          stock::error(stock::AfterKernelFailed));
+  return llvm::Error::success();
 }
 
 llvm::Error Runtime::targetData(DataOp Op, int64_t DeviceNum, std::vector<MapArg> Args, void **ArgsBase) {
@@ -432,6 +486,7 @@ llvm::Error Runtime::targetData(DataOp Op, int64_t DeviceNum, std::vector<MapArg
   profile::Section Profiled("Runtime: Data Copy", [&] { return fmt::format("NumArgs={}", Args.size()); });
   std::lock_guard<std::recursive_mutex> TableLock(D.mappingTable().mutex());
   MapClauseProcessor Processor(D.mappingTable(), D);
+  Processor.setUnifiedSharedMemory(unifiedSharedMemoryOn(D));
   switch (Op) {
   case DataOp::Begin:
     return Processor.enter(Args, ArgsBase);

@@ -42,6 +42,9 @@ public:
   llvm::Error unregisterLib(__tgt_bin_desc *Desc);
   /// Records `Requires` flags (from an entry or __tgt_register_requires).
   void registerRequires(int64_t Flags);
+  /// Whether `requires unified_shared_memory` is in force on `D`: registered,
+  /// and `D` shares the host's memory.
+  bool unifiedSharedMemoryOn(Device &D);
 
   /// Loads the plugins on first use (none when offload is disabled).
   llvm::Error ensurePlugins();
@@ -108,6 +111,7 @@ private:
   std::vector<std::string> RejectedImages;
   /// "plugin <name> has no device: <its reason>" for each plugin that gave one.
   std::string NoDeviceReasons;
+  /// The `requires` flags registered first (0: none yet); later ones must match.
   int64_t Requires = 0;
 };
 

@@ -4,6 +4,7 @@
 // plugin.
 #include "ApiHelpers.h"
 #include "InfoLevel.h"
+#include "StockMessages.h"
 
 #include <fmt/format.h>
 
@@ -20,18 +21,39 @@ namespace {
 constexpr int TgtSuccess = 0; // OMP_TGT_SUCCESS
 constexpr int TgtFail = ~0;   // OMP_TGT_FAIL
 
-/// One "omptarget device N info: ..." line of a table dump; stock prints
-/// dumps on stdout.
-void infoOut(int DeviceNum, const std::string &Text) {
-  std::string Line = fmt::format("omptarget device {} info: {}\n", DeviceNum, Text);
-  std::fputs(Line.c_str(), stdout);
-}
-
 std::string refCount(uint64_t Count) {
   return Count == MapEntry::Infinite ? std::string("INF") : std::to_string(Count);
 }
 
 } // namespace
+
+void ompsim::host::dumpMappingTables(std::FILE *Out, const std::string &Where) {
+  int N = Runtime::get().numDevices();
+  std::fflush(stdout);
+  auto Info = [&](int DeviceNum, const std::string &Text) {
+    std::string Line = stock::infoLine(DeviceNum, Text) + "\n";
+    std::fputs(Line.c_str(), Out);
+  };
+  for (int I = 0; I < N; ++I) {
+    bool Ok;
+    Device *D = apiDeviceOrHost(I, Ok);
+    if (!Ok || !D)
+      continue;
+    MappingTable &Table = D->mappingTable();
+    std::lock_guard<std::recursive_mutex> Lock(Table.mutex());
+    if (Table.size() == 0) {
+      Info(I, "OpenMP Host-Device pointer mappings table empty");
+      continue;
+    }
+    Info(I, fmt::format("OpenMP Host-Device pointer mappings after block at {}:", Where));
+    Info(I, "Host Ptr           Target Ptr         Size (B) DynRefCount HoldRefCount Declaration");
+    Table.forEach([&](MapEntry &E) {
+      Info(I, fmt::format("{:#018x} {:#018x} {:<8} {:<11} {:<12} {}", E.HstBegin, E.TgtBegin, E.size(),
+                          refCount(E.DynamicRef), refCount(E.HoldRef), E.Name.empty() ? "unknown" : E.Name));
+    });
+  }
+  std::fflush(Out);
+}
 
 extern "C" {
 
@@ -63,29 +85,7 @@ int __tgt_print_device_info(int64_t DeviceNum) {
 }
 
 /// Prints every device's mapping table on stdout, in stock's info format.
-void ompx_dump_mapping_tables(void) {
-  int N = Runtime::get().numDevices();
-  std::fflush(stdout);
-  for (int I = 0; I < N; ++I) {
-    bool Ok;
-    Device *D = apiDeviceOrHost(I, Ok);
-    if (!Ok || !D)
-      continue;
-    MappingTable &Table = D->mappingTable();
-    std::lock_guard<std::recursive_mutex> Lock(Table.mutex());
-    if (Table.size() == 0) {
-      infoOut(I, "OpenMP Host-Device pointer mappings table empty");
-      continue;
-    }
-    infoOut(I, "OpenMP Host-Device pointer mappings after block at libomptarget:0:0:");
-    infoOut(I, "Host Ptr           Target Ptr         Size (B) DynRefCount HoldRefCount Declaration");
-    Table.forEach([&](MapEntry &E) {
-      infoOut(I,
-              fmt::format("{:#018x} {:#018x} {:<8} {:<11} {:<12} {}", E.HstBegin, E.TgtBegin, E.size(),
-                          refCount(E.DynamicRef), refCount(E.HoldRef), E.Name.empty() ? "unknown" : E.Name));
-    });
-  }
-}
+void ompx_dump_mapping_tables(void) { dumpMappingTables(stdout, "libomptarget:0:0"); }
 
 /// libomp calls this for a task whose target region left an async handle.
 /// ompsim runs every region to completion and never creates a handle, so

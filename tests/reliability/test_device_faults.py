@@ -94,7 +94,7 @@ def test_executor_killed_from_outside_mid_kernel(built):
             time.sleep(0.05)
     assert victim is not None, "no executor to kill"
     out, err = p.communicate(timeout=60)
-    assert p.returncode > 0, err
+    assert p.returncode != 0, err  # a lost device fails the target region: abort, as stock
     lines = ompsim_lines(err)
     assert len(lines) == 1, err
     assert re.fullmatch(r"ompsim: device 0: executor \(pid %d\) was killed by signal 9 \(SIGKILL\)( during .*)?"

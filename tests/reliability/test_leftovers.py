@@ -55,6 +55,6 @@ def test_no_registration_file_left_when_the_executor_is_killed(built, tmp_path):
     assert registrations(victim), "the executor's libomp never registered"
     os.kill(victim, signal.SIGKILL)
     p.communicate(timeout=60)
-    assert p.returncode > 0
+    assert p.returncode != 0  # a lost device fails the target region: abort, as stock
     assert executors_of(p.pid) == []
     assert registrations(victim) == [] and registrations(p.pid) == []
