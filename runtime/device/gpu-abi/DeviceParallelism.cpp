@@ -71,6 +71,11 @@ void parallel(Ident *Loc, int32_t Gtid, int32_t IfExpr, int32_t NumThreads, void
   const Libomp &Omp = Libomp::get();
   if (!Loc)
     Loc = runtimeIdent();
+  // libomp's own number of this thread, whatever the caller passed: on a GPU
+  // the argument is the thread's id in its block, and a libomp call with a
+  // number before libomp has started spins forever on libomp's start-up lock
+  // (__kmpc_global_thread_num starts it).
+  Gtid = Omp.GlobalThreadNum(Loc);
   if (!IfExpr) {
     Omp.SerializedParallel(Loc, Gtid);
     ThreadPlace Place = currentPlace();
