@@ -69,12 +69,19 @@ def detect_style(text):
 # --- lit --------------------------------------------------------------------------------
 
 #: lit feature or triple -> the ompsim feature expression it means here.
+#: LLVM's lit.cfg gives `gpu` to every device with its own address space; the
+#: simulated device is one (its code and memory live in another process), so
+#: `separate-address-space` is what it means here. Vendor and hardware names
+#: (`nvidiagpu`, `amdgpu`, `mi200`, `hsa`, `apu`, `pgo`, `libc`) say which GPU,
+#: or which GPU-only library, so they hold on those GPUs' columns only.
 LIT_FEATURES = {
     "x86_64-pc-linux-gnu": "host-offload",
     "x86_64-unknown-linux-gnu": "host-offload",
     "nvptx64-nvidia-cuda": "nvptx",
     "amdgcn-amd-amdhsa": "amdgcn",
-    "gpu": "gpu || gpu-build",
+    "gpu": "separate-address-space",
+    "nvidiagpu": "nvptx",
+    "amdgpu": "amdgcn",
     "unified_shared_memory": "usm",
     "flang": "true",
     "*": "true",

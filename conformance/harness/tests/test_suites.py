@@ -61,6 +61,21 @@ def test_lit_run_lines_join_continuations_and_map_features(tmp_path):
     assert not spec.xfail[0].expr(host)                               # -LTO triples never hold
 
 
+def test_lit_gpu_is_a_separate_address_space_and_vendor_names_stay_false(tmp_path):
+    p = write(tmp_path, "s/g.c", "// RUN: %libomptarget-compile-run-and-check-generic\n"
+                                 "// REQUIRES: gpu\n"
+                                 "// UNSUPPORTED: nvidiagpu, amdgpu, mi200, hsa, apu, pgo, libc\n")
+    spec = suites.parse_program(p)
+    for column in ("sim", "sim-ir", "gpu-build:sm_90", "cuda-upstream"):
+        assert spec.requires[0](backend_features(column, "pass")), column
+    for column in ("ours-host", "host-upstream"):
+        assert not spec.requires[0](backend_features(column, "native")), column
+    for column in ("sim", "sim-ir", "ours-host", "host-upstream"):
+        assert not any(u.expr(backend_features(column, "pass")) for u in spec.unsupported), column
+    assert any(u.expr(backend_features("cuda-upstream", "native")) for u in spec.unsupported)
+    assert any(u.expr(backend_features("amdgpu-upstream", "native")) for u in spec.unsupported)
+
+
 def test_lit_steps_map_onto_the_column(tmp_path):
     p = write(tmp_path, "s/t.c", "// RUN: %libomptarget-compile-run-and-check-generic\n"
                                  "// RUN: %libomptarget-compile-nvptx64-nvidia-cuda\n"
