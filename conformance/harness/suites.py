@@ -10,7 +10,8 @@ Every program file under a suite folder is read in the style its text shows:
 * plain programs: exit 0 is a pass.
 
 Folders named ``Inputs`` or ``inputs`` hold helpers (second translation units, library
-sources) and are never run. An expectations file, ``ompsim-expectations.txt`` at the
+sources) and are never run; nor is a shared header folder at the root (OpenMP_VV's
+``ompvv/``), which plain programs get with -I. An expectations file, ``ompsim-expectations.txt`` at the
 suite's root, adds XFAIL/UNSUPPORTED lines for programs the user cannot edit.
 """
 import fnmatch
@@ -38,7 +39,8 @@ def discover(root):
         raise SuiteError("suite %s: not a folder" % root)
     found = []
     for d, dirs, files in os.walk(root):
-        dirs[:] = sorted(x for x in dirs if x not in HELPER_DIRS and not x.startswith(".") and x != "Output")
+        dirs[:] = sorted(x for x in dirs if x not in HELPER_DIRS and not x.startswith(".") and x != "Output"
+                         and not (d == root and x in SUITE_INCLUDE_DIRS))
         for n in files:
             if os.path.splitext(n)[1] in LANGUAGES:
                 found.append(os.path.join(d, n))
@@ -400,12 +402,25 @@ def parse_program(path, suite=None):
     else:
         spec = _base_spec(path, "plain", "plain program: exit 0 is a pass")
         spec.xfail_covers_compile = True
+        if suite:
+            spec.build_args += suite_include_flags(suite)
     if suite:
         spec.name = program_name(suite, path)
         rel = os.path.relpath(path, suite)
         for kind, exp in expectations(suite).get(rel, []):
             (spec.xfail if kind == "XFAIL" else spec.unsupported).append(exp)
     return spec
+
+
+#: Folders at a suite's root that hold the header every plain program of the suite
+#: includes, as the suite's own build passes them with -I (OpenMP_VV's `ompvv/`).
+SUITE_INCLUDE_DIRS = ("ompvv",)
+
+
+def suite_include_flags(suite):
+    """-I flags for a plain suite's shared header folders (those of SUITE_INCLUDE_DIRS it has)."""
+    return ["-I" + os.path.join(os.path.abspath(suite), d) for d in SUITE_INCLUDE_DIRS
+            if os.path.isdir(os.path.join(suite, d))]
 
 
 # --- expectations -----------------------------------------------------------------------

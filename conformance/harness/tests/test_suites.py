@@ -76,6 +76,19 @@ def test_lit_gpu_is_a_separate_address_space_and_vendor_names_stay_false(tmp_pat
     assert any(u.expr(backend_features("amdgpu-upstream", "native")) for u in spec.unsupported)
 
 
+def test_openmp_vv_layout_header_folder_is_included_not_run(tmp_path):
+    write(tmp_path, "vv/ompvv/ompvv.h", "#define OMPVV_TEST_OFFLOADING\n")
+    write(tmp_path, "vv/ompvv/libompvv.c", "int ompvv_helper;\n")
+    p = write(tmp_path, "vv/tests/5.0/target/test_a.c", '#include "ompvv.h"\nint main(void) { return 0; }\n')
+    root = str(tmp_path / "vv")
+    assert [os.path.relpath(f, root) for f in suites.discover(root)] == ["tests/5.0/target/test_a.c"]
+    spec = suites.parse_program(p, root)
+    assert spec.style == "plain" and spec.build_args == ["-I" + os.path.join(root, "ompvv")]
+    # Without the folder nothing is added.
+    q = write(tmp_path, "other/t.c", "int main(void) { return 0; }\n")
+    assert suites.parse_program(q, str(tmp_path / "other")).build_args == []
+
+
 def test_lit_steps_map_onto_the_column(tmp_path):
     p = write(tmp_path, "s/t.c", "// RUN: %libomptarget-compile-run-and-check-generic\n"
                                  "// RUN: %libomptarget-compile-nvptx64-nvidia-cuda\n"
