@@ -23,6 +23,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -683,6 +684,10 @@ OMPSIM_EXPORT int32_t __tgt_rtl_run_target_region(int32_t Id, void *Kernel, void
       .num("args", NumArgs)
       .num("teams", Teams)
       .num("threads", Threads);
+  // Device printf writes to the same stdout from the executor (which flushes
+  // after every kernel); on a GPU it goes through the host's own stdio. Text
+  // the host printed before the launch must come first, not at its exit.
+  std::fflush(stdout);
   if (auto Err = C->launch(K->Entry, Args, Teams, Threads, Name)) {
     int32_t Rc = failWith(D, std::move(Err));
     emitTranslateTrace(*D, Id, Name); // the lookups that led to a fault, if any
