@@ -28,6 +28,7 @@ class Cell:
     backend: str
     translate: str
     suite: str = None
+    expectations: str = None   # --expectations FILE: used instead of the suite's own
 
     @property
     def name(self):
@@ -92,7 +93,8 @@ def run_cell(cell, out_root, workdir):
 
 def _run(cell, out_root, workdir, record):
     try:
-        spec = suites.parse_program(cell.program, cell.suite) if cell.suite else parse_file(cell.program)
+        spec = (suites.parse_program(cell.program, cell.suite, cell.expectations) if cell.suite
+                else parse_file(cell.program))
     except (HeaderError, suites.SuiteError) as e:
         return oc.Outcome(oc.UNRESOLVED, "malformed header: %s" % e, False)
     record["checks"] = spec.checks

@@ -383,9 +383,10 @@ def _base_spec(path, style, checks):
                        style=style, source_dir=os.path.dirname(os.path.abspath(path)))
 
 
-def parse_program(path, suite=None):
+def parse_program(path, suite=None, expectations_file=None):
     """The ProgramSpec of `path` in whatever style it is written; with `suite` (its root
-    folder), named after the suite and carrying the suite's expectations. Raises HeaderError."""
+    folder), named after the suite and carrying the suite's expectations (from
+    `expectations_file` when given, else the suite's own). Raises HeaderError."""
     try:
         with open(path, encoding="utf-8", errors="surrogateescape") as f:
             text = f.read()
@@ -407,7 +408,7 @@ def parse_program(path, suite=None):
     if suite:
         spec.name = program_name(suite, path)
         rel = os.path.relpath(path, suite)
-        for kind, exp in expectations(suite).get(rel, []):
+        for kind, exp in expectations(suite, expectations_file).get(rel, []):
             (spec.xfail if kind == "XFAIL" else spec.unsupported).append(exp)
     return spec
 
@@ -425,14 +426,22 @@ def suite_include_flags(suite):
 
 # --- expectations -----------------------------------------------------------------------
 
-def expectations(suite):
+def expectations(suite, path=None):
     """{relative program path: [(XFAIL|UNSUPPORTED, Expectation)]} from the suite's
-    expectations file (empty without one). Raises SuiteError naming the file and line."""
-    path = os.path.join(suite, EXPECTATIONS_FILE)
-    try:
-        st = os.stat(path)
-    except OSError:
-        return {}
+    expectations file (empty without one), or from `path` (an expectations file kept
+    elsewhere, e.g. beside a read-only suite; it must exist). Raises SuiteError naming
+    the file and line."""
+    if path is None:
+        path = os.path.join(suite, EXPECTATIONS_FILE)
+        try:
+            st = os.stat(path)
+        except OSError:
+            return {}
+    else:
+        try:
+            st = os.stat(path)
+        except OSError as e:
+            raise SuiteError("expectations file %s: %s" % (path, e.strerror)) from None
     return _expectations(suite, path, st.st_mtime_ns)
 
 

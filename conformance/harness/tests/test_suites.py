@@ -89,6 +89,19 @@ def test_openmp_vv_layout_header_folder_is_included_not_run(tmp_path):
     assert suites.parse_program(q, str(tmp_path / "other")).build_args == []
 
 
+def test_expectations_file_kept_outside_the_suite(tmp_path):
+    p = write(tmp_path, "ro/a/t.c", "int main(void) { return 1; }\n")
+    write(tmp_path, "ro/ompsim-expectations.txt", "a/t.c UNSUPPORTED true -- the suite's own line\n")
+    other = write(tmp_path, "elsewhere.txt", "a/*.c XFAIL sim -- kept beside a read-only suite\n")
+    root = str(tmp_path / "ro")
+    spec = suites.parse_program(p, root, other)
+    assert [e.reason for e in spec.xfail] == ["kept beside a read-only suite (elsewhere.txt)"]
+    assert spec.unsupported == []
+    assert [e.reason for e in suites.parse_program(p, root).unsupported] == ["the suite's own line (ompsim-expectations.txt)"]
+    with pytest.raises(suites.SuiteError, match="expectations file .*missing.txt: No such file"):
+        suites.expectations(root, str(tmp_path / "missing.txt"))
+
+
 def test_lit_steps_map_onto_the_column(tmp_path):
     p = write(tmp_path, "s/t.c", "// RUN: %libomptarget-compile-run-and-check-generic\n"
                                  "// RUN: %libomptarget-compile-nvptx64-nvidia-cuda\n"
