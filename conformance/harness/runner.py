@@ -167,7 +167,8 @@ _LIT_COMPILE = {
 }
 _LIT_NAME = re.compile(r"%(libomptarget-[a-z-]+?|clangxx|clang|flang|fcheck-plain|fcheck)-(generic|"
                        + "|".join(re.escape(t) + "(?:-LTO|-JIT-LTO)?" for t in LIT_TRIPLES) + r")(?![\w-])")
-_LIT_PLAIN = re.compile(r"%(openmp_flags|cuda_flags|flags_clang|flags_flang|flags|target_triple|clangxx|clang|flang|not|t|T|s|S|p|%)(?![\w-])")
+_LIT_PLAIN = re.compile(r"%(openmp_flags|cuda_flags|flags_clang|flags_flang|flags|target_triple|basename_t|"
+                        r"clang\+\+|clangxx|clang|flang|not|t|T|s|S|p|%)(?![\w+-])")
 
 
 def _column_triples(backend):
@@ -224,7 +225,8 @@ def lit_steps(spec, backend, prefixes, suite_root, tmp):
         return fc
 
     plain = {"openmp_flags": "-fopenmp", "cuda_flags": "", "flags_clang": "", "flags_flang": "", "flags": flags,
-             "target_triple": mine[0], "clangxx": quote(prefixes["c++"]), "clang": quote(prefixes["c"]),
+             "target_triple": mine[0], "clangxx": quote(prefixes["c++"]), "clang++": quote(prefixes["c++"]),
+             "clang": quote(prefixes["c"]), "basename_t": os.path.basename(tmp),
              "flang": quote(prefixes["fortran"]), "not": paths.tool("not"), "t": tmp, "T": os.path.dirname(tmp),
              "s": spec.path, "S": os.path.dirname(spec.path), "p": os.path.dirname(spec.path), "%": "%"}
     steps = []
@@ -235,7 +237,8 @@ def lit_steps(spec, backend, prefixes, suite_root, tmp):
         for seg in _split_and(line):
             compiles = bool(re.search(r"%(libomptarget-compile|clang|flang)", seg))
             seg = _LIT_NAME.sub(primitive, seg)
-            left = re.search(r"%(?:libomptarget|clang|flang|fcheck)[\w-]*", seg)
+            # A target-specific name left over; plain %clang, %clangxx, %clang++ and %flang follow.
+            left = re.search(r"%(?:libomptarget[\w-]*|(?:clangxx|clang|flang|fcheck)-[\w-]+|fcheck\b)", seg)
             if left:
                 raise HeaderError("lit substitution %s is not known here" % left.group(0))
             seg = _LIT_PLAIN.sub(lambda m: plain[m.group(1)], seg)

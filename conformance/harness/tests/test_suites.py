@@ -118,6 +118,16 @@ def test_lit_steps_map_onto_the_column(tmp_path):
     assert gpu[2] == ("compile", "CC -I%s  %s -o /t" % (tmp_path, p))
 
 
+def test_lit_clangxx_and_basename_substitutions(tmp_path):
+    p = write(tmp_path, "s/t.cpp", "// RUN: %clang++ %flags -x cuda %s -o %t.cuda\n"
+                                   "// RUN: env LLVM_PROFILE_FILE=%basename_t.profraw %t\n")
+    spec = suites.parse_program(p)
+    prefixes = {"c": ["CC"], "c++": ["CXX"], "fortran": ["FC"]}
+    steps = lit_steps(spec, "sim", prefixes, str(tmp_path / "s"), "/w/Output/t.cpp.tmp")
+    assert steps[0][1].startswith("CXX -I") and steps[0][1].endswith("%s -o /w/Output/t.cpp.tmp.cuda" % p)
+    assert steps[1][1] == "env LLVM_PROFILE_FILE=t.cpp.tmp.profraw /w/Output/t.cpp.tmp"
+
+
 def test_unknown_lit_substitution_is_named(tmp_path):
     p = write(tmp_path, "s/t.c", "// RUN: %libomptarget-compilexxx-generic-force-usm && %libomptarget-run-generic\n"
                                  "// RUN: %libomptarget-frobnicate-generic\n")
