@@ -426,6 +426,18 @@ def suite_include_flags(suite):
 
 # --- expectations -----------------------------------------------------------------------
 
+def unsupported_by_expectations(path, suite, features, expectations_file=None):
+    """The reason of the first expectations-file UNSUPPORTED line that holds for `path`, or None.
+
+    For a program whose own header cannot be read (a RUN line left unterminated upstream):
+    its expectations line still says where it is not run."""
+    rel = os.path.relpath(path, suite)
+    for kind, exp in expectations(suite, expectations_file).get(rel, []):
+        if kind == "UNSUPPORTED" and exp.expr(features):
+            return exp.reason
+    return None
+
+
 def expectations(suite, path=None):
     """{relative program path: [(XFAIL|UNSUPPORTED, Expectation)]} from the suite's
     expectations file (empty without one), or from `path` (an expectations file kept

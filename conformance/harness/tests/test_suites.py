@@ -102,6 +102,17 @@ def test_expectations_file_kept_outside_the_suite(tmp_path):
         suites.expectations(root, str(tmp_path / "missing.txt"))
 
 
+def test_unreadable_lit_test_is_unsupported_where_its_expectations_line_says(tmp_path):
+    p = write(tmp_path, "s/t.c", "// RUN: %clang-generic t.o -o %t 2>&1 | \\\n// %fcheck-plain-generic %s\n")
+    write(tmp_path, "s/ompsim-expectations.txt", "t.c UNSUPPORTED sim -- its RUN line is unterminated upstream\n")
+    root = str(tmp_path / "s")
+    with pytest.raises(HeaderError):
+        suites.parse_program(p, root)
+    assert suites.unsupported_by_expectations(p, root, backend_features("sim", "pass", "c")).startswith(
+        "its RUN line is unterminated upstream")
+    assert suites.unsupported_by_expectations(p, root, backend_features("ours-host", "pass", "c")) is None
+
+
 def test_lit_steps_map_onto_the_column(tmp_path):
     p = write(tmp_path, "s/t.c", "// RUN: %libomptarget-compile-run-and-check-generic\n"
                                  "// RUN: %libomptarget-compile-nvptx64-nvidia-cuda\n"
@@ -112,7 +123,7 @@ def test_lit_steps_map_onto_the_column(tmp_path):
     assert steps[0] == ("compile", "CC -I%s  %s -o /w/Output/t.c.tmp" % (tmp_path / "s", p))
     assert steps[1][0] == "run" and steps[1][1].startswith("/w/Output/t.c.tmp | ")
     assert steps[1][1].endswith("FileCheck " + p)
-    assert steps[2] == ("run", "echo ignored-command")                # another target's substitution
+    assert steps[2] == ("run", ": ignored-command")                   # another target's substitution
     assert steps[3][1].startswith("CC ") and "%s/Inputs/a.c -o /w/Output/t.c.tmp.so" % os.path.dirname(p) in steps[3][1]
     gpu = lit_steps(spec, "gpu-build:sm_90", prefixes, str(tmp_path), "/t")
     assert gpu[2] == ("compile", "CC -I%s  %s -o /t" % (tmp_path, p))
