@@ -157,9 +157,9 @@ LIT_TRIPLES = ("x86_64-unknown-linux-gnu", "x86_64-pc-linux-gnu", "nvptx64-nvidi
                "aarch64-unknown-linux-gnu", "powerpc64-ibm-linux-gnu", "powerpc64le-ibm-linux-gnu", "s390x-ibm-linux-gnu",
                "spirv64-intel")
 #: What a substitution spelt with another target's triple becomes: lit's `echo
-#: ignored-command`, as the shell builtin `:` so that `ignored | ignored` cannot die
+#: ignored-command`, as `true` (which writes nothing) so that `ignored | ignored` cannot die
 #: of SIGPIPE under pipefail (lit's internal shell has no such race).
-IGNORED = ": ignored-command"
+IGNORED = "true ignored-command"
 _LIT_COMPOSITE = {
     # name -> expansion (into primitive substitutions), as offload/test/lit.cfg defines them
     "compile-run-and-check": "%libomptarget-compile-and-run-{t} | %fcheck-{t}",
