@@ -51,6 +51,8 @@ def add_conformance_options(parser):
                 help="run the programs under DIR (lit, DejaGnu, plain or ompsim-header style; repeatable) "
                      "instead of ompsim's own")
     g.addoption("--shard", metavar="K/N", help="run only the K-th of N deterministic slices of the cells")
+    g.addoption("--expectations", metavar="FILE",
+                help="expectations file for every --suite, instead of each suite's ompsim-expectations.txt")
     g.addoption("--conformance-out", default=DEFAULT_OUT, metavar="DIR",
                 help="build cache and results folder (default conformance/out)")
     g.addoption("--conformance-progress", metavar="FD", type=int,
@@ -92,6 +94,14 @@ def out_root(config):
     return os.path.abspath(config.getoption("--conformance-out"))
 
 
+def expectations_file(config):
+    """--expectations FILE (absolute), or None: each suite's own file."""
+    value = config.getoption("--expectations")
+    if value and not _split(config.getoption("--suite")):
+        raise pytest.UsageError("--expectations %s: applies to --suite runs only" % value)
+    return os.path.abspath(value) if value else None
+
+
 def suite_roots(config):
     """The --suite folders, checked: each exists, names are distinct, expectations parse."""
     roots, labels = [], {}
@@ -104,7 +114,7 @@ def suite_roots(config):
         labels[label] = root
         try:
             suites.discover(root)
-            suites.expectations(root)
+            suites.expectations(root, expectations_file(config))
         except suites.SuiteError as e:
             raise pytest.UsageError("--suite %s: %s" % (d, e)) from None
         roots.append(root)
@@ -143,7 +153,7 @@ def pytest_generate_tests(metafunc):
     # while the run goes on: the progress shows finished programs early, not all at the end.
     for p, root in programs(metafunc.config):
         for backend, translate in cols:
-            cell = Cell(p, backend, translate, root)
+            cell = Cell(p, backend, translate, root, expectations_file(metafunc.config) if root else None)
             params.append(pytest.param(cell, id=cell.id, marks=pytest.mark.e2e))
     metafunc.parametrize("cell", params)
 
@@ -251,6 +261,7 @@ def pytest_configure(config):
     if not hasattr(config, "workerinput"):
         # Bad options stop the session here with one line, before any worker starts.
         columns(config)
+        expectations_file(config)
         suite_roots(config)
         shard(config)
     _SESSION["config"] = config

@@ -30,7 +30,7 @@ KNOWN_FEATURES = {
     "image=elf": "device image is an ELF shared object",
     "image=ir": "device image is LLVM bitcode, JIT-compiled at load",
     "image=gpu": "device image is GPU code",
-    "separate-address-space": "device memory and code live outside the host process",
+    "separate-address-space": "device memory and code live outside the host process (lit's `gpu` in user suites)",
     "shared-address-space": "device code runs inside the host process (host addresses are callable)",
     "ompsim-runtime": "the host offload runtime is ompsim's",
     "ompsim-device-runtime": "the device image links ompsim's device runtime (translate API callable)",

@@ -28,6 +28,7 @@ class Cell:
     backend: str
     translate: str
     suite: str = None
+    expectations: str = None   # --expectations FILE: used instead of the suite's own
 
     @property
     def name(self):
@@ -92,8 +93,16 @@ def run_cell(cell, out_root, workdir):
 
 def _run(cell, out_root, workdir, record):
     try:
-        spec = suites.parse_program(cell.program, cell.suite) if cell.suite else parse_file(cell.program)
+        spec = (suites.parse_program(cell.program, cell.suite, cell.expectations) if cell.suite
+                else parse_file(cell.program))
     except (HeaderError, suites.SuiteError) as e:
+        if cell.suite and isinstance(e, HeaderError):
+            # A suite's test that even lit cannot read is not run where its expectations line says so.
+            language = suites.LANGUAGES.get(os.path.splitext(cell.program)[1])
+            features = backend_features(cell.backend, cell.translate, language)
+            reason = suites.unsupported_by_expectations(cell.program, cell.suite, features, cell.expectations)
+            if reason:
+                return oc.Outcome(oc.UNSUPPORTED, "malformed header (%s); %s" % (e, reason), True)
         return oc.Outcome(oc.UNRESOLVED, "malformed header: %s" % e, False)
     record["checks"] = spec.checks
     record["style"] = spec.style
@@ -145,7 +154,12 @@ def _run(cell, out_root, workdir, record):
 
 #: The device triples lit substitutions are spelt with, and the one each column builds for.
 LIT_TRIPLES = ("x86_64-unknown-linux-gnu", "x86_64-pc-linux-gnu", "nvptx64-nvidia-cuda", "amdgcn-amd-amdhsa",
-               "aarch64-unknown-linux-gnu", "powerpc64-ibm-linux-gnu", "powerpc64le-ibm-linux-gnu", "s390x-ibm-linux-gnu")
+               "aarch64-unknown-linux-gnu", "powerpc64-ibm-linux-gnu", "powerpc64le-ibm-linux-gnu", "s390x-ibm-linux-gnu",
+               "spirv64-intel")
+#: What a substitution spelt with another target's triple becomes: lit's `echo
+#: ignored-command`, as `true` (which writes nothing) so that `ignored | ignored` cannot die
+#: of SIGPIPE under pipefail (lit's internal shell has no such race).
+IGNORED = "true ignored-command"
 _LIT_COMPOSITE = {
     # name -> expansion (into primitive substitutions), as offload/test/lit.cfg defines them
     "compile-run-and-check": "%libomptarget-compile-and-run-{t} | %fcheck-{t}",
@@ -165,7 +179,8 @@ _LIT_COMPILE = {
 }
 _LIT_NAME = re.compile(r"%(libomptarget-[a-z-]+?|clangxx|clang|flang|fcheck-plain|fcheck)-(generic|"
                        + "|".join(re.escape(t) + "(?:-LTO|-JIT-LTO)?" for t in LIT_TRIPLES) + r")(?![\w-])")
-_LIT_PLAIN = re.compile(r"%(openmp_flags|cuda_flags|flags_clang|flags_flang|flags|target_triple|clangxx|clang|flang|not|t|T|s|S|p|%)(?![\w-])")
+_LIT_PLAIN = re.compile(r"%(openmp_flags|cuda_flags|flags_clang|flags_flang|flags|target_triple|basename_t|"
+                        r"clang\+\+|clangxx|clang|flang|not|t|T|s|S|p|%)(?![\w+-])")
 
 
 def _column_triples(backend):
@@ -187,7 +202,7 @@ def lit_steps(spec, backend, prefixes, suite_root, tmp):
     def composite(m):
         name, triple = m.group(1), m.group(2)
         if triple != "generic" and triple not in mine:
-            return "echo ignored-command"
+            return IGNORED
         key = name[len("libomptarget-"):] if name.startswith("libomptarget-") else None
         if key in _LIT_COMPOSITE:
             return _LIT_COMPOSITE[key].format(t=triple)
@@ -200,7 +215,7 @@ def lit_steps(spec, backend, prefixes, suite_root, tmp):
     def primitive(m):
         name, triple = m.group(1), m.group(2)
         if triple != "generic" and triple not in mine:
-            return "echo ignored-command"
+            return IGNORED
         if name.startswith("libomptarget-"):
             key = name[len("libomptarget-"):]
             if key in _LIT_COMPILE:
@@ -222,7 +237,8 @@ def lit_steps(spec, backend, prefixes, suite_root, tmp):
         return fc
 
     plain = {"openmp_flags": "-fopenmp", "cuda_flags": "", "flags_clang": "", "flags_flang": "", "flags": flags,
-             "target_triple": mine[0], "clangxx": quote(prefixes["c++"]), "clang": quote(prefixes["c"]),
+             "target_triple": mine[0], "clangxx": quote(prefixes["c++"]), "clang++": quote(prefixes["c++"]),
+             "clang": quote(prefixes["c"]), "basename_t": os.path.basename(tmp),
              "flang": quote(prefixes["fortran"]), "not": paths.tool("not"), "t": tmp, "T": os.path.dirname(tmp),
              "s": spec.path, "S": os.path.dirname(spec.path), "p": os.path.dirname(spec.path), "%": "%"}
     steps = []
@@ -233,7 +249,8 @@ def lit_steps(spec, backend, prefixes, suite_root, tmp):
         for seg in _split_and(line):
             compiles = bool(re.search(r"%(libomptarget-compile|clang|flang)", seg))
             seg = _LIT_NAME.sub(primitive, seg)
-            left = re.search(r"%(?:libomptarget|clang|flang|fcheck)[\w-]*", seg)
+            # A target-specific name left over; plain %clang, %clangxx, %clang++ and %flang follow.
+            left = re.search(r"%(?:libomptarget[\w-]*|(?:clangxx|clang|flang|fcheck)-[\w-]+|fcheck\b)", seg)
             if left:
                 raise HeaderError("lit substitution %s is not known here" % left.group(0))
             seg = _LIT_PLAIN.sub(lambda m: plain[m.group(1)], seg)

@@ -10,7 +10,8 @@ Every program file under a suite folder is read in the style its text shows:
 * plain programs: exit 0 is a pass.
 
 Folders named ``Inputs`` or ``inputs`` hold helpers (second translation units, library
-sources) and are never run. An expectations file, ``ompsim-expectations.txt`` at the
+sources) and are never run; nor is a shared header folder at the root (OpenMP_VV's
+``ompvv/``), which plain programs get with -I. An expectations file, ``ompsim-expectations.txt`` at the
 suite's root, adds XFAIL/UNSUPPORTED lines for programs the user cannot edit.
 """
 import fnmatch
@@ -38,7 +39,8 @@ def discover(root):
         raise SuiteError("suite %s: not a folder" % root)
     found = []
     for d, dirs, files in os.walk(root):
-        dirs[:] = sorted(x for x in dirs if x not in HELPER_DIRS and not x.startswith(".") and x != "Output")
+        dirs[:] = sorted(x for x in dirs if x not in HELPER_DIRS and not x.startswith(".") and x != "Output"
+                         and not (d == root and x in SUITE_INCLUDE_DIRS))
         for n in files:
             if os.path.splitext(n)[1] in LANGUAGES:
                 found.append(os.path.join(d, n))
@@ -69,12 +71,19 @@ def detect_style(text):
 # --- lit --------------------------------------------------------------------------------
 
 #: lit feature or triple -> the ompsim feature expression it means here.
+#: LLVM's lit.cfg gives `gpu` to every device with its own address space; the
+#: simulated device is one (its code and memory live in another process), so
+#: `separate-address-space` is what it means here. Vendor and hardware names
+#: (`nvidiagpu`, `amdgpu`, `mi200`, `hsa`, `apu`, `pgo`, `libc`) say which GPU,
+#: or which GPU-only library, so they hold on those GPUs' columns only.
 LIT_FEATURES = {
     "x86_64-pc-linux-gnu": "host-offload",
     "x86_64-unknown-linux-gnu": "host-offload",
     "nvptx64-nvidia-cuda": "nvptx",
     "amdgcn-amd-amdhsa": "amdgcn",
-    "gpu": "gpu || gpu-build",
+    "gpu": "separate-address-space",
+    "nvidiagpu": "nvptx",
+    "amdgpu": "amdgcn",
     "unified_shared_memory": "usm",
     "flang": "true",
     "*": "true",
@@ -374,9 +383,10 @@ def _base_spec(path, style, checks):
                        style=style, source_dir=os.path.dirname(os.path.abspath(path)))
 
 
-def parse_program(path, suite=None):
+def parse_program(path, suite=None, expectations_file=None):
     """The ProgramSpec of `path` in whatever style it is written; with `suite` (its root
-    folder), named after the suite and carrying the suite's expectations. Raises HeaderError."""
+    folder), named after the suite and carrying the suite's expectations (from
+    `expectations_file` when given, else the suite's own). Raises HeaderError."""
     try:
         with open(path, encoding="utf-8", errors="surrogateescape") as f:
             text = f.read()
@@ -393,24 +403,57 @@ def parse_program(path, suite=None):
     else:
         spec = _base_spec(path, "plain", "plain program: exit 0 is a pass")
         spec.xfail_covers_compile = True
+        if suite:
+            spec.build_args += suite_include_flags(suite)
     if suite:
         spec.name = program_name(suite, path)
         rel = os.path.relpath(path, suite)
-        for kind, exp in expectations(suite).get(rel, []):
+        for kind, exp in expectations(suite, expectations_file).get(rel, []):
             (spec.xfail if kind == "XFAIL" else spec.unsupported).append(exp)
     return spec
 
 
+#: Folders at a suite's root that hold the header every plain program of the suite
+#: includes, as the suite's own build passes them with -I (OpenMP_VV's `ompvv/`).
+SUITE_INCLUDE_DIRS = ("ompvv",)
+
+
+def suite_include_flags(suite):
+    """-I flags for a plain suite's shared header folders (those of SUITE_INCLUDE_DIRS it has)."""
+    return ["-I" + os.path.join(os.path.abspath(suite), d) for d in SUITE_INCLUDE_DIRS
+            if os.path.isdir(os.path.join(suite, d))]
+
+
 # --- expectations -----------------------------------------------------------------------
 
-def expectations(suite):
+def unsupported_by_expectations(path, suite, features, expectations_file=None):
+    """The reason of the first expectations-file UNSUPPORTED line that holds for `path`, or None.
+
+    For a program whose own header cannot be read (a RUN line left unterminated upstream):
+    its expectations line still says where it is not run."""
+    rel = os.path.relpath(path, suite)
+    for kind, exp in expectations(suite, expectations_file).get(rel, []):
+        if kind == "UNSUPPORTED" and exp.expr(features):
+            return exp.reason
+    return None
+
+
+def expectations(suite, path=None):
     """{relative program path: [(XFAIL|UNSUPPORTED, Expectation)]} from the suite's
-    expectations file (empty without one). Raises SuiteError naming the file and line."""
-    path = os.path.join(suite, EXPECTATIONS_FILE)
-    try:
-        st = os.stat(path)
-    except OSError:
-        return {}
+    expectations file (empty without one), or from `path` (an expectations file kept
+    elsewhere, e.g. beside a read-only suite; it must exist). Raises SuiteError naming
+    the file and line."""
+    if path is None:
+        path = os.path.join(suite, EXPECTATIONS_FILE)
+        try:
+            st = os.stat(path)
+        except OSError:
+            return {}
+    else:
+        try:
+            st = os.stat(path)
+        except OSError as e:
+            raise SuiteError("expectations file %s: %s" % (path, e.strerror)) from None
     return _expectations(suite, path, st.st_mtime_ns)
 
 

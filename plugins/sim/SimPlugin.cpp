@@ -24,6 +24,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -688,6 +689,10 @@ OMPSIM_EXPORT int32_t __tgt_rtl_run_target_region(int32_t Id, void *Kernel, void
       .num("args", NumArgs)
       .num("teams", Teams)
       .num("threads", Threads);
+  // Device printf writes to the same stdout from the executor (which flushes
+  // after every kernel); on a GPU it goes through the host's own stdio. Text
+  // the host printed before the launch must come first, not at its exit.
+  std::fflush(stdout);
   // Stock's GPU plugins time each launch as "Kernel '<name>'"; here it is the
   // executor's round trip.
   std::optional<profile::Section> Profiled;

@@ -161,6 +161,11 @@ llvm::Error MapClauseProcessor::copyFromDevice(MapEntry &Entry, uintptr_t Begin,
   return llvm::Error::success();
 }
 
+bool MapClauseProcessor::hasShadowIn(const MapEntry &Entry, uintptr_t Begin, uint64_t Size) {
+  auto It = Entry.Shadows.lower_bound(Begin);
+  return It != Entry.Shadows.end() && It->first < Begin + Size;
+}
+
 bool MapClauseProcessor::isNewAllocation(uintptr_t Addr) const {
   for (const auto &[begin, size] : NewAllocations)
     if (Addr >= begin && Addr < begin + size)
@@ -203,6 +208,12 @@ llvm::Expected<MapClauseProcessor::Mapped> MapClauseProcessor::mapOne(const MapA
     // New means allocated by this construct (a member allocated with its
     // parent included); data that was present before is not copied again.
     bool IsNew = Fresh.count(&E) != 0;
+    // Stock also takes an item it does not count (a member, a mapper's first
+    // component) for new when its block's total count is 1: a block a mapper
+    // left mapped, never released, is copied again by every construct that
+    // maps it through the mapper. Like stock, not over an attached pointer.
+    if (!UpdateRef && !IsNew && E.totalRef() == 1 && !E.isInfinite() && !hasShadowIn(E, Begin, Size))
+      IsNew = true;
     // Memory given by omp_target_associate_ptr moves with `always` as any
     // other (stock); images' permanent entries (globals, functions) do not.
     bool Movable = !E.isInfinite() || E.Associated;

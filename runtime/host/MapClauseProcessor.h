@@ -117,6 +117,8 @@ private:
   llvm::Error updateList(const std::vector<MapArg> &Args);
   llvm::Error processAttachments();
   llvm::Expected<Mapped> mapOne(const MapArg &Arg, bool UpdateRef, bool CopyTo);
+  /// Whether an attached pointer of \p Entry lies in [Begin, Begin + Size).
+  static bool hasShadowIn(const MapEntry &Entry, uintptr_t Begin, uint64_t Size);
   llvm::Error attachPointer(uintptr_t PointerLoc, uintptr_t PointeeBegin, MapEntry &PointerEntry,
                             uint64_t PointeeTgt);
   llvm::Error copyToDevice(MapEntry &Entry, uintptr_t Begin, uint64_t Size);

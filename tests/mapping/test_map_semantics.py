@@ -17,6 +17,7 @@ SAME_AS_STOCK = [
     "memcpy_rect.c",
     "update_mapper.c",
     "lambda_capture.cpp",
+    "mapper_first_component.c",
 ]
 
 

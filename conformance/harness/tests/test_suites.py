@@ -62,6 +62,58 @@ def test_lit_run_lines_join_continuations_and_map_features(tmp_path):
     assert not spec.xfail[0].expr(host)                               # -LTO triples never hold
 
 
+def test_lit_gpu_is_a_separate_address_space_and_vendor_names_stay_false(tmp_path):
+    p = write(tmp_path, "s/g.c", "// RUN: %libomptarget-compile-run-and-check-generic\n"
+                                 "// REQUIRES: gpu\n"
+                                 "// UNSUPPORTED: nvidiagpu, amdgpu, mi200, hsa, apu, pgo, libc\n")
+    spec = suites.parse_program(p)
+    for column in ("sim", "sim-ir", "gpu-build:sm_90", "cuda-upstream"):
+        assert spec.requires[0](backend_features(column, "pass")), column
+    for column in ("ours-host", "host-upstream"):
+        assert not spec.requires[0](backend_features(column, "native")), column
+    for column in ("sim", "sim-ir", "ours-host", "host-upstream"):
+        assert not any(u.expr(backend_features(column, "pass")) for u in spec.unsupported), column
+    assert any(u.expr(backend_features("cuda-upstream", "native")) for u in spec.unsupported)
+    assert any(u.expr(backend_features("amdgpu-upstream", "native")) for u in spec.unsupported)
+
+
+def test_openmp_vv_layout_header_folder_is_included_not_run(tmp_path):
+    write(tmp_path, "vv/ompvv/ompvv.h", "#define OMPVV_TEST_OFFLOADING\n")
+    write(tmp_path, "vv/ompvv/libompvv.c", "int ompvv_helper;\n")
+    p = write(tmp_path, "vv/tests/5.0/target/test_a.c", '#include "ompvv.h"\nint main(void) { return 0; }\n')
+    root = str(tmp_path / "vv")
+    assert [os.path.relpath(f, root) for f in suites.discover(root)] == ["tests/5.0/target/test_a.c"]
+    spec = suites.parse_program(p, root)
+    assert spec.style == "plain" and spec.build_args == ["-I" + os.path.join(root, "ompvv")]
+    # Without the folder nothing is added.
+    q = write(tmp_path, "other/t.c", "int main(void) { return 0; }\n")
+    assert suites.parse_program(q, str(tmp_path / "other")).build_args == []
+
+
+def test_expectations_file_kept_outside_the_suite(tmp_path):
+    p = write(tmp_path, "ro/a/t.c", "int main(void) { return 1; }\n")
+    write(tmp_path, "ro/ompsim-expectations.txt", "a/t.c UNSUPPORTED true -- the suite's own line\n")
+    other = write(tmp_path, "elsewhere.txt", "a/*.c XFAIL sim -- kept beside a read-only suite\n")
+    root = str(tmp_path / "ro")
+    spec = suites.parse_program(p, root, other)
+    assert [e.reason for e in spec.xfail] == ["kept beside a read-only suite (elsewhere.txt)"]
+    assert spec.unsupported == []
+    assert [e.reason for e in suites.parse_program(p, root).unsupported] == ["the suite's own line (ompsim-expectations.txt)"]
+    with pytest.raises(suites.SuiteError, match="expectations file .*missing.txt: No such file"):
+        suites.expectations(root, str(tmp_path / "missing.txt"))
+
+
+def test_unreadable_lit_test_is_unsupported_where_its_expectations_line_says(tmp_path):
+    p = write(tmp_path, "s/t.c", "// RUN: %clang-generic t.o -o %t 2>&1 | \\\n// %fcheck-plain-generic %s\n")
+    write(tmp_path, "s/ompsim-expectations.txt", "t.c UNSUPPORTED sim -- its RUN line is unterminated upstream\n")
+    root = str(tmp_path / "s")
+    with pytest.raises(HeaderError):
+        suites.parse_program(p, root)
+    assert suites.unsupported_by_expectations(p, root, backend_features("sim", "pass", "c")).startswith(
+        "its RUN line is unterminated upstream")
+    assert suites.unsupported_by_expectations(p, root, backend_features("ours-host", "pass", "c")) is None
+
+
 def test_lit_steps_map_onto_the_column(tmp_path):
     p = write(tmp_path, "s/t.c", "// RUN: %libomptarget-compile-run-and-check-generic\n"
                                  "// RUN: %libomptarget-compile-nvptx64-nvidia-cuda\n"
@@ -72,10 +124,20 @@ def test_lit_steps_map_onto_the_column(tmp_path):
     assert steps[0] == ("compile", "CC -I%s  %s -o /w/Output/t.c.tmp" % (tmp_path / "s", p))
     assert steps[1][0] == "run" and steps[1][1].startswith("/w/Output/t.c.tmp | ")
     assert steps[1][1].endswith("FileCheck " + p)
-    assert steps[2] == ("run", "echo ignored-command")                # another target's substitution
+    assert steps[2] == ("run", "true ignored-command")                # another target's substitution
     assert steps[3][1].startswith("CC ") and "%s/Inputs/a.c -o /w/Output/t.c.tmp.so" % os.path.dirname(p) in steps[3][1]
     gpu = lit_steps(spec, "gpu-build:sm_90", prefixes, str(tmp_path), "/t")
     assert gpu[2] == ("compile", "CC -I%s  %s -o /t" % (tmp_path, p))
+
+
+def test_lit_clangxx_and_basename_substitutions(tmp_path):
+    p = write(tmp_path, "s/t.cpp", "// RUN: %clang++ %flags -x cuda %s -o %t.cuda\n"
+                                   "// RUN: env LLVM_PROFILE_FILE=%basename_t.profraw %t\n")
+    spec = suites.parse_program(p)
+    prefixes = {"c": ["CC"], "c++": ["CXX"], "fortran": ["FC"]}
+    steps = lit_steps(spec, "sim", prefixes, str(tmp_path / "s"), "/w/Output/t.cpp.tmp")
+    assert steps[0][1].startswith("CXX -I") and steps[0][1].endswith("%s -o /w/Output/t.cpp.tmp.cuda" % p)
+    assert steps[1][1] == "env LLVM_PROFILE_FILE=t.cpp.tmp.profraw /w/Output/t.cpp.tmp"
 
 
 def test_unknown_lit_substitution_is_named(tmp_path):

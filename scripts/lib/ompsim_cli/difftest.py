@@ -184,10 +184,10 @@ class Generator:
         """The struct's declare mapper maps s.data[0:m]: only when that cannot
         extend a present block, and the pointer ends up attached."""
         p = self.pointee
-        # Stock re-copies a present struct through its mapper unless the struct
-        # holds an attached pointer (see map_item): leave that case out.
-        struct_ok = not self.struct.present or self.shadowed
-        return struct_ok and ((not p.present) or (p.lo == 0 and p.hi == p.n and self.attached))
+        # A present struct is copied again through its mapper when its count
+        # is 1 and it holds no attached pointer (stock, and ompsim with it:
+        # docs/mapping.md), so every struct state is generated.
+        return (not p.present) or (p.lo == 0 and p.hi == p.n and self.attached)
 
     def map_item(self, v, entering_new_ok=True):
         """(kind, modifiers, var, lo, hi) for one item of a map-entering construct."""

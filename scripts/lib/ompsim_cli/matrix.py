@@ -45,6 +45,9 @@ def register(sub):
     p.add_argument("--suite", action="append", metavar="DIR",
                    help="run the programs under DIR (lit, DejaGnu, plain or ompsim style; repeatable)")
     p.add_argument("--shard", metavar="K/N", help="run only the K-th of N deterministic slices of the cells")
+    p.add_argument("--expectations", metavar="FILE",
+                   help="expectations file for every --suite instead of each suite's ompsim-expectations.txt "
+                        "(for a suite folder you cannot write to)")
     p.add_argument("--tx", action="append", metavar="SPEC",
                    help="pytest-xdist gateway (repeatable), e.g. 4*popen, ssh=host//python=/usr/bin/python3"
                         "//chdir=/path/to/ompsim, socket=host:port; replaces -j")
@@ -171,7 +174,8 @@ def main(args):
         cmd += ["-n", str(args.jobs)]
     for opt, values in (("--backend", args.backend), ("--translate", args.translate), ("--program", args.program),
                         ("--suite", [os.path.abspath(d) for d in args.suite or []]),
-                        ("--shard", [args.shard] if args.shard else [])):
+                        ("--shard", [args.shard] if args.shard else []),
+                        ("--expectations", [os.path.abspath(args.expectations)] if args.expectations else [])):
         for v in values or []:
             cmd.append("%s=%s" % (opt, v))
     env = dict(os.environ)
