@@ -361,9 +361,12 @@ def test_starting_expectations_files_parse():
             text = f.read()
         entries = suites.parse_expectations(text, name)
         assert entries, name
-        # The header documents the marker the shipped lines use.
+        # The header documents the marker, and the lines that use it are for folders a
+        # checkout may lack (the LLVM file's libc/ and ompt/, GCC's pinned-memory tests).
         header = "\n".join(line for line in text.splitlines() if line.startswith("#"))
-        assert "'optional'" in header and any(e[4] for e in entries), name
+        assert "'optional'" in header, name
+        if name != "openmp-vv.txt":
+            assert any(e[4] for e in entries), name
 
 
 def test_shipped_llvm_expectations_fit_a_partial_checkout(tmp_path):
