@@ -23,3 +23,12 @@ def test_each_suite_has_its_expectations_file():
     for suite in ("llvm-offload-test", "openmp-vv"):
         assert os.path.isfile(os.path.join(paths.ROOT, "conformance", "expectations", suite + ".txt")), suite
 
+
+
+def test_only_the_named_suites_run(tmp_path):
+    # scripts/test names the suites CI runs; one the folder lacks is skipped with one line.
+    (tmp_path / "openmp-vv").mkdir()
+    r = run(str(tmp_path), "llvm-offload-test")
+    assert r.returncode == 0
+    assert r.stdout.splitlines() == ["scripts/test-suites: llvm-offload-test skipped: %s/llvm-offload-test not found"
+                                     % tmp_path]
