@@ -404,7 +404,7 @@ def parse_program(path, suite=None, expectations_file=None):
         spec = _base_spec(path, "plain", "plain program: exit 0 is a pass")
         spec.xfail_covers_compile = True
         if suite:
-            spec.build_args += suite_include_flags(suite)
+            spec.build_args += suite_include_flags(suite) + suite_version_flags(suite, path, spec.language)
     if suite:
         spec.name = program_name(suite, path)
         rel = os.path.relpath(path, suite)
@@ -422,6 +422,21 @@ def suite_include_flags(suite):
     """-I flags for a plain suite's shared header folders (those of SUITE_INCLUDE_DIRS it has)."""
     return ["-I" + os.path.join(os.path.abspath(suite), d) for d in SUITE_INCLUDE_DIRS
             if os.path.isdir(os.path.join(suite, d))]
+
+
+def suite_version_flags(suite, path, language):
+    """-fopenmp-version for a Fortran program in a folder named after an OpenMP version.
+
+    OpenMP_VV keeps its tests in tests/<4.5|5.0|5.1|5.2|6.0>/ and builds each with that
+    version; flang-22 defaults to OpenMP 3.1 and rejects later constructs, while clang-22's
+    default (5.1) builds the C and C++ tests, so only Fortran gets the flag. The flag
+    follows the harness's default one, and the last one given wins."""
+    if language != "fortran":
+        return []
+    for part in os.path.relpath(path, suite).split(os.sep)[:-1]:
+        if re.fullmatch(r"[456]\.[0-9]", part):
+            return ["-fopenmp-version=" + part.replace(".", "")]
+    return []
 
 
 # --- expectations -----------------------------------------------------------------------

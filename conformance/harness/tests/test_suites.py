@@ -90,6 +90,19 @@ def test_openmp_vv_layout_header_folder_is_included_not_run(tmp_path):
     assert suites.parse_program(q, str(tmp_path / "other")).build_args == []
 
 
+def test_openmp_vv_fortran_builds_with_its_folders_openmp_version(tmp_path):
+    # flang-22 defaults to OpenMP 3.1: OpenMP_VV's Fortran tests build with their folder's version.
+    write(tmp_path, "vv/ompvv/ompvv.F90", "! header\n")
+    f = write(tmp_path, "vv/tests/5.2/target/test_a.F90", "program p\nend program\n")
+    c = write(tmp_path, "vv/tests/5.2/target/test_b.c", "int main(void) { return 0; }\n")
+    g = write(tmp_path, "vv/tests/4.5/test_c.f90", "program p\nend program\n")
+    root = str(tmp_path / "vv")
+    inc = "-I" + os.path.join(root, "ompvv")
+    assert suites.parse_program(f, root).build_args == [inc, "-fopenmp-version=52"]
+    assert suites.parse_program(g, root).build_args == [inc, "-fopenmp-version=45"]
+    assert suites.parse_program(c, root).build_args == [inc]
+
+
 def test_expectations_file_kept_outside_the_suite(tmp_path):
     p = write(tmp_path, "ro/a/t.c", "int main(void) { return 1; }\n")
     write(tmp_path, "ro/ompsim-expectations.txt", "a/t.c UNSUPPORTED true -- the suite's own line\n")
