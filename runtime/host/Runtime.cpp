@@ -439,9 +439,12 @@ llvm::Error Runtime::targetKernel(int64_t DeviceNum, int32_t Teams, int32_t Thre
   }
   Config.kernel_name = KernelName.c_str();
 
+  // The runtime's lock before the table's, never inside it: device() holds the
+  // runtime's lock while a first use loads images, which takes the table's.
+  bool UnifiedSharedMemory = unifiedSharedMemoryOn(D);
   std::lock_guard<std::recursive_mutex> TableLock(D.mappingTable().mutex());
   MapClauseProcessor Processor(D.mappingTable(), D);
-  Processor.setUnifiedSharedMemory(unifiedSharedMemoryOn(D));
+  Processor.setUnifiedSharedMemory(UnifiedSharedMemory);
   LaunchFailure = false; // map errors are always fatal
   if (auto Err = Processor.enter(MapArgs, nullptr))
     return stock::addLine(stock::addLine(std::move(Err), stock::error(stock::DataBeginFailed)),
@@ -484,9 +487,10 @@ llvm::Error Runtime::targetData(DataOp Op, int64_t DeviceNum, std::vector<MapArg
   }
   Device &D = **Dev;
   profile::Section Profiled("Runtime: Data Copy", [&] { return fmt::format("NumArgs={}", Args.size()); });
+  bool UnifiedSharedMemory = unifiedSharedMemoryOn(D); // before the table's lock, as above
   std::lock_guard<std::recursive_mutex> TableLock(D.mappingTable().mutex());
   MapClauseProcessor Processor(D.mappingTable(), D);
-  Processor.setUnifiedSharedMemory(unifiedSharedMemoryOn(D));
+  Processor.setUnifiedSharedMemory(UnifiedSharedMemory);
   switch (Op) {
   case DataOp::Begin:
     return Processor.enter(Args, ArgsBase);
