@@ -128,3 +128,54 @@ def test_terminal_shows_a_live_status_line_that_ends_in_the_table(tmp_path):
     # The status line is cleared, then the final table follows.
     assert re.search(r"\r\x1b\[Kprogram +host-upstream/native", text), text
     assert_table("program " + text.split("\r\x1b[Kprogram ", 1)[1])
+
+
+def processes_naming(text):
+    """Pids of the processes whose command line holds `text` (the run's own tmp folder)."""
+    pids = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open("/proc/%s/cmdline" % pid, "rb") as f:
+                    if text.encode() in f.read():
+                        pids.append(int(pid))
+            except OSError:
+                pass
+    return pids
+
+
+def gone(text, seconds=30):
+    deadline = time.monotonic() + seconds
+    while processes_naming(text) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return processes_naming(text) == []
+
+
+def slow_matrix_args(tmp_path):
+    """The small suite with one program that runs for minutes: the run outlasts each test."""
+    args = matrix_args(tmp_path)
+    (tmp_path / "small" / "slow.c").write_text("#include <unistd.h>\nint main(void) { sleep(300); return 0; }\n")
+    return args
+
+
+def test_sigterm_stops_the_pytest_run_too(tmp_path):
+    # A CI job's timeout sends SIGTERM to the command: nothing of the run may outlive it.
+    proc = subprocess.Popen(slow_matrix_args(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
+    for _ in range(3):                              # the command line, collecting, the cell count
+        proc.stdout.readline()
+    proc.send_signal(15)
+    rest = proc.communicate(timeout=120)[0]
+    assert proc.returncode == 130, rest
+    assert gone(str(tmp_path)), processes_naming(str(tmp_path))
+
+
+def test_a_closed_pipe_stops_the_pytest_run_too(tmp_path):
+    # `ompsim matrix | head -2`: the reader goes away early; pytest must not go on alone.
+    proc = subprocess.Popen(slow_matrix_args(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    for _ in range(4):                              # up to the first finished program
+        proc.stdout.readline()
+    proc.stdout.close()
+    proc.wait(timeout=120)
+    assert proc.returncode != 0
+    assert gone(str(tmp_path)), processes_naming(str(tmp_path))

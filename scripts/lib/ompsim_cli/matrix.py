@@ -20,6 +20,7 @@ import json
 import os
 import queue
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -187,10 +188,23 @@ def main(args):
                          % (", ".join(os.path.abspath(d) for d in args.suite) if args.suite
                             else os.path.join(paths.ROOT, "conformance", "programs")))
     sys.stdout.flush()
-    if args.quiet:
-        output, returncode, interrupted = _run_quiet(cmd, env)
-    else:
-        output, returncode, interrupted = _run_with_progress(cmd, env)
+    # SIGTERM (a CI job's timeout, `timeout`, a supervisor) ends the run as Ctrl-C does:
+    # pytest is stopped with its workers and the programs they run, never left behind.
+    # A closed stdout (`ompsim matrix | head`) does too: SIGPIPE is held off while
+    # pytest runs (its own default is restored in pytest), so the write fails here
+    # instead of killing this process alone.
+    previous = signal.signal(signal.SIGTERM, _terminate_as_interrupt)
+    previous_pipe = signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    try:
+        if args.quiet:
+            output, returncode, interrupted = _run_quiet(cmd, env)
+        else:
+            output, returncode, interrupted = _run_with_progress(cmd, env)
+    except BrokenPipeError:
+        return 128 + signal.SIGPIPE
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGPIPE, previous_pipe)
     if not os.path.exists(results_json):
         sys.stdout.write(output)
         sys.stderr.write("ompsim: matrix: pytest wrote no results (%s)\n"
@@ -215,6 +229,10 @@ def main(args):
         sys.stdout.write(output[-3000:])
         return returncode
     return 0
+
+
+def _terminate_as_interrupt(signum, frame):
+    raise KeyboardInterrupt
 
 
 def _run_quiet(cmd, env):
@@ -274,10 +292,14 @@ def _run_with_progress(cmd, env):
                 break
             progress.feed_line(line)
         proc.wait()
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, BrokenPipeError) as e:
+        # A closed stdout (`ompsim matrix | head`) stops the run as Ctrl-C does.
         interrupted = True
-        progress.close()
+        if isinstance(e, KeyboardInterrupt):
+            progress.close()
         _finish_interrupted(proc, read=False)
+        if isinstance(e, BrokenPipeError):
+            raise
     progress.close()
     for t in threads:
         t.join(timeout=30)
