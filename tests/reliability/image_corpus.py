@@ -125,7 +125,7 @@ ANY = r"0x[0-9a-f]+"
 
 
 def _dynsym(img):
-    """[(index, file offset of the Elf64_Sym, name, st_info, st_shndx, st_value)] of .dynsym."""
+    """[(index, file offset of the Elf64_Sym, name, st_info, st_shndx, st_value, st_size)] of .dynsym."""
     shoff, = struct.unpack_from("<Q", img.data, 0x28)
     shentsize, shnum = struct.unpack_from("<HH", img.data, 0x3a)
     sections = [struct.unpack_from("<IIQQQQIIQQ", img.data, shoff + i * shentsize) for i in range(shnum)]
@@ -134,9 +134,9 @@ def _dynsym(img):
     out = []
     for i in range(dynsym[5] // 24):
         at = dynsym[4] + 24 * i
-        st_name, st_info, _, st_shndx, st_value, _ = struct.unpack_from("<IBBHQQ", img.data, at)
+        st_name, st_info, _, st_shndx, st_value, st_size = struct.unpack_from("<IBBHQQ", img.data, at)
         name = img.data[strtab[4] + st_name:].split(b"\0", 1)[0].decode()
-        out.append((i, at, name, st_info, st_shndx, st_value))
+        out.append((i, at, name, st_info, st_shndx, st_value, st_size))
     return out
 
 
@@ -170,7 +170,10 @@ def named_cases(image_path):
     img = Image(data)
     syms = _dynsym(img)
     kernel = next(s for s in syms if s[2].startswith("__omp_offloading_") and s[3] & 0xf == STT_FUNC)
-    glob = next(s for s in syms if "_add1_l" in s[2] and s[3] & 0xf == STT_OBJECT)
+    # The indirect function's device global (not its .offloading.entry record): the
+    # linker's .dynsym order differs between machines, so pick it by name.
+    glob = next(s for s in syms if s[2].startswith("__omp_offloading_") and "_add1_l" in s[2]
+                and s[3] & 0xf == STT_OBJECT)
     kname = re.escape(kernel[2])
     out = {}
     # The writable segment (it holds PT_DYNAMIC) marked read-only.
@@ -215,8 +218,8 @@ def named_cases(image_path):
     # A device global moved onto the kernel's code.
     out["global-in-code"] = (
         img.patched(glob[1] + 8, "<Q", kernel[5]),
-        r"device global '%s' \(0x8 bytes at %s\) lies in an executable segment, not in the image's data"
-        % (re.escape(glob[2]), hex(kernel[5])))
+        r"device global '%s' \(%s bytes at %s\) lies in an executable segment, not in the image's data"
+        % (re.escape(glob[2]), hex(glob[6]), hex(kernel[5])))
     # The PLT relocation of the kernel's import: bound to the kernel, or to symbol 0.
     jmprel = img.file_offset(img.dyn("JMPREL")[1])
     r_offset, r_info, _ = struct.unpack_from("<QQq", data, jmprel)
