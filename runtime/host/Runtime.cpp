@@ -363,8 +363,8 @@ llvm::Error Runtime::unregisterLib(__tgt_bin_desc *Desc) {
     return llvm::Error::success();
   if (KernelsRunning.load() > 0) {
     // Device code called exit() (in-process plugins run kernels on the host's
-    // threads): the launching thread still holds the device's mapping table
-    // and waits for the thread now running the exit handlers. Unloading
+    // threads): the launching thread is still inside the kernel and waits
+    // for the thread now running the exit handlers. Unloading
     // would wait forever; the process is ending, so leave the images be.
     OMPSIM_TRACE_EVENT(Cat::Image, "unregister-skipped")
         .str("owner", descriptorOwner(Desc))
@@ -442,7 +442,7 @@ llvm::Error Runtime::targetKernel(int64_t DeviceNum, int32_t Teams, int32_t Thre
   // The runtime's lock before the table's, never inside it: device() holds the
   // runtime's lock while a first use loads images, which takes the table's.
   bool UnifiedSharedMemory = unifiedSharedMemoryOn(D);
-  std::lock_guard<std::recursive_mutex> TableLock(D.mappingTable().mutex());
+  std::unique_lock<std::recursive_mutex> TableLock(D.mappingTable().mutex());
   MapClauseProcessor Processor(D.mappingTable(), D);
   Processor.setUnifiedSharedMemory(UnifiedSharedMemory);
   LaunchFailure = false; // map errors are always fatal
@@ -453,9 +453,14 @@ llvm::Error Runtime::targetKernel(int64_t DeviceNum, int32_t Teams, int32_t Thre
   auto KernelArgs = Processor.kernelArguments(MapArgs, PrivateBlocks);
   if (!KernelArgs)
     return KernelArgs.takeError();
+  // The table is not held while the kernel runs (as with stock): other host
+  // threads map, copy and launch meanwhile. What this construct mapped stays
+  // mapped, since enter() counted a reference to each item that exit() drops.
+  TableLock.unlock();
   KernelsRunning.fetch_add(1);
   llvm::Error Launched = D.launch(Kernel, *KernelArgs, Config);
   KernelsRunning.fetch_sub(1);
+  TableLock.lock();
   if (auto Err = std::move(Launched)) {
     LaunchFailure = true;
     // Device code that called exit() ends the host with its status; any

@@ -44,3 +44,31 @@ def test_translate_from_every_team_and_thread(built, backend):
 def test_target_nowait_regions(built, backend):
     exe = built("nowait_regions.c", translate="native-cc")
     check(run(exe, backend), r"chains=8 mismatches=0")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_independent_nowait_kernels_run_at_once(built, backend):
+    # Each kernel waits in device memory until the other has started (bounded:
+    # it gives up after 30 s and the program says so): the start tickets come
+    # before both end tickets only when the two ran at the same time.
+    exe = built("overlapping_kernels.c", translate="native-cc")
+    r = run(exe, backend, ["overlap"])
+    m = check(r, r"overlap: starts=(\d),(\d) ends=(\d),(\d) gave_up=(\d) overlapped=(\d)")
+    assert sorted(m.group(1, 2)) == ["0", "1"] and sorted(m.group(3, 4)) == ["2", "3"], r.out
+    assert m.group(5, 6) == ("0", "1"), r.out
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_depend_order_kept_under_eight_threads(built, backend):
+    # 8 host threads, each a depend(inout) chain of nowait regions, nowait
+    # updates and host tasks on its own state; every step checks it runs
+    # after the one before it.
+    exe = built("overlapping_kernels.c", translate="native-cc")
+    check(run(exe, backend, ["order"]), r"order: threads=8 steps=64 out_of_order=0 wrong_end=0")
+
+
+def test_independent_nowait_kernels_run_at_once_on_two_sim_devices(built):
+    # The same with the second device present: launches of one device still
+    # overlap while another device exists (its executor is idle).
+    exe = built("overlapping_kernels.c", translate="native-cc")
+    check(run(exe, "sim", ["overlap"], env={"OMPSIM_NUM_DEVICES": "2"}), r"overlapped=1")

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -142,7 +143,10 @@ public:
   llvm::Error read(void *Dst, uint64_t Src, uint64_t Size);
 
   /// Runs `Entry` with the host-offload kernel ABI and waits for it (at most
-  /// the kernel timeout). `KernelName` names it in diagnostics.
+  /// the kernel timeout). `KernelName` names it in diagnostics. Thread-safe:
+  /// launches from several host threads run at once, each in a launch slot
+  /// of its own (as many slots as CPUs, at least 2; a launch waits for a free
+  /// one), and copies are not held up by a running kernel.
   llvm::Error launch(uint64_t Entry, llvm::ArrayRef<uint64_t> Args, uint32_t NumTeams, uint32_t ThreadLimit,
                      llvm::StringRef KernelName);
 
@@ -260,7 +264,14 @@ private:
   char *Shared = nullptr;
   uint64_t SharedBytes = 0;
   LaunchMailbox *Mailbox = nullptr;
-  uint32_t LaunchSeq = 0; ///< sequence number of the last launch posted
+  /// Launch slots: `FreeSlots` has bit i set while slot i of the mailbox is
+  /// free; `SlotSeq[i]` is the sequence number of the last launch posted in
+  /// it. `UsableSlots` of them are handed out. Guarded by SlotMu.
+  std::mutex SlotMu;
+  std::condition_variable SlotFreed;
+  uint32_t FreeSlots = 0;
+  uint32_t UsableSlots = 0;
+  std::vector<uint32_t> SlotSeq;
   /// The device heap's blocks (the arena above the code region), kept here:
   /// allocation is address arithmetic and needs no round trip.
   std::unique_ptr<RangeAllocator> Heap;

@@ -1,0 +1,114 @@
+/* Kernels in flight at once, and depend order under many host threads.
+ *
+ * overlap: two target nowait regions with no dependence between them. Each
+ * takes a ticket from a counter in device memory when it starts, waits until
+ * the other one has started (a bounded wait: after 30 s it gives up and says
+ * so instead of hanging), and takes another ticket when it ends. Both ran at
+ * the same time exactly when the two start tickets are 0 and 1 and the two
+ * end tickets 2 and 3.
+ *
+ * order: 8 host threads, each with a depend(inout) chain of nowait regions
+ * and nowait updates on a state of its own; every region checks that it runs
+ * after the one before it in its chain. */
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { WAIT_SECONDS = 30 };
+
+/* Counter, then per kernel: start ticket, end ticket, gave up waiting. */
+int tickets[7];
+#pragma omp declare target(tickets)
+
+#pragma omp declare target
+static void kernel_body(int me) {
+  int start = __atomic_fetch_add(&tickets[0], 1, __ATOMIC_SEQ_CST);
+  tickets[1 + 3 * me] = start;
+  double deadline = omp_get_wtime() + WAIT_SECONDS;
+  while (__atomic_load_n(&tickets[0], __ATOMIC_SEQ_CST) < 2) {
+    if (omp_get_wtime() > deadline) {
+      tickets[3 + 3 * me] = 1;
+      break;
+    }
+  }
+  tickets[2 + 3 * me] = __atomic_fetch_add(&tickets[0], 1, __ATOMIC_SEQ_CST);
+}
+#pragma omp end declare target
+
+static int overlap(void) {
+  memset(tickets, 0, sizeof tickets);
+#pragma omp target update to(tickets)
+#pragma omp parallel num_threads(2)
+#pragma omp single
+  {
+#pragma omp target nowait
+    kernel_body(0);
+#pragma omp target nowait
+    kernel_body(1);
+#pragma omp taskwait
+  }
+#pragma omp target update from(tickets)
+  int gave_up = tickets[3] + tickets[6];
+  int starts_first = tickets[1] + tickets[4] == 1 && tickets[2] + tickets[5] == 5;
+  printf("overlap: starts=%d,%d ends=%d,%d gave_up=%d overlapped=%d\n", tickets[1], tickets[4], tickets[2],
+         tickets[5], gave_up, !gave_up && starts_first);
+  if (gave_up)
+    fprintf(stderr, "overlap: a kernel waited %d s for the other to start: the two never ran at once\n",
+            WAIT_SECONDS);
+  return !gave_up && starts_first ? 0 : 1;
+}
+
+enum { THREADS = 8, STEPS = 64 };
+
+struct chain {
+  int next; /* the step that must run next */
+  int bad;  /* steps that ran out of order */
+  int trail[STEPS];
+};
+
+static int order(void) {
+  int bad = 0, wrong = 0;
+#pragma omp parallel num_threads(THREADS) reduction(+ : bad, wrong)
+  {
+    struct chain c;
+    memset(&c, 0, sizeof c);
+#pragma omp target enter data map(to : c) depend(inout : c) nowait
+    for (int k = 0; k < STEPS; ++k) {
+      if (k % 8 == 7) {
+        /* A host-side step in the chain: bring the state back, check it,
+         * send it again. */
+#pragma omp target update from(c) depend(inout : c) nowait
+#pragma omp task depend(inout : c) shared(c)
+        {
+          c.bad += c.next != k;
+          c.next = k + 1;
+        }
+#pragma omp target update to(c) depend(inout : c) nowait
+        continue;
+      }
+#pragma omp target nowait map(present, tofrom : c) depend(inout : c)
+      {
+        c.bad += c.next != k;
+        c.trail[k] = c.next;
+        c.next = k + 1;
+      }
+    }
+#pragma omp target exit data map(from : c) depend(inout : c) nowait
+#pragma omp taskwait
+    bad += c.bad;
+    wrong += c.next != STEPS;
+  }
+  printf("order: threads=%d steps=%d out_of_order=%d wrong_end=%d\n", THREADS, STEPS, bad, wrong);
+  return bad || wrong;
+}
+
+int main(int argc, char **argv) {
+  const char *what = argc > 1 ? argv[1] : "overlap";
+  if (!strcmp(what, "overlap"))
+    return overlap();
+  if (!strcmp(what, "order"))
+    return order();
+  fprintf(stderr, "usage: %s overlap|order\n", argv[0]);
+  return 2;
+}
