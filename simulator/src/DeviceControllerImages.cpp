@@ -263,20 +263,28 @@ Error DeviceController::launch(uint64_t Entry, ArrayRef<uint64_t> Args, uint32_t
   // launches do not overlap: its device thread is the one kept warm). No lock
   // is held while the kernel runs.
   uint32_t SlotIndex = 0;
-  uint32_t Seq = 0;
-  {
-    std::unique_lock<std::mutex> Lock(SlotMu);
-    SlotFreed.wait(Lock, [&] { return FreeSlots != 0; });
-    SlotIndex = uint32_t(__builtin_ctz(FreeSlots));
-    FreeSlots &= ~(1u << SlotIndex);
-    Seq = ++SlotSeq[SlotIndex];
-  }
-  auto FreeSlot = [&] {
-    {
-      std::lock_guard<std::mutex> Lock(SlotMu);
-      FreeSlots |= 1u << SlotIndex;
+  for (;;) {
+    uint32_t Free = FreeSlots.load(std::memory_order_acquire);
+    if (Free) {
+      SlotIndex = uint32_t(__builtin_ctz(Free));
+      if (FreeSlots.compare_exchange_weak(Free, Free & ~(1u << SlotIndex), std::memory_order_acq_rel))
+        break;
+      continue;
     }
-    SlotFreed.notify_one();
+    // Every slot busy: sleep until one is given back. The count before the
+    // check, both seq_cst: a slot given back after the check sees the waiter.
+    std::unique_lock<std::mutex> Lock(SlotMu);
+    SlotWaiters.fetch_add(1, std::memory_order_seq_cst);
+    SlotFreed.wait(Lock, [&] { return FreeSlots.load(std::memory_order_seq_cst) != 0; });
+    SlotWaiters.fetch_sub(1, std::memory_order_seq_cst);
+  }
+  uint32_t Seq = ++SlotSeq[SlotIndex];
+  auto FreeSlot = [&] {
+    FreeSlots.fetch_or(1u << SlotIndex, std::memory_order_seq_cst);
+    if (SlotWaiters.load(std::memory_order_seq_cst)) {
+      std::lock_guard<std::mutex> Lock(SlotMu);
+      SlotFreed.notify_one();
+    }
   };
   LaunchMailbox::Slot &Mb = Mailbox->Slots[SlotIndex];
   Mb.Entry = Entry;

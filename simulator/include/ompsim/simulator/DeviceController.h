@@ -265,12 +265,14 @@ private:
   uint64_t SharedBytes = 0;
   LaunchMailbox *Mailbox = nullptr;
   /// Launch slots: `FreeSlots` has bit i set while slot i of the mailbox is
-  /// free; `SlotSeq[i]` is the sequence number of the last launch posted in
-  /// it. `UsableSlots` of them are handed out. Guarded by SlotMu.
+  /// free (taken and given back without a lock: a launch that finds one free
+  /// takes no mutex); `SlotSeq[i]` is the sequence number of the last launch
+  /// posted in slot i (only its holder touches it). A launch that finds none
+  /// free waits on SlotFreed under SlotMu, counted in SlotWaiters.
+  std::atomic<uint32_t> FreeSlots{0};
+  std::atomic<uint32_t> SlotWaiters{0};
   std::mutex SlotMu;
   std::condition_variable SlotFreed;
-  uint32_t FreeSlots = 0;
-  uint32_t UsableSlots = 0;
   std::vector<uint32_t> SlotSeq;
   /// The device heap's blocks (the arena above the code region), kept here:
   /// allocation is address arithmetic and needs no round trip.
