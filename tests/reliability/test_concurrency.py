@@ -72,3 +72,12 @@ def test_independent_nowait_kernels_run_at_once_on_two_sim_devices(built):
     # overlap while another device exists (its executor is idle).
     exe = built("overlapping_kernels.c", translate="native-cc")
     check(run(exe, "sim", ["overlap"], env={"OMPSIM_NUM_DEVICES": "2"}), r"overlapped=1")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_copies_go_on_while_a_kernel_runs(built, backend):
+    # The kernel says it started and waits (bounded) for a flag; another task
+    # reads the start with `target update from` and sends the flag with
+    # `target update to` while the kernel still runs.
+    exe = built("overlapping_kernels.c", translate="native-cc")
+    check(run(exe, backend, ["transfer"]), r"transfer: seen_start=1 kernel_gave_up=0 copies_while_running=1")

@@ -7,6 +7,11 @@
  * the same time exactly when the two start tickets are 0 and 1 and the two
  * end tickets 2 and 3.
  *
+ * transfer: a kernel says in device memory that it started and waits
+ * (bounded as above) for a flag; meanwhile another task reads the device's
+ * word with `target update from` until it sees the start, and sends the flag
+ * with `target update to`: copies go on while a kernel runs.
+ *
  * order: 8 host threads, each with a depend(inout) chain of nowait regions
  * and nowait updates on a state of its own; every region checks that it runs
  * after the one before it in its chain. */
@@ -59,6 +64,47 @@ static int overlap(void) {
   return !gave_up && starts_first ? 0 : 1;
 }
 
+/* started, flag, gave up waiting */
+int handshake[3];
+#pragma omp declare target(handshake)
+
+static int transfer(void) {
+  memset(handshake, 0, sizeof handshake);
+#pragma omp target update to(handshake)
+  int seen = 0;
+#pragma omp parallel num_threads(2)
+#pragma omp single
+  {
+#pragma omp target nowait
+    {
+      __atomic_store_n(&handshake[0], 1, __ATOMIC_SEQ_CST);
+      double deadline = omp_get_wtime() + WAIT_SECONDS;
+      while (!__atomic_load_n(&handshake[1], __ATOMIC_SEQ_CST))
+        if (omp_get_wtime() > deadline) {
+          handshake[2] = 1;
+          break;
+        }
+    }
+#pragma omp task shared(seen)
+    {
+      double deadline = omp_get_wtime() + WAIT_SECONDS;
+      while (!seen && omp_get_wtime() < deadline) {
+#pragma omp target update from(handshake[0 : 1])
+        seen = handshake[0];
+      }
+      handshake[1] = 1;
+#pragma omp target update to(handshake[1 : 1])
+    }
+#pragma omp taskwait
+  }
+#pragma omp target update from(handshake)
+  int ok = seen && !handshake[2];
+  printf("transfer: seen_start=%d kernel_gave_up=%d copies_while_running=%d\n", seen, handshake[2], ok);
+  if (!ok)
+    fprintf(stderr, "transfer: the copies and the kernel did not run at the same time\n");
+  return !ok;
+}
+
 enum { THREADS = 8, STEPS = 64 };
 
 struct chain {
@@ -107,8 +153,10 @@ int main(int argc, char **argv) {
   const char *what = argc > 1 ? argv[1] : "overlap";
   if (!strcmp(what, "overlap"))
     return overlap();
+  if (!strcmp(what, "transfer"))
+    return transfer();
   if (!strcmp(what, "order"))
     return order();
-  fprintf(stderr, "usage: %s overlap|order\n", argv[0]);
+  fprintf(stderr, "usage: %s overlap|transfer|order\n", argv[0]);
   return 2;
 }
