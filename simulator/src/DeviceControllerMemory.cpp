@@ -79,12 +79,15 @@ Error DeviceController::mapSharedMemory(int &Fd) {
   ::madvise(P, SharedBytes, MADV_DONTFORK);
   Shared = static_cast<char *>(P);
   Mailbox = reinterpret_cast<LaunchMailbox *>(Shared);
+  SlotSeq.assign(LaunchMailbox::kSlots, 0);
+  FreeSlots.store((1u << launchSlots()) - 1, std::memory_order_release);
+  return Error::success();
+}
+
+uint32_t DeviceController::launchSlots() {
   // Independent launches run at once up to the CPUs there are to run them
   // (at least 2, so that two kernels that wait for each other can).
-  uint32_t UsableSlots = uint32_t(std::clamp<int32_t>(usableCpus(), 2, int32_t(LaunchMailbox::kSlots)));
-  SlotSeq.assign(LaunchMailbox::kSlots, 0);
-  FreeSlots.store((1u << UsableSlots) - 1, std::memory_order_release);
-  return Error::success();
+  return uint32_t(std::clamp<int32_t>(usableCpus(), 2, int32_t(LaunchMailbox::kSlots)));
 }
 
 void DeviceController::unmapSharedMemory() {

@@ -61,6 +61,9 @@ struct LaunchMailbox {
     uint64_t ArenaBase;
     uint64_t ArenaSize;
     uint64_t CodeBytes;
+    /// Launch slots the controller uses (1..kSlots): the executor starts a
+    /// device thread for each of them and for no other.
+    uint32_t LaunchSlots;
     /// Host ranges to reserve, [begin, end) each, in `Ranges`.
     uint32_t NumRanges;
     /// Set by the executor once done: 1 succeeded, 2 failed (`Message` says

@@ -35,6 +35,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
@@ -356,8 +357,11 @@ private:
 /// One device thread per launch slot; slot 0's also serves the SPS requests.
 DeviceThread GDeviceThreads[LaunchMailbox::kSlots];
 
+/// Starts the device threads of the slots the controller uses (from the
+/// start-up set-up; slot 0's always).
 void startDeviceThreads() {
-  for (uint32_t I = 0; I < LaunchMailbox::kSlots; ++I)
+  uint32_t Slots = std::clamp<uint32_t>(GMailbox->Setup.LaunchSlots, 1, LaunchMailbox::kSlots);
+  for (uint32_t I = 0; I < Slots; ++I)
     GDeviceThreads[I].start(I);
 }
 

@@ -270,6 +270,9 @@ private:
   /// posted in slot i (only its holder touches it). A launch that finds none
   /// free waits on SlotFreed under SlotMu, counted in SlotWaiters.
   std::atomic<uint32_t> FreeSlots{0};
+  /// Launch slots in use: the CPUs of this process, at least 2, at most
+  /// LaunchMailbox::kSlots.
+  static uint32_t launchSlots();
   std::atomic<uint32_t> SlotWaiters{0};
   std::mutex SlotMu;
   std::condition_variable SlotFreed;
