@@ -86,3 +86,15 @@ def test_copies_go_on_while_a_kernel_runs(built, backend):
     # `target update to` while the kernel still runs.
     exe = built("overlapping_kernels.c", translate="native-cc")
     check(run(exe, backend, ["transfer"]), r"transfer: seen_start=1 kernel_gave_up=0 copies_while_running=1")
+
+
+def test_fault_in_one_of_two_running_kernels(built):
+    # While one kernel waits for the other, the other writes to address 16:
+    # the program ends with the one line of a device fault (not after the
+    # waiting kernel's bound) and no executor is left.
+    exe = built("overlapping_kernels.c", translate="native-cc")
+    r = run(exe, "sim", ["fault"])
+    line = r.single_error()
+    assert re.match(r"ompsim: device 0: kernel \S+: segmentation fault \(SIGSEGV\) at address 0x10, instruction at "
+                    r"dev:\S+", line), line
+    assert "not reached" not in r.out

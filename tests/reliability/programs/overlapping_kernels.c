@@ -12,6 +12,10 @@
  * word with `target update from` until it sees the start, and sends the flag
  * with `target update to`: copies go on while a kernel runs.
  *
+ * fault: as overlap, but once both run, the second kernel writes to address
+ * 16: the executor ends while the first still waits, and the program ends
+ * with one line naming the fault (it must not wait for the first kernel).
+ *
  * order: 8 host threads, each with a depend(inout) chain of nowait regions,
  * nowait updates and host tasks on a state of its own; every step checks
  * that it runs after the one before it in its chain. order-kernels: the same
@@ -71,6 +75,29 @@ static int overlap(void) {
     fprintf(stderr, "overlap: a kernel waited %d s for the other to start: the two never ran at once\n",
             WAIT_SECONDS);
   return !gave_up && starts_first ? 0 : 1;
+}
+
+static int fault(void) {
+  for (int i = 0; i < 7; ++i)
+    tickets[i] = 0;
+#pragma omp target update to(tickets)
+#pragma omp parallel num_threads(2)
+#pragma omp single
+  {
+#pragma omp target nowait
+    kernel_body(0);
+#pragma omp target nowait
+    {
+      __atomic_fetch_add(&tickets[0], 1, __ATOMIC_SEQ_CST);
+      double deadline = omp_get_wtime() + WAIT_SECONDS;
+      while (__atomic_load_n(&tickets[0], __ATOMIC_SEQ_CST) < 2 && omp_get_wtime() < deadline)
+        ;
+      *(volatile int *)16 = 1;
+    }
+#pragma omp taskwait
+  }
+  printf("fault: not reached\n");
+  return 0;
 }
 
 /* started, flag, gave up waiting */
@@ -166,12 +193,14 @@ int main(int argc, char **argv) {
   const char *what = argc > 1 ? argv[1] : "overlap";
   if (!strcmp(what, "overlap"))
     return overlap();
+  if (!strcmp(what, "fault"))
+    return fault();
   if (!strcmp(what, "transfer"))
     return transfer();
   if (!strcmp(what, "order"))
     return order(1);
   if (!strcmp(what, "order-kernels"))
     return order(0);
-  fprintf(stderr, "usage: %s overlap|transfer|order|order-kernels\n", argv[0]);
+  fprintf(stderr, "usage: %s overlap|fault|transfer|order|order-kernels\n", argv[0]);
   return 2;
 }
