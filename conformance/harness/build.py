@@ -19,6 +19,8 @@ import tempfile
 from ompsim_cli import paths
 from ompsim_cli import toolchain as llvm_toolchain
 
+from . import process
+
 OMPSIM = os.path.join(paths.ROOT, "scripts", "ompsim")
 CC_MODULE = os.path.join(paths.ROOT, "scripts", "lib", "ompsim_cli", "cc.py")
 FLANG = paths.tool("flang")
@@ -205,14 +207,15 @@ def _compile_into(spec, prefix, source_dir, out_dir, device_runtime):
     output, ok, shown = "", True, []
     for cmd in steps:
         shown.append(" ".join(cmd))
-        try:
-            r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                               cwd=out_dir, timeout=COMPILE_TIMEOUT, env=llvm_toolchain.environment())
-            output += r.stdout
-            ok = r.returncode == 0
-        except subprocess.TimeoutExpired:
+        # Its own process group: a timeout kills the driver's jobs (clang -cc1, the
+        # linker wrapper) too, not only the driver.
+        rc, out, _, timed_out = process.communicate(cmd, COMPILE_TIMEOUT, stdout=subprocess.PIPE,
+                                                    stderr=subprocess.STDOUT, text=True, cwd=out_dir,
+                                                    env=llvm_toolchain.environment())
+        output += out
+        ok = rc == 0
+        if timed_out:
             output += "error: compiler timed out after %ds\n" % COMPILE_TIMEOUT
-            ok = False
         if not ok:
             break
     with open(os.path.join(out_dir, "build.json"), "w") as f:

@@ -3,7 +3,6 @@ import dataclasses
 import os
 import re
 import shlex
-import signal
 import subprocess
 import time
 
@@ -12,7 +11,7 @@ from ompsim_cli import cc as ompsim_cc
 
 from . import build as builder
 from . import outcome as oc
-from . import devir, suites
+from . import devir, process, suites
 from .features import GPU_BUILD_BACKENDS, backend_features
 from .header import HeaderError, parse_file
 
@@ -54,28 +53,10 @@ def filecheck(source, prefix, text):
 def execute(argv, env, cwd, timeout, merge_stderr=False):
     """Runs argv in its own process group; on timeout kills the whole group (executors included).
     With `merge_stderr`, stderr is interleaved into stdout (as DejaGnu and lit pipes see it)."""
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE,
-                            text=True, env=env, cwd=cwd, start_new_session=True, errors="replace")
-    try:
-        out, err = proc.communicate(timeout=timeout)
-        return oc.RunResult(proc.returncode, out, err or "")
-    except subprocess.TimeoutExpired:
-        _kill_group(proc)
-        out, err = proc.communicate()
-        return oc.RunResult(-signal.SIGKILL, out, err or "", timed_out=True)
-    except BaseException:
-        # Ctrl-C (or any other way out): the program runs in its own session, out
-        # of the terminal's reach, so it and its executors go with this cell.
-        _kill_group(proc)
-        proc.wait()
-        raise
-
-
-def _kill_group(proc):
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
+    rc, out, err, timed_out = process.communicate(
+        argv, timeout, stdout=subprocess.PIPE, stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE,
+        text=True, env=env, cwd=cwd, errors="replace")
+    return oc.RunResult(rc, out, err or "", timed_out=timed_out)
 
 
 def run_cell(cell, out_root, workdir):
