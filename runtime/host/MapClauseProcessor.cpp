@@ -249,6 +249,7 @@ llvm::Expected<MapClauseProcessor::Mapped> MapClauseProcessor::mapOne(const MapA
   (Hold ? E.HoldRef : E.DynamicRef) = 1;
   E.OwnsDeviceMemory = true;
   E.Name = mapArgName(Arg.Name);
+  E.MappedBy = Construct;
   MapEntry &Inserted = Table.insert(std::move(E));
   Fresh.insert(&Inserted);
   NewAllocations.emplace_back(Begin, Size);
@@ -395,6 +396,7 @@ llvm::Error MapClauseProcessor::removeIfUnused(MapEntry &Entry) {
   uint64_t Tgt = Entry.TgtBegin;
   bool Owns = Entry.OwnsDeviceMemory;
   Fresh.erase(&Entry);
+  Table.recordEnded(Entry, Construct);
   Table.erase(Entry);
   return Owns ? Memory.release(Tgt) : llvm::Error::success();
 }

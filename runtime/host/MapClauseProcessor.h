@@ -69,6 +69,11 @@ public:
   /// modifier, and counts as present, as with stock. Off by default.
   void setUnifiedSharedMemory(bool On) { UnifiedShared = On; }
 
+  /// Names the construct whose clauses are processed ("target enter data at
+  /// prog.c:12"): the entries it creates and ends remember it, so a fault at
+  /// their addresses can name it. Unnamed ("") by default.
+  void setConstruct(std::string Construct) { this->Construct = std::move(Construct); }
+
   /// Enter: maps every item (allocate, count, copy `to`, attach pointers).
   /// For RETURN_PARAM items (use_device_ptr/addr) writes the device base
   /// address into `argsBase[i]` when `ArgsBase` is non-null.
@@ -132,6 +137,7 @@ private:
   MappingTable &Table;
   DeviceMemory &Memory;
   bool UnifiedShared = false;       ///< see setUnifiedSharedMemory
+  std::string Construct;            ///< see setConstruct
   std::set<const MapEntry *> Fresh; ///< entries created by this processor
   /// Host ranges allocated by the current enter (pointer attachment happens
   /// only when the pointer or its pointee is among them, or `always`).

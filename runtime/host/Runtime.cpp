@@ -1,5 +1,6 @@
 // Runtime: registration, plugin/device numbering, and the target operations.
 #include "Runtime.h"
+#include "DataFaultAdvisor.h"
 #include "StockMessages.h"
 
 #include "ompsim/Config.h"
@@ -390,7 +391,7 @@ void Runtime::pushTripcount(int64_t DeviceNum, uint64_t Count) {
 }
 
 llvm::Error Runtime::targetKernel(int64_t DeviceNum, int32_t Teams, int32_t Threads, void *RegionId,
-                                  __tgt_kernel_arguments *Args, bool &LaunchFailure) {
+                                  __tgt_kernel_arguments *Args, bool &LaunchFailure, const ompsim_ident *Loc) {
   LaunchFailure = true;
   if (!Args)
     return makeError("__tgt_target_kernel called without kernel arguments");
@@ -445,6 +446,8 @@ llvm::Error Runtime::targetKernel(int64_t DeviceNum, int32_t Teams, int32_t Thre
   std::lock_guard<std::recursive_mutex> TableLock(D.mappingTable().mutex());
   MapClauseProcessor Processor(D.mappingTable(), D);
   Processor.setUnifiedSharedMemory(UnifiedSharedMemory);
+  std::string Where = stock::sourceLine(Loc);
+  Processor.setConstruct(Where.empty() ? "kernel " + KernelName : "the target region at " + Where);
   LaunchFailure = false; // map errors are always fatal
   if (auto Err = Processor.enter(MapArgs, nullptr))
     return stock::addLine(stock::addLine(std::move(Err), stock::error(stock::DataBeginFailed)),
@@ -458,6 +461,7 @@ llvm::Error Runtime::targetKernel(int64_t DeviceNum, int32_t Teams, int32_t Thre
   KernelsRunning.fetch_sub(1);
   if (auto Err = std::move(Launched)) {
     LaunchFailure = true;
+    Err = adviseDataFault(D, std::move(Err), MapArgs);
     // Device code that called exit() ends the host with its status; any
     // other failure of the kernel (a fault, a trap, a lost device) is
     // stock's failed target region, which aborts when offload is mandatory.
@@ -474,7 +478,32 @@ llvm::Error Runtime::targetKernel(int64_t DeviceNum, int32_t Teams, int32_t Thre
   return llvm::Error::success();
 }
 
-llvm::Error Runtime::targetData(DataOp Op, int64_t DeviceNum, std::vector<MapArg> Args, void **ArgsBase) {
+llvm::Error Runtime::adviseDataFault(Device &D, llvm::Error Err, const std::vector<MapArg> &RegionArgs) {
+  Plugin &P = D.plugin();
+  ompsim_fault_info Info{};
+  if (!P.fn().last_fault || P.fn().last_fault(D.localId(), &Info) != 1)
+    return Err;
+  DataFaultSite Site;
+  Site.Addr = Info.addr;
+  Site.Write = Info.access == OMPSIM_FAULT_WRITE;
+  Site.Device = D.deviceNumber();
+  Site.Context = Info.context ? Info.context : "a kernel";
+  Site.Instruction = Info.instruction ? Info.instruction : "?";
+  if (Info.owner_device >= 0)
+    for (auto &Other : Devices)
+      if (&Other->plugin() == &P && Other->localId() == Info.owner_device)
+        Site.OwnerDevice = Other->deviceNumber();
+  std::string Line = DataFaultAdvisor(D.mappingTable(), RegionArgs).describe(Site);
+  OMPSIM_TRACE_EVENT(Cat::Fault, "data-fault")
+      .num("device", Site.Device)
+      .str("context", Site.Context)
+      .str("message", Line);
+  llvm::consumeError(std::move(Err));
+  return makeError(Line);
+}
+
+llvm::Error Runtime::targetData(DataOp Op, int64_t DeviceNum, std::vector<MapArg> Args, void **ArgsBase,
+                                const ompsim_ident *Loc) {
   auto Dev = device(DeviceNum);
   if (!Dev)
     return Dev.takeError();
@@ -491,6 +520,8 @@ llvm::Error Runtime::targetData(DataOp Op, int64_t DeviceNum, std::vector<MapArg
   std::lock_guard<std::recursive_mutex> TableLock(D.mappingTable().mutex());
   MapClauseProcessor Processor(D.mappingTable(), D);
   Processor.setUnifiedSharedMemory(UnifiedSharedMemory);
+  std::string Where = stock::sourceLine(Loc);
+  Processor.setConstruct(Where.empty() ? "a data construct" : "the data construct at " + Where);
   switch (Op) {
   case DataOp::Begin:
     return Processor.enter(Args, ArgsBase);

@@ -1,0 +1,126 @@
+//===- HostMemoryMap.cpp - What a host address is -------------------------===//
+//
+// Reads /proc/self/maps to tell a loaded object, the heap, a stack and other
+// anonymous memory apart, and unwinds the calling thread to name the frame
+// that holds a stack address.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ompsim/HostMemoryMap.h"
+#include "ompsim/HostSymbolizer.h"
+
+#include <pthread.h>
+#include <unwind.h>
+
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+namespace ompsim {
+
+namespace {
+
+/// The calling thread's stack [Low, High), or {0, 0}.
+std::pair<uint64_t, uint64_t> callingThreadStack() {
+  pthread_attr_t Attr;
+  if (pthread_getattr_np(pthread_self(), &Attr) != 0)
+    return {0, 0};
+  void *Low = nullptr;
+  size_t Size = 0;
+  int Rc = pthread_attr_getstack(&Attr, &Low, &Size);
+  pthread_attr_destroy(&Attr);
+  if (Rc != 0)
+    return {0, 0};
+  auto L = reinterpret_cast<uint64_t>(Low);
+  return {L, L + Size};
+}
+
+/// One frame of the calling thread: its canonical frame address and code address.
+struct Frame {
+  uint64_t Cfa = 0, Ip = 0;
+};
+
+_Unwind_Reason_Code collectFrame(struct _Unwind_Context *Ctx, void *Arg) {
+  auto &Frames = *static_cast<std::vector<Frame> *>(Arg);
+  Frames.push_back({uint64_t(_Unwind_GetCFA(Ctx)), uint64_t(_Unwind_GetIP(Ctx))});
+  return Frames.size() < 512 ? _URC_NO_REASON : _URC_END_OF_STACK;
+}
+
+} // namespace
+
+std::optional<HostMemoryRegion> hostMemoryRegion(uint64_t Addr) {
+  FILE *F = std::fopen("/proc/self/maps", "re");
+  if (!F)
+    return std::nullopt;
+  std::optional<HostMemoryRegion> Found;
+  char Line[4096];
+  while (std::fgets(Line, sizeof Line, F)) {
+    uint64_t Begin = 0, End = 0, Inode = 0;
+    char Perms[8] = {0};
+    int PathAt = 0;
+    if (std::sscanf(Line, "%" SCNx64 "-%" SCNx64 " %7s %*s %*s %" SCNu64 " %n", &Begin, &End, Perms, &Inode,
+                    &PathAt) < 4)
+      continue;
+    if (Addr < Begin || Addr >= End)
+      continue;
+    std::string Path = PathAt > 0 ? std::string(Line + PathAt) : std::string();
+    while (!Path.empty() && (Path.back() == '\n' || Path.back() == ' '))
+      Path.pop_back();
+    HostMemoryRegion R;
+    R.Begin = Begin;
+    R.End = End;
+    if (Path == "[heap]")
+      R.Kind = HostMemoryKind::Heap;
+    else if (Path.rfind("[stack", 0) == 0)
+      R.Kind = HostMemoryKind::Stack;
+    else if (!Path.empty() && Path[0] == '/') {
+      R.Path = Path;
+      R.Kind = HostSymbolizer::get().objectOf(Addr).empty() ? HostMemoryKind::File : HostMemoryKind::Object;
+    } else
+      R.Kind = HostMemoryKind::Anonymous;
+    Found = R;
+    break;
+  }
+  std::fclose(F);
+  if (Found && Found->Kind == HostMemoryKind::Anonymous) {
+    auto [Low, High] = callingThreadStack();
+    if (Addr >= Low && Addr < High)
+      Found->Kind = HostMemoryKind::Stack;
+  }
+  return Found;
+}
+
+std::string hostStackFrameOf(uint64_t Addr) {
+  std::vector<Frame> Frames;
+  _Unwind_Backtrace(collectFrame, &Frames);
+  // A frame's locals lie below its CFA and at or above its callee's CFA.
+  for (size_t I = 1; I < Frames.size(); ++I) {
+    if (Addr < Frames[I - 1].Cfa || Addr >= Frames[I].Cfa)
+      continue;
+    // The return address may be one past the call: name the call instruction.
+    auto Sym = HostSymbolizer::get().lookup(Frames[I].Ip - 1);
+    if (!Sym || !Sym->IsFunction)
+      return "";
+    return Sym->Name;
+  }
+  return "";
+}
+
+const char *hostMemoryKindName(HostMemoryKind Kind) {
+  switch (Kind) {
+  case HostMemoryKind::Object:
+    return "host data";
+  case HostMemoryKind::Heap:
+    return "host heap";
+  case HostMemoryKind::Stack:
+    return "host stack";
+  case HostMemoryKind::Anonymous:
+    return "host heap";
+  case HostMemoryKind::File:
+    return "a host file mapping";
+  }
+  return "host memory";
+}
+
+} // namespace ompsim

@@ -1,0 +1,87 @@
+/* Device faults on data addresses; argv[1] picks what the kernel touches. */
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int host_table[16]; /* host data only: never mapped, not declare target */
+
+__attribute__((noinline)) int read_stack(void) {
+  volatile int local[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  int *p = (int *)local;
+  int r = 0;
+#pragma omp target map(from : r) firstprivate(p)
+  r = p[2];
+  return r;
+}
+
+__attribute__((noinline)) int read_heap(void) {
+  int *h = (int *)malloc(64 * sizeof(int));
+  int r = 0;
+#pragma omp target map(from : r) firstprivate(h)
+  r = h[3];
+  free(h);
+  return r;
+}
+
+__attribute__((noinline)) int write_global(void) {
+  int *g = host_table;
+#pragma omp target firstprivate(g)
+  g[5] = 1;
+  return 0;
+}
+
+__attribute__((noinline)) int read_mapped(void) {
+  int *a = (int *)malloc(64 * sizeof(int));
+  int r = 0;
+  for (int i = 0; i < 64; ++i)
+    a[i] = i;
+#pragma omp target enter data map(to : a[0:64])
+#pragma omp target map(from : r) firstprivate(a)
+  r = a[3];
+#pragma omp target exit data map(delete : a[0:64])
+  free(a);
+  return r;
+}
+
+struct holder {
+  long len;
+  int *data;
+};
+
+__attribute__((noinline)) int read_member(void) {
+  struct holder s = {64, (int *)malloc(64 * sizeof(int))};
+  int r = 0;
+#pragma omp target enter data map(to : s.data[0:64])
+#pragma omp target map(from : r)
+  r = s.data[3];
+#pragma omp target exit data map(delete : s.data[0:64])
+  return r;
+}
+
+__attribute__((noinline)) int read_freed(void) {
+  /* 64 MiB: the device pointer outlives the mapping of its block. */
+  size_t n = (size_t)16 << 20;
+  int *big = (int *)calloc(n, sizeof(int));
+  int *dev = 0, r = 0;
+#pragma omp target enter data map(to : big[0:n])
+  dev = (int *)omp_get_mapped_ptr(big, omp_get_default_device());
+#pragma omp target exit data map(delete : big[0:n])
+#pragma omp target map(from : r) is_device_ptr(dev)
+  r = dev[n / 2];
+  free(big);
+  return r;
+}
+
+int main(int argc, char **argv) {
+  const char *what = argc > 1 ? argv[1] : "";
+  int r = !strcmp(what, "stack")    ? read_stack()
+          : !strcmp(what, "heap")   ? read_heap()
+          : !strcmp(what, "global") ? write_global()
+          : !strcmp(what, "mapped") ? read_mapped()
+          : !strcmp(what, "member") ? read_member()
+          : !strcmp(what, "freed")  ? read_freed()
+                                    : -1;
+  printf("r=%d\n", r);
+  return 0;
+}
