@@ -29,7 +29,9 @@ constexpr uint64_t kPastEndReach = 1 << 20;
 /// A map item's host bytes are searched for the carrying pointer up to this size.
 constexpr int64_t kHolderScanBytes = 1 << 20;
 
-std::string quoted(const std::string &Name) { return "'" + Name + "'"; }
+/// 'x' for a name the map clause spells; a symbolizer's guess ("<stack of
+/// 'f'>") stays as it is.
+std::string quoted(const std::string &Name) { return !Name.empty() && Name[0] == '<' ? Name : "'" + Name + "'"; }
 
 /// "'x'" or "a mapped block" for an entry without a name (built without -g).
 std::string entryName(const std::string &Name, const char *Unnamed) {
@@ -77,8 +79,10 @@ std::optional<DataFaultAdvisor::Holder> DataFaultAdvisor::findHolder(uint64_t Be
       if (Item.Entry && Item.Entry->Shadows.count(At))
         continue; // attached: the device copy holds a device address
       std::string Name = mapArgName(Arg.Name);
-      return Holder{fmt::format("the pointer at byte {} of {}", At - First, entryName(Name, "a mapped item")),
-                    Name, false};
+      std::string Shown = Name.empty() ? hostDataName(First) : Name;
+      return Holder{fmt::format("the pointer at byte {} of {}", At - First,
+                                Shown.empty() ? std::string("a mapped item") : quoted(Shown)),
+                    Shown, false};
     }
   }
   return Best;
@@ -127,22 +131,29 @@ std::string DataFaultAdvisor::describeHost(const DataFaultSite &F, std::string &
   std::optional<Holder> Carrier;
   if (IsMapped) {
     const MapEntry &E = *Mapped.Entry;
+    std::string Pointee = E.Name;
+    if (Pointee.empty() && Region && Region->Kind != HostMemoryKind::Heap &&
+        Region->Kind != HostMemoryKind::Anonymous)
+      Pointee = hostDataName(E.HstBegin);
     std::string By = E.isInfinite() ? " (declare target)" : byConstruct(E.MappedBy);
-    Parts.push_back(fmt::format("{} bytes into the host copy of {} ({} bytes), mapped on device {} at "
-                                "dev:0x{:x}{}",
-                                F.Addr - E.HstBegin, entryName(E.Name, "a mapped block"), E.size(), F.Device,
+    std::string Offset =
+        F.Addr == E.HstBegin ? std::string("the start of") : fmt::format("{} bytes into", F.Addr - E.HstBegin);
+    Parts.push_back(fmt::format("{} the host copy of {} ({} bytes), mapped on device {} at dev:0x{:x}{}",
+                                Offset, entryName(Pointee, "a mapped block"), E.size(), F.Device,
                                 E.translate(F.Addr), By));
     Carrier = findHolder(std::min<uint64_t>(E.HstBase ? E.HstBase : E.HstBegin, E.HstBegin), E.HstEnd);
-    std::string Pointee = E.Name.empty() ? std::string("the pointee's array section") : "'" + E.Name + "'";
+    std::string PointeeText = Pointee.empty() ? std::string("the pointee's array section") : quoted(Pointee);
     if (Carrier && Carrier->Literal) {
       std::string P = Carrier->Name.empty() ? std::string("the pointer") : Carrier->Name;
       Note = fmt::format("note: {} is firstprivate, so the region got its host value: map it instead "
                          "('map({}[:0])' finds the device copy of {} and passes its device address)",
-                         quoted(P), P, Pointee);
+                         quoted(P), P, PointeeText);
     } else if (Carrier) {
-      Note = fmt::format("note: attach the pointer: map its pointee in this region too (add 'map({})'; "
-                         "the block is present, so nothing is copied)",
-                         E.Name.empty() ? std::string("the pointee's section") : E.Name);
+      Note = E.Name.empty() ? std::string("note: attach the pointer: map its pointee's array section in this "
+                                          "region too (the block is present, so nothing is copied)")
+                            : fmt::format("note: attach the pointer: map its pointee in this region too (add "
+                                          "'map({})'; the block is present, so nothing is copied)",
+                                          E.Name);
     } else {
       Note = "note: the region got the host address of mapped data: map the pointer with its pointee in "
              "this region so that it is attached, or pass the device address ('use_device_ptr', "
@@ -232,7 +243,7 @@ std::string DataFaultAdvisor::describe(const DataFaultSite &F) const {
   } else if (hostMemoryRegion(F.Addr)) {
     What = describeHost(F, Because, Note);
   } else {
-    What = fmt::format("0x{:x}, an address neither the host nor a device has memory at", F.Addr);
+    What = fmt::format("unmapped address 0x{:x} (neither host nor device memory)", F.Addr);
     Note = "note: the pointer holds a wild value (uninitialized, or computed out of bounds)";
   }
   return fmt::format("device {}: {} {} {} from {}; {}{}", F.Device, F.Context, F.Write ? "wrote" : "read",

@@ -5,6 +5,7 @@
 #include "MapFlags.h"
 #include "StockMessages.h"
 
+#include "ompsim/HostMemoryMap.h"
 #include "ompsim/HostSymbolizer.h"
 #include "ompsim/Trace.h"
 #include "ompsim/offload_abi.h"
@@ -37,6 +38,12 @@ std::string hostAddressForMessage(uint64_t Addr) {
   if (HostSymbolizer::get().lookup(Addr))
     return trace::hostAddress(Addr);
   return fmt::format("{:#x}", Addr);
+}
+
+/// A map item's name for a trace event: the clause's spelling (built with
+/// -g), else what the host symbolizer tells of the address.
+std::string traceName(const std::string &Name, uint64_t Host) {
+  return Name.empty() && Host ? hostDataName(Host) : Name;
 }
 
 std::string describe(const MapArg &Arg) {
@@ -80,7 +87,7 @@ std::vector<MapArg> MapClauseProcessor::runMapper(const MapArg &Arg) {
   if (trace::enabled(trace::Cat::Map))
     for (const MapArg &C : Handle.Components)
       trace::Event(trace::Cat::Map, "mapper_component")
-          .str("name", mapArgName(Arg.Name))
+          .str("name", traceName(mapArgName(Arg.Name), reinterpret_cast<uint64_t>(C.Begin)))
           .host("base", reinterpret_cast<uint64_t>(C.Base))
           .host("begin", reinterpret_cast<uint64_t>(C.Begin))
           .num("size", C.Size)
@@ -221,7 +228,7 @@ llvm::Expected<MapClauseProcessor::Mapped> MapClauseProcessor::mapOne(const MapA
       if (auto Err = copyToDevice(E, Begin, Size))
         return std::move(Err);
     OMPSIM_TRACE_EVENT(Cat::Map, "enter")
-        .str("name", mapArgName(Arg.Name))
+        .str("name", traceName(mapArgName(Arg.Name), Begin))
         .host("host", Begin)
         .dev("device", Out.TgtBegin, Memory.symbolize(Out.TgtBegin))
         .num("size", static_cast<int64_t>(Size))
@@ -256,7 +263,7 @@ llvm::Expected<MapClauseProcessor::Mapped> MapClauseProcessor::mapOne(const MapA
   Out.Entry = &Inserted;
   Out.TgtBegin = Inserted.TgtBegin;
   OMPSIM_TRACE_EVENT(Cat::Map, "enter")
-      .str("name", Inserted.Name)
+      .str("name", traceName(Inserted.Name, Begin))
       .host("host", Begin)
       .dev("device", Out.TgtBegin, Memory.symbolize(Out.TgtBegin))
       .num("size", static_cast<int64_t>(Size))
@@ -389,7 +396,7 @@ llvm::Error MapClauseProcessor::removeIfUnused(MapEntry &Entry) {
   if (Entry.isInfinite() || Entry.totalRef() != 0)
     return llvm::Error::success();
   OMPSIM_TRACE_EVENT(Cat::Map, "remove")
-      .str("name", Entry.Name)
+      .str("name", traceName(Entry.Name, Entry.HstBegin))
       .host("host", Entry.HstBegin)
       .dev("device", Entry.TgtBegin, Memory.symbolize(Entry.TgtBegin))
       .num("size", static_cast<int64_t>(Entry.size()));
@@ -466,7 +473,7 @@ llvm::Error MapClauseProcessor::exitList(const std::vector<MapArg> &Args, bool F
       if (auto Err = copyFromDevice(E, Begin, Size))
         return Err;
     OMPSIM_TRACE_EVENT(Cat::Map, "exit")
-        .str("name", mapArgName(Arg.Name))
+        .str("name", traceName(mapArgName(Arg.Name), Begin))
         .host("host", Begin)
         .num("size", static_cast<int64_t>(Size))
         .hex("type", static_cast<uint64_t>(Arg.Type))
@@ -517,7 +524,7 @@ llvm::Error MapClauseProcessor::updateContiguous(const MapArg &Arg, uintptr_t Be
     return llvm::Error::success(); // OpenMP 5.1: updating an absent item does nothing
   }
   OMPSIM_TRACE_EVENT(Cat::Map, "update")
-      .str("name", mapArgName(Arg.Name))
+      .str("name", traceName(mapArgName(Arg.Name), Begin))
       .host("host", Begin)
       .num("size", static_cast<int64_t>(Size))
       .str("direction", has(Arg.Type, flag::To) ? "to" : "from");

@@ -36,7 +36,7 @@ std::pair<uint64_t, uint64_t> callingThreadStack() {
   return {L, L + Size};
 }
 
-/// One frame of the calling thread: its canonical frame address and code address.
+/// One frame of the calling thread: the unwinder's CFA and code address.
 struct Frame {
   uint64_t Cfa = 0, Ip = 0;
 };
@@ -94,9 +94,11 @@ std::optional<HostMemoryRegion> hostMemoryRegion(uint64_t Addr) {
 std::string hostStackFrameOf(uint64_t Addr) {
   std::vector<Frame> Frames;
   _Unwind_Backtrace(collectFrame, &Frames);
-  // A frame's locals lie below its CFA and at or above its callee's CFA.
-  for (size_t I = 1; I < Frames.size(); ++I) {
-    if (Addr < Frames[I - 1].Cfa || Addr >= Frames[I].Cfa)
+  // The unwinder pairs a frame's code address with its stack pointer at the
+  // call (its callee's CFA), so a frame's locals lie from there up to the
+  // next frame's.
+  for (size_t I = 0; I + 1 < Frames.size(); ++I) {
+    if (Addr < Frames[I].Cfa || Addr >= Frames[I + 1].Cfa)
       continue;
     // The return address may be one past the call: name the call instruction.
     auto Sym = HostSymbolizer::get().lookup(Frames[I].Ip - 1);
@@ -105,6 +107,30 @@ std::string hostStackFrameOf(uint64_t Addr) {
     return Sym->Name;
   }
   return "";
+}
+
+std::string hostDataName(uint64_t Addr) {
+  if (auto Sym = HostSymbolizer::get().lookup(Addr); Sym && !Sym->IsFunction) {
+    if (!Sym->Offset)
+      return Sym->Name;
+    char Off[32];
+    std::snprintf(Off, sizeof Off, "+0x%" PRIx64, Sym->Offset);
+    return Sym->Name + Off;
+  }
+  std::optional<HostMemoryRegion> R = hostMemoryRegion(Addr);
+  if (!R)
+    return "";
+  switch (R->Kind) {
+  case HostMemoryKind::Stack: {
+    std::string Fn = hostStackFrameOf(Addr);
+    return Fn.empty() ? "<host stack>" : "<stack of '" + Fn + "'>";
+  }
+  case HostMemoryKind::Heap:
+  case HostMemoryKind::Anonymous:
+    return "<host heap>";
+  default:
+    return "";
+  }
 }
 
 const char *hostMemoryKindName(HostMemoryKind Kind) {

@@ -187,7 +187,12 @@ std::string DeviceController::describeDeath(int Status, const std::string &Conte
                          StringRef(Context).starts_with("kernel ") ? "in" : "while", Context, faultKind(F),
                          signalName(F.Signo), F.Addr, Place, Where);
     }
-    if (F.Signo == SIGSEGV && !(F.Rip == F.Addr))
+    // A read of a host vtable keeps the function-pointer advisor's line (the
+    // call site's missing translation); any other data address goes to the
+    // runtime, which knows the mappings.
+    auto HostSym = HostObject.empty() ? std::nullopt : Hs.lookup(F.Addr);
+    bool Vtable = HostSym && StringRef(HostSym->Name).starts_with("vtable for ");
+    if (F.Signo == SIGSEGV && F.Rip != F.Addr && !Vtable)
       LastDataFault = DataFault{F.Addr, Write, Context, Where};
     if (!HostObject.empty())
       return fmt::format("{}{} {} host data at 0x{:x} ({}) from {}", Dev, Context, Write ? "wrote" : "read",

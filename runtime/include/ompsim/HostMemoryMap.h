@@ -34,6 +34,12 @@ std::optional<HostMemoryRegion> hostMemoryRegion(uint64_t Addr);
 /// this thread holds it.
 std::string hostStackFrameOf(uint64_t Addr);
 
+/// The best name for host data at `Addr` without the program's map names:
+/// the global symbol ("table", "table+0x8"), "<stack of 'fn'>" for the
+/// calling thread's frame of `fn`, "<host heap>", or "" when nothing is known.
+/// Reads /proc/self/maps: for diagnostics and traces, not for hot paths.
+std::string hostDataName(uint64_t Addr);
+
 /// "host stack", "host heap", ... as diagnostics name a HostMemoryKind.
 const char *hostMemoryKindName(HostMemoryKind Kind);
 
