@@ -31,7 +31,9 @@ constexpr int64_t kHolderScanBytes = 1 << 20;
 
 /// 'x' for a name the map clause spells; a symbolizer's guess ("<stack of
 /// 'f'>") stays as it is.
-std::string quoted(const std::string &Name) { return !Name.empty() && Name[0] == '<' ? Name : "'" + Name + "'"; }
+std::string quoted(const std::string &Name) {
+  return !Name.empty() && Name[0] == '<' ? Name : "'" + Name + "'";
+}
 
 /// "'x'" or "a mapped block" for an entry without a name (built without -g).
 std::string entryName(const std::string &Name, const char *Unnamed) {
@@ -88,7 +90,8 @@ std::optional<DataFaultAdvisor::Holder> DataFaultAdvisor::findHolder(uint64_t Be
   return Best;
 }
 
-std::string DataFaultAdvisor::describeHost(const DataFaultSite &F, std::string &Because, std::string &Note) const {
+std::string DataFaultAdvisor::describeHost(const DataFaultSite &F, std::string &Because,
+                                           std::string &Note) const {
   std::optional<HostMemoryRegion> Region = hostMemoryRegion(F.Addr);
   std::string Kind = "host memory";
   std::vector<std::string> Parts;
@@ -136,8 +139,8 @@ std::string DataFaultAdvisor::describeHost(const DataFaultSite &F, std::string &
         Region->Kind != HostMemoryKind::Anonymous)
       Pointee = hostDataName(E.HstBegin);
     std::string By = E.isInfinite() ? " (declare target)" : byConstruct(E.MappedBy);
-    std::string Offset =
-        F.Addr == E.HstBegin ? std::string("the start of") : fmt::format("{} bytes into", F.Addr - E.HstBegin);
+    std::string Offset = F.Addr == E.HstBegin ? std::string("the start of")
+                                              : fmt::format("{} bytes into", F.Addr - E.HstBegin);
     Parts.push_back(fmt::format("{} the host copy of {} ({} bytes), mapped on device {} at dev:0x{:x}{}",
                                 Offset, entryName(Pointee, "a mapped block"), E.size(), F.Device,
                                 E.translate(F.Addr), By));
@@ -190,7 +193,8 @@ std::string DataFaultAdvisor::describeDevice(const DataFaultSite &F, std::string
     uint64_t End = E.TgtBegin + E.size();
     if (F.Addr >= E.TgtBegin && F.Addr < End)
       Inside = &E;
-    else if (End <= F.Addr && F.Addr - End < kPastEndReach && (!Below || End > Below->TgtBegin + Below->size()))
+    else if (End <= F.Addr && F.Addr - End < kPastEndReach &&
+             (!Below || End > Below->TgtBegin + Below->size()))
       Below = &E;
   });
   if (Inside) {

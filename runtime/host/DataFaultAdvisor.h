@@ -17,10 +17,10 @@ namespace ompsim::host {
 struct DataFaultSite {
   uint64_t Addr = 0;
   bool Write = false;
-  int32_t Device = 0;        ///< the device that faulted
-  int64_t OwnerDevice = -1;  ///< the device whose memory holds `Addr`, or -1
-  std::string Context;       ///< "kernel __omp_offloading_..."
-  std::string Instruction;   ///< "dev:sym+0x1c (0x...)"
+  int32_t Device = 0;       ///< the device that faulted
+  int64_t OwnerDevice = -1; ///< the device whose memory holds `Addr`, or -1
+  std::string Context;      ///< "kernel __omp_offloading_..."
+  std::string Instruction;  ///< "dev:sym+0x1c (0x...)"
 };
 
 /// Classifies a faulting data address: host stack (and whose frame), host

@@ -149,8 +149,8 @@ std::vector<MapEntry *> MappingTable::ordered() {
 void MappingTable::recordEnded(const MapEntry &Entry, std::string EndedBy) {
   if (Ended.size() == kEndedHistory)
     Ended.pop_front();
-  Ended.push_back({Entry.HstBegin, Entry.HstEnd, Entry.TgtBegin, Entry.Name, Entry.MappedBy, std::move(EndedBy),
-                   Entry.OwnsDeviceMemory});
+  Ended.push_back({Entry.HstBegin, Entry.HstEnd, Entry.TgtBegin, Entry.Name, Entry.MappedBy,
+                   std::move(EndedBy), Entry.OwnsDeviceMemory});
 }
 
 const EndedMapping *MappingTable::findEnded(uint64_t Tgt) const {

@@ -391,7 +391,8 @@ void Runtime::pushTripcount(int64_t DeviceNum, uint64_t Count) {
 }
 
 llvm::Error Runtime::targetKernel(int64_t DeviceNum, int32_t Teams, int32_t Threads, void *RegionId,
-                                  __tgt_kernel_arguments *Args, bool &LaunchFailure, const ompsim_ident *Loc) {
+                                  __tgt_kernel_arguments *Args, bool &LaunchFailure,
+                                  const ompsim_ident *Loc) {
   LaunchFailure = true;
   if (!Args)
     return makeError("__tgt_target_kernel called without kernel arguments");
