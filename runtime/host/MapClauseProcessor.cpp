@@ -47,10 +47,13 @@ std::string traceName(const std::string &Name, uint64_t Host) {
 }
 
 std::string describe(const MapArg &Arg) {
-  std::string Var = mapArgName(Arg.Name);
+  // Without map names (no -g), what the symbolizer tells: a global, a frame.
+  std::string Var = traceName(mapArgName(Arg.Name), reinterpret_cast<uint64_t>(Arg.Begin));
   std::string Addr = hostAddressForMessage(reinterpret_cast<uint64_t>(Arg.Begin));
   if (Var.empty())
     return fmt::format("host address {} ({} bytes)", Addr, Arg.Size);
+  if (Var[0] == '<')
+    return fmt::format("{} at host address {} ({} bytes)", Var, Addr, Arg.Size);
   return fmt::format("'{}' at host address {} ({} bytes)", Var, Addr, Arg.Size);
 }
 
