@@ -31,7 +31,8 @@ TEST(DataFaultAdvisor, FreedDeviceCopyNamesTheMappingAndTheConstructThatEndedIt)
   MappingTable Table;
   FakeDeviceMemory Memory;
   std::vector<int> A(64);
-  std::vector<MapArg> Args{{A.data(), A.data(), 256, TO, const_cast<char *>(";a[0:64];prog.c;9;1;;"), nullptr}};
+  std::vector<MapArg> Args{
+      {A.data(), A.data(), 256, TO, const_cast<char *>(";a[0:64];prog.c;9;1;;"), nullptr}};
   MapClauseProcessor Enter(Table, Memory);
   Enter.setConstruct("the data construct at prog.c:9");
   ASSERT_FALSE(Enter.enter(Args, nullptr));
@@ -43,47 +44,52 @@ TEST(DataFaultAdvisor, FreedDeviceCopyNamesTheMappingAndTheConstructThatEndedIt)
   ASSERT_EQ(Table.size(), 0u);
 
   std::string Line = DataFaultAdvisor(Table, {}).describe(deviceFault(Tgt + 8));
-  EXPECT_EQ(Line, fmt::format("device 0: kernel K read freed device memory at dev:{:#x} (8 bytes into the old "
-                              "device copy of 'a[0:64]' (256 bytes), mapped by the data construct at "
-                              "prog.c:9; freed when the data construct at prog.c:12 ended its mapping) from "
-                              "dev:K+0x10 (0x100010); note: a device pointer outlived its mapping: keep "
-                              "'a[0:64]' mapped while device code uses its device address ('target enter "
-                              "data' with the matching 'exit data' after the last region, or a longer "
-                              "'target data')",
-                              Tgt + 8));
+  EXPECT_EQ(Line,
+            fmt::format("device 0: kernel K read freed device memory at dev:{:#x} (8 bytes into the old "
+                        "device copy of 'a[0:64]' (256 bytes), mapped by the data construct at "
+                        "prog.c:9; freed when the data construct at prog.c:12 ended its mapping) from "
+                        "dev:K+0x10 (0x100010); note: a device pointer outlived its mapping: keep "
+                        "'a[0:64]' mapped while device code uses its device address ('target enter "
+                        "data' with the matching 'exit data' after the last region, or a longer "
+                        "'target data')",
+                        Tgt + 8));
 }
 
 TEST(DataFaultAdvisor, PastTheEndOfASectionAsksForALongerOne) {
   MappingTable Table;
   FakeDeviceMemory Memory;
   std::vector<int> A(64);
-  std::vector<MapArg> Args{{A.data(), A.data(), 40, TO, const_cast<char *>(";a[0:10];prog.c;9;1;;"), nullptr}};
+  std::vector<MapArg> Args{
+      {A.data(), A.data(), 40, TO, const_cast<char *>(";a[0:10];prog.c;9;1;;"), nullptr}};
   MapClauseProcessor Enter(Table, Memory);
   ASSERT_FALSE(Enter.enter(Args, nullptr));
   uint64_t Tgt = Table.lookup(reinterpret_cast<uintptr_t>(A.data()), 4).Entry->TgtBegin;
 
   std::string Line = DataFaultAdvisor(Table, {}).describe(deviceFault(Tgt + 48));
-  EXPECT_EQ(Line, fmt::format("device 0: kernel K read device memory at dev:{:#x} (8 bytes past the end of the "
-                              "device copy of 'a[0:10]' (40 bytes at dev:{:#x})) from dev:K+0x10 (0x100010); "
-                              "note: the kernel indexes past the mapped section: map a longer array section "
-                              "of 'a'",
-                              Tgt + 48, Tgt));
+  EXPECT_EQ(Line,
+            fmt::format("device 0: kernel K read device memory at dev:{:#x} (8 bytes past the end of the "
+                        "device copy of 'a[0:10]' (40 bytes at dev:{:#x})) from dev:K+0x10 (0x100010); "
+                        "note: the kernel indexes past the mapped section: map a longer array section "
+                        "of 'a'",
+                        Tgt + 48, Tgt));
 }
 
 TEST(DataFaultAdvisor, AnotherDevicesMemoryAndNull) {
   MappingTable Table;
   DataFaultSite F = deviceFault(0x30000000000);
   F.OwnerDevice = 1;
-  EXPECT_EQ(DataFaultAdvisor(Table, {}).describe(F),
-            "device 0: kernel K read device 1's memory at dev:0x30000000000 from dev:K+0x10 (0x100010); note: "
-            "device 0 cannot reach the memory of device 1: run the region on device 1 or copy the data "
-            "(omp_target_memcpy)");
+  EXPECT_EQ(
+      DataFaultAdvisor(Table, {}).describe(F),
+      "device 0: kernel K read device 1's memory at dev:0x30000000000 from dev:K+0x10 (0x100010); note: "
+      "device 0 cannot reach the memory of device 1: run the region on device 1 or copy the data "
+      "(omp_target_memcpy)");
   F.Addr = 8;
   F.OwnerDevice = -1;
-  EXPECT_EQ(DataFaultAdvisor(Table, {}).describe(F),
-            "device 0: kernel K read a null pointer (address 0x8) from dev:K+0x10 (0x100010); note: a pointer "
-            "the kernel dereferences is null on the device: map its pointee ('map(to: p[0:n])') or set it "
-            "before the region");
+  EXPECT_EQ(
+      DataFaultAdvisor(Table, {}).describe(F),
+      "device 0: kernel K read a null pointer (address 0x8) from dev:K+0x10 (0x100010); note: a pointer "
+      "the kernel dereferences is null on the device: map its pointee ('map(to: p[0:n])') or set it "
+      "before the region");
 }
 
 } // namespace
