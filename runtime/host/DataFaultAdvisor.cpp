@@ -71,6 +71,10 @@ std::optional<DataFaultAdvisor::Holder> DataFaultAdvisor::findHolder(uint64_t Be
     auto First = reinterpret_cast<uint64_t>(Arg.Begin);
     if (First + Arg.Size > Begin && First < End)
       continue; // the pointee itself
+    // Read only host memory that is there (an item may name device memory).
+    std::optional<HostMemoryRegion> Where = hostMemoryRegion(First);
+    if (!Where || !Where->Readable || First + uint64_t(Arg.Size) > Where->End)
+      continue;
     MapLookup Item = Table.lookup(First, uint64_t(Arg.Size));
     uint64_t Aligned = (First + 7) & ~uint64_t(7);
     for (uint64_t At = Aligned; At + 8 <= First + uint64_t(Arg.Size); At += 8) {
@@ -118,6 +122,9 @@ std::string DataFaultAdvisor::describeHost(const DataFaultSite &F, std::string &
         Parts.push_back(fmt::format("in the frame of '{}'", Fn));
       break;
     }
+    case HostMemoryKind::ThreadStack:
+      Kind = "host stack memory of another thread";
+      break;
     case HostMemoryKind::Heap:
     case HostMemoryKind::Anonymous:
       Kind = "host heap memory";

@@ -55,6 +55,10 @@ std::optional<HostMemoryRegion> hostMemoryRegion(uint64_t Addr) {
     return std::nullopt;
   std::optional<HostMemoryRegion> Found;
   char Line[4096];
+  // A thread's stack that pthread made sits right above its PROT_NONE guard
+  // (a malloc arena's reserve lies above its memory instead).
+  uint64_t PrevEnd = 0;
+  bool PrevGuard = false;
   while (std::fgets(Line, sizeof Line, F)) {
     uint64_t Begin = 0, End = 0, Inode = 0;
     char Perms[8] = {0};
@@ -62,6 +66,9 @@ std::optional<HostMemoryRegion> hostMemoryRegion(uint64_t Addr) {
     if (std::sscanf(Line, "%" SCNx64 "-%" SCNx64 " %7s %*s %*s %" SCNu64 " %n", &Begin, &End, Perms, &Inode,
                     &PathAt) < 4)
       continue;
+    bool AboveGuard = PrevGuard && PrevEnd == Begin;
+    PrevEnd = End;
+    PrevGuard = std::strncmp(Perms, "---p", 4) == 0;
     if (Addr < Begin || Addr >= End)
       continue;
     std::string Path = PathAt > 0 ? std::string(Line + PathAt) : std::string();
@@ -70,6 +77,7 @@ std::optional<HostMemoryRegion> hostMemoryRegion(uint64_t Addr) {
     HostMemoryRegion R;
     R.Begin = Begin;
     R.End = End;
+    R.Readable = Perms[0] == 'r';
     if (Path == "[heap]")
       R.Kind = HostMemoryKind::Heap;
     else if (Path.rfind("[stack", 0) == 0)
@@ -78,12 +86,12 @@ std::optional<HostMemoryRegion> hostMemoryRegion(uint64_t Addr) {
       R.Path = Path;
       R.Kind = HostSymbolizer::get().objectOf(Addr).empty() ? HostMemoryKind::File : HostMemoryKind::Object;
     } else
-      R.Kind = HostMemoryKind::Anonymous;
+      R.Kind = AboveGuard && R.Readable ? HostMemoryKind::ThreadStack : HostMemoryKind::Anonymous;
     Found = R;
     break;
   }
   std::fclose(F);
-  if (Found && Found->Kind == HostMemoryKind::Anonymous) {
+  if (Found && (Found->Kind == HostMemoryKind::Anonymous || Found->Kind == HostMemoryKind::ThreadStack)) {
     auto [Low, High] = callingThreadStack();
     if (Addr >= Low && Addr < High)
       Found->Kind = HostMemoryKind::Stack;
@@ -128,6 +136,8 @@ std::string hostDataName(uint64_t Addr) {
   case HostMemoryKind::Heap:
   case HostMemoryKind::Anonymous:
     return "<host heap>";
+  case HostMemoryKind::ThreadStack:
+    return "<host stack of another thread>";
   default:
     return "";
   }
@@ -143,6 +153,8 @@ const char *hostMemoryKindName(HostMemoryKind Kind) {
     return "host stack";
   case HostMemoryKind::Anonymous:
     return "host heap";
+  case HostMemoryKind::ThreadStack:
+    return "host stack of another thread";
   case HostMemoryKind::File:
     return "a host file mapping";
   }

@@ -14,6 +14,14 @@ SUITE_TEST = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."
                           "openmp-vv", "tests", "5.1", "target_update", "test_target_update_iterator.c")
 
 
+def line_of(directive):
+    """The line of programs/data_faults.c that holds `directive` (the constructs the lines name)."""
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "programs", PROGRAM)) as f:
+        lines = [i + 1 for i, text in enumerate(f) if directive in text]
+    assert len(lines) == 1, directive
+    return lines[0]
+
+
 def kernel(fn):
     return r"__omp_offloading_[0-9a-f]+_[0-9a-f]+_%s_l\d+" % fn
 
@@ -40,6 +48,25 @@ def test_host_heap(built):
         % (kernel("read_heap"), HEX, HEX), line), line
 
 
+def test_stack_of_another_host_thread(built):
+    line = fault_line(built(PROGRAM), "thread")
+    assert re.fullmatch(
+        r"ompsim: device 0: kernel (%s) read host stack memory of another thread at host:%s from "
+        r"dev:\1\+0x[0-9a-f]+ \(%s\); 'q' \(firstprivate\) holds that address; note: the device cannot "
+        r"reach host memory: map what the pointer points to \('map\(to: q\[0:n\]\)'\) so that the region "
+        r"gets its device address" % (kernel("read_other_thread"), HEX, HEX), line), line
+
+
+def test_the_trace_labels_the_fault_address_host_and_the_instruction_dev(built):
+    r = run(built(PROGRAM), "sim", ["heap"], env={"OMPSIM_TRACE": "fault"})
+    event = [l for l in r.err.splitlines() if l.startswith("[ompsim fault] device-fault ")]
+    assert len(event) == 1, r.err
+    assert re.search(r" addr=host:\? \(%s\) rip=dev:%s\+0x[0-9a-f]+ \(%s\)$" % (HEX, kernel("read_heap"), HEX),
+                     event[0]), event[0]
+    advice = [l for l in r.err.splitlines() if l.startswith("[ompsim fault] data-fault ")]
+    assert len(advice) == 1 and "read host heap memory at host:0x" in advice[0], r.err
+
+
 def test_host_global_written(built):
     line = fault_line(built(PROGRAM), "global")
     assert re.fullmatch(
@@ -55,10 +82,10 @@ def test_host_copy_of_a_mapped_block_through_a_firstprivate_pointer(built):
     assert re.fullmatch(
         r"ompsim: device 0: kernel (%s) read host heap memory at host:%s \(12 bytes into the host copy of "
         r"'a\[0:64\]' \(256 bytes\), mapped on device 0 at dev:%s by the data construct at "
-        r"data_faults\.c:39\) from dev:\1\+0x[0-9a-f]+ \(%s\); 'a' \(firstprivate\) holds that address; "
+        r"data_faults\.c:%d\) from dev:\1\+0x[0-9a-f]+ \(%s\); 'a' \(firstprivate\) holds that address; "
         r"note: 'a' is firstprivate, so the region got its host value: map it instead \('map\(a\[:0\]\)' "
         r"finds the device copy of 'a\[0:64\]' and passes its device address\)"
-        % (kernel("read_mapped"), HEX, HEX, HEX), line), line
+        % (kernel("read_mapped"), HEX, HEX, line_of("enter data map(to : a[0:64])"), HEX), line), line
 
 
 def test_host_copy_of_a_mapped_block_through_a_pointer_member_not_attached(built):
@@ -66,10 +93,11 @@ def test_host_copy_of_a_mapped_block_through_a_pointer_member_not_attached(built
     assert re.fullmatch(
         r"ompsim: device 0: kernel (%s) read host heap memory at host:%s \(12 bytes into the host copy of "
         r"'s\.data\[0:64\]' \(256 bytes\), mapped on device 0 at dev:%s by the data construct at "
-        r"data_faults\.c:55\) from dev:\1\+0x[0-9a-f]+ \(%s\); the pointer at byte 8 of 's' holds that "
+        r"data_faults\.c:%d\) from dev:\1\+0x[0-9a-f]+ \(%s\); the pointer at byte 8 of 's' holds that "
         r"address: 's' is mapped in this region, but the pointer was not attached in it; note: attach the "
         r"pointer: map its pointee in this region too \(add 'map\(s\.data\[0:64\]\)'; the block is present, "
-        r"so nothing is copied\)" % (kernel("read_member"), HEX, HEX, HEX), line), line
+        r"so nothing is copied\)"
+        % (kernel("read_member"), HEX, HEX, line_of("enter data map(to : s.data[0:64])"), HEX), line), line
 
 
 def test_without_debug_info_the_symbolizer_names_the_stack_frame(built):
@@ -94,10 +122,12 @@ def test_freed_device_copy_names_the_mapping_and_the_construct_that_ended_it(bui
     assert re.fullmatch(
         r"ompsim: device 0: kernel (%s) read freed device memory at dev:%s \(33554432 bytes into the old "
         r"device copy of 'big\[0:n\]' \(67108864 bytes\), mapped by the data construct at "
-        r"data_faults\.c:67; freed when the data construct at data_faults\.c:69 ended its mapping\) from "
+        r"data_faults\.c:%d; freed when the data construct at data_faults\.c:%d ended its mapping\) from "
         r"dev:\1\+0x[0-9a-f]+ \(%s\); note: a device pointer outlived its mapping: keep 'big\[0:n\]' mapped "
         r"while device code uses its device address \('target enter data' with the matching 'exit data' "
-        r"after the last region, or a longer 'target data'\)" % (kernel("read_freed"), HEX, HEX), line), line
+        r"after the last region, or a longer 'target data'\)"
+        % (kernel("read_freed"), HEX, line_of("enter data map(to : big[0:n])"),
+           line_of("exit data map(delete : big[0:n])"), HEX), line), line
 
 
 def test_validation_suite_struct_mapped_implicitly_without_attach(tmp_path):

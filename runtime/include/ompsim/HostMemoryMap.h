@@ -9,11 +9,12 @@ namespace ompsim {
 
 /// The kind of host memory an address lies in.
 enum class HostMemoryKind {
-  Object,    ///< a PT_LOAD segment of a loaded program or library (code, globals)
-  Heap,      ///< the brk heap ("[heap]")
-  Stack,     ///< a thread's stack: the main thread's, or the calling thread's
-  Anonymous, ///< other anonymous memory (large malloc blocks, other threads' arenas and stacks)
-  File,      ///< a mapped file that is no loaded object
+  Object,      ///< a PT_LOAD segment of a loaded program or library (code, globals)
+  Heap,        ///< the brk heap ("[heap]")
+  Stack,       ///< the main thread's stack, or the calling thread's
+  ThreadStack, ///< another thread's stack (anonymous memory right above a guard page)
+  Anonymous,   ///< other anonymous memory (large malloc blocks, other threads' malloc arenas)
+  File,        ///< a mapped file that is no loaded object
 };
 
 /// One mapping of the host process, from /proc/self/maps.
@@ -21,6 +22,7 @@ struct HostMemoryRegion {
   HostMemoryKind Kind = HostMemoryKind::Anonymous;
   uint64_t Begin = 0, End = 0; ///< [Begin, End)
   std::string Path;            ///< the file of an Object or File mapping
+  bool Readable = false;       ///< mapped with read permission
 };
 
 /// The host mapping holding `Addr`, read from /proc/self/maps at the call;

@@ -1,5 +1,6 @@
 /* Device faults on data addresses; argv[1] picks what the kernel touches. */
 #include <omp.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +74,37 @@ __attribute__((noinline)) int read_freed(void) {
   return r;
 }
 
+/* A thread that lends the address of its stack and waits until main is done with it. */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+static int *lent;
+static int finished;
+
+static void *lender(void *unused) {
+  int local[8] = {0};
+  (void)unused;
+  pthread_mutex_lock(&lock);
+  lent = local;
+  pthread_cond_broadcast(&cond);
+  while (!finished)
+    pthread_cond_wait(&cond, &lock);
+  pthread_mutex_unlock(&lock);
+  return 0;
+}
+
+__attribute__((noinline)) int read_other_thread(void) {
+  pthread_t t;
+  pthread_create(&t, 0, lender, 0);
+  pthread_mutex_lock(&lock);
+  while (!lent)
+    pthread_cond_wait(&cond, &lock);
+  pthread_mutex_unlock(&lock);
+  int *q = lent, r = 0;
+#pragma omp target map(from : r) firstprivate(q)
+  r = q[1];
+  return r; /* not reached on sim: the region faults */
+}
+
 int main(int argc, char **argv) {
   const char *what = argc > 1 ? argv[1] : "";
   int r = !strcmp(what, "stack")    ? read_stack()
@@ -81,6 +113,7 @@ int main(int argc, char **argv) {
           : !strcmp(what, "mapped") ? read_mapped()
           : !strcmp(what, "member") ? read_member()
           : !strcmp(what, "freed")  ? read_freed()
+          : !strcmp(what, "thread") ? read_other_thread()
                                     : -1;
   printf("r=%d\n", r);
   return 0;
