@@ -60,7 +60,20 @@ std::optional<DataFaultAdvisor::Holder> DataFaultAdvisor::findHolder(uint64_t Be
     auto Value = reinterpret_cast<uint64_t>(Arg.Begin);
     if (flag::has(Arg.Type, flag::Literal) && Value >= Begin && Value < End) {
       std::string Name = mapArgName(Arg.Name);
-      return Holder{Name.empty() ? "a firstprivate pointer" : quoted(Name) + " (firstprivate)", Name, true};
+      return Holder{Name.empty() ? "a firstprivate pointer" : quoted(Name) + " (firstprivate)", Name,
+                    Holder::Kind::Firstprivate};
+    }
+  }
+  // A pointer the region maps as a zero-length section (what clang makes of
+  // a pointer a region uses without a map clause): it is translated only
+  // when its pointee is mapped.
+  for (const MapArg &Arg : RegionArgs) {
+    auto Value = reinterpret_cast<uint64_t>(Arg.Begin);
+    if (!flag::has(Arg.Type, flag::Literal) && Arg.Size == 0 && Value >= Begin && Value < End) {
+      std::string Name = mapArgName(Arg.Name);
+      return Holder{Name.empty() ? "a pointer mapped as a zero-length section"
+                                 : quoted(Name) + " (mapped as a zero-length section)",
+                    Name, Holder::Kind::ZeroLength};
     }
   }
   // Then a pointer inside an item the region maps (a struct's member).
@@ -88,7 +101,7 @@ std::optional<DataFaultAdvisor::Holder> DataFaultAdvisor::findHolder(uint64_t Be
       std::string Shown = Name.empty() ? hostDataName(First) : Name;
       return Holder{fmt::format("the pointer at byte {} of {}", At - First,
                                 Shown.empty() ? std::string("a mapped item") : quoted(Shown)),
-                    Shown, false};
+                    Shown, Holder::Kind::Member};
     }
   }
   return Best;
@@ -153,12 +166,12 @@ std::string DataFaultAdvisor::describeHost(const DataFaultSite &F, std::string &
                                 E.translate(F.Addr), By));
     Carrier = findHolder(std::min<uint64_t>(E.HstBase ? E.HstBase : E.HstBegin, E.HstBegin), E.HstEnd);
     std::string PointeeText = Pointee.empty() ? std::string("the pointee's array section") : quoted(Pointee);
-    if (Carrier && Carrier->Literal) {
+    if (Carrier && Carrier->Kind == Holder::Kind::Firstprivate) {
       std::string P = Carrier->Name.empty() ? std::string("the pointer") : Carrier->Name;
       Note = fmt::format("note: {} is firstprivate, so the region got its host value: map it instead "
                          "('map({}[:0])' finds the device copy of {} and passes its device address)",
                          quoted(P), P, PointeeText);
-    } else if (Carrier) {
+    } else if (Carrier && Carrier->Kind == Holder::Kind::Member) {
       Note = E.Name.empty() ? std::string("note: attach the pointer: map its pointee's array section in this "
                                           "region too (the block is present, so nothing is copied)")
                             : fmt::format("note: attach the pointer: map its pointee in this region too (add "
@@ -185,7 +198,7 @@ std::string DataFaultAdvisor::describeHost(const DataFaultSite &F, std::string &
   std::string Text = fmt::format("{} at host:0x{:x}", Kind, F.Addr);
   if (!Parts.empty())
     Text += fmt::format(" ({})", fmt::join(Parts, ", "));
-  if (Carrier && !Carrier->Literal && IsMapped)
+  if (Carrier && Carrier->Kind == Holder::Kind::Member && IsMapped)
     Because = fmt::format("{} holds that address: {} is mapped in this region, but the pointer was not "
                           "attached in it",
                           Carrier->What, entryName(Carrier->Name, "the item"));

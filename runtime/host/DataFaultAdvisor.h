@@ -46,7 +46,7 @@ private:
   struct Holder {
     std::string What; ///< "'p' (firstprivate)", "the pointer at byte 8 of 's'"
     std::string Name; ///< the item's name, "" when unnamed
-    bool Literal = false;
+    enum class Kind { Firstprivate, ZeroLength, Member } Kind = Kind::Member;
   };
   std::optional<Holder> findHolder(uint64_t Begin, uint64_t End) const;
   /// `Because` gets the sentence naming the pointer that carried the address.

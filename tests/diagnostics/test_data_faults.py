@@ -39,6 +39,15 @@ def test_host_stack_names_the_frame_and_the_firstprivate_pointer(built):
         r"gets its device address" % (kernel("read_stack"), HEX, HEX), line), line
 
 
+def test_pointer_used_without_a_map_clause_is_a_zero_length_section(built):
+    line = fault_line(built(PROGRAM), "implicit")
+    assert re.fullmatch(
+        r"ompsim: device 0: kernel (%s) read host stack memory at host:%s \(in the frame of 'read_implicit'\) "
+        r"from dev:\1\+0x[0-9a-f]+ \(%s\); 'p' \(mapped as a zero-length section\) holds that address; note: "
+        r"the device cannot reach host memory: map what the pointer points to \('map\(to: p\[0:n\]\)'\) so "
+        r"that the region gets its device address" % (kernel("read_implicit"), HEX, HEX), line), line
+
+
 def test_host_heap(built):
     line = fault_line(built(PROGRAM), "heap")
     assert re.fullmatch(

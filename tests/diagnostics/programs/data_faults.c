@@ -16,6 +16,16 @@ __attribute__((noinline)) int read_stack(void) {
   return r;
 }
 
+__attribute__((noinline)) int read_implicit(void) {
+  volatile int local[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  int *p = (int *)local;
+  int r = 0;
+  /* No clause names p: clang maps it as a zero-length section, which finds nothing. */
+#pragma omp target map(from : r)
+  r = p[2];
+  return r;
+}
+
 __attribute__((noinline)) int read_heap(void) {
   int *h = (int *)malloc(64 * sizeof(int));
   int r = 0;
@@ -109,6 +119,7 @@ int main(int argc, char **argv) {
   const char *what = argc > 1 ? argv[1] : "";
   int r = !strcmp(what, "stack")    ? read_stack()
           : !strcmp(what, "heap")   ? read_heap()
+          : !strcmp(what, "implicit") ? read_implicit()
           : !strcmp(what, "global") ? write_global()
           : !strcmp(what, "mapped") ? read_mapped()
           : !strcmp(what, "member") ? read_member()
