@@ -8,6 +8,7 @@
 
 #include "DataFaultAdvisor.h"
 #include "MapFlags.h"
+#include "StockMessages.h"
 
 #include "ompsim/HostMemoryMap.h"
 #include "ompsim/HostSymbolizer.h"
@@ -40,9 +41,23 @@ std::string entryName(const std::string &Name, const char *Unnamed) {
   return Name.empty() ? std::string(Unnamed) : quoted(Name);
 }
 
+/// "the data construct at f.c:12"; without debug info "kernel K" or "a
+/// data construct"; "" when unknown.
+std::string constructText(const ConstructSite &Site) {
+  if (!Site.Kind)
+    return "";
+  std::string Line = stock::sourceLine(Site.Loc);
+  if (!Line.empty())
+    return fmt::format("the {} at {}", Site.Kind, Line);
+  if (Site.Kernel)
+    return "kernel " + *Site.Kernel;
+  return fmt::format("a {}", Site.Kind);
+}
+
 /// " by the data construct at f.c:12", or "" when the construct is unknown.
-std::string byConstruct(const std::string &Construct) {
-  return Construct.empty() ? std::string() : " by " + Construct;
+std::string byConstruct(const ConstructSite &Site) {
+  std::string Text = constructText(Site);
+  return Text.empty() ? Text : " by " + Text;
 }
 
 /// The array a section names: "a[0:64]" -> "a", "s.p[:n]" -> "s.p".
@@ -228,9 +243,10 @@ std::string DataFaultAdvisor::describeDevice(const DataFaultSite &F, std::string
                        "its device address ('target enter data' with the matching 'exit data' after the "
                        "last region, or a longer 'target data')",
                        Name);
-    std::string Mapped = Ended->MappedBy.empty() ? std::string() : ", mapped by " + Ended->MappedBy;
-    std::string Freed = Ended->EndedBy.empty() ? std::string("freed when its mapping ended")
-                                               : "freed when " + Ended->EndedBy + " ended its mapping";
+    std::string MappedBy = constructText(Ended->MappedBy), EndedBy = constructText(Ended->EndedBy);
+    std::string Mapped = MappedBy.empty() ? std::string() : ", mapped by " + MappedBy;
+    std::string Freed = EndedBy.empty() ? std::string("freed when its mapping ended")
+                                        : "freed when " + EndedBy + " ended its mapping";
     return fmt::format("freed device memory at dev:0x{:x} ({} bytes into the old device copy of {} ({} "
                        "bytes){}; {})",
                        F.Addr, F.Addr - Ended->TgtBegin, Name, Ended->size(), Mapped, Freed);

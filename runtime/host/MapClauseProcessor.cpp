@@ -259,7 +259,7 @@ llvm::Expected<MapClauseProcessor::Mapped> MapClauseProcessor::mapOne(const MapA
   (Hold ? E.HoldRef : E.DynamicRef) = 1;
   E.OwnsDeviceMemory = true;
   E.Name = mapArgName(Arg.Name);
-  E.MappedBy = Construct;
+  E.MappedBy = Site;
   MapEntry &Inserted = Table.insert(std::move(E));
   Fresh.insert(&Inserted);
   NewAllocations.emplace_back(Begin, Size);
@@ -406,7 +406,7 @@ llvm::Error MapClauseProcessor::removeIfUnused(MapEntry &Entry) {
   uint64_t Tgt = Entry.TgtBegin;
   bool Owns = Entry.OwnsDeviceMemory;
   Fresh.erase(&Entry);
-  Table.recordEnded(Entry, Construct);
+  Table.recordEnded(Entry, Site);
   Table.erase(Entry);
   return Owns ? Memory.release(Tgt) : llvm::Error::success();
 }

@@ -69,10 +69,10 @@ public:
   /// modifier, and counts as present, as with stock. Off by default.
   void setUnifiedSharedMemory(bool On) { UnifiedShared = On; }
 
-  /// Names the construct whose clauses are processed ("target enter data at
-  /// prog.c:12"): the entries it creates and ends remember it, so a fault at
-  /// their addresses can name it. Unnamed ("") by default.
-  void setConstruct(std::string Construct) { this->Construct = std::move(Construct); }
+  /// Places the construct whose clauses are processed: the entries it
+  /// creates and ends remember it, so a fault at their addresses can name
+  /// it. Unknown by default.
+  void setConstruct(const ConstructSite &Site) { this->Site = Site; }
 
   /// Enter: maps every item (allocate, count, copy `to`, attach pointers).
   /// For RETURN_PARAM items (use_device_ptr/addr) writes the device base
@@ -137,7 +137,7 @@ private:
   MappingTable &Table;
   DeviceMemory &Memory;
   bool UnifiedShared = false;       ///< see setUnifiedSharedMemory
-  std::string Construct;            ///< see setConstruct
+  ConstructSite Site;               ///< see setConstruct
   std::set<const MapEntry *> Fresh; ///< entries created by this processor
   /// Host ranges allocated by the current enter (pointer attachment happens
   /// only when the pointer or its pointee is among them, or `always`).

@@ -146,11 +146,11 @@ std::vector<MapEntry *> MappingTable::ordered() {
   return Out;
 }
 
-void MappingTable::recordEnded(const MapEntry &Entry, std::string EndedBy) {
+void MappingTable::recordEnded(MapEntry &Entry, const ConstructSite &EndedBy) {
   if (Ended.size() == kEndedHistory)
     Ended.pop_front();
-  Ended.push_back({Entry.HstBegin, Entry.HstEnd, Entry.TgtBegin, Entry.Name, Entry.MappedBy,
-                   std::move(EndedBy), Entry.OwnsDeviceMemory});
+  Ended.push_back({Entry.HstBegin, Entry.HstEnd, Entry.TgtBegin, std::move(Entry.Name), Entry.MappedBy,
+                   EndedBy, Entry.OwnsDeviceMemory});
 }
 
 const EndedMapping *MappingTable::findEnded(uint64_t Tgt) const {

@@ -9,7 +9,17 @@
 #include <string>
 #include <vector>
 
+struct ompsim_ident;
+
 namespace ompsim::host {
+
+/// Where a construct is in the program: pointers, so that every construct
+/// can afford one; DataFaultAdvisor formats it when a message needs it.
+struct ConstructSite {
+  const char *Kind = nullptr;          ///< "data construct", "target region"; null when unknown
+  const ompsim_ident *Loc = nullptr;   ///< clang's ident_t of the construct (static), or null
+  const std::string *Kernel = nullptr; ///< a target region's kernel name (lives with its image), or null
+};
 
 /// A pointer inside a mapped block whose device copy was rewritten to point at
 /// device memory (pointer attachment). The host copy keeps `HostValue`.
@@ -33,8 +43,8 @@ struct MapEntry {
   bool OwnsDeviceMemory = false; ///< freed when both counts reach 0
   bool Associated = false;       ///< made by omp_target_associate_ptr
   std::string Name;              ///< for traces and messages
-  /// The construct that created the entry ("target enter data at prog.c:12"), for messages.
-  std::string MappedBy;
+  /// The construct that created the entry, for messages.
+  ConstructSite MappedBy;
   /// Attached pointers inside this block, keyed by host address of the pointer.
   std::map<uintptr_t, ShadowPointer> Shadows;
 
@@ -51,7 +61,8 @@ struct MapEntry {
 struct EndedMapping {
   uintptr_t HstBegin = 0, HstEnd = 0;
   uint64_t TgtBegin = 0;
-  std::string Name, MappedBy, EndedBy;
+  std::string Name;
+  ConstructSite MappedBy, EndedBy;
   bool Freed = false; ///< its device memory was freed with it
 
   uint64_t size() const { return HstEnd - HstBegin; }
@@ -109,9 +120,10 @@ public:
   /// Number of entries.
   size_t size() const { return Entries.size() + PermanentCount; }
 
-  /// Remembers that `Entry` ended (by construct `EndedBy`); the oldest of
-  /// more than kEndedHistory records is forgotten.
-  void recordEnded(const MapEntry &Entry, std::string EndedBy);
+  /// Remembers that `Entry`, about to be erased, ended (by construct
+  /// `EndedBy`): its name moves into the record. The oldest of more than
+  /// kEndedHistory records is forgotten.
+  void recordEnded(MapEntry &Entry, const ConstructSite &EndedBy);
 
   /// The most recent ended mapping whose device copy held device address
   /// `Tgt`, or null.

@@ -410,8 +410,9 @@ llvm::Error Runtime::targetKernel(int64_t DeviceNum, int32_t Teams, int32_t Thre
   profile::Section Profiled("Runtime: target exe", [&] {
     return fmt::format("NumTeams={};NumArgs={}", Teams > 0 ? Teams : 0, Args->NumArgs);
   });
-  std::string KernelName;
-  void *Kernel = D.findKernel(RegionId, &KernelName);
+  const std::string *StableName = nullptr;
+  void *Kernel = D.findKernel(RegionId, &StableName);
+  std::string KernelName = StableName ? *StableName : std::string();
   if (!Kernel) {
     std::lock_guard<std::recursive_mutex> Guard(Lock);
     std::string Rejected = RejectedImages.empty()
@@ -447,8 +448,7 @@ llvm::Error Runtime::targetKernel(int64_t DeviceNum, int32_t Teams, int32_t Thre
   std::lock_guard<std::recursive_mutex> TableLock(D.mappingTable().mutex());
   MapClauseProcessor Processor(D.mappingTable(), D);
   Processor.setUnifiedSharedMemory(UnifiedSharedMemory);
-  std::string Where = stock::sourceLine(Loc);
-  Processor.setConstruct(Where.empty() ? "kernel " + KernelName : "the target region at " + Where);
+  Processor.setConstruct({"target region", Loc, StableName});
   LaunchFailure = false; // map errors are always fatal
   if (auto Err = Processor.enter(MapArgs, nullptr))
     return stock::addLine(stock::addLine(std::move(Err), stock::error(stock::DataBeginFailed)),
@@ -521,8 +521,7 @@ llvm::Error Runtime::targetData(DataOp Op, int64_t DeviceNum, std::vector<MapArg
   std::lock_guard<std::recursive_mutex> TableLock(D.mappingTable().mutex());
   MapClauseProcessor Processor(D.mappingTable(), D);
   Processor.setUnifiedSharedMemory(UnifiedSharedMemory);
-  std::string Where = stock::sourceLine(Loc);
-  Processor.setConstruct(Where.empty() ? "a data construct" : "the data construct at " + Where);
+  Processor.setConstruct({"data construct", Loc, nullptr});
   switch (Op) {
   case DataOp::Begin:
     return Processor.enter(Args, ArgsBase);

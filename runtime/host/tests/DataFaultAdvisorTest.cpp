@@ -5,6 +5,8 @@
 #include "MapClauseProcessor.h"
 #include "MapFlags.h"
 
+#include "ompsim/offload_abi.h"
+
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -34,12 +36,14 @@ TEST(DataFaultAdvisor, FreedDeviceCopyNamesTheMappingAndTheConstructThatEndedIt)
   std::vector<MapArg> Args{
       {A.data(), A.data(), 256, TO, const_cast<char *>(";a[0:64];prog.c;9;1;;"), nullptr}};
   MapClauseProcessor Enter(Table, Memory);
-  Enter.setConstruct("the data construct at prog.c:9");
+  static const ompsim_ident EnterAt{0, 0, 0, 0, ";prog.c;main;9;1;;"},
+      ExitAt{0, 0, 0, 0, ";prog.c;main;12;1;;"};
+  Enter.setConstruct({"data construct", &EnterAt, nullptr});
   ASSERT_FALSE(Enter.enter(Args, nullptr));
   uint64_t Tgt = Table.lookup(reinterpret_cast<uintptr_t>(A.data()), 4).Entry->TgtBegin;
   Args[0].Type = DELETE;
   MapClauseProcessor Exit(Table, Memory);
-  Exit.setConstruct("the data construct at prog.c:12");
+  Exit.setConstruct({"data construct", &ExitAt, nullptr});
   ASSERT_FALSE(Exit.exit(Args));
   ASSERT_EQ(Table.size(), 0u);
 
