@@ -66,6 +66,14 @@ def test_stack_of_another_host_thread(built):
         r"gets its device address" % (kernel("read_other_thread"), HEX, HEX), line), line
 
 
+def test_memory_of_another_device(built):
+    line = fault_line(built(PROGRAM), "device1", env={"OMPSIM_NUM_DEVICES": "2"})
+    assert re.fullmatch(
+        r"ompsim: device 0: kernel (%s) read device 1's memory at dev:%s from dev:\1\+0x[0-9a-f]+ \(%s\); "
+        r"note: device 0 cannot reach the memory of device 1: run the region on device 1 or copy the data "
+        r"\(omp_target_memcpy\)" % (kernel("read_other_device"), HEX, HEX), line), line
+
+
 def test_the_trace_labels_the_fault_address_host_and_the_instruction_dev(built):
     r = run(built(PROGRAM), "sim", ["heap"], env={"OMPSIM_TRACE": "fault"})
     event = [l for l in r.err.splitlines() if l.startswith("[ompsim fault] device-fault ")]

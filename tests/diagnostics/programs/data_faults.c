@@ -84,6 +84,16 @@ __attribute__((noinline)) int read_freed(void) {
   return r;
 }
 
+/* Device 1's memory used by a region on device 0 (run with two devices). */
+__attribute__((noinline)) int read_other_device(void) {
+  int *d1 = (int *)omp_target_alloc(64 * sizeof(int), 1);
+  int r = 0;
+#pragma omp target device(0) map(from : r) is_device_ptr(d1)
+  r = d1[3];
+  omp_target_free(d1, 1);
+  return r;
+}
+
 /* A thread that lends the address of its stack and waits until main is done with it. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
@@ -125,6 +135,7 @@ int main(int argc, char **argv) {
           : !strcmp(what, "member") ? read_member()
           : !strcmp(what, "freed")  ? read_freed()
           : !strcmp(what, "thread") ? read_other_thread()
+          : !strcmp(what, "device1") ? read_other_device()
                                     : -1;
   printf("r=%d\n", r);
   return 0;
