@@ -199,9 +199,13 @@ std::string DeviceController::describeDeath(int Status, const std::string &Conte
                          F.Addr, HostSymbolText(F.Addr), Where);
     if (F.Signo == SIGSEGV && F.Rip == F.Addr && F.Addr < 4096)
       return fmt::format("{}{} called a null function pointer (0x{:x})", Dev, Context, F.Addr);
-    if (F.Signo == SIGSEGV || F.Signo == SIGBUS)
-      return fmt::format("{}{}: {} ({}) at address 0x{:x}, instruction at {}", Dev, Context, faultKind(F),
-                         signalName(F.Signo), F.Addr, Where);
+    if (F.Signo == SIGSEGV || F.Signo == SIGBUS) {
+      // Say on which side the address lies, where that is known.
+      bool InArena = F.Addr >= Opts.ArenaBase && F.Addr - Opts.ArenaBase < Opts.ArenaSize;
+      const char *Side = InArena ? "dev:" : F.Addr >= 4096 && hostMemoryRegion(F.Addr) ? "host:" : "";
+      return fmt::format("{}{}: {} ({}) at address {}0x{:x}, instruction at {}", Dev, Context, faultKind(F),
+                         signalName(F.Signo), Side, F.Addr, Where);
+    }
     return fmt::format("{}{}: {} ({}) at {}", Dev, Context, faultKind(F), signalName(F.Signo), Where);
   }
   if (Status == -1)
