@@ -69,14 +69,16 @@ std::string sectionBase(const std::string &Name) {
 } // namespace
 
 std::optional<DataFaultAdvisor::Holder> DataFaultAdvisor::findHolder(uint64_t Begin, uint64_t End) const {
-  // A firstprivate (literal) pointer first: its value is the kernel argument.
+  // A pointer passed by value first (firstprivate, is_device_ptr: a literal
+  // kernel argument).
   std::optional<Holder> Best;
   for (const MapArg &Arg : RegionArgs) {
     auto Value = reinterpret_cast<uint64_t>(Arg.Begin);
     if (flag::has(Arg.Type, flag::Literal) && Value >= Begin && Value < End) {
       std::string Name = mapArgName(Arg.Name);
-      return Holder{Name.empty() ? "a firstprivate pointer" : quoted(Name) + " (firstprivate)", Name,
-                    Holder::Kind::Firstprivate};
+      return Holder{Name.empty() ? "a pointer passed by value"
+                                 : quoted(Name) + " (firstprivate or is_device_ptr)",
+                    Name, Holder::Kind::Firstprivate};
     }
   }
   // A pointer the region maps as a zero-length section (what clang makes of
@@ -114,9 +116,11 @@ std::optional<DataFaultAdvisor::Holder> DataFaultAdvisor::findHolder(uint64_t Be
         continue; // attached: the device copy holds a device address
       std::string Name = mapArgName(Arg.Name);
       std::string Shown = Name.empty() ? hostDataName(First) : Name;
-      return Holder{fmt::format("the pointer at byte {} of {}", At - First,
-                                Shown.empty() ? std::string("a mapped item") : quoted(Shown)),
-                    Shown, Holder::Kind::Member};
+      bool Private = flag::has(Arg.Type, flag::Private);
+      return Holder{fmt::format("the pointer at byte {} of {}{}", At - First,
+                                Shown.empty() ? std::string("a mapped item") : quoted(Shown),
+                                Private ? " (firstprivate)" : ""),
+                    Shown, Private ? Holder::Kind::PrivateMember : Holder::Kind::Member};
     }
   }
   return Best;
@@ -183,9 +187,18 @@ std::string DataFaultAdvisor::describeHost(const DataFaultSite &F, std::string &
     std::string PointeeText = Pointee.empty() ? std::string("the pointee's array section") : quoted(Pointee);
     if (Carrier && Carrier->Kind == Holder::Kind::Firstprivate) {
       std::string P = Carrier->Name.empty() ? std::string("the pointer") : Carrier->Name;
-      Note = fmt::format("note: {} is firstprivate, so the region got its host value: map it instead "
+      Note = fmt::format("note: {} is passed by value, so the region got its host value: map it instead "
                          "('map({}[:0])' finds the device copy of {} and passes its device address)",
                          quoted(P), P, PointeeText);
+    } else if (Carrier && Carrier->Kind == Holder::Kind::PrivateMember) {
+      std::string S = Carrier->Name.empty() ? std::string("the struct") : Carrier->Name;
+      Note = fmt::format(
+          "note: a firstprivate copy keeps the host value of its pointers: map {} with its pointee "
+          "({}) so that the pointer is attached",
+          quoted(S),
+          E.Name.empty() || Carrier->Name.empty() || S[0] == '<'
+              ? std::string("both in one map clause")
+              : fmt::format("'map(to: {}, {})'", S, E.Name));
     } else if (Carrier && Carrier->Kind == Holder::Kind::Member) {
       Note = E.Name.empty() ? std::string("note: attach the pointer: map its pointee's array section in this "
                                           "region too (the block is present, so nothing is copied)")

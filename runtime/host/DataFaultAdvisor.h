@@ -44,9 +44,11 @@ public:
 private:
   /// A map item of the region whose value or host bytes hold a pointer into [Begin, End).
   struct Holder {
-    std::string What; ///< "'p' (firstprivate)", "the pointer at byte 8 of 's'"
+    std::string What; ///< "'p' (firstprivate or is_device_ptr)", "the pointer at byte 8 of 's'"
     std::string Name; ///< the item's name, "" when unnamed
-    enum class Kind { Firstprivate, ZeroLength, Member } Kind = Kind::Member;
+    /// Passed by value; mapped as a zero-length section; inside an item the
+    /// region maps; inside a firstprivate item.
+    enum class Kind { Firstprivate, ZeroLength, Member, PrivateMember } Kind = Kind::Member;
   };
   std::optional<Holder> findHolder(uint64_t Begin, uint64_t End) const;
   /// `Because` gets the sentence naming the pointer that carried the address.

@@ -14,11 +14,13 @@ SUITE_TEST = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."
                           "openmp-vv", "tests", "5.1", "target_update", "test_target_update_iterator.c")
 
 
-def line_of(directive):
-    """The line of programs/data_faults.c that holds `directive` (the constructs the lines name)."""
+def line_of(directive, then=""):
+    """The line of programs/data_faults.c that holds `directive`, followed by the line `then` when
+    given (the constructs the fault lines name)."""
     with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "programs", PROGRAM)) as f:
-        lines = [i + 1 for i, text in enumerate(f) if directive in text]
-    assert len(lines) == 1, directive
+        text = f.read().splitlines() + [""]
+    lines = [i + 1 for i, t in enumerate(text[:-1]) if directive in t and (not then or text[i + 1].strip() == then)]
+    assert len(lines) == 1, (directive, then)
     return lines[0]
 
 
@@ -34,7 +36,8 @@ def test_host_stack_names_the_frame_and_the_firstprivate_pointer(built):
     line = fault_line(built(PROGRAM), "stack")
     assert re.fullmatch(
         r"ompsim: device 0: kernel (%s) read host stack memory at host:%s \(in the frame of 'read_stack'\) "
-        r"from dev:\1\+0x[0-9a-f]+ \(%s\); 'p' \(firstprivate\) holds that address; note: the device cannot "
+        r"from dev:\1\+0x[0-9a-f]+ \(%s\); 'p' \(firstprivate or is_device_ptr\) holds that address; note: the device "
+        r"cannot "
         r"reach host memory: map what the pointer points to \('map\(to: p\[0:n\]\)'\) so that the region "
         r"gets its device address" % (kernel("read_stack"), HEX, HEX), line), line
 
@@ -52,7 +55,8 @@ def test_host_heap(built):
     line = fault_line(built(PROGRAM), "heap")
     assert re.fullmatch(
         r"ompsim: device 0: kernel (%s) read host heap memory at host:%s from dev:\1\+0x[0-9a-f]+ \(%s\); "
-        r"'h' \(firstprivate\) holds that address; note: the device cannot reach host memory: map what the "
+        r"'h' \(firstprivate or is_device_ptr\) holds that address; note: the device cannot reach host memory: map "
+        r"what the "
         r"pointer points to \('map\(to: h\[0:n\]\)'\) so that the region gets its device address"
         % (kernel("read_heap"), HEX, HEX), line), line
 
@@ -61,7 +65,8 @@ def test_stack_of_another_host_thread(built):
     line = fault_line(built(PROGRAM), "thread")
     assert re.fullmatch(
         r"ompsim: device 0: kernel (%s) read host stack memory of another thread at host:%s from "
-        r"dev:\1\+0x[0-9a-f]+ \(%s\); 'q' \(firstprivate\) holds that address; note: the device cannot "
+        r"dev:\1\+0x[0-9a-f]+ \(%s\); 'q' \(firstprivate or is_device_ptr\) holds that address; note: the device "
+        r"cannot "
         r"reach host memory: map what the pointer points to \('map\(to: q\[0:n\]\)'\) so that the region "
         r"gets its device address" % (kernel("read_other_thread"), HEX, HEX), line), line
 
@@ -88,7 +93,8 @@ def test_host_global_written(built):
     line = fault_line(built(PROGRAM), "global")
     assert re.fullmatch(
         r"ompsim: device 0: kernel (%s) wrote host data at host:%s \(host symbol 'host_table\+0x14' in "
-        r"\S*data_faults\.exe\) from dev:\1\+0x[0-9a-f]+ \(%s\); 'g' \(firstprivate\) holds that address; "
+        r"\S*data_faults\.exe\) from dev:\1\+0x[0-9a-f]+ \(%s\); 'g' \(firstprivate or is_device_ptr\) holds that "
+        r"address; "
         r"note: 'host_table' is host data the device cannot reach: map it \('map\(tofrom: host_table\)'\) "
         r"or make it device data \('#pragma omp declare target to\(host_table\)'\)"
         % (kernel("write_global"), HEX, HEX), line), line
@@ -99,8 +105,9 @@ def test_host_copy_of_a_mapped_block_through_a_firstprivate_pointer(built):
     assert re.fullmatch(
         r"ompsim: device 0: kernel (%s) read host heap memory at host:%s \(12 bytes into the host copy of "
         r"'a\[0:64\]' \(256 bytes\), mapped on device 0 at dev:%s by the data construct at "
-        r"data_faults\.c:%d\) from dev:\1\+0x[0-9a-f]+ \(%s\); 'a' \(firstprivate\) holds that address; "
-        r"note: 'a' is firstprivate, so the region got its host value: map it instead \('map\(a\[:0\]\)' "
+        r"data_faults\.c:%d\) from dev:\1\+0x[0-9a-f]+ \(%s\); 'a' \(firstprivate or is_device_ptr\) holds that "
+        r"address; "
+        r"note: 'a' is passed by value, so the region got its host value: map it instead \('map\(a\[:0\]\)' "
         r"finds the device copy of 'a\[0:64\]' and passes its device address\)"
         % (kernel("read_mapped"), HEX, HEX, line_of("enter data map(to : a[0:64])"), HEX), line), line
 
@@ -114,7 +121,21 @@ def test_host_copy_of_a_mapped_block_through_a_pointer_member_not_attached(built
         r"address: 's' is mapped in this region, but the pointer was not attached in it; note: attach the "
         r"pointer: map its pointee in this region too \(add 'map\(s\.data\[0:64\]\)'; the block is present, "
         r"so nothing is copied\)"
-        % (kernel("read_member"), HEX, HEX, line_of("enter data map(to : s.data[0:64])"), HEX), line), line
+        % (kernel("read_member"), HEX, HEX,
+           line_of("enter data map(to : s.data[0:64])", "#pragma omp target map(from : r)"), HEX), line), line
+
+
+def test_host_copy_of_a_mapped_block_through_a_pointer_in_a_firstprivate_struct(built):
+    line = fault_line(built(PROGRAM), "privmember")
+    assert re.fullmatch(
+        r"ompsim: device 0: kernel (%s) read host heap memory at host:%s \(12 bytes into the host copy of "
+        r"'s\.data\[0:64\]' \(256 bytes\), mapped on device 0 at dev:%s by the data construct at "
+        r"data_faults\.c:%d\) from dev:\1\+0x[0-9a-f]+ \(%s\); the pointer at byte 8 of 's' \(firstprivate\) "
+        r"holds that address; note: a firstprivate copy keeps the host value of its pointers: map 's' with its "
+        r"pointee \('map\(to: s, s\.data\[0:64\]\)'\) so that the pointer is attached"
+        % (kernel("read_private_member"), HEX, HEX,
+           line_of("enter data map(to : s.data[0:64])", "#pragma omp target map(from : r) firstprivate(s)"), HEX),
+        line), line
 
 
 def test_without_debug_info_the_symbolizer_names_the_stack_frame(built):

@@ -70,6 +70,16 @@ __attribute__((noinline)) int read_member(void) {
   return r;
 }
 
+__attribute__((noinline)) int read_private_member(void) {
+  struct holder s = {64, (int *)malloc(64 * sizeof(int))};
+  int r = 0;
+#pragma omp target enter data map(to : s.data[0:64])
+#pragma omp target map(from : r) firstprivate(s)
+  r = s.data[3];
+#pragma omp target exit data map(delete : s.data[0:64])
+  return r;
+}
+
 __attribute__((noinline)) int read_freed(void) {
   /* 64 MiB: the device pointer outlives the mapping of its block. */
   size_t n = (size_t)16 << 20;
@@ -133,6 +143,7 @@ int main(int argc, char **argv) {
           : !strcmp(what, "global") ? write_global()
           : !strcmp(what, "mapped") ? read_mapped()
           : !strcmp(what, "member") ? read_member()
+          : !strcmp(what, "privmember") ? read_private_member()
           : !strcmp(what, "freed")  ? read_freed()
           : !strcmp(what, "thread") ? read_other_thread()
           : !strcmp(what, "device1") ? read_other_device()
