@@ -195,8 +195,8 @@ std::string DeviceController::describeDeath(int Status, const std::string &Conte
     if (F.Signo == SIGSEGV && F.Rip != F.Addr && !Vtable)
       LastDataFault = DataFault{F.Addr, Write, Context, Where};
     if (!HostObject.empty())
-      return fmt::format("{}{} {} host data at 0x{:x} ({}) from {}", Dev, Context, Write ? "wrote" : "read",
-                         F.Addr, HostSymbolText(F.Addr), Where);
+      return fmt::format("{}{} {} host data at host:0x{:x} ({}) from {}", Dev, Context,
+                         Write ? "wrote" : "read", F.Addr, HostSymbolText(F.Addr), Where);
     if (F.Signo == SIGSEGV && F.Rip == F.Addr && F.Addr < 4096)
       return fmt::format("{}{} called a null function pointer (0x{:x})", Dev, Context, F.Addr);
     if (F.Signo == SIGSEGV || F.Signo == SIGBUS) {
