@@ -364,8 +364,8 @@ llvm::Error Runtime::unregisterLib(__tgt_bin_desc *Desc) {
     return llvm::Error::success();
   if (KernelsRunning.load() > 0) {
     // Device code called exit() (in-process plugins run kernels on the host's
-    // threads): the launching thread still holds the device's mapping table
-    // and waits for the thread now running the exit handlers. Unloading
+    // threads): the launching thread is still inside the kernel and waits
+    // for the thread now running the exit handlers. Unloading
     // would wait forever; the process is ending, so leave the images be.
     OMPSIM_TRACE_EVENT(Cat::Image, "unregister-skipped")
         .str("owner", descriptorOwner(Desc))
@@ -445,7 +445,7 @@ llvm::Error Runtime::targetKernel(int64_t DeviceNum, int32_t Teams, int32_t Thre
   // The runtime's lock before the table's, never inside it: device() holds the
   // runtime's lock while a first use loads images, which takes the table's.
   bool UnifiedSharedMemory = unifiedSharedMemoryOn(D);
-  std::lock_guard<std::recursive_mutex> TableLock(D.mappingTable().mutex());
+  std::unique_lock<std::recursive_mutex> TableLock(D.mappingTable().mutex());
   MapClauseProcessor Processor(D.mappingTable(), D);
   Processor.setUnifiedSharedMemory(UnifiedSharedMemory);
   Processor.setConstruct({"target region", Loc, StableName});
@@ -457,12 +457,17 @@ llvm::Error Runtime::targetKernel(int64_t DeviceNum, int32_t Teams, int32_t Thre
   auto KernelArgs = Processor.kernelArguments(MapArgs, PrivateBlocks);
   if (!KernelArgs)
     return KernelArgs.takeError();
+  // The table is not held while the kernel runs (as with stock): other host
+  // threads map, copy and launch meanwhile. What this construct mapped stays
+  // mapped, since enter() counted a reference to each item that exit() drops.
+  TableLock.unlock();
   KernelsRunning.fetch_add(1);
   llvm::Error Launched = D.launch(Kernel, *KernelArgs, Config);
   KernelsRunning.fetch_sub(1);
+  TableLock.lock();
   if (auto Err = std::move(Launched)) {
     LaunchFailure = true;
-    Err = adviseDataFault(D, std::move(Err), MapArgs);
+    Err = adviseDataFault(D, std::move(Err), MapArgs, KernelName);
     // Device code that called exit() ends the host with its status; any
     // other failure of the kernel (a fault, a trap, a lost device) is
     // stock's failed target region, which aborts when offload is mandatory.
@@ -479,7 +484,8 @@ llvm::Error Runtime::targetKernel(int64_t DeviceNum, int32_t Teams, int32_t Thre
   return llvm::Error::success();
 }
 
-llvm::Error Runtime::adviseDataFault(Device &D, llvm::Error Err, const std::vector<MapArg> &RegionArgs) {
+llvm::Error Runtime::adviseDataFault(Device &D, llvm::Error Err, const std::vector<MapArg> &RegionArgs,
+                                     const std::string &KernelName) {
   Plugin &P = D.plugin();
   ompsim_fault_info Info{};
   if (!P.fn().last_fault || P.fn().last_fault(D.localId(), &Info) != 1)
@@ -494,7 +500,12 @@ llvm::Error Runtime::adviseDataFault(Device &D, llvm::Error Err, const std::vect
     for (auto &Other : Devices)
       if (&Other->plugin() == &P && Other->localId() == Info.owner_device)
         Site.OwnerDevice = Other->deviceNumber();
-  std::string Line = DataFaultAdvisor(D.mappingTable(), RegionArgs).describe(Site);
+  // With launches running at once, the kernel that faulted may be another
+  // one: its region's items are not these, so none is named as the carrier.
+  bool ThisKernel = Site.Context == "kernel " + KernelName;
+  std::string Line = DataFaultAdvisor(D.mappingTable(), ThisKernel ? llvm::ArrayRef<MapArg>(RegionArgs)
+                                                                   : llvm::ArrayRef<MapArg>())
+                         .describe(Site);
   OMPSIM_TRACE_EVENT(Cat::Fault, "data-fault")
       .num("device", Site.Device)
       .str("context", Site.Context)

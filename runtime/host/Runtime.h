@@ -83,8 +83,11 @@ public:
 private:
   /// After a failed launch: when the plugin reports a fault on a data
   /// address, the line that says what the address is replaces `Err`. The
-  /// mapping table's lock is held.
-  llvm::Error adviseDataFault(Device &D, llvm::Error Err, const std::vector<MapArg> &RegionArgs);
+  /// mapping table's lock is held. `RegionArgs` are the map items of the
+  /// launch of `KernelName`, searched for the pointer that carried the address
+  /// when that kernel is the one that faulted.
+  llvm::Error adviseDataFault(Device &D, llvm::Error Err, const std::vector<MapArg> &RegionArgs,
+                              const std::string &KernelName);
   Runtime() = default;
 
   struct RegisteredImage {

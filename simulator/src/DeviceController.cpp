@@ -582,6 +582,7 @@ void DeviceController::writeStartSetup() {
   Setup.ArenaBase = Opts.ArenaBase;
   Setup.ArenaSize = Opts.ArenaSize;
   Setup.CodeBytes = codeBytes();
+  Setup.LaunchSlots = launchSlots();
   Setup.Result.store(0, std::memory_order_relaxed);
   ReservedRanges.clear();
   uint32_t N = 0;

@@ -249,15 +249,44 @@ Error DeviceController::unloadImage(uint64_t Image) {
 
 Error DeviceController::launch(uint64_t Entry, ArrayRef<uint64_t> Args, uint32_t NumTeams,
                                uint32_t ThreadLimit, StringRef KernelName) {
-  std::lock_guard<std::recursive_mutex> Lock(Mu);
-  if (auto Err = checkAlive())
-    return Err;
   // Only the error paths name the kernel: a launch that works formats nothing.
   auto Context = [&] { return "kernel " + KernelName.str(); };
+  {
+    std::lock_guard<std::recursive_mutex> Lock(Mu);
+    if (auto Err = checkAlive())
+      return Err;
+  }
   if (Args.size() > LaunchMailbox::kMaxArgs)
     return makeError(fmt::format("device {}: {} takes {} arguments; the simulated device passes at most {}",
                                  Opts.DeviceId, Context(), Args.size(), LaunchMailbox::kMaxArgs));
-  LaunchMailbox &Mb = *Mailbox;
+  // A slot of our own for the whole launch, the lowest free one (slot 0 when
+  // launches do not overlap: its device thread is the one kept warm). No lock
+  // is held while the kernel runs.
+  uint32_t SlotIndex = 0;
+  for (;;) {
+    uint32_t Free = FreeSlots.load(std::memory_order_acquire);
+    if (Free) {
+      SlotIndex = uint32_t(__builtin_ctz(Free));
+      if (FreeSlots.compare_exchange_weak(Free, Free & ~(1u << SlotIndex), std::memory_order_acq_rel))
+        break;
+      continue;
+    }
+    // Every slot busy: sleep until one is given back. The count before the
+    // check, both seq_cst: a slot given back after the check sees the waiter.
+    std::unique_lock<std::mutex> Lock(SlotMu);
+    SlotWaiters.fetch_add(1, std::memory_order_seq_cst);
+    SlotFreed.wait(Lock, [&] { return FreeSlots.load(std::memory_order_seq_cst) != 0; });
+    SlotWaiters.fetch_sub(1, std::memory_order_seq_cst);
+  }
+  uint32_t Seq = ++SlotSeq[SlotIndex];
+  auto FreeSlot = [&] {
+    FreeSlots.fetch_or(1u << SlotIndex, std::memory_order_seq_cst);
+    if (SlotWaiters.load(std::memory_order_seq_cst)) {
+      std::lock_guard<std::mutex> Lock(SlotMu);
+      SlotFreed.notify_one();
+    }
+  };
+  LaunchMailbox::Slot &Mb = Mailbox->Slots[SlotIndex];
   Mb.Entry = Entry;
   Mb.Teams = NumTeams;
   Mb.Threads = ThreadLimit;
@@ -265,7 +294,6 @@ Error DeviceController::launch(uint64_t Entry, ArrayRef<uint64_t> Args, uint32_t
   Mb.NumArgs = uint32_t(Args.size());
   if (!Args.empty())
     std::memcpy(Mb.Args, Args.data(), Args.size() * sizeof(uint64_t));
-  uint32_t Seq = ++LaunchSeq;
   Mb.HostCpu.store(::sched_getcpu(), std::memory_order_relaxed);
   Mb.Request.store(Seq, std::memory_order_release);
   Mb.Doorbell.fetch_add(1, std::memory_order_seq_cst);
@@ -285,7 +313,7 @@ Error DeviceController::launch(uint64_t Entry, ArrayRef<uint64_t> Args, uint32_t
       // The bell before the checks: a completion or an exit announced after
       // them bumps it, and the wait returns at once.
       uint32_t Bell = Mb.HostBell.load(std::memory_order_seq_cst);
-      if (!Finished() && !Mb.ExecutorExiting.load(std::memory_order_seq_cst)) {
+      if (!Finished() && !Mailbox->ExecutorExiting.load(std::memory_order_seq_cst)) {
         struct timespec Slice = {0, kSliceNanos};
         sharedFutexWait(Mb.HostBell, Bell, &Slice);
       }
@@ -295,8 +323,20 @@ Error DeviceController::launch(uint64_t Entry, ArrayRef<uint64_t> Args, uint32_t
       Mb.HostWaiting.store(0, std::memory_order_release);
       if (Finished())
         break;
-      if (Mb.ExecutorExiting.load(std::memory_order_acquire) || executorExited())
-        return diagnose(makeError("the executor exited"), Context());
+      // The executor's end is handled under mu_, once: the first launch that
+      // sees it diagnoses it; the others (and a launch after a timeout) report
+      // the same death.
+      std::lock_guard<std::recursive_mutex> Lock(Mu);
+      if (!DeathMessage.empty() || Pid <= 0) {
+        Error Err = checkAlive();
+        FreeSlot();
+        return Err;
+      }
+      if (Mailbox->ExecutorExiting.load(std::memory_order_acquire) || executorExited()) {
+        Error Err = diagnose(makeError("the executor exited"), Context());
+        FreeSlot();
+        return Err;
+      }
       if (std::chrono::steady_clock::now() >= Deadline) {
         killExecutorGroup(Pid);
         int Status = 0;
@@ -305,15 +345,18 @@ Error DeviceController::launch(uint64_t Entry, ArrayRef<uint64_t> Args, uint32_t
         DeathMessage = fmt::format("device {}: kernel {} timed out after {:g}s (OMPSIM_KERNEL_TIMEOUT)",
                                    Opts.DeviceId, KernelName.str(), Opts.KernelTimeout);
         OMPSIM_TRACE_EVENT(Cat::Fault, "timeout").num("device", Opts.DeviceId).str("kernel", KernelName);
+        FreeSlot();
         return makeError(DeathMessage);
       }
     }
   }
+  Error Result = Error::success();
   if (Mb.Status != 0)
-    return makeError(fmt::format(
+    Result = makeError(fmt::format(
         "device {}: {}: {}", Opts.DeviceId, Context(),
         std::string(Mb.Message, std::min<uint32_t>(Mb.MessageLength, LaunchMailbox::kMessageBytes))));
-  return Error::success();
+  FreeSlot();
+  return Result;
 }
 
 } // namespace ompsim::sim

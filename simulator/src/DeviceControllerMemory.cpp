@@ -30,6 +30,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -78,8 +79,15 @@ Error DeviceController::mapSharedMemory(int &Fd) {
   ::madvise(P, SharedBytes, MADV_DONTFORK);
   Shared = static_cast<char *>(P);
   Mailbox = reinterpret_cast<LaunchMailbox *>(Shared);
-  LaunchSeq = 0;
+  SlotSeq.assign(LaunchMailbox::kSlots, 0);
+  FreeSlots.store((1u << launchSlots()) - 1, std::memory_order_release);
   return Error::success();
+}
+
+uint32_t DeviceController::launchSlots() {
+  // Independent launches run at once up to the CPUs there are to run them
+  // (at least 2, so that two kernels that wait for each other can).
+  return uint32_t(std::clamp<int32_t>(usableCpus(), 2, int32_t(LaunchMailbox::kSlots)));
 }
 
 void DeviceController::unmapSharedMemory() {
@@ -126,25 +134,32 @@ Error DeviceController::release(uint64_t Addr) {
 }
 
 Error DeviceController::write(uint64_t Dst, const void *Src, uint64_t Size) {
-  std::lock_guard<std::recursive_mutex> Lock(Mu);
   if (Size == 0)
     return Error::success();
-  if (auto Err = checkAlive())
-    return Err;
-  if (auto Err = checkRange(Dst, Size, "write"))
-    return Err;
+  {
+    // The copy itself runs unlocked: copies of different host threads (and
+    // of one thread while another's kernel runs) go on at once; the pages
+    // stay mapped as long as the controller lives.
+    std::lock_guard<std::recursive_mutex> Lock(Mu);
+    if (auto Err = checkAlive())
+      return Err;
+    if (auto Err = checkRange(Dst, Size, "write"))
+      return Err;
+  }
   std::memcpy(Shared + LaunchMailbox::kBytes + (Dst - Opts.ArenaBase), Src, Size);
   return Error::success();
 }
 
 Error DeviceController::read(void *Dst, uint64_t Src, uint64_t Size) {
-  std::lock_guard<std::recursive_mutex> Lock(Mu);
   if (Size == 0)
     return Error::success();
-  if (auto Err = checkAlive())
-    return Err;
-  if (auto Err = checkRange(Src, Size, "read"))
-    return Err;
+  {
+    std::lock_guard<std::recursive_mutex> Lock(Mu); // as in write()
+    if (auto Err = checkAlive())
+      return Err;
+    if (auto Err = checkRange(Src, Size, "read"))
+      return Err;
+  }
   std::memcpy(Dst, Shared + LaunchMailbox::kBytes + (Src - Opts.ArenaBase), Size);
   return Error::success();
 }

@@ -71,8 +71,11 @@ void announceExit() {
   if (!GMailbox)
     return;
   GMailbox->ExecutorExiting.store(1, std::memory_order_seq_cst);
-  GMailbox->HostBell.fetch_add(1, std::memory_order_seq_cst);
-  sharedFutexWake(GMailbox->HostBell);
+  // Every slot: the host may wait on several launches at once.
+  for (auto &Slot : GMailbox->Slots) {
+    Slot.HostBell.fetch_add(1, std::memory_order_seq_cst);
+    sharedFutexWake(Slot.HostBell);
+  }
 }
 
 /// What device code calls for exit(): reports the call and its status to the

@@ -190,35 +190,45 @@ OMPSIM_WRAPPER(allocCodeWrapper, proto::AllocCodeSignature, [](uint64_t Size, ui
 })
 
 /// Runs `void fn(void *dyn_ptr, void *a0, ..., void *aN)` on the calling
-/// thread (the device thread) with the team and thread defaults set, through
-/// the device runtime, which runs a GPU-ABI kernel once per team.
+/// thread (a device thread) with the team and thread defaults set, through
+/// the device runtime, which runs a GPU-ABI kernel once per team. Several
+/// device threads call it at once (one per launch slot).
 Error runKernel(uint64_t Fn, ArrayRef<uint64_t> Args, uint32_t Teams, uint32_t Threads, int32_t Device) {
   DeviceState &D = DeviceState::get();
-  // Resolved once libomp is loaded (by the first image that needs it); only
-  // the device thread runs kernels, so the cache needs no lock.
-  static void (*SetNumTeams)(int) = nullptr;
-  static void (*SetTeamsThreadLimit)(int) = nullptr;
-  if (Teams) {
-    if (!SetNumTeams)
-      SetNumTeams = reinterpret_cast<void (*)(int)>(D.resolve("omp_set_num_teams"));
-    if (SetNumTeams)
-      SetNumTeams(int(Teams));
-  }
-  if (Threads) {
-    if (!SetTeamsThreadLimit)
-      SetTeamsThreadLimit = reinterpret_cast<void (*)(int)>(D.resolve("omp_set_teams_thread_limit"));
-    if (SetTeamsThreadLimit)
-      SetTeamsThreadLimit(int(Threads));
-  }
+  // Resolved once libomp is loaded (by the first image that needs it).
+  using SetterFn = void (*)(int);
+  static std::atomic<SetterFn> SetNumTeams{nullptr}, SetTeamsThreadLimit{nullptr};
+  // libomp keeps nteams-var and teams-thread-limit-var process-wide: set them
+  // only when they change, so that concurrent launches with the same
+  // settings (the common case: the device default) never write them at once.
+  static std::atomic<int> LastTeams{0}, LastThreads{0};
+  auto Set = [&](std::atomic<SetterFn> &Setter, const char *Name, std::atomic<int> &Last, int Value) {
+    if (Last.load(std::memory_order_relaxed) == Value)
+      return;
+    SetterFn F = Setter.load(std::memory_order_acquire);
+    if (!F) {
+      std::lock_guard<std::mutex> Lock(D.Mu);
+      F = reinterpret_cast<SetterFn>(D.resolve(Name));
+      Setter.store(F, std::memory_order_release);
+    }
+    if (F) {
+      F(Value);
+      Last.store(Value, std::memory_order_relaxed);
+    }
+  };
+  if (Teams)
+    Set(SetNumTeams, "omp_set_num_teams", LastTeams, int(Teams));
+  if (Threads)
+    Set(SetTeamsThreadLimit, "omp_set_teams_thread_limit", LastThreads, int(Threads));
   // void kernel(void *dyn_ptr, void *a0, ..., void *aN)
   //
-  // Every launch comes through here, so the call description is kept for the
-  // next kernel with as many arguments, and the buffers only grow: a launch
-  // allocates nothing. The device thread is the only caller (see above).
-  static std::vector<ffi_type *> Types;
-  static std::vector<void *> Values, Slots;
-  static ffi_cif Cif;
-  static size_t PreparedFor = SIZE_MAX; // arguments `Cif` describes
+  // Every launch comes through here, so each device thread keeps the call
+  // description for its next kernel with as many arguments, and the buffers
+  // only grow: a launch allocates nothing.
+  thread_local std::vector<ffi_type *> Types;
+  thread_local std::vector<void *> Values, Slots;
+  thread_local ffi_cif Cif;
+  thread_local size_t PreparedFor = SIZE_MAX; // arguments `Cif` describes
   size_t N = Args.size() + 1;
   if (N != PreparedFor) {
     PreparedFor = SIZE_MAX;
@@ -235,14 +245,15 @@ Error runKernel(uint64_t Fn, ArrayRef<uint64_t> Args, uint32_t Teams, uint32_t T
   for (size_t I = 0; I < N; ++I)
     Slots[I] = &Values[I];
   // Team threads call the kernel at once: ffi_call only reads the description
-  // and the argument slots.
+  // (the launching thread's) and the argument slots.
   struct KernelCall {
+    ffi_cif *Cif;
     void (*Fn)();
     void **Slots;
-  } Call{reinterpret_cast<void (*)()>(Fn), Slots.data()};
+  } Call{&Cif, reinterpret_cast<void (*)()>(Fn), Slots.data()};
   auto Invoke = [](void *Ctx) {
     auto *C = static_cast<KernelCall *>(Ctx);
-    ffi_call(&Cif, C->Fn, nullptr, C->Slots);
+    ffi_call(C->Cif, C->Fn, nullptr, C->Slots);
   };
   static auto RunKernel = D.runtimeFn<decltype(&__ompsim_device_run_kernel)>("__ompsim_device_run_kernel");
   if (RunKernel) {

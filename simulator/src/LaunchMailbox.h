@@ -25,17 +25,25 @@ namespace ompsim::sim {
 
 /// The launch mailbox at offset 0 of the executor's memfd.
 ///
-/// One launch is in flight at a time (the controller serializes its calls).
-/// The controller fills entry/teams/threads/args, publishes `Request` = seq,
-/// bumps `Doorbell` and wakes the executor if it sleeps; the executor runs the
-/// kernel, fills status/message, publishes `Done` = seq, bumps `HostBell` and
-/// wakes the host if it sleeps. Where a CPU is idle both sides spin a little
-/// before they sleep in FUTEX_WAIT (spinFor), so back-to-back launches take no
-/// system call; on a busy machine they block at once. The futex words are
-/// shared between processes, so FUTEX_PRIVATE_FLAG must not be used.
+/// It holds kSlots launch slots, each served by a device thread of its own in
+/// the executor, so that as many kernels as slots run at once (independent
+/// `nowait` regions, several host threads). The controller hands a slot to
+/// one launch at a time. For a launch it fills the slot's
+/// entry/teams/threads/args, publishes `Request` = seq, bumps the slot's
+/// `Doorbell` and wakes its device thread if it sleeps; that thread runs the
+/// kernel, fills status/message, publishes `Done` = seq, bumps `HostBell`
+/// and wakes the host if it sleeps. Where a CPU is idle both sides spin a
+/// little before they sleep in FUTEX_WAIT (spinFor), so back-to-back
+/// launches take no system call; on a busy machine they block at once. Slot
+/// 0's device thread also runs the SPS requests (their doorbell is slot 0's).
+/// The futex words are shared between processes, so FUTEX_PRIVATE_FLAG must
+/// not be used.
 struct LaunchMailbox {
   /// Bytes reserved for the mailbox in the memfd; the arena follows.
-  static constexpr uint64_t kBytes = 1ULL << 20;
+  static constexpr uint64_t kBytes = 8ULL << 20;
+  /// Launch slots: the most kernels one device runs at once. The controller
+  /// uses as many as the machine has CPUs (at least 2, at most this).
+  static constexpr uint32_t kSlots = 8;
   /// Most kernel arguments a launch carries.
   static constexpr uint32_t kMaxArgs = 65536;
   /// Room for the executor's error message.
@@ -53,6 +61,9 @@ struct LaunchMailbox {
     uint64_t ArenaBase;
     uint64_t ArenaSize;
     uint64_t CodeBytes;
+    /// Launch slots the controller uses (1..kSlots): the executor starts a
+    /// device thread for each of them and for no other.
+    uint32_t LaunchSlots;
     /// Host ranges to reserve, [begin, end) each, in `Ranges`.
     uint32_t NumRanges;
     /// Set by the executor once done: 1 succeeded, 2 failed (`Message` says
@@ -65,29 +76,44 @@ struct LaunchMailbox {
     uint64_t Ranges[kMaxSetupRanges][2];
   };
 
-  /// Bumped by anyone with work for the executor's device thread (the host
-  /// posting a launch, ORC's listener thread queueing a request); that thread
-  /// sleeps on it.
-  std::atomic<uint32_t> Doorbell;
-  /// Non-zero while the device thread sleeps (or is about to) on `Doorbell`.
-  std::atomic<uint32_t> ExecutorSleeping;
-  /// Sequence number of the last launch posted by the host.
-  std::atomic<uint32_t> Request;
-  /// Sequence number of the last launch finished by the executor.
-  std::atomic<uint32_t> Done;
-  /// Bumped by the executor after it publishes `Done` and when it is about
-  /// to exit; the host sleeps on it.
-  std::atomic<uint32_t> HostBell;
-  /// Non-zero while the host sleeps (or is about to) on `HostBell`.
-  std::atomic<uint32_t> HostWaiting;
+  /// One launch at a time, and the device thread that runs it. Cache-line
+  /// aligned: the slots' futex words are written by different threads.
+  struct alignas(64) Slot {
+    /// Bumped by anyone with work for this slot's device thread (the host
+    /// posting a launch; for slot 0 also ORC's listener thread queueing a
+    /// request); that thread sleeps on it.
+    std::atomic<uint32_t> Doorbell;
+    /// Non-zero while the device thread sleeps (or is about to) on `Doorbell`.
+    std::atomic<uint32_t> ExecutorSleeping;
+    /// Sequence number of the last launch posted in this slot by the host.
+    std::atomic<uint32_t> Request;
+    /// Sequence number of the last launch of this slot finished by the executor.
+    std::atomic<uint32_t> Done;
+    /// Bumped by the executor after it publishes `Done` and when it is about
+    /// to exit; the host sleeps on it.
+    std::atomic<uint32_t> HostBell;
+    /// Non-zero while the host sleeps (or is about to) on `HostBell`.
+    std::atomic<uint32_t> HostWaiting;
+    /// CPUs the host's launching thread and the device thread last ran on
+    /// (hints for spinFor; -1 unknown).
+    std::atomic<int32_t> HostCpu;
+    std::atomic<int32_t> ExecutorCpu;
+    uint32_t Teams;   ///< 0: the device default
+    uint32_t Threads; ///< 0: the device default
+    int32_t Device;   ///< the device's number (omp_get_device_num in device code)
+    uint32_t NumArgs;
+    uint64_t Entry; ///< kernel address in the arena
+    /// 0 when the kernel ran; otherwise `Message` says why it could not.
+    int32_t Status;
+    uint32_t MessageLength;
+    char Message[kMessageBytes];
+    uint64_t Args[kMaxArgs];
+  };
+
   /// Set by the executor once it has reported a fault or an exit() to the
   /// controller and is about to end, so that a launch whose kernel killed the
   /// executor is diagnosed at once, not at the end of the host's wait slice.
   std::atomic<uint32_t> ExecutorExiting;
-  /// CPUs the host's launching thread and the device thread last ran on
-  /// (hints for spinFor; -1 unknown).
-  std::atomic<int32_t> HostCpu;
-  std::atomic<int32_t> ExecutorCpu;
   /// First calls of not yet compiled functions of bitcode images: the device
   /// thread that made one stores the trampoline it came through in
   /// `LazyTrampoline` and bumps `LazyRequest` (the controller's lazy-call
@@ -98,17 +124,8 @@ struct LaunchMailbox {
   std::atomic<uint32_t> LazyServed;
   uint64_t LazyTrampoline;
   uint64_t LazyLanding;
-  uint32_t Teams;   ///< 0: the device default
-  uint32_t Threads; ///< 0: the device default
-  int32_t Device;   ///< the device's number (omp_get_device_num in device code)
-  uint32_t NumArgs;
-  uint64_t Entry; ///< kernel address in the arena
-  /// 0 when the kernel ran; otherwise `Message` says why it could not.
-  int32_t Status;
-  uint32_t MessageLength;
-  char Message[kMessageBytes];
-  uint64_t Args[kMaxArgs];
   StartSetup Setup;
+  Slot Slots[kSlots];
 };
 
 static_assert(sizeof(LaunchMailbox) <= LaunchMailbox::kBytes, "the mailbox outgrew its memfd slot");

@@ -35,6 +35,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
@@ -160,23 +161,52 @@ private:
   }
 };
 
-/// The one thread that runs device work: launches posted in the shared
-/// mailbox and every SPS request ORC's listener thread hands over. One thread
-/// calls into libomp for the whole life of the device, and requests never
-/// overlap.
+using ompsim::sim::LaunchMailbox;
+
+/// Lazy calls waiting for their compile (see DeviceThread::post).
+std::atomic<int> GInlineRequests{0};
+
+/// Asks the controller to compile the function behind `Trampoline` and
+/// waits for its address (the first call of a function of a bitcode image),
+/// on whichever device thread made the call.
+uint64_t lazyCall(uint64_t Trampoline) {
+  static std::mutex OneAtATime;
+  std::lock_guard<std::mutex> Lock(OneAtATime);
+  LaunchMailbox &Mb = *GMailbox;
+  GInlineRequests.fetch_add(1, std::memory_order_acq_rel);
+  Mb.LazyTrampoline = Trampoline;
+  uint32_t Seq = Mb.LazyRequest.load(std::memory_order_relaxed) + 1;
+  Mb.LazyRequest.store(Seq, std::memory_order_seq_cst);
+  ompsim::sim::sharedFutexWake(Mb.LazyRequest);
+  for (;;) {
+    uint32_t Served = Mb.LazyServed.load(std::memory_order_acquire);
+    if (Served == Seq)
+      break;
+    ompsim::sim::sharedFutexWait(Mb.LazyServed, Served);
+  }
+  uint64_t Landing = Mb.LazyLanding;
+  GInlineRequests.fetch_sub(1, std::memory_order_acq_rel);
+  return Landing;
+}
+
+/// A thread that runs device work: the launches posted in one slot of the
+/// shared mailbox and, for slot 0, every SPS request ORC's listener thread
+/// hands over (those never overlap one another). Each slot has its own
+/// thread, so kernels of different slots run at once.
 class DeviceThread {
 public:
   /// Maps the mailbox from the shared memfd; false when it cannot.
-  bool mapMailbox(int Fd) {
-    void *P = ::mmap(nullptr, ompsim::sim::LaunchMailbox::kBytes, PROT_READ | PROT_WRITE, MAP_SHARED, Fd, 0);
+  static bool mapMailbox(int Fd) {
+    void *P = ::mmap(nullptr, LaunchMailbox::kBytes, PROT_READ | PROT_WRITE, MAP_SHARED, Fd, 0);
     if (P == MAP_FAILED)
       return false;
-    Mailbox = static_cast<ompsim::sim::LaunchMailbox *>(P);
-    GMailbox = Mailbox; // for the fault handlers' announceExit
+    GMailbox = static_cast<LaunchMailbox *>(P); // also for the fault handlers' announceExit
     return true;
   }
 
-  void start() {
+  /// Starts the thread of slot `Index` (after mapMailbox).
+  void start(uint32_t Index) {
+    Slot = &GMailbox->Slots[Index];
     Thread = std::thread([this] {
       ensureAltStack();
       if (::sched_getaffinity(0, sizeof OwnCpus, &OwnCpus) != 0)
@@ -185,12 +215,12 @@ public:
     });
   }
 
-  /// Queues an SPS request for the device thread (called on ORC's listener
-  /// thread). While a lazy call waits for its compile, the requests that
-  /// compile needs (JIT memory, stub updates) run at once on the listener
-  /// thread: the device thread may be the one waiting.
+  /// Queues an SPS request for slot 0's device thread (called on ORC's
+  /// listener thread). While a lazy call waits for its compile, the requests
+  /// that compile needs (JIT memory, stub updates) run at once on the
+  /// listener thread: the device thread may be the one waiting.
   void post(unique_function<void()> Work) {
-    if (InlineRequests.load(std::memory_order_acquire) > 0) {
+    if (GInlineRequests.load(std::memory_order_acquire) > 0) {
       Work();
       return;
     }
@@ -207,45 +237,25 @@ public:
       std::lock_guard<std::mutex> Lock(Mu);
       Stopping = true;
     }
+    if (!Slot)
+      return; // never started
     ring();
     if (Thread.joinable() && Thread.get_id() != std::this_thread::get_id())
       Thread.join();
   }
 
-  /// Asks the controller to compile the function behind `Trampoline` and
-  /// waits for its address (the first call of a function of a bitcode image).
-  uint64_t lazyCall(uint64_t Trampoline) {
-    static std::mutex OneAtATime;
-    std::lock_guard<std::mutex> Lock(OneAtATime);
-    ompsim::sim::LaunchMailbox &Mb = *Mailbox;
-    InlineRequests.fetch_add(1, std::memory_order_acq_rel);
-    Mb.LazyTrampoline = Trampoline;
-    uint32_t Seq = Mb.LazyRequest.load(std::memory_order_relaxed) + 1;
-    Mb.LazyRequest.store(Seq, std::memory_order_seq_cst);
-    ompsim::sim::sharedFutexWake(Mb.LazyRequest);
-    for (;;) {
-      uint32_t Served = Mb.LazyServed.load(std::memory_order_acquire);
-      if (Served == Seq)
-        break;
-      ompsim::sim::sharedFutexWait(Mb.LazyServed, Served);
-    }
-    uint64_t Landing = Mb.LazyLanding;
-    InlineRequests.fetch_sub(1, std::memory_order_acq_rel);
-    return Landing;
-  }
-
 private:
   void ring() {
-    Mailbox->Doorbell.fetch_add(1, std::memory_order_seq_cst);
-    if (Mailbox->ExecutorSleeping.load(std::memory_order_seq_cst))
-      ompsim::sim::sharedFutexWake(Mailbox->Doorbell);
+    Slot->Doorbell.fetch_add(1, std::memory_order_seq_cst);
+    if (Slot->ExecutorSleeping.load(std::memory_order_seq_cst))
+      ompsim::sim::sharedFutexWake(Slot->Doorbell);
   }
 
   /// Runs the launch posted as `Seq` and publishes its completion.
   void serveLaunch(uint32_t Seq) {
-    ompsim::sim::LaunchMailbox &Mb = *Mailbox;
+    LaunchMailbox::Slot &Mb = *Slot;
     Mb.ExecutorCpu.store(::sched_getcpu(), std::memory_order_relaxed);
-    uint32_t N = std::min(Mb.NumArgs, ompsim::sim::LaunchMailbox::kMaxArgs);
+    uint32_t N = std::min(Mb.NumArgs, LaunchMailbox::kMaxArgs);
     Error Err = runKernel(Mb.Entry, ArrayRef<uint64_t>(Mb.Args, N), Mb.Teams, Mb.Threads, Mb.Device);
     Mb.Status = Err ? 1 : 0;
     Mb.MessageLength = 0;
@@ -272,7 +282,7 @@ private:
   void leaveHostCpu() {
     constexpr uint64_t kEveryNanos = 1000000;
     int32_t Cpu = ::sched_getcpu();
-    if (Cpu < 0 || Mailbox->HostCpu.load(std::memory_order_relaxed) != Cpu || CPU_COUNT(&OwnCpus) < 2 ||
+    if (Cpu < 0 || Slot->HostCpu.load(std::memory_order_relaxed) != Cpu || CPU_COUNT(&OwnCpus) < 2 ||
         !CPU_ISSET(Cpu, &OwnCpus))
       return;
     uint64_t Now = ompsim::sim::monotonicNanos();
@@ -286,7 +296,7 @@ private:
   }
 
   void run() {
-    ompsim::sim::LaunchMailbox &Mb = *Mailbox;
+    LaunchMailbox::Slot &Mb = *Slot;
     // After a launch, stay awake a little: the next one usually follows at
     // once. Not after an SPS request: its caller waits on the socket, not in
     // the mailbox, so nothing says where it wakes up (perhaps behind us).
@@ -334,23 +344,35 @@ private:
     }
   }
 
-  ompsim::sim::LaunchMailbox *Mailbox = nullptr;
-  /// Lazy calls waiting for their compile (see post).
-  std::atomic<int> InlineRequests{0};
+  LaunchMailbox::Slot *Slot = nullptr;
   uint32_t LastLaunch = 0;
   cpu_set_t OwnCpus;     ///< the device thread's affinity when it started
   uint64_t LastMove = 0; ///< when leaveHostCpu last moved it (monotonic ns)
   std::mutex Mu;
-  std::deque<unique_function<void()>> Queue;
+  std::deque<unique_function<void()>> Queue; ///< SPS requests (slot 0 only)
   bool Stopping = false;
   std::thread Thread;
 };
 
-DeviceThread GDeviceThread;
+/// One device thread per launch slot; slot 0's also serves the SPS requests.
+DeviceThread GDeviceThreads[LaunchMailbox::kSlots];
+
+/// Starts the device threads of the slots the controller uses (from the
+/// start-up set-up; slot 0's always).
+void startDeviceThreads() {
+  uint32_t Slots = std::clamp<uint32_t>(GMailbox->Setup.LaunchSlots, 1, LaunchMailbox::kSlots);
+  for (uint32_t I = 0; I < Slots; ++I)
+    GDeviceThreads[I].start(I);
+}
+
+void stopDeviceThreads() {
+  for (DeviceThread &T : GDeviceThreads)
+    T.stop();
+}
 
 /// The resolver block of the JIT calls this (with the registers of the
 /// interrupted call saved) on the first call of a function of a bitcode image.
-uint64_t lazyReenter(uint64_t /*context*/, uint64_t Trampoline) { return GDeviceThread.lazyCall(Trampoline); }
+uint64_t lazyReenter(uint64_t /*context*/, uint64_t Trampoline) { return lazyCall(Trampoline); }
 
 /// Where a first call lands when its function could not be compiled; the
 /// controller has the reason, the host reports the exit.
@@ -376,12 +398,12 @@ void lazyFailed() {
 /// what is queued.
 class DeviceThreadDispatcher : public SimpleRemoteEPCServer::Dispatcher {
 public:
-  void dispatch(unique_function<void()> Work) override { GDeviceThread.post(std::move(Work)); }
+  void dispatch(unique_function<void()> Work) override { GDeviceThreads[0].post(std::move(Work)); }
   void shutdown() override {
 #ifdef OMPSIM_TSAN_HANDOVER
     __tsan_acquire(&GServerCreatedToken);
 #endif
-    GDeviceThread.stop();
+    stopDeviceThreads();
   }
 };
 
@@ -440,14 +462,14 @@ int main(int argc, char **argv) {
   // a 2-CPU host num_teams(4) would give 2 teams. The device reports (and
   // honours) kSimTeamsThreadLimit, unless the user set the variable.
   ::setenv("KMP_TEAMS_THREAD_LIMIT", kSimTeamsThreadLimit, /*overwrite=*/0);
-  if (!GDeviceThread.mapMailbox(GArenaFd)) {
+  if (!DeviceThread::mapMailbox(GArenaFd)) {
     std::fprintf(stderr, "ompsim-device: cannot map the launch mailbox: %s\n", std::strerror(errno));
     return 1;
   }
   // Before the handshake: the host is still starting meanwhile, and waits
   // only for the handshake, after which it reads the result.
   runStartSetup(GMailbox->Setup, LibDir);
-  GDeviceThread.start();
+  startDeviceThreads();
 
   auto Server = SimpleRemoteEPCServer::Create<FDSimpleRemoteEPCTransport>(
       [](SimpleRemoteEPCServer::Setup &S) -> Error {
@@ -471,7 +493,7 @@ int main(int argc, char **argv) {
       Fd, Fd);
   if (!Server) {
     logAllUnhandledErrors(Server.takeError(), errs(), "ompsim-device: ");
-    GDeviceThread.stop();
+    stopDeviceThreads();
     return 1;
   }
 #ifdef OMPSIM_TSAN_HANDOVER
@@ -479,7 +501,7 @@ int main(int argc, char **argv) {
 #endif
   if (auto Err = (*Server)->waitForDisconnect())
     consumeError(std::move(Err)); // the host went away; nothing to report to
-  GDeviceThread.stop();           // the dispatcher's shutdown already drained it
+  stopDeviceThreads();            // the dispatcher's shutdown already drained them
   // Joins the transport's listener thread, which has finished by now.
   Server->reset();
   DeviceState &D = DeviceState::get();

@@ -1,6 +1,7 @@
 """Concurrency on ompsim's backends: host threads launching at once, several devices,
 translation from every device thread, target nowait regions. The programs check
 their own results (non-zero exit on any mismatch)."""
+import os
 import re
 
 import pytest
@@ -44,3 +45,56 @@ def test_translate_from_every_team_and_thread(built, backend):
 def test_target_nowait_regions(built, backend):
     exe = built("nowait_regions.c", translate="native-cc")
     check(run(exe, backend), r"chains=8 mismatches=0")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_independent_nowait_kernels_run_at_once(built, backend):
+    # Each kernel waits in device memory until the other has started (bounded:
+    # it gives up after 30 s and the program says so): the start tickets come
+    # before both end tickets only when the two ran at the same time.
+    exe = built("overlapping_kernels.c", translate="native-cc")
+    r = run(exe, backend, ["overlap"])
+    m = check(r, r"overlap: starts=(\d),(\d) ends=(\d),(\d) gave_up=(\d) overlapped=(\d)")
+    assert sorted(m.group(1, 2)) == ["0", "1"] and sorted(m.group(3, 4)) == ["2", "3"], r.out
+    assert m.group(5, 6) == ("0", "1"), r.out
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_depend_order_kept_under_eight_threads(built, backend):
+    # 8 host threads, each a depend(inout) chain of nowait regions, nowait
+    # updates and host tasks on its own state; every step checks it runs
+    # after the one before it.
+    # Under ThreadSanitizer the chains hold nowait regions only (see the
+    # program: TSan cannot see libomp order copies made on different threads).
+    under_tsan = "tsan" in os.environ.get("OMPSIM_SANITIZER_PRELOAD", "")
+    exe = built("overlapping_kernels.c", translate="native-cc")
+    check(run(exe, backend, ["order-kernels" if under_tsan else "order"]),
+          r"order: threads=8 steps=64 copies=%d out_of_order=0 wrong_end=0" % (0 if under_tsan else 1))
+
+
+def test_independent_nowait_kernels_run_at_once_on_two_sim_devices(built):
+    # The same with the second device present: launches of one device still
+    # overlap while another device exists (its executor is idle).
+    exe = built("overlapping_kernels.c", translate="native-cc")
+    check(run(exe, "sim", ["overlap"], env={"OMPSIM_NUM_DEVICES": "2"}), r"overlapped=1")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_copies_go_on_while_a_kernel_runs(built, backend):
+    # The kernel says it started and waits (bounded) for a flag; another task
+    # reads the start with `target update from` and sends the flag with
+    # `target update to` while the kernel still runs.
+    exe = built("overlapping_kernels.c", translate="native-cc")
+    check(run(exe, backend, ["transfer"]), r"transfer: seen_start=1 kernel_gave_up=0 copies_while_running=1")
+
+
+def test_fault_in_one_of_two_running_kernels(built):
+    # While one kernel waits for the other, the other writes to address 16:
+    # the program ends with the one line of a device fault (not after the
+    # waiting kernel's bound) and no executor is left.
+    exe = built("overlapping_kernels.c", translate="native-cc")
+    r = run(exe, "sim", ["fault"])
+    line = r.single_error()
+    assert re.match(r"ompsim: device 0: kernel (\S+) wrote a null pointer \(address 0x10\) from dev:\1\+0x[0-9a-f]+ "
+                    r"\(0x[0-9a-f]+\); note: a pointer the kernel dereferences is null on the device", line), line
+    assert "not reached" not in r.out

@@ -178,14 +178,20 @@ def test_registration_goals_for_sim_and_against_stock_from_10ki():
     assert g["ours_over_upstream"] == {"10240": pytest.approx(0.5)} and g["ours_met"] is True
 
 
-def test_concurrency_goal_needs_both_ratios():
-    host = {"1": 100.0, "2": 100.0, "4": 100.0, "8": 100.0}
+def test_concurrency_goals_are_ratios_to_stock_at_every_thread_count():
+    stock = {"1": 100.0, "2": 100.0, "4": 100.0, "8": 100.0}
     fine = {"1": 150.0, "2": 140.0, "4": 150.0, "8": 120.0}
-    slower_with_threads = {"1": 50.0, "2": 60.0, "4": 50.0, "8": 50.0}
-    g = concurrency.concurrency_goal({"ours-host": host, "sim": fine, "sim-2dev": slower_with_threads})
-    assert g["sim"]["met"] is True and g["sim"]["worst_over_ours_host"] == pytest.approx(1.5)
-    assert g["sim-2dev"]["met"] is False and g["sim-2dev"]["worst_over_one_thread"] == pytest.approx(1.2)
-    assert concurrency.concurrency_goal({"ours-host": {"unavailable": "x"}, "sim": fine})["sim"]["met"] is None
+    too_slow_at_8 = {"1": 50.0, "2": 60.0, "4": 50.0, "8": 160.0}
+    off = "host-upstream, hidden helper tasks off"
+    g = concurrency.concurrency_goal({"host-upstream": stock, "sim": fine, "sim-2dev": too_slow_at_8,
+                                      "ours-host": fine, off: stock, "sim, hidden helper tasks off": fine})
+    assert g["sim"]["met"] is True and g["sim"]["worst_over_reference"] == pytest.approx(1.5)
+    assert g["sim-2dev"]["met"] is False and g["sim-2dev"]["over_reference"]["8"] == pytest.approx(1.6)
+    # ours-host must not be slower than stock at all.
+    assert g["ours-host"]["met"] is False and g["ours-host"]["reference"] == "host-upstream"
+    assert g["sim, hidden helper tasks off"]["met"] is True and g["sim, hidden helper tasks off"]["reference"] == off
+    assert g["sim-2dev, hidden helper tasks off"]["met"] is None
+    assert concurrency.concurrency_goal({"host-upstream": {"unavailable": "x"}, "sim": fine})["sim"]["met"] is None
 
 
 def test_imageload_markdown_shows_cold_and_warm_bitcode_side_by_side_with_both_goals():
@@ -289,8 +295,10 @@ def test_concurrency_markdown_lists_stock_and_labelled_diagnostic_rows():
     res = {"machine": {}, "parts": {"concurrency": {
         "threads": [1, 2, 4, 8], "total": 16, "unit": "ms", "diagnostic_reps": 2,
         "runs": {"sim": row, "ours-host": row, "host-upstream": row, diag: row},
-        "goal": concurrency.concurrency_goal({"sim": row, "ours-host": row})}}}
+        "goal": concurrency.concurrency_goal({"sim": row, "ours-host": row, "host-upstream": row})}}}
     md = bench.render_markdown(res)
     assert "| host-upstream | 10.0 | 12.0 | 14.0 | 16.0 |" in md
     assert "| %s | 10.0 | 12.0 | 14.0 | 16.0 |" % diag in md
-    assert "the goals are judged on the default environment only" in md
+    assert "no goal is judged on them" in md
+    assert "| sim / host-upstream | 1.00 | 1.00 | 1.00 | 1.00 | at most 1.5x: **met** |" in md
+    assert "| ours-host / host-upstream | 1.00 | 1.00 | 1.00 | 1.00 | at most 1.0x: **met** |" in md

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -151,7 +152,10 @@ public:
   llvm::Error read(void *Dst, uint64_t Src, uint64_t Size);
 
   /// Runs `Entry` with the host-offload kernel ABI and waits for it (at most
-  /// the kernel timeout). `KernelName` names it in diagnostics.
+  /// the kernel timeout). `KernelName` names it in diagnostics. Thread-safe:
+  /// launches from several host threads run at once, each in a launch slot
+  /// of its own (as many slots as CPUs, at least 2; a launch waits for a free
+  /// one), and copies are not held up by a running kernel.
   llvm::Error launch(uint64_t Entry, llvm::ArrayRef<uint64_t> Args, uint32_t NumTeams, uint32_t ThreadLimit,
                      llvm::StringRef KernelName);
 
@@ -273,7 +277,19 @@ private:
   char *Shared = nullptr;
   uint64_t SharedBytes = 0;
   LaunchMailbox *Mailbox = nullptr;
-  uint32_t LaunchSeq = 0; ///< sequence number of the last launch posted
+  /// Launch slots: `FreeSlots` has bit i set while slot i of the mailbox is
+  /// free (taken and given back without a lock: a launch that finds one free
+  /// takes no mutex); `SlotSeq[i]` is the sequence number of the last launch
+  /// posted in slot i (only its holder touches it). A launch that finds none
+  /// free waits on SlotFreed under SlotMu, counted in SlotWaiters.
+  std::atomic<uint32_t> FreeSlots{0};
+  /// Launch slots in use: the CPUs of this process, at least 2, at most
+  /// LaunchMailbox::kSlots.
+  static uint32_t launchSlots();
+  std::atomic<uint32_t> SlotWaiters{0};
+  std::mutex SlotMu;
+  std::condition_variable SlotFreed;
+  std::vector<uint32_t> SlotSeq;
   /// The device heap's blocks (the arena above the code region), kept here:
   /// allocation is address arithmetic and needs no round trip.
   std::unique_ptr<RangeAllocator> Heap;
