@@ -715,6 +715,31 @@ OMPSIM_EXPORT const char *__tgt_rtl_last_error(int32_t Id) {
   return P.Devices[Id].LastError.c_str();
 }
 
+OMPSIM_EXPORT int32_t __tgt_rtl_last_fault(int32_t Id, ompsim_fault_info *Info) {
+  SimDevice *D;
+  DeviceController *C = controllerOf(Id, D);
+  if (!C || !Info)
+    return 0;
+  std::optional<DataFault> F = C->lastDataFault();
+  if (!F)
+    return 0;
+  // Kept per calling thread: the strings must outlive the call.
+  static thread_local DataFault Kept;
+  Kept = *F;
+  Info->addr = Kept.Addr;
+  Info->access = Kept.Write ? OMPSIM_FAULT_WRITE : OMPSIM_FAULT_READ;
+  Info->owner_device = -1;
+  SimPlugin &P = SimPlugin::get();
+  std::lock_guard<std::mutex> Lock(P.Mu);
+  for (size_t I = 0; I < P.Devices.size(); ++I)
+    if (DeviceController *Owner = P.Devices[I].Controller.get();
+        Owner && Kept.Addr >= Owner->arenaBase() && Kept.Addr - Owner->arenaBase() < Owner->arenaSize())
+      Info->owner_device = int32_t(I);
+  Info->context = Kept.Context.c_str();
+  Info->instruction = Kept.Instruction.c_str();
+  return 1;
+}
+
 OMPSIM_EXPORT int32_t __tgt_rtl_set_function_ptr_map(int32_t Id, uint64_t N,
                                                      const __omp_offloading_fptr_map_ty *Table) {
   SimDevice *D;

@@ -42,7 +42,7 @@ void dataCall(const ompsim_ident *Loc, DataOp Op, int64_t DeviceNum, int32_t N, 
   auto Args = makeMapArgs(N, Bases, Begins, Sizes, reinterpret_cast<const int64_t *>(Types), Names, Mappers);
   // Map errors (a missing present item, an extended section, a device copy
   // failure) are fatal whatever OMP_TARGET_OFFLOAD says, as upstream does.
-  if (auto Err = Runtime::get().targetData(Op, DeviceNum, std::move(Args), Bases))
+  if (auto Err = Runtime::get().targetData(Op, DeviceNum, std::move(Args), Bases, Loc))
     failConstruct(std::move(Err), Loc);
 }
 
@@ -91,7 +91,7 @@ int __tgt_target_kernel(ompsim_ident *Loc, int64_t DeviceNum, int32_t Teams, int
   if (Rt.runsOnHost(DeviceNum))
     return OffloadFail;
   bool LaunchFailure = false;
-  if (auto Err = Rt.targetKernel(DeviceNum, Teams, Threads, RegionId, Args, LaunchFailure)) {
+  if (auto Err = Rt.targetKernel(DeviceNum, Teams, Threads, RegionId, Args, LaunchFailure, Loc)) {
     if (!LaunchFailure || Rt.policy() == OffloadPolicy::Mandatory)
       failConstruct(std::move(Err), Loc);
     // Not mandatory: clang's code runs the host version of the region.

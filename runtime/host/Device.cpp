@@ -506,12 +506,12 @@ llvm::Error Device::publishFunctionPointerTable() {
   return llvm::Error::success();
 }
 
-void *Device::findKernel(void *RegionId, std::string *Name) {
+void *Device::findKernel(void *RegionId, const std::string **Name) {
   for (auto &[key, loaded] : Images) {
     auto It = loaded.Kernels.find(RegionId);
     if (It != loaded.Kernels.end()) {
       if (Name)
-        *Name = loaded.KernelNames[RegionId];
+        *Name = &loaded.KernelNames[RegionId];
       return It->second;
     }
   }

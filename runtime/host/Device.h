@@ -57,8 +57,9 @@ public:
   /// `__omp_offloading_fptr_map_p/_size` globals of each loaded image.
   llvm::Error publishFunctionPointerTable();
 
-  /// The kernel handle for a host region id, or null when no loaded image has it.
-  void *findKernel(void *RegionId, std::string *Name);
+  /// The kernel handle for a host region id, or null when no loaded image
+  /// has it. `Name` gets the kernel's name, which lives as long as its image.
+  void *findKernel(void *RegionId, const std::string **Name);
 
   /// True when some image loaded here came from `Image`.
   bool hasImage(const __tgt_device_image *Image) const { return Images.count(Image) != 0; }

@@ -5,6 +5,7 @@
 #include "MapFlags.h"
 #include "StockMessages.h"
 
+#include "ompsim/HostMemoryMap.h"
 #include "ompsim/HostSymbolizer.h"
 #include "ompsim/Trace.h"
 #include "ompsim/offload_abi.h"
@@ -39,11 +40,20 @@ std::string hostAddressForMessage(uint64_t Addr) {
   return fmt::format("{:#x}", Addr);
 }
 
+/// A map item's name for a trace event: the clause's spelling (built with
+/// -g), else what the host symbolizer tells of the address.
+std::string traceName(const std::string &Name, uint64_t Host) {
+  return Name.empty() && Host ? hostDataName(Host) : Name;
+}
+
 std::string describe(const MapArg &Arg) {
-  std::string Var = mapArgName(Arg.Name);
+  // Without map names (no -g), what the symbolizer tells: a global, a frame.
+  std::string Var = traceName(mapArgName(Arg.Name), reinterpret_cast<uint64_t>(Arg.Begin));
   std::string Addr = hostAddressForMessage(reinterpret_cast<uint64_t>(Arg.Begin));
   if (Var.empty())
     return fmt::format("host address {} ({} bytes)", Addr, Arg.Size);
+  if (Var[0] == '<')
+    return fmt::format("{} at host address {} ({} bytes)", Var, Addr, Arg.Size);
   return fmt::format("'{}' at host address {} ({} bytes)", Var, Addr, Arg.Size);
 }
 
@@ -80,7 +90,7 @@ std::vector<MapArg> MapClauseProcessor::runMapper(const MapArg &Arg) {
   if (trace::enabled(trace::Cat::Map))
     for (const MapArg &C : Handle.Components)
       trace::Event(trace::Cat::Map, "mapper_component")
-          .str("name", mapArgName(Arg.Name))
+          .str("name", traceName(mapArgName(Arg.Name), reinterpret_cast<uint64_t>(C.Begin)))
           .host("base", reinterpret_cast<uint64_t>(C.Base))
           .host("begin", reinterpret_cast<uint64_t>(C.Begin))
           .num("size", C.Size)
@@ -221,7 +231,7 @@ llvm::Expected<MapClauseProcessor::Mapped> MapClauseProcessor::mapOne(const MapA
       if (auto Err = copyToDevice(E, Begin, Size))
         return std::move(Err);
     OMPSIM_TRACE_EVENT(Cat::Map, "enter")
-        .str("name", mapArgName(Arg.Name))
+        .str("name", traceName(mapArgName(Arg.Name), Begin))
         .host("host", Begin)
         .dev("device", Out.TgtBegin, Memory.symbolize(Out.TgtBegin))
         .num("size", static_cast<int64_t>(Size))
@@ -249,13 +259,14 @@ llvm::Expected<MapClauseProcessor::Mapped> MapClauseProcessor::mapOne(const MapA
   (Hold ? E.HoldRef : E.DynamicRef) = 1;
   E.OwnsDeviceMemory = true;
   E.Name = mapArgName(Arg.Name);
+  E.MappedBy = Site;
   MapEntry &Inserted = Table.insert(std::move(E));
   Fresh.insert(&Inserted);
   NewAllocations.emplace_back(Begin, Size);
   Out.Entry = &Inserted;
   Out.TgtBegin = Inserted.TgtBegin;
   OMPSIM_TRACE_EVENT(Cat::Map, "enter")
-      .str("name", Inserted.Name)
+      .str("name", traceName(Inserted.Name, Begin))
       .host("host", Begin)
       .dev("device", Out.TgtBegin, Memory.symbolize(Out.TgtBegin))
       .num("size", static_cast<int64_t>(Size))
@@ -388,13 +399,14 @@ llvm::Error MapClauseProcessor::removeIfUnused(MapEntry &Entry) {
   if (Entry.isInfinite() || Entry.totalRef() != 0)
     return llvm::Error::success();
   OMPSIM_TRACE_EVENT(Cat::Map, "remove")
-      .str("name", Entry.Name)
+      .str("name", traceName(Entry.Name, Entry.HstBegin))
       .host("host", Entry.HstBegin)
       .dev("device", Entry.TgtBegin, Memory.symbolize(Entry.TgtBegin))
       .num("size", static_cast<int64_t>(Entry.size()));
   uint64_t Tgt = Entry.TgtBegin;
   bool Owns = Entry.OwnsDeviceMemory;
   Fresh.erase(&Entry);
+  Table.recordEnded(Entry, Site);
   Table.erase(Entry);
   return Owns ? Memory.release(Tgt) : llvm::Error::success();
 }
@@ -464,7 +476,7 @@ llvm::Error MapClauseProcessor::exitList(const std::vector<MapArg> &Args, bool F
       if (auto Err = copyFromDevice(E, Begin, Size))
         return Err;
     OMPSIM_TRACE_EVENT(Cat::Map, "exit")
-        .str("name", mapArgName(Arg.Name))
+        .str("name", traceName(mapArgName(Arg.Name), Begin))
         .host("host", Begin)
         .num("size", static_cast<int64_t>(Size))
         .hex("type", static_cast<uint64_t>(Arg.Type))
@@ -515,7 +527,7 @@ llvm::Error MapClauseProcessor::updateContiguous(const MapArg &Arg, uintptr_t Be
     return llvm::Error::success(); // OpenMP 5.1: updating an absent item does nothing
   }
   OMPSIM_TRACE_EVENT(Cat::Map, "update")
-      .str("name", mapArgName(Arg.Name))
+      .str("name", traceName(mapArgName(Arg.Name), Begin))
       .host("host", Begin)
       .num("size", static_cast<int64_t>(Size))
       .str("direction", has(Arg.Type, flag::To) ? "to" : "from");

@@ -69,6 +69,11 @@ public:
   /// modifier, and counts as present, as with stock. Off by default.
   void setUnifiedSharedMemory(bool On) { UnifiedShared = On; }
 
+  /// Places the construct whose clauses are processed: the entries it
+  /// creates and ends remember it, so a fault at their addresses can name
+  /// it. Unknown by default.
+  void setConstruct(const ConstructSite &Site) { this->Site = Site; }
+
   /// Enter: maps every item (allocate, count, copy `to`, attach pointers).
   /// For RETURN_PARAM items (use_device_ptr/addr) writes the device base
   /// address into `argsBase[i]` when `ArgsBase` is non-null.
@@ -132,6 +137,7 @@ private:
   MappingTable &Table;
   DeviceMemory &Memory;
   bool UnifiedShared = false;       ///< see setUnifiedSharedMemory
+  ConstructSite Site;               ///< see setConstruct
   std::set<const MapEntry *> Fresh; ///< entries created by this processor
   /// Host ranges allocated by the current enter (pointer attachment happens
   /// only when the pointer or its pointee is among them, or `always`).

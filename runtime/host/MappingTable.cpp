@@ -146,4 +146,18 @@ std::vector<MapEntry *> MappingTable::ordered() {
   return Out;
 }
 
+void MappingTable::recordEnded(MapEntry &Entry, const ConstructSite &EndedBy) {
+  if (Ended.size() == kEndedHistory)
+    Ended.pop_front();
+  Ended.push_back({Entry.HstBegin, Entry.HstEnd, Entry.TgtBegin, std::move(Entry.Name), Entry.MappedBy,
+                   EndedBy, Entry.OwnsDeviceMemory});
+}
+
+const EndedMapping *MappingTable::findEnded(uint64_t Tgt) const {
+  for (auto It = Ended.rbegin(); It != Ended.rend(); ++It)
+    if (Tgt >= It->TgtBegin && Tgt - It->TgtBegin < std::max<uint64_t>(It->size(), 1))
+      return &*It;
+  return nullptr;
+}
+
 } // namespace ompsim::host

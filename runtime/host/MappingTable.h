@@ -2,13 +2,24 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <limits>
 #include <map>
 #include <mutex>
 #include <string>
 #include <vector>
 
+struct ompsim_ident;
+
 namespace ompsim::host {
+
+/// Where a construct is in the program: pointers, so that every construct
+/// can afford one; DataFaultAdvisor formats it when a message needs it.
+struct ConstructSite {
+  const char *Kind = nullptr;          ///< "data construct", "target region"; null when unknown
+  const ompsim_ident *Loc = nullptr;   ///< clang's ident_t of the construct (static), or null
+  const std::string *Kernel = nullptr; ///< a target region's kernel name (lives with its image), or null
+};
 
 /// A pointer inside a mapped block whose device copy was rewritten to point at
 /// device memory (pointer attachment). The host copy keeps `HostValue`.
@@ -32,6 +43,8 @@ struct MapEntry {
   bool OwnsDeviceMemory = false; ///< freed when both counts reach 0
   bool Associated = false;       ///< made by omp_target_associate_ptr
   std::string Name;              ///< for traces and messages
+  /// The construct that created the entry, for messages.
+  ConstructSite MappedBy;
   /// Attached pointers inside this block, keyed by host address of the pointer.
   std::map<uintptr_t, ShadowPointer> Shadows;
 
@@ -41,6 +54,18 @@ struct MapEntry {
   uint64_t totalRef() const { return isInfinite() ? Infinite : DynamicRef + HoldRef; }
   /// The device address of host address `Hst` inside this block.
   uint64_t translate(uintptr_t Hst) const { return TgtBegin + (Hst - HstBegin); }
+};
+
+/// A mapping that ended, kept so a fault at its old device address can say
+/// whose device copy was there and which construct ended it.
+struct EndedMapping {
+  uintptr_t HstBegin = 0, HstEnd = 0;
+  uint64_t TgtBegin = 0;
+  std::string Name;
+  ConstructSite MappedBy, EndedBy;
+  bool Freed = false; ///< its device memory was freed with it
+
+  uint64_t size() const { return HstEnd - HstBegin; }
 };
 
 /// Where a host range stands relative to the table.
@@ -95,6 +120,18 @@ public:
   /// Number of entries.
   size_t size() const { return Entries.size() + PermanentCount; }
 
+  /// Remembers that `Entry`, about to be erased, ended (by construct
+  /// `EndedBy`): its name moves into the record. The oldest of more than
+  /// kEndedHistory records is forgotten.
+  void recordEnded(MapEntry &Entry, const ConstructSite &EndedBy);
+
+  /// The most recent ended mapping whose device copy held device address
+  /// `Tgt`, or null.
+  const EndedMapping *findEnded(uint64_t Tgt) const;
+
+  /// How many ended mappings findEnded() remembers.
+  static constexpr size_t kEndedHistory = 256;
+
   /// The table's lock (held across a construct's whole clause list).
   std::recursive_mutex &mutex() { return Mutex; }
 
@@ -117,6 +154,7 @@ private:
   std::map<uintptr_t, MapEntry> Entries; // keyed by hstBegin
   std::vector<PermanentBatch> Permanent;
   size_t PermanentCount = 0;
+  std::deque<EndedMapping> Ended; ///< oldest first
   std::recursive_mutex Mutex;
 };
 

@@ -87,6 +87,7 @@ llvm::Expected<std::unique_ptr<Plugin>> Plugin::create(const std::string &spec, 
   OMPSIM_OPTIONAL(set_thread_limit)
   OMPSIM_OPTIONAL(init_requires)
   OMPSIM_OPTIONAL(get_globals)
+  OMPSIM_OPTIONAL(last_fault)
 #undef OMPSIM_OPTIONAL
 
   if (const char *N = p->Fn.plugin_name(); N && *N)

@@ -40,6 +40,7 @@ struct PluginFunctions {
   decltype(&__tgt_rtl_set_thread_limit) set_thread_limit = nullptr;
   decltype(&__tgt_rtl_init_requires) init_requires = nullptr;
   decltype(&__tgt_rtl_get_globals) get_globals = nullptr;
+  decltype(&__tgt_rtl_last_fault) last_fault = nullptr;
 };
 // NOLINTEND(readability-identifier-naming)
 

@@ -1,5 +1,6 @@
 // Runtime: registration, plugin/device numbering, and the target operations.
 #include "Runtime.h"
+#include "DataFaultAdvisor.h"
 #include "StockMessages.h"
 
 #include "ompsim/Config.h"
@@ -390,7 +391,8 @@ void Runtime::pushTripcount(int64_t DeviceNum, uint64_t Count) {
 }
 
 llvm::Error Runtime::targetKernel(int64_t DeviceNum, int32_t Teams, int32_t Threads, void *RegionId,
-                                  __tgt_kernel_arguments *Args, bool &LaunchFailure) {
+                                  __tgt_kernel_arguments *Args, bool &LaunchFailure,
+                                  const ompsim_ident *Loc) {
   LaunchFailure = true;
   if (!Args)
     return makeError("__tgt_target_kernel called without kernel arguments");
@@ -408,8 +410,9 @@ llvm::Error Runtime::targetKernel(int64_t DeviceNum, int32_t Teams, int32_t Thre
   profile::Section Profiled("Runtime: target exe", [&] {
     return fmt::format("NumTeams={};NumArgs={}", Teams > 0 ? Teams : 0, Args->NumArgs);
   });
-  std::string KernelName;
-  void *Kernel = D.findKernel(RegionId, &KernelName);
+  const std::string *StableName = nullptr;
+  void *Kernel = D.findKernel(RegionId, &StableName);
+  std::string KernelName = StableName ? *StableName : std::string();
   if (!Kernel) {
     std::lock_guard<std::recursive_mutex> Guard(Lock);
     std::string Rejected = RejectedImages.empty()
@@ -445,6 +448,7 @@ llvm::Error Runtime::targetKernel(int64_t DeviceNum, int32_t Teams, int32_t Thre
   std::unique_lock<std::recursive_mutex> TableLock(D.mappingTable().mutex());
   MapClauseProcessor Processor(D.mappingTable(), D);
   Processor.setUnifiedSharedMemory(UnifiedSharedMemory);
+  Processor.setConstruct({"target region", Loc, StableName});
   LaunchFailure = false; // map errors are always fatal
   if (auto Err = Processor.enter(MapArgs, nullptr))
     return stock::addLine(stock::addLine(std::move(Err), stock::error(stock::DataBeginFailed)),
@@ -463,6 +467,7 @@ llvm::Error Runtime::targetKernel(int64_t DeviceNum, int32_t Teams, int32_t Thre
   TableLock.lock();
   if (auto Err = std::move(Launched)) {
     LaunchFailure = true;
+    Err = adviseDataFault(D, std::move(Err), MapArgs, KernelName);
     // Device code that called exit() ends the host with its status; any
     // other failure of the kernel (a fault, a trap, a lost device) is
     // stock's failed target region, which aborts when offload is mandatory.
@@ -479,7 +484,38 @@ llvm::Error Runtime::targetKernel(int64_t DeviceNum, int32_t Teams, int32_t Thre
   return llvm::Error::success();
 }
 
-llvm::Error Runtime::targetData(DataOp Op, int64_t DeviceNum, std::vector<MapArg> Args, void **ArgsBase) {
+llvm::Error Runtime::adviseDataFault(Device &D, llvm::Error Err, const std::vector<MapArg> &RegionArgs,
+                                     const std::string &KernelName) {
+  Plugin &P = D.plugin();
+  ompsim_fault_info Info{};
+  if (!P.fn().last_fault || P.fn().last_fault(D.localId(), &Info) != 1)
+    return Err;
+  DataFaultSite Site;
+  Site.Addr = Info.addr;
+  Site.Write = Info.access == OMPSIM_FAULT_WRITE;
+  Site.Device = D.deviceNumber();
+  Site.Context = Info.context ? Info.context : "a kernel";
+  Site.Instruction = Info.instruction ? Info.instruction : "?";
+  if (Info.owner_device >= 0)
+    for (auto &Other : Devices)
+      if (&Other->plugin() == &P && Other->localId() == Info.owner_device)
+        Site.OwnerDevice = Other->deviceNumber();
+  // With launches running at once, the kernel that faulted may be another
+  // one: its region's items are not these, so none is named as the carrier.
+  bool ThisKernel = Site.Context == "kernel " + KernelName;
+  std::string Line = DataFaultAdvisor(D.mappingTable(), ThisKernel ? llvm::ArrayRef<MapArg>(RegionArgs)
+                                                                   : llvm::ArrayRef<MapArg>())
+                         .describe(Site);
+  OMPSIM_TRACE_EVENT(Cat::Fault, "data-fault")
+      .num("device", Site.Device)
+      .str("context", Site.Context)
+      .str("message", Line);
+  llvm::consumeError(std::move(Err));
+  return makeError(Line);
+}
+
+llvm::Error Runtime::targetData(DataOp Op, int64_t DeviceNum, std::vector<MapArg> Args, void **ArgsBase,
+                                const ompsim_ident *Loc) {
   auto Dev = device(DeviceNum);
   if (!Dev)
     return Dev.takeError();
@@ -496,6 +532,7 @@ llvm::Error Runtime::targetData(DataOp Op, int64_t DeviceNum, std::vector<MapArg
   std::lock_guard<std::recursive_mutex> TableLock(D.mappingTable().mutex());
   MapClauseProcessor Processor(D.mappingTable(), D);
   Processor.setUnifiedSharedMemory(UnifiedSharedMemory);
+  Processor.setConstruct({"data construct", Loc, nullptr});
   switch (Op) {
   case DataOp::Begin:
     return Processor.enter(Args, ArgsBase);

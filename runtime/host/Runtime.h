@@ -66,10 +66,13 @@ public:
 
   /// Runs a target region. Returns an error whose kind says whether it is a
   /// data error (always fatal) or a launch failure (fatal only when mandatory).
+  /// `Loc` (may be null) places the construct in messages.
   llvm::Error targetKernel(int64_t DeviceNum, int32_t Teams, int32_t Threads, void *RegionId,
-                           __tgt_kernel_arguments *Args, bool &LaunchFailure);
+                           __tgt_kernel_arguments *Args, bool &LaunchFailure,
+                           const ompsim_ident *Loc = nullptr);
   /// target data begin/end/update; null device (host) is a no-op.
-  llvm::Error targetData(DataOp Op, int64_t DeviceNum, std::vector<MapArg> Args, void **ArgsBase);
+  llvm::Error targetData(DataOp Op, int64_t DeviceNum, std::vector<MapArg> Args, void **ArgsBase,
+                         const ompsim_ident *Loc = nullptr);
 
   /// Sets the trip count the next launch from this thread reports.
   void pushTripcount(int64_t DeviceNum, uint64_t Count);
@@ -78,6 +81,13 @@ public:
   [[noreturn]] static void fatal(const std::string &Message);
 
 private:
+  /// After a failed launch: when the plugin reports a fault on a data
+  /// address, the line that says what the address is replaces `Err`. The
+  /// mapping table's lock is held. `RegionArgs` are the map items of the
+  /// launch of `KernelName`, searched for the pointer that carried the address
+  /// when that kernel is the one that faulted.
+  llvm::Error adviseDataFault(Device &D, llvm::Error Err, const std::vector<MapArg> &RegionArgs,
+                              const std::string &KernelName);
   Runtime() = default;
 
   struct RegisteredImage {

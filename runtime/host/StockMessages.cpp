@@ -174,6 +174,11 @@ std::string blockLocation(const ompsim_ident *Loc) {
   return fmt::format("{}:{}:{}", Info.File, Info.Line, Info.Column);
 }
 
+std::string sourceLine(const ompsim_ident *Loc) {
+  SourceInfo Info(Loc);
+  return Info.available() ? fmt::format("{}:{}", Info.File, Info.Line) : std::string();
+}
+
 void fatal(int Code, const std::string &Text, const std::string &Explanation, const ompsim_ident *Loc) {
   std::fflush(stdout);
   SourceInfo Info(Loc);

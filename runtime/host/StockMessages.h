@@ -105,4 +105,8 @@ void print(const std::string &Line);
 /// ("unknown:0:0" without debug information).
 std::string blockLocation(const ompsim_ident *Loc);
 
+/// "file:line" of a construct's ident_t, or "" when the program was built
+/// without debug information.
+std::string sourceLine(const ompsim_ident *Loc);
+
 } // namespace ompsim::host::stock

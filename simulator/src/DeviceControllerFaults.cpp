@@ -14,6 +14,7 @@
 #include "RangeAllocator.h"
 
 #include "ompsim/Config.h"
+#include "ompsim/HostMemoryMap.h"
 #include "ompsim/HostSymbolizer.h"
 #include "ompsim/OpenMPRegistration.h"
 #include "ompsim/Trace.h"
@@ -138,10 +139,14 @@ std::string DeviceController::describeDeath(int Status, const std::string &Conte
       trace::Event Ev(trace::Cat::Fault, "device-fault");
       Ev.num("device", Opts.DeviceId).str("context", Context).num("signal", F.Signo);
       for (auto [key, a] : {std::pair<const char *, uint64_t>{"addr", F.Addr}, {"rip", F.Rip}}) {
-        if (!Hs.objectOf(a).empty())
-          Ev.host(key, a);
+        std::string Sym = symbolize(a);
+        bool InArena = a >= Opts.ArenaBase && a - Opts.ArenaBase < Opts.ArenaSize;
+        if (!InArena && Sym.empty() && (!Hs.objectOf(a).empty() || hostMemoryRegion(a)))
+          Ev.host(key, a); // heap and stack too: mapped in this (the host) process
+        else if (InArena || !Sym.empty())
+          Ev.dev(key, a, Sym);
         else
-          Ev.dev(key, a, symbolize(a));
+          Ev.hex(key, a);
       }
     }
     std::string HostObject = (F.Signo == SIGSEGV || F.Signo == SIGBUS) ? Hs.objectOf(F.Addr) : "";
@@ -182,14 +187,25 @@ std::string DeviceController::describeDeath(int Status, const std::string &Conte
                          StringRef(Context).starts_with("kernel ") ? "in" : "while", Context, faultKind(F),
                          signalName(F.Signo), F.Addr, Place, Where);
     }
+    // A read of a host vtable keeps the function-pointer advisor's line (the
+    // call site's missing translation); any other data address goes to the
+    // runtime, which knows the mappings.
+    auto HostSym = HostObject.empty() ? std::nullopt : Hs.lookup(F.Addr);
+    bool Vtable = HostSym && StringRef(HostSym->Name).starts_with("vtable for ");
+    if (F.Signo == SIGSEGV && F.Rip != F.Addr && !Vtable)
+      LastDataFault = DataFault{F.Addr, Write, Context, Where};
     if (!HostObject.empty())
-      return fmt::format("{}{} {} host data at 0x{:x} ({}) from {}", Dev, Context, Write ? "wrote" : "read",
-                         F.Addr, HostSymbolText(F.Addr), Where);
+      return fmt::format("{}{} {} host data at host:0x{:x} ({}) from {}", Dev, Context,
+                         Write ? "wrote" : "read", F.Addr, HostSymbolText(F.Addr), Where);
     if (F.Signo == SIGSEGV && F.Rip == F.Addr && F.Addr < 4096)
       return fmt::format("{}{} called a null function pointer (0x{:x})", Dev, Context, F.Addr);
-    if (F.Signo == SIGSEGV || F.Signo == SIGBUS)
-      return fmt::format("{}{}: {} ({}) at address 0x{:x}, instruction at {}", Dev, Context, faultKind(F),
-                         signalName(F.Signo), F.Addr, Where);
+    if (F.Signo == SIGSEGV || F.Signo == SIGBUS) {
+      // Say on which side the address lies, where that is known.
+      bool InArena = F.Addr >= Opts.ArenaBase && F.Addr - Opts.ArenaBase < Opts.ArenaSize;
+      const char *Side = InArena ? "dev:" : F.Addr >= 4096 && hostMemoryRegion(F.Addr) ? "host:" : "";
+      return fmt::format("{}{}: {} ({}) at address {}0x{:x}, instruction at {}", Dev, Context, faultKind(F),
+                         signalName(F.Signo), Side, F.Addr, Where);
+    }
     return fmt::format("{}{}: {} ({}) at {}", Dev, Context, faultKind(F), signalName(F.Signo), Where);
   }
   if (Status == -1)
@@ -221,6 +237,11 @@ Error DeviceController::diagnose(Error CallError, const std::string &Context) {
   Pid = -1; // reaped
   OMPSIM_TRACE_EVENT(Cat::Fault, "executor-death").num("device", Opts.DeviceId).str("message", DeathMessage);
   return makeError(DeathMessage);
+}
+
+std::optional<DataFault> DeviceController::lastDataFault() {
+  std::lock_guard<std::recursive_mutex> Lock(Mu);
+  return LastDataFault;
 }
 
 void DeviceController::setFaultAdvisor(std::function<std::string(const HostFault &)> Advisor) {

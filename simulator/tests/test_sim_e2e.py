@@ -183,7 +183,7 @@ def test_virtual_call_on_mapped_object_reads_host_vtable(offload, image):
     assert rc != 0, out
     lines = [l for l in err.splitlines() if l.startswith("ompsim: ")]
     assert len(lines) == 1, err
-    assert re.fullmatch(r"ompsim: device 0: kernel (\S+) read host data at 0x[0-9a-f]+ "
+    assert re.fullmatch(r"ompsim: device 0: kernel (\S+) read host data at host:0x[0-9a-f]+ "
                         r"\(host symbol 'vtable for Der\+0x10' in \S*virt\.exe\) from dev:\1\+0x[0-9a-f]+ "
                         r"\(0x[0-9a-f]+\); note: this is the host vtable of class 'Der', which has an offload "
                         r"entry \(0x20\), but the call site did not translate the object's vtable pointer: "
@@ -200,7 +200,7 @@ def test_virtual_call_through_a_vtable_without_entry_says_so(offload, translate,
     assert rc != 0, out
     lines = [l for l in err.splitlines() if l.startswith("ompsim: ")]
     assert len(lines) == 1, err
-    assert re.fullmatch(r"ompsim: device 0: kernel (\S+) read host data at 0x[0-9a-f]+ "
+    assert re.fullmatch(r"ompsim: device 0: kernel (\S+) read host data at host:0x[0-9a-f]+ "
                         r"\(host symbol 'vtable for Der\+0x10' in \S*virt_unregistered\.exe\) from "
                         r"dev:\1\+0x[0-9a-f]+ \(0x[0-9a-f]+\); note: this is the host vtable of class 'Der', "
                         r"which has no offload entry \(0x20\); %s: clang-22 registers the vtable of a class "

@@ -40,8 +40,9 @@ def test_wild_write(built):
     exe = built(PROGRAM)
     line = run(exe, "sim", ["wild"]).single_error()
     # The faulting instruction is symbolized in the kernel.
-    assert re.fullmatch(r"ompsim: device 0: kernel (%s): segmentation fault \(SIGSEGV\) at address 0x1234560, "
-                        r"instruction at dev:\1\+0x[0-9a-f]+ \(0x[0-9a-f]+\)" % KERNEL, line), line
+    assert re.fullmatch(r"ompsim: device 0: kernel (%s) wrote unmapped address 0x1234560 \(neither host nor "
+                        r"device memory\) from dev:\1\+0x[0-9a-f]+ \(0x[0-9a-f]+\); note: the pointer holds a "
+                        r"wild value \(uninitialized, or computed out of bounds\)" % KERNEL, line), line
     assert_next_run_clean(exe)
 
 

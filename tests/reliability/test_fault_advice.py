@@ -42,18 +42,20 @@ def test_the_pass_translates_the_indirect_function(built):
 
 def test_read_of_host_data_suggests_a_map_clause(built):
     line = run(built(PROGRAM), "sim", ["hostread"]).single_error()
-    assert re.fullmatch(r"ompsim: device 0: kernel (%s) read host data at 0x[0-9a-f]+ \(host symbol "
+    assert re.fullmatch(r"ompsim: device 0: kernel (%s) read host data at host:0x[0-9a-f]+ \(host symbol "
                         r"'host_counter' in \S*fault_advice\.exe\) from dev:\1\+0x[0-9a-f]+ \(0x[0-9a-f]+\); "
-                        r"note: 'host_counter' is host data the device cannot reach: map it "
+                        r"'hp' \(firstprivate or is_device_ptr\) holds that address; note: 'host_counter' is host "
+                        r"data the device cannot reach: map it "
                         r"\('map\(to: host_counter\)'\) or make it device data "
                         r"\('#pragma omp declare target to\(host_counter\)'\)" % KERNEL, line), line
 
 
 def test_write_of_host_data_suggests_a_tofrom_map(built):
     line = run(built(PROGRAM), "sim", ["hostwrite"]).single_error()
-    assert re.fullmatch(r"ompsim: device 0: kernel (%s) wrote host data at 0x[0-9a-f]+ \(host symbol "
+    assert re.fullmatch(r"ompsim: device 0: kernel (%s) wrote host data at host:0x[0-9a-f]+ \(host symbol "
                         r"'host_counter' in \S*fault_advice\.exe\) from dev:\1\+0x[0-9a-f]+ \(0x[0-9a-f]+\); "
-                        r"note: 'host_counter' is host data the device cannot reach: map it "
+                        r"'hp' \(firstprivate or is_device_ptr\) holds that address; note: 'host_counter' is host "
+                        r"data the device cannot reach: map it "
                         r"\('map\(tofrom: host_counter\)'\) or make it device data "
                         r"\('#pragma omp declare target to\(host_counter\)'\)" % KERNEL, line), line
 

@@ -147,6 +147,29 @@ int32_t __tgt_rtl_init_requires(int64_t flags);
 int32_t __tgt_rtl_get_globals(int32_t device_id, ompsim_binary_handle binary, uint64_t n,
                               const char *const *names, const uint64_t *sizes, void **tgt_ptrs);
 
+/** How device code touched the address of a fault (ompsim_fault_info::access). */
+enum {
+  OMPSIM_FAULT_READ = 0,
+  OMPSIM_FAULT_WRITE = 1,
+};
+
+/** A device fault on a data address, for the runtime to say what the address
+ * is: only the runtime knows the mappings. */
+typedef struct ompsim_fault_info {
+  uint64_t addr;           /* the address device code read or wrote */
+  int32_t access;          /* OMPSIM_FAULT_READ or OMPSIM_FAULT_WRITE */
+  int32_t owner_device;    /* the plugin-local device whose memory holds `addr`, or -1 */
+  const char *context;     /* what ran, e.g. "kernel __omp_offloading_..._main_l5" */
+  const char *instruction; /* the faulting instruction, e.g. "dev:main_l5+0x1c (0x2000001c)" */
+} ompsim_fault_info;
+
+/** Describes the fault that __tgt_rtl_last_error(device_id) names when it was
+ * a read or write of a data address (not a call, a stack overflow or an
+ * exit): fills `*info` (its strings stay valid as long as the device) and
+ * returns 1; returns 0 otherwise. The runtime then replaces the plugin's line
+ * with one that names what the address is. */
+int32_t __tgt_rtl_last_fault(int32_t device_id, ompsim_fault_info *info);
+
 #ifdef __cplusplus
 }
 #endif

@@ -85,6 +85,15 @@ struct HostFault {
   bool LookupsComplete = false;
 };
 
+/// A device fault that read or wrote a data address (not a call, a stack
+/// overflow or an exit): what the runtime needs to say what the address is.
+struct DataFault {
+  uint64_t Addr = 0;
+  bool Write = false;
+  std::string Context;     ///< what ran: "kernel __omp_offloading_..."
+  std::string Instruction; ///< "dev:sym+0x1c (0x...)" or "0x..."
+};
+
 /// Owns one ompsim-device executor process and drives it: device memory is
 /// a memfd both map (the executor at the arena base, the controller anywhere),
 /// so copies are bounds-checked memcpy here; launches go through a shared
@@ -160,6 +169,9 @@ public:
   /// address (the executor's death, and every later call's error): it returns
   /// a note ("note: ...") or "".
   void setFaultAdvisor(std::function<std::string(const HostFault &)> Advisor);
+
+  /// The data fault that killed the executor, if that is how it died.
+  std::optional<DataFault> lastDataFault();
 
   /// "symbol+0xoff" for a device address in a loaded image, or "".
   std::string symbolize(uint64_t Addr);
@@ -258,6 +270,7 @@ private:
   /// The faulting kernel's translate log, sent by the executor with its fault record.
   std::optional<TranslateLog> FaultTranslateLog;
   std::optional<HostFault> LastHostFault;
+  std::optional<DataFault> LastDataFault;
   std::function<std::string(const HostFault &)> FaultAdvisor;
   /// The executor's memfd as mapped here: the launch mailbox, then the arena
   /// (LaunchMailbox::kBytes on). Null while no executor runs.
