@@ -307,6 +307,10 @@ std::string allocatedBy(const SimDevice::Allocation &A) {
   switch (A.Kind) {
   case OMPSIM_ALLOC_DEVICE:
     return "omp_target_alloc_device";
+  case OMPSIM_ALLOC_HOST:
+    return "llvm_omp_target_alloc_host";
+  case OMPSIM_ALLOC_SHARED:
+    return "llvm_omp_target_alloc_shared";
   default:
     return "omp_target_alloc";
   }
@@ -606,13 +610,19 @@ OMPSIM_EXPORT void *__tgt_rtl_data_alloc(int32_t Id, int64_t Size, void *HostPtr
         fmt::format("device {}: cannot allocate {} bytes: larger than any address space", Id, uint64_t(Size));
     return nullptr;
   }
+  uint64_t Addr = 0;
   if (Kind == OMPSIM_ALLOC_HOST || Kind == OMPSIM_ALLOC_SHARED) {
-    D->LastError = fmt::format("device {}: host and shared allocations are not supported on the "
-                               "simulated device (it has its own address space)",
-                               Id);
-    return nullptr;
+    // Pinned host and managed memory: both sides use it at one address, as
+    // on a discrete GPU; the rest of device memory stays the device's own.
+    auto Visible = C->allocateHostVisible(uint64_t(Size));
+    if (!Visible) {
+      D->LastError = llvm::toString(Visible.takeError());
+      return nullptr;
+    }
+    Addr = *Visible;
+  } else {
+    Addr = C->allocate(uint64_t(Size));
   }
-  uint64_t Addr = C->allocate(uint64_t(Size));
   if (!Addr)
     D->LastError = fmt::format("device {}: out of device memory allocating {} bytes "
                                "(OMPSIM_DEVICE_MEMORY)",

@@ -455,7 +455,8 @@ Error DeviceController::launchExecutor() {
   Pid = Child > 0 && Rc == 0 ? Child : -1;
   ::close(Sv[1]);
   ::close(Fp[1]);
-  ::close(ArenaFd); // our mapping keeps the memory; the executor has its own fd
+  // Kept for host-visible blocks (allocateHostVisible); the executor has its own fd.
+  MemoryFd = ArenaFd;
   if (Rc != 0) {
     ::close(Sv[0]);
     ::close(Fp[0]);

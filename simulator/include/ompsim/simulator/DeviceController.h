@@ -134,7 +134,15 @@ public:
 
   /// Device heap allocation; 0 when the arena is exhausted or the device is gone.
   uint64_t allocate(uint64_t Size, uint64_t Align = 16);
-  /// Frees a block from allocate().
+  /// Memory the host and the device both use at one address (managed memory,
+  /// TARGET_ALLOC_SHARED, and pinned host memory, TARGET_ALLOC_HOST), as a
+  /// discrete GPU gives it: whole pages of the device heap that are also
+  /// mapped into this process at their device address. Addresses come from
+  /// the heap's allocator, so they are as deterministic as allocate()'s. An
+  /// error naming the reason when the heap is exhausted or this process
+  /// already has a mapping at that address.
+  llvm::Expected<uint64_t> allocateHostVisible(uint64_t Size);
+  /// Frees a block from allocate() or allocateHostVisible().
   llvm::Error release(uint64_t Addr);
   /// Copies host -> device through the shared arena pages; `Dst` must lie in the arena.
   llvm::Error write(uint64_t Dst, const void *Src, uint64_t Size);
@@ -259,6 +267,12 @@ private:
   /// (LaunchMailbox::kBytes on). Null while no executor runs.
   char *Shared = nullptr;
   uint64_t SharedBytes = 0;
+  /// Our descriptor of that memfd, kept to map host-visible blocks; -1 while
+  /// no executor runs.
+  int MemoryFd = -1;
+  /// Host-visible blocks (allocateHostVisible): device address -> bytes
+  /// mapped here at that same address.
+  std::map<uint64_t, uint64_t> HostVisible;
   LaunchMailbox *Mailbox = nullptr;
   uint32_t LaunchSeq = 0; ///< sequence number of the last launch posted
   /// The device heap's blocks (the arena above the code region), kept here:
