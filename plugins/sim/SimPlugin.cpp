@@ -5,6 +5,7 @@
 #include "ompsim/plugin_api.h"
 
 #include "FaultAdvisor.h"
+#include "LaunchInfo.h"
 
 #include "ompsim/Config.h"
 #include "ompsim/HostSymbolizer.h"
@@ -24,6 +25,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -94,7 +96,15 @@ std::vector<std::string> hostLibraryNames(const void *ImageBytes) {
 struct KernelHandle {
   uint64_t Entry;
   std::string Name;
+  uint64_t Image; ///< the controller's id of the image that defines it
+  /// The kernel's `<name>_kernel_environment`, when the image has one; read
+  /// on the first launch that prints the launch line (no cost otherwise).
+  std::optional<KernelConfiguration> Environment;
+  bool EnvironmentRead = false;
 };
+
+static_assert(sizeof(KernelConfiguration) == 20 && offsetof(KernelConfiguration, MaxTeams) == 16,
+              "KernelConfiguration must match llvm::omp's ConfigurationEnvironmentTy");
 
 /// One device: its controller (once initialized), handles and last error.
 struct SimDevice {
@@ -293,6 +303,27 @@ void emitTranslateTrace(SimDevice &D, int32_t Id, llvm::StringRef Kernel) {
       .num("hits", int64_t(Log->Hits))
       .num("misses", int64_t(Log->Misses))
       .num("dropped", int64_t(Log->Dropped));
+}
+
+/// The head of kernel `Kernel`'s `<name>_kernel_environment` in image
+/// `Image`, or none when the image has no such global (clang's x86_64
+/// kernels) or it cannot be read.
+std::optional<KernelConfiguration> readKernelConfiguration(DeviceController &C, uint64_t Image,
+                                                           const std::string &Kernel) {
+  std::string EnvName = Kernel + "_kernel_environment";
+  auto Addrs = C.lookupMany(Image, {llvm::StringRef(EnvName)});
+  if (!Addrs) {
+    llvm::consumeError(Addrs.takeError());
+    return std::nullopt;
+  }
+  KernelConfiguration Config;
+  if (Addrs->empty() || !(*Addrs)[0])
+    return std::nullopt;
+  if (auto Err = C.read(&Config, (*Addrs)[0], sizeof Config)) {
+    llvm::consumeError(std::move(Err));
+    return std::nullopt;
+  }
+  return Config;
 }
 
 /// Who made a device allocation, in words.
@@ -595,7 +626,7 @@ OMPSIM_EXPORT int32_t __tgt_rtl_get_function(int32_t Id, ompsim_binary_handle Bi
   auto Addr = C->lookup(Binary->Image, Name);
   if (!Addr)
     return failWith(D, Addr.takeError());
-  D->Kernels.push_back(std::make_unique<KernelHandle>(KernelHandle{*Addr, Name}));
+  D->Kernels.push_back(std::make_unique<KernelHandle>(KernelHandle{*Addr, Name, Binary->Image, {}, false}));
   *Kernel = D->Kernels.back().get();
   return OMPSIM_OFFLOAD_SUCCESS;
 }
@@ -703,6 +734,16 @@ OMPSIM_EXPORT int32_t __tgt_rtl_run_target_region(int32_t Id, void *Kernel, void
   // after every kernel); on a GPU it goes through the host's own stdio. Text
   // the host printed before the launch must come first, not at its exit.
   std::fflush(stdout);
+  if (config().LibomptargetInfo & kInfoPluginKernel) {
+    if (!K->EnvironmentRead) {
+      K->EnvironmentRead = true;
+      K->Environment = readKernelConfiguration(*C, K->Image, K->Name);
+    }
+    static const LaunchDefaults Defaults = LaunchDefaults::fromEnvironment();
+    std::string Line = launchLine(Id, Name, launchShape(Teams, Threads, K->Environment, Defaults),
+                                  executionModeName(K->Environment));
+    std::fprintf(stderr, "%s\n", Line.c_str());
+  }
   // Stock's GPU plugins time each launch as "Kernel '<name>'"; here it is the
   // executor's round trip.
   std::optional<profile::Section> Profiled;

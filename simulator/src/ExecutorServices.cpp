@@ -189,6 +189,27 @@ OMPSIM_WRAPPER(allocCodeWrapper, proto::AllocCodeSignature, [](uint64_t Size, ui
   return D.Code.allocate(Size, std::max<uint64_t>(Align, kPage));
 })
 
+TeamDefaults GTeamDefaults;
+
+void captureTeamDefaults(const char *MaxThreads) {
+  auto Positive = [](const char *Name) {
+    const char *V = std::getenv(Name);
+    if (!V || !*V)
+      return 0;
+    char *End = nullptr;
+    long N = std::strtol(V, &End, 10);
+    return *End || N <= 0 || N > INT32_MAX ? 0 : int(N);
+  };
+  TeamDefaults &T = GTeamDefaults;
+  T.UserNumThreads = std::getenv("OMP_NUM_THREADS") != nullptr;
+  T.NumTeams = Positive("OMP_NUM_TEAMS");
+  T.TeamsThreadLimit = Positive("OMP_TEAMS_THREAD_LIMIT");
+  cpu_set_t Set;
+  if (::sched_getaffinity(0, sizeof Set, &Set) == 0)
+    T.Processors = std::max(CPU_COUNT(&Set), 1);
+  ::setenv("OMP_NUM_THREADS", MaxThreads, /*overwrite=*/0);
+}
+
 /// Runs `void fn(void *dyn_ptr, void *a0, ..., void *aN)` on the calling
 /// thread (the device thread) with the team and thread defaults set, through
 /// the device runtime, which runs a GPU-ABI kernel once per team.
@@ -198,17 +219,43 @@ Error runKernel(uint64_t Fn, ArrayRef<uint64_t> Args, uint32_t Teams, uint32_t T
   // the device thread runs kernels, so the cache needs no lock.
   static void (*SetNumTeams)(int) = nullptr;
   static void (*SetTeamsThreadLimit)(int) = nullptr;
-  if (Teams) {
-    if (!SetNumTeams)
-      SetNumTeams = reinterpret_cast<void (*)(int)>(D.resolve("omp_set_num_teams"));
-    if (SetNumTeams)
-      SetNumTeams(int(Teams));
+  static void (*SetNumThreads)(int) = nullptr;
+  static void (*SetDefaults)(const char *) = nullptr;
+  static int TeamThreadsCap = 0; // the nthreads-var set last through SetDefaults
+  if (!SetNumTeams) {
+    SetNumTeams = reinterpret_cast<void (*)(int)>(D.resolve("omp_set_num_teams"));
+    SetTeamsThreadLimit = reinterpret_cast<void (*)(int)>(D.resolve("omp_set_teams_thread_limit"));
+    SetNumThreads = reinterpret_cast<void (*)(int)>(D.resolve("omp_set_num_threads"));
+    SetDefaults = reinterpret_cast<void (*)(const char *)>(D.resolve("kmp_set_defaults"));
   }
-  if (Threads) {
-    if (!SetTeamsThreadLimit)
-      SetTeamsThreadLimit = reinterpret_cast<void (*)(int)>(D.resolve("omp_set_teams_thread_limit"));
-    if (SetTeamsThreadLimit)
-      SetTeamsThreadLimit(int(Threads));
+  // Every launch sets libomp's team ICVs, so one launch's clauses never
+  // carry over to the next: unspecified, they are libomp's own defaults (the
+  // user's OMP_NUM_TEAMS or 1 team, OMP_TEAMS_THREAD_LIMIT or the CPUs
+  // shared among the teams).
+  const TeamDefaults &TD = GTeamDefaults;
+  int NumTeams = Teams ? int(std::min<uint32_t>(Teams, INT32_MAX)) : (TD.NumTeams ? TD.NumTeams : 1);
+  int TeamThreads = Threads
+                        ? int(std::min<uint32_t>(Threads, INT32_MAX))
+                        : (TD.TeamsThreadLimit ? TD.TeamsThreadLimit : std::max(TD.Processors / NumTeams, 1));
+  if (SetNumTeams)
+    SetNumTeams(NumTeams);
+  if (SetTeamsThreadLimit)
+    SetTeamsThreadLimit(TeamThreads);
+  // A parallel region directly in the kernel (target parallel) gets the
+  // launch's threads, else the CPUs, libomp's default; a user's
+  // OMP_NUM_THREADS stays in force.
+  if (!TD.UserNumThreads) {
+    // The launch's teams share the device's thread budget: libomp caps each
+    // team's threads at its global nthreads-var, which kmp_set_defaults
+    // changes between launches (only when it has to).
+    int Cap = std::max(TD.ThreadBudget / NumTeams, 1);
+    if (SetDefaults && Cap != TeamThreadsCap) {
+      std::string Setting = "OMP_NUM_THREADS=" + std::to_string(Cap);
+      SetDefaults(Setting.c_str());
+      TeamThreadsCap = Cap;
+    }
+    if (SetNumThreads)
+      SetNumThreads(std::min(Threads ? int(std::min<uint32_t>(Threads, INT32_MAX)) : TD.Processors, Cap));
   }
   // void kernel(void *dyn_ptr, void *a0, ..., void *aN)
   //

@@ -43,7 +43,8 @@ struct DeviceOptions {
   std::string LibDir;       ///< where libompsim-device.so lives
   uint64_t ArenaBase = 0;   ///< this device's arena base
   uint64_t ArenaSize = 0;
-  double KernelTimeout = 60.0; ///< seconds
+  uint32_t DeviceThreads = 256; ///< threads the device runs at once (OMPSIM_DEVICE_THREADS)
+  double KernelTimeout = 60.0;  ///< seconds
   /// Seconds the executor may take from spawn to its handshake, and again
   /// from the host's first set-up call after it to the end of the set-up,
   /// before its process group is killed and the start fails
