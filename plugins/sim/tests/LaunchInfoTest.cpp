@@ -81,7 +81,8 @@ TEST(LaunchInfoTest, ModeNamesAreStocks) {
 }
 
 TEST(LaunchInfoTest, LineIsStocksWordForWord) {
-  EXPECT_EQ(launchLine(0, "__omp_offloading_fe00_1_main_l5", LaunchShape{3, 5}, "Generic"),
-            "\"PluginInterface\" device 0 info: Launching kernel __omp_offloading_fe00_1_main_l5 with [3,1,1] "
-            "blocks and [5,1,1] threads in Generic mode");
+  EXPECT_EQ(
+      launchLine(0, "__omp_offloading_fe00_1_main_l5", LaunchShape{3, 5}, "Generic"),
+      "\"PluginInterface\" device 0 info: Launching kernel __omp_offloading_fe00_1_main_l5 with [3,1,1] "
+      "blocks and [5,1,1] threads in Generic mode");
 }
