@@ -2,14 +2,12 @@
 #include "LaunchInfo.h"
 
 #include "ompsim/Config.h"
-
-#include "llvm/Frontend/OpenMP/OMPDeviceConstants.h"
+#include "ompsim/StockPluginInfo.h"
 
 #include <sched.h>
 
 #include <algorithm>
 #include <cstdlib>
-#include <fmt/format.h>
 
 namespace ompsim::sim {
 
@@ -70,30 +68,7 @@ LaunchShape launchShape(uint32_t NumTeams, uint32_t ThreadLimit,
 }
 
 const char *executionModeName(const std::optional<KernelConfiguration> &Env) {
-  using namespace llvm::omp;
-  if (!Env)
-    return "Generic";
-  switch (Env->ExecMode) {
-  case OMP_TGT_EXEC_MODE_BARE:
-    return "BARE";
-  case OMP_TGT_EXEC_MODE_SPMD:
-    return "SPMD";
-  case OMP_TGT_EXEC_MODE_GENERIC:
-    return "Generic";
-  case OMP_TGT_EXEC_MODE_GENERIC_SPMD:
-    return "Generic-SPMD";
-  case OMP_TGT_EXEC_MODE_SPMD_NO_LOOP:
-    return "SPMD-No-Loop";
-  default:
-    return "Unknown";
-  }
-}
-
-std::string launchLine(int32_t DeviceId, llvm::StringRef Kernel, LaunchShape Shape, llvm::StringRef Mode) {
-  // Stock's INFO prefix quotes the plugin's debug name.
-  return fmt::format("\"PluginInterface\" device {} info: Launching kernel {} with [{},1,1] blocks and "
-                     "[{},1,1] threads in {} mode",
-                     DeviceId, Kernel.str(), Shape.Blocks, Shape.Threads, Mode.str());
+  return Env ? stock_plugin::executionModeName(Env->ExecMode) : "Generic";
 }
 
 } // namespace ompsim::sim

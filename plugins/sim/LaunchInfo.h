@@ -1,5 +1,5 @@
-// ompsim sim plugin: the launch geometry of a kernel and the launch line stock's
-// GPU plugins print for it under LIBOMPTARGET_INFO's plugin-kernel bit.
+// ompsim sim plugin: the launch geometry of a kernel, for the launch line stock's
+// plugins print under LIBOMPTARGET_INFO's plugin-kernel bit (ompsim/StockPluginInfo.h).
 #pragma once
 
 #include "llvm/ADT/StringRef.h"
@@ -9,10 +9,6 @@
 #include <string>
 
 namespace ompsim::sim {
-
-/// LIBOMPTARGET_INFO's bit for the plugin's kernel launch line (stock's
-/// OMP_INFOTYPE_PLUGIN_KERNEL).
-inline constexpr uint32_t kInfoPluginKernel = 0x10;
 
 /// The head of a kernel's `<kernel>_kernel_environment` (llvm::omp's
 /// ConfigurationEnvironmentTy, LLVM 22): flang-22 emits one for every kernel;
@@ -58,13 +54,8 @@ struct LaunchShape {
 LaunchShape launchShape(uint32_t NumTeams, uint32_t ThreadLimit,
                         const std::optional<KernelConfiguration> &Env, const LaunchDefaults &Defaults);
 
-/// Stock's name of an execution mode ("Generic" for a kernel without a kernel
-/// environment, as stock's host plugin says for clang's x86_64 kernels).
+/// Stock's name of a kernel's execution mode ("Generic" for a kernel without a
+/// kernel environment, as stock's host plugin says for clang's x86_64 kernels).
 const char *executionModeName(const std::optional<KernelConfiguration> &Env);
-
-/// The line stock's plugins print for a launch, without the newline:
-/// `"PluginInterface" device 0 info: Launching kernel K with [B,1,1] blocks and
-/// [T,1,1] threads in Generic mode`.
-std::string launchLine(int32_t DeviceId, llvm::StringRef Kernel, LaunchShape Shape, llvm::StringRef Mode);
 
 } // namespace ompsim::sim

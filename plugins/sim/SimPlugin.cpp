@@ -10,6 +10,7 @@
 #include "ompsim/Config.h"
 #include "ompsim/HostSymbolizer.h"
 #include "ompsim/ProfileWriter.h"
+#include "ompsim/StockPluginInfo.h"
 #include "ompsim/Trace.h"
 #include "ompsim/simulator/DeviceController.h"
 
@@ -734,14 +735,15 @@ OMPSIM_EXPORT int32_t __tgt_rtl_run_target_region(int32_t Id, void *Kernel, void
   // after every kernel); on a GPU it goes through the host's own stdio. Text
   // the host printed before the launch must come first, not at its exit.
   std::fflush(stdout);
-  if (config().LibomptargetInfo & kInfoPluginKernel) {
+  if (config().LibomptargetInfo & stock_plugin::kInfoPluginKernel) {
     if (!K->EnvironmentRead) {
       K->EnvironmentRead = true;
       K->Environment = readKernelConfiguration(*C, K->Image, K->Name);
     }
     static const LaunchDefaults Defaults = LaunchDefaults::fromEnvironment();
-    std::string Line = launchLine(Id, Name, launchShape(Teams, Threads, K->Environment, Defaults),
-                                  executionModeName(K->Environment));
+    LaunchShape Shape = launchShape(Teams, Threads, K->Environment, Defaults);
+    std::string Line = stock_plugin::launchLine(Id, std::string_view(Name.data(), Name.size()), Shape.Blocks,
+                                                Shape.Threads, executionModeName(K->Environment));
     std::fprintf(stderr, "%s\n", Line.c_str());
   }
   // Stock's GPU plugins time each launch as "Kernel '<name>'"; here it is the

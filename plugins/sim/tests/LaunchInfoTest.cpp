@@ -1,6 +1,8 @@
 // The sim plugin's launch geometry and stock's launch line (LaunchInfo.h), without a device.
 #include "../LaunchInfo.h"
 
+#include "ompsim/StockPluginInfo.h"
+
 #include "llvm/Frontend/OpenMP/OMPDeviceConstants.h"
 
 #include <gtest/gtest.h>
@@ -82,7 +84,7 @@ TEST(LaunchInfoTest, ModeNamesAreStocks) {
 
 TEST(LaunchInfoTest, LineIsStocksWordForWord) {
   EXPECT_EQ(
-      launchLine(0, "__omp_offloading_fe00_1_main_l5", LaunchShape{3, 5}, "Generic"),
+      ompsim::stock_plugin::launchLine(0, "__omp_offloading_fe00_1_main_l5", 3, 5, "Generic"),
       "\"PluginInterface\" device 0 info: Launching kernel __omp_offloading_fe00_1_main_l5 with [3,1,1] "
       "blocks and [5,1,1] threads in Generic mode");
 }

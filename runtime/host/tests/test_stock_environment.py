@@ -88,6 +88,22 @@ def test_info_bits_match_stock_copy_lines(offload, copy_exe, backend):
     assert not any(l.startswith("Launching kernel") for l in info_lines(ours.stderr))
 
 
+def test_ours_host_launch_lines_are_stocks_host_plugin_lines(offload):
+    """Bit 0x10: stock's host plugin says every kernel runs as one block of one thread in
+    Generic mode (its kernels fork libomp's teams themselves); ours-host prints the same lines
+    (sim prints its own teams and threads: simulator/tests/test_sim_gpu_model.py)."""
+    exe = offload.compile(COPY_PROGRAM, name="copies.c")
+    lines = {}
+    for backend in ("host-upstream", "ours-host"):
+        r = offload.run(exe, backend=backend, env={"LIBOMPTARGET_INFO": "16"})
+        assert r.returncode == 0, r.stderr
+        lines[backend] = [l for l in r.stderr.splitlines() if "PluginInterface" in l]
+    assert lines["ours-host"] == lines["host-upstream"], lines
+    assert len(lines["ours-host"]) == 1 and re.fullmatch(
+        r'"PluginInterface" device 0 info: Launching kernel __omp_offloading_\w+_main_l\d+ with \[1,1,1\] blocks '
+        r'and \[1,1,1\] threads in Generic mode', lines["ours-host"][0]), lines
+
+
 NAMED_COPY_PROGRAM = r"""
 #include <stdio.h>
 #include <stdlib.h>
