@@ -54,13 +54,17 @@ namespace {
 using llvm::Error;
 
 /// The library names a NEEDED entry can use for the host object that embeds
-/// `ImageBytes`: its file name and its DT_SONAME. A shared library's device
+/// `ImageBytes`: its file name, the path it was loaded by and its DT_SONAME. A shared library's device
 /// image is linked into later images under these names.
 std::vector<std::string> hostLibraryNames(const void *ImageBytes) {
   Dl_info Info{};
   if (!::dladdr(ImageBytes, &Info) || !Info.dli_fname || !*Info.dli_fname)
     return {};
   std::vector<std::string> Names{llvm::sys::path::filename(Info.dli_fname).str()};
+  // A program linked against the library by path (`cc main.c ./libx.so`)
+  // NEEDs that path, which the loader keeps as the library's name.
+  if (Names.front() != Info.dli_fname)
+    Names.emplace_back(Info.dli_fname);
   auto File = llvm::MemoryBuffer::getFile(Info.dli_fname, /*IsText=*/false,
                                           /*RequiresNullTerminator=*/false);
   if (!File)
