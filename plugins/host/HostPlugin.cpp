@@ -2,6 +2,7 @@
 #include "HostPlugin.h"
 
 #include "ompsim/Config.h"
+#include "ompsim/StockPluginInfo.h"
 #include "ompsim/Trace.h"
 #include "ompsim/device_runtime.h"
 
@@ -188,6 +189,15 @@ Status HostDevice::lookupMany(HostBinary *Binary, uint64_t N, const char *const 
 }
 
 Status HostDevice::run(void *Kernel, void **Args, int32_t NumArgs, const ompsim_launch_config *Config) {
+  // Stock's host plugin runs every kernel as one block of one thread in
+  // generic mode (the kernel forks libomp's teams itself; a flang kernel's
+  // environment is not read) and says so under LIBOMPTARGET_INFO=16.
+  if (config().LibomptargetInfo & stock_plugin::kInfoPluginKernel) {
+    const char *Name = Config && Config->kernel_name ? Config->kernel_name : "?";
+    std::string Line = stock_plugin::launchLine(Id, Name, 1, 1, "Generic");
+    std::fflush(stdout);
+    std::fprintf(stderr, "%s\n", Line.c_str());
+  }
   // Host-offload kernels are void kernel(void *dyn_ptr, void *a0, ..., void *aN).
   size_t N = static_cast<size_t>(NumArgs) + 1;
   std::vector<ffi_type *> Types(N, &ffi_type_pointer);

@@ -5,10 +5,12 @@
 #include "ompsim/plugin_api.h"
 
 #include "FaultAdvisor.h"
+#include "LaunchInfo.h"
 
 #include "ompsim/Config.h"
 #include "ompsim/HostSymbolizer.h"
 #include "ompsim/ProfileWriter.h"
+#include "ompsim/StockPluginInfo.h"
 #include "ompsim/Trace.h"
 #include "ompsim/simulator/DeviceController.h"
 
@@ -24,6 +26,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -51,13 +54,17 @@ namespace {
 using llvm::Error;
 
 /// The library names a NEEDED entry can use for the host object that embeds
-/// `ImageBytes`: its file name and its DT_SONAME. A shared library's device
+/// `ImageBytes`: its file name, the path it was loaded by and its DT_SONAME. A shared library's device
 /// image is linked into later images under these names.
 std::vector<std::string> hostLibraryNames(const void *ImageBytes) {
   Dl_info Info{};
   if (!::dladdr(ImageBytes, &Info) || !Info.dli_fname || !*Info.dli_fname)
     return {};
   std::vector<std::string> Names{llvm::sys::path::filename(Info.dli_fname).str()};
+  // A program linked against the library by path (`cc main.c ./libx.so`)
+  // NEEDs that path, which the loader keeps as the library's name.
+  if (Names.front() != Info.dli_fname)
+    Names.emplace_back(Info.dli_fname);
   auto File = llvm::MemoryBuffer::getFile(Info.dli_fname, /*IsText=*/false,
                                           /*RequiresNullTerminator=*/false);
   if (!File)
@@ -94,7 +101,15 @@ std::vector<std::string> hostLibraryNames(const void *ImageBytes) {
 struct KernelHandle {
   uint64_t Entry;
   std::string Name;
+  uint64_t Image; ///< the controller's id of the image that defines it
+  /// The kernel's `<name>_kernel_environment`, when the image has one; read
+  /// on the first launch that prints the launch line (no cost otherwise).
+  std::optional<KernelConfiguration> Environment;
+  bool EnvironmentRead = false;
 };
+
+static_assert(sizeof(KernelConfiguration) == 20 && offsetof(KernelConfiguration, MaxTeams) == 16,
+              "KernelConfiguration must match llvm::omp's ConfigurationEnvironmentTy");
 
 /// One device: its controller (once initialized), handles and last error.
 struct SimDevice {
@@ -295,6 +310,27 @@ void emitTranslateTrace(SimDevice &D, int32_t Id, llvm::StringRef Kernel) {
       .num("dropped", int64_t(Log->Dropped));
 }
 
+/// The head of kernel `Kernel`'s `<name>_kernel_environment` in image
+/// `Image`, or none when the image has no such global (clang's x86_64
+/// kernels) or it cannot be read.
+std::optional<KernelConfiguration> readKernelConfiguration(DeviceController &C, uint64_t Image,
+                                                           const std::string &Kernel) {
+  std::string EnvName = Kernel + "_kernel_environment";
+  auto Addrs = C.lookupMany(Image, {llvm::StringRef(EnvName)});
+  if (!Addrs) {
+    llvm::consumeError(Addrs.takeError());
+    return std::nullopt;
+  }
+  KernelConfiguration Config;
+  if (Addrs->empty() || !(*Addrs)[0])
+    return std::nullopt;
+  if (auto Err = C.read(&Config, (*Addrs)[0], sizeof Config)) {
+    llvm::consumeError(std::move(Err));
+    return std::nullopt;
+  }
+  return Config;
+}
+
 /// Who made a device allocation, in words.
 std::string allocatedBy(const SimDevice::Allocation &A) {
   if (A.HostPtr) {
@@ -307,6 +343,10 @@ std::string allocatedBy(const SimDevice::Allocation &A) {
   switch (A.Kind) {
   case OMPSIM_ALLOC_DEVICE:
     return "omp_target_alloc_device";
+  case OMPSIM_ALLOC_HOST:
+    return "llvm_omp_target_alloc_host";
+  case OMPSIM_ALLOC_SHARED:
+    return "llvm_omp_target_alloc_shared";
   default:
     return "omp_target_alloc";
   }
@@ -591,7 +631,7 @@ OMPSIM_EXPORT int32_t __tgt_rtl_get_function(int32_t Id, ompsim_binary_handle Bi
   auto Addr = C->lookup(Binary->Image, Name);
   if (!Addr)
     return failWith(D, Addr.takeError());
-  D->Kernels.push_back(std::make_unique<KernelHandle>(KernelHandle{*Addr, Name}));
+  D->Kernels.push_back(std::make_unique<KernelHandle>(KernelHandle{*Addr, Name, Binary->Image, {}, false}));
   *Kernel = D->Kernels.back().get();
   return OMPSIM_OFFLOAD_SUCCESS;
 }
@@ -606,13 +646,19 @@ OMPSIM_EXPORT void *__tgt_rtl_data_alloc(int32_t Id, int64_t Size, void *HostPtr
         fmt::format("device {}: cannot allocate {} bytes: larger than any address space", Id, uint64_t(Size));
     return nullptr;
   }
+  uint64_t Addr = 0;
   if (Kind == OMPSIM_ALLOC_HOST || Kind == OMPSIM_ALLOC_SHARED) {
-    D->LastError = fmt::format("device {}: host and shared allocations are not supported on the "
-                               "simulated device (it has its own address space)",
-                               Id);
-    return nullptr;
+    // Pinned host and managed memory: both sides use it at one address, as
+    // on a discrete GPU; the rest of device memory stays the device's own.
+    auto Visible = C->allocateHostVisible(uint64_t(Size));
+    if (!Visible) {
+      D->LastError = llvm::toString(Visible.takeError());
+      return nullptr;
+    }
+    Addr = *Visible;
+  } else {
+    Addr = C->allocate(uint64_t(Size));
   }
-  uint64_t Addr = C->allocate(uint64_t(Size));
   if (!Addr)
     D->LastError = fmt::format("device {}: out of device memory allocating {} bytes "
                                "(OMPSIM_DEVICE_MEMORY)",
@@ -693,6 +739,17 @@ OMPSIM_EXPORT int32_t __tgt_rtl_run_target_region(int32_t Id, void *Kernel, void
   // after every kernel); on a GPU it goes through the host's own stdio. Text
   // the host printed before the launch must come first, not at its exit.
   std::fflush(stdout);
+  if (config().LibomptargetInfo & stock_plugin::kInfoPluginKernel) {
+    if (!K->EnvironmentRead) {
+      K->EnvironmentRead = true;
+      K->Environment = readKernelConfiguration(*C, K->Image, K->Name);
+    }
+    static const LaunchDefaults Defaults = LaunchDefaults::fromEnvironment();
+    LaunchShape Shape = launchShape(Teams, Threads, K->Environment, Defaults);
+    std::string Line = stock_plugin::launchLine(Id, std::string_view(Name.data(), Name.size()), Shape.Blocks,
+                                                Shape.Threads, executionModeName(K->Environment));
+    std::fprintf(stderr, "%s\n", Line.c_str());
+  }
   // Stock's GPU plugins time each launch as "Kernel '<name>'"; here it is the
   // executor's round trip.
   std::optional<profile::Section> Profiled;

@@ -130,10 +130,12 @@ llvm::Error Device::release(uint64_t Tgt) {
   return llvm::Error::success();
 }
 
-llvm::Error Device::submit(uint64_t Tgt, const void *Hst, uint64_t Size) {
+llvm::Error Device::submit(uint64_t Tgt, const void *Hst, uint64_t Size, llvm::StringRef Name) {
   profile::Section Profiled("HostToDev", [&] { return fmt::format("Size={}B", Size); });
-  infoLine(InfoDataTransfer, Number, "Copying data from host to device, HstPtr={}, TgtPtr={:#x}, Size={}",
-           Hst, Tgt, Size);
+  // Stock's words and address format (DPxMOD: 0x and 16 hex digits).
+  infoLine(InfoDataTransfer, Number,
+           "Copying data from host to device, HstPtr=0x{:016x}, TgtPtr=0x{:016x}, Size={}, Name={}",
+           reinterpret_cast<uintptr_t>(Hst), Tgt, Size, Name.empty() ? "unknown" : Name.str());
   OMPSIM_TRACE_EVENT(Cat::Transfer, "to_device")
       .num("device", Number)
       .host("host", reinterpret_cast<uint64_t>(Hst))
@@ -146,10 +148,11 @@ llvm::Error Device::submit(uint64_t Tgt, const void *Hst, uint64_t Size) {
   return llvm::Error::success();
 }
 
-llvm::Error Device::retrieve(void *Hst, uint64_t Tgt, uint64_t Size) {
+llvm::Error Device::retrieve(void *Hst, uint64_t Tgt, uint64_t Size, llvm::StringRef Name) {
   profile::Section Profiled("DevToHost", [&] { return fmt::format("Size={}B", Size); });
-  infoLine(InfoDataTransfer, Number, "Copying data from device to host, TgtPtr={:#x}, HstPtr={}, Size={}",
-           Tgt, static_cast<const void *>(Hst), Size);
+  infoLine(InfoDataTransfer, Number,
+           "Copying data from device to host, TgtPtr=0x{:016x}, HstPtr=0x{:016x}, Size={}, Name={}", Tgt,
+           reinterpret_cast<uintptr_t>(Hst), Size, Name.empty() ? "unknown" : Name.str());
   OMPSIM_TRACE_EVENT(Cat::Transfer, "from_device")
       .num("device", Number)
       .host("host", reinterpret_cast<uint64_t>(Hst))
@@ -385,6 +388,15 @@ llvm::Error Device::loadImage(const __tgt_device_image *Image, const std::string
       }
       if (auto Err = AddPermanent(E, reinterpret_cast<uint64_t>(Global), E.Size))
         return Err;
+      // Under unified shared memory clang makes the device global a reference
+      // to the host's (`<name>_decl_tgt_ref_ptr`): stock writes the host
+      // variable's bytes, the host address, into it, without an info line.
+      if ((RequiredFeatures & (OMPSIM_REQ_UNIFIED_SHARED_MEMORY | OMPSIM_REQ_AUTO_ZERO_COPY)) &&
+          Plugin.fn().data_submit(LocalId, Global, E.Address, static_cast<int64_t>(E.Size)) !=
+              OMPSIM_OFFLOAD_SUCCESS)
+        return pluginError(fmt::format("cannot write the host address of global '{}' of {} into device {} "
+                                       "(unified shared memory)",
+                                       E.Name, Name, Number));
       OMPSIM_TRACE_EVENT(Cat::Entry, "global")
           .str("name", E.Name)
           .host("host", reinterpret_cast<uint64_t>(E.Address))

@@ -78,8 +78,8 @@ public:
   // DeviceMemory
   llvm::Expected<uint64_t> allocate(uint64_t Size, const void *HostHint) override;
   llvm::Error release(uint64_t Tgt) override;
-  llvm::Error submit(uint64_t Tgt, const void *Hst, uint64_t Size) override;
-  llvm::Error retrieve(void *Hst, uint64_t Tgt, uint64_t Size) override;
+  llvm::Error submit(uint64_t Tgt, const void *Hst, uint64_t Size, llvm::StringRef Name = {}) override;
+  llvm::Error retrieve(void *Hst, uint64_t Tgt, uint64_t Size, llvm::StringRef Name = {}) override;
   std::string symbolize(uint64_t Tgt) override;
   int32_t deviceNumber() const override { return Number; }
 

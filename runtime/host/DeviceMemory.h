@@ -19,10 +19,11 @@ public:
   virtual llvm::Expected<uint64_t> allocate(uint64_t Size, const void *HostHint) = 0;
   /// Frees a block from allocate().
   virtual llvm::Error release(uint64_t Tgt) = 0;
-  /// Copies host -> device.
-  virtual llvm::Error submit(uint64_t Tgt, const void *Hst, uint64_t Size) = 0;
-  /// Copies device -> host.
-  virtual llvm::Error retrieve(void *Hst, uint64_t Tgt, uint64_t Size) = 0;
+  /// Copies host -> device. `Name` is the mapped item the copy is for (the
+  /// `Name=` of stock's info line; "" when it has none).
+  virtual llvm::Error submit(uint64_t Tgt, const void *Hst, uint64_t Size, llvm::StringRef Name = {}) = 0;
+  /// Copies device -> host; `Name` as for submit().
+  virtual llvm::Error retrieve(void *Hst, uint64_t Tgt, uint64_t Size, llvm::StringRef Name = {}) = 0;
   /// Names a device address for traces ("add1+0x0"), or "".
   virtual std::string symbolize(uint64_t Tgt) { return {}; }
   /// Device number for traces and messages.

@@ -147,13 +147,13 @@ llvm::Error MapClauseProcessor::checkMapTypes(const std::vector<MapArg> &Args, c
 llvm::Error MapClauseProcessor::copyToDevice(MapEntry &Entry, uintptr_t Begin, uint64_t Size) {
   if (Size == 0)
     return llvm::Error::success();
-  if (auto Err = Memory.submit(Entry.translate(Begin), reinterpret_cast<void *>(Begin), Size))
+  if (auto Err = Memory.submit(Entry.translate(Begin), reinterpret_cast<void *>(Begin), Size, Entry.Name))
     return Err;
   // The host copy holds host pointers; re-point attached device pointers.
   for (auto It = Entry.Shadows.lower_bound(Begin); It != Entry.Shadows.end() && It->first < Begin + Size;
        ++It) {
     uint64_t Value = It->second.TgtValue;
-    if (auto Err = Memory.submit(Entry.translate(It->first), &Value, sizeof(Value)))
+    if (auto Err = Memory.submit(Entry.translate(It->first), &Value, sizeof(Value), Entry.Name))
       return Err;
   }
   return llvm::Error::success();
@@ -162,7 +162,7 @@ llvm::Error MapClauseProcessor::copyToDevice(MapEntry &Entry, uintptr_t Begin, u
 llvm::Error MapClauseProcessor::copyFromDevice(MapEntry &Entry, uintptr_t Begin, uint64_t Size) {
   if (Size == 0)
     return llvm::Error::success();
-  if (auto Err = Memory.retrieve(reinterpret_cast<void *>(Begin), Entry.translate(Begin), Size))
+  if (auto Err = Memory.retrieve(reinterpret_cast<void *>(Begin), Entry.translate(Begin), Size, Entry.Name))
     return Err;
   // Attached pointers came back as device addresses; restore the host values.
   for (auto It = Entry.Shadows.lower_bound(Begin); It != Entry.Shadows.end() && It->first < Begin + Size;
@@ -289,7 +289,8 @@ llvm::Error MapClauseProcessor::attachPointer(uintptr_t PointerLoc, uintptr_t Po
   auto It = PointerEntry.Shadows.find(PointerLoc);
   if (It != PointerEntry.Shadows.end() && It->second.TgtValue == TgtValue)
     return llvm::Error::success();
-  if (auto Err = Memory.submit(PointerEntry.translate(PointerLoc), &TgtValue, sizeof(TgtValue)))
+  if (auto Err =
+          Memory.submit(PointerEntry.translate(PointerLoc), &TgtValue, sizeof(TgtValue), PointerEntry.Name))
     return Err;
   PointerEntry.Shadows[PointerLoc] = ShadowPointer{HostValue, TgtValue};
   OMPSIM_TRACE_EVENT(Cat::Map, "attach")

@@ -265,6 +265,9 @@ Config load() {
   }
   readU64("OMPSIM_DEVICE_MEMORY", C.DeviceMemory, 1ULL << 20, 1ULL << 40,
           "a size 1M..1024G (suffixes K, M, G)", /*sizes=*/true);
+  uint64_t DeviceThreads = C.DeviceThreads;
+  readU64("OMPSIM_DEVICE_THREADS", DeviceThreads, 1, 4096, "an integer 1..4096");
+  C.DeviceThreads = uint32_t(DeviceThreads);
   C.KernelTimeoutSet = readSeconds("OMPSIM_KERNEL_TIMEOUT", C.KernelTimeout);
   readSeconds("OMPSIM_EXECUTOR_START_TIMEOUT", C.ExecutorStartTimeout);
   uint64_t JitOptLevel = uint64_t(C.JitOptLevel);

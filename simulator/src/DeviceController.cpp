@@ -326,6 +326,7 @@ DeviceOptions DeviceOptions::fromConfig(int32_t DeviceId, const std::string &Def
   O.ExecutorPath = C.Executor.empty() ? O.LibDir + "/../bin/ompsim-device" : C.Executor;
   O.ArenaBase = C.DeviceBase + uint64_t(DeviceId) * kArenaStride;
   O.ArenaSize = C.DeviceMemory;
+  O.DeviceThreads = C.DeviceThreads;
   O.KernelTimeout = C.KernelTimeout;
   O.StartTimeout = C.ExecutorStartTimeout;
   O.JitOptLevel = C.JitOptLevel;
@@ -401,7 +402,8 @@ Error DeviceController::launchExecutor() {
   }
   writeStartSetup();
   std::string FdArg = std::to_string(Sv[1]), FaultArg = std::to_string(Fp[1]),
-              ArenaArg = std::to_string(ArenaFd), ParentArg = std::to_string(::getpid());
+              ArenaArg = std::to_string(ArenaFd), ParentArg = std::to_string(::getpid()),
+              ThreadsArg = std::to_string(Opts.DeviceThreads);
   std::vector<char *> Argv = {Opts.ExecutorPath.data(),
                               const_cast<char *>("--fd"),
                               FdArg.data(),
@@ -410,7 +412,9 @@ Error DeviceController::launchExecutor() {
                               const_cast<char *>("--arena-fd"),
                               ArenaArg.data(),
                               const_cast<char *>("--lib-dir"),
-                              Opts.LibDir.data()};
+                              Opts.LibDir.data(),
+                              const_cast<char *>("--device-threads"),
+                              ThreadsArg.data()};
   ExecutorEnvironment Env = executorEnvironment();
   std::string HostRuntimeFlag = "--host-runtime";
   if (!Env.HostRuntime.empty()) {
@@ -455,7 +459,8 @@ Error DeviceController::launchExecutor() {
   Pid = Child > 0 && Rc == 0 ? Child : -1;
   ::close(Sv[1]);
   ::close(Fp[1]);
-  ::close(ArenaFd); // our mapping keeps the memory; the executor has its own fd
+  // Kept for host-visible blocks (allocateHostVisible); the executor has its own fd.
+  MemoryFd = ArenaFd;
   if (Rc != 0) {
     ::close(Sv[0]);
     ::close(Fp[0]);

@@ -91,6 +91,12 @@ uint32_t DeviceController::launchSlots() {
 }
 
 void DeviceController::unmapSharedMemory() {
+  for (auto [Addr, Bytes] : HostVisible)
+    ::munmap(reinterpret_cast<void *>(Addr), Bytes);
+  HostVisible.clear();
+  if (MemoryFd >= 0)
+    ::close(MemoryFd);
+  MemoryFd = -1;
   if (Shared)
     ::munmap(Shared, SharedBytes);
   Shared = nullptr;
@@ -123,12 +129,57 @@ uint64_t DeviceController::allocate(uint64_t Size, uint64_t Align) {
   return Addr;
 }
 
+Expected<uint64_t> DeviceController::allocateHostVisible(uint64_t Size) {
+  std::lock_guard<std::recursive_mutex> Lock(Mu);
+  if (auto Err = checkAlive())
+    return std::move(Err);
+  if (MemoryFd < 0)
+    return makeError(fmt::format("device {}: device memory is not mapped", Opts.DeviceId));
+  // Whole pages: the host maps them, and no other block may share one.
+  uint64_t Page = uint64_t(::sysconf(_SC_PAGESIZE));
+  uint64_t Bytes = (std::max<uint64_t>(Size, 1) + Page - 1) & ~(Page - 1);
+  if (Bytes < Size)
+    return makeError(fmt::format("device {}: cannot allocate {} bytes of host-visible memory: larger than "
+                                 "any address space",
+                                 Opts.DeviceId, Size));
+  uint64_t Addr = Heap->allocate(Bytes, Page);
+  if (!Addr)
+    return makeError(fmt::format("device {}: out of device memory allocating {} bytes of host-visible "
+                                 "memory (OMPSIM_DEVICE_MEMORY)",
+                                 Opts.DeviceId, Size));
+  // The same memfd pages the executor has at this address, here at the same
+  // address: a pointer into the block means the same bytes on both sides.
+  void *P =
+      ::mmap(reinterpret_cast<void *>(Addr), Bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE,
+             MemoryFd, off_t(LaunchMailbox::kBytes + (Addr - Opts.ArenaBase)));
+  if (P != reinterpret_cast<void *>(Addr)) {
+    std::string Why = P == MAP_FAILED ? std::strerror(errno) : "the kernel placed it elsewhere";
+    if (P != MAP_FAILED)
+      ::munmap(P, Bytes);
+    Heap->release(Addr);
+    return makeError(fmt::format("device {}: cannot map {} bytes of host-visible memory at device address "
+                                 "0x{:x} in the host process: {} (move the device with OMPSIM_DEVICE_BASE)",
+                                 Opts.DeviceId, Bytes, Addr, Why));
+  }
+  HostVisible[Addr] = Bytes;
+  OMPSIM_TRACE_EVENT(Cat::Alloc, "alloc")
+      .num("device", Opts.DeviceId)
+      .num("size", int64_t(Size))
+      .str("kind", "host-visible")
+      .dev("addr", Addr, "");
+  return Addr;
+}
+
 Error DeviceController::release(uint64_t Addr) {
   std::lock_guard<std::recursive_mutex> Lock(Mu);
   if (auto Err = checkAlive())
     return Err;
   if (!Heap->release(Addr))
     return makeError(fmt::format("device {}: 0x{:x} is not a live device allocation", Opts.DeviceId, Addr));
+  if (auto It = HostVisible.find(Addr); It != HostVisible.end()) {
+    ::munmap(reinterpret_cast<void *>(Addr), It->second);
+    HostVisible.erase(It);
+  }
   OMPSIM_TRACE_EVENT(Cat::Alloc, "free").num("device", Opts.DeviceId).dev("addr", Addr, "");
   return Error::success();
 }

@@ -189,37 +189,90 @@ OMPSIM_WRAPPER(allocCodeWrapper, proto::AllocCodeSignature, [](uint64_t Size, ui
   return D.Code.allocate(Size, std::max<uint64_t>(Align, kPage));
 })
 
+TeamDefaults GTeamDefaults;
+
+void captureTeamDefaults(const char *MaxThreads) {
+  auto Positive = [](const char *Name) {
+    const char *V = std::getenv(Name);
+    if (!V || !*V)
+      return 0;
+    char *End = nullptr;
+    long N = std::strtol(V, &End, 10);
+    return *End || N <= 0 || N > INT32_MAX ? 0 : int(N);
+  };
+  TeamDefaults &T = GTeamDefaults;
+  T.UserNumThreads = std::getenv("OMP_NUM_THREADS") != nullptr;
+  T.NumTeams = Positive("OMP_NUM_TEAMS");
+  T.TeamsThreadLimit = Positive("OMP_TEAMS_THREAD_LIMIT");
+  cpu_set_t Set;
+  if (::sched_getaffinity(0, sizeof Set, &Set) == 0)
+    T.Processors = std::max(CPU_COUNT(&Set), 1);
+  ::setenv("OMP_NUM_THREADS", MaxThreads, /*overwrite=*/0);
+}
+
 /// Runs `void fn(void *dyn_ptr, void *a0, ..., void *aN)` on the calling
 /// thread (a device thread) with the team and thread defaults set, through
 /// the device runtime, which runs a GPU-ABI kernel once per team. Several
 /// device threads call it at once (one per launch slot).
 Error runKernel(uint64_t Fn, ArrayRef<uint64_t> Args, uint32_t Teams, uint32_t Threads, int32_t Device) {
   DeviceState &D = DeviceState::get();
-  // Resolved once libomp is loaded (by the first image that needs it).
-  using SetterFn = void (*)(int);
-  static std::atomic<SetterFn> SetNumTeams{nullptr}, SetTeamsThreadLimit{nullptr};
-  // libomp keeps nteams-var and teams-thread-limit-var process-wide: set them
-  // only when they change, so that concurrent launches with the same
-  // settings (the common case: the device default) never write them at once.
-  static std::atomic<int> LastTeams{0}, LastThreads{0};
-  auto Set = [&](std::atomic<SetterFn> &Setter, const char *Name, std::atomic<int> &Last, int Value) {
-    if (Last.load(std::memory_order_relaxed) == Value)
-      return;
-    SetterFn F = Setter.load(std::memory_order_acquire);
+  // Resolved once libomp is loaded (by the first image that needs it); the
+  // device threads of several launch slots may ask at once.
+  auto Resolve = [&D](std::atomic<void *> &Cache, const char *Name) {
+    void *F = Cache.load(std::memory_order_acquire);
     if (!F) {
       std::lock_guard<std::mutex> Lock(D.Mu);
-      F = reinterpret_cast<SetterFn>(D.resolve(Name));
-      Setter.store(F, std::memory_order_release);
+      F = D.resolve(Name);
+      Cache.store(F, std::memory_order_release);
     }
-    if (F) {
+    return F;
+  };
+  static std::atomic<void *> SetNumTeams{nullptr}, SetTeamsThreadLimit{nullptr}, SetNumThreads{nullptr},
+      SetDefaults{nullptr};
+  // libomp keeps nteams-var, teams-thread-limit-var and the nthreads cap
+  // process-wide: each is written only when it changes, so that launches
+  // running at once with the same settings (the common case) never write
+  // them together. Launches running at once with different settings may see
+  // each other's (README).
+  static std::atomic<int> LastTeams{0}, LastTeamThreads{0}, LastCap{0};
+  auto SetIfChanged = [&](std::atomic<void *> &Cache, const char *Name, std::atomic<int> &Last, int Value) {
+    if (Last.load(std::memory_order_relaxed) == Value)
+      return;
+    if (auto *F = reinterpret_cast<void (*)(int)>(Resolve(Cache, Name))) {
       F(Value);
       Last.store(Value, std::memory_order_relaxed);
     }
   };
-  if (Teams)
-    Set(SetNumTeams, "omp_set_num_teams", LastTeams, int(Teams));
-  if (Threads)
-    Set(SetTeamsThreadLimit, "omp_set_teams_thread_limit", LastThreads, int(Threads));
+  // Every launch sets libomp's team ICVs, so one launch's clauses never
+  // carry over to the next: unspecified, they are libomp's own defaults (the
+  // user's OMP_NUM_TEAMS or 1 team, OMP_TEAMS_THREAD_LIMIT or the CPUs
+  // shared among the teams).
+  const TeamDefaults &TD = GTeamDefaults;
+  int NumTeams = Teams ? int(std::min<uint32_t>(Teams, INT32_MAX)) : (TD.NumTeams ? TD.NumTeams : 1);
+  int TeamThreads = Threads
+                        ? int(std::min<uint32_t>(Threads, INT32_MAX))
+                        : (TD.TeamsThreadLimit ? TD.TeamsThreadLimit : std::max(TD.Processors / NumTeams, 1));
+  SetIfChanged(SetNumTeams, "omp_set_num_teams", LastTeams, NumTeams);
+  SetIfChanged(SetTeamsThreadLimit, "omp_set_teams_thread_limit", LastTeamThreads, TeamThreads);
+  // A parallel region directly in the kernel (target parallel) gets the
+  // launch's threads, else the CPUs, libomp's default; a user's
+  // OMP_NUM_THREADS stays in force.
+  if (!TD.UserNumThreads) {
+    // The launch's teams share the device's thread budget: libomp caps each
+    // team's threads at its global nthreads-var, which kmp_set_defaults
+    // changes between launches (only when it has to).
+    int Cap = std::max(TD.ThreadBudget / NumTeams, 1);
+    if (LastCap.load(std::memory_order_relaxed) != Cap) {
+      if (auto *F = reinterpret_cast<void (*)(const char *)>(Resolve(SetDefaults, "kmp_set_defaults"))) {
+        std::string Setting = "OMP_NUM_THREADS=" + std::to_string(Cap);
+        F(Setting.c_str());
+        LastCap.store(Cap, std::memory_order_relaxed);
+      }
+    }
+    // nthreads-var of this device thread (libomp keeps it per thread).
+    if (auto *F = reinterpret_cast<void (*)(int)>(Resolve(SetNumThreads, "omp_set_num_threads")))
+      F(std::min(Threads ? int(std::min<uint32_t>(Threads, INT32_MAX)) : TD.Processors, Cap));
+  }
   // void kernel(void *dyn_ptr, void *a0, ..., void *aN)
   //
   // Every launch comes through here, so each device thread keeps the call

@@ -26,6 +26,7 @@
 #include <dlfcn.h>
 #include <ffi.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -199,6 +200,24 @@ OMPSIM_WRAPPER_DECL(allocCodeWrapper);
 OMPSIM_WRAPPER_DECL(callVoidWrapper);
 OMPSIM_WRAPPER_DECL(setFptrTableWrapper);
 OMPSIM_WRAPPER_DECL(translateLogWrapper);
+
+/// What a launch leaves to libomp's defaults, as the user's environment had
+/// them when the executor started (captureTeamDefaults).
+struct TeamDefaults {
+  bool UserNumThreads = false; ///< OMP_NUM_THREADS was set by the user
+  int NumTeams = 0;            ///< OMP_NUM_TEAMS (0: unset)
+  int TeamsThreadLimit = 0;    ///< OMP_TEAMS_THREAD_LIMIT (0: unset)
+  int Processors = 1;          ///< CPUs the executor may run on
+  int ThreadBudget = 256;      ///< threads a launch runs at once (--device-threads)
+};
+extern TeamDefaults GTeamDefaults;
+
+/// Records the user's team settings, then lifts libomp's cap on a team's
+/// threads (nthreads-var, OMP_NUM_THREADS, by default the CPUs) to
+/// `MaxThreads` unless the user set it, so that a thread_limit is honoured up
+/// to the device's limits (runKernel narrows it per launch to the thread
+/// budget shared by the launch's teams). Call before libomp loads.
+void captureTeamDefaults(const char *MaxThreads);
 
 /// Runs a kernel on the calling (device) thread.
 Error runKernel(uint64_t Fn, ArrayRef<uint64_t> Args, uint32_t Teams, uint32_t Threads, int32_t Device);

@@ -410,7 +410,8 @@ public:
 int usage() {
   std::fprintf(stderr,
                "ompsim-device: started by the sim plugin, not by hand "
-               "(usage: ompsim-device --fd N --fault-fd N --arena-fd N --lib-dir DIR [--host-runtime PATH] "
+               "(usage: ompsim-device --fd N --fault-fd N --arena-fd N --lib-dir DIR [--device-threads N] "
+               "[--host-runtime PATH] "
                "--parent PID)\n");
   return 2;
 }
@@ -446,6 +447,8 @@ int main(int argc, char **argv) {
       GHostRuntime = argv[I + 1];
     else if (A == "--lib-dir")
       LibDir = argv[I + 1];
+    else if (A == "--device-threads")
+      GTeamDefaults.ThreadBudget = std::max(std::atoi(argv[I + 1]), 1);
     else
       return usage();
   }
@@ -462,6 +465,11 @@ int main(int argc, char **argv) {
   // a 2-CPU host num_teams(4) would give 2 teams. The device reports (and
   // honours) kSimTeamsThreadLimit, unless the user set the variable.
   ::setenv("KMP_TEAMS_THREAD_LIMIT", kSimTeamsThreadLimit, /*overwrite=*/0);
+  // And a team's threads: libomp caps them at nthreads-var (OMP_NUM_THREADS,
+  // by default the CPUs), so thread_limit(5) would give 2 threads on a 2-CPU
+  // host. The device honours a thread limit up to kSimTeamsThreadLimit;
+  // runKernel sets each launch's defaults.
+  captureTeamDefaults(kSimTeamsThreadLimit);
   if (!DeviceThread::mapMailbox(GArenaFd)) {
     std::fprintf(stderr, "ompsim-device: cannot map the launch mailbox: %s\n", std::strerror(errno));
     return 1;

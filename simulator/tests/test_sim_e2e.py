@@ -397,3 +397,43 @@ def test_addresses_of_many_indirect_functions_are_identical_run_to_run(offload, 
         assert len(words) == 33 and len(set(words[1:])) == 32, out
         seen.add(out)
     assert len(seen) == 1, seen
+
+
+SHARED_LIB_GLOBAL = r"""
+#ifdef LIBRARY
+#pragma omp declare target
+int Shared = 42;
+#pragma omp end declare target
+#else
+#include <stdio.h>
+#pragma omp declare target
+extern int Shared;
+#pragma omp end declare target
+int main(void) {
+  int first = 0, second = 0;
+#pragma omp target map(from : first)
+  first = Shared;
+  Shared = 999;
+#pragma omp target update to(Shared)
+#pragma omp target map(from : second)
+  second = Shared;
+  printf("first=%d second=%d\n", first, second);
+  return 0;
+}
+#endif
+"""
+
+
+def test_a_library_linked_by_path_is_its_device_image(offload):
+    """A program linked against an offload library by path (`cc main.c ./libglob.so`) NEEDs
+    that path: its device image links against the library's device image, so both see one
+    device copy of the library's declare target global (before, the host library itself was
+    loaded into the device, and the kernel read a copy the runtime never updated)."""
+    src = offload.tmp / "glob.c"
+    src.write_text(SHARED_LIB_GLOBAL)
+    lib = offload.compile(str(src), translate="pass", extra=("-DLIBRARY", "-fPIC", "-shared"))
+    shared = lib.with_name("libglob.so")
+    lib.rename(shared)
+    exe = offload.compile(SHARED_LIB_GLOBAL, name="main.c", translate="pass", extra=("./libglob.so",))
+    r = offload.run(exe, backend="sim", env={"LD_LIBRARY_PATH": str(offload.tmp)})
+    assert r.returncode == 0 and r.stdout == "first=42 second=999\n", (r.stdout, r.stderr)

@@ -24,6 +24,8 @@ BAD_VALUES = [
     ("OMPSIM_DEVICE_MEMORY", "1T", "not a whole non-negative number"),
     ("OMPSIM_DEVICE_MEMORY", "2048G", "out of range"),
     ("OMPSIM_DEVICE_BASE", "0x200000000001", "not page-aligned"),
+    ("OMPSIM_DEVICE_THREADS", "0", "out of range"),
+    ("OMPSIM_DEVICE_THREADS", "4097", "out of range"),
     ("OMPSIM_KERNEL_TIMEOUT", "nan", "not a number"),
     ("OMPSIM_KERNEL_TIMEOUT", "inf", "not a number"),
     ("OMPSIM_KERNEL_TIMEOUT", "1e999", "not a number"),
@@ -51,7 +53,7 @@ def test_bad_value_is_named_and_the_default_kept(built, backend, var, value, pro
 
 GOOD_VALUES = [("OMPSIM_DEVICE_MEMORY", "512M"), ("OMPSIM_DEVICE_MEMORY", "0x40000000"),
                ("OMPSIM_KERNEL_TIMEOUT", "2.5"), ("OMPSIM_TRACE_TRANSLATE_CAP", "0"),
-               ("OMPSIM_EXECUTOR_START_TIMEOUT", "120")]
+               ("OMPSIM_EXECUTOR_START_TIMEOUT", "120"), ("OMPSIM_DEVICE_THREADS", "64")]
 
 
 @pytest.mark.parametrize("var,value", GOOD_VALUES, ids=["%s=%s" % v for v in GOOD_VALUES])

@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -267,6 +268,82 @@ TEST_F(SimPluginTest, TransfersRoundTripAcrossDevicesAndStayInsideTheArena) {
   EXPECT_NE(P.__tgt_rtl_data_exchange(0, Far, 1, D1, 4), OMPSIM_OFFLOAD_SUCCESS);
   ASSERT_EQ(P.__tgt_rtl_data_retrieve(1, Back.data(), D1, 4), OMPSIM_OFFLOAD_SUCCESS);
   EXPECT_EQ(std::memcmp(Back.data(), Pattern.data(), 4), 0) << "a refused exchange must not write";
+}
+
+/// True when this process has a mapping at `Addr`.
+bool mappedInHost(const void *Addr) {
+  uintptr_t Page = uintptr_t(::sysconf(_SC_PAGESIZE));
+  return ::msync(reinterpret_cast<void *>(reinterpret_cast<uintptr_t>(Addr) & ~(Page - 1)), 1, MS_ASYNC) == 0;
+}
+
+TEST_F(SimPluginTest, HostAndSharedMemoryIsOneAddressOnBothSides) {
+  Image Img = readImage("loader_probe");
+  std::vector<uintptr_t> Seen;
+  for (int Run = 0; Run < 2; ++Run) {
+    ompsim_binary_handle B = load(0, Img);
+    ASSERT_NE(B, nullptr);
+    int *Shared = static_cast<int *>(P.__tgt_rtl_data_alloc(0, 16, nullptr, OMPSIM_ALLOC_SHARED));
+    char *Pinned = static_cast<char *>(P.__tgt_rtl_data_alloc(0, 16, nullptr, OMPSIM_ALLOC_HOST));
+    void *Plain = P.__tgt_rtl_data_alloc(0, 16, nullptr, OMPSIM_ALLOC_DEFAULT);
+    ASSERT_NE(Shared, nullptr) << P.__tgt_rtl_last_error(0);
+    ASSERT_NE(Pinned, nullptr) << P.__tgt_rtl_last_error(0);
+    ASSERT_NE(Plain, nullptr) << P.__tgt_rtl_last_error(0);
+    Seen.insert(Seen.end(), {reinterpret_cast<uintptr_t>(Shared), reinterpret_cast<uintptr_t>(Pinned),
+                             reinterpret_cast<uintptr_t>(Plain)});
+    EXPECT_TRUE(mappedInHost(Shared));
+    EXPECT_TRUE(mappedInHost(Pinned));
+    EXPECT_FALSE(mappedInHost(Plain)) << "other device memory stays out of the host's address space";
+
+    // The device writes through the pointer the host reads, and the other way round.
+    void *Kernel = nullptr;
+    ASSERT_EQ(P.__tgt_rtl_get_function(0, B, Img.Kernel.c_str(), &Kernel), OMPSIM_OFFLOAD_SUCCESS);
+    void *G = nullptr;
+    ASSERT_EQ(P.__tgt_rtl_get_global(0, B, 4, "probe_global", &G), OMPSIM_OFFLOAD_SUCCESS);
+    int Seven = 7;
+    ASSERT_EQ(P.__tgt_rtl_data_submit(0, G, &Seven, 4), OMPSIM_OFFLOAD_SUCCESS);
+    void *Args[] = {Shared, Pinned};
+    ompsim_launch_config Cfg{1, 1, 0, Img.Kernel.c_str()};
+    ASSERT_EQ(P.__tgt_rtl_run_target_region(0, Kernel, Args, 2, &Cfg), OMPSIM_OFFLOAD_SUCCESS)
+        << P.__tgt_rtl_last_error(0);
+    EXPECT_EQ(Shared[0], 7);
+    EXPECT_EQ(Shared[1], 6);
+    EXPECT_EQ(Shared[2], 12);
+    EXPECT_STREQ(Pinned, "n=2");
+    Shared[3] = 99;
+    int Back = 0;
+    ASSERT_EQ(P.__tgt_rtl_data_retrieve(0, &Back, Shared + 3, 4), OMPSIM_OFFLOAD_SUCCESS);
+    EXPECT_EQ(Back, 99);
+
+    EXPECT_EQ(P.__tgt_rtl_data_delete(0, Shared, OMPSIM_ALLOC_SHARED), OMPSIM_OFFLOAD_SUCCESS);
+    EXPECT_FALSE(mappedInHost(Shared)) << "a freed block leaves the host's address space";
+    P.__tgt_rtl_deinit_device(0);
+    EXPECT_FALSE(mappedInHost(Pinned)) << "a device's blocks leave the host with the device";
+  }
+  EXPECT_EQ(Seen[0], Seen[3]) << "host-visible addresses are deterministic";
+  EXPECT_EQ(Seen[1], Seen[4]);
+  EXPECT_EQ(Seen[2], Seen[5]);
+  EXPECT_EQ(Seen[0] % uintptr_t(::sysconf(_SC_PAGESIZE)), 0u);
+  EXPECT_GE(Seen[1] - Seen[0], uintptr_t(::sysconf(_SC_PAGESIZE))) << "blocks never share a page";
+}
+
+TEST_F(SimPluginTest, HostVisibleMemoryOverAHostMappingIsRefusedWithOneLine) {
+  Image Img = readImage("loader_probe");
+  load(0, Img);
+  // Learn where the next block goes, then occupy that address in the host.
+  void *Probe = P.__tgt_rtl_data_alloc(0, 16, nullptr, OMPSIM_ALLOC_SHARED);
+  ASSERT_NE(Probe, nullptr) << P.__tgt_rtl_last_error(0);
+  ASSERT_EQ(P.__tgt_rtl_data_delete(0, Probe, OMPSIM_ALLOC_SHARED), OMPSIM_OFFLOAD_SUCCESS);
+  size_t Page = size_t(::sysconf(_SC_PAGESIZE));
+  void *Squatter = ::mmap(Probe, Page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+  ASSERT_EQ(Squatter, Probe);
+  EXPECT_EQ(P.__tgt_rtl_data_alloc(0, 16, nullptr, OMPSIM_ALLOC_SHARED), nullptr);
+  std::string Why = P.__tgt_rtl_last_error(0);
+  EXPECT_NE(Why.find("cannot map 4096 bytes of host-visible memory at device address"), std::string::npos)
+      << Why;
+  EXPECT_NE(Why.find("OMPSIM_DEVICE_BASE"), std::string::npos) << Why;
+  ::munmap(Squatter, Page);
+  EXPECT_EQ(P.__tgt_rtl_data_alloc(0, 16, nullptr, OMPSIM_ALLOC_SHARED), Probe)
+      << "a refused block goes back to the heap";
 }
 
 TEST_F(SimPluginTest, ExhaustedArenaGivesNull) {

@@ -27,7 +27,7 @@ public:
     ++Frees;
     return llvm::Error::success();
   }
-  llvm::Error submit(uint64_t Tgt, const void *Hst, uint64_t Size) override {
+  llvm::Error submit(uint64_t Tgt, const void *Hst, uint64_t Size, llvm::StringRef = {}) override {
     ++Submits;
     unsigned char *P = at(Tgt, Size);
     if (!P)
@@ -35,7 +35,7 @@ public:
     std::memcpy(P, Hst, Size);
     return llvm::Error::success();
   }
-  llvm::Error retrieve(void *Hst, uint64_t Tgt, uint64_t Size) override {
+  llvm::Error retrieve(void *Hst, uint64_t Tgt, uint64_t Size, llvm::StringRef = {}) override {
     ++Retrieves;
     unsigned char *P = at(Tgt, Size);
     if (!P)

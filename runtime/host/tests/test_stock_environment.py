@@ -88,6 +88,96 @@ def test_info_bits_match_stock_copy_lines(offload, copy_exe, backend):
     assert not any(l.startswith("Launching kernel") for l in info_lines(ours.stderr))
 
 
+def test_ours_host_launch_lines_are_stocks_host_plugin_lines(offload):
+    """Bit 0x10: stock's host plugin says every kernel runs as one block of one thread in
+    Generic mode (its kernels fork libomp's teams themselves); ours-host prints the same lines
+    (sim prints its own teams and threads: simulator/tests/test_sim_gpu_model.py)."""
+    exe = offload.compile(COPY_PROGRAM, name="copies.c")
+    lines = {}
+    for backend in ("host-upstream", "ours-host"):
+        r = offload.run(exe, backend=backend, env={"LIBOMPTARGET_INFO": "16"})
+        assert r.returncode == 0, r.stderr
+        lines[backend] = [l for l in r.stderr.splitlines() if "PluginInterface" in l]
+    assert lines["ours-host"] == lines["host-upstream"], lines
+    assert len(lines["ours-host"]) == 1 and re.fullmatch(
+        r'"PluginInterface" device 0 info: Launching kernel __omp_offloading_\w+_main_l\d+ with \[1,1,1\] blocks '
+        r'and \[1,1,1\] threads in Generic mode', lines["ours-host"][0]), lines
+
+
+NAMED_COPY_PROGRAM = r"""
+#include <stdio.h>
+#include <stdlib.h>
+int G;
+#pragma omp declare target
+int *P;
+#pragma omp end declare target
+int main(void) {
+  int a[3] = {2, 5, 8};
+  P = (int *)malloc(sizeof(int));
+  *P = 42;
+#pragma omp target map(P[:1], G)
+  {
+    G = a[1];
+    *P = 2 * a[2];
+  }
+  printf("G=%d *P=%d\n", G, *P);
+  return 0;
+}
+"""
+
+ADDRESS = re.compile(r"0x[0-9a-f]{16}")
+
+
+@pytest.mark.parametrize("backend", OURS)
+def test_info_copy_lines_read_as_stocks(offload, backend):
+    """Bit 0x20: stock's copy lines word for word (addresses as 0x and 16 hex digits, the
+    mapped item's Name=: clang's map name under -g, a declare target global's own name for
+    the attach of the pointer P into it)."""
+    exe = offload.compile(NAMED_COPY_PROGRAM, name="named_copies.c")
+    runs = {b: offload.run(exe, backend=b, env={"LIBOMPTARGET_INFO": "32"}) for b in ("host-upstream", backend)}
+    for r in runs.values():
+        assert r.returncode == 0 and r.stdout == "G=5 *P=16\n", r.stderr
+    masked = {b: [ADDRESS.sub("ADDR", l) for l in r.stderr.splitlines() if "info: Copying" in l]
+              for b, r in runs.items()}
+    assert masked[backend] == masked["host-upstream"], masked
+    line = "omptarget device 0 info: Copying data from {}, {}=ADDR, {}=ADDR, Size={}, Name={}"
+    h2d, d2h = ("host to device", "HstPtr", "TgtPtr"), ("device to host", "TgtPtr", "HstPtr")
+    assert masked[backend] == [line.format(*h2d, 4, "G"), line.format(*h2d, 12, "a"),
+                               line.format(*h2d, 4, "P[:1]"), line.format(*h2d, 8, "P"),
+                               line.format(*d2h, 4, "P[:1]"), line.format(*d2h, 12, "a"),
+                               line.format(*d2h, 4, "G")], masked[backend]
+
+
+USM_GLOBAL_PROGRAM = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#pragma omp requires unified_shared_memory
+int Counter = 1;
+#pragma omp declare target(Counter)
+int main(void) {
+  int *Heap = (int *)malloc(sizeof(int));
+  *Heap = 5;
+#pragma omp target
+  {
+    Counter += 10;
+    *Heap += Counter;
+  }
+  printf("Counter=%d Heap=%d\n", Counter, *Heap);
+  return 0;
+}
+"""
+
+
+def test_usm_declare_target_global_is_the_hosts(offload):
+    """Under unified shared memory clang makes a declare target global a reference to the
+    host's; the runtime writes the host address into it at load, as stock does, so the
+    device updates the host variable (before: the reference stayed null, a crash)."""
+    exe = offload.compile(USM_GLOBAL_PROGRAM, name="usm_global.c")
+    for backend in ("host-upstream", "ours-host"):
+        r = offload.run(exe, backend=backend)
+        assert r.returncode == 0 and r.stdout == "Counter=11 Heap=16\n", (backend, r.stdout, r.stderr)
+
+
 @pytest.mark.parametrize("backend", OURS)
 def test_info_zero_prints_nothing(offload, copy_exe, backend):
     r = offload.run(copy_exe, backend=backend, env={"LIBOMPTARGET_INFO": "0"})

@@ -20,8 +20,11 @@ struct Config {
   int32_t NumDevices = 0; ///< OMPSIM_NUM_DEVICES: devices per plugin (0: the plugin's own default)
   uint64_t DeviceBase = 0x200000000000ULL; ///< OMPSIM_DEVICE_BASE: arena base of device 0
   uint64_t DeviceMemory = 1ULL << 30;      ///< OMPSIM_DEVICE_MEMORY: arena size per device
-  double KernelTimeout = 60.0;             ///< OMPSIM_KERNEL_TIMEOUT: seconds before a kernel is stopped
-  bool KernelTimeoutSet = false;           ///< OMPSIM_KERNEL_TIMEOUT was given (and valid)
+  /// OMPSIM_DEVICE_THREADS: threads a simulated device runs at once (a launch's teams x threads
+  /// per team); a thread_limit is honoured up to it
+  uint32_t DeviceThreads = 256;
+  double KernelTimeout = 60.0;   ///< OMPSIM_KERNEL_TIMEOUT: seconds before a kernel is stopped
+  bool KernelTimeoutSet = false; ///< OMPSIM_KERNEL_TIMEOUT was given (and valid)
   /// OMPSIM_EXECUTOR_START_TIMEOUT: seconds an executor may take to start (sim)
   double ExecutorStartTimeout = 10.0;
   int32_t JitOptLevel = 0; ///< OMPSIM_JIT_OPT_LEVEL: code generation level (0-3) of bitcode images

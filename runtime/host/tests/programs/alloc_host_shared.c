@@ -1,6 +1,6 @@
 // llvm_omp_target_alloc_host / _shared: memory both the host and the device
-// use directly, as on stock's host plugin. A device with its own address
-// space (sim) refuses it: null and one line.
+// use directly, as on stock's host plugin and a discrete GPU. sim maps the
+// block into the host at its device address.
 #include <omp.h>
 #include <stdio.h>
 

@@ -44,7 +44,8 @@ struct DeviceOptions {
   std::string LibDir;       ///< where libompsim-device.so lives
   uint64_t ArenaBase = 0;   ///< this device's arena base
   uint64_t ArenaSize = 0;
-  double KernelTimeout = 60.0; ///< seconds
+  uint32_t DeviceThreads = 256; ///< threads the device runs at once (OMPSIM_DEVICE_THREADS)
+  double KernelTimeout = 60.0;  ///< seconds
   /// Seconds the executor may take from spawn to its handshake, and again
   /// from the host's first set-up call after it to the end of the set-up,
   /// before its process group is killed and the start fails
@@ -144,7 +145,15 @@ public:
 
   /// Device heap allocation; 0 when the arena is exhausted or the device is gone.
   uint64_t allocate(uint64_t Size, uint64_t Align = 16);
-  /// Frees a block from allocate().
+  /// Memory the host and the device both use at one address (managed memory,
+  /// TARGET_ALLOC_SHARED, and pinned host memory, TARGET_ALLOC_HOST), as a
+  /// discrete GPU gives it: whole pages of the device heap that are also
+  /// mapped into this process at their device address. Addresses come from
+  /// the heap's allocator, so they are as deterministic as allocate()'s. An
+  /// error naming the reason when the heap is exhausted or this process
+  /// already has a mapping at that address.
+  llvm::Expected<uint64_t> allocateHostVisible(uint64_t Size);
+  /// Frees a block from allocate() or allocateHostVisible().
   llvm::Error release(uint64_t Addr);
   /// Copies host -> device through the shared arena pages; `Dst` must lie in the arena.
   llvm::Error write(uint64_t Dst, const void *Src, uint64_t Size);
@@ -276,6 +285,12 @@ private:
   /// (LaunchMailbox::kBytes on). Null while no executor runs.
   char *Shared = nullptr;
   uint64_t SharedBytes = 0;
+  /// Our descriptor of that memfd, kept to map host-visible blocks; -1 while
+  /// no executor runs.
+  int MemoryFd = -1;
+  /// Host-visible blocks (allocateHostVisible): device address -> bytes
+  /// mapped here at that same address.
+  std::map<uint64_t, uint64_t> HostVisible;
   LaunchMailbox *Mailbox = nullptr;
   /// Launch slots: `FreeSlots` has bit i set while slot i of the mailbox is
   /// free (taken and given back without a lock: a launch that finds one free

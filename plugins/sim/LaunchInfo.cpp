@@ -1,0 +1,74 @@
+// ompsim sim plugin: launch geometry and stock's launch line (LaunchInfo.h).
+#include "LaunchInfo.h"
+
+#include "ompsim/Config.h"
+#include "ompsim/StockPluginInfo.h"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace ompsim::sim {
+
+namespace {
+
+/// A positive whole number from the environment, or 0 (libomp's reading of
+/// these variables is its own; an unreadable one counts as unset here).
+uint32_t positiveFromEnv(const char *Name) {
+  const char *V = std::getenv(Name);
+  if (!V || !*V)
+    return 0;
+  char *End = nullptr;
+  long N = std::strtol(V, &End, 10);
+  if (*End || N <= 0 || N > INT32_MAX)
+    return 0;
+  return uint32_t(N);
+}
+
+/// OpenMPIRBuilder's MaxThreads when the program names no thread_limit: a
+/// GPU default, not a limit (libompsim-device's threadsOf skips it too).
+constexpr int32_t kDefaultBlockSize = 256;
+
+} // namespace
+
+LaunchDefaults LaunchDefaults::fromEnvironment() {
+  LaunchDefaults D;
+  D.NumTeams = positiveFromEnv("OMP_NUM_TEAMS");
+  D.TeamsThreadLimit = positiveFromEnv("OMP_TEAMS_THREAD_LIMIT");
+  D.NumThreads = positiveFromEnv("OMP_NUM_THREADS");
+  D.ThreadBudget = ompsim::config().DeviceThreads;
+  cpu_set_t Set;
+  if (::sched_getaffinity(0, sizeof Set, &Set) == 0)
+    D.Processors = uint32_t(std::max(CPU_COUNT(&Set), 1));
+  return D;
+}
+
+LaunchShape launchShape(uint32_t NumTeams, uint32_t ThreadLimit,
+                        const std::optional<KernelConfiguration> &Env, const LaunchDefaults &Defaults) {
+  LaunchShape S;
+  int64_t Teams = NumTeams;
+  if (!Teams && Env)
+    Teams = std::max(Env->MaxTeams, 0);
+  if (Env && Env->MaxTeams > 0)
+    Teams = std::min<int64_t>(Teams, Env->MaxTeams);
+  if (!Teams) // libompsim-device gives a kernel with an environment 1 team
+    Teams = !Env && Defaults.NumTeams ? Defaults.NumTeams : 1;
+  S.Blocks = uint32_t(Teams);
+  int64_t Threads = ThreadLimit;
+  if (!Threads && Env && Env->MaxThreads > 0 && Env->MaxThreads != kDefaultBlockSize)
+    Threads = Env->MaxThreads;
+  if (!Threads)
+    Threads = Defaults.TeamsThreadLimit ? Defaults.TeamsThreadLimit
+                                        : std::max<uint32_t>(Defaults.Processors / S.Blocks, 1);
+  uint32_t Cap =
+      Defaults.NumThreads ? Defaults.NumThreads : std::max<uint32_t>(Defaults.ThreadBudget / S.Blocks, 1);
+  S.Threads = uint32_t(std::min<int64_t>(Threads, Cap));
+  return S;
+}
+
+const char *executionModeName(const std::optional<KernelConfiguration> &Env) {
+  return Env ? stock_plugin::executionModeName(Env->ExecMode) : "Generic";
+}
+
+} // namespace ompsim::sim

@@ -1,0 +1,61 @@
+// ompsim sim plugin: the launch geometry of a kernel, for the launch line stock's
+// plugins print under LIBOMPTARGET_INFO's plugin-kernel bit (ompsim/StockPluginInfo.h).
+#pragma once
+
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace ompsim::sim {
+
+/// The head of a kernel's `<kernel>_kernel_environment` (llvm::omp's
+/// ConfigurationEnvironmentTy, LLVM 22): flang-22 emits one for every kernel;
+/// clang-22's x86_64 kernels have none.
+struct KernelConfiguration {
+  uint8_t UseGenericStateMachine = 0;
+  uint8_t MayUseNestedParallelism = 0;
+  uint8_t ExecMode = 0;
+  int32_t MinThreads = 0;
+  int32_t MaxThreads = 0;
+  int32_t MinTeams = 0;
+  int32_t MaxTeams = 0;
+};
+
+/// What a launch does not say and the device decides: the user's libomp
+/// settings (0 when unset) and the processors the device's teams run on.
+struct LaunchDefaults {
+  uint32_t NumTeams = 0;         ///< OMP_NUM_TEAMS
+  uint32_t TeamsThreadLimit = 0; ///< OMP_TEAMS_THREAD_LIMIT
+  uint32_t NumThreads = 0;       ///< OMP_NUM_THREADS: caps a team's threads when set
+  uint32_t Processors = 1;       ///< CPUs this process may run on
+  uint32_t ThreadBudget = 256;   ///< threads the device runs at once (OMPSIM_DEVICE_THREADS)
+
+  /// From this process's environment, affinity and ompsim's configuration
+  /// (the executor inherits the environment and is given the budget).
+  static LaunchDefaults fromEnvironment();
+};
+
+/// Blocks (teams) and threads per block a launch runs with.
+struct LaunchShape {
+  uint32_t Blocks = 1;
+  uint32_t Threads = 1;
+};
+
+/// The teams and threads of a launch as the simulated device runs it: the
+/// launch's num_teams and thread_limit where given; else, for a kernel with a
+/// kernel environment (flang's), its MaxTeams and MaxThreads (as
+/// libompsim-device's __kmpc_target_init takes them); else libomp's defaults
+/// (OMP_NUM_TEAMS, for a kernel without an environment, or 1 team;
+/// OMP_TEAMS_THREAD_LIMIT or the processors shared among the teams, at least 1).
+/// A team's threads are capped by the thread budget shared among the teams
+/// (by OMP_NUM_THREADS instead when the user set it), at least 1.
+LaunchShape launchShape(uint32_t NumTeams, uint32_t ThreadLimit,
+                        const std::optional<KernelConfiguration> &Env, const LaunchDefaults &Defaults);
+
+/// Stock's name of a kernel's execution mode ("Generic" for a kernel without a
+/// kernel environment, as stock's host plugin says for clang's x86_64 kernels).
+const char *executionModeName(const std::optional<KernelConfiguration> &Env);
+
+} // namespace ompsim::sim

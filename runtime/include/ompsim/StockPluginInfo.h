@@ -1,0 +1,47 @@
+// The info lines stock libomptarget 22's plugins ("PluginInterface") print,
+// in their words: the one place these texts live, for every ompsim plugin.
+#pragma once
+
+#include "llvm/Frontend/OpenMP/OMPDeviceConstants.h"
+
+#include <cstdint>
+#include <fmt/format.h>
+#include <string>
+#include <string_view>
+
+namespace ompsim::stock_plugin {
+
+/// LIBOMPTARGET_INFO's bit for a plugin's kernel launch line (stock's
+/// OMP_INFOTYPE_PLUGIN_KERNEL).
+inline constexpr uint32_t kInfoPluginKernel = 0x10;
+
+/// Stock's name of a kernel environment's execution mode.
+inline const char *executionModeName(uint8_t ExecMode) {
+  using namespace llvm::omp;
+  switch (ExecMode) {
+  case OMP_TGT_EXEC_MODE_BARE:
+    return "BARE";
+  case OMP_TGT_EXEC_MODE_SPMD:
+    return "SPMD";
+  case OMP_TGT_EXEC_MODE_GENERIC:
+    return "Generic";
+  case OMP_TGT_EXEC_MODE_GENERIC_SPMD:
+    return "Generic-SPMD";
+  case OMP_TGT_EXEC_MODE_SPMD_NO_LOOP:
+    return "SPMD-No-Loop";
+  default:
+    return "Unknown";
+  }
+}
+
+/// The launch line, without the newline: `"PluginInterface" device 0 info:
+/// Launching kernel K with [B,1,1] blocks and [T,1,1] threads in Generic mode`
+/// (stock's INFO prefix quotes the plugin's debug name).
+inline std::string launchLine(int32_t DeviceId, std::string_view Kernel, uint32_t Blocks, uint32_t Threads,
+                              std::string_view Mode) {
+  return fmt::format("\"PluginInterface\" device {} info: Launching kernel {} with [{},1,1] blocks and "
+                     "[{},1,1] threads in {} mode",
+                     DeviceId, Kernel, Blocks, Threads, Mode);
+}
+
+} // namespace ompsim::stock_plugin
