@@ -29,6 +29,7 @@ class Cell:
     translate: str
     suite: str = None
     expectations: str = None   # --expectations FILE: used instead of the suite's own
+    map_check: bool = False    # --map-check: run CHECKED_BACKENDS under OMPSIM_CHECK=1
 
     @property
     def name(self):
@@ -76,6 +77,32 @@ def _kill_group(proc):
         os.killpg(proc.pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
+
+
+#: The columns --map-check runs under the map checker (docs/checker.md).
+CHECKED_BACKENDS = ("sim",)
+#: How each report of the map checker starts.
+CHECK_PREFIX = "ompsim: check: "
+
+
+def _checked(cell, env):
+    """Under --map-check, turns the map checker on in `env` for a checked column; True if it did."""
+    if not cell.map_check or cell.backend not in CHECKED_BACKENDS or "OMPSIM_CHECK" in env:
+        return False
+    env["OMPSIM_CHECK"] = "1"
+    return True
+
+
+def _check_reports(result, text):
+    """A passing cell that the map checker reported on fails: the report is a false alarm or a
+    real mapping bug, and either needs a look."""
+    if result.code != oc.PASS:
+        return result
+    lines = [ln for ln in text.splitlines() if ln.startswith(CHECK_PREFIX)]
+    if not lines:
+        return result
+    more = " (and %d more)" % (len(lines) - 1) if len(lines) > 1 else ""
+    return oc.Outcome(oc.FAIL, "the map checker reported: %s%s" % (lines[0], more), False)
 
 
 def run_cell(cell, out_root, workdir):
@@ -137,6 +164,7 @@ def _run(cell, out_root, workdir, record):
     for k, v in spec.env.items():
         env[k] = builder.substitute(v, source_dir, b.directory)
     args = [builder.substitute(a, source_dir, b.directory) for a in spec.args]
+    checked = _checked(cell, env)
     run_start = time.monotonic()
     run = execute([b.exe, *args], env, workdir, spec.timeout or DEFAULT_TIMEOUT,
                   merge_stderr=spec.style == "dejagnu")
@@ -146,8 +174,10 @@ def _run(cell, out_root, workdir, record):
     record["stdout_tail"] = run.stdout[-2000:]
     record["stderr_tail"] = run.stderr[-2000:]
     if spec.style == "dejagnu":
-        return oc.classify_dejagnu_run(spec, features, run)
-    return oc.classify_run(spec, features, run, lambda prefix, text: filecheck(spec.path, prefix, text))
+        result = oc.classify_dejagnu_run(spec, features, run)
+    else:
+        result = oc.classify_run(spec, features, run, lambda prefix, text: filecheck(spec.path, prefix, text))
+    return _check_reports(result, run.stdout + "\n" + run.stderr) if checked else result
 
 
 # --- lit --------------------------------------------------------------------------------
@@ -297,9 +327,11 @@ def _lit(cell, spec, features, image, workdir, record):
     plain_env = dict(os.environ)
     plain_env["PATH"] = paths.LLVM_BIN + os.pathsep + plain_env.get("PATH", "")
     run_env = backends.environment(cell.backend, plain_env)
+    checked = _checked(cell, run_env)
     record["compile_command"] = "\n".join(cmd for kind, cmd in steps if kind == "compile")
     timeout = spec.timeout or DEFAULT_TIMEOUT
     out = []
+    reports = []
     for kind, cmd in steps:
         step_start = time.monotonic()
         r = execute(["bash", "-o", "pipefail", "-c", cmd], plain_env if kind == "compile" else run_env, workdir,
@@ -311,13 +343,15 @@ def _lit(cell, spec, features, image, workdir, record):
         if kind == "compile" and r.exit_code != 0:
             return oc.classify_build(spec, features, False, r.stdout)
         if kind == "run":
+            reports.append(r.stdout)
             record["exit_code"] = r.exit_code
             if r.timed_out:
                 return oc.Outcome(oc.TIMEOUT, "no exit within the time limit (a hang is never an expected outcome)", False)
             if r.exit_code != 0:
                 shown = cmd.replace(os.path.dirname(tmp), "%T")
                 return oc.finish([oc.step_problem(shown, r)], spec.first_holding(spec.xfail, features))
-    return oc.finish([], spec.first_holding(spec.xfail, features))
+    result = oc.finish([], spec.first_holding(spec.xfail, features))
+    return _check_reports(result, "\n".join(reports)) if checked else result
 
 
 # --- compile-only GPU columns -------------------------------------------------------------

@@ -6,6 +6,8 @@
 #include "Runtime.h"
 #include "StockMessages.h"
 
+#include "../check/MapChecker.h"
+
 #include "ompsim/Trace.h"
 #include "ompsim/offload_abi.h"
 
@@ -14,6 +16,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 using namespace ompsim::host;
@@ -37,8 +40,22 @@ constexpr int OffloadFail = OMPSIM_OFFLOAD_FAIL;
   std::abort(); // not reached: both handlers end the process
 }
 
+/// The map checker's name for the construct at `Loc` (while it lives); nothing when it is off.
+std::optional<ompsim::check::ConstructScope> checkScope(const char *Kind, const ompsim_ident *Loc) {
+  if (!ompsim::check::enabled())
+    return std::nullopt;
+  std::string Where = stock::blockLocation(Loc);
+  if (Where == "unknown:0:0")
+    Where.clear();
+  return std::optional<ompsim::check::ConstructScope>(std::in_place, Kind, std::move(Where));
+}
+
 void dataCall(const ompsim_ident *Loc, DataOp Op, int64_t DeviceNum, int32_t N, void **Bases, void **Begins,
               int64_t *Sizes, int64_t *Types, void **Names, void **Mappers) {
+  auto Scope = checkScope(Op == DataOp::Begin ? "map-entering construct"
+                          : Op == DataOp::End ? "map-exiting construct"
+                                              : "target update",
+                          Loc);
   auto Args = makeMapArgs(N, Bases, Begins, Sizes, reinterpret_cast<const int64_t *>(Types), Names, Mappers);
   // Map errors (a missing present item, an extended section, a device copy
   // failure) are fatal whatever OMP_TARGET_OFFLOAD says, as upstream does.
@@ -91,6 +108,7 @@ int __tgt_target_kernel(ompsim_ident *Loc, int64_t DeviceNum, int32_t Teams, int
   if (Rt.runsOnHost(DeviceNum))
     return OffloadFail;
   bool LaunchFailure = false;
+  auto Scope = checkScope("target region", Loc);
   if (auto Err = Rt.targetKernel(DeviceNum, Teams, Threads, RegionId, Args, LaunchFailure)) {
     if (!LaunchFailure || Rt.policy() == OffloadPolicy::Mandatory)
       failConstruct(std::move(Err), Loc);

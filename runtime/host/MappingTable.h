@@ -4,9 +4,14 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
+
+namespace ompsim::check {
+struct BlockShadow;
+} // namespace ompsim::check
 
 namespace ompsim::host {
 
@@ -34,6 +39,8 @@ struct MapEntry {
   std::string Name;              ///< for traces and messages
   /// Attached pointers inside this block, keyed by host address of the pointer.
   std::map<uintptr_t, ShadowPointer> Shadows;
+  /// What the map checker keeps for this block (null when it is off).
+  std::shared_ptr<check::BlockShadow> Check;
 
   uint64_t size() const { return HstEnd - HstBegin; }
   bool isInfinite() const { return DynamicRef == Infinite; }

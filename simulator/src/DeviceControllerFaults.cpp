@@ -8,6 +8,7 @@
 #include "DeviceControllerImpl.h"
 
 #include "DeviceJit.h"
+#include "GuardedArena.h"
 #include "ImageSymbolTable.h"
 #include "LaunchMailbox.h"
 #include "Protocol.h"
@@ -187,9 +188,12 @@ std::string DeviceController::describeDeath(int Status, const std::string &Conte
                          F.Addr, HostSymbolText(F.Addr), Where);
     if (F.Signo == SIGSEGV && F.Rip == F.Addr && F.Addr < 4096)
       return fmt::format("{}{} called a null function pointer (0x{:x})", Dev, Context, F.Addr);
-    if (F.Signo == SIGSEGV || F.Signo == SIGBUS)
-      return fmt::format("{}{}: {} ({}) at address 0x{:x}, instruction at {}", Dev, Context, faultKind(F),
-                         signalName(F.Signo), F.Addr, Where);
+    if (F.Signo == SIGSEGV || F.Signo == SIGBUS) {
+      // Under the map checker, a guard page or a quarantined block says why.
+      std::string Guard = Guarded ? Guarded->describe(F.Addr) : std::string();
+      return fmt::format("{}{}: {} ({}) at address 0x{:x}{}, instruction at {}", Dev, Context, faultKind(F),
+                         signalName(F.Signo), F.Addr, Guard.empty() ? Guard : ", " + Guard, Where);
+    }
     return fmt::format("{}{}: {} ({}) at {}", Dev, Context, faultKind(F), signalName(F.Signo), Where);
   }
   if (Status == -1)

@@ -257,6 +257,8 @@ Error DeviceController::launch(uint64_t Entry, ArrayRef<uint64_t> Args, uint32_t
   if (Args.size() > LaunchMailbox::kMaxArgs)
     return makeError(fmt::format("device {}: {} takes {} arguments; the simulated device passes at most {}",
                                  Opts.DeviceId, Context(), Args.size(), LaunchMailbox::kMaxArgs));
+  if (auto Err = applyProtections())
+    return Err;
   LaunchMailbox &Mb = *Mailbox;
   Mb.Entry = Entry;
   Mb.Teams = NumTeams;

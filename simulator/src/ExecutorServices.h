@@ -199,6 +199,7 @@ OMPSIM_WRAPPER_DECL(allocCodeWrapper);
 OMPSIM_WRAPPER_DECL(callVoidWrapper);
 OMPSIM_WRAPPER_DECL(setFptrTableWrapper);
 OMPSIM_WRAPPER_DECL(translateLogWrapper);
+OMPSIM_WRAPPER_DECL(protectWrapper);
 
 /// Runs a kernel on the calling (device) thread.
 Error runKernel(uint64_t Fn, ArrayRef<uint64_t> Args, uint32_t Teams, uint32_t Threads, int32_t Device);

@@ -1,0 +1,108 @@
+// ompsim runtime: the map checker (`ompsim run --check`, OMPSIM_CHECK).
+//
+// It watches the map-clause processor's transfers, allocations and removals
+// and reports mapping bugs that stock libomptarget and GPUs run silently, one
+// "ompsim: check: ..." line each (docs/checker.md). It never changes what a
+// correct program computes.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ompsim::host {
+struct MapEntry;
+class DeviceMemory;
+class MappingTable;
+} // namespace ompsim::host
+
+namespace ompsim::check {
+
+/// True when OMPSIM_CHECK asks for the checker (report or strict).
+bool enabled();
+
+/// What the checker keeps for one mapped block: the value both copies held
+/// when they were last made equal, byte by byte.
+struct BlockShadow {
+  /// Synced[i]: the value host and device copies of byte i held after the
+  /// last transfer of it; meaningful where Known[i] is 1.
+  std::vector<uint8_t> Synced;
+  std::vector<uint8_t> Known;
+  /// What the device memory held before the checker poisoned it; a copy-back
+  /// of bytes the device never wrote gets these back, so results stay as
+  /// they would be without the checker.
+  std::vector<uint8_t> Original;
+  uint64_t CreatedIn = 0;    ///< serial of the construct that created the block
+  std::string CreatedBy;     ///< that construct, for messages
+  bool LeftByMapper = false; ///< created by a declare mapper's first component (never released, stock)
+};
+
+/// Names the construct whose map clauses the current thread processes, for
+/// the checker's messages, while it lives. `Kind` is "target region",
+/// "target update"...; `Location` is "file:line:col" or "".
+class ConstructScope {
+public:
+  ConstructScope(std::string Kind, std::string Location);
+  ~ConstructScope();
+  ConstructScope(const ConstructScope &) = delete;
+  ConstructScope &operator=(const ConstructScope &) = delete;
+
+private:
+  std::string SavedKind, SavedLocation;
+  uint64_t SavedSerial;
+};
+
+/// Adds the kernel's name to the current target region ("main_l15").
+void setRegionKernel(std::string_view KernelName);
+
+/// How a map item is named in reports: the variable as the map clause spells
+/// it (clang's map names), else the block's name, else the host address.
+std::string itemName(const void *MapName, const host::MapEntry &Entry, uintptr_t Host);
+
+/// A block was just allocated for `Entry`: its device memory is filled with
+/// the poison pattern (what it held is kept to restore on copy-back).
+/// `Poison` is false when the whole block is copied to the device at once.
+void onCreate(host::MapEntry &Entry, host::DeviceMemory &Memory, bool Poison);
+
+/// `Entry`, new in this construct, was created by a declare mapper's first
+/// component, which stock never releases.
+void markLeftByMapper(host::MapEntry &Entry);
+
+/// [Begin, Begin+Size) of `Entry` was copied to the device.
+void onCopiedTo(host::MapEntry &Entry, uintptr_t Begin, uint64_t Size);
+
+/// [Begin, Begin+Size) of `Entry` was copied back to the host (shadow pointers
+/// already restored): bytes the device never wrote are reported and get
+/// their pre-checker value back.
+void onCopiedFrom(host::MapEntry &Entry, host::DeviceMemory &Memory, uintptr_t Begin, uint64_t Size,
+                  const void *MapName);
+
+/// A target region uses [Begin, Begin+Size) of a block that was present
+/// before it and that it does not copy to the device: reported when the host
+/// copy changed since the last transfer.
+void onPresentUse(host::MapEntry &Entry, uintptr_t Begin, uint64_t Size, const void *MapName);
+
+/// `Entry` is about to be removed (its counts reached zero): reported when its
+/// device copy differs from what was last copied to or from it.
+void onRemove(host::MapEntry &Entry, host::DeviceMemory &Memory);
+
+/// A kernel failed with `Message`: when the simulator says the address lies
+/// past the end of a device block (its guard page) or in a freed one (its
+/// quarantine), reports the map item that block belongs or belonged to.
+/// `Table` is the device's mapping table (its lock held).
+void onKernelFault(const std::string &Message, host::MappingTable &Table, int32_t DeviceNumber);
+
+/// A block still mapped at exit on device `DeviceNumber`.
+void onLeftAtExit(const host::MapEntry &Entry, int32_t DeviceNumber);
+
+/// True when the mode is strict, something was reported and the program
+/// exits with status `Status` 0: the caller then ends the process with
+/// status 1. Prints the line that says so.
+bool failsStrict(int Status);
+
+/// Number of reports so far.
+uint64_t reportCount();
+
+} // namespace ompsim::check
