@@ -123,22 +123,52 @@ bool clamp(const host::MapEntry &Entry, uintptr_t &Begin, uint64_t &Size) {
   return true;
 }
 
+/// Calls F(begin, end) for each known range of `Shadow` inside [From, To), in order.
+template <typename CallbackT>
+void forEachKnown(const BlockShadow &Shadow, uint64_t From, uint64_t To, CallbackT &&F) {
+  auto It = Shadow.Known.upper_bound(From);
+  if (It != Shadow.Known.begin())
+    --It;
+  for (; It != Shadow.Known.end() && It->first < To; ++It) {
+    uint64_t B = std::max(It->first, From), E = std::min(It->second, To);
+    if (B < E)
+      F(B, E);
+  }
+}
+
 /// The first byte offset in [From, To) of the block where the known shadow
 /// differs from `Now` (indexed from `From`), skipping attached pointers; or -1.
 int64_t firstDifference(const BlockShadow &Shadow, const std::vector<uint8_t> &Skip, uint64_t From,
                         uint64_t To, const uint8_t *Now) {
-  for (uint64_t I = From; I < To; ++I) {
-    if (!Shadow.Known[I] || (!Skip.empty() && Skip[I]))
-      continue;
-    if (Shadow.Synced[I] != Now[I - From])
-      return static_cast<int64_t>(I);
-  }
-  return -1;
+  int64_t First = -1;
+  forEachKnown(Shadow, From, To, [&](uint64_t B, uint64_t E) {
+    if (First >= 0 || std::memcmp(Shadow.Synced.get() + B, Now + (B - From), E - B) == 0)
+      return;
+    for (uint64_t I = B; I < E && First < 0; ++I)
+      if ((Skip.empty() || !Skip[I]) && Shadow.Synced[I] != Now[I - From])
+        First = static_cast<int64_t>(I);
+  });
+  return First;
 }
 
 } // namespace
 
 bool enabled() { return config().Check != 0; }
+
+void BlockShadow::markKnown(uint64_t From, uint64_t To) {
+  if (From >= To)
+    return;
+  // Merge with every range that overlaps or touches [From, To).
+  auto It = Known.upper_bound(From);
+  if (It != Known.begin() && std::prev(It)->second >= From)
+    --It;
+  while (It != Known.end() && It->first <= To) {
+    From = std::min(From, It->first);
+    To = std::max(To, It->second);
+    It = Known.erase(It);
+  }
+  Known.emplace(From, To);
+}
 
 ConstructScope::ConstructScope(std::string Kind, std::string Location)
     : SavedKind(std::move(Current.Kind)), SavedLocation(std::move(Current.Location)),
@@ -183,8 +213,8 @@ void onCreate(host::MapEntry &Entry, host::DeviceMemory &Memory, bool Poison) {
     return;
   auto Shadow = std::make_shared<BlockShadow>();
   uint64_t Size = Entry.size();
-  Shadow->Synced.assign(Size, 0);
-  Shadow->Known.assign(Size, 0);
+  // Not zeroed: only the known ranges are read, after a transfer wrote them.
+  Shadow->Synced.reset(new uint8_t[Size ? Size : 1]);
   Shadow->CreatedIn = Current.Serial;
   Shadow->CreatedBy = region();
   if (Poison && Size) {
@@ -215,8 +245,8 @@ void onCopiedTo(host::MapEntry &Entry, uintptr_t Begin, uint64_t Size) {
     return;
   BlockShadow &Shadow = *Entry.Check;
   uint64_t Off = Begin - Entry.HstBegin;
-  std::memcpy(Shadow.Synced.data() + Off, reinterpret_cast<const void *>(Begin), Size);
-  std::fill_n(Shadow.Known.begin() + static_cast<int64_t>(Off), Size, 1);
+  std::memcpy(Shadow.Synced.get() + Off, reinterpret_cast<const void *>(Begin), Size);
+  Shadow.markKnown(Off, Off + Size);
 }
 
 void onCopiedFrom(host::MapEntry &Entry, host::DeviceMemory &Memory, uintptr_t Begin, uint64_t Size,
@@ -229,19 +259,28 @@ void onCopiedFrom(host::MapEntry &Entry, host::DeviceMemory &Memory, uintptr_t B
   // Runs of bytes that hold the poison still were never written by the
   // device (bytes a transfer made known are the host's or the device's).
   std::vector<std::pair<uint64_t, uint64_t>> Runs;
-  if (!Shadow.Original.empty()) {
-    for (uint64_t I = From; I < To;) {
-      if (Shadow.Known[I] || Host[I - From] != poisonAt(I)) {
+  auto ScanGap = [&](uint64_t GapBegin, uint64_t GapEnd) {
+    for (uint64_t I = GapBegin; I < GapEnd;) {
+      if (Host[I - From] != poisonAt(I)) {
         ++I;
         continue;
       }
       uint64_t J = I;
-      while (J < To && !Shadow.Known[J] && Host[J - From] == poisonAt(J))
+      while (J < GapEnd && Host[J - From] == poisonAt(J))
         ++J;
       if (J - I >= kMinPoisonRun)
         Runs.emplace_back(I, J);
       I = J;
     }
+  };
+  if (!Shadow.Original.empty()) {
+    // Only bytes no transfer made known can still hold the poison.
+    uint64_t Next = From;
+    forEachKnown(Shadow, From, To, [&](uint64_t B, uint64_t E) {
+      ScanGap(Next, B);
+      Next = E;
+    });
+    ScanGap(Next, To);
   }
   uint64_t Bytes = 0;
   for (auto [RunBegin, RunEnd] : Runs) {
@@ -261,8 +300,8 @@ void onCopiedFrom(host::MapEntry &Entry, host::DeviceMemory &Memory, uintptr_t B
                        Range, describe(Name, Entry.HstBegin, Entry.size()), Memory.deviceNumber(), region(),
                        clauseName(Name)));
   }
-  std::memcpy(Shadow.Synced.data() + From, Host, Size);
-  std::fill_n(Shadow.Known.begin() + static_cast<int64_t>(From), Size, 1);
+  std::memcpy(Shadow.Synced.get() + From, Host, Size);
+  Shadow.markKnown(From, To);
 }
 
 void onPresentUse(host::MapEntry &Entry, uintptr_t Begin, uint64_t Size, const void *MapName) {
@@ -298,7 +337,8 @@ void onRemove(host::MapEntry &Entry, host::DeviceMemory &Memory) {
     std::lock_guard<std::mutex> Guard(UnmappedLock);
     if (UnmappedBlocks.count(Entry.TgtBegin) == 0)
       UnmappedOrder.push_back(Entry.TgtBegin);
-    UnmappedBlocks[Entry.TgtBegin] = Unmapped{Entry.Name, Entry.HstBegin, Entry.size(), region()};
+    UnmappedBlocks[Entry.TgtBegin] =
+        Unmapped{itemName(nullptr, Entry, Entry.HstBegin), Entry.HstBegin, Entry.size(), region()};
     while (UnmappedOrder.size() > kUnmappedKept) {
       UnmappedBlocks.erase(UnmappedOrder.front());
       UnmappedOrder.pop_front();
@@ -308,7 +348,7 @@ void onRemove(host::MapEntry &Entry, host::DeviceMemory &Memory) {
   // region) says by its own map type that the device's writes are scratch.
   if (Shadow.CreatedIn == Current.Serial)
     return;
-  if (std::find(Shadow.Known.begin(), Shadow.Known.end(), 1) == Shadow.Known.end())
+  if (Shadow.Known.empty())
     return;
   std::vector<uint8_t> Device(Entry.size());
   if (auto Err = Memory.retrieve(Device.data(), Entry.TgtBegin, Entry.size())) {
@@ -319,7 +359,7 @@ void onRemove(host::MapEntry &Entry, host::DeviceMemory &Memory) {
   int64_t At = firstDifference(Shadow, Skip, 0, Entry.size(), Device.data());
   if (At < 0)
     return;
-  std::string Name = Entry.Name;
+  std::string Name = itemName(nullptr, Entry, Entry.HstBegin);
   report("dropped device writes", Name, Entry.HstBegin,
          fmt::format("the device copy of {} was changed on device {} (first at byte {}) after it was last "
                      "copied, and {} ends its mapping (mapped by {}) without copying it back; fix: map it "
@@ -350,7 +390,7 @@ void onKernelFault(const std::string &Message, host::MappingTable &Table, int32_
     });
     if (!Found)
       return;
-    std::string Name = Found->Name;
+    std::string Name = itemName(nullptr, *Found, Found->HstBegin);
     report(
         "out of section", Name, Found->HstBegin,
         fmt::format("{} read or wrote byte {} of the device copy of {} on device {}, past the end of the "
@@ -383,7 +423,7 @@ void onLeftAtExit(const host::MapEntry &Entry, int32_t DeviceNumber) {
     return;
   Construct Saved = Current;
   Current = Construct{"program's exit", "", "", 0};
-  std::string Name = Entry.Name;
+  std::string Name = itemName(nullptr, Entry, Entry.HstBegin);
   report("leak", Name, Entry.HstBegin,
          fmt::format("{} is still mapped on device {} at exit (reference count {}, mapped by {}); fix: end "
                      "the mapping with 'target exit data map(release: {})' (or 'delete')",

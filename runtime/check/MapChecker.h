@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -27,9 +28,14 @@ bool enabled();
 /// when they were last made equal, byte by byte.
 struct BlockShadow {
   /// Synced[i]: the value host and device copies of byte i held after the
-  /// last transfer of it; meaningful where Known[i] is 1.
-  std::vector<uint8_t> Synced;
-  std::vector<uint8_t> Known;
+  /// last transfer of it; meaningful inside the Known ranges only.
+  std::unique_ptr<uint8_t[]> Synced;
+  /// The byte ranges [begin, end) (offsets in the block) a transfer made
+  /// known, disjoint and not touching, by begin.
+  std::map<uint64_t, uint64_t> Known;
+
+  /// Adds [From, To) to the known ranges.
+  void markKnown(uint64_t From, uint64_t To);
   /// What the device memory held before the checker poisoned it; a copy-back
   /// of bytes the device never wrote gets these back, so results stay as
   /// they would be without the checker.

@@ -26,6 +26,7 @@ KEY_FIELDS = {
     ("translate", "translate"): ("device", "kernel", "host_ptr"),
     ("translate", "summary"): ("device", "kernel"),
     ("fault", "error"): ("message",),
+    ("check", "report"): ("check", "name", "region"),
 }
 DEFAULT_KEY_FIELDS = ("device", "owner", "index", "name", "image", "kernel", "function", "plugin", "host")
 
