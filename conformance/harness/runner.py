@@ -85,9 +85,14 @@ CHECKED_BACKENDS = ("sim",)
 CHECK_PREFIX = "ompsim: check: "
 
 
+def _map_checked(cell):
+    """Whether `cell` runs under the map checker (the `map-check` feature)."""
+    return bool(cell.map_check) and cell.backend in CHECKED_BACKENDS
+
+
 def _checked(cell, env):
     """Under --map-check, turns the map checker on in `env` for a checked column; True if it did."""
-    if not cell.map_check or cell.backend not in CHECKED_BACKENDS or "OMPSIM_CHECK" in env:
+    if not _map_checked(cell) or "OMPSIM_CHECK" in env:
         return False
     env["OMPSIM_CHECK"] = "1"
     return True
@@ -126,7 +131,7 @@ def _run(cell, out_root, workdir, record):
         if cell.suite and isinstance(e, HeaderError):
             # A suite's test that even lit cannot read is not run where its expectations line says so.
             language = suites.LANGUAGES.get(os.path.splitext(cell.program)[1])
-            features = backend_features(cell.backend, cell.translate, language)
+            features = backend_features(cell.backend, cell.translate, language, map_check=_map_checked(cell))
             reason = suites.unsupported_by_expectations(cell.program, cell.suite, features, cell.expectations)
             if reason:
                 return oc.Outcome(oc.UNSUPPORTED, "malformed header (%s); %s" % (e, reason), True)
@@ -143,7 +148,8 @@ def _run(cell, out_root, workdir, record):
     prefix, device_runtime, why = builder.toolchain(spec.language, cell.translate, image)
     if why:
         return oc.Outcome(oc.UNAVAILABLE, why, True)
-    features = backend_features(cell.backend, cell.translate, spec.language, device_runtime)
+    features = backend_features(cell.backend, cell.translate, spec.language, device_runtime,
+                                map_check=_map_checked(cell))
     pre = oc.classify_preconditions(spec, features)
     if pre:
         return pre

@@ -40,6 +40,9 @@ struct Construct {
   uint64_t Serial = 0;
 };
 thread_local Construct Current;
+/// The kinds the ABI layer names (runtime/host/Api.cpp).
+constexpr std::string_view kRegion = "target region";
+constexpr std::string_view kExiting = "map-exiting construct";
 std::atomic<uint64_t> NextSerial{1};
 
 /// A block whose mapping ended, kept to name a use after unmap.
@@ -217,6 +220,7 @@ void onCreate(host::MapEntry &Entry, host::DeviceMemory &Memory, bool Poison) {
   Shadow->Synced.reset(new uint8_t[Size ? Size : 1]);
   Shadow->CreatedIn = Current.Serial;
   Shadow->CreatedBy = region();
+  Shadow->ByRegion = Current.Kind == kRegion;
   if (Poison && Size) {
     Shadow->Original.resize(Size);
     if (auto Err = Memory.retrieve(Shadow->Original.data(), Entry.TgtBegin, Size)) {
@@ -418,8 +422,13 @@ void onKernelFault(const std::string &Message, host::MappingTable &Table, int32_
                      clauseName(U.Name)));
 }
 
+void onExitItem(host::MapEntry &Entry) {
+  if (Entry.Check && Current.Kind == kExiting)
+    Entry.Check->SeenAtExit = true;
+}
+
 void onLeftAtExit(const host::MapEntry &Entry, int32_t DeviceNumber) {
-  if (!Entry.Check || Entry.Check->LeftByMapper)
+  if (!Entry.Check || Entry.Check->LeftByMapper || Entry.Check->SeenAtExit || Entry.Check->ByRegion)
     return;
   Construct Saved = Current;
   Current = Construct{"program's exit", "", "", 0};

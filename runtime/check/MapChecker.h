@@ -43,6 +43,12 @@ struct BlockShadow {
   uint64_t CreatedIn = 0;    ///< serial of the construct that created the block
   std::string CreatedBy;     ///< that construct, for messages
   bool LeftByMapper = false; ///< created by a declare mapper's first component (never released, stock)
+  /// A map-exiting construct named the block: a count left at exit is then
+  /// stock's counting (members, pointees counted twice), not a missing exit.
+  bool SeenAtExit = false;
+  /// Created by a target region, whose end ends all its maps: a count left
+  /// is stock's counting too.
+  bool ByRegion = false;
 };
 
 /// Names the construct whose map clauses the current thread processes, for
@@ -100,7 +106,11 @@ void onRemove(host::MapEntry &Entry, host::DeviceMemory &Memory);
 /// `Table` is the device's mapping table (its lock held).
 void onKernelFault(const std::string &Message, host::MappingTable &Table, int32_t DeviceNumber);
 
-/// A block still mapped at exit on device `DeviceNumber`.
+/// A construct released an item of `Entry` (only map-exiting constructs count).
+void onExitItem(host::MapEntry &Entry);
+
+/// A block still mapped at exit on device `DeviceNumber`: reported when no
+/// map-exiting construct ever named it (a missing `target exit data`).
 void onLeftAtExit(const host::MapEntry &Entry, int32_t DeviceNumber);
 
 /// True when the mode is strict, something was reported and the program

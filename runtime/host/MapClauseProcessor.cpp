@@ -456,6 +456,7 @@ llvm::Error MapClauseProcessor::exitList(const std::vector<MapArg> &Args, bool F
       continue; // nothing to release (zero-length or never mapped)
     }
     MapEntry &E = *Found.Entry;
+    check::onExitItem(E);
     bool Hold = has(Arg.Type, flag::OmpxHold);
     bool Del = has(Arg.Type, flag::Delete);
     bool Pointee = has(Arg.Type, flag::PtrAndObj);
