@@ -211,7 +211,7 @@ std::string itemName(const void *MapName, const host::MapEntry &Entry, uintptr_t
   return Name.empty() ? Entry.Name : Name;
 }
 
-void onCreate(host::MapEntry &Entry, host::DeviceMemory &Memory, bool Poison) {
+void onCreate(host::MapEntry &Entry, host::DeviceMemory &Memory, bool Poison, bool MovesData) {
   if (!enabled())
     return;
   auto Shadow = std::make_shared<BlockShadow>();
@@ -221,6 +221,7 @@ void onCreate(host::MapEntry &Entry, host::DeviceMemory &Memory, bool Poison) {
   Shadow->CreatedIn = Current.Serial;
   Shadow->CreatedBy = region();
   Shadow->ByRegion = Current.Kind == kRegion;
+  Shadow->MovesData = MovesData;
   if (Poison && Size) {
     Shadow->Original.resize(Size);
     if (auto Err = Memory.retrieve(Shadow->Original.data(), Entry.TgtBegin, Size)) {
@@ -428,7 +429,8 @@ void onExitItem(host::MapEntry &Entry) {
 }
 
 void onLeftAtExit(const host::MapEntry &Entry, int32_t DeviceNumber) {
-  if (!Entry.Check || Entry.Check->LeftByMapper || Entry.Check->SeenAtExit || Entry.Check->ByRegion)
+  const BlockShadow *S = Entry.Check.get();
+  if (!S || S->LeftByMapper || S->SeenAtExit || S->ByRegion || !S->MovesData)
     return;
   Construct Saved = Current;
   Current = Construct{"program's exit", "", "", 0};

@@ -49,6 +49,9 @@ struct BlockShadow {
   /// Created by a target region, whose end ends all its maps: a count left
   /// is stock's counting too.
   bool ByRegion = false;
+  /// Created by an item that moves data (`to` or `from`), as a user's map
+  /// clause does; clang's own items for a struct's storage move nothing.
+  bool MovesData = false;
 };
 
 /// Names the construct whose map clauses the current thread processes, for
@@ -75,8 +78,9 @@ std::string itemName(const void *MapName, const host::MapEntry &Entry, uintptr_t
 
 /// A block was just allocated for `Entry`: its device memory is filled with
 /// the poison pattern (what it held is kept to restore on copy-back).
-/// `Poison` is false when the whole block is copied to the device at once.
-void onCreate(host::MapEntry &Entry, host::DeviceMemory &Memory, bool Poison);
+/// `Poison` is false when the whole block is copied to the device at once;
+/// `MovesData`: the item that created it maps `to` or `from`.
+void onCreate(host::MapEntry &Entry, host::DeviceMemory &Memory, bool Poison, bool MovesData);
 
 /// `Entry`, new in this construct, was created by a declare mapper's first
 /// component, which stock never releases.

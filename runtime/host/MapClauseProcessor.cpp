@@ -262,7 +262,8 @@ llvm::Expected<MapClauseProcessor::Mapped> MapClauseProcessor::mapOne(const MapA
   NewAllocations.emplace_back(Begin, Size);
   // A block copied whole right away needs no poison.
   if (check::enabled())
-    check::onCreate(Inserted, Memory, /*Poison=*/!CopyTo);
+    check::onCreate(Inserted, Memory, /*Poison=*/!CopyTo,
+                    /*MovesData=*/has(Arg.Type, flag::To) || has(Arg.Type, flag::From));
   Out.Entry = &Inserted;
   Out.TgtBegin = Inserted.TgtBegin;
   OMPSIM_TRACE_EVENT(Cat::Map, "enter")
