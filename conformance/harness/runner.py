@@ -98,16 +98,17 @@ def _checked(cell, env):
     return True
 
 
-def _check_reports(result, text):
+def _check_reports(result, text, xfail):
     """A passing cell that the map checker reported on fails: the report is a false alarm or a
-    real mapping bug, and either needs a look."""
-    if result.code != oc.PASS:
+    real mapping bug, and either needs a look. Under an XFAIL (`XFAIL map-check -- <the
+    bug>`), the report is the expected failure."""
+    if result.code not in (oc.PASS, oc.XPASS):
         return result
     lines = [ln for ln in text.splitlines() if ln.startswith(CHECK_PREFIX)]
     if not lines:
         return result
     more = " (and %d more)" % (len(lines) - 1) if len(lines) > 1 else ""
-    return oc.Outcome(oc.FAIL, "the map checker reported: %s%s" % (lines[0], more), False)
+    return oc.finish(["the map checker reported: %s%s" % (lines[0], more)], xfail)
 
 
 def run_cell(cell, out_root, workdir):
@@ -183,7 +184,9 @@ def _run(cell, out_root, workdir, record):
         result = oc.classify_dejagnu_run(spec, features, run)
     else:
         result = oc.classify_run(spec, features, run, lambda prefix, text: filecheck(spec.path, prefix, text))
-    return _check_reports(result, run.stdout + "\n" + run.stderr) if checked else result
+    if not checked:
+        return result
+    return _check_reports(result, run.stdout + "\n" + run.stderr, spec.first_holding(spec.xfail, features))
 
 
 # --- lit --------------------------------------------------------------------------------
@@ -357,7 +360,9 @@ def _lit(cell, spec, features, image, workdir, record):
                 shown = cmd.replace(os.path.dirname(tmp), "%T")
                 return oc.finish([oc.step_problem(shown, r)], spec.first_holding(spec.xfail, features))
     result = oc.finish([], spec.first_holding(spec.xfail, features))
-    return _check_reports(result, "\n".join(reports)) if checked else result
+    if not checked:
+        return result
+    return _check_reports(result, "\n".join(reports), spec.first_holding(spec.xfail, features))
 
 
 # --- compile-only GPU columns -------------------------------------------------------------
