@@ -39,10 +39,16 @@ struct Construct {
   std::string Kernel;
   uint64_t Serial = 0;
 };
-thread_local Construct Current;
+/// Never destroyed: the leak report runs in an exit handler, after the main
+/// thread's thread_local objects are gone.
+Construct &currentConstruct() {
+  thread_local Construct *C = new Construct();
+  return *C;
+}
 /// The kinds the ABI layer names (runtime/host/Api.cpp).
 constexpr std::string_view kRegion = "target region";
 constexpr std::string_view kExiting = "map-exiting construct";
+constexpr std::string_view kUpdate = "target update";
 std::atomic<uint64_t> NextSerial{1};
 
 /// A block whose mapping ended, kept to name a use after unmap.
@@ -64,11 +70,11 @@ std::set<std::string> Reported; ///< reports already printed (a loop reports onc
 
 /// "the target region main_l15 at f.c:15:1".
 std::string region() {
-  std::string Text = "the " + Current.Kind;
-  if (!Current.Kernel.empty())
-    Text += " " + Current.Kernel;
-  if (!Current.Location.empty())
-    Text += " at " + Current.Location;
+  std::string Text = "the " + currentConstruct().Kind;
+  if (!currentConstruct().Kernel.empty())
+    Text += " " + currentConstruct().Kernel;
+  if (!currentConstruct().Location.empty())
+    Text += " at " + currentConstruct().Location;
   return Text;
 }
 
@@ -174,19 +180,19 @@ void BlockShadow::markKnown(uint64_t From, uint64_t To) {
 }
 
 ConstructScope::ConstructScope(std::string Kind, std::string Location)
-    : SavedKind(std::move(Current.Kind)), SavedLocation(std::move(Current.Location)),
-      SavedSerial(Current.Serial) {
-  Current.Kind = std::move(Kind);
-  Current.Location = std::move(Location);
-  Current.Kernel.clear();
-  Current.Serial = NextSerial.fetch_add(1);
+    : SavedKind(std::move(currentConstruct().Kind)), SavedLocation(std::move(currentConstruct().Location)),
+      SavedSerial(currentConstruct().Serial) {
+  currentConstruct().Kind = std::move(Kind);
+  currentConstruct().Location = std::move(Location);
+  currentConstruct().Kernel.clear();
+  currentConstruct().Serial = NextSerial.fetch_add(1);
 }
 
 ConstructScope::~ConstructScope() {
-  Current.Kind = std::move(SavedKind);
-  Current.Location = std::move(SavedLocation);
-  Current.Kernel.clear();
-  Current.Serial = SavedSerial;
+  currentConstruct().Kind = std::move(SavedKind);
+  currentConstruct().Location = std::move(SavedLocation);
+  currentConstruct().Kernel.clear();
+  currentConstruct().Serial = SavedSerial;
 }
 
 void setRegionKernel(std::string_view KernelName) {
@@ -202,7 +208,7 @@ void setRegionKernel(std::string_view KernelName) {
       S.remove_prefix(Us + 1);
     }
   }
-  Current.Kernel = std::string(S);
+  currentConstruct().Kernel = std::string(S);
 }
 
 std::string itemName(const void *MapName, const host::MapEntry &Entry, uintptr_t Host) {
@@ -218,9 +224,9 @@ void onCreate(host::MapEntry &Entry, host::DeviceMemory &Memory, bool Poison, bo
   uint64_t Size = Entry.size();
   // Not zeroed: only the known ranges are read, after a transfer wrote them.
   Shadow->Synced.reset(new uint8_t[Size ? Size : 1]);
-  Shadow->CreatedIn = Current.Serial;
+  Shadow->CreatedIn = currentConstruct().Serial;
   Shadow->CreatedBy = region();
-  Shadow->ByRegion = Current.Kind == kRegion;
+  Shadow->ByRegion = currentConstruct().Kind == kRegion;
   Shadow->MovesData = MovesData;
   if (Poison && Size) {
     Shadow->Original.resize(Size);
@@ -307,6 +313,8 @@ void onCopiedFrom(host::MapEntry &Entry, host::DeviceMemory &Memory, uintptr_t B
   }
   std::memcpy(Shadow.Synced.get() + From, Host, Size);
   Shadow.markKnown(From, To);
+  if (currentConstruct().Kind == kUpdate)
+    Shadow.UpdatedFrom = true;
 }
 
 void onPresentUse(host::MapEntry &Entry, uintptr_t Begin, uint64_t Size, const void *MapName) {
@@ -351,7 +359,7 @@ void onRemove(host::MapEntry &Entry, host::DeviceMemory &Memory) {
   }
   // A block mapped and unmapped by one construct (map(to:) on a target
   // region) says by its own map type that the device's writes are scratch.
-  if (Shadow.CreatedIn == Current.Serial)
+  if (Shadow.CreatedIn == currentConstruct().Serial || Shadow.UpdatedFrom)
     return;
   if (Shadow.Known.empty())
     return;
@@ -424,7 +432,7 @@ void onKernelFault(const std::string &Message, host::MappingTable &Table, int32_
 }
 
 void onExitItem(host::MapEntry &Entry) {
-  if (Entry.Check && Current.Kind == kExiting)
+  if (Entry.Check && currentConstruct().Kind == kExiting)
     Entry.Check->SeenAtExit = true;
 }
 
@@ -432,15 +440,15 @@ void onLeftAtExit(const host::MapEntry &Entry, int32_t DeviceNumber) {
   const BlockShadow *S = Entry.Check.get();
   if (!S || S->LeftByMapper || S->SeenAtExit || S->ByRegion || !S->MovesData)
     return;
-  Construct Saved = Current;
-  Current = Construct{"program's exit", "", "", 0};
+  Construct Saved = currentConstruct();
+  currentConstruct() = Construct{"program's exit", "", "", 0};
   std::string Name = itemName(nullptr, Entry, Entry.HstBegin);
   report("leak", Name, Entry.HstBegin,
          fmt::format("{} is still mapped on device {} at exit (reference count {}, mapped by {}); fix: end "
                      "the mapping with 'target exit data map(release: {})' (or 'delete')",
                      describe(Name, Entry.HstBegin, Entry.size()), DeviceNumber, Entry.totalRef(),
                      Entry.Check->CreatedBy, clauseName(Name)));
-  Current = Saved;
+  currentConstruct() = Saved;
 }
 
 bool failsStrict(int Status) {

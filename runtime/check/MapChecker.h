@@ -49,6 +49,9 @@ struct BlockShadow {
   /// Created by a target region, whose end ends all its maps: a count left
   /// is stock's counting too.
   bool ByRegion = false;
+  /// A `target update from` copied part of it back: the program chose what
+  /// to keep of the device's writes, so the rest is not reported as dropped.
+  bool UpdatedFrom = false;
   /// Created by an item that moves data (`to` or `from`), as a user's map
   /// clause does; clang's own items for a struct's storage move nothing.
   bool MovesData = false;
