@@ -64,6 +64,10 @@ std::deque<uint64_t> UnmappedOrder;
 /// As many as the simulator's quarantine keeps (GuardedArena).
 constexpr size_t kUnmappedKept = 256;
 
+/// Blocks from omp_target_alloc, by (device, address).
+std::mutex TargetBlocksLock;
+std::map<std::pair<int32_t, uint64_t>, std::pair<uint64_t, BlockShadow>> TargetBlocks;
+
 std::atomic<uint64_t> Reports{0};
 std::mutex ReportedLock;
 std::set<std::string> Reported; ///< reports already printed (a loop reports once)
@@ -434,6 +438,105 @@ void onKernelFault(const std::string &Message, host::MappingTable &Table, int32_
 void onExitItem(host::MapEntry &Entry) {
   if (Entry.Check && currentConstruct().Kind == kExiting)
     Entry.Check->SeenAtExit = true;
+}
+
+void onTargetAlloc(host::DeviceMemory &Memory, uint64_t Tgt, uint64_t Size) {
+  if (!enabled() || !Tgt || !Size)
+    return;
+  BlockShadow Shadow;
+  Shadow.Original.resize(Size);
+  if (auto Err = Memory.retrieve(Shadow.Original.data(), Tgt, Size)) {
+    llvm::consumeError(std::move(Err));
+    return;
+  }
+  std::vector<uint8_t> Pattern(Size);
+  for (uint64_t I = 0; I < Size; ++I)
+    Pattern[I] = poisonAt(I);
+  if (auto Err = Memory.submit(Tgt, Pattern.data(), Size)) {
+    llvm::consumeError(std::move(Err));
+    return;
+  }
+  std::lock_guard<std::mutex> Guard(TargetBlocksLock);
+  TargetBlocks[{Memory.deviceNumber(), Tgt}] = {Size, std::move(Shadow)};
+}
+
+void onTargetFree(int32_t DeviceNumber, uint64_t Tgt) {
+  if (!enabled())
+    return;
+  std::lock_guard<std::mutex> Guard(TargetBlocksLock);
+  TargetBlocks.erase({DeviceNumber, Tgt});
+}
+
+namespace {
+/// The omp_target_alloc block holding [Tgt, Tgt+Size) on the device, or
+/// end(); TargetBlocksLock held.
+auto findTargetBlock(int32_t DeviceNumber, uint64_t Tgt, uint64_t Size) {
+  auto It = TargetBlocks.upper_bound({DeviceNumber, Tgt});
+  if (It == TargetBlocks.begin())
+    return TargetBlocks.end();
+  --It;
+  if (It->first.first != DeviceNumber || Tgt + Size > It->first.second + It->second.first)
+    return TargetBlocks.end();
+  return It;
+}
+} // namespace
+
+void onTargetWrite(int32_t DeviceNumber, uint64_t Tgt, uint64_t Size) {
+  if (!enabled() || !Size)
+    return;
+  std::lock_guard<std::mutex> Guard(TargetBlocksLock);
+  auto It = findTargetBlock(DeviceNumber, Tgt, Size);
+  if (It != TargetBlocks.end())
+    It->second.second.markKnown(Tgt - It->first.second, Tgt - It->first.second + Size);
+}
+
+void onTargetRead(int32_t DeviceNumber, uint64_t Tgt, uint64_t Size, void *Host) {
+  if (!enabled() || !Size)
+    return;
+  std::vector<std::pair<uint64_t, uint64_t>> Runs;
+  uint64_t Block = 0, BlockSize = 0, Bytes = 0;
+  {
+    std::lock_guard<std::mutex> Guard(TargetBlocksLock);
+    auto It = findTargetBlock(DeviceNumber, Tgt, Size);
+    if (It == TargetBlocks.end())
+      return;
+    Block = It->first.second;
+    BlockSize = It->second.first;
+    BlockShadow &Shadow = It->second.second;
+    uint64_t From = Tgt - Block, To = From + Size;
+    auto *Bytes8 = static_cast<uint8_t *>(Host);
+    auto ScanGap = [&](uint64_t GapBegin, uint64_t GapEnd) {
+      for (uint64_t I = GapBegin; I < GapEnd;) {
+        uint64_t J = I;
+        while (J < GapEnd && Bytes8[J - From] == poisonAt(J))
+          ++J;
+        if (J - I >= kMinPoisonRun)
+          Runs.emplace_back(I, J);
+        I = J == I ? I + 1 : J;
+      }
+    };
+    uint64_t Next = From;
+    forEachKnown(Shadow, From, To, [&](uint64_t B, uint64_t E) {
+      ScanGap(Next, B);
+      Next = E;
+    });
+    ScanGap(Next, To);
+    for (auto [RunBegin, RunEnd] : Runs) {
+      std::memcpy(Bytes8 + (RunBegin - From), Shadow.Original.data() + RunBegin, RunEnd - RunBegin);
+      Bytes += RunEnd - RunBegin;
+    }
+  }
+  if (Runs.empty())
+    return;
+  std::string Range = fmt::format("bytes [{}, {})", Runs[0].first, Runs[0].second);
+  if (Runs.size() > 1)
+    Range += fmt::format(" and {} more range{} ({} bytes in all)", Runs.size() - 1,
+                         Runs.size() == 2 ? "" : "s", Bytes);
+  report("uninitialized copy-back", "", Block,
+         fmt::format("{} of the {}-byte block from omp_target_alloc at {:#x} were never written on device {} "
+                     "when omp_target_memcpy copied them to host {:#x}; fix: write them on the device first, "
+                     "or copy only the part the device wrote",
+                     Range, BlockSize, Block, DeviceNumber, reinterpret_cast<uintptr_t>(Host)));
 }
 
 void onLeftAtExit(const host::MapEntry &Entry, int32_t DeviceNumber) {

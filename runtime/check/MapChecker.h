@@ -116,6 +116,22 @@ void onKernelFault(const std::string &Message, host::MappingTable &Table, int32_
 /// A construct released an item of `Entry` (only map-exiting constructs count).
 void onExitItem(host::MapEntry &Entry);
 
+/// `Size` bytes at `Tgt` came from omp_target_alloc on `Memory`'s device: they
+/// are poisoned as a mapped block's fresh memory is.
+void onTargetAlloc(host::DeviceMemory &Memory, uint64_t Tgt, uint64_t Size);
+
+/// omp_target_free of `Tgt` on device `DeviceNumber`.
+void onTargetFree(int32_t DeviceNumber, uint64_t Tgt);
+
+/// omp_target_memcpy wrote [Tgt, Tgt+Size) of device `DeviceNumber` (from the
+/// host or another device).
+void onTargetWrite(int32_t DeviceNumber, uint64_t Tgt, uint64_t Size);
+
+/// omp_target_memcpy copied [Tgt, Tgt+Size) of device `DeviceNumber` to
+/// `Host`: bytes of an omp_target_alloc block the device never wrote are
+/// reported and get their pre-checker value back.
+void onTargetRead(int32_t DeviceNumber, uint64_t Tgt, uint64_t Size, void *Host);
+
 /// A block still mapped at exit on device `DeviceNumber`: reported when no
 /// map-exiting construct ever named it (a missing `target exit data`).
 void onLeftAtExit(const host::MapEntry &Entry, int32_t DeviceNumber);

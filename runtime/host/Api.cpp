@@ -229,6 +229,7 @@ void *omp_target_alloc(size_t Size, int DeviceNum) {
     ompsim::trace::error(llvm::toString(P.takeError()));
     return nullptr;
   }
+  ompsim::check::onTargetAlloc(*D, *P, Size);
   return reinterpret_cast<void *>(*P);
 }
 
@@ -241,6 +242,7 @@ void omp_target_free(void *Ptr, int DeviceNum) {
     return;
   if (!D)
     return std::free(Ptr);
+  ompsim::check::onTargetFree(D->deviceNumber(), reinterpret_cast<uint64_t>(Ptr));
   if (auto Err = D->release(reinterpret_cast<uint64_t>(Ptr)))
     ompsim::trace::error(llvm::toString(std::move(Err)));
 }
@@ -296,14 +298,20 @@ int omp_target_memcpy(void *Dst, const void *Src, size_t Length, size_t DstOffse
     std::memmove(To, From, Length);
   } else if (Dd && !Sd) {
     Err = Dd->submit(reinterpret_cast<uint64_t>(To), From, Length);
+    if (!Err)
+      ompsim::check::onTargetWrite(Dd->deviceNumber(), reinterpret_cast<uint64_t>(To), Length);
   } else if (!Dd && Sd) {
     Err = Sd->retrieve(To, reinterpret_cast<uint64_t>(From), Length);
+    if (!Err)
+      ompsim::check::onTargetRead(Sd->deviceNumber(), reinterpret_cast<uint64_t>(From), Length, To);
   } else {
     // Device to device through a host buffer: works across plugins too.
     std::vector<char> Buffer(Length);
     Err = Sd->retrieve(Buffer.data(), reinterpret_cast<uint64_t>(From), Length);
     if (!Err)
       Err = Dd->submit(reinterpret_cast<uint64_t>(To), Buffer.data(), Length);
+    if (!Err)
+      ompsim::check::onTargetWrite(Dd->deviceNumber(), reinterpret_cast<uint64_t>(To), Length);
   }
   if (Err) {
     ompsim::trace::error(llvm::toString(std::move(Err)));
