@@ -169,3 +169,17 @@ def test_matrix_map_check_fails_a_passing_cell_that_was_reported(tmp_path):
         assert res.code == code, (program, backend, map_check, res.reason)
         if code == "FAIL":
             assert res.reason.startswith("the map checker reported: ompsim: check: leak: "), res.reason
+
+
+def test_leak_report_at_a_fortran_program_end(built):
+    # flang's program end runs exit() from its runtime; the report comes from an exit
+    # handler after the main thread's thread_locals are gone (it once read one and crashed).
+    exe = built("leak_fortran.f90")
+    plain = run(exe, "sim", check=None)
+    r = run(exe, "sim")
+    assert (r.returncode, r.stdout) == (plain.returncode, plain.stdout) == (0, "done 1\n"), r.stderr
+    lines = reports(r.stderr)
+    assert len(lines) == 1, r.stderr
+    # The name is what flang's map names hold (the naming of Fortran items is the fault advisor's work).
+    assert re.match(r"ompsim: check: leak: '.*' \(4096 bytes at host 0x[0-9a-f]+\) is still mapped on device 0 "
+                    r"at exit \(reference count 1, mapped by the map-entering construct at .*:8:9\)", lines[0]), lines[0]
