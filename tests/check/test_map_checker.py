@@ -173,7 +173,8 @@ def test_matrix_map_check_fails_a_passing_cell_that_was_reported(tmp_path):
 
 def test_leak_report_at_a_fortran_program_end(built):
     # flang's program end runs exit() from its runtime; the report comes from an exit
-    # handler after the main thread's thread_locals are gone (it once read one and crashed).
+    # handler, after the main thread's thread_locals are destroyed (the checker keeps none
+    # there: reading one once crashed a suite program, though not reliably this one).
     exe = built("leak_fortran.f90")
     plain = run(exe, "sim", check=None)
     r = run(exe, "sim")

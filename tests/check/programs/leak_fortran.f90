@@ -1,6 +1,5 @@
-! A Fortran program that never ends its enter data: the leak is reported at
-! exit, after the Fortran runtime's own exit handling (a program end that once
-! crashed the checker's exit handler).
+! Planted bug in Fortran: an enter data that is never ended; the leak is
+! reported at the program's end, which flang's runtime reaches through exit().
 program leak_fortran
   implicit none
   integer :: a(1024), i
