@@ -183,4 +183,4 @@ def test_leak_report_at_a_fortran_program_end(built):
     assert len(lines) == 1, r.stderr
     # The name is what flang's map names hold (the naming of Fortran items is the fault advisor's work).
     assert re.match(r"ompsim: check: leak: '.*' \(4096 bytes at host 0x[0-9a-f]+\) is still mapped on device 0 "
-                    r"at exit \(reference count 1, mapped by the map-entering construct at .*:8:9\)", lines[0]), lines[0]
+                    r"at exit \(reference count 1, mapped by the map-entering construct at .*:7:9\)", lines[0]), lines[0]
