@@ -53,6 +53,9 @@ def add_conformance_options(parser):
     g.addoption("--shard", metavar="K/N", help="run only the K-th of N deterministic slices of the cells")
     g.addoption("--expectations", metavar="FILE",
                 help="expectations file for every --suite, instead of each suite's ompsim-expectations.txt")
+    g.addoption("--map-check", action="store_true",
+                help="run the sim column under the map checker (OMPSIM_CHECK=1): a passing cell whose run "
+                     "prints an 'ompsim: check:' line fails (docs/checker.md)")
     g.addoption("--conformance-out", default=DEFAULT_OUT, metavar="DIR",
                 help="build cache and results folder (default conformance/out)")
     g.addoption("--conformance-progress", metavar="FD", type=int,
@@ -153,7 +156,8 @@ def pytest_generate_tests(metafunc):
     # while the run goes on: the progress shows finished programs early, not all at the end.
     for p, root in programs(metafunc.config):
         for backend, translate in cols:
-            cell = Cell(p, backend, translate, root, expectations_file(metafunc.config) if root else None)
+            cell = Cell(p, backend, translate, root, expectations_file(metafunc.config) if root else None,
+                        map_check=bool(metafunc.config.getoption("--map-check")))
             params.append(pytest.param(cell, id=cell.id, marks=pytest.mark.e2e))
     metafunc.parametrize("cell", params)
 

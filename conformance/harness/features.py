@@ -37,6 +37,7 @@ KNOWN_FEATURES = {
     "gpu": "a real GPU",
     "multi-device": "two or more devices can be configured (header ENV may set OMPSIM_NUM_DEVICES)",
     "usm": "requires unified_shared_memory is honoured",
+    "map-check": "the run is under ompsim's map checker (`ompsim matrix --map-check` on sim): a report fails a pass",
     "c": "the program is C",
     "c++": "the program is C++",
     "fortran": "the program is Fortran",
@@ -135,7 +136,7 @@ class Expr:
         return "Expr(%r)" % self.text
 
 
-def backend_features(backend, translate, language=None, device_runtime=False):
+def backend_features(backend, translate, language=None, device_runtime=False, map_check=False):
     """The set of true features for one matrix column (and optionally one program's language).
 
     `device_runtime` says whether the build links ompsim's device runtime (an
@@ -180,6 +181,8 @@ def backend_features(backend, translate, language=None, device_runtime=False):
             f.add("usm")
     if device_runtime:
         f.add("ompsim-device-runtime")
+    if map_check:
+        f.add("map-check")
     if language:
         f.add(language)
     assert f <= set(KNOWN_FEATURES), "feature set uses names missing from KNOWN_FEATURES: %s" % (f - set(KNOWN_FEATURES))

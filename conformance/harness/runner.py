@@ -28,6 +28,7 @@ class Cell:
     translate: str
     suite: str = None
     expectations: str = None   # --expectations FILE: used instead of the suite's own
+    map_check: bool = False    # --map-check: run CHECKED_BACKENDS under OMPSIM_CHECK=1
 
     @property
     def name(self):
@@ -59,6 +60,38 @@ def execute(argv, env, cwd, timeout, merge_stderr=False):
     return oc.RunResult(rc, out, err or "", timed_out=timed_out)
 
 
+#: The columns --map-check runs under the map checker (docs/checker.md).
+CHECKED_BACKENDS = ("sim",)
+#: How each report of the map checker starts.
+CHECK_PREFIX = "ompsim: check: "
+
+
+def _map_checked(cell):
+    """Whether `cell` runs under the map checker (the `map-check` feature)."""
+    return bool(cell.map_check) and cell.backend in CHECKED_BACKENDS
+
+
+def _checked(cell, env):
+    """Under --map-check, turns the map checker on in `env` for a checked column; True if it did."""
+    if not _map_checked(cell) or "OMPSIM_CHECK" in env:
+        return False
+    env["OMPSIM_CHECK"] = "1"
+    return True
+
+
+def _check_reports(result, text, xfail):
+    """A passing cell that the map checker reported on fails: the report is a false alarm or a
+    real mapping bug, and either needs a look. Under an XFAIL (`XFAIL map-check -- <the
+    bug>`), the report is the expected failure."""
+    if result.code not in (oc.PASS, oc.XPASS):
+        return result
+    lines = [ln for ln in text.splitlines() if ln.startswith(CHECK_PREFIX)]
+    if not lines:
+        return result
+    more = " (and %d more)" % (len(lines) - 1) if len(lines) > 1 else ""
+    return oc.finish(["the map checker reported: %s%s" % (lines[0], more)], xfail)
+
+
 def run_cell(cell, out_root, workdir):
     """Returns (Outcome, record dict) for `cell`; never raises for anything a program can cause."""
     start = time.monotonic()
@@ -80,7 +113,7 @@ def _run(cell, out_root, workdir, record):
         if cell.suite and isinstance(e, HeaderError):
             # A suite's test that even lit cannot read is not run where its expectations line says so.
             language = suites.LANGUAGES.get(os.path.splitext(cell.program)[1])
-            features = backend_features(cell.backend, cell.translate, language)
+            features = backend_features(cell.backend, cell.translate, language, map_check=_map_checked(cell))
             reason = suites.unsupported_by_expectations(cell.program, cell.suite, features, cell.expectations)
             if reason:
                 return oc.Outcome(oc.UNSUPPORTED, "malformed header (%s); %s" % (e, reason), True)
@@ -97,7 +130,8 @@ def _run(cell, out_root, workdir, record):
     prefix, device_runtime, why = builder.toolchain(spec.language, cell.translate, image)
     if why:
         return oc.Outcome(oc.UNAVAILABLE, why, True)
-    features = backend_features(cell.backend, cell.translate, spec.language, device_runtime)
+    features = backend_features(cell.backend, cell.translate, spec.language, device_runtime,
+                                map_check=_map_checked(cell))
     pre = oc.classify_preconditions(spec, features)
     if pre:
         return pre
@@ -118,6 +152,7 @@ def _run(cell, out_root, workdir, record):
     for k, v in spec.env.items():
         env[k] = builder.substitute(v, source_dir, b.directory)
     args = [builder.substitute(a, source_dir, b.directory) for a in spec.args]
+    checked = _checked(cell, env)
     run_start = time.monotonic()
     run = execute([b.exe, *args], env, workdir, spec.timeout or DEFAULT_TIMEOUT,
                   merge_stderr=spec.style == "dejagnu")
@@ -127,8 +162,12 @@ def _run(cell, out_root, workdir, record):
     record["stdout_tail"] = run.stdout[-2000:]
     record["stderr_tail"] = run.stderr[-2000:]
     if spec.style == "dejagnu":
-        return oc.classify_dejagnu_run(spec, features, run)
-    return oc.classify_run(spec, features, run, lambda prefix, text: filecheck(spec.path, prefix, text))
+        result = oc.classify_dejagnu_run(spec, features, run)
+    else:
+        result = oc.classify_run(spec, features, run, lambda prefix, text: filecheck(spec.path, prefix, text))
+    if not checked:
+        return result
+    return _check_reports(result, run.stdout + "\n" + run.stderr, spec.first_holding(spec.xfail, features))
 
 
 # --- lit --------------------------------------------------------------------------------
@@ -278,9 +317,11 @@ def _lit(cell, spec, features, image, workdir, record):
     plain_env = dict(os.environ)
     plain_env["PATH"] = paths.LLVM_BIN + os.pathsep + plain_env.get("PATH", "")
     run_env = backends.environment(cell.backend, plain_env)
+    checked = _checked(cell, run_env)
     record["compile_command"] = "\n".join(cmd for kind, cmd in steps if kind == "compile")
     timeout = spec.timeout or DEFAULT_TIMEOUT
     out = []
+    reports = []
     for kind, cmd in steps:
         step_start = time.monotonic()
         r = execute(["bash", "-o", "pipefail", "-c", cmd], plain_env if kind == "compile" else run_env, workdir,
@@ -292,13 +333,17 @@ def _lit(cell, spec, features, image, workdir, record):
         if kind == "compile" and r.exit_code != 0:
             return oc.classify_build(spec, features, False, r.stdout)
         if kind == "run":
+            reports.append(r.stdout)
             record["exit_code"] = r.exit_code
             if r.timed_out:
                 return oc.Outcome(oc.TIMEOUT, "no exit within the time limit (a hang is never an expected outcome)", False)
             if r.exit_code != 0:
                 shown = cmd.replace(os.path.dirname(tmp), "%T")
                 return oc.finish([oc.step_problem(shown, r)], spec.first_holding(spec.xfail, features))
-    return oc.finish([], spec.first_holding(spec.xfail, features))
+    result = oc.finish([], spec.first_holding(spec.xfail, features))
+    if not checked:
+        return result
+    return _check_reports(result, "\n".join(reports), spec.first_holding(spec.xfail, features))
 
 
 # --- compile-only GPU columns -------------------------------------------------------------

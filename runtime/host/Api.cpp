@@ -6,6 +6,8 @@
 #include "Runtime.h"
 #include "StockMessages.h"
 
+#include "../check/MapChecker.h"
+
 #include "ompsim/Trace.h"
 #include "ompsim/offload_abi.h"
 
@@ -14,6 +16,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 using namespace ompsim::host;
@@ -37,8 +40,22 @@ constexpr int OffloadFail = OMPSIM_OFFLOAD_FAIL;
   std::abort(); // not reached: both handlers end the process
 }
 
+/// The map checker's name for the construct at `Loc` (while it lives); nothing when it is off.
+std::optional<ompsim::check::ConstructScope> checkScope(const char *Kind, const ompsim_ident *Loc) {
+  if (!ompsim::check::enabled())
+    return std::nullopt;
+  std::string Where = stock::blockLocation(Loc);
+  if (Where == "unknown:0:0")
+    Where.clear();
+  return std::optional<ompsim::check::ConstructScope>(std::in_place, Kind, std::move(Where));
+}
+
 void dataCall(const ompsim_ident *Loc, DataOp Op, int64_t DeviceNum, int32_t N, void **Bases, void **Begins,
               int64_t *Sizes, int64_t *Types, void **Names, void **Mappers) {
+  auto Scope = checkScope(Op == DataOp::Begin ? "map-entering construct"
+                          : Op == DataOp::End ? "map-exiting construct"
+                                              : "target update",
+                          Loc);
   auto Args = makeMapArgs(N, Bases, Begins, Sizes, reinterpret_cast<const int64_t *>(Types), Names, Mappers);
   // Map errors (a missing present item, an extended section, a device copy
   // failure) are fatal whatever OMP_TARGET_OFFLOAD says, as upstream does.
@@ -91,6 +108,7 @@ int __tgt_target_kernel(ompsim_ident *Loc, int64_t DeviceNum, int32_t Teams, int
   if (Rt.runsOnHost(DeviceNum))
     return OffloadFail;
   bool LaunchFailure = false;
+  auto Scope = checkScope("target region", Loc);
   if (auto Err = Rt.targetKernel(DeviceNum, Teams, Threads, RegionId, Args, LaunchFailure, Loc)) {
     if (!LaunchFailure || Rt.policy() == OffloadPolicy::Mandatory)
       failConstruct(std::move(Err), Loc);
@@ -211,6 +229,7 @@ void *omp_target_alloc(size_t Size, int DeviceNum) {
     ompsim::trace::error(llvm::toString(P.takeError()));
     return nullptr;
   }
+  ompsim::check::onTargetAlloc(*D, *P, Size);
   return reinterpret_cast<void *>(*P);
 }
 
@@ -223,6 +242,7 @@ void omp_target_free(void *Ptr, int DeviceNum) {
     return;
   if (!D)
     return std::free(Ptr);
+  ompsim::check::onTargetFree(D->deviceNumber(), reinterpret_cast<uint64_t>(Ptr));
   if (auto Err = D->release(reinterpret_cast<uint64_t>(Ptr)))
     ompsim::trace::error(llvm::toString(std::move(Err)));
 }
@@ -278,14 +298,20 @@ int omp_target_memcpy(void *Dst, const void *Src, size_t Length, size_t DstOffse
     std::memmove(To, From, Length);
   } else if (Dd && !Sd) {
     Err = Dd->submit(reinterpret_cast<uint64_t>(To), From, Length);
+    if (!Err)
+      ompsim::check::onTargetWrite(Dd->deviceNumber(), reinterpret_cast<uint64_t>(To), Length);
   } else if (!Dd && Sd) {
     Err = Sd->retrieve(To, reinterpret_cast<uint64_t>(From), Length);
+    if (!Err)
+      ompsim::check::onTargetRead(Sd->deviceNumber(), reinterpret_cast<uint64_t>(From), Length, To);
   } else {
     // Device to device through a host buffer: works across plugins too.
     std::vector<char> Buffer(Length);
     Err = Sd->retrieve(Buffer.data(), reinterpret_cast<uint64_t>(From), Length);
     if (!Err)
       Err = Dd->submit(reinterpret_cast<uint64_t>(To), Buffer.data(), Length);
+    if (!Err)
+      ompsim::check::onTargetWrite(Dd->deviceNumber(), reinterpret_cast<uint64_t>(To), Length);
   }
   if (Err) {
     ompsim::trace::error(llvm::toString(std::move(Err)));

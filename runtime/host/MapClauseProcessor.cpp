@@ -6,6 +6,8 @@
 #include "StockMessages.h"
 
 #include "ompsim/HostMemoryMap.h"
+#include "../check/MapChecker.h"
+
 #include "ompsim/HostSymbolizer.h"
 #include "ompsim/Trace.h"
 #include "ompsim/offload_abi.h"
@@ -149,6 +151,7 @@ llvm::Error MapClauseProcessor::copyToDevice(MapEntry &Entry, uintptr_t Begin, u
     return llvm::Error::success();
   if (auto Err = Memory.submit(Entry.translate(Begin), reinterpret_cast<void *>(Begin), Size, Entry.Name))
     return Err;
+  check::onCopiedTo(Entry, Begin, Size);
   // The host copy holds host pointers; re-point attached device pointers.
   for (auto It = Entry.Shadows.lower_bound(Begin); It != Entry.Shadows.end() && It->first < Begin + Size;
        ++It) {
@@ -159,7 +162,8 @@ llvm::Error MapClauseProcessor::copyToDevice(MapEntry &Entry, uintptr_t Begin, u
   return llvm::Error::success();
 }
 
-llvm::Error MapClauseProcessor::copyFromDevice(MapEntry &Entry, uintptr_t Begin, uint64_t Size) {
+llvm::Error MapClauseProcessor::copyFromDevice(MapEntry &Entry, uintptr_t Begin, uint64_t Size,
+                                               const void *MapName) {
   if (Size == 0)
     return llvm::Error::success();
   if (auto Err = Memory.retrieve(reinterpret_cast<void *>(Begin), Entry.translate(Begin), Size, Entry.Name))
@@ -168,6 +172,7 @@ llvm::Error MapClauseProcessor::copyFromDevice(MapEntry &Entry, uintptr_t Begin,
   for (auto It = Entry.Shadows.lower_bound(Begin); It != Entry.Shadows.end() && It->first < Begin + Size;
        ++It)
     std::memcpy(reinterpret_cast<void *>(It->first), &It->second.HostValue, sizeof(uintptr_t));
+  check::onCopiedFrom(Entry, Memory, Begin, Size, MapName);
   return llvm::Error::success();
 }
 
@@ -184,7 +189,7 @@ bool MapClauseProcessor::isNewAllocation(uintptr_t Addr) const {
 }
 
 llvm::Expected<MapClauseProcessor::Mapped> MapClauseProcessor::mapOne(const MapArg &Arg, bool UpdateRef,
-                                                                      bool CopyTo) {
+                                                                      bool CopyTo, bool PresentUse) {
   auto Begin = reinterpret_cast<uintptr_t>(Arg.Begin);
   auto Size = static_cast<uint64_t>(Arg.Size);
   bool Hold = has(Arg.Type, flag::OmpxHold);
@@ -227,9 +232,12 @@ llvm::Expected<MapClauseProcessor::Mapped> MapClauseProcessor::mapOne(const MapA
     // Memory given by omp_target_associate_ptr moves with `always` as any
     // other (stock); images' permanent entries (globals, functions) do not.
     bool Movable = !E.isInfinite() || E.Associated;
-    if (CopyTo && (Always || IsNew) && Movable && Found.Contained)
+    if (CopyTo && (Always || IsNew) && Movable && Found.Contained) {
       if (auto Err = copyToDevice(E, Begin, Size))
         return std::move(Err);
+    } else if (PresentUse && KernelLaunch && !IsNew && E.Check) {
+      check::onPresentUse(E, Begin, Size, Arg.Name);
+    }
     OMPSIM_TRACE_EVENT(Cat::Map, "enter")
         .str("name", traceName(mapArgName(Arg.Name), Begin))
         .host("host", Begin)
@@ -263,6 +271,10 @@ llvm::Expected<MapClauseProcessor::Mapped> MapClauseProcessor::mapOne(const MapA
   MapEntry &Inserted = Table.insert(std::move(E));
   Fresh.insert(&Inserted);
   NewAllocations.emplace_back(Begin, Size);
+  // A block copied whole right away needs no poison.
+  if (check::enabled())
+    check::onCreate(Inserted, Memory, /*Poison=*/!CopyTo,
+                    /*MovesData=*/has(Arg.Type, flag::To) || has(Arg.Type, flag::From));
   Out.Entry = &Inserted;
   Out.TgtBegin = Inserted.TgtBegin;
   OMPSIM_TRACE_EVENT(Cat::Map, "enter")
@@ -353,9 +365,11 @@ llvm::Error MapClauseProcessor::enterList(const std::vector<MapArg> &Args, void 
     MapArg Object = Arg;
     if (PointerEntry)
       std::memcpy(&Object.Base, Arg.Base, sizeof(void *));
-    auto Mapped = mapOne(Object, UpdateRef, has(Arg.Type, flag::To));
+    auto Mapped = mapOne(Object, UpdateRef, has(Arg.Type, flag::To), /*presentUse=*/has(Arg.Type, flag::To));
     if (!Mapped)
       return Mapped.takeError();
+    if (FirstOfMapper && Mapped->Entry && Fresh.count(Mapped->Entry))
+      check::markLeftByMapper(*Mapped->Entry);
     if (has(Arg.Type, flag::ReturnParam) && ArgsBase && Mapped->Entry) {
       uintptr_t Delta = reinterpret_cast<uintptr_t>(Object.Begin) - reinterpret_cast<uintptr_t>(Object.Base);
       ArgsBase[I] = reinterpret_cast<void *>(Mapped->TgtBegin - Delta);
@@ -404,6 +418,7 @@ llvm::Error MapClauseProcessor::removeIfUnused(MapEntry &Entry) {
       .host("host", Entry.HstBegin)
       .dev("device", Entry.TgtBegin, Memory.symbolize(Entry.TgtBegin))
       .num("size", static_cast<int64_t>(Entry.size()));
+  check::onRemove(Entry, Memory);
   uint64_t Tgt = Entry.TgtBegin;
   bool Owns = Entry.OwnsDeviceMemory;
   Fresh.erase(&Entry);
@@ -455,6 +470,7 @@ llvm::Error MapClauseProcessor::exitList(const std::vector<MapArg> &Args, bool F
       continue; // nothing to release (zero-length or never mapped)
     }
     MapEntry &E = *Found.Entry;
+    check::onExitItem(E);
     bool Hold = has(Arg.Type, flag::OmpxHold);
     bool Del = has(Arg.Type, flag::Delete);
     bool Pointee = has(Arg.Type, flag::PtrAndObj);
@@ -474,7 +490,7 @@ llvm::Error MapClauseProcessor::exitList(const std::vector<MapArg> &Args, bool F
     }
     if (has(Arg.Type, flag::From) && (Last || has(Arg.Type, flag::Always)) &&
         (!E.isInfinite() || (E.Associated && has(Arg.Type, flag::Always))) && Found.Contained)
-      if (auto Err = copyFromDevice(E, Begin, Size))
+      if (auto Err = copyFromDevice(E, Begin, Size, Arg.Name))
         return Err;
     OMPSIM_TRACE_EVENT(Cat::Map, "exit")
         .str("name", traceName(mapArgName(Arg.Name), Begin))
@@ -536,7 +552,7 @@ llvm::Error MapClauseProcessor::updateContiguous(const MapArg &Arg, uintptr_t Be
     if (auto Err = copyToDevice(*Found.Entry, Begin, Size))
       return Err;
   if (has(Arg.Type, flag::From))
-    if (auto Err = copyFromDevice(*Found.Entry, Begin, Size))
+    if (auto Err = copyFromDevice(*Found.Entry, Begin, Size, Arg.Name))
       return Err;
   return llvm::Error::success();
 }

@@ -73,6 +73,10 @@ public:
   /// creates and ends remember it, so a fault at their addresses can name
   /// it. Unknown by default.
   void setConstruct(const ConstructSite &Site) { this->Site = Site; }
+  /// The clauses are a target region's: under the map checker, an item that
+  /// was present before and is not copied to the device is compared with
+  /// the host copy (stale device copy). Off by default (data constructs).
+  void setKernelLaunch(bool On) { KernelLaunch = On; }
 
   /// Enter: maps every item (allocate, count, copy `to`, attach pointers).
   /// For RETURN_PARAM items (use_device_ptr/addr) writes the device base
@@ -121,13 +125,14 @@ private:
   llvm::Error exitList(const std::vector<MapArg> &Args, bool FromMapper);
   llvm::Error updateList(const std::vector<MapArg> &Args);
   llvm::Error processAttachments();
-  llvm::Expected<Mapped> mapOne(const MapArg &Arg, bool UpdateRef, bool CopyTo);
+  /// `PresentUse`: the item is data a kernel uses (not a pointer mapped for attachment).
+  llvm::Expected<Mapped> mapOne(const MapArg &Arg, bool UpdateRef, bool CopyTo, bool PresentUse = false);
   /// Whether an attached pointer of \p Entry lies in [Begin, Begin + Size).
   static bool hasShadowIn(const MapEntry &Entry, uintptr_t Begin, uint64_t Size);
   llvm::Error attachPointer(uintptr_t PointerLoc, uintptr_t PointeeBegin, MapEntry &PointerEntry,
                             uint64_t PointeeTgt);
   llvm::Error copyToDevice(MapEntry &Entry, uintptr_t Begin, uint64_t Size);
-  llvm::Error copyFromDevice(MapEntry &Entry, uintptr_t Begin, uint64_t Size);
+  llvm::Error copyFromDevice(MapEntry &Entry, uintptr_t Begin, uint64_t Size, const void *MapName);
   llvm::Error updateContiguous(const MapArg &Arg, uintptr_t Begin, uint64_t Size);
   llvm::Error updateNonContiguous(const MapArg &Arg);
   llvm::Error removeIfUnused(MapEntry &Entry);
@@ -138,6 +143,7 @@ private:
   DeviceMemory &Memory;
   bool UnifiedShared = false;       ///< see setUnifiedSharedMemory
   ConstructSite Site;               ///< see setConstruct
+  bool KernelLaunch = false;        ///< see setKernelLaunch
   std::set<const MapEntry *> Fresh; ///< entries created by this processor
   /// Host ranges allocated by the current enter (pointer attachment happens
   /// only when the pointer or its pointee is among them, or `always`).

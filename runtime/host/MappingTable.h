@@ -5,11 +5,15 @@
 #include <deque>
 #include <limits>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
 struct ompsim_ident;
+namespace ompsim::check {
+struct BlockShadow;
+} // namespace ompsim::check
 
 namespace ompsim::host {
 
@@ -47,6 +51,8 @@ struct MapEntry {
   ConstructSite MappedBy;
   /// Attached pointers inside this block, keyed by host address of the pointer.
   std::map<uintptr_t, ShadowPointer> Shadows;
+  /// What the map checker keeps for this block (null when it is off).
+  std::shared_ptr<check::BlockShadow> Check;
 
   uint64_t size() const { return HstEnd - HstBegin; }
   bool isInfinite() const { return DynamicRef == Infinite; }

@@ -3,6 +3,8 @@
 #include "DataFaultAdvisor.h"
 #include "StockMessages.h"
 
+#include "../check/MapChecker.h"
+
 #include "ompsim/Config.h"
 #include "ompsim/HostSymbolizer.h"
 #include "ompsim/OpenMPRegistration.h"
@@ -50,6 +52,10 @@ void startUp() {
   static std::once_flag Once;
   std::call_once(Once, [] {
     profile::start();
+    // Registered before clang's atexit(__tgt_unregister_lib), so it runs
+    // after it: the leak report sees what the program left mapped.
+    if (check::enabled())
+      ::on_exit([](int Status, void *) { Runtime::get().finishChecks(Status); }, nullptr);
     const std::vector<std::string> &Ignored = config().IgnoredStockVariables;
     if (!Ignored.empty())
       std::fprintf(stderr,
@@ -386,6 +392,29 @@ llvm::Error Runtime::unregisterLib(__tgt_bin_desc *Desc) {
   return publishAll();
 }
 
+void Runtime::finishChecks(int Status) {
+  std::vector<Device *> All;
+  {
+    std::lock_guard<std::recursive_mutex> Guard(Lock);
+    for (auto &D : Devices)
+      All.push_back(D.get());
+  }
+  for (Device *D : All) {
+    std::lock_guard<std::recursive_mutex> TableLock(D->mappingTable().mutex());
+    D->mappingTable().forEach([&](MapEntry &E) {
+      if (!E.isInfinite() && E.totalRef() != 0)
+        check::onLeftAtExit(E, D->deviceNumber());
+    });
+  }
+  if (!check::failsStrict(Status))
+    return;
+  std::fflush(nullptr);
+  trace::flush();
+  profile::finish();
+  removeOpenMPRegistration(::getpid());
+  std::_Exit(1);
+}
+
 void Runtime::pushTripcount(int64_t DeviceNum, uint64_t Count) {
   PendingTripcounts[resolveDeviceNumber(DeviceNum)] = Count;
 }
@@ -449,6 +478,9 @@ llvm::Error Runtime::targetKernel(int64_t DeviceNum, int32_t Teams, int32_t Thre
   MapClauseProcessor Processor(D.mappingTable(), D);
   Processor.setUnifiedSharedMemory(UnifiedSharedMemory);
   Processor.setConstruct({"target region", Loc, StableName});
+  Processor.setKernelLaunch(true);
+  if (check::enabled())
+    check::setRegionKernel(KernelName);
   LaunchFailure = false; // map errors are always fatal
   if (auto Err = Processor.enter(MapArgs, nullptr))
     return stock::addLine(stock::addLine(std::move(Err), stock::error(stock::DataBeginFailed)),
@@ -467,6 +499,11 @@ llvm::Error Runtime::targetKernel(int64_t DeviceNum, int32_t Teams, int32_t Thre
   TableLock.lock();
   if (auto Err = std::move(Launched)) {
     LaunchFailure = true;
+    if (check::enabled()) {
+      std::string Message = llvm::toString(std::move(Err));
+      check::onKernelFault(Message, D.mappingTable(), D.deviceNumber());
+      Err = makeError(Message);
+    }
     Err = adviseDataFault(D, std::move(Err), MapArgs, KernelName);
     // Device code that called exit() ends the host with its status; any
     // other failure of the kernel (a fault, a trap, a lost device) is

@@ -77,6 +77,11 @@ public:
   /// Sets the trip count the next launch from this thread reports.
   void pushTripcount(int64_t DeviceNum, uint64_t Count);
 
+  /// The map checker's end (an exit handler, registered when OMPSIM_CHECK is
+  /// on): reports blocks still mapped, and under `strict` ends the process
+  /// with status 1 when the program exits with 0 after a report.
+  void finishChecks(int Status);
+
   /// Prints one "ompsim: ..." line and exits with status 1 (stdout flushed).
   [[noreturn]] static void fatal(const std::string &Message);
 

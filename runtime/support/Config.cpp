@@ -243,6 +243,17 @@ Config load() {
     C.Trace = V;
   if (const char *V = env("OMPSIM_TRACE_FILE"))
     C.TraceFile = V;
+  if (const char *V = env("OMPSIM_CHECK")) {
+    std::string_view S(V);
+    if (S == "0" || S == "off")
+      C.Check = 0;
+    else if (S == "1" || S == "report")
+      C.Check = 1;
+    else if (S == "strict")
+      C.Check = 2;
+    else
+      warnBad("OMPSIM_CHECK", V, "not a checker mode", "0, 1 (report) or strict");
+  }
   if (const char *V = env("OMPSIM_TRACE_NORMALIZE")) {
     if (std::string_view(V) == "0" || std::string_view(V) == "1")
       C.TraceNormalize = *V == '1';

@@ -22,7 +22,7 @@ namespace ompsim::trace {
 namespace {
 
 constexpr std::array<std::string_view, size_t(Cat::Count)> kNames = {
-    "image", "entry", "map", "table", "launch", "translate", "fault", "alloc", "transfer"};
+    "image", "entry", "map", "table", "launch", "translate", "fault", "alloc", "transfer", "check"};
 
 struct Sink {
   uint32_t Mask = 0;

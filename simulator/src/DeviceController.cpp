@@ -2,6 +2,7 @@
 
 #include "DeviceControllerImpl.h"
 #include "DeviceJit.h"
+#include "GuardedArena.h"
 #include "ImageSymbolTable.h"
 #include "LaunchMailbox.h"
 #include "LingeringTaskDispatcher.h"
@@ -525,7 +526,7 @@ Error DeviceController::connectExecutor(std::vector<std::pair<uint64_t, uint64_t
   const char *Names[] = {proto::ReserveName,      proto::LoadElfName,      proto::LookupName,
                          proto::UnloadName,       proto::AllocCodeName,    proto::CallVoidName,
                          proto::SetFptrTableName, proto::TranslateLogName, proto::LazyReenterName,
-                         proto::LazyFailedName,   proto::LookupManyName};
+                         proto::LazyFailedName,   proto::LookupManyName,   proto::ProtectName};
   const auto &Boot = Epc->getBootstrapSymbolsMap();
   for (const char *N : Names) {
     auto It = Boot.find(N);
@@ -571,6 +572,9 @@ Error DeviceController::connectExecutor(std::vector<std::pair<uint64_t, uint64_t
   constexpr uint64_t kPage = 4096;
   uint64_t HeapBegin = Opts.ArenaBase + (std::min(codeBytes(), Opts.ArenaSize) & ~(kPage - 1));
   Heap = std::make_unique<RangeAllocator>(HeapBegin, Opts.ArenaBase + Opts.ArenaSize);
+  Guarded.reset();
+  if (config().Check)
+    Guarded = std::make_unique<GuardedArena>(*Heap, kPage);
   return Error::success();
 }
 

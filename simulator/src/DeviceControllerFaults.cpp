@@ -8,6 +8,7 @@
 #include "DeviceControllerImpl.h"
 
 #include "DeviceJit.h"
+#include "GuardedArena.h"
 #include "ImageSymbolTable.h"
 #include "LaunchMailbox.h"
 #include "Protocol.h"
@@ -200,11 +201,13 @@ std::string DeviceController::describeDeath(int Status, const std::string &Conte
     if (F.Signo == SIGSEGV && F.Rip == F.Addr && F.Addr < 4096)
       return fmt::format("{}{} called a null function pointer (0x{:x})", Dev, Context, F.Addr);
     if (F.Signo == SIGSEGV || F.Signo == SIGBUS) {
-      // Say on which side the address lies, where that is known.
+      // Say on which side the address lies, where that is known; under the map
+      // checker, a guard page or a quarantined block says why.
       bool InArena = F.Addr >= Opts.ArenaBase && F.Addr - Opts.ArenaBase < Opts.ArenaSize;
       const char *Side = InArena ? "dev:" : F.Addr >= 4096 && hostMemoryRegion(F.Addr) ? "host:" : "";
-      return fmt::format("{}{}: {} ({}) at address {}0x{:x}, instruction at {}", Dev, Context, faultKind(F),
-                         signalName(F.Signo), Side, F.Addr, Where);
+      std::string Guard = Guarded ? Guarded->describe(F.Addr) : std::string();
+      return fmt::format("{}{}: {} ({}) at address {}0x{:x}{}, instruction at {}", Dev, Context, faultKind(F),
+                         signalName(F.Signo), Side, F.Addr, Guard.empty() ? Guard : ", " + Guard, Where);
     }
     return fmt::format("{}{}: {} ({}) at {}", Dev, Context, faultKind(F), signalName(F.Signo), Where);
   }

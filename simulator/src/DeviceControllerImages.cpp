@@ -259,6 +259,11 @@ Error DeviceController::launch(uint64_t Entry, ArrayRef<uint64_t> Args, uint32_t
   if (Args.size() > LaunchMailbox::kMaxArgs)
     return makeError(fmt::format("device {}: {} takes {} arguments; the simulated device passes at most {}",
                                  Opts.DeviceId, Context(), Args.size(), LaunchMailbox::kMaxArgs));
+  // Under the map checker: the guard pages and quarantine of what was
+  // allocated and freed since the last launch (Guarded is set at start-up).
+  if (Guarded)
+    if (auto Err = applyProtections())
+      return Err;
   // A slot of our own for the whole launch, the lowest free one (slot 0 when
   // launches do not overlap: its device thread is the one kept warm). No lock
   // is held while the kernel runs.

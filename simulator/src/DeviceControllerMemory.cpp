@@ -8,6 +8,7 @@
 #include "DeviceControllerImpl.h"
 
 #include "DeviceJit.h"
+#include "GuardedArena.h"
 #include "ImageSymbolTable.h"
 #include "LaunchMailbox.h"
 #include "Protocol.h"
@@ -121,7 +122,18 @@ uint64_t DeviceController::allocate(uint64_t Size, uint64_t Align) {
   }
   if (!Align || (Align & (Align - 1)))
     Align = 16;
-  uint64_t Addr = Heap->allocate(Size, std::max<uint64_t>(Align, 16));
+  uint64_t Addr = 0;
+  if (Guarded) {
+    Addr = Guarded->allocate(Size, std::max<uint64_t>(Align, 16));
+    if (!Addr && Guarded->wantsFlush()) {
+      // The heap is full of quarantined blocks: give them back and retry.
+      if (auto Err = applyProtections())
+        consumeError(std::move(Err));
+      Addr = Guarded->allocate(Size, std::max<uint64_t>(Align, 16));
+    }
+  } else {
+    Addr = Heap->allocate(Size, std::max<uint64_t>(Align, 16));
+  }
   OMPSIM_TRACE_EVENT(Cat::Alloc, Addr ? "alloc" : "alloc-failed")
       .num("device", Opts.DeviceId)
       .num("size", int64_t(Size))
@@ -174,6 +186,10 @@ Error DeviceController::release(uint64_t Addr) {
   std::lock_guard<std::recursive_mutex> Lock(Mu);
   if (auto Err = checkAlive())
     return Err;
+  if (Guarded && Guarded->release(Addr)) {
+    OMPSIM_TRACE_EVENT(Cat::Alloc, "free").num("device", Opts.DeviceId).dev("addr", Addr, "");
+    return Error::success();
+  }
   if (!Heap->release(Addr))
     return makeError(fmt::format("device {}: 0x{:x} is not a live device allocation", Opts.DeviceId, Addr));
   if (auto It = HostVisible.find(Addr); It != HostVisible.end()) {
@@ -212,6 +228,29 @@ Error DeviceController::read(void *Dst, uint64_t Src, uint64_t Size) {
       return Err;
   }
   std::memcpy(Dst, Shared + LaunchMailbox::kBytes + (Src - Opts.ArenaBase), Size);
+  return Error::success();
+}
+
+Error DeviceController::applyProtections() {
+  std::lock_guard<std::recursive_mutex> Lock(Mu);
+  if (!Guarded)
+    return Error::success();
+  std::vector<PageProtection> Changes = Guarded->takeProtections();
+  if (Changes.empty())
+    return Error::success();
+  std::vector<std::tuple<uint64_t, uint64_t, bool>> Sent;
+  Sent.reserve(Changes.size());
+  for (const PageProtection &C : Changes)
+    Sent.emplace_back(C.Begin, C.End, C.Accessible);
+  Error Result = Error::success();
+  if (auto Err = call<proto::ProtectSignature>(
+          proto::ProtectName, "protecting device memory for the map checker", Result, Sent)) {
+    consumeError(std::move(Result));
+    return Err;
+  }
+  if (Result)
+    return makeError(fmt::format("device {}: {}", Opts.DeviceId, toString(std::move(Result))));
+  Guarded->releaseEvicted();
   return Error::success();
 }
 

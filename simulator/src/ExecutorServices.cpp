@@ -336,6 +336,20 @@ OMPSIM_WRAPPER(setFptrTableWrapper, proto::SetFptrTableSignature, [](uint64_t Ad
   return Error::success();
 })
 
+OMPSIM_WRAPPER(protectWrapper, proto::ProtectSignature,
+               [](std::vector<std::tuple<uint64_t, uint64_t, bool>> Changes) -> Error {
+                 DeviceState &D = DeviceState::get();
+                 for (auto [Begin, End, Accessible] : Changes) {
+                   if (Begin < D.ArenaBase || End > D.ArenaBase + D.ArenaSize || End < Begin)
+                     return makeError("cannot change the access of pages outside the device arena");
+                   // Past vm.max_map_count a change fails: the block then
+                   // simply has no guard, which changes no result.
+                   ::mprotect(reinterpret_cast<void *>(Begin), End - Begin,
+                              Accessible ? PROT_READ | PROT_WRITE : PROT_NONE);
+                 }
+                 return Error::success();
+               })
+
 OMPSIM_WRAPPER(translateLogWrapper, proto::TranslateLogSignature,
                [](uint64_t Cap, uint64_t Max) -> Expected<std::vector<uint64_t>> {
                  DeviceState &D = DeviceState::get();

@@ -200,6 +200,7 @@ OMPSIM_WRAPPER_DECL(allocCodeWrapper);
 OMPSIM_WRAPPER_DECL(callVoidWrapper);
 OMPSIM_WRAPPER_DECL(setFptrTableWrapper);
 OMPSIM_WRAPPER_DECL(translateLogWrapper);
+OMPSIM_WRAPPER_DECL(protectWrapper);
 
 /// What a launch leaves to libomp's defaults, as the user's environment had
 /// them when the executor started (captureTeamDefaults).

@@ -63,6 +63,11 @@ using TranslateLogSignature = sps::SPSExpected<sps::SPSSequence<uint64_t>>(uint6
 inline constexpr const char *CallVoidName = "__ompsim_exec_call_void";
 using CallVoidSignature = sps::SPSError(uint64_t);
 
+/// Changes the access to arena pages (the map checker's guard pages and
+/// quarantine): [(begin, end, accessible)], page-aligned, inside the arena.
+inline constexpr const char *ProtectName = "__ompsim_exec_protect";
+using ProtectSignature = sps::SPSError(sps::SPSSequence<sps::SPSTuple<uint64_t, uint64_t, bool>>);
+
 /// Plain functions, not SPS wrappers: the executor's lazy-call entry
 /// `uint64_t (uint64_t context, uint64_t trampoline)`, which the JIT's
 /// resolver block calls on the first call of a not yet compiled function of a

@@ -496,6 +496,7 @@ int main(int argc, char **argv) {
         Syms[proto::LazyFailedName] = ExecutorAddr::fromPtr(&lazyFailed);
         Syms[proto::SetFptrTableName] = ExecutorAddr::fromPtr(&setFptrTableWrapper);
         Syms[proto::TranslateLogName] = ExecutorAddr::fromPtr(&translateLogWrapper);
+        Syms[proto::ProtectName] = ExecutorAddr::fromPtr(&protectWrapper);
         return Error::success();
       },
       Fd, Fd);

@@ -48,6 +48,9 @@ struct Config {
   std::string JitCache;
   /// OMPSIM_JIT_CACHE_MAX: bytes the JIT cache may hold; the least recently used entries go first
   uint64_t JitCacheMax = 256ULL << 20;
+  /// OMPSIM_CHECK: the map checker (docs/checker.md); 0 off, 1 report, 2 report and make a
+  /// run that reported anything exit with status 1 ("strict").
+  int32_t Check = 0;
 };
 
 /// Returns the configuration; parses the environment on first call.

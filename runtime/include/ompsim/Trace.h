@@ -8,7 +8,19 @@
 namespace ompsim::trace {
 
 /// Trace categories (OMPSIM_TRACE=all or a comma list of these names).
-enum class Cat : uint16_t { Image, Entry, Map, Table, Launch, Translate, Fault, Alloc, Transfer, Count };
+enum class Cat : uint16_t {
+  Image,
+  Entry,
+  Map,
+  Table,
+  Launch,
+  Translate,
+  Fault,
+  Alloc,
+  Transfer,
+  Check,
+  Count
+};
 
 /// Name of a category as used in OMPSIM_TRACE and in the "cat" JSON field.
 std::string_view name(Cat C);

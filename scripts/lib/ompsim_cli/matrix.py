@@ -53,6 +53,9 @@ def register(sub):
                    help="pytest-xdist gateway (repeatable), e.g. 4*popen, ssh=host//python=/usr/bin/python3"
                         "//chdir=/path/to/ompsim, socket=host:port; replaces -j")
     p.add_argument("--compare", metavar="OLD.json", help="show the changes since an earlier results.json in report.html")
+    p.add_argument("--map-check", action="store_true",
+                   help="run the sim column under the map checker (OMPSIM_CHECK=1): a passing cell whose run "
+                        "prints an 'ompsim: check:' line fails (docs/checker.md)")
     p.add_argument("-q", "--quiet", action="store_true",
                    help="no set-up or progress output: only the final table and the report paths")
     p.set_defaults(func=main)
@@ -179,6 +182,8 @@ def main(args):
                         ("--expectations", [os.path.abspath(args.expectations)] if args.expectations else [])):
         for v in values or []:
             cmd.append("%s=%s" % (opt, v))
+    if args.map_check:
+        cmd.append("--map-check")
     env = dict(os.environ)
     env.setdefault("OMPSIM_BUILD_DIR", paths.BUILD)
     sys.stdout.write("ompsim matrix: %s\n" % " ".join(cmd))

@@ -13,6 +13,10 @@ def register(sub):
     p.add_argument("--trace-file", metavar="PATH", help="set OMPSIM_TRACE_FILE (JSON lines)")
     p.add_argument("--devices", type=int, metavar="N",
                    help="set OMPSIM_NUM_DEVICES (devices of each of ompsim's backends: sim, sim-ir, ours-host)")
+    p.add_argument("--check", nargs="?", const="1", choices=("1", "strict"), metavar="strict",
+                   help="set OMPSIM_CHECK: the map checker reports mapping bugs, one 'ompsim: check:' line "
+                        "each (docs/checker.md); --check=strict also makes a run that reported anything "
+                        "exit with status 1")
     p.add_argument("program", nargs="+", help="-- ./prog [args]")
     p.set_defaults(func=main)
 
@@ -29,7 +33,13 @@ def main(args):
     if args.devices is not None and args.devices < 1:
         sys.stderr.write("ompsim: run: --devices=%d: expected a number of devices >= 1\n" % args.devices)
         return 2
+    if args.check and args.backend not in backends.OURS:
+        sys.stderr.write("ompsim: run: --check applies to ompsim's backends (%s), not to %s\n"
+                         % (", ".join(sorted(backends.OURS)), args.backend))
+        return 2
     env = backends.environment(args.backend)
+    if args.check:
+        env["OMPSIM_CHECK"] = args.check
     if args.trace:
         env["OMPSIM_TRACE"] = args.trace
     if args.trace_file:

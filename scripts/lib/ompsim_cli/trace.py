@@ -6,7 +6,7 @@ import re
 import sys
 
 #: The categories of OMPSIM_TRACE (runtime/include/ompsim/Trace.h).
-CATEGORIES = ("image", "entry", "map", "table", "launch", "translate", "fault", "alloc", "transfer")
+CATEGORIES = ("image", "entry", "map", "table", "launch", "translate", "fault", "alloc", "transfer", "check")
 
 #: Keys the trace writer appends after an event's own fields; they differ between
 #: runs and are ignored by `diff`. `pid`, `tid` and `ts_us` are absent from normalized traces.
@@ -26,6 +26,7 @@ KEY_FIELDS = {
     ("translate", "translate"): ("device", "kernel", "host_ptr"),
     ("translate", "summary"): ("device", "kernel"),
     ("fault", "error"): ("message",),
+    ("check", "report"): ("check", "name", "region"),
 }
 DEFAULT_KEY_FIELDS = ("device", "owner", "index", "name", "image", "kernel", "function", "plugin", "host")
 

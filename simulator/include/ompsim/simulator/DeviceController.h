@@ -31,6 +31,7 @@ namespace ompsim::sim {
 
 class ImageSymbolTable;
 class RangeAllocator;
+class GuardedArena;
 struct LaunchMailbox;
 class DeviceJIT;
 struct JITImage;
@@ -308,6 +309,11 @@ private:
   /// The device heap's blocks (the arena above the code region), kept here:
   /// allocation is address arithmetic and needs no round trip.
   std::unique_ptr<RangeAllocator> Heap;
+  /// Under the map checker (OMPSIM_CHECK): data blocks with guard pages and
+  /// a quarantine of freed ones, inside Heap; null otherwise.
+  std::unique_ptr<GuardedArena> Guarded;
+  /// Applies Guarded's queued page protections in the executor.
+  llvm::Error applyProtections();
 };
 
 } // namespace ompsim::sim
