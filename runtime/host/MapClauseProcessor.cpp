@@ -5,8 +5,8 @@
 #include "MapFlags.h"
 #include "StockMessages.h"
 
-#include "ompsim/HostMemoryMap.h"
 #include "../check/MapChecker.h"
+#include "ompsim/HostMemoryMap.h"
 
 #include "ompsim/HostSymbolizer.h"
 #include "ompsim/Trace.h"

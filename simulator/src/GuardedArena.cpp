@@ -41,7 +41,10 @@ bool GuardedArena::release(uint64_t Addr) {
   Pending.push_back({B.Span, B.Span + B.Pages, false});
   Quarantine.emplace_back(Addr, B);
   QuarantineBytes += B.Pages + Page;
-  while (Quarantine.size() > kQuarantineBlocks || QuarantineBytes > kQuarantineBytes)
+  // The block freed last always stays (even one larger than the byte bound),
+  // so a use right after its mapping ends faults; a full heap flushes it.
+  while (Quarantine.size() > kQuarantineBlocks ||
+         (QuarantineBytes > kQuarantineBytes && Quarantine.size() > 1))
     evictOldest();
   return true;
 }

@@ -12,6 +12,8 @@ int main(void) {
     Buf[I] = I;
   omp_target_memcpy(Out, Buf, sizeof(Out), 0, 0, Host, Dev);
   omp_target_free(Buf, Dev);
-  printf("out[31] %d out[63] %d\n", Out[31], Out[63]);
+  // Out[32..63] is whatever the fresh device memory held (heap garbage on a
+  // shared-memory device): only the written half is printed.
+  printf("out[31] %d\n", Out[31]);
   return 0;
 }
