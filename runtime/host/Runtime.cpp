@@ -110,6 +110,7 @@ Runtime &Runtime::get() {
 }
 
 void Runtime::fatal(const std::string &Message) {
+  stock::claimProcessEnd();
   std::fflush(nullptr);
   trace::error(Message);
   trace::flush();

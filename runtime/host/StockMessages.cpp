@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <string_view>
@@ -179,7 +180,18 @@ std::string sourceLine(const ompsim_ident *Loc) {
   return Info.available() ? fmt::format("{}:{}", Info.File, Info.Line) : std::string();
 }
 
+void claimProcessEnd() {
+  static std::atomic<pid_t> Ender{0};
+  pid_t Self = ::gettid();
+  pid_t None = 0;
+  if (Ender.compare_exchange_strong(None, Self) || None == Self)
+    return;
+  for (;;)
+    ::pause(); // the other thread's exit or abort() ends this one too
+}
+
 void fatal(int Code, const std::string &Text, const std::string &Explanation, const ompsim_ident *Loc) {
+  claimProcessEnd();
   std::fflush(stdout);
   SourceInfo Info(Loc);
   std::string Where = Info.available() ? blockLocation(Loc) + ": " : std::string();

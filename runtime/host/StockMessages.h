@@ -88,6 +88,12 @@ std::string requiresMismatch(int64_t First, int64_t Later);
 /// Prints one line to stderr as stock does (unbuffered, in program order).
 void print(const std::string &Line);
 
+/// Called first on every path that ends the process with a report: the first
+/// thread to get here returns (and again, should it come back); another host
+/// thread failing at the same time waits for that end, so the process prints
+/// one report, not one per thread.
+void claimProcessEnd();
+
 /// Stock's FATAL_MESSAGE: "omptarget fatal error <Code>: <Text>", then
 /// ompsim's line when `Explanation` is not empty, then abort().
 [[noreturn]] void fatal(int Code, const std::string &Text, const std::string &Explanation,

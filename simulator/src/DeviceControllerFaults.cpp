@@ -97,8 +97,44 @@ bool isStackOverflow(const proto::FaultRecord &F) {
 
 } // namespace
 
-std::string DeviceController::describeDeath(int Status, const std::string &Context) {
+std::string DeviceController::faultContext(int32_t Slot, uint64_t Rip, const std::string &Context) {
+  if (!Mailbox)
+    return Context;
+  auto InFlight = [&](uint32_t I) {
+    const LaunchMailbox::Slot &Mb = Mailbox->Slots[I];
+    return Mb.Request.load(std::memory_order_acquire) != Mb.Done.load(std::memory_order_acquire);
+  };
+  auto KernelOf = [&](uint32_t I) {
+    std::string Name = symbolize(Mailbox->Slots[I].Entry);
+    return StringRef(Name).split('+').first.str();
+  };
+  // A device thread says which launch it ran.
+  if (Slot >= 0 && uint32_t(Slot) < LaunchMailbox::kSlots && InFlight(uint32_t(Slot))) {
+    std::string Name = KernelOf(uint32_t(Slot));
+    return Name.empty() ? Context : "kernel " + Name;
+  }
+  // Another thread (a libomp worker of a team) while a launch noticed the
+  // death: with other launches in flight, the one whose code faulted (an
+  // outlined region's name starts with its kernel's).
+  if (!StringRef(Context).starts_with("kernel "))
+    return Context;
+  std::vector<std::string> Running;
+  for (uint32_t I = 0; I < LaunchMailbox::kSlots; ++I)
+    if (InFlight(I))
+      if (std::string Name = KernelOf(I); !Name.empty())
+        Running.push_back(std::move(Name));
+  if (Running.size() < 2)
+    return Context; // the launch that noticed it
+  std::string At = symbolize(Rip);
+  for (const std::string &Name : Running)
+    if (StringRef(At).starts_with(Name))
+      return "kernel " + Name;
+  return Context;
+}
+
+std::string DeviceController::describeDeath(int Status, const std::string &LaunchContext) {
   std::string Dev = fmt::format("device {}: ", Opts.DeviceId);
+  std::string Context = LaunchContext;
   proto::FaultRecord F{};
   bool HaveFault = false;
   if (FaultFd >= 0) {
@@ -121,6 +157,8 @@ std::string DeviceController::describeDeath(int Status, const std::string &Conte
       FaultTranslateLog = std::move(T);
     }
   }
+  if (HaveFault)
+    Context = faultContext(F.Slot, F.Rip, Context);
   if (HaveFault && F.Signo == 0) {
     // The host ends with the status device code gave exit(), as stock does.
     trace::setFatalExitStatus(F.Code);

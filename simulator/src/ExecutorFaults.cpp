@@ -17,6 +17,8 @@ ompsim::sim::LaunchMailbox *GMailbox = nullptr;
 std::string GHostRuntime;
 std::atomic<TakeTranslateLogFn> GTakeTranslateLog{nullptr};
 
+thread_local int32_t TLaunchSlot = -1;
+
 namespace {
 
 /// The calling thread's stack [low, high), captured by ensureAltStack: the
@@ -38,6 +40,7 @@ void onFatalSignal(int Signo, siginfo_t *Info, void *Ctx) {
   Rec.Rsp = Ctx ? uint64_t(static_cast<ucontext_t *>(Ctx)->uc_mcontext.gregs[REG_RSP]) : 0;
   Rec.StackLow = TStackLow;
   Rec.StackHigh = TStackHigh;
+  Rec.Slot = TLaunchSlot;
   if (GFaultFd >= 0) {
     ssize_t N = ::write(GFaultFd, &Rec, sizeof Rec);
     (void)N;
@@ -89,6 +92,7 @@ void announceExit() {
   Rec.Code = Status;
   Rec.Tid = int32_t(::syscall(SYS_gettid));
   Rec.Rip = reinterpret_cast<uint64_t>(__builtin_return_address(0));
+  Rec.Slot = TLaunchSlot;
   if (GFaultFd >= 0) {
     ssize_t N = ::write(GFaultFd, &Rec, sizeof Rec);
     (void)N;

@@ -77,6 +77,10 @@ extern std::string GHostRuntime;
 /// the faulting kernel's translate records after the fault record.
 using TakeTranslateLogFn = ompsim_translate_stats (*)(ompsim_translate_record *, uint64_t);
 extern std::atomic<TakeTranslateLogFn> GTakeTranslateLog;
+/// The launch slot the calling thread serves (-1: not a device thread); the
+/// fault handler reports it, so the controller names the kernel that faulted
+/// when launches of several slots are in flight.
+extern thread_local int32_t TLaunchSlot;
 
 /// Gives the calling thread an alternate signal stack so a stack overflow in
 /// device code is still reported.

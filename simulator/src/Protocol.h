@@ -92,6 +92,11 @@ struct FaultRecord {
   /// gave it when the thread first ran a request (0, 0 when unknown): a fault
   /// just below stackLow is a stack overflow.
   uint64_t StackLow, StackHigh;
+  /// The launch slot whose device thread faulted; -1 on any other thread
+  /// (libomp's workers, the service threads). With launches of several slots
+  /// in flight, it names the kernel that faulted.
+  int32_t Slot;
+  uint32_t Reserved;
 };
 
 /// Follows a FaultRecord when the device runtime is loaded: the translate log

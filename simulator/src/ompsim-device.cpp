@@ -207,7 +207,8 @@ public:
   /// Starts the thread of slot `Index` (after mapMailbox).
   void start(uint32_t Index) {
     Slot = &GMailbox->Slots[Index];
-    Thread = std::thread([this] {
+    Thread = std::thread([this, Index] {
+      TLaunchSlot = int32_t(Index);
       ensureAltStack();
       if (::sched_getaffinity(0, sizeof OwnCpus, &OwnCpus) != 0)
         CPU_ZERO(&OwnCpus);

@@ -231,6 +231,10 @@ private:
   /// Turns a failed call into the device's death message when the executor is gone.
   llvm::Error diagnose(llvm::Error CallError, const std::string &Context);
   std::string describeDeath(int Status, const std::string &Context);
+  /// What a fault is reported in: with launches in flight, the kernel whose
+  /// device thread (`Slot`, -1 for other threads) or code (`Rip`) faulted,
+  /// which need not be the launch that noticed the death (`Context`).
+  std::string faultContext(int32_t Slot, uint64_t Rip, const std::string &Context);
   /// The lazy-call thread: compiles what a first call in the executor asks
   /// for (bitcode images; see LaunchMailbox::lazyRequest).
   void serveLazyCalls();
