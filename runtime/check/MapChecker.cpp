@@ -7,6 +7,7 @@
 #include "MappingTable.h"
 
 #include "ompsim/Config.h"
+#include "ompsim/HostMemoryMap.h"
 #include "ompsim/Trace.h"
 
 #include <fmt/format.h>
@@ -82,9 +83,14 @@ std::string region() {
   return Text;
 }
 
-/// "'a' (400 bytes at host 0x7ffc...)".
+/// "'a' (400 bytes at host 0x7ffc...)"; without a map name (no -g), what the
+/// host symbolizer tells of the address ("<stack of 'main'>", a global).
 std::string describe(const std::string &Name, uintptr_t Host, uint64_t Size) {
-  std::string What = Name.empty() ? std::string("an unnamed item") : "'" + Name + "'";
+  std::string What = "'" + Name + "'";
+  if (Name.empty()) {
+    std::string Known = hostDataName(Host);
+    What = Known.empty() ? std::string("an unnamed item") : Known[0] == '<' ? Known : "'" + Known + "'";
+  }
   return fmt::format("{} ({} bytes at host {:#x})", What, Size, Host);
 }
 
@@ -217,7 +223,7 @@ void setRegionKernel(std::string_view KernelName) {
 
 std::string itemName(const void *MapName, const host::MapEntry &Entry, uintptr_t Host) {
   (void)Host; // the advisor names addresses; until then the message shows the address beside the name
-  std::string Name = host::mapArgName(MapName);
+  std::string Name = host::mapArgVariable(MapName);
   return Name.empty() ? Entry.Name : Name;
 }
 

@@ -75,7 +75,7 @@ std::optional<DataFaultAdvisor::Holder> DataFaultAdvisor::findHolder(uint64_t Be
   for (const MapArg &Arg : RegionArgs) {
     auto Value = reinterpret_cast<uint64_t>(Arg.Begin);
     if (flag::has(Arg.Type, flag::Literal) && Value >= Begin && Value < End) {
-      std::string Name = mapArgName(Arg.Name);
+      std::string Name = mapArgVariable(Arg.Name);
       return Holder{Name.empty() ? "a pointer passed by value"
                                  : quoted(Name) + " (firstprivate or is_device_ptr)",
                     Name, Holder::Kind::Firstprivate};
@@ -87,7 +87,7 @@ std::optional<DataFaultAdvisor::Holder> DataFaultAdvisor::findHolder(uint64_t Be
   for (const MapArg &Arg : RegionArgs) {
     auto Value = reinterpret_cast<uint64_t>(Arg.Begin);
     if (!flag::has(Arg.Type, flag::Literal) && Arg.Size == 0 && Value >= Begin && Value < End) {
-      std::string Name = mapArgName(Arg.Name);
+      std::string Name = mapArgVariable(Arg.Name);
       return Holder{Name.empty() ? "a pointer mapped as a zero-length section"
                                  : quoted(Name) + " (mapped as a zero-length section)",
                     Name, Holder::Kind::ZeroLength};
@@ -114,7 +114,7 @@ std::optional<DataFaultAdvisor::Holder> DataFaultAdvisor::findHolder(uint64_t Be
         continue;
       if (Item.Entry && Item.Entry->Shadows.count(At))
         continue; // attached: the device copy holds a device address
-      std::string Name = mapArgName(Arg.Name);
+      std::string Name = mapArgVariable(Arg.Name);
       std::string Shown = Name.empty() ? hostDataName(First) : Name;
       bool Private = flag::has(Arg.Type, flag::Private);
       return Holder{fmt::format("the pointer at byte {} of {}{}", At - First,

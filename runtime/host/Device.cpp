@@ -215,6 +215,7 @@ void Device::mapPermanently(std::vector<MapEntry> &Batch, uintptr_t Host, uint64
   M.TgtBegin = Tgt;
   M.DynamicRef = MapEntry::Infinite;
   M.Name = Name;
+  M.InfoName = Name;
 }
 
 void Device::addVtablesByName(LoadedImage &Image, std::vector<IndirectTarget> &Indirect,

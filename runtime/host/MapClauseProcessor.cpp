@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <optional>
@@ -50,7 +51,7 @@ std::string traceName(const std::string &Name, uint64_t Host) {
 
 std::string describe(const MapArg &Arg) {
   // Without map names (no -g), what the symbolizer tells: a global, a frame.
-  std::string Var = traceName(mapArgName(Arg.Name), reinterpret_cast<uint64_t>(Arg.Begin));
+  std::string Var = traceName(mapArgVariable(Arg.Name), reinterpret_cast<uint64_t>(Arg.Begin));
   std::string Addr = hostAddressForMessage(reinterpret_cast<uint64_t>(Arg.Begin));
   if (Var.empty())
     return fmt::format("host address {} ({} bytes)", Addr, Arg.Size);
@@ -75,15 +76,56 @@ std::vector<MapArg> makeMapArgs(int32_t N, void **Bases, void **Begins, const in
   return Args;
 }
 
+namespace {
+
+/// Field `I` (from 0) of a map name ";a;b;...", or "" past its end.
+std::string_view mapNameField(std::string_view S, unsigned I) {
+  size_t Begin = 1;
+  for (; I; --I) {
+    Begin = S.find(';', Begin);
+    if (Begin == std::string_view::npos)
+      return {};
+    ++Begin;
+  }
+  size_t End = S.find(';', Begin);
+  return S.substr(Begin, End == std::string_view::npos ? std::string_view::npos : End - Begin);
+}
+
+/// Whether a map name's field is a Fortran source file (flang-22's first field).
+bool isFortranSource(std::string_view Field) {
+  size_t Dot = Field.rfind('.');
+  if (Dot == std::string_view::npos)
+    return false;
+  std::string Ext(Field.substr(Dot + 1));
+  for (char &C : Ext)
+    C = char(std::tolower(static_cast<unsigned char>(C)));
+  return Ext == "f" || Ext == "for" || Ext == "ftn" || Ext == "f90" || Ext == "f95" || Ext == "f03" ||
+         Ext == "f08" || Ext == "f18";
+}
+
+} // namespace
+
 std::string mapArgName(const void *Name) {
-  // clang's map names read ";variable;file;line;col;;".
   if (!Name)
     return {};
   std::string_view S(static_cast<const char *>(Name));
   if (S.empty() || S[0] != ';')
     return std::string(S);
-  size_t VarEnd = S.find(';', 1);
-  return std::string(S.substr(1, VarEnd == std::string_view::npos ? std::string_view::npos : VarEnd - 1));
+  return std::string(mapNameField(S, 0));
+}
+
+std::string mapArgVariable(const void *Name) {
+  if (!Name)
+    return {};
+  std::string_view S(static_cast<const char *>(Name));
+  if (S.empty() || S[0] != ';')
+    return std::string(S);
+  // flang-22 puts the file first; a clang-22 variable is never a path, and a
+  // member spelled like a Fortran file ("s.f90") is followed by its file.
+  std::string_view First = mapNameField(S, 0), Second = mapNameField(S, 1);
+  if (isFortranSource(First) && !Second.empty() && Second.find('.') == std::string_view::npos)
+    return std::string(Second);
+  return std::string(First);
 }
 
 std::vector<MapArg> MapClauseProcessor::runMapper(const MapArg &Arg) {
@@ -92,7 +134,7 @@ std::vector<MapArg> MapClauseProcessor::runMapper(const MapArg &Arg) {
   if (trace::enabled(trace::Cat::Map))
     for (const MapArg &C : Handle.Components)
       trace::Event(trace::Cat::Map, "mapper_component")
-          .str("name", traceName(mapArgName(Arg.Name), reinterpret_cast<uint64_t>(C.Begin)))
+          .str("name", traceName(mapArgVariable(Arg.Name), reinterpret_cast<uint64_t>(C.Begin)))
           .host("base", reinterpret_cast<uint64_t>(C.Base))
           .host("begin", reinterpret_cast<uint64_t>(C.Begin))
           .num("size", C.Size)
@@ -125,7 +167,7 @@ llvm::Error MapClauseProcessor::checkMapTypes(const std::vector<MapArg> &Args, c
     uint64_t Unknown = Type & ~flag::Implemented;
     if (!AllowNonContig)
       Unknown |= Type & flag::NonContig;
-    std::string Var = mapArgName(Arg.Name);
+    std::string Var = mapArgVariable(Arg.Name);
     // A pointer initialized privately from its pointee (PRIVATE with
     // ATTACH) is a form clang-22 does not emit; refuse it rather than pass
     // a wrong pointer.
@@ -149,14 +191,14 @@ llvm::Error MapClauseProcessor::checkMapTypes(const std::vector<MapArg> &Args, c
 llvm::Error MapClauseProcessor::copyToDevice(MapEntry &Entry, uintptr_t Begin, uint64_t Size) {
   if (Size == 0)
     return llvm::Error::success();
-  if (auto Err = Memory.submit(Entry.translate(Begin), reinterpret_cast<void *>(Begin), Size, Entry.Name))
+  if (auto Err = Memory.submit(Entry.translate(Begin), reinterpret_cast<void *>(Begin), Size, Entry.InfoName))
     return Err;
   check::onCopiedTo(Entry, Begin, Size);
   // The host copy holds host pointers; re-point attached device pointers.
   for (auto It = Entry.Shadows.lower_bound(Begin); It != Entry.Shadows.end() && It->first < Begin + Size;
        ++It) {
     uint64_t Value = It->second.TgtValue;
-    if (auto Err = Memory.submit(Entry.translate(It->first), &Value, sizeof(Value), Entry.Name))
+    if (auto Err = Memory.submit(Entry.translate(It->first), &Value, sizeof(Value), Entry.InfoName))
       return Err;
   }
   return llvm::Error::success();
@@ -166,7 +208,8 @@ llvm::Error MapClauseProcessor::copyFromDevice(MapEntry &Entry, uintptr_t Begin,
                                                const void *MapName) {
   if (Size == 0)
     return llvm::Error::success();
-  if (auto Err = Memory.retrieve(reinterpret_cast<void *>(Begin), Entry.translate(Begin), Size, Entry.Name))
+  if (auto Err =
+          Memory.retrieve(reinterpret_cast<void *>(Begin), Entry.translate(Begin), Size, Entry.InfoName))
     return Err;
   // Attached pointers came back as device addresses; restore the host values.
   for (auto It = Entry.Shadows.lower_bound(Begin); It != Entry.Shadows.end() && It->first < Begin + Size;
@@ -239,7 +282,7 @@ llvm::Expected<MapClauseProcessor::Mapped> MapClauseProcessor::mapOne(const MapA
       check::onPresentUse(E, Begin, Size, Arg.Name);
     }
     OMPSIM_TRACE_EVENT(Cat::Map, "enter")
-        .str("name", traceName(mapArgName(Arg.Name), Begin))
+        .str("name", traceName(mapArgVariable(Arg.Name), Begin))
         .host("host", Begin)
         .dev("device", Out.TgtBegin, Memory.symbolize(Out.TgtBegin))
         .num("size", static_cast<int64_t>(Size))
@@ -266,7 +309,8 @@ llvm::Expected<MapClauseProcessor::Mapped> MapClauseProcessor::mapOne(const MapA
   E.TgtBegin = *Tgt;
   (Hold ? E.HoldRef : E.DynamicRef) = 1;
   E.OwnsDeviceMemory = true;
-  E.Name = mapArgName(Arg.Name);
+  E.Name = mapArgVariable(Arg.Name);
+  E.InfoName = mapArgName(Arg.Name);
   E.MappedBy = Site;
   MapEntry &Inserted = Table.insert(std::move(E));
   Fresh.insert(&Inserted);
@@ -301,8 +345,8 @@ llvm::Error MapClauseProcessor::attachPointer(uintptr_t PointerLoc, uintptr_t Po
   auto It = PointerEntry.Shadows.find(PointerLoc);
   if (It != PointerEntry.Shadows.end() && It->second.TgtValue == TgtValue)
     return llvm::Error::success();
-  if (auto Err =
-          Memory.submit(PointerEntry.translate(PointerLoc), &TgtValue, sizeof(TgtValue), PointerEntry.Name))
+  if (auto Err = Memory.submit(PointerEntry.translate(PointerLoc), &TgtValue, sizeof(TgtValue),
+                               PointerEntry.InfoName))
     return Err;
   PointerEntry.Shadows[PointerLoc] = ShadowPointer{HostValue, TgtValue};
   OMPSIM_TRACE_EVENT(Cat::Map, "attach")
@@ -493,7 +537,7 @@ llvm::Error MapClauseProcessor::exitList(const std::vector<MapArg> &Args, bool F
       if (auto Err = copyFromDevice(E, Begin, Size, Arg.Name))
         return Err;
     OMPSIM_TRACE_EVENT(Cat::Map, "exit")
-        .str("name", traceName(mapArgName(Arg.Name), Begin))
+        .str("name", traceName(mapArgVariable(Arg.Name), Begin))
         .host("host", Begin)
         .num("size", static_cast<int64_t>(Size))
         .hex("type", static_cast<uint64_t>(Arg.Type))
@@ -544,7 +588,7 @@ llvm::Error MapClauseProcessor::updateContiguous(const MapArg &Arg, uintptr_t Be
     return llvm::Error::success(); // OpenMP 5.1: updating an absent item does nothing
   }
   OMPSIM_TRACE_EVENT(Cat::Map, "update")
-      .str("name", traceName(mapArgName(Arg.Name), Begin))
+      .str("name", traceName(mapArgVariable(Arg.Name), Begin))
       .host("host", Begin)
       .num("size", static_cast<int64_t>(Size))
       .str("direction", has(Arg.Type, flag::To) ? "to" : "from");
@@ -704,7 +748,7 @@ MapClauseProcessor::kernelArguments(const std::vector<MapArg> &Args, std::vector
     if (auto Err = Memory.submit(TgtField, &TgtCaptured, sizeof(TgtCaptured)))
       return std::move(Err);
     OMPSIM_TRACE_EVENT(Cat::Map, "lambda_capture")
-        .str("name", mapArgName(Arg.Name))
+        .str("name", mapArgVariable(Arg.Name))
         .host("captured", Captured)
         .dev("field", TgtField, "")
         .dev("value", TgtCaptured, Memory.symbolize(TgtCaptured));

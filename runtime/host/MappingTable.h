@@ -46,7 +46,8 @@ struct MapEntry {
   uint64_t HoldRef = 0;          ///< ompx_hold reference count
   bool OwnsDeviceMemory = false; ///< freed when both counts reach 0
   bool Associated = false;       ///< made by omp_target_associate_ptr
-  std::string Name;              ///< for traces and messages
+  std::string Name;              ///< the variable, for ompsim's traces and messages
+  std::string InfoName;          ///< stock's `Name=` of copy lines (mapArgName)
   /// The construct that created the entry, for messages.
   ConstructSite MappedBy;
   /// Attached pointers inside this block, keyed by host address of the pointer.

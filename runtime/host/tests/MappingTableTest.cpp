@@ -600,4 +600,17 @@ TEST(PermanentEntriesRules, UpdateAndPresenceWorkOnAPermanentGlobal) {
   Global[1] = 2;
 }
 
+TEST(MapNames, StockNameIsTheFirstFieldAndTheVariableIsFoundInEitherCompilersOrder) {
+  // clang-22 (with -g): ";variable;file;line;col;;"; flang-22: ";file;variable;...".
+  EXPECT_EQ(mapArgName(";arr[0:n];cm.c;3;24;;"), "arr[0:n]");
+  EXPECT_EQ(mapArgVariable(";arr[0:n];cm.c;3;24;;"), "arr[0:n]");
+  EXPECT_EQ(mapArgName(";/tmp/fm.f90;arr;2;14;;"), "/tmp/fm.f90");
+  EXPECT_EQ(mapArgVariable(";/tmp/fm.f90;arr;2;14;;"), "arr");
+  EXPECT_EQ(mapArgVariable(";t.F90;s%x;9;1;;"), "s%x");
+  // A C member spelled like a Fortran file is followed by its C file.
+  EXPECT_EQ(mapArgVariable(";s.f90;cm.c;3;24;;"), "s.f90");
+  EXPECT_EQ(mapArgVariable(nullptr), "");
+  EXPECT_EQ(mapArgVariable("plain"), "plain");
+}
+
 } // namespace
