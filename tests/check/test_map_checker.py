@@ -190,3 +190,38 @@ def test_leak_report_at_a_fortran_program_end(built):
     # The variable, though flang-22's map names put the source file first.
     assert re.match(r"ompsim: check: leak: 'a' \(4096 bytes at host 0x[0-9a-f]+\) is still mapped on device 0 "
                     r"at exit \(reference count 1, mapped by the map-entering construct at .*:7:9\)", lines[0]), lines[0]
+
+
+def test_inspect_lists_a_traced_runs_check_reports_with_names(built, tmp_path):
+    # `ompsim inspect TRACE`: the run's launches and mappings by name, then each report once.
+    exe = built("stale_copy.c")
+    trace = tmp_path / "trace.jsonl"
+    r = run(exe, "sim", extra_env={"OMPSIM_TRACE": "all", "OMPSIM_TRACE_FILE": str(trace)})
+    assert r.returncode == 0
+    shown = subprocess.run([OMPSIM, "inspect", str(trace)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert re.fullmatch(r"    device 0: __omp_offloading_\w+_main_l12 x1", lines[lines.index("  launches (1):") + 1])
+    assert "  mappings created (2): A, Sum" in lines
+    at = lines.index("  map checker reports (1):")
+    assert re.fullmatch("    " + EXPECTED["stale_copy.c"][len("ompsim: check: "):].replace("ADDR", ADDR),
+                        lines[at + 1]), lines[at + 1]
+
+
+def test_inspect_of_a_run_without_findings_says_so(built, tmp_path):
+    exe = built("clean.c")
+    trace = tmp_path / "trace.jsonl"
+    assert run(exe, "sim", extra_env={"OMPSIM_TRACE": "all", "OMPSIM_TRACE_FILE": str(trace)}).returncode == 0
+    shown = subprocess.run([OMPSIM, "inspect", str(trace)], stdout=subprocess.PIPE, text=True, timeout=60)
+    assert shown.returncode == 0
+    assert shown.stdout.splitlines()[-1] == "  no findings (no check reports, faults or errors in the trace)"
+
+
+def test_inspect_of_a_malformed_trace_is_one_line(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"cat": "map", "event": "enter"}\n')
+    shown = subprocess.run([OMPSIM, "inspect", str(bad)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, timeout=60)
+    assert shown.returncode == 2
+    assert shown.stderr == '%s:1: malformed trace line: no "seq" at the end of the event\n' % ("ompsim: " + str(bad))

@@ -187,3 +187,18 @@ def test_validation_suite_struct_mapped_implicitly_without_attach(tmp_path):
         r"attached in it; note: attach the pointer: map its pointee in this region too \(add "
         r"'map\(new_struct\.data\[:1024\]\)'; the block is present, so nothing is copied\)"
         % (kernel("test_target_update_iterator"), HEX, HEX, HEX), line), line
+
+
+def test_inspect_of_the_trace_names_the_fault(built, tmp_path):
+    # `ompsim inspect TRACE` lists the advisor's line under the run's findings, as printed.
+    import subprocess
+    trace = tmp_path / "trace.jsonl"
+    r = run(built(PROGRAM), "sim", ["global"], env={"OMPSIM_TRACE": "all", "OMPSIM_TRACE_FILE": str(trace)})
+    printed = r.single_error()[len("ompsim: "):]
+    ompsim = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "ompsim")
+    shown = subprocess.run([ompsim, "inspect", str(trace)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert "  data faults (1):" in lines, shown.stdout
+    assert lines[lines.index("  data faults (1):") + 1] == "    " + printed
