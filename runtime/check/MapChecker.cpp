@@ -189,6 +189,22 @@ void BlockShadow::markKnown(uint64_t From, uint64_t To) {
   Known.emplace(From, To);
 }
 
+void BlockShadow::forget(uint64_t From, uint64_t To) {
+  if (From >= To)
+    return;
+  auto It = Known.upper_bound(From);
+  if (It != Known.begin() && std::prev(It)->second > From)
+    --It;
+  while (It != Known.end() && It->first < To) {
+    auto [B, E] = *It;
+    It = Known.erase(It);
+    if (B < From)
+      Known.emplace(B, From);
+    if (E > To)
+      It = Known.emplace(To, E).first;
+  }
+}
+
 ConstructScope::ConstructScope(std::string Kind, std::string Location)
     : SavedKind(std::move(currentConstruct().Kind)), SavedLocation(std::move(currentConstruct().Location)),
       SavedSerial(currentConstruct().Serial) {
@@ -322,7 +338,15 @@ void onCopiedFrom(host::MapEntry &Entry, host::DeviceMemory &Memory, uintptr_t B
                        clauseName(Name)));
   }
   std::memcpy(Shadow.Synced.get() + From, Host, Size);
-  Shadow.markKnown(From, To);
+  // The runs restored above hold the host's old bytes here and the poison on
+  // the device: they stay unknown (a later copy-back finds them again, and
+  // neither a dropped-writes nor a stale check compares them).
+  uint64_t Next = From;
+  for (auto [RunBegin, RunEnd] : Runs) {
+    Shadow.markKnown(Next, RunBegin);
+    Next = RunEnd;
+  }
+  Shadow.markKnown(Next, To);
   if (currentConstruct().Kind == kUpdate)
     Shadow.UpdatedFrom = true;
 }
@@ -487,13 +511,23 @@ auto findTargetBlock(int32_t DeviceNumber, uint64_t Tgt, uint64_t Size) {
 }
 } // namespace
 
-void onTargetWrite(int32_t DeviceNumber, uint64_t Tgt, uint64_t Size) {
+void onTargetWrite(int32_t DeviceNumber, host::MappingTable &Table, uint64_t Tgt, uint64_t Size) {
   if (!enabled() || !Size)
     return;
-  std::lock_guard<std::mutex> Guard(TargetBlocksLock);
-  auto It = findTargetBlock(DeviceNumber, Tgt, Size);
-  if (It != TargetBlocks.end())
-    It->second.second.markKnown(Tgt - It->first.second, Tgt - It->first.second + Size);
+  {
+    std::lock_guard<std::mutex> Guard(TargetBlocksLock);
+    auto It = findTargetBlock(DeviceNumber, Tgt, Size);
+    if (It != TargetBlocks.end()) {
+      It->second.second.markKnown(Tgt - It->first.second, Tgt - It->first.second + Size);
+      return;
+    }
+  }
+  std::lock_guard<std::recursive_mutex> Guard(Table.mutex());
+  Table.forEach([&](host::MapEntry &Entry) {
+    uint64_t Begin = std::max(Tgt, Entry.TgtBegin), End = std::min(Tgt + Size, Entry.TgtBegin + Entry.size());
+    if (Entry.Check && Begin < End)
+      Entry.Check->forget(Begin - Entry.TgtBegin, End - Entry.TgtBegin);
+  });
 }
 
 void onTargetRead(int32_t DeviceNumber, uint64_t Tgt, uint64_t Size, void *Host) {

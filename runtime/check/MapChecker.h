@@ -36,6 +36,8 @@ struct BlockShadow {
 
   /// Adds [From, To) to the known ranges.
   void markKnown(uint64_t From, uint64_t To);
+  /// Removes [From, To) from the known ranges.
+  void forget(uint64_t From, uint64_t To);
   /// What the device memory held before the checker poisoned it; a copy-back
   /// of bytes the device never wrote gets these back, so results stay as
   /// they would be without the checker.
@@ -123,9 +125,13 @@ void onTargetAlloc(host::DeviceMemory &Memory, uint64_t Tgt, uint64_t Size);
 /// omp_target_free of `Tgt` on device `DeviceNumber`.
 void onTargetFree(int32_t DeviceNumber, uint64_t Tgt);
 
-/// omp_target_memcpy wrote [Tgt, Tgt+Size) of device `DeviceNumber` (from the
-/// host or another device).
-void onTargetWrite(int32_t DeviceNumber, uint64_t Tgt, uint64_t Size);
+/// omp_target_memcpy or omp_target_memset wrote [Tgt, Tgt+Size) of device
+/// `DeviceNumber`, whose mapping table is `Table`. The program set those bytes
+/// itself: in an omp_target_alloc block they are known from then on; in a
+/// mapped block they are neither device results nor a stale copy (a program
+/// links a device list by storing device pointers so), so they are no longer
+/// compared until a transfer copies them again.
+void onTargetWrite(int32_t DeviceNumber, host::MappingTable &Table, uint64_t Tgt, uint64_t Size);
 
 /// omp_target_memcpy copied [Tgt, Tgt+Size) of device `DeviceNumber` to
 /// `Host`: bytes of an omp_target_alloc block the device never wrote are

@@ -299,7 +299,8 @@ int omp_target_memcpy(void *Dst, const void *Src, size_t Length, size_t DstOffse
   } else if (Dd && !Sd) {
     Err = Dd->submit(reinterpret_cast<uint64_t>(To), From, Length);
     if (!Err)
-      ompsim::check::onTargetWrite(Dd->deviceNumber(), reinterpret_cast<uint64_t>(To), Length);
+      ompsim::check::onTargetWrite(Dd->deviceNumber(), Dd->mappingTable(), reinterpret_cast<uint64_t>(To),
+                                   Length);
   } else if (!Dd && Sd) {
     Err = Sd->retrieve(To, reinterpret_cast<uint64_t>(From), Length);
     if (!Err)
@@ -311,7 +312,8 @@ int omp_target_memcpy(void *Dst, const void *Src, size_t Length, size_t DstOffse
     if (!Err)
       Err = Dd->submit(reinterpret_cast<uint64_t>(To), Buffer.data(), Length);
     if (!Err)
-      ompsim::check::onTargetWrite(Dd->deviceNumber(), reinterpret_cast<uint64_t>(To), Length);
+      ompsim::check::onTargetWrite(Dd->deviceNumber(), Dd->mappingTable(), reinterpret_cast<uint64_t>(To),
+                                   Length);
   }
   if (Err) {
     ompsim::trace::error(llvm::toString(std::move(Err)));
@@ -348,6 +350,9 @@ void *omp_target_memset(void *Ptr, int Value, size_t Count, int DeviceNum) {
   std::vector<unsigned char> Pattern(Count, static_cast<unsigned char>(Value));
   if (auto Err = D->submit(reinterpret_cast<uint64_t>(Ptr), Pattern.data(), Count))
     ompsim::trace::error(llvm::toString(std::move(Err)));
+  else
+    ompsim::check::onTargetWrite(D->deviceNumber(), D->mappingTable(), reinterpret_cast<uint64_t>(Ptr),
+                                 Count);
   return Ptr;
 }
 
