@@ -55,6 +55,7 @@ std::atomic<uint64_t> NextSerial{1};
 /// A block whose mapping ended, kept to name a use after unmap.
 struct Unmapped {
   std::string Name;
+  std::string HostName; ///< BlockShadow::HostName
   uintptr_t Host = 0;
   uint64_t Size = 0;
   std::string EndedBy;
@@ -83,15 +84,22 @@ std::string region() {
   return Text;
 }
 
-/// "'a' (400 bytes at host 0x7ffc...)"; without a map name (no -g), what the
-/// host symbolizer tells of the address ("<stack of 'main'>", a global).
-std::string describe(const std::string &Name, uintptr_t Host, uint64_t Size) {
+/// "'a' (400 bytes at host 0x7ffc...)"; without a map name (no -g), `HostName`:
+/// what the host symbolizer told of the block when it was mapped ("<stack of
+/// 'main'>", a global), or "an unnamed item".
+std::string describe(const std::string &Name, uintptr_t Host, uint64_t Size, const std::string &HostName) {
   std::string What = "'" + Name + "'";
-  if (Name.empty()) {
-    std::string Known = hostDataName(Host);
-    What = Known.empty() ? std::string("an unnamed item") : Known[0] == '<' ? Known : "'" + Known + "'";
-  }
+  if (Name.empty())
+    What = HostName.empty()     ? std::string("an unnamed item")
+           : HostName[0] == '<' ? HostName
+                                : "'" + HostName + "'";
   return fmt::format("{} ({} bytes at host {:#x})", What, Size, Host);
+}
+
+/// BlockShadow::HostName of `Entry`, or "".
+const std::string &hostNameOf(const host::MapEntry &Entry) {
+  static const std::string None;
+  return Entry.Check ? Entry.Check->HostName : None;
 }
 
 /// The name to put in a suggested clause ("a", or "x" when unknown).
@@ -254,6 +262,9 @@ void onCreate(host::MapEntry &Entry, host::DeviceMemory &Memory, bool Poison, bo
   Shadow->CreatedBy = region();
   Shadow->ByRegion = currentConstruct().Kind == kRegion;
   Shadow->MovesData = MovesData;
+  // Named now: a stack block's frame is gone by the time a leak is reported.
+  if (Entry.Name.empty())
+    Shadow->HostName = hostDataName(Entry.HstBegin);
   if (Poison && Size) {
     Shadow->Original.resize(Size);
     if (auto Err = Memory.retrieve(Shadow->Original.data(), Entry.TgtBegin, Size)) {
@@ -334,8 +345,8 @@ void onCopiedFrom(host::MapEntry &Entry, host::DeviceMemory &Memory, uintptr_t B
            fmt::format("{} of {} were never written on device {} when {} copied them back; fix: map only "
                        "the section the device writes, write every byte there, or map '{}' 'tofrom' so "
                        "the device starts from the host's values",
-                       Range, describe(Name, Entry.HstBegin, Entry.size()), Memory.deviceNumber(), region(),
-                       clauseName(Name)));
+                       Range, describe(Name, Entry.HstBegin, Entry.size(), hostNameOf(Entry)),
+                       Memory.deviceNumber(), region(), clauseName(Name)));
   }
   std::memcpy(Shadow.Synced.get() + From, Host, Size);
   // The runs restored above hold the host's old bytes here and the poison on
@@ -370,8 +381,8 @@ void onPresentUse(host::MapEntry &Entry, uintptr_t Begin, uint64_t Size, const v
          fmt::format("{} changed on the host (first at byte {}) after it was last copied to the device, and "
                      "{} uses the present device copy without copying it{}; fix: 'target update to({})' "
                      "before the region, or 'map(always, to: {})'",
-                     describe(Name, Entry.HstBegin, Entry.size()), At, region(), Mapper, clauseName(Name),
-                     clauseName(Name)));
+                     describe(Name, Entry.HstBegin, Entry.size(), hostNameOf(Entry)), At, region(), Mapper,
+                     clauseName(Name), clauseName(Name)));
   // Synced keeps the device's value: the mapping's end compares with it. A
   // loop over this region reports once (report() drops repeats).
 }
@@ -384,8 +395,8 @@ void onRemove(host::MapEntry &Entry, host::DeviceMemory &Memory) {
     std::lock_guard<std::mutex> Guard(UnmappedLock);
     if (UnmappedBlocks.count(Entry.TgtBegin) == 0)
       UnmappedOrder.push_back(Entry.TgtBegin);
-    UnmappedBlocks[Entry.TgtBegin] =
-        Unmapped{itemName(nullptr, Entry, Entry.HstBegin), Entry.HstBegin, Entry.size(), region()};
+    UnmappedBlocks[Entry.TgtBegin] = Unmapped{itemName(nullptr, Entry, Entry.HstBegin), Entry.Check->HostName,
+                                              Entry.HstBegin, Entry.size(), region()};
     while (UnmappedOrder.size() > kUnmappedKept) {
       UnmappedBlocks.erase(UnmappedOrder.front());
       UnmappedOrder.pop_front();
@@ -411,8 +422,8 @@ void onRemove(host::MapEntry &Entry, host::DeviceMemory &Memory) {
          fmt::format("the device copy of {} was changed on device {} (first at byte {}) after it was last "
                      "copied, and {} ends its mapping (mapped by {}) without copying it back; fix: map it "
                      "'from' where the mapping ends ('map(from: {})'), or 'target update from({})' before",
-                     describe(Name, Entry.HstBegin, Entry.size()), Memory.deviceNumber(), At, region(),
-                     Shadow.CreatedBy, clauseName(Name), clauseName(Name)));
+                     describe(Name, Entry.HstBegin, Entry.size(), hostNameOf(Entry)), Memory.deviceNumber(),
+                     At, region(), Shadow.CreatedBy, clauseName(Name), clauseName(Name)));
 }
 
 void onKernelFault(const std::string &Message, host::MappingTable &Table, int32_t DeviceNumber) {
@@ -443,8 +454,8 @@ void onKernelFault(const std::string &Message, host::MappingTable &Table, int32_
         fmt::format("{} read or wrote byte {} of the device copy of {} on device {}, past the end of the "
                     "mapped section; fix: map the whole range the region uses (a longer section than '{}'), "
                     "or keep its indices inside the section",
-                    region(), Offset, describe(Name, Found->HstBegin, Found->size()), DeviceNumber,
-                    clauseName(Name)));
+                    region(), Offset, describe(Name, Found->HstBegin, Found->size(), hostNameOf(*Found)),
+                    DeviceNumber, clauseName(Name)));
     return;
   }
   if (!Freed)
@@ -461,7 +472,7 @@ void onKernelFault(const std::string &Message, host::MappingTable &Table, int32_
          fmt::format("{} used the device copy of {} on device {} after its mapping ended in {}; fix: keep "
                      "'{}' mapped while device code uses its device address (end the mapping after the "
                      "region)",
-                     region(), describe(U.Name, U.Host, U.Size), DeviceNumber, U.EndedBy,
+                     region(), describe(U.Name, U.Host, U.Size, U.HostName), DeviceNumber, U.EndedBy,
                      clauseName(U.Name)));
 }
 
@@ -589,8 +600,8 @@ void onLeftAtExit(const host::MapEntry &Entry, int32_t DeviceNumber) {
   report("leak", Name, Entry.HstBegin,
          fmt::format("{} is still mapped on device {} at exit (reference count {}, mapped by {}); fix: end "
                      "the mapping with 'target exit data map(release: {})' (or 'delete')",
-                     describe(Name, Entry.HstBegin, Entry.size()), DeviceNumber, Entry.totalRef(),
-                     Entry.Check->CreatedBy, clauseName(Name)));
+                     describe(Name, Entry.HstBegin, Entry.size(), hostNameOf(Entry)), DeviceNumber,
+                     Entry.totalRef(), Entry.Check->CreatedBy, clauseName(Name)));
   currentConstruct() = Saved;
 }
 

@@ -57,6 +57,9 @@ struct BlockShadow {
   /// Created by an item that moves data (`to` or `from`), as a user's map
   /// clause does; clang's own items for a struct's storage move nothing.
   bool MovesData = false;
+  /// Without a map name (no -g): what the host symbolizer told of the block
+  /// when it was mapped (its global, "<stack of 'f'>", "<host heap>").
+  std::string HostName;
 };
 
 /// Names the construct whose map clauses the current thread processes, for

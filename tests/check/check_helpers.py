@@ -12,10 +12,10 @@ OMPSIM = os.path.join(paths.ROOT, "scripts", "ompsim")
 PREFIX = "ompsim: check: "
 
 
-def compile_program(src, out_dir):
+def compile_program(src, out_dir, debug=True):
     """Builds one offload program with `ompsim cc -g` (the reports name variables from debug info)."""
     exe = os.path.join(str(out_dir), os.path.splitext(os.path.basename(src))[0] + ".exe")
-    cmd = [OMPSIM, "cc", "-O1", "-g", src, "-o", exe]
+    cmd = [OMPSIM, "cc", "-O1"] + (["-g"] if debug else []) + [src, "-o", exe]
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=str(out_dir),
                        timeout=300)
     assert r.returncode == 0, "compile failed: %s\n%s" % (" ".join(cmd), r.stdout)

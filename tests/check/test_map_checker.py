@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from check_helpers import OMPSIM, reports, run
+from check_helpers import OMPSIM, PROGRAMS, compile_program, reports, run
 
 pytestmark = pytest.mark.e2e
 
@@ -239,3 +239,14 @@ def test_inspect_of_a_malformed_trace_is_one_line(tmp_path):
                            text=True, timeout=60)
     assert shown.returncode == 2
     assert shown.stderr == '%s:1: malformed trace line: no "seq" at the end of the event\n' % ("ompsim: " + str(bad))
+
+
+def test_without_debug_info_a_report_names_the_frame_the_block_was_mapped_from(tmp_path):
+    # No map names without -g: the leak at exit names the block as the symbolizer did when
+    # it was mapped (main's frame), not the frame that happens to hold the address at exit.
+    exe = compile_program(os.path.join(PROGRAMS, "leak.c"), tmp_path, debug=False)
+    r = run(exe, "sim")
+    lines = reports(r.stderr)
+    assert len(lines) == 1, r.stderr
+    assert re.match(r"ompsim: check: leak: <stack of 'main'> \(128 bytes at host 0x[0-9a-f]+\) is still mapped on "
+                    r"device 0 at exit \(reference count 1, mapped by the map-entering construct\)", lines[0]), lines[0]
