@@ -186,11 +186,6 @@ std::vector<std::string> ignoredStockVariables() {
       "LIBOMPTARGET_NUM_INITIAL_EVENTS",
       "LIBOMPTARGET_MIN_THREADS_FOR_LOW_TRIP_COUNT",
       "LIBOMPTARGET_REUSE_BLOCKS_FOR_HIGH_TRIP_COUNT",
-      "LIBOMPTARGET_JIT_OPT_LEVEL",
-      "LIBOMPTARGET_JIT_SKIP_OPT",
-      "LIBOMPTARGET_JIT_PRE_OPT_IR_MODULE",
-      "LIBOMPTARGET_JIT_POST_OPT_IR_MODULE",
-      "LIBOMPTARGET_JIT_REPLACEMENT_MODULE",
       "LIBOMPTARGET_JIT_REPLACEMENT_OBJECT",
       "LIBOMPTARGET_RECORD",
       "LIBOMPTARGET_RR_SAVE_OUTPUT",
@@ -221,6 +216,29 @@ std::vector<std::string> ignoredStockVariables() {
       Set.emplace_back(Entry.substr(0, Eq));
   }
   return Set;
+}
+
+/// Reads stock libomptarget's JIT variables. Stock reads the level as an
+/// unsigned int and fails on one above 3; here that is refused in one line.
+void readStockJit(Config::StockJit &Jit) {
+  if (const char *V = env("LIBOMPTARGET_JIT_PRE_OPT_IR_MODULE"))
+    Jit.PreOptIrModule = V;
+  if (const char *V = env("LIBOMPTARGET_JIT_POST_OPT_IR_MODULE"))
+    Jit.PostOptIrModule = V;
+  if (const char *V = env("LIBOMPTARGET_JIT_SAVE_IMAGE_FILENAME"))
+    Jit.SaveImage = V;
+  if (const char *V = env("LIBOMPTARGET_JIT_REPLACEMENT_MODULE"))
+    Jit.ReplacementModule = V;
+  uint64_t Level = UINT64_MAX;
+  readU64("LIBOMPTARGET_JIT_OPT_LEVEL", Level, 0, 3, "an integer 0..3");
+  if (Level <= 3)
+    Jit.OptLevel = int32_t(Level);
+  if (const char *V = env("LIBOMPTARGET_JIT_SKIP_OPT")) {
+    if (std::optional<bool> B = parseStockBool(V))
+      Jit.SkipOpt = *B;
+    else
+      warnBad("LIBOMPTARGET_JIT_SKIP_OPT", V, "not a flag", "true/yes/on/1 or false/no/off/0");
+  }
 }
 
 /// The JIT cache's folder: OMPSIM_JIT_CACHE, or "" for "off", or by default
@@ -281,7 +299,9 @@ Config load() {
   C.DeviceThreads = uint32_t(DeviceThreads);
   C.KernelTimeoutSet = readSeconds("OMPSIM_KERNEL_TIMEOUT", C.KernelTimeout);
   readSeconds("OMPSIM_EXECUTOR_START_TIMEOUT", C.ExecutorStartTimeout);
-  uint64_t JitOptLevel = uint64_t(C.JitOptLevel);
+  readStockJit(C.Jit);
+  // Stock's JIT generates code at its IR level; OMPSIM_JIT_OPT_LEVEL, when set, decides.
+  uint64_t JitOptLevel = C.Jit.OptLevel >= 0 ? uint64_t(C.Jit.OptLevel) : uint64_t(C.JitOptLevel);
   readU64("OMPSIM_JIT_OPT_LEVEL", JitOptLevel, 0, 3, "an integer 0..3");
   C.JitOptLevel = int32_t(JitOptLevel);
   C.JitCache = jitCacheFolder();

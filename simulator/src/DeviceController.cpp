@@ -333,6 +333,7 @@ DeviceOptions DeviceOptions::fromConfig(int32_t DeviceId, const std::string &Def
   O.JitOptLevel = C.JitOptLevel;
   O.JitCache = C.JitCache;
   O.JitCacheMax = C.JitCacheMax;
+  O.StockJit = C.Jit;
   return O;
 }
 

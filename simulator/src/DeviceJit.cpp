@@ -349,17 +349,19 @@ DeviceJIT::~DeviceJIT() {
     consumeError(Indirection->cleanup()); // the executor may be gone already
 }
 
-DeviceJIT::DeviceJIT(ExecutionSession &Es, uint64_t DsoHandle) : Es(Es), DsoHandle(DsoHandle) {}
+DeviceJIT::DeviceJIT(ExecutionSession &Es, uint64_t DsoHandle, const Config::StockJit &Stock)
+    : Es(Es), DsoHandle(DsoHandle), Stock(Stock) {}
 
 Expected<std::unique_ptr<DeviceJIT>> DeviceJIT::create(ExecutionSession &Es, uint64_t DsoHandle,
                                                        uint64_t LazyReenter, uint64_t LazyFailed,
-                                                       int OptLevel, StringRef CacheDir, uint64_t CacheMax) {
+                                                       int OptLevel, StringRef CacheDir, uint64_t CacheMax,
+                                                       const Config::StockJit &Stock) {
   static std::once_flag Targets;
   std::call_once(Targets, [] {
     InitializeNativeTarget();
     InitializeNativeTargetAsmPrinter();
   });
-  std::unique_ptr<DeviceJIT> Jit(new DeviceJIT(Es, DsoHandle));
+  std::unique_ptr<DeviceJIT> Jit(new DeviceJIT(Es, DsoHandle, Stock));
   Jit->Linker = std::make_unique<ObjectLinkingLayer>(Es);
   Jit->Linker->addPlugin(std::make_shared<LinkedCodeRecorder>(Jit->LinkedMu, Jit->Linked));
   if (auto Eh = EHFrameRegistrationPlugin::Create(Es))
@@ -376,6 +378,7 @@ Expected<std::unique_ptr<DeviceJIT>> DeviceJIT::create(ExecutionSession &Es, uin
   static constexpr CodeGenOptLevel kLevels[] = {CodeGenOptLevel::None, CodeGenOptLevel::Less,
                                                 CodeGenOptLevel::Default, CodeGenOptLevel::Aggressive};
   Jtmb.setCodeGenOptLevel(kLevels[std::clamp(OptLevel, 0, 3)]);
+  Jit->Target = Jtmb;
   std::unique_ptr<IRCompileLayer::IRCompiler> Compiler;
   Jit->Images = std::make_shared<ImageFunctionsTable>();
   if (!CacheDir.empty()) {
@@ -384,7 +387,8 @@ Expected<std::unique_ptr<DeviceJIT>> DeviceJIT::create(ExecutionSession &Es, uin
     // differently: the keys trust that an image's bytes decide its
     // rewritten module and its summary.
     Jit->Salt = std::string("ompsim-jit-object-4\n") + LLVM_VERSION_STRING + "\n" +
-                Jtmb.getTargetTriple().str() + "\nlevel " + std::to_string(std::clamp(OptLevel, 0, 3)) + "\n";
+                Jtmb.getTargetTriple().str() + "\nlevel " + std::to_string(std::clamp(OptLevel, 0, 3)) +
+                "\n" + Jit->Stock.cacheSalt();
     Compiler = std::make_unique<CachingCompiler>(Jtmb, Jit->Cache, Jit->Salt, Jit->Images);
   }
   if (!Compiler)
@@ -476,25 +480,73 @@ Expected<std::unique_ptr<DeviceJIT>> DeviceJIT::create(ExecutionSession &Es, uin
   return std::move(Jit);
 }
 
+Error DeviceJIT::runStockStages(Module &M, StringRef Name, StringRef Digest) {
+  auto Tm = Target->createTargetMachine();
+  if (!Tm)
+    return Tm.takeError();
+  Stock.run(M, **Tm);
+  if (!Stock.savesImage())
+    return Error::success();
+  // The saved object is a function of the module the stages leave, which the
+  // image's digest and the salt (levels, IR pipeline) decide: a warm run
+  // writes it from the cache.
+  std::string Key;
+  if (Cache) {
+    Key = toHex(BLAKE3::hash(arrayRefFromStringRef(Salt + "image\n" + Digest.str())), /*LowerCase=*/true);
+    if (auto Cached = Cache->get(Key)) {
+      Stock.saveImage(Cached->getBuffer());
+      return Error::success();
+    }
+  }
+  auto Object = StockJitPipeline::emitObject(M, **Tm);
+  if (!Object)
+    return makeError("image " + Name + ": cannot compile the image to save: " + toString(Object.takeError()));
+  if (Cache)
+    Cache->put(Key, *Object);
+  Stock.saveImage(*Object);
+  return Error::success();
+}
+
 Expected<JITImage> DeviceJIT::add(ArrayRef<char> Bitcode, StringRef Name) {
   StringRef Bytes(Bitcode.data(), Bitcode.size());
+  auto Replacement = Stock.replacement();
+  if (!Replacement)
+    return makeError("image " + Name + ": " + toString(Replacement.takeError()));
+  if (*Replacement)
+    Bytes = (*Replacement)->getBuffer();
   auto Ctx = std::make_unique<LLVMContext>();
   // With the cache on, an image whose summary an earlier run kept is loaded
   // lazily: most of a large image's load is parsing bodies whose code the
-  // cache then holds.
+  // cache then holds. Stock's JIT variables need the whole module: then no
+  // summary is read or kept (it would describe the module before the stages).
+  bool Whole = Stock.needsWholeModule();
   std::string Digest, SummaryKey;
   std::optional<JitImageSummary> Summary;
   if (Cache) {
     Digest = toHex(BLAKE3::hash(arrayRefFromStringRef(Bytes)), /*LowerCase=*/true);
     SummaryKey = toHex(BLAKE3::hash(arrayRefFromStringRef(Salt + "summary\n" + Digest)), /*LowerCase=*/true);
-    if (auto Cached = Cache->get(SummaryKey))
-      Summary = JitImageSummary::parse((*Cached).getBuffer());
+    if (!Whole)
+      if (auto Cached = Cache->get(SummaryKey))
+        Summary = JitImageSummary::parse((*Cached).getBuffer());
   }
-  auto ParsedModule = Summary ? getOwningLazyBitcodeModule(MemoryBuffer::getMemBufferCopy(Bytes, Name), *Ctx)
-                              : parseBitcodeFile(MemoryBufferRef(Bytes, Name), *Ctx);
-  if (!ParsedModule)
-    return makeError("image " + Name + ": unreadable bitcode: " + toString(ParsedModule.takeError()));
-  Module &M = **ParsedModule;
+  std::unique_ptr<Module> Owned;
+  if (*Replacement) {
+    auto Parsed = Stock.parseReplacement((*Replacement)->getMemBufferRef(), *Ctx);
+    if (!Parsed)
+      return makeError("image " + Name + ": " + toString(Parsed.takeError()));
+    Owned = std::move(*Parsed);
+  } else {
+    auto ParsedModule = Summary
+                            ? getOwningLazyBitcodeModule(MemoryBuffer::getMemBufferCopy(Bytes, Name), *Ctx)
+                            : parseBitcodeFile(MemoryBufferRef(Bytes, Name), *Ctx);
+    if (!ParsedModule)
+      return makeError("image " + Name + ": unreadable bitcode: " + toString(ParsedModule.takeError()));
+    Owned = std::move(*ParsedModule);
+  }
+  Module &M = *Owned;
+  if (Whole)
+    if (Error Err = runStockStages(M, Name, Digest))
+      return std::move(Err);
   std::string Tag = std::to_string(NextImage++);
   // The object cache's key (CachingCompiler) starts from the image's digest.
   if (Cache)
@@ -569,14 +621,14 @@ Expected<JITImage> DeviceJIT::add(ArrayRef<char> Bitcode, StringRef Name) {
     Facts.Instructions = F.getInstructionCount();
     for (const Function *Callee : JitImageSummary::directCallees(F))
       Facts.Callees.push_back(Callee);
-    if (Cache && !Summary) {
+    if (Cache && !Summary && !Whole) {
       JitImageSummary::FunctionInfo &Info = Made.Functions[F.getName()];
       Info.Instructions = Facts.Instructions;
       for (const Function *Callee : Facts.Callees)
         Info.Callees.push_back(Callee->getName().str());
     }
   }
-  if (Cache && !Summary) {
+  if (Cache && !Summary && !Whole) {
     for (Function *F : AddressTaken)
       Made.AddressTaken.push_back(F->getName().str());
     Cache->put(SummaryKey, Made.serialize());
@@ -608,7 +660,7 @@ Expected<JITImage> DeviceJIT::add(ArrayRef<char> Bitcode, StringRef Name) {
   if (!AddressAliases.empty())
     if (auto Err = Jd->define(symbolAliases(std::move(AddressAliases))))
       return std::move(Err);
-  if (auto Err = Lazy->add(*Jd, ThreadSafeModule(std::move(*ParsedModule), std::move(Ctx))))
+  if (auto Err = Lazy->add(*Jd, ThreadSafeModule(std::move(Owned), std::move(Ctx))))
     return std::move(Err);
 
   JITImage Img;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "ImageSymbolTable.h"
+#include "StockJitPipeline.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ExecutionEngine/Orc/CompileOnDemandLayer.h"
@@ -9,12 +10,14 @@
 #include "llvm/ExecutionEngine/Orc/EPCIndirectionUtils.h"
 #include "llvm/ExecutionEngine/Orc/IRCompileLayer.h"
 #include "llvm/ExecutionEngine/Orc/IRPartitionLayer.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/ObjectLinkingLayer.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -46,10 +49,13 @@ public:
   /// keeps each compiled object there (a JitObjectCache of at most
   /// `CacheMax` bytes), keyed by a hash of its module, and a later compile of
   /// the same module (in this or a later run) reads it back instead of
-  /// generating code.
+  /// generating code. `Stock` holds stock libomptarget's JIT variables
+  /// (StockJitPipeline): every image goes through their stages first, and
+  /// the files they ask for are written at every load, from the cache too.
   static llvm::Expected<std::unique_ptr<DeviceJIT>>
   create(llvm::orc::ExecutionSession &Es, uint64_t DsoHandle, uint64_t LazyReenter, uint64_t LazyFailed,
-         int OptLevel, llvm::StringRef CacheDir = "", uint64_t CacheMax = 256ULL << 20);
+         int OptLevel, llvm::StringRef CacheDir = "", uint64_t CacheMax = 256ULL << 20,
+         const Config::StockJit &Stock = {});
   ~DeviceJIT();
 
   /// Parses `Bitcode` as image `Name` and links its data now; its functions
@@ -57,7 +63,9 @@ public:
   /// and lookups) and compile on their first call, each with the functions it
   /// calls directly and whose address is never taken. With the cache on, an
   /// image whose summary (JitImageSummary) is cached is loaded lazily: a
-  /// function body is parsed only when its code must be generated.
+  /// function body is parsed only when its code must be generated (unless a
+  /// stock variable needs the whole module: then it is parsed whole, and no
+  /// summary is read or kept).
   llvm::Expected<JITImage> add(llvm::ArrayRef<char> Bitcode, llvm::StringRef Name);
   /// Compiles the function behind `Trampoline` (a first call reached it) and
   /// returns its address, or the lazyFailed address when it cannot. Blocks;
@@ -72,9 +80,15 @@ public:
   std::string symbolize(uint64_t Addr) const;
 
 private:
-  DeviceJIT(llvm::orc::ExecutionSession &Es, uint64_t DsoHandle);
+  DeviceJIT(llvm::orc::ExecutionSession &Es, uint64_t DsoHandle, const Config::StockJit &Stock);
+  /// Applies the stock variables' stages to the whole module `M` of image
+  /// `Name` (digest `Digest`, "" without a cache) and saves its object.
+  llvm::Error runStockStages(llvm::Module &M, llvm::StringRef Name, llvm::StringRef Digest);
   llvm::orc::ExecutionSession &Es;
   uint64_t DsoHandle;
+  StockJitPipeline Stock;
+  /// The target of every compile, for the stock stages' IR pipeline and saved objects.
+  std::optional<llvm::orc::JITTargetMachineBuilder> Target;
   std::unique_ptr<llvm::orc::ObjectLinkingLayer> Linker;
   std::unique_ptr<llvm::orc::IRCompileLayer> Compiler;
   std::unique_ptr<llvm::orc::EPCIndirectionUtils> Indirection;

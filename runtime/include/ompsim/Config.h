@@ -27,9 +27,11 @@ struct Config {
   bool KernelTimeoutSet = false; ///< OMPSIM_KERNEL_TIMEOUT was given (and valid)
   /// OMPSIM_EXECUTOR_START_TIMEOUT: seconds an executor may take to start (sim)
   double ExecutorStartTimeout = 10.0;
-  int32_t JitOptLevel = 0; ///< OMPSIM_JIT_OPT_LEVEL: code generation level (0-3) of bitcode images
-  std::string Executor;    ///< OMPSIM_EXECUTOR: path of ompsim-device (default: next to the plugin)
-  std::string LibDir;      ///< OMPSIM_LIB_DIR: where ompsim's libraries live (default: next to the runtime)
+  /// OMPSIM_JIT_OPT_LEVEL: code generation level (0-3) of bitcode images; when unset,
+  /// LIBOMPTARGET_JIT_OPT_LEVEL's (as stock's JIT generates code at its IR level), else 0
+  int32_t JitOptLevel = 0;
+  std::string Executor; ///< OMPSIM_EXECUTOR: path of ompsim-device (default: next to the plugin)
+  std::string LibDir;   ///< OMPSIM_LIB_DIR: where ompsim's libraries live (default: next to the runtime)
   /// OMP_TARGET_OFFLOAD (standard OpenMP): "MANDATORY", "DISABLED" or "DEFAULT" (upper-cased; "" when unset).
   std::string OmpTargetOffload;
   /// LIBOMPTARGET_INFO (stock's info bit mask; 0 when unset), read as stock reads it (a decimal
@@ -51,6 +53,19 @@ struct Config {
   /// OMPSIM_CHECK: the map checker (docs/checker.md); 0 off, 1 report, 2 report and make a
   /// run that reported anything exit with status 1 ("strict").
   int32_t Check = 0;
+  /// Stock libomptarget's JIT variables, honoured when the sim plugin JIT-compiles a bitcode
+  /// image (docs/environment.md). The file names are "" when unset.
+  struct StockJit {
+    std::string PreOptIrModule;  ///< LIBOMPTARGET_JIT_PRE_OPT_IR_MODULE: the module as loaded, as text IR
+    std::string PostOptIrModule; ///< LIBOMPTARGET_JIT_POST_OPT_IR_MODULE: the module compiled, as text IR
+    std::string SaveImage;       ///< LIBOMPTARGET_JIT_SAVE_IMAGE_FILENAME: the compiled object
+    /// LIBOMPTARGET_JIT_REPLACEMENT_MODULE: IR (text or bitcode) JIT-compiled instead of every image
+    std::string ReplacementModule;
+    /// LIBOMPTARGET_JIT_OPT_LEVEL (0-3): the level of the IR optimization pipeline, which then runs on
+    /// the module before code generation; -1 when unset (no IR pipeline: the device link optimized it)
+    int32_t OptLevel = -1;
+    bool SkipOpt = false; ///< LIBOMPTARGET_JIT_SKIP_OPT: no IR pipeline whatever the level
+  } Jit;
 };
 
 /// Returns the configuration; parses the environment on first call.

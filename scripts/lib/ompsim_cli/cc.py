@@ -8,7 +8,10 @@ command line already chooses them, and:
   compilation only, so device code translates host function pointers before
   every indirect call; `native` leaves call sites as clang emits them.
 * `--image=ir` embeds LLVM bitcode (`-fopenmp-target-jit`, device link by lld)
-  instead of an ELF shared object.
+  instead of an ELF shared object. `-fopenmp-target-jit` among the clang
+  arguments (the last of it and `-fno-openmp-target-jit` decides, as in clang)
+  asks for the same and gets the same lld device link: clang-22 would hand
+  the bitcode link to the system linker, which has no `--lto-emit-llvm`.
 * `--gpu=sm_XX|gfxXXX` offloads to that GPU instead (`--offload-arch=`); the
   pass then calls upstream's `__llvm_omp_indirect_call_lookup`.
 * When linking for the host-offload target, the device link gets ompsim's
@@ -115,7 +118,20 @@ def split_options(argv):
         rest.append(a)
     if s.gpu and s.image == "ir":
         raise UsageError("--image=ir is for the host-offload target; it cannot be combined with --gpu")
+    if not s.gpu and asks_for_jit(rest):
+        s.image = "ir"
     return s, rest
+
+
+def asks_for_jit(args):
+    """True when the compiler arguments choose a bitcode device image: the last of
+    `-fopenmp-target-jit` and `-fno-openmp-target-jit` is the former."""
+    for a in reversed(args):
+        if a == "-fopenmp-target-jit":
+            return True
+        if a == "-fno-openmp-target-jit":
+            return False
+    return False
 
 
 def scan(args):
@@ -200,7 +216,8 @@ def offload_flags(settings, args, links, fortran=False):
             flags.append("-Xopenmp-target=%s" % triple)
         flags.append("-fpass-plugin=" + paths.PASS_PLUGIN)
     if settings.image == "ir":
-        flags.append("-fopenmp-target-jit")
+        if not asks_for_jit(args):
+            flags.append("-fopenmp-target-jit")
         if links:
             # The JIT image is an LTO link emitting bitcode, which only lld does.
             flags.append("-Wl,--device-compiler=-fuse-ld=lld")

@@ -169,6 +169,24 @@ def test_ir_image_is_bitcode(tmp_path):
     assert "call ptr @__kmpc_target_translate_fptr" in ir
 
 
+def test_user_target_jit_gets_the_lld_device_link():
+    # clang-22 alone hands a bitcode device link to /usr/bin/ld, which refuses --lto-emit-llvm.
+    cmd, settings, _ = cc.command(["-O3", "a.c", "-o", "a", "-fopenmp-target-jit"])
+    assert settings.image == "ir"
+    assert cmd.count("-fopenmp-target-jit") == 1
+    assert "-Wl,--device-compiler=-fuse-ld=lld" in cmd
+    cmd, settings, _ = cc.command(["a.c", "-o", "a", "-fopenmp-target-jit", "-fno-openmp-target-jit"])
+    assert settings.image == "elf" and "-Wl,--device-compiler=-fuse-ld=lld" not in cmd
+
+
+def test_user_target_jit_builds_a_bitcode_image(tmp_path):
+    needs_built()
+    (tmp_path / "p.c").write_text(PROGRAM)
+    r = run_cc(["-O3", "p.c", "-o", "p", "-fopenmp-target-jit", "-save-temps"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "p.x86_64..img").read_bytes()[:4] == b"BC\xc0\xde"
+
+
 def test_works_as_cc_in_a_makefile(tmp_path):
     needs_built()
     (tmp_path / "a.c").write_text(PROGRAM)

@@ -1,6 +1,7 @@
 // ompsim simulator: the host-side controller of one simulated device.
 #pragma once
 
+#include "ompsim/Config.h"
 #include "ompsim/offload_abi.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -57,6 +58,8 @@ struct DeviceOptions {
   int MaxStartAttempts = 4; ///< restarts when the executor collides with host ranges
   /// Bytes the JIT cache folder may hold (OMPSIM_JIT_CACHE_MAX).
   uint64_t JitCacheMax = 256ULL << 20;
+  /// Stock libomptarget's LIBOMPTARGET_JIT_* variables: dumps, replacement, IR pipeline.
+  Config::StockJit StockJit;
 
   /// Options for device `deviceId` from the OMPSIM_* configuration; devices
   /// sit kArenaStride apart from OMPSIM_DEVICE_BASE. `DefaultLibDir` is used
