@@ -3,9 +3,11 @@
 // clang-22's <ompx.h> gives every device of kind cpu (the x86_64 offload
 // target) its host fallback: block id 0, grid size 1, shuffles and ballots
 // that trap. ompsim's own <ompx.h> (ompx/include/, on the device compile's
-// include path only) declares the API instead, and these definitions,
-// linked into every image with hidden visibility (libompsim-device-api.a),
-// answer as a GPU's device runtime does:
+// include path only) declares the API instead, and libompsim-device exports
+// these definitions under the names a GPU's device runtime exports them
+// (ELF images link the library; the JIT of bitcode images resolves them in
+// the executor). Host code never calls them: clang's header gives the host
+// inline answers of its own. They answer as a GPU's device runtime does:
 //
 //  - a block is one of the launch's teams: block id = omp_get_team_num(),
 //    grid size = omp_get_num_teams();
@@ -26,16 +28,18 @@
 // built with clang's header.
 //
 //===----------------------------------------------------------------------===//
+#include "../gpu-abi/Libomp.h"
 #include "ompsim/device_runtime.h"
-
-#include <omp.h>
 
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
-#define OMPSIM_DEVICE_API extern "C" __attribute__((visibility("hidden")))
+#define OMPSIM_OMPX_API extern "C" __attribute__((visibility("default")))
+
+using ompsim::device::Libomp;
+using ompsim::device::runtimeIdent;
 
 namespace {
 
@@ -49,9 +53,22 @@ bool onOmpsimDevice() { return __ompsim_device_current_device() >= 0; }
 /// the caller alone outside any (a team's own region runs on its initial
 /// thread; libomp's omp_get_num_threads() answers the team's thread limit
 /// there).
-int threadsInBlock() { return omp_get_level() == 0 ? 1 : omp_get_num_threads(); }
+int threadsInBlock() {
+  const Libomp &L = Libomp::get();
+  return L.GetLevel() == 0 ? 1 : L.GetNumThreads();
+}
 
-int threadInBlock() { return omp_get_level() == 0 ? 0 : omp_get_thread_num(); }
+int threadInBlock() {
+  const Libomp &L = Libomp::get();
+  return L.GetLevel() == 0 ? 0 : L.GetThreadNum();
+}
+
+void teamBarrier() {
+  const Libomp &L = Libomp::get();
+  L.Barrier(runtimeIdent(), L.GlobalThreadNum(runtimeIdent()));
+}
+
+void copyPointer(void *Dst, void *Src) { *static_cast<void **>(Dst) = *static_cast<void **>(Src); }
 
 /// What a shuffle or ballot of a warp sees of its lanes.
 struct WarpView {
@@ -77,25 +94,37 @@ WarpView warpOf(int Tid, int Threads) {
 /// Every thread of the team publishes `Value`; returns the values of all the
 /// team's threads, in a buffer the caller must release with
 /// releaseExchange() (every thread of the team calls both, as every thread of
-/// a block reaches a warp collective that names all its lanes).
-uint64_t *exchange(uint64_t Value, const char *What) {
-  uint64_t *Slots = nullptr;
-#pragma omp single copyprivate(Slots)
-  {
-    Slots = static_cast<uint64_t *>(std::malloc(sizeof(uint64_t) * size_t(omp_get_num_threads())));
+/// a block reaches a warp collective that names all its lanes). The buffer is
+/// the team's: one thread allocates it and libomp's copyprivate hands its
+/// address to the others.
+uint64_t *exchange(uint64_t Value, int Tid, int Threads, const char *What) {
+  const Libomp &L = Libomp::get();
+  int32_t Gtid = L.GlobalThreadNum(runtimeIdent());
+  void *Slots = nullptr;
+  int32_t Allocated = 0;
+  if (L.Single(runtimeIdent(), Gtid)) {
+    Slots = std::malloc(sizeof(uint64_t) * size_t(Threads));
     if (!Slots)
       outOfMemory(What);
+    Allocated = 1;
+    L.EndSingle(runtimeIdent(), Gtid);
   }
-  Slots[omp_get_thread_num()] = Value;
-#pragma omp barrier
-  return Slots;
+  L.CopyPrivate(runtimeIdent(), Gtid, sizeof(void *), &Slots, copyPointer, Allocated);
+  auto *Values = static_cast<uint64_t *>(Slots);
+  Values[Tid] = Value;
+  teamBarrier();
+  return Values;
 }
 
 void releaseExchange(uint64_t *Slots) {
   // Nobody reads the buffer once every thread is past this barrier.
-#pragma omp barrier
-#pragma omp single nowait
-  std::free(Slots);
+  teamBarrier();
+  const Libomp &L = Libomp::get();
+  int32_t Gtid = L.GlobalThreadNum(runtimeIdent());
+  if (L.Single(runtimeIdent(), Gtid)) {
+    std::free(Slots);
+    L.EndSingle(runtimeIdent(), Gtid);
+  }
 }
 
 template <typename T> uint64_t toBits(T V) {
@@ -120,7 +149,7 @@ template <typename T> T shuffleDown(uint64_t Mask, T Var, unsigned Delta, int Wi
   if (Threads == 1)
     return Var;
   int Tid = threadInBlock();
-  uint64_t *Slots = exchange(toBits(Var), What);
+  uint64_t *Slots = exchange(toBits(Var), Tid, Threads, What);
   WarpView W = warpOf(Tid, Threads);
   int Segment = Width > 0 && Width <= kWarpSize ? Width : kWarpSize;
   int SegmentBase = W.Lane - W.Lane % Segment;
@@ -134,57 +163,57 @@ template <typename T> T shuffleDown(uint64_t Mask, T Var, unsigned Delta, int Wi
 
 } // namespace
 
-OMPSIM_DEVICE_API uint32_t __ompsim_ompx_warp_size(void) {
+OMPSIM_OMPX_API uint32_t __ompsim_ompx_warp_size(void) {
   if (!onOmpsimDevice())
     __builtin_trap(); // clang-22's host answer
   return kWarpSize;
 }
 
-OMPSIM_DEVICE_API int ompx_thread_id(int Dim) {
+OMPSIM_OMPX_API int ompx_thread_id(int Dim) {
   if (!onOmpsimDevice())
-    return omp_get_ancestor_thread_num(Dim + 1);
+    return Libomp::get().GetAncestorThreadNum(Dim + 1);
   return Dim == 0 ? threadInBlock() : 0;
 }
 
-OMPSIM_DEVICE_API int ompx_block_dim(int Dim) {
+OMPSIM_OMPX_API int ompx_block_dim(int Dim) {
   if (!onOmpsimDevice())
-    return omp_get_team_size(Dim + 1);
+    return Libomp::get().GetTeamSize(Dim + 1);
   return Dim == 0 ? threadsInBlock() : 1;
 }
 
-OMPSIM_DEVICE_API int ompx_block_id(int Dim) {
+OMPSIM_OMPX_API int ompx_block_id(int Dim) {
   if (!onOmpsimDevice())
     return 0;
-  return Dim == 0 ? omp_get_team_num() : 0;
+  return Dim == 0 ? Libomp::get().GetTeamNum() : 0;
 }
 
-OMPSIM_DEVICE_API int ompx_grid_dim(int Dim) {
+OMPSIM_OMPX_API int ompx_grid_dim(int Dim) {
   if (!onOmpsimDevice())
     return 1;
-  return Dim == 0 ? omp_get_num_teams() : 1;
+  return Dim == 0 ? Libomp::get().GetNumTeams() : 1;
 }
 
-OMPSIM_DEVICE_API void ompx_sync_block(int Ordering) {
+OMPSIM_OMPX_API void ompx_sync_block(int Ordering) {
   (void)Ordering; // a barrier orders every access
   // A team's own region runs on one thread: its barrier has nobody to wait
   // for (and libomp's barrier there would wait for the team's pool).
   if (onOmpsimDevice() && threadsInBlock() == 1)
     return;
-#pragma omp barrier
+  teamBarrier();
 }
 
-OMPSIM_DEVICE_API void ompx_sync_block_acq_rel(void) { ompx_sync_block(__ATOMIC_ACQ_REL); }
+OMPSIM_OMPX_API void ompx_sync_block_acq_rel(void) { ompx_sync_block(__ATOMIC_ACQ_REL); }
 
-OMPSIM_DEVICE_API void ompx_sync_block_divergent(int Ordering) { ompx_sync_block(Ordering); }
+OMPSIM_OMPX_API void ompx_sync_block_divergent(int Ordering) { ompx_sync_block(Ordering); }
 
-OMPSIM_DEVICE_API uint64_t ompx_ballot_sync(uint64_t Mask, int Pred) {
+OMPSIM_OMPX_API uint64_t ompx_ballot_sync(uint64_t Mask, int Pred) {
   if (!onOmpsimDevice())
     __builtin_trap(); // clang-22's host answer
   int Threads = threadsInBlock();
   if (Threads == 1)
     return Pred && (Mask & 1) ? 1 : 0;
   int Tid = threadInBlock();
-  uint64_t *Slots = exchange(Pred != 0, "ompx_ballot_sync");
+  uint64_t *Slots = exchange(Pred != 0, Tid, Threads, "ompx_ballot_sync");
   WarpView W = warpOf(Tid, Threads);
   uint64_t Ballot = 0;
   for (int L = 0; L < W.Lanes; ++L)
@@ -194,18 +223,18 @@ OMPSIM_DEVICE_API uint64_t ompx_ballot_sync(uint64_t Mask, int Pred) {
   return Ballot;
 }
 
-OMPSIM_DEVICE_API int ompx_shfl_down_sync_i(uint64_t Mask, int Var, unsigned Delta, int Width) {
+OMPSIM_OMPX_API int ompx_shfl_down_sync_i(uint64_t Mask, int Var, unsigned Delta, int Width) {
   return shuffleDown(Mask, Var, Delta, Width, "ompx_shfl_down_sync_i");
 }
 
-OMPSIM_DEVICE_API float ompx_shfl_down_sync_f(uint64_t Mask, float Var, unsigned Delta, int Width) {
+OMPSIM_OMPX_API float ompx_shfl_down_sync_f(uint64_t Mask, float Var, unsigned Delta, int Width) {
   return shuffleDown(Mask, Var, Delta, Width, "ompx_shfl_down_sync_f");
 }
 
-OMPSIM_DEVICE_API long ompx_shfl_down_sync_l(uint64_t Mask, long Var, unsigned Delta, int Width) {
+OMPSIM_OMPX_API long ompx_shfl_down_sync_l(uint64_t Mask, long Var, unsigned Delta, int Width) {
   return shuffleDown(Mask, Var, Delta, Width, "ompx_shfl_down_sync_l");
 }
 
-OMPSIM_DEVICE_API double ompx_shfl_down_sync_d(uint64_t Mask, double Var, unsigned Delta, int Width) {
+OMPSIM_OMPX_API double ompx_shfl_down_sync_d(uint64_t Mask, double Var, unsigned Delta, int Width) {
   return shuffleDown(Mask, Var, Delta, Width, "ompx_shfl_down_sync_d");
 }

@@ -6,9 +6,9 @@
  * compile keeps clang-22's own <ompx.h> and its host fallback. clang's header
  * defines, for every device of kind cpu, inline host answers (block id 0,
  * grid size 1, shuffles that trap); this one declares the API's functions
- * only, and libompsim-device-api.a (linked into every image `ompsim cc`
- * builds) defines them: on an ompsim device (sim, ours-host) they answer as a
- * GPU does, with the device's teams as blocks and a team's threads as the
+ * only, and ompsim's device runtime (libompsim-device) defines them, as a
+ * GPU's device runtime does: on an ompsim device (sim, ours-host) they answer
+ * as a GPU does, with the device's teams as blocks and a team's threads as the
  * block's threads; under stock's host plugin they give clang's host answers.
  * docs/ompx.md says what each function answers.
  *
