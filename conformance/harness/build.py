@@ -161,7 +161,8 @@ def build(spec, translate, image, out_root):
         if os.path.isdir(os.path.join(source_dir, helpers)):
             h.update(_dir_digest(os.path.join(source_dir, helpers)).encode())
     ident = [*prefix, *_language_flags(spec.language), translate, image, spec.action, *spec.build_args]
-    for p in (prefix[0], CC_MODULE, paths.PASS_PLUGIN, paths.DEVICE_RUNTIME, os.path.abspath(__file__)):
+    for p in (prefix[0], CC_MODULE, paths.PASS_PLUGIN, paths.DEVICE_RUNTIME, paths.DEVICE_API,
+              os.path.join(paths.OMPX_INCLUDE, "ompx.h"), os.path.abspath(__file__)):
         ident.append(_file_stamp(p))
     h.update("\0".join(ident).encode())
     key = "%s-%s-%s-%s" % (re.sub(r"[^\w.+-]", "_", spec.name), translate, image, h.hexdigest()[:12])

@@ -100,6 +100,25 @@ std::string describeImage(const __tgt_device_image *Image) {
   return fmt::format("{} bytes of unknown format", Size);
 }
 
+/// Refuses a launch with teams or threads in y or z (ompx_bare's
+/// `num_teams(x, y, z)` / `thread_limit(x, y, z)`). The kernels reaching
+/// ompsim are clang-22's code for the x86_64 offload target, which hands
+/// libomp the x dimension only: run, every team and thread would see y and z
+/// ids of 0 and the grid of a GPU would be silently cut to its first row.
+llvm::Error checkOneDimensionalLaunch(const __tgt_kernel_arguments &Args, const std::string &KernelName) {
+  auto Extent = [](uint32_t V) { return static_cast<int32_t>(V) > 0 ? V : 1u; };
+  const uint32_t *Teams = Args.NumTeams;
+  const uint32_t *Threads = Args.ThreadLimit;
+  if (Extent(Teams[1]) == 1 && Extent(Teams[2]) == 1 && Extent(Threads[1]) == 1 && Extent(Threads[2]) == 1)
+    return llvm::Error::success();
+  return makeError(fmt::format(
+      "kernel {}: a launch of [{},{},{}] teams of [{},{},{}] threads is not supported: clang-22's code for "
+      "the x86_64 offload target runs teams and threads in x only, so y and z would be cut to 1; launch "
+      "with one-dimensional num_teams and thread_limit",
+      KernelName.empty() ? "<unnamed>" : KernelName, Extent(Teams[0]), Extent(Teams[1]), Extent(Teams[2]),
+      Extent(Threads[0]), Extent(Threads[1]), Extent(Threads[2])));
+}
+
 } // namespace
 
 Runtime &Runtime::get() {
@@ -453,6 +472,9 @@ llvm::Error Runtime::targetKernel(int64_t DeviceNum, int32_t Teams, int32_t Thre
                                  D.deviceNumber(), trace::hostAddress(reinterpret_cast<uint64_t>(RegionId)),
                                  Rejected));
   }
+
+  if (auto Err = checkOneDimensionalLaunch(*Args, KernelName))
+    return Err;
 
   std::vector<MapArg> MapArgs =
       makeMapArgs(static_cast<int32_t>(Args->NumArgs), Args->ArgBasePtrs, Args->ArgPtrs, Args->ArgSizes,

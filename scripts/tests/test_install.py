@@ -119,6 +119,33 @@ def test_installed_ompsim_compiles_and_runs_from_anywhere(installed, tmp_path):
     assert r.returncode == 0 and "add1" in r.stdout, r.stdout
 
 
+OMPX_PROGRAM = r"""
+#include <ompx.h>
+#include <stdio.h>
+int main(void) {
+  int blocks[3] = {0};
+#pragma omp target teams num_teams(3) map(tofrom : blocks)
+  blocks[ompx_block_id_x()] = ompx_grid_dim_x();
+  printf("%d %d %d\n", blocks[0], blocks[1], blocks[2]);
+  return 0;
+}
+"""
+
+
+def test_installed_ompsim_cc_uses_the_installed_ompx_header(installed, tmp_path):
+    # ompsim's <ompx.h> (docs/ompx.md) comes from the install, not the checkout.
+    (tmp_path / "x.c").write_text(OMPX_PROGRAM)
+    r = run([installed / "bin" / "ompsim", "cc", "x.c", "-o", "x", "-###"], tmp_path)
+    assert r.returncode == 0, r.stdout
+    header_dir = installed / "share" / "ompsim" / "runtime" / "device" / "ompx" / "include"
+    assert (header_dir / "ompx.h").is_file() and str(header_dir) in r.stdout, r.stdout
+    assert paths.OMPX_INCLUDE not in r.stdout, r.stdout
+    r = run([installed / "bin" / "ompsim", "cc", "x.c", "-o", "x"], tmp_path)
+    assert r.returncode == 0, r.stdout
+    r = run([installed / "bin" / "ompsim", "run", "--backend", "sim", "--", "./x"], tmp_path)
+    assert (r.returncode, r.stdout) == (0, "3 3 3\n"), r.stdout
+
+
 def test_every_subcommand_of_the_installed_ompsim_runs(installed, tmp_path):
     ompsim = installed / "bin" / "ompsim"
     for sub in ("cc", "run", "inspect", "trace", "matrix", "bench", "selfcheck"):

@@ -14,7 +14,7 @@ template <typename Fn> void resolve(Fn &Slot, const char *Name) {
   if (!Slot) {
     std::fprintf(stderr,
                  "ompsim: device runtime: libomp's %s is not loaded; device code in the GPU ABI "
-                 "(flang's kernels) runs its teams and threads on libomp\n",
+                 "(flang's kernels) or calling the ompx API runs its teams and threads on libomp\n",
                  Name);
     std::fflush(stderr);
     std::_Exit(1);
@@ -33,6 +33,14 @@ Libomp load() {
   resolve(L.GetTeamNum, "omp_get_team_num");
   resolve(L.GetNumTeams, "omp_get_num_teams");
   resolve(L.GetThreadNum, "omp_get_thread_num");
+  resolve(L.GetLevel, "omp_get_level");
+  resolve(L.GetNumThreads, "omp_get_num_threads");
+  resolve(L.GetAncestorThreadNum, "omp_get_ancestor_thread_num");
+  resolve(L.GetTeamSize, "omp_get_team_size");
+  resolve(L.Barrier, "__kmpc_barrier");
+  resolve(L.Single, "__kmpc_single");
+  resolve(L.EndSingle, "__kmpc_end_single");
+  resolve(L.CopyPrivate, "__kmpc_copyprivate");
   return L;
 }
 

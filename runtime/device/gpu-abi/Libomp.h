@@ -15,6 +15,7 @@
 #ifndef OMPSIM_DEVICE_GPUABI_LIBOMP_H
 #define OMPSIM_DEVICE_GPUABI_LIBOMP_H
 
+#include <cstddef>
 #include <cstdint>
 
 namespace ompsim::device {
@@ -44,10 +45,19 @@ struct Libomp {
   int (*GetTeamNum)();
   int (*GetNumTeams)();
   int (*GetThreadNum)();
+  // What the ompx kernel-language API (ompx/) reads and syncs with.
+  int (*GetLevel)();
+  int (*GetNumThreads)();
+  int (*GetAncestorThreadNum)(int);
+  int (*GetTeamSize)(int);
+  void (*Barrier)(Ident *, int32_t);
+  int32_t (*Single)(Ident *, int32_t);
+  void (*EndSingle)(Ident *, int32_t);
+  void (*CopyPrivate)(Ident *, int32_t, size_t, void *, void (*)(void *, void *), int32_t);
 
   /// The resolved entry points; prints one line naming the missing function
   /// and exits the process with status 1 when libomp is not loaded (device
-  /// code without libomp cannot run a team).
+  /// code without libomp cannot run a team, nor ask for its place in one).
   static const Libomp &get();
 };
 

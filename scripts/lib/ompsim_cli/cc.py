@@ -20,6 +20,9 @@ command line already chooses them, and:
   flang's kernels find the GPU device-runtime ABI they call; and the image
   gets the device's OpenMP API answers (libompsim-device-api.a:
   `omp_is_initial_device()` is false, `omp_get_device_num()` the device).
+* The device compile of a host-offload build finds ompsim's <ompx.h> first,
+  so the ompx kernel-language API (`ompx_block_id_x()`, shuffles, ...)
+  answers as a GPU does there (docs/ompx.md); the host compile keeps clang's.
 
 Every other argument reaches the compiler unchanged, in order; the compiler's
 output and exit status are ompsim cc's. Add `-###` to see the full command.
@@ -215,6 +218,12 @@ def offload_flags(settings, args, links, fortran=False):
         if not fortran:
             flags.append("-Xopenmp-target=%s" % triple)
         flags.append("-fpass-plugin=" + paths.PASS_PLUGIN)
+    if not settings.gpu and not fortran:
+        # ompsim's <ompx.h> for the device compile only: its kernel-language
+        # functions answer as a GPU does (block = team, ...) where clang's
+        # header compiles its host fallback into the image (block id 0, ...).
+        # The host compile keeps clang's header.
+        flags += ["-Xopenmp-target=%s" % HOST_OFFLOAD_TRIPLE, "-I" + paths.OMPX_INCLUDE]
     if settings.image == "ir":
         if not asks_for_jit(args):
             flags.append("-fopenmp-target-jit")

@@ -37,6 +37,9 @@ RUNTIME = os.path.join(LIB, "runtime", "libomptarget.so.22.1")
 DEVICE_RUNTIME = os.path.join(LIB, "libompsim-device.so")
 #: The device's answers to the OpenMP API, linked into every host-offload image.
 DEVICE_API = os.path.join(LIB, "libompsim-device-api.a")
+#: ompsim's <ompx.h>: the kernel-language API answered by the device runtime,
+#: first on the include path of host-offload device compiles (`ompsim cc`).
+OMPX_INCLUDE = os.path.join(ROOT, "runtime", "device", "ompx", "include")
 #: The LLVM pass plugin that rewrites indirect calls in device code.
 PASS_PLUGIN = os.path.join(LIB, "OmpsimIndirect.so")
 #: The executor of the simulated device.

@@ -117,6 +117,26 @@ def test_plugin_reaches_only_the_device_compile(tmp_path, gpu):
     assert paths.PASS_PLUGIN not in r.stderr
 
 
+@pytest.mark.parametrize("translate", ["pass", "native"])
+def test_ompsims_ompx_header_reaches_only_the_host_offload_device_compile(tmp_path, translate):
+    # ompsim's <ompx.h> (GPU answers from the device runtime) for the x86_64 device compile;
+    # the host compile keeps clang's (its host fallback), GPU builds their own device runtime's.
+    needs_built()
+    (tmp_path / "p.c").write_text(PROGRAM)
+    r = run_cc(["--translate=" + translate, "-O1", "p.c", "-o", "p", "-###"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    lines = cc1_lines(r.stderr)
+    device = [l for l in lines if "-fopenmp-is-target-device" in l]
+    host = [l for l in lines if "-fopenmp-is-target-device" not in l]
+    assert device and host
+    include = ["-I", paths.OMPX_INCLUDE]
+    assert all(any(l[i:i + 2] == include for i in range(len(l))) for l in device), device
+    assert not any(paths.OMPX_INCLUDE in " ".join(l) for l in host)
+    assert os.path.isfile(os.path.join(paths.OMPX_INCLUDE, "ompx.h"))
+    gpu, _, _ = cc.command(["--gpu=sm_80", "p.c"])
+    assert paths.OMPX_INCLUDE not in " ".join(gpu)
+
+
 def test_pass_rewrites_the_device_image_only(tmp_path):
     needs_built()
     (tmp_path / "p.c").write_text(PROGRAM)

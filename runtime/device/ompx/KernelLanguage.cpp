@@ -1,0 +1,240 @@
+//===- KernelLanguage.cpp - the ompx kernel-language API on a device ------===//
+//
+// clang-22's <ompx.h> gives every device of kind cpu (the x86_64 offload
+// target) its host fallback: block id 0, grid size 1, shuffles and ballots
+// that trap. ompsim's own <ompx.h> (ompx/include/, on the device compile's
+// include path only) declares the API instead, and libompsim-device exports
+// these definitions under the names a GPU's device runtime exports them
+// (ELF images link the library; the JIT of bitcode images resolves them in
+// the executor). Host code never calls them: clang's header gives the host
+// inline answers of its own. They answer as a GPU's device runtime does:
+//
+//  - a block is one of the launch's teams: block id = omp_get_team_num(),
+//    grid size = omp_get_num_teams();
+//  - the block's threads are the team's threads running the caller's code:
+//    thread id = omp_get_thread_num(), block size = omp_get_num_threads() in
+//    a parallel region; 0 and 1 in the team's own region, which runs on the
+//    team's initial thread only (also the body of an ompx_bare region:
+//    clang-22's x86_64 code does not run it on every thread);
+//  - clang-22's x86_64 code launches teams and threads in x only, so y and z
+//    are id 0 and size 1;
+//  - ompx_sync_block* is a barrier of the team's threads;
+//  - a warp is kWarpSize consecutive thread ids of the team; shuffles and
+//    ballots exchange values through a buffer the team's threads share.
+//
+// A kernel run by stock's host plugin (host-upstream) is no ompsim device
+// (__ompsim_device_current_device() < 0): there every function gives
+// clang-22's host answer, so that backend runs the image as it runs one
+// built with clang's header.
+//
+//===----------------------------------------------------------------------===//
+#include "../gpu-abi/Libomp.h"
+#include "ompsim/device_runtime.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#define OMPSIM_OMPX_API extern "C" __attribute__((visibility("default")))
+
+using ompsim::device::Libomp;
+using ompsim::device::runtimeIdent;
+
+namespace {
+
+/// Lanes of a warp, NVIDIA's (DeviceRTL's default for nvptx64).
+constexpr int kWarpSize = 32;
+
+/// True inside a kernel that an ompsim plugin launched (sim, ours-host).
+bool onOmpsimDevice() { return __ompsim_device_current_device() >= 0; }
+
+/// Threads of the caller's block: those of the innermost parallel region, or
+/// the caller alone outside any (a team's own region runs on its initial
+/// thread; libomp's omp_get_num_threads() answers the team's thread limit
+/// there).
+int threadsInBlock() {
+  const Libomp &L = Libomp::get();
+  return L.GetLevel() == 0 ? 1 : L.GetNumThreads();
+}
+
+int threadInBlock() {
+  const Libomp &L = Libomp::get();
+  return L.GetLevel() == 0 ? 0 : L.GetThreadNum();
+}
+
+void teamBarrier() {
+  const Libomp &L = Libomp::get();
+  L.Barrier(runtimeIdent(), L.GlobalThreadNum(runtimeIdent()));
+}
+
+void copyPointer(void *Dst, void *Src) { *static_cast<void **>(Dst) = *static_cast<void **>(Src); }
+
+/// What a shuffle or ballot of a warp sees of its lanes.
+struct WarpView {
+  int Lane;     ///< the caller's lane
+  int WarpBase; ///< thread id of lane 0
+  int Lanes;    ///< lanes of this warp that are threads of the team
+};
+
+WarpView warpOf(int Tid, int Threads) {
+  WarpView W;
+  W.Lane = Tid % kWarpSize;
+  W.WarpBase = Tid - W.Lane;
+  W.Lanes = Threads - W.WarpBase < kWarpSize ? Threads - W.WarpBase : kWarpSize;
+  return W;
+}
+
+[[noreturn]] void outOfMemory(const char *What) {
+  std::fprintf(stderr, "ompsim: device runtime: %s: cannot allocate the team's exchange buffer\n", What);
+  std::fflush(stderr);
+  std::_Exit(1);
+}
+
+/// Every thread of the team publishes `Value`; returns the values of all the
+/// team's threads, in a buffer the caller must release with
+/// releaseExchange() (every thread of the team calls both, as every thread of
+/// a block reaches a warp collective that names all its lanes). The buffer is
+/// the team's: one thread allocates it and libomp's copyprivate hands its
+/// address to the others.
+uint64_t *exchange(uint64_t Value, int Tid, int Threads, const char *What) {
+  const Libomp &L = Libomp::get();
+  int32_t Gtid = L.GlobalThreadNum(runtimeIdent());
+  void *Slots = nullptr;
+  int32_t Allocated = 0;
+  if (L.Single(runtimeIdent(), Gtid)) {
+    Slots = std::malloc(sizeof(uint64_t) * size_t(Threads));
+    if (!Slots)
+      outOfMemory(What);
+    Allocated = 1;
+    L.EndSingle(runtimeIdent(), Gtid);
+  }
+  L.CopyPrivate(runtimeIdent(), Gtid, sizeof(void *), &Slots, copyPointer, Allocated);
+  auto *Values = static_cast<uint64_t *>(Slots);
+  Values[Tid] = Value;
+  teamBarrier();
+  return Values;
+}
+
+void releaseExchange(uint64_t *Slots) {
+  // Nobody reads the buffer once every thread is past this barrier.
+  teamBarrier();
+  const Libomp &L = Libomp::get();
+  int32_t Gtid = L.GlobalThreadNum(runtimeIdent());
+  if (L.Single(runtimeIdent(), Gtid)) {
+    std::free(Slots);
+    L.EndSingle(runtimeIdent(), Gtid);
+  }
+}
+
+template <typename T> uint64_t toBits(T V) {
+  uint64_t Bits = 0;
+  std::memcpy(&Bits, &V, sizeof(T));
+  return Bits;
+}
+
+template <typename T> T fromBits(uint64_t Bits) {
+  T V;
+  std::memcpy(&V, &Bits, sizeof(T));
+  return V;
+}
+
+/// CUDA's __shfl_down_sync: the value of lane + Delta when that lane lies in
+/// the caller's segment of Width lanes (and is a thread of the team, and in
+/// Mask), else the caller's own value.
+template <typename T> T shuffleDown(uint64_t Mask, T Var, unsigned Delta, int Width, const char *What) {
+  if (!onOmpsimDevice())
+    __builtin_trap(); // clang-22's host answer
+  int Threads = threadsInBlock();
+  if (Threads == 1)
+    return Var;
+  int Tid = threadInBlock();
+  uint64_t *Slots = exchange(toBits(Var), Tid, Threads, What);
+  WarpView W = warpOf(Tid, Threads);
+  int Segment = Width > 0 && Width <= kWarpSize ? Width : kWarpSize;
+  int SegmentBase = W.Lane - W.Lane % Segment;
+  uint64_t Source = uint64_t(W.Lane) + Delta;
+  T Result = Var;
+  if (Source < uint64_t(SegmentBase + Segment) && Source < uint64_t(W.Lanes) && ((Mask >> Source) & 1))
+    Result = fromBits<T>(Slots[W.WarpBase + int(Source)]);
+  releaseExchange(Slots);
+  return Result;
+}
+
+} // namespace
+
+OMPSIM_OMPX_API uint32_t __ompsim_ompx_warp_size(void) {
+  if (!onOmpsimDevice())
+    __builtin_trap(); // clang-22's host answer
+  return kWarpSize;
+}
+
+OMPSIM_OMPX_API int ompx_thread_id(int Dim) {
+  if (!onOmpsimDevice())
+    return Libomp::get().GetAncestorThreadNum(Dim + 1);
+  return Dim == 0 ? threadInBlock() : 0;
+}
+
+OMPSIM_OMPX_API int ompx_block_dim(int Dim) {
+  if (!onOmpsimDevice())
+    return Libomp::get().GetTeamSize(Dim + 1);
+  return Dim == 0 ? threadsInBlock() : 1;
+}
+
+OMPSIM_OMPX_API int ompx_block_id(int Dim) {
+  if (!onOmpsimDevice())
+    return 0;
+  return Dim == 0 ? Libomp::get().GetTeamNum() : 0;
+}
+
+OMPSIM_OMPX_API int ompx_grid_dim(int Dim) {
+  if (!onOmpsimDevice())
+    return 1;
+  return Dim == 0 ? Libomp::get().GetNumTeams() : 1;
+}
+
+OMPSIM_OMPX_API void ompx_sync_block(int Ordering) {
+  (void)Ordering; // a barrier orders every access
+  // A team's own region runs on one thread: its barrier has nobody to wait
+  // for (and libomp's barrier there would wait for the team's pool).
+  if (onOmpsimDevice() && threadsInBlock() == 1)
+    return;
+  teamBarrier();
+}
+
+OMPSIM_OMPX_API void ompx_sync_block_acq_rel(void) { ompx_sync_block(__ATOMIC_ACQ_REL); }
+
+OMPSIM_OMPX_API void ompx_sync_block_divergent(int Ordering) { ompx_sync_block(Ordering); }
+
+OMPSIM_OMPX_API uint64_t ompx_ballot_sync(uint64_t Mask, int Pred) {
+  if (!onOmpsimDevice())
+    __builtin_trap(); // clang-22's host answer
+  int Threads = threadsInBlock();
+  if (Threads == 1)
+    return Pred && (Mask & 1) ? 1 : 0;
+  int Tid = threadInBlock();
+  uint64_t *Slots = exchange(Pred != 0, Tid, Threads, "ompx_ballot_sync");
+  WarpView W = warpOf(Tid, Threads);
+  uint64_t Ballot = 0;
+  for (int L = 0; L < W.Lanes; ++L)
+    if (Slots[W.WarpBase + L] && ((Mask >> L) & 1))
+      Ballot |= uint64_t(1) << L;
+  releaseExchange(Slots);
+  return Ballot;
+}
+
+OMPSIM_OMPX_API int ompx_shfl_down_sync_i(uint64_t Mask, int Var, unsigned Delta, int Width) {
+  return shuffleDown(Mask, Var, Delta, Width, "ompx_shfl_down_sync_i");
+}
+
+OMPSIM_OMPX_API float ompx_shfl_down_sync_f(uint64_t Mask, float Var, unsigned Delta, int Width) {
+  return shuffleDown(Mask, Var, Delta, Width, "ompx_shfl_down_sync_f");
+}
+
+OMPSIM_OMPX_API long ompx_shfl_down_sync_l(uint64_t Mask, long Var, unsigned Delta, int Width) {
+  return shuffleDown(Mask, Var, Delta, Width, "ompx_shfl_down_sync_l");
+}
+
+OMPSIM_OMPX_API double ompx_shfl_down_sync_d(uint64_t Mask, double Var, unsigned Delta, int Width) {
+  return shuffleDown(Mask, Var, Delta, Width, "ompx_shfl_down_sync_d");
+}
