@@ -106,18 +106,12 @@ bool isFortranSource(std::string_view Field) {
 } // namespace
 
 std::string mapArgName(const void *Name) {
-  if (!Name)
-    return {};
-  std::string_view S(static_cast<const char *>(Name));
-  if (S.empty() || S[0] != ';')
-    return std::string(S);
-  return std::string(mapNameField(S, 0));
+  std::string_view S = Name ? static_cast<const char *>(Name) : "";
+  return std::string(S.empty() || S[0] != ';' ? S : mapNameField(S, 0));
 }
 
 std::string mapArgVariable(const void *Name) {
-  if (!Name)
-    return {};
-  std::string_view S(static_cast<const char *>(Name));
+  std::string_view S = Name ? static_cast<const char *>(Name) : "";
   if (S.empty() || S[0] != ';')
     return std::string(S);
   // flang-22 puts the file first; a clang-22 variable is never a path, and a
