@@ -53,6 +53,10 @@ namespace {
 
 using llvm::Error;
 
+/// The error of the call that failed last on this thread (__tgt_rtl_last_error):
+/// per thread, as launches on several host threads may fail at once.
+thread_local std::string TLastError;
+
 /// The library names a NEEDED entry can use for the host object that embeds
 /// `ImageBytes`: its file name, the path it was loaded by and its DT_SONAME. A shared library's device
 /// image is linked into later images under these names.
@@ -119,7 +123,6 @@ struct SimDevice {
   bool SpawnTried = false; ///< spawnEarly() ran for this device (it starts one at most)
   std::deque<std::unique_ptr<ompsim_binary>> Binaries;
   std::deque<std::unique_ptr<KernelHandle>> Kernels;
-  std::string LastError;
   /// Adds how to fix it to a diagnosis of a fault on a host address.
   FaultAdvisor Advisor;
   /// A live data_alloc block: what a diagnosis says about a device pointer
@@ -171,13 +174,13 @@ public:
 
   std::mutex Mu;
   std::vector<SimDevice> Devices;
-  std::string LastError; ///< plugin-wide (device -1)
+  std::string LastError; ///< plugin-wide, set at start-up (device -1)
   std::mutex AllocMu;    ///< guards every SimDevice::allocations
 
   /// The device, or nullptr with the plugin-wide error set.
   SimDevice *device(int32_t Id) {
     if (Id < 0 || size_t(Id) >= Devices.size()) {
-      LastError = fmt::format("sim plugin: no device {} (have {})", Id, Devices.size());
+      TLastError = fmt::format("sim plugin: no device {} (have {})", Id, Devices.size());
       return nullptr;
     }
     return &Devices[Id];
@@ -234,11 +237,8 @@ private:
 };
 
 int32_t failWith(SimDevice *D, Error Err) {
-  std::string Msg = llvm::toString(std::move(Err));
-  if (D)
-    D->LastError = Msg;
-  else
-    SimPlugin::get().LastError = Msg;
+  (void)D; // the error is the calling thread's, whichever device failed
+  TLastError = llvm::toString(std::move(Err));
   return OMPSIM_OFFLOAD_FAIL;
 }
 
@@ -252,7 +252,7 @@ DeviceController *controllerOf(int32_t Id, SimDevice *&D) {
   if (!D)
     return nullptr;
   if (!D->Controller) {
-    D->LastError = fmt::format("device {}: not initialized", Id);
+    TLastError = fmt::format("device {}: not initialized", Id);
     return nullptr;
   }
   return D->Controller.get();
@@ -642,7 +642,7 @@ OMPSIM_EXPORT void *__tgt_rtl_data_alloc(int32_t Id, int64_t Size, void *HostPtr
   if (!C)
     return nullptr;
   if (Size < 0) { // a size_t of 2^63 or more, passed as int64_t
-    D->LastError =
+    TLastError =
         fmt::format("device {}: cannot allocate {} bytes: larger than any address space", Id, uint64_t(Size));
     return nullptr;
   }
@@ -652,7 +652,7 @@ OMPSIM_EXPORT void *__tgt_rtl_data_alloc(int32_t Id, int64_t Size, void *HostPtr
     // on a discrete GPU; the rest of device memory stays the device's own.
     auto Visible = C->allocateHostVisible(uint64_t(Size));
     if (!Visible) {
-      D->LastError = llvm::toString(Visible.takeError());
+      TLastError = llvm::toString(Visible.takeError());
       return nullptr;
     }
     Addr = *Visible;
@@ -660,9 +660,9 @@ OMPSIM_EXPORT void *__tgt_rtl_data_alloc(int32_t Id, int64_t Size, void *HostPtr
     Addr = C->allocate(uint64_t(Size));
   }
   if (!Addr)
-    D->LastError = fmt::format("device {}: out of device memory allocating {} bytes "
-                               "(OMPSIM_DEVICE_MEMORY)",
-                               Id, Size);
+    TLastError = fmt::format("device {}: out of device memory allocating {} bytes "
+                             "(OMPSIM_DEVICE_MEMORY)",
+                             Id, Size);
   else {
     std::lock_guard<std::mutex> Lock(SimPlugin::get().AllocMu);
     D->Allocations[Addr] = {uint64_t(Size), reinterpret_cast<uint64_t>(HostPtr), Kind};
@@ -766,10 +766,11 @@ OMPSIM_EXPORT int32_t __tgt_rtl_run_target_region(int32_t Id, void *Kernel, void
 }
 
 OMPSIM_EXPORT const char *__tgt_rtl_last_error(int32_t Id) {
-  SimPlugin &P = SimPlugin::get();
-  if (Id < 0 || size_t(Id) >= P.Devices.size())
-    return P.LastError.c_str();
-  return P.Devices[Id].LastError.c_str();
+  // The error of the call that failed last on this thread: two host threads
+  // whose launches fail at once each read their own.
+  if (!TLastError.empty() || Id >= 0)
+    return TLastError.c_str();
+  return SimPlugin::get().LastError.c_str();
 }
 
 OMPSIM_EXPORT int32_t __tgt_rtl_last_fault(int32_t Id, ompsim_fault_info *Info) {
