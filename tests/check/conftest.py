@@ -7,14 +7,6 @@ from check_helpers import PROGRAMS, compile_program
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
+def built(compile_once):
     """built(name) -> executable of tests/check/programs/<name>, compiled once."""
-    cache = {}
-
-    def build(name):
-        if name not in cache:
-            d = tmp_path_factory.mktemp(os.path.splitext(name)[0])
-            cache[name] = compile_program(os.path.join(PROGRAMS, name), d)
-        return cache[name]
-
-    return build
+    return lambda name: compile_once(os.path.join(PROGRAMS, name), compile_program)
