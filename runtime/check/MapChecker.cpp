@@ -245,8 +245,7 @@ void setRegionKernel(std::string_view KernelName) {
   currentConstruct().Kernel = std::string(S);
 }
 
-std::string itemName(const void *MapName, const host::MapEntry &Entry, uintptr_t Host) {
-  (void)Host; // the advisor names addresses; until then the message shows the address beside the name
+std::string itemName(const void *MapName, const host::MapEntry &Entry) {
   std::string Name = host::mapArgVariable(MapName);
   return Name.empty() ? Entry.Name : Name;
 }
@@ -336,7 +335,7 @@ void onCopiedFrom(host::MapEntry &Entry, host::DeviceMemory &Memory, uintptr_t B
     Bytes += RunEnd - RunBegin;
   }
   if (!Runs.empty()) {
-    std::string Name = itemName(MapName, Entry, Begin);
+    std::string Name = itemName(MapName, Entry);
     std::string Range = fmt::format("bytes [{}, {})", Runs[0].first, Runs[0].second);
     if (Runs.size() > 1)
       Range += fmt::format(" and {} more range{} ({} bytes in all)", Runs.size() - 1,
@@ -371,7 +370,7 @@ void onPresentUse(host::MapEntry &Entry, uintptr_t Begin, uint64_t Size, const v
   int64_t At = firstDifference(Shadow, Skip, From, From + Size, reinterpret_cast<const uint8_t *>(Begin));
   if (At < 0)
     return;
-  std::string Name = itemName(MapName, Entry, Begin);
+  std::string Name = itemName(MapName, Entry);
   std::string Mapper = Shadow.LeftByMapper
                            ? fmt::format(" (a declare mapper's first component left it mapped in {}: stock "
                                          "never releases it, so this region does not copy it again)",
@@ -395,8 +394,8 @@ void onRemove(host::MapEntry &Entry, host::DeviceMemory &Memory) {
     std::lock_guard<std::mutex> Guard(UnmappedLock);
     if (UnmappedBlocks.count(Entry.TgtBegin) == 0)
       UnmappedOrder.push_back(Entry.TgtBegin);
-    UnmappedBlocks[Entry.TgtBegin] = Unmapped{itemName(nullptr, Entry, Entry.HstBegin), Entry.Check->HostName,
-                                              Entry.HstBegin, Entry.size(), region()};
+    UnmappedBlocks[Entry.TgtBegin] =
+        Unmapped{itemName(nullptr, Entry), Entry.Check->HostName, Entry.HstBegin, Entry.size(), region()};
     while (UnmappedOrder.size() > kUnmappedKept) {
       UnmappedBlocks.erase(UnmappedOrder.front());
       UnmappedOrder.pop_front();
@@ -417,7 +416,7 @@ void onRemove(host::MapEntry &Entry, host::DeviceMemory &Memory) {
   int64_t At = firstDifference(Shadow, Skip, 0, Entry.size(), Device.data());
   if (At < 0)
     return;
-  std::string Name = itemName(nullptr, Entry, Entry.HstBegin);
+  std::string Name = itemName(nullptr, Entry);
   report("dropped device writes", Name, Entry.HstBegin,
          fmt::format("the device copy of {} was changed on device {} (first at byte {}) after it was last "
                      "copied, and {} ends its mapping (mapped by {}) without copying it back; fix: map it "
@@ -448,7 +447,7 @@ void onKernelFault(const std::string &Message, host::MappingTable &Table, int32_
     });
     if (!Found)
       return;
-    std::string Name = itemName(nullptr, *Found, Found->HstBegin);
+    std::string Name = itemName(nullptr, *Found);
     report(
         "out of section", Name, Found->HstBegin,
         fmt::format("{} read or wrote byte {} of the device copy of {} on device {}, past the end of the "
@@ -596,7 +595,7 @@ void onLeftAtExit(const host::MapEntry &Entry, int32_t DeviceNumber) {
     return;
   Construct Saved = currentConstruct();
   currentConstruct() = Construct{"program's exit", "", "", 0};
-  std::string Name = itemName(nullptr, Entry, Entry.HstBegin);
+  std::string Name = itemName(nullptr, Entry);
   report("leak", Name, Entry.HstBegin,
          fmt::format("{} is still mapped on device {} at exit (reference count {}, mapped by {}); fix: end "
                      "the mapping with 'target exit data map(release: {})' (or 'delete')",

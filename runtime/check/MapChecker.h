@@ -81,8 +81,9 @@ private:
 void setRegionKernel(std::string_view KernelName);
 
 /// How a map item is named in reports: the variable as the map clause spells
-/// it (clang's map names), else the block's name, else the host address.
-std::string itemName(const void *MapName, const host::MapEntry &Entry, uintptr_t Host);
+/// it (the map names of clang-22 and flang-22), else the block's, else ""
+/// (reports then say what the symbolizer told of the block: BlockShadow::HostName).
+std::string itemName(const void *MapName, const host::MapEntry &Entry);
 
 /// A block was just allocated for `Entry`: its device memory is filled with
 /// the poison pattern (what it held is kept to restore on copy-back).
