@@ -228,7 +228,14 @@ Status HostDevice::run(void *Kernel, void **Args, int32_t NumArgs, const ompsim_
                        ? reinterpret_cast<RunKernelFn>(dlsym(DeviceRuntime, "__ompsim_device_run_kernel"))
                        : nullptr;
   ompsim_kernel_launch Launch{
-      Id, Config ? Config->num_teams : 0, Config ? Config->thread_limit : 0, 0, Invoke, &Call};
+      Id,
+      Config ? Config->num_teams : 0,
+      Config ? Config->thread_limit : 0,
+      1,
+      Invoke,
+      &Call,
+      {Config ? Config->num_teams_yz[0] : 0, Config ? Config->num_teams_yz[1] : 0},
+      {Config ? Config->thread_limit_yz[0] : 0, Config ? Config->thread_limit_yz[1] : 0}};
   auto Launched = [&] {
     if (RunKernel)
       RunKernel(&Launch);

@@ -388,6 +388,27 @@ int32_t __tgt_rtl_run_target_region(int32_t Device, void *Kernel, void **TgtArgs
   return check(Device, theDevice(Device).run(Kernel, TgtArgs, NumArgs, Config));
 }
 
+int32_t __tgt_rtl_kernel_exec_mode(int32_t Device, void *Kernel, uint8_t *Mode) {
+  if (!validDevice(Device) || !Kernel || !Mode)
+    return 0;
+  // A kernel handle is the kernel's address in its dlopen'ed image; its
+  // environment is the image's `<name>_kernel_environment`, whose
+  // configuration's third byte is the execution mode.
+  Dl_info Info;
+  if (!dladdr(Kernel, &Info) || !Info.dli_sname || !Info.dli_fname || Info.dli_saddr != Kernel)
+    return 0;
+  void *Image = dlopen(Info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
+  if (!Image)
+    return 0;
+  std::string EnvName = std::string(Info.dli_sname) + "_kernel_environment";
+  const auto *Env = static_cast<const uint8_t *>(dlsym(Image, EnvName.c_str()));
+  dlclose(Image);
+  if (!Env)
+    return 0;
+  *Mode = Env[2];
+  return 1;
+}
+
 const char *__tgt_rtl_last_error(int32_t Device) {
   std::lock_guard<std::mutex> Lock(ErrorMutex);
   LastErrorCopy = lastError()[errorSlot(Device)];

@@ -44,9 +44,24 @@ LaunchDefaults LaunchDefaults::fromEnvironment() {
   return D;
 }
 
+bool isBare(const std::optional<KernelConfiguration> &Env) {
+  return Env && Env->ExecMode == llvm::omp::OMP_TGT_EXEC_MODE_BARE;
+}
+
 LaunchShape launchShape(uint32_t NumTeams, uint32_t ThreadLimit,
-                        const std::optional<KernelConfiguration> &Env, const LaunchDefaults &Defaults) {
+                        const std::optional<KernelConfiguration> &Env, const LaunchDefaults &Defaults,
+                        const ExtentsYZ &YZ) {
   LaunchShape S;
+  if (isBare(Env)) {
+    auto Extent = [](uint32_t V) { return V ? V : 1u; };
+    S.Blocks[0] = Extent(NumTeams);
+    S.Threads[0] = Extent(ThreadLimit);
+    for (int Dim = 0; Dim < 2; ++Dim) {
+      S.Blocks[Dim + 1] = Extent(YZ.Teams[Dim]);
+      S.Threads[Dim + 1] = Extent(YZ.Threads[Dim]);
+    }
+    return S;
+  }
   int64_t Teams = NumTeams;
   if (!Teams && Env)
     Teams = std::max(Env->MaxTeams, 0);
@@ -54,16 +69,16 @@ LaunchShape launchShape(uint32_t NumTeams, uint32_t ThreadLimit,
     Teams = std::min<int64_t>(Teams, Env->MaxTeams);
   if (!Teams) // libompsim-device gives a kernel with an environment 1 team
     Teams = !Env && Defaults.NumTeams ? Defaults.NumTeams : 1;
-  S.Blocks = uint32_t(Teams);
+  S.Blocks[0] = uint32_t(Teams);
   int64_t Threads = ThreadLimit;
   if (!Threads && Env && Env->MaxThreads > 0 && Env->MaxThreads != kDefaultBlockSize)
     Threads = Env->MaxThreads;
   if (!Threads)
     Threads = Defaults.TeamsThreadLimit ? Defaults.TeamsThreadLimit
-                                        : std::max<uint32_t>(Defaults.Processors / S.Blocks, 1);
+                                        : std::max<uint32_t>(Defaults.Processors / S.Blocks[0], 1);
   uint32_t Cap =
-      Defaults.NumThreads ? Defaults.NumThreads : std::max<uint32_t>(Defaults.ThreadBudget / S.Blocks, 1);
-  S.Threads = uint32_t(std::min<int64_t>(Threads, Cap));
+      Defaults.NumThreads ? Defaults.NumThreads : std::max<uint32_t>(Defaults.ThreadBudget / S.Blocks[0], 1);
+  S.Threads[0] = uint32_t(std::min<int64_t>(Threads, Cap));
   return S;
 }
 

@@ -37,10 +37,18 @@ struct LaunchDefaults {
   static LaunchDefaults fromEnvironment();
 };
 
-/// Blocks (teams) and threads per block a launch runs with.
+/// Blocks (teams) and threads per block a launch runs with, in x, y and z
+/// (y and z are 1 except in bare mode).
 struct LaunchShape {
-  uint32_t Blocks = 1;
-  uint32_t Threads = 1;
+  uint32_t Blocks[3] = {1, 1, 1};
+  uint32_t Threads[3] = {1, 1, 1};
+};
+
+/// The y and z extents a launch asks for (num_teams(x, y, z),
+/// thread_limit(x, y, z); 0: 1).
+struct ExtentsYZ {
+  uint32_t Teams[2] = {0, 0};
+  uint32_t Threads[2] = {0, 0};
 };
 
 /// The teams and threads of a launch as the simulated device runs it: the
@@ -50,9 +58,15 @@ struct LaunchShape {
 /// (OMP_NUM_TEAMS, for a kernel without an environment, or 1 team;
 /// OMP_TEAMS_THREAD_LIMIT or the processors shared among the teams, at least 1).
 /// A team's threads are capped by the thread budget shared among the teams
-/// (by OMP_NUM_THREADS instead when the user set it), at least 1.
+/// (by OMP_NUM_THREADS instead when the user set it), at least 1. A kernel in
+/// bare mode runs its grid and blocks exactly as asked, in three dimensions
+/// (libompsim-device's __ompsim_bare_fork_teams).
 LaunchShape launchShape(uint32_t NumTeams, uint32_t ThreadLimit,
-                        const std::optional<KernelConfiguration> &Env, const LaunchDefaults &Defaults);
+                        const std::optional<KernelConfiguration> &Env, const LaunchDefaults &Defaults,
+                        const ExtentsYZ &YZ = {});
+
+/// True for a kernel whose environment says bare mode.
+bool isBare(const std::optional<KernelConfiguration> &Env);
 
 /// Stock's name of a kernel's execution mode ("Generic" for a kernel without a
 /// kernel environment, as stock's host plugin says for clang's x86_64 kernels).

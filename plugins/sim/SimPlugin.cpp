@@ -331,6 +331,14 @@ std::optional<KernelConfiguration> readKernelConfiguration(DeviceController &C, 
   return Config;
 }
 
+/// Reads kernel `K`'s environment on its first use that needs it.
+void readEnvironmentOnce(DeviceController &C, KernelHandle &K) {
+  if (K.EnvironmentRead)
+    return;
+  K.EnvironmentRead = true;
+  K.Environment = readKernelConfiguration(C, K.Image, K.Name);
+}
+
 /// Who made a device allocation, in words.
 std::string allocatedBy(const SimDevice::Allocation &A) {
   if (A.HostPtr) {
@@ -728,6 +736,13 @@ OMPSIM_EXPORT int32_t __tgt_rtl_run_target_region(int32_t Id, void *Kernel, void
     Args.push_back(reinterpret_cast<uint64_t>(TgtArgs[I]));
   uint32_t Teams = Cfg ? Cfg->num_teams : 0;
   uint32_t Threads = Cfg && Cfg->thread_limit ? Cfg->thread_limit : D->DefaultThreadLimit;
+  // y and z: only a bare kernel's launch has them (the runtime refuses others).
+  ExtentsYZ YZ;
+  if (Cfg)
+    for (int Dim = 0; Dim < 2; ++Dim) {
+      YZ.Teams[Dim] = Cfg->num_teams_yz[Dim];
+      YZ.Threads[Dim] = Cfg->thread_limit_yz[Dim];
+    }
   OMPSIM_TRACE_EVENT(Cat::Launch, "launch")
       .num("device", Id)
       .str("kernel", Name)
@@ -740,12 +755,9 @@ OMPSIM_EXPORT int32_t __tgt_rtl_run_target_region(int32_t Id, void *Kernel, void
   // the host printed before the launch must come first, not at its exit.
   std::fflush(stdout);
   if (config().LibomptargetInfo & stock_plugin::kInfoPluginKernel) {
-    if (!K->EnvironmentRead) {
-      K->EnvironmentRead = true;
-      K->Environment = readKernelConfiguration(*C, K->Image, K->Name);
-    }
+    readEnvironmentOnce(*C, *K);
     static const LaunchDefaults Defaults = LaunchDefaults::fromEnvironment();
-    LaunchShape Shape = launchShape(Teams, Threads, K->Environment, Defaults);
+    LaunchShape Shape = launchShape(Teams, Threads, K->Environment, Defaults, YZ);
     std::string Line = stock_plugin::launchLine(Id, std::string_view(Name.data(), Name.size()), Shape.Blocks,
                                                 Shape.Threads, executionModeName(K->Environment));
     std::fprintf(stderr, "%s\n", Line.c_str());
@@ -756,13 +768,31 @@ OMPSIM_EXPORT int32_t __tgt_rtl_run_target_region(int32_t Id, void *Kernel, void
   if (profile::enabled())
     Profiled.emplace(fmt::format("Kernel '{}'", Name.str()),
                      [&] { return fmt::format("Device={};NumTeams={};ThreadLimit={}", Id, Teams, Threads); });
-  if (auto Err = C->launch(K->Entry, Args, Teams, Threads, Name)) {
+  LaunchExtentsYZ LaunchYZ;
+  for (int Dim = 0; Dim < 2; ++Dim) {
+    LaunchYZ.Teams[Dim] = YZ.Teams[Dim];
+    LaunchYZ.Threads[Dim] = YZ.Threads[Dim];
+  }
+  if (auto Err = C->launch(K->Entry, Args, Teams, Threads, Name, LaunchYZ)) {
     int32_t Rc = failWith(D, std::move(Err));
     emitTranslateTrace(*D, Id, Name); // the lookups that led to a fault, if any
     return Rc;
   }
   emitTranslateTrace(*D, Id, Name);
   return OMPSIM_OFFLOAD_SUCCESS;
+}
+
+OMPSIM_EXPORT int32_t __tgt_rtl_kernel_exec_mode(int32_t Id, void *Kernel, uint8_t *Mode) {
+  SimDevice *D;
+  DeviceController *C = controllerOf(Id, D);
+  auto *K = static_cast<KernelHandle *>(Kernel);
+  if (!C || !K || !Mode)
+    return 0;
+  readEnvironmentOnce(*C, *K);
+  if (!K->Environment)
+    return 0;
+  *Mode = K->Environment->ExecMode;
+  return 1;
 }
 
 OMPSIM_EXPORT const char *__tgt_rtl_last_error(int32_t Id) {

@@ -88,6 +88,7 @@ llvm::Expected<std::unique_ptr<Plugin>> Plugin::create(const std::string &spec, 
   OMPSIM_OPTIONAL(init_requires)
   OMPSIM_OPTIONAL(get_globals)
   OMPSIM_OPTIONAL(last_fault)
+  OMPSIM_OPTIONAL(kernel_exec_mode)
 #undef OMPSIM_OPTIONAL
 
   if (const char *N = p->Fn.plugin_name(); N && *N)

@@ -41,6 +41,7 @@ struct PluginFunctions {
   decltype(&__tgt_rtl_init_requires) init_requires = nullptr;
   decltype(&__tgt_rtl_get_globals) get_globals = nullptr;
   decltype(&__tgt_rtl_last_fault) last_fault = nullptr;
+  decltype(&__tgt_rtl_kernel_exec_mode) kernel_exec_mode = nullptr;
 };
 // NOLINTEND(readability-identifier-naming)
 

@@ -12,6 +12,7 @@
 #include "ompsim/Trace.h"
 
 #include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Frontend/OpenMP/OMPDeviceConstants.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <fmt/format.h>
@@ -100,21 +101,36 @@ std::string describeImage(const __tgt_device_image *Image) {
   return fmt::format("{} bytes of unknown format", Size);
 }
 
+/// True when the plugin says `Kernel` runs in bare mode: an ompx_bare kernel
+/// that ompsim's pass plugin handed to the device runtime, which runs every
+/// thread of every block in three dimensions.
+bool isBareKernel(Device &D, void *Kernel) {
+  const PluginFunctions &Fn = D.plugin().fn();
+  uint8_t Mode = 0;
+  return Fn.kernel_exec_mode && Fn.kernel_exec_mode(D.localId(), Kernel, &Mode) == 1 &&
+         Mode == llvm::omp::OMP_TGT_EXEC_MODE_BARE;
+}
+
 /// Refuses a launch with teams or threads in y or z (ompx_bare's
-/// `num_teams(x, y, z)` / `thread_limit(x, y, z)`). The kernels reaching
-/// ompsim are clang-22's code for the x86_64 offload target, which hands
-/// libomp the x dimension only: run, every team and thread would see y and z
-/// ids of 0 and the grid of a GPU would be silently cut to its first row.
-llvm::Error checkOneDimensionalLaunch(const __tgt_kernel_arguments &Args, const std::string &KernelName) {
+/// `num_teams(x, y, z)` / `thread_limit(x, y, z)`) unless the kernel runs in
+/// bare mode. Other kernels reaching ompsim are clang-22's code for the x86_64
+/// offload target, which hands libomp the x dimension only: run, every team
+/// and thread would see y and z ids of 0 and the grid of a GPU would be
+/// silently cut to its first row.
+llvm::Error checkLaunchDimensions(Device &D, void *Kernel, const __tgt_kernel_arguments &Args,
+                                  const std::string &KernelName) {
   auto Extent = [](uint32_t V) { return static_cast<int32_t>(V) > 0 ? V : 1u; };
   const uint32_t *Teams = Args.NumTeams;
   const uint32_t *Threads = Args.ThreadLimit;
   if (Extent(Teams[1]) == 1 && Extent(Teams[2]) == 1 && Extent(Threads[1]) == 1 && Extent(Threads[2]) == 1)
     return llvm::Error::success();
+  if (isBareKernel(D, Kernel))
+    return llvm::Error::success();
   return makeError(fmt::format(
       "kernel {}: a launch of [{},{},{}] teams of [{},{},{}] threads is not supported: clang-22's code for "
       "the x86_64 offload target runs teams and threads in x only, so y and z would be cut to 1; launch "
-      "with one-dimensional num_teams and thread_limit",
+      "with one-dimensional num_teams and thread_limit, or build with ompsim cc --translate=pass, which "
+      "runs an ompx_bare region on every thread of a three-dimensional grid",
       KernelName.empty() ? "<unnamed>" : KernelName, Extent(Teams[0]), Extent(Teams[1]), Extent(Teams[2]),
       Extent(Threads[0]), Extent(Threads[1]), Extent(Threads[2])));
 }
@@ -473,7 +489,7 @@ llvm::Error Runtime::targetKernel(int64_t DeviceNum, int32_t Teams, int32_t Thre
                                  Rejected));
   }
 
-  if (auto Err = checkOneDimensionalLaunch(*Args, KernelName))
+  if (auto Err = checkLaunchDimensions(D, Kernel, *Args, KernelName))
     return Err;
 
   std::vector<MapArg> MapArgs =
@@ -485,6 +501,10 @@ llvm::Error Runtime::targetKernel(int64_t DeviceNum, int32_t Teams, int32_t Thre
   auto Clause = [](uint32_t V) { return static_cast<int32_t>(V) > 0 ? V : 0u; };
   Config.num_teams = Teams > 0 ? static_cast<uint32_t>(Teams) : Clause(Args->NumTeams[0]);
   Config.thread_limit = Threads > 0 ? static_cast<uint32_t>(Threads) : Clause(Args->ThreadLimit[0]);
+  for (int Dim = 0; Dim < 2; ++Dim) {
+    Config.num_teams_yz[Dim] = Clause(Args->NumTeams[Dim + 1]);
+    Config.thread_limit_yz[Dim] = Clause(Args->ThreadLimit[Dim + 1]);
+  }
   Config.tripcount = Args->Tripcount;
   int64_t Resolved = resolveDeviceNumber(DeviceNum);
   if (auto It = PendingTripcounts.find(Resolved); It != PendingTripcounts.end()) {

@@ -19,6 +19,8 @@
 // upstream's __llvm_omp_indirect_call_lookup). Loaded with -fpass-plugin the
 // pass also adds itself at the end of clang's pipelines (at every -O level)
 // and then only touches modules carrying the "openmp-device" module flag.
+#include "BareKernels.h"
+
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
@@ -320,6 +322,13 @@ Expected<TranslateFunction> parseTranslateFunction(StringRef Params) {
 void registerCallbacks(PassBuilder &PB) {
   PB.registerPipelineParsingCallback(
       [](StringRef Name, ModulePassManager &MPM, ArrayRef<PassBuilder::PipelineElement>) {
+        if (Name != "ompsim-bare")
+          return false;
+        MPM.addPass(ompsim::pass::BareKernelsPass());
+        return true;
+      });
+  PB.registerPipelineParsingCallback(
+      [](StringRef Name, ModulePassManager &MPM, ArrayRef<PassBuilder::PipelineElement>) {
         if (!PassBuilder::checkParametrizedPassName(Name, "ompsim-indirect"))
           return false;
         auto Which = PassBuilder::parsePassParameters(parseTranslateFunction, Name, "ompsim-indirect");
@@ -333,6 +342,9 @@ void registerCallbacks(PassBuilder &PB) {
   // Last in the per-module pipeline (all -O levels, including the LTO
   // pre-link pipelines used for bitcode device images) ...
   PB.registerOptimizerLastEPCallback([](ModulePassManager &MPM, OptimizationLevel, ThinOrFullLTOPhase) {
+    // ompx_bare kernels of a host-offload device compile first (its body
+    // function's call of the region is direct: nothing to translate).
+    MPM.addPass(ompsim::pass::BareKernelsPass());
     MPM.addPass(OmpsimIndirectAutoPass());
   });
   // ... and after full LTO, where inlining may expose new indirect calls.

@@ -248,7 +248,7 @@ Error DeviceController::unloadImage(uint64_t Image) {
 }
 
 Error DeviceController::launch(uint64_t Entry, ArrayRef<uint64_t> Args, uint32_t NumTeams,
-                               uint32_t ThreadLimit, StringRef KernelName) {
+                               uint32_t ThreadLimit, StringRef KernelName, const LaunchExtentsYZ &YZ) {
   // Only the error paths name the kernel: a launch that works formats nothing.
   auto Context = [&] { return "kernel " + KernelName.str(); };
   {
@@ -295,6 +295,10 @@ Error DeviceController::launch(uint64_t Entry, ArrayRef<uint64_t> Args, uint32_t
   Mb.Entry = Entry;
   Mb.Teams = NumTeams;
   Mb.Threads = ThreadLimit;
+  for (int Dim = 0; Dim < 2; ++Dim) {
+    Mb.TeamsYZ[Dim] = YZ.Teams[Dim];
+    Mb.ThreadsYZ[Dim] = YZ.Threads[Dim];
+  }
   Mb.Device = Opts.DeviceId;
   Mb.NumArgs = uint32_t(Args.size());
   if (!Args.empty())

@@ -23,6 +23,7 @@
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <array>
 #include <dlfcn.h>
 #include <ffi.h>
 #include <pthread.h>
@@ -225,6 +226,9 @@ extern TeamDefaults GTeamDefaults;
 void captureTeamDefaults(const char *MaxThreads);
 
 /// Runs a kernel on the calling (device) thread.
-Error runKernel(uint64_t Fn, ArrayRef<uint64_t> Args, uint32_t Teams, uint32_t Threads, int32_t Device);
+/// `YZ`: a bare launch's y and z blocks, then its y and z threads per block
+/// (0: 1).
+Error runKernel(uint64_t Fn, ArrayRef<uint64_t> Args, uint32_t Teams, uint32_t Threads, int32_t Device,
+                std::array<uint32_t, 4> YZ = {});
 
 } // namespace ompsim::sim::executor

@@ -98,9 +98,11 @@ struct LaunchMailbox {
     /// (hints for spinFor; -1 unknown).
     std::atomic<int32_t> HostCpu;
     std::atomic<int32_t> ExecutorCpu;
-    uint32_t Teams;   ///< 0: the device default
-    uint32_t Threads; ///< 0: the device default
-    int32_t Device;   ///< the device's number (omp_get_device_num in device code)
+    uint32_t Teams;        ///< 0: the device default
+    uint32_t Threads;      ///< 0: the device default
+    uint32_t TeamsYZ[2];   ///< a bare launch's y and z blocks (0: 1)
+    uint32_t ThreadsYZ[2]; ///< a bare launch's y and z threads per block (0: 1)
+    int32_t Device;        ///< the device's number (omp_get_device_num in device code)
     uint32_t NumArgs;
     uint64_t Entry; ///< kernel address in the arena
     /// 0 when the kernel ran; otherwise `Message` says why it could not.

@@ -257,7 +257,8 @@ private:
     LaunchMailbox::Slot &Mb = *Slot;
     Mb.ExecutorCpu.store(::sched_getcpu(), std::memory_order_relaxed);
     uint32_t N = std::min(Mb.NumArgs, LaunchMailbox::kMaxArgs);
-    Error Err = runKernel(Mb.Entry, ArrayRef<uint64_t>(Mb.Args, N), Mb.Teams, Mb.Threads, Mb.Device);
+    Error Err = runKernel(Mb.Entry, ArrayRef<uint64_t>(Mb.Args, N), Mb.Teams, Mb.Threads, Mb.Device,
+                          {Mb.TeamsYZ[0], Mb.TeamsYZ[1], Mb.ThreadsYZ[0], Mb.ThreadsYZ[1]});
     Mb.Status = Err ? 1 : 0;
     Mb.MessageLength = 0;
     if (Err) {

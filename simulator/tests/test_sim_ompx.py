@@ -30,17 +30,18 @@ int main(void) {
   for (int i = 0; i < Teams * Threads; ++i)
     printf("%d: %s block %d thread %d of %d, grid %d, yz ids %d dims %d\n", i, seen[i][6] ? "ran" : "--",
            seen[i][0], seen[i][1], seen[i][2], seen[i][3], seen[i][4], seen[i][5]);
-  int bare[Teams][3] = {{0}};
+  int bare[Teams][Threads] = {{0}};
 #pragma omp target teams ompx_bare num_teams(Teams) thread_limit(Threads) map(tofrom : bare)
   {
-    int b = ompx_block_id_x();
-    bare[b][0] += 1;
-    bare[b][1] = ompx_thread_id_x();
-    bare[b][2] = ompx_block_dim_x();
-    ompx_sync_block(ompx_seq_cst); /* one thread: nothing to wait for */
+    bare[ompx_block_id_x()][ompx_thread_id_x()] += 1 + 10 * ompx_block_dim_x();
+    ompx_sync_block(ompx_seq_cst);
   }
-  for (int b = 0; b < Teams; ++b)
-    printf("bare block %d: body ran %d time(s), thread %d of %d\n", b, bare[b][0], bare[b][1], bare[b][2]);
+  for (int b = 0; b < Teams; ++b) {
+    printf("bare block %d:", b);
+    for (int t = 0; t < Threads; ++t)
+      printf(" %d", bare[b][t]);
+    printf("\n");
+  }
   return 0;
 }
 """
@@ -49,8 +50,8 @@ int main(void) {
 def expected_ids():
     lines = ["%d: ran block %d thread %d of %d, grid %d, yz ids 0 dims 1" % (b * THREADS + t, b, t, THREADS, TEAMS)
              for b in range(TEAMS) for t in range(THREADS)]
-    # clang-22's x86_64 code runs an ompx_bare body once per team, on the team's initial thread.
-    return lines + ["bare block %d: body ran 1 time(s), thread 0 of 1" % b for b in range(TEAMS)]
+    # Built with the pass plugin, an ompx_bare body runs once on every thread of every block.
+    return lines + ["bare block %d:%s" % (b, " %d" % (1 + 10 * THREADS) * THREADS) for b in range(TEAMS)]
 
 
 def test_blocks_are_teams_and_threads_are_the_teams_threads(offload):
@@ -220,9 +221,101 @@ int main(void) {
 
 
 @pytest.mark.parametrize("backend", ["sim", "ours-host"])
-def test_multi_dimensional_launch_is_refused_with_one_line(offload, backend):
-    exe = offload.compile(MULTI_DIM, name="multi.c", translate="pass")
+def test_multi_dimensional_launch_of_a_kernel_clang_emitted_is_refused_with_one_line(offload, backend):
+    # Without the pass plugin the bare kernel is clang-22's, which runs teams and threads in x only.
+    exe = offload.compile(MULTI_DIM, name="multi.c", translate="native")
     r = offload.run(exe, backend=backend)
     assert r.returncode != 0 and r.stdout == "", (r.stdout, r.stderr)
     assert ("a launch of [2,3,1] teams of [4,2,1] threads is not supported: clang-22's code for the x86_64 "
             "offload target runs teams and threads in x only") in r.stderr, r.stderr
+    assert "build with ompsim cc --translate=pass" in r.stderr, r.stderr
+
+
+BARE_GRID = r"""
+#include <ompx.h>
+#include <stdio.h>
+enum { GX = 3, GY = 2, GZ = 2, BX = 8, BY = 5, BZ = 1, Blocks = GX * GY * GZ, Threads = BX * BY * BZ };
+int main(void) {
+  int ids[Blocks][Threads][4], dims[6] = {0}, sums[Blocks], shfl[Blocks][Threads];
+#pragma omp target teams ompx_bare num_teams(GX, GY, GZ) thread_limit(BX, BY, BZ) \
+    map(from : ids, dims, sums, shfl)
+  {
+    static int slot[Blocks][Threads]; /* the block's threads meet here */
+    int b = ompx_block_id_x() + GX * (ompx_block_id_y() + GY * ompx_block_id_z());
+    int t = ompx_thread_id_x() + BX * (ompx_thread_id_y() + BY * ompx_thread_id_z());
+    ids[b][t][0] = ompx_block_id_y();
+    ids[b][t][1] = ompx_block_id_z();
+    ids[b][t][2] = ompx_thread_id_y();
+    ids[b][t][3] = ompx_thread_id_z();
+    if (b == 0 && t == 0) {
+      dims[0] = ompx_grid_dim_x(); dims[1] = ompx_grid_dim_y(); dims[2] = ompx_grid_dim_z();
+      dims[3] = ompx_block_dim_x(); dims[4] = ompx_block_dim_y(); dims[5] = ompx_block_dim_z();
+    }
+    slot[b][t] = t;
+    ompx_sync_block(ompx_seq_cst);
+    /* after the barrier every thread of the block has written its slot */
+    if (t == Threads - 1) {
+      int s = 0;
+      for (int i = 0; i < Threads; ++i)
+        s += slot[b][i];
+      sums[b] = s;
+    }
+    shfl[b][t] = ompx_shfl_down_sync_i(~0UL, 1000 * b + t, 1, 32);
+  }
+  printf("grid %d %d %d, block %d %d %d\n", dims[0], dims[1], dims[2], dims[3], dims[4], dims[5]);
+  int bad = 0;
+  for (int b = 0; b < Blocks; ++b) {
+    bad += sums[b] != Threads * (Threads - 1) / 2;
+    for (int t = 0; t < Threads; ++t) {
+      bad += ids[b][t][0] != b / GX % GY || ids[b][t][1] != b / (GX * GY);
+      bad += ids[b][t][2] != t / BX % BY || ids[b][t][3] != t / (BX * BY);
+      int lane = t % 32, lanes = Threads - (t - lane) < 32 ? Threads - (t - lane) : 32;
+      bad += shfl[b][t] != 1000 * b + (lane + 1 < lanes ? t + 1 : t);
+    }
+  }
+  printf("wrong %d\n", bad);
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("backend", ["sim", "sim-ir", "ours-host"])
+def test_bare_region_runs_on_every_thread_of_a_three_dimensional_grid(offload, backend):
+    image = "ir" if backend == "sim-ir" else "elf"
+    exe = offload.compile(BARE_GRID, name="bare_grid.c", translate="pass", image=image)
+    r = offload.run(exe, backend=backend, env={"LIBOMPTARGET_INFO": "16"})
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "grid 3 2 2, block 8 5 1\nwrong 0\n", r.stdout
+    if backend != "ours-host":  # ours-host prints what stock's host plugin prints
+        assert "with [3,2,2] blocks and [8,5,1] threads in BARE mode" in r.stderr, r.stderr
+
+
+BARE_ONCE_PER_TEAM = r"""
+#include <ompx.h>
+#include <stdio.h>
+int main(void) {
+  int ran[4] = {0};
+#pragma omp target teams ompx_bare num_teams(4) thread_limit(16) map(tofrom : ran)
+  {
+#pragma omp atomic
+    ran[ompx_block_id_x()] += 1;
+  }
+  printf("%d %d %d %d\n", ran[0], ran[1], ran[2], ran[3]);
+  return 0;
+}
+"""
+
+
+def test_bare_region_keeps_clangs_behaviour_where_no_ompsim_device_runs_it(offload):
+    # The pass-built image under stock's host plugin, and clang-22's own build on sim: the body
+    # runs once per team, and its block id is 0 (clang's host answer: stock's plugin is no ompsim
+    # device, and clang's own <ompx.h> compiles the host answers into the image).
+    ours = offload.compile(BARE_ONCE_PER_TEAM, name="once.c", translate="pass")
+    stock = offload.run(ours, backend="host-upstream")
+    assert stock.returncode == 0, stock.stderr
+    teams = int(stock.stdout.split()[0])
+    assert 1 <= teams <= 4 and stock.stdout == "%d 0 0 0\n" % teams, stock.stdout
+    clangs = offload.compile(BARE_ONCE_PER_TEAM, name="once_native.c", translate="native")
+    sim = offload.run(clangs, backend="sim")
+    assert sim.returncode == 0 and sim.stdout == "4 0 0 0\n", (sim.stdout, sim.stderr)
+    assert offload.run(ours, backend="sim").stdout == "16 16 16 16\n"

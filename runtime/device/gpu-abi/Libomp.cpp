@@ -33,6 +33,7 @@ Libomp load() {
   resolve(L.GetTeamNum, "omp_get_team_num");
   resolve(L.GetNumTeams, "omp_get_num_teams");
   resolve(L.GetThreadNum, "omp_get_thread_num");
+  resolve(L.GetThreadLimit, "omp_get_thread_limit");
   resolve(L.GetLevel, "omp_get_level");
   resolve(L.GetNumThreads, "omp_get_num_threads");
   resolve(L.GetAncestorThreadNum, "omp_get_ancestor_thread_num");

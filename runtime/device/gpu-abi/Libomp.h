@@ -45,6 +45,7 @@ struct Libomp {
   int (*GetTeamNum)();
   int (*GetNumTeams)();
   int (*GetThreadNum)();
+  int (*GetThreadLimit)();
   // What the ompx kernel-language API (ompx/) reads and syncs with.
   int (*GetLevel)();
   int (*GetNumThreads)();

@@ -14,9 +14,14 @@
 //  - the block's threads are the team's threads running the caller's code:
 //    thread id = omp_get_thread_num(), block size = omp_get_num_threads() in
 //    a parallel region; 0 and 1 in the team's own region, which runs on the
-//    team's initial thread only (also the body of an ompx_bare region:
-//    clang-22's x86_64 code does not run it on every thread);
-//  - clang-22's x86_64 code launches teams and threads in x only, so y and z
+//    team's initial thread only (also the body of an ompx_bare region built
+//    without ompsim's pass plugin: clang-22's x86_64 code does not run it on
+//    every thread);
+//  - in an ompx_bare region that ompsim's pass plugin handed to the device
+//    runtime (bare/BareLaunch.cpp), every thread of every block runs the
+//    region: the ids, sizes, barriers and warps are that launch's, in three
+//    dimensions;
+//  - elsewhere clang-22's x86_64 code launches teams and threads in x only, so y and z
 //    are id 0 and size 1;
 //  - ompx_sync_block* is a barrier of the team's threads;
 //  - a warp is kWarpSize consecutive thread ids of the team; shuffles and
@@ -28,6 +33,7 @@
 // built with clang's header.
 //
 //===----------------------------------------------------------------------===//
+#include "../bare/BareLaunch.h"
 #include "../gpu-abi/Libomp.h"
 #include "ompsim/device_runtime.h"
 
@@ -54,11 +60,15 @@ bool onOmpsimDevice() { return __ompsim_device_current_device() >= 0; }
 /// thread; libomp's omp_get_num_threads() answers the team's thread limit
 /// there).
 int threadsInBlock() {
+  if (ompsim::device::bare::ThreadView V; ompsim::device::bare::current(V))
+    return int(V.Threads);
   const Libomp &L = Libomp::get();
   return L.GetLevel() == 0 ? 1 : L.GetNumThreads();
 }
 
 int threadInBlock() {
+  if (ompsim::device::bare::ThreadView V; ompsim::device::bare::current(V))
+    return int(V.LinearThread);
   const Libomp &L = Libomp::get();
   return L.GetLevel() == 0 ? 0 : L.GetThreadNum();
 }
@@ -98,6 +108,11 @@ WarpView warpOf(int Tid, int Threads) {
 /// the team's: one thread allocates it and libomp's copyprivate hands its
 /// address to the others.
 uint64_t *exchange(uint64_t Value, int Tid, int Threads, const char *What) {
+  if (uint64_t *Slots = ompsim::device::bare::exchangeSlots()) {
+    Slots[Tid] = Value;
+    ompsim::device::bare::syncBlock();
+    return Slots;
+  }
   const Libomp &L = Libomp::get();
   int32_t Gtid = L.GlobalThreadNum(runtimeIdent());
   void *Slots = nullptr;
@@ -117,6 +132,10 @@ uint64_t *exchange(uint64_t Value, int Tid, int Threads, const char *What) {
 }
 
 void releaseExchange(uint64_t *Slots) {
+  if (ompsim::device::bare::exchangeSlots()) {
+    ompsim::device::bare::syncBlock(); // the block's slots: nothing to free
+    return;
+  }
   // Nobody reads the buffer once every thread is past this barrier.
   teamBarrier();
   const Libomp &L = Libomp::get();
@@ -170,24 +189,32 @@ OMPSIM_OMPX_API uint32_t __ompsim_ompx_warp_size(void) {
 }
 
 OMPSIM_OMPX_API int ompx_thread_id(int Dim) {
+  if (ompsim::device::bare::ThreadView V; ompsim::device::bare::current(V))
+    return Dim >= 0 && Dim < 3 ? int(V.ThreadId[Dim]) : 0;
   if (!onOmpsimDevice())
     return Libomp::get().GetAncestorThreadNum(Dim + 1);
   return Dim == 0 ? threadInBlock() : 0;
 }
 
 OMPSIM_OMPX_API int ompx_block_dim(int Dim) {
+  if (ompsim::device::bare::ThreadView V; ompsim::device::bare::current(V))
+    return Dim >= 0 && Dim < 3 ? int(V.BlockDim[Dim]) : 0;
   if (!onOmpsimDevice())
     return Libomp::get().GetTeamSize(Dim + 1);
   return Dim == 0 ? threadsInBlock() : 1;
 }
 
 OMPSIM_OMPX_API int ompx_block_id(int Dim) {
+  if (ompsim::device::bare::ThreadView V; ompsim::device::bare::current(V))
+    return Dim >= 0 && Dim < 3 ? int(V.BlockId[Dim]) : 0;
   if (!onOmpsimDevice())
     return 0;
   return Dim == 0 ? Libomp::get().GetTeamNum() : 0;
 }
 
 OMPSIM_OMPX_API int ompx_grid_dim(int Dim) {
+  if (ompsim::device::bare::ThreadView V; ompsim::device::bare::current(V))
+    return Dim >= 0 && Dim < 3 ? int(V.GridDim[Dim]) : 0;
   if (!onOmpsimDevice())
     return 1;
   return Dim == 0 ? Libomp::get().GetNumTeams() : 1;
@@ -195,6 +222,8 @@ OMPSIM_OMPX_API int ompx_grid_dim(int Dim) {
 
 OMPSIM_OMPX_API void ompx_sync_block(int Ordering) {
   (void)Ordering; // a barrier orders every access
+  if (ompsim::device::bare::ThreadView V; ompsim::device::bare::current(V))
+    return ompsim::device::bare::syncBlock();
   // A team's own region runs on one thread: its barrier has nobody to wait
   // for (and libomp's barrier there would wait for the team's pool).
   if (onOmpsimDevice() && threadsInBlock() == 1)

@@ -37,11 +37,18 @@ inline const char *executionModeName(uint8_t ExecMode) {
 /// The launch line, without the newline: `"PluginInterface" device 0 info:
 /// Launching kernel K with [B,1,1] blocks and [T,1,1] threads in Generic mode`
 /// (stock's INFO prefix quotes the plugin's debug name).
+inline std::string launchLine(int32_t DeviceId, std::string_view Kernel, const uint32_t (&Blocks)[3],
+                              const uint32_t (&Threads)[3], std::string_view Mode) {
+  return fmt::format("\"PluginInterface\" device {} info: Launching kernel {} with [{},{},{}] blocks and "
+                     "[{},{},{}] threads in {} mode",
+                     DeviceId, Kernel, Blocks[0], Blocks[1], Blocks[2], Threads[0], Threads[1], Threads[2],
+                     Mode);
+}
+
+/// The same line for a launch in x only.
 inline std::string launchLine(int32_t DeviceId, std::string_view Kernel, uint32_t Blocks, uint32_t Threads,
                               std::string_view Mode) {
-  return fmt::format("\"PluginInterface\" device {} info: Launching kernel {} with [{},1,1] blocks and "
-                     "[{},1,1] threads in {} mode",
-                     DeviceId, Kernel, Blocks, Threads, Mode);
+  return launchLine(DeviceId, Kernel, {Blocks, 1, 1}, {Threads, 1, 1}, Mode);
 }
 
 } // namespace ompsim::stock_plugin

@@ -61,12 +61,36 @@ typedef struct ompsim_kernel_launch {
   int32_t device_num;    /**< the device's number (what omp_get_device_num answers) */
   uint32_t num_teams;    /**< the launch's num_teams (0: the kernel's own, else 1) */
   uint32_t thread_limit; /**< threads per team (0: libomp's default) */
-  uint32_t reserved;
+  /** Device threads the blocks of an ompx_bare launch may run on at once (0:
+   * the CPUs; the in-process host plugin says 1, since libomp's teams limit
+   * of the host program leaves it no more). */
+  uint32_t bare_workers;
   /** Calls the kernel once on the calling thread, with the launch's
    * arguments; may be called from several threads at once. */
   void (*invoke)(void *invoke_context);
   void *invoke_context;
+  /** The y and z extents of an ompx_bare launch's grid and blocks
+   * (`num_teams(x, y, z)`, `thread_limit(x, y, z)`; 0 means 1). Only a bare
+   * kernel's launch has them: its blocks run as __ompsim_bare_fork_teams
+   * says. */
+  uint32_t num_teams_yz[2];
+  uint32_t thread_limit_yz[2];
 } ompsim_kernel_launch;
+
+/** The body of an ompx_bare region as ompsim's pass plugin outlines it: calls
+ * the region's code with the arguments clang's kernel passed to
+ * __kmpc_fork_teams, stored in `argv` (8 bytes each). */
+typedef void (*ompsim_bare_body)(int32_t *global_tid, int32_t *bound_tid, void **argv);
+
+/** Runs an ompx_bare region as a GPU runs it: every thread of every block
+ * runs `body` (clang-22's x86_64 kernel would run it once per team). ompsim's
+ * pass plugin replaces a bare kernel's __kmpc_fork_teams call with this one.
+ * On an ompsim device, the launch's grid is [num_teams x, y, z] blocks of
+ * [thread_limit x, y, z] threads; a block's threads run as fibers of one
+ * device thread, switching at ompx_sync_block and at warp collectives, and
+ * the blocks run on a few device threads at once. Elsewhere (stock's host
+ * plugin) it forks the teams clang's code would, each running `body` once. */
+void __ompsim_bare_fork_teams(void *loc, ompsim_bare_body body, void **argv);
 
 /** Runs one kernel launch on the calling thread: `launch->invoke` is called
  * once. A kernel in the GPU device-runtime ABI (flang-22's kernels, which

@@ -38,6 +38,11 @@ typedef struct ompsim_launch_config {
   uint32_t thread_limit;
   uint64_t tripcount;
   const char *kernel_name;
+  /** The y and z extents of `num_teams(x, y, z)` and `thread_limit(x, y, z)`
+   * (0: 1). The runtime passes them only for a kernel whose execution mode
+   * is bare (__tgt_rtl_kernel_exec_mode); it refuses other such launches. */
+  uint32_t num_teams_yz[2];
+  uint32_t thread_limit_yz[2];
 } ompsim_launch_config;
 
 /** Kinds of device allocation (mirrors TARGET_ALLOC_*). */
@@ -169,6 +174,13 @@ typedef struct ompsim_fault_info {
  * returns 1; returns 0 otherwise. The runtime then replaces the plugin's line
  * with one that names what the address is. */
 int32_t __tgt_rtl_last_fault(int32_t device_id, ompsim_fault_info *info);
+
+/** Stores the execution mode of `kernel` (a get_function handle) in `*mode`
+ * (llvm::omp's OMP_TGT_EXEC_MODE_*, from the kernel's
+ * `<name>_kernel_environment`, as stock's plugins read it) and returns 1;
+ * returns 0 when the kernel has no environment (clang-22's x86_64 kernels,
+ * unless ompsim's pass plugin gave an ompx_bare kernel one). */
+int32_t __tgt_rtl_kernel_exec_mode(int32_t device_id, void *kernel, uint8_t *mode);
 
 #ifdef __cplusplus
 }

@@ -99,6 +99,13 @@ struct DataFault {
   std::string Instruction; ///< "dev:sym+0x1c (0x...)" or "0x..."
 };
 
+/// The y and z extents of a bare kernel's launch: blocks, then threads per
+/// block (0: 1).
+struct LaunchExtentsYZ {
+  uint32_t Teams[2] = {0, 0};
+  uint32_t Threads[2] = {0, 0};
+};
+
 /// Owns one ompsim-device executor process and drives it: device memory is
 /// a memfd both map (the executor at the arena base, the controller anywhere),
 /// so copies are bounds-checked memcpy here; launches go through a shared
@@ -168,9 +175,10 @@ public:
   /// the kernel timeout). `KernelName` names it in diagnostics. Thread-safe:
   /// launches from several host threads run at once, each in a launch slot
   /// of its own (as many slots as CPUs, at least 2; a launch waits for a free
-  /// one), and copies are not held up by a running kernel.
+  /// one), and copies are not held up by a running kernel. `YZ` holds the y
+  /// and z extents of a bare kernel's grid and blocks.
   llvm::Error launch(uint64_t Entry, llvm::ArrayRef<uint64_t> Args, uint32_t NumTeams, uint32_t ThreadLimit,
-                     llvm::StringRef KernelName);
+                     llvm::StringRef KernelName, const LaunchExtentsYZ &YZ = {});
 
   /// Copies `Table` into device memory and publishes it to the device runtime.
   llvm::Error setFunctionPointerTable(llvm::ArrayRef<__omp_offloading_fptr_map_ty> Table);

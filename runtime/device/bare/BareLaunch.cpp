@@ -1,0 +1,366 @@
+//===- BareLaunch.cpp - ompx_bare regions run as a GPU runs them ---------===//
+//
+// clang-22 emits the same x86_64 kernel with and without ompx_bare: it forks
+// the teams through libomp and runs the region once on each team's initial
+// thread. On a GPU every thread of every block runs a bare region, and the
+// region's code is written for that (it indexes by ompx_thread_id_x(),
+// meets its block at ompx_sync_block, exchanges values in shuffles).
+//
+// ompsim's pass plugin (runtime/pass/BareKernels.cpp) finds the bare regions
+// of a device compile, outlines each one's call of the region into a body
+// that takes the region's arguments from an array, and replaces the
+// kernel's __kmpc_fork_teams with __ompsim_bare_fork_teams. Here, on an
+// ompsim device, the launch's grid is run block by block on a few device
+// threads (libomp's, so the region may call libomp), and a block's threads
+// are fibers of the device thread that runs the block: each fiber runs until
+// its next barrier or its end, then the next one runs. A barrier is a switch
+// back to the block's scheduler, which resumes the fibers in thread order
+// once every fiber that has not finished reached it, so no thread passes a
+// barrier before all its block's threads arrived (threads that finished do
+// not count, as on a GPU). Warp collectives exchange values through the
+// block's slots between two such barriers. Blocks never wait for each other
+// (on a GPU they cannot either).
+//
+//===----------------------------------------------------------------------===//
+#include "BareLaunch.h"
+
+#include "../gpu-abi/KernelLaunchState.h"
+#include "../gpu-abi/Libomp.h"
+#include "ompsim/device_runtime.h"
+
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <new>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define OMPSIM_BARE_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define OMPSIM_BARE_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define OMPSIM_BARE_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define OMPSIM_BARE_TSAN 1
+#endif
+#endif
+#ifdef OMPSIM_BARE_ASAN
+#include <sanitizer/common_interface_defs.h>
+#endif
+#ifdef OMPSIM_BARE_TSAN
+#include <sanitizer/tsan_interface.h>
+#endif
+
+#define OMPSIM_DEVICE_API extern "C" __attribute__((visibility("default")))
+
+namespace ompsim::device::bare {
+namespace {
+
+/// The most threads a block may have (every GPU's limit).
+constexpr uint32_t kMaxBlockThreads = 1024;
+/// Stack of one GPU thread, and the guard page below it (an overflow faults
+/// there, and the executor reports the fault).
+constexpr size_t kFiberStack = 64 * 1024;
+constexpr size_t kGuard = 4096;
+
+[[noreturn]] void fail(const char *Message, uint64_t Value) {
+  std::fprintf(stderr, "ompsim: device runtime: ompx_bare launch: %s (%llu)\n", Message,
+               static_cast<unsigned long long>(Value));
+  std::fflush(stderr);
+  std::_Exit(1);
+}
+
+/// One launch of a bare region.
+struct LaunchContext {
+  uint32_t Grid[3];
+  uint32_t Block[3];
+  uint32_t Blocks;  ///< blocks in the grid
+  uint32_t Threads; ///< threads in a block
+  ompsim_bare_body Body;
+  void **Argv;
+  std::atomic<uint32_t> NextBlock;
+};
+
+struct Fiber {
+  ucontext_t Context;
+  bool Done;
+#ifdef OMPSIM_BARE_TSAN
+  void *TsanFiber;
+#endif
+};
+
+/// The blocks one device thread runs. Never destroyed: libomp keeps its
+/// threads, and the next launch reuses the stacks.
+class BlockRunner {
+public:
+  /// Stacks and fibers for blocks of `Threads` threads.
+  void reserve(uint32_t Threads) {
+    if (Threads <= Capacity)
+      return;
+    size_t Per = kFiberStack + kGuard;
+    void *Mem = ::mmap(nullptr, Per * Threads, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                       -1, 0);
+    auto *NewFibers = static_cast<Fiber *>(std::calloc(Threads, sizeof(Fiber)));
+    auto *NewSlots = static_cast<uint64_t *>(std::calloc(Threads, sizeof(uint64_t)));
+    if (Mem == MAP_FAILED || !NewFibers || !NewSlots)
+      fail("cannot allocate the stacks of a block's threads", Threads);
+    for (uint32_t T = 0; T < Threads; ++T) {
+      ::mprotect(static_cast<char *>(Mem) + T * Per, kGuard, PROT_NONE);
+      if (::getcontext(&NewFibers[T].Context) != 0)
+        fail("getcontext failed for thread", T);
+#ifdef OMPSIM_BARE_TSAN
+      NewFibers[T].TsanFiber = __tsan_create_fiber(0);
+#endif
+    }
+    if (Stacks)
+      ::munmap(Stacks, Per * Capacity);
+#ifdef OMPSIM_BARE_TSAN
+    for (uint32_t T = 0; T < Capacity; ++T)
+      __tsan_destroy_fiber(Fibers[T].TsanFiber);
+#endif
+    std::free(Fibers);
+    std::free(Slots);
+    Stacks = static_cast<char *>(Mem);
+    Fibers = NewFibers;
+    Slots = NewSlots;
+    Capacity = Threads;
+  }
+
+  /// Runs block `BlockNum` of `L` to its end.
+  void run(LaunchContext &L, uint32_t BlockNum, int32_t *GlobalTid) {
+    Launch = &L;
+    Block = BlockNum;
+    Gtid = GlobalTid;
+    for (uint32_t T = 0; T < L.Threads; ++T) {
+      Fiber &F = Fibers[T];
+      F.Done = false;
+      F.Context.uc_stack.ss_sp = stackBottom(T);
+      F.Context.uc_stack.ss_size = kFiberStack;
+      F.Context.uc_link = &Home;
+      ::makecontext(&F.Context, &fiberEntry, 0);
+    }
+#ifdef OMPSIM_BARE_TSAN
+    HomeTsan = __tsan_get_current_fiber();
+#endif
+    BlockRunner *Outer = TRunner;
+    TRunner = this;
+    uint32_t Live = L.Threads;
+    while (Live)
+      for (uint32_t T = 0; T < L.Threads; ++T) {
+        if (Fibers[T].Done)
+          continue;
+        Current = T;
+        switchToFiber(T);
+        if (Fibers[T].Done)
+          --Live;
+      }
+    TRunner = Outer;
+  }
+
+  /// From the running fiber back to the block's scheduler; returns when the
+  /// scheduler resumes it.
+  void yield() {
+    Fiber &F = Fibers[Current];
+#ifdef OMPSIM_BARE_ASAN
+    void *Fake = nullptr;
+    __sanitizer_start_switch_fiber(&Fake, HomeBottom, HomeSize);
+#endif
+#ifdef OMPSIM_BARE_TSAN
+    __tsan_switch_to_fiber(HomeTsan, 0);
+#endif
+    ::swapcontext(&F.Context, &Home);
+#ifdef OMPSIM_BARE_ASAN
+    __sanitizer_finish_switch_fiber(Fake, &HomeBottom, &HomeSize);
+#endif
+  }
+
+  void view(ThreadView &V) const {
+    const LaunchContext &L = *Launch;
+    auto Split = [](uint32_t Linear, const uint32_t *Dim, uint32_t *Out) {
+      Out[0] = Linear % Dim[0];
+      Out[1] = (Linear / Dim[0]) % Dim[1];
+      Out[2] = Linear / (Dim[0] * Dim[1]);
+    };
+    Split(Current, L.Block, V.ThreadId);
+    Split(Block, L.Grid, V.BlockId);
+    for (int D = 0; D < 3; ++D) {
+      V.BlockDim[D] = L.Block[D];
+      V.GridDim[D] = L.Grid[D];
+    }
+    V.LinearThread = Current;
+    V.Threads = L.Threads;
+  }
+
+  uint64_t *slots() const { return Slots; }
+
+  /// The runner whose block the calling thread is running, if any.
+  static thread_local BlockRunner *TRunner;
+
+private:
+  char *stackBottom(uint32_t T) const { return Stacks + T * (kFiberStack + kGuard) + kGuard; }
+
+  void switchToFiber(uint32_t T) {
+#ifdef OMPSIM_BARE_ASAN
+    void *Fake = nullptr;
+    __sanitizer_start_switch_fiber(&Fake, stackBottom(T), kFiberStack);
+#endif
+#ifdef OMPSIM_BARE_TSAN
+    __tsan_switch_to_fiber(Fibers[T].TsanFiber, 0);
+#endif
+    ::swapcontext(&Home, &Fibers[T].Context);
+#ifdef OMPSIM_BARE_ASAN
+    __sanitizer_finish_switch_fiber(Fake, nullptr, nullptr);
+#endif
+  }
+
+  static void fiberEntry() {
+    BlockRunner &R = *TRunner;
+#ifdef OMPSIM_BARE_ASAN
+    __sanitizer_finish_switch_fiber(nullptr, &R.HomeBottom, &R.HomeSize);
+#endif
+    R.Launch->Body(R.Gtid, &R.Btid, R.Launch->Argv);
+    R.Fibers[R.Current].Done = true;
+#ifdef OMPSIM_BARE_ASAN
+    __sanitizer_start_switch_fiber(nullptr, R.HomeBottom, R.HomeSize);
+#endif
+#ifdef OMPSIM_BARE_TSAN
+    __tsan_switch_to_fiber(R.HomeTsan, 0);
+#endif
+    // Returning resumes uc_link, the scheduler.
+  }
+
+  LaunchContext *Launch = nullptr;
+  uint32_t Block = 0;
+  uint32_t Current = 0;
+  int32_t *Gtid = nullptr;
+  int32_t Btid = 0;
+  Fiber *Fibers = nullptr;
+  uint64_t *Slots = nullptr;
+  char *Stacks = nullptr;
+  uint32_t Capacity = 0;
+  ucontext_t Home;
+#ifdef OMPSIM_BARE_ASAN
+  const void *HomeBottom = nullptr;
+  size_t HomeSize = 0;
+#endif
+#ifdef OMPSIM_BARE_TSAN
+  void *HomeTsan = nullptr;
+#endif
+};
+
+thread_local BlockRunner *BlockRunner::TRunner = nullptr;
+
+BlockRunner &runnerOfThisThread() {
+  // Trivially destructible on purpose: no thread-exit hook (the runtime keeps
+  // libstdc++ out of its dependencies); a libomp thread lives as long as the
+  // process.
+  static thread_local BlockRunner *Runner = nullptr;
+  if (!Runner) {
+    Runner = static_cast<BlockRunner *>(std::calloc(1, sizeof(BlockRunner)));
+    if (!Runner)
+      fail("cannot allocate a block runner", sizeof(BlockRunner));
+    new (Runner) BlockRunner();
+  }
+  return *Runner;
+}
+
+/// One device thread of the launch: runs blocks until none is left.
+void workerMicrotask(int32_t *Gtid, int32_t *, LaunchContext *L) {
+  BlockRunner &R = runnerOfThisThread();
+  R.reserve(L->Threads);
+  for (uint32_t B; (B = L->NextBlock.fetch_add(1, std::memory_order_relaxed)) < L->Blocks;)
+    R.run(*L, B, Gtid);
+}
+
+/// Stock's host plugin (no ompsim launch): each team's initial thread runs
+/// the body once, as clang-22's own kernel does.
+void fallbackTeamMicrotask(int32_t *Gtid, int32_t *Btid, ompsim_bare_body Body, void **Argv) {
+  Body(Gtid, Btid, Argv);
+}
+
+uint32_t processors() {
+  static const uint32_t N = [] {
+    long Online = ::sysconf(_SC_NPROCESSORS_ONLN);
+    return Online > 0 ? uint32_t(Online) : 1u;
+  }();
+  return N;
+}
+
+} // namespace
+
+bool current(ThreadView &View) {
+  const BlockRunner *R = BlockRunner::TRunner;
+  if (!R)
+    return false;
+  R->view(View);
+  return true;
+}
+
+void syncBlock() {
+  if (BlockRunner *R = BlockRunner::TRunner)
+    R->yield();
+}
+
+uint64_t *exchangeSlots() {
+  const BlockRunner *R = BlockRunner::TRunner;
+  return R ? R->slots() : nullptr;
+}
+
+} // namespace ompsim::device::bare
+
+using namespace ompsim::device;
+
+OMPSIM_DEVICE_API void __ompsim_bare_fork_teams(void *Loc, ompsim_bare_body Body, void **Argv) {
+  const Libomp &Omp = Libomp::get();
+  auto *Ident = Loc ? static_cast<ompsim::device::Ident *>(Loc) : runtimeIdent();
+  const ThreadPlace &Place = currentPlace();
+  if (!Place.Launch) {
+    // The teams clang's kernel pushed before this call.
+    Omp.ForkTeams(Ident, 2, reinterpret_cast<Microtask>(&bare::fallbackTeamMicrotask), Body, Argv);
+    return;
+  }
+  const ompsim_kernel_launch &R = *Place.Launch->Request;
+  auto Extent = [](uint32_t V) { return V ? V : 1u; };
+  bare::LaunchContext L;
+  L.Grid[0] = Extent(R.num_teams);
+  L.Grid[1] = Extent(R.num_teams_yz[0]);
+  L.Grid[2] = Extent(R.num_teams_yz[1]);
+  L.Block[0] = Extent(R.thread_limit);
+  L.Block[1] = Extent(R.thread_limit_yz[0]);
+  L.Block[2] = Extent(R.thread_limit_yz[1]);
+  uint64_t Blocks = uint64_t(L.Grid[0]) * L.Grid[1] * L.Grid[2];
+  uint64_t Threads = uint64_t(L.Block[0]) * L.Block[1] * L.Block[2];
+  if (Blocks > UINT32_MAX)
+    bare::fail("more blocks than the device runs", Blocks);
+  if (Threads > bare::kMaxBlockThreads)
+    bare::fail("more threads in a block than the device's 1024", Threads);
+  L.Blocks = uint32_t(Blocks);
+  L.Threads = uint32_t(Threads);
+  L.Body = Body;
+  L.Argv = Argv;
+  L.NextBlock.store(0, std::memory_order_relaxed);
+  // Device threads for the blocks: the CPUs, within the thread limit the
+  // kernel's own __kmpc_push_num_teams left (libomp would warn past it).
+  uint32_t Workers = R.bare_workers ? R.bare_workers : bare::processors();
+  if (L.Blocks < Workers)
+    Workers = L.Blocks;
+  if (int Limit = Omp.GetThreadLimit(); Limit > 0 && uint32_t(Limit) < Workers)
+    Workers = uint32_t(Limit);
+  int32_t Gtid = Omp.GlobalThreadNum(Ident);
+  if (Workers <= 1) {
+    int32_t Zero = 0;
+    bare::workerMicrotask(&Gtid, &Zero, &L);
+    return;
+  }
+  // One libomp team per device thread (a team, not a parallel region: the
+  // kernel may run inside the host program's parallel region on ours-host).
+  Omp.PushNumTeams(Ident, Gtid, int32_t(Workers), 1);
+  Omp.ForkTeams(Ident, 1, reinterpret_cast<Microtask>(&bare::workerMicrotask), &L);
+}

@@ -1,0 +1,40 @@
+//===- BareLaunch.h - ompx_bare regions run as a GPU runs them -----------===//
+//
+// A GPU runs an ompx_bare region on every thread of every block; clang-22's
+// x86_64 code runs it once per team. ompsim's pass plugin hands a bare
+// kernel's region to __ompsim_bare_fork_teams (BareLaunch.cpp), which runs a
+// block's threads as fibers of one device thread. What the ompx API answers
+// inside such a region comes from here.
+//
+//===----------------------------------------------------------------------===//
+#ifndef OMPSIM_DEVICE_BARE_BARELAUNCH_H
+#define OMPSIM_DEVICE_BARE_BARELAUNCH_H
+
+#include <cstdint>
+
+namespace ompsim::device::bare {
+
+/// The calling GPU thread of a bare region, in three dimensions.
+struct ThreadView {
+  uint32_t ThreadId[3];
+  uint32_t BlockDim[3];
+  uint32_t BlockId[3];
+  uint32_t GridDim[3];
+  uint32_t LinearThread; ///< x + y * dim.x + z * dim.x * dim.y
+  uint32_t Threads;      ///< threads in the block
+};
+
+/// The calling thread's view when it runs a bare region's body; else false.
+bool current(ThreadView &View);
+
+/// A barrier of the block's threads (the calling fiber waits until every
+/// thread of its block that has not finished reached it).
+void syncBlock();
+
+/// The block's exchange buffer for warp collectives: one slot per thread,
+/// valid between two syncBlock() calls of the whole block.
+uint64_t *exchangeSlots();
+
+} // namespace ompsim::device::bare
+
+#endif // OMPSIM_DEVICE_BARE_BARELAUNCH_H
