@@ -6,7 +6,10 @@ command line already chooses them, and:
 
 * `--translate=pass` (default) loads ompsim's pass plugin into the device
   compilation only, so device code translates host function pointers before
-  every indirect call; `native` leaves call sites as clang emits them.
+  every indirect call; `native` leaves call sites as clang emits them. The
+  pass plugin also makes an `ompx_bare` region of a host-offload build run
+  on every thread of every block, in three dimensions, as on a GPU
+  (clang-22 runs it once per team; docs/ompx.md).
 * `--image=ir` embeds LLVM bitcode (`-fopenmp-target-jit`, device link by lld)
   instead of an ELF shared object. `-fopenmp-target-jit` among the clang
   arguments (the last of it and `-fno-openmp-target-jit` decides, as in clang)
