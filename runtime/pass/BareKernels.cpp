@@ -99,7 +99,8 @@ GlobalVariable *addBareEnvironment(Module &M, Function &Kernel) {
                  ConstantInt::get(I32, 1), ConstantInt::getSigned(I32, -1), // Min/MaxThreads
                  ConstantInt::get(I32, 1), ConstantInt::getSigned(I32, -1), // Min/MaxTeams
                  ConstantInt::get(I32, 0), ConstantInt::get(I32, 0)});      // reductions
-  Constant *Init = ConstantStruct::get(EnvTy, {Config, ConstantPointerNull::get(Ptr), ConstantPointerNull::get(Ptr)});
+  Constant *Init =
+      ConstantStruct::get(EnvTy, {Config, ConstantPointerNull::get(Ptr), ConstantPointerNull::get(Ptr)});
   auto *Env = new GlobalVariable(M, EnvTy, /*isConstant=*/true, GlobalValue::WeakODRLinkage, Init,
                                  Kernel.getName() + "_kernel_environment");
   Env->setVisibility(GlobalValue::ProtectedVisibility);

@@ -105,8 +105,8 @@ public:
     if (Threads <= Capacity)
       return;
     size_t Per = kFiberStack + kGuard;
-    void *Mem = ::mmap(nullptr, Per * Threads, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                       -1, 0);
+    void *Mem = ::mmap(nullptr, Per * Threads, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     auto *NewFibers = static_cast<Fiber *>(std::calloc(Threads, sizeof(Fiber)));
     auto *NewSlots = static_cast<uint64_t *>(std::calloc(Threads, sizeof(uint64_t)));
     if (Mem == MAP_FAILED || !NewFibers || !NewSlots)

@@ -6,18 +6,18 @@
 using namespace ompsim::pass;
 
 TEST(BareKernelsTest, DirectiveLinesAreThoseOfOmpPragmasWithTheClause) {
-  const char *Source = "#include <ompx.h>\n"                                                  // 1
-                       "int main() {\n"                                                        // 2
-                       "#pragma omp target teams ompx_bare num_teams(4) thread_limit(32)\n"    // 3
-                       "  {}\n"                                                                // 4
-                       "  #  pragma   omp target teams num_teams(2) \\\n"                     // 5
-                       "      thread_limit(8) ompx_bare\n"                                     // 6
-                       "  {}\n"                                                                // 7
-                       "#pragma omp target teams num_teams(2)\n"                              // 8
-                       "  {}\n"                                                                // 9
-                       "#pragma clang loop ompx_bare\n"                                        // 10
-                       "  int ompx_bare_count = 0; // ompx_bare\n"                            // 11
-                       "#pragma omp target teams ompx_bare_like(1)\n"                         // 12
+  const char *Source = "#include <ompx.h>\n"                                                         // 1
+                       "int main() {\n"                                                              // 2
+                       "#pragma omp target teams ompx_bare num_teams(4) thread_limit(32)\n"          // 3
+                       "  {}\n"                                                                      // 4
+                       "  #  pragma   omp target teams num_teams(2) \\\n"                            // 5
+                       "      thread_limit(8) ompx_bare\n"                                           // 6
+                       "  {}\n"                                                                      // 7
+                       "#pragma omp target teams num_teams(2)\n"                                     // 8
+                       "  {}\n"                                                                      // 9
+                       "#pragma clang loop ompx_bare\n"                                              // 10
+                       "  int ompx_bare_count = 0; // ompx_bare\n"                                   // 11
+                       "#pragma omp target teams ompx_bare_like(1)\n"                                // 12
                        "  _Pragma(\"omp target teams ompx_bare num_teams(1) thread_limit(1)\") {}\n" // 13
                        "}\n";
   auto Lines = bareDirectiveLines(Source);
