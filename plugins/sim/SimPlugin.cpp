@@ -825,6 +825,11 @@ OMPSIM_EXPORT int32_t __tgt_rtl_last_fault(int32_t Id, ompsim_fault_info *Info) 
       Info->owner_device = int32_t(I);
   Info->context = Kept.Context.c_str();
   Info->instruction = Kept.Instruction.c_str();
+  Info->guard = Kept.GuardKind == DataFault::Guard::PastEnd ? OMPSIM_GUARD_PAST_END
+                : Kept.GuardKind == DataFault::Guard::Freed ? OMPSIM_GUARD_FREED
+                                                            : OMPSIM_GUARD_NONE;
+  Info->guard_block = Kept.GuardBlock;
+  Info->guard_offset = Kept.GuardOffset;
   return 1;
 }
 

@@ -425,21 +425,10 @@ void onRemove(host::MapEntry &Entry, host::DeviceMemory &Memory) {
                      At, region(), Shadow.CreatedBy, clauseName(Name), clauseName(Name)));
 }
 
-void onKernelFault(const std::string &Message, host::MappingTable &Table, int32_t DeviceNumber) {
-  // The simulator's words (simulator/src/GuardedArena.cpp): "at offset N of
-  // the S-byte device block at 0x..., past its end" or "in the S-byte device
-  // block at 0x..., freed earlier".
-  constexpr std::string_view BlockAt = "-byte device block at 0x";
-  size_t At = Message.find(BlockAt);
-  if (At == std::string::npos)
-    return;
-  uint64_t Block = std::strtoull(Message.c_str() + At + BlockAt.size(), nullptr, 16);
-  bool PastEnd = Message.find("past its end", At) != std::string::npos;
-  bool Freed = Message.find("freed earlier", At) != std::string::npos;
-  uint64_t Offset = 0;
-  if (size_t Off = Message.rfind("at offset ", At); PastEnd && Off != std::string::npos)
-    Offset = std::strtoull(Message.c_str() + Off + std::strlen("at offset "), nullptr, 10);
-  if (PastEnd) {
+void onKernelFault(const ompsim_fault_info &Fault, host::MappingTable &Table, int32_t DeviceNumber) {
+  uint64_t Block = Fault.guard_block;
+  uint64_t Offset = Fault.guard_offset;
+  if (Fault.guard == OMPSIM_GUARD_PAST_END) {
     const host::MapEntry *Found = nullptr;
     Table.forEach([&](host::MapEntry &E) {
       if (!E.isInfinite() && E.TgtBegin == Block)
@@ -457,7 +446,7 @@ void onKernelFault(const std::string &Message, host::MappingTable &Table, int32_
                     DeviceNumber, clauseName(Name)));
     return;
   }
-  if (!Freed)
+  if (Fault.guard != OMPSIM_GUARD_FREED)
     return;
   Unmapped U;
   {

@@ -6,6 +6,8 @@
 // correct program computes.
 #pragma once
 
+#include "ompsim/plugin_api.h"
+
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -113,11 +115,12 @@ void onPresentUse(host::MapEntry &Entry, uintptr_t Begin, uint64_t Size, const v
 /// device copy differs from what was last copied to or from it.
 void onRemove(host::MapEntry &Entry, host::DeviceMemory &Memory);
 
-/// A kernel failed with `Message`: when the simulator says the address lies
-/// past the end of a device block (its guard page) or in a freed one (its
-/// quarantine), reports the map item that block belongs or belonged to.
-/// `Table` is the device's mapping table (its lock held).
-void onKernelFault(const std::string &Message, host::MappingTable &Table, int32_t DeviceNumber);
+/// A kernel faulted on a data address (`Fault`, from the plugin's
+/// __tgt_rtl_last_fault): when the address lies past the end of a device
+/// block (its guard page) or in a freed one (its quarantine), reports the map
+/// item that block belongs or belonged to. `Table` is the device's mapping
+/// table (its lock held).
+void onKernelFault(const ompsim_fault_info &Fault, host::MappingTable &Table, int32_t DeviceNumber);
 
 /// A construct released an item of `Entry` (only map-exiting constructs count).
 void onExitItem(host::MapEntry &Entry);

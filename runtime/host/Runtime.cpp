@@ -543,9 +543,12 @@ llvm::Error Runtime::targetKernel(int64_t DeviceNum, int32_t Teams, int32_t Thre
   if (auto Err = std::move(Launched)) {
     LaunchFailure = true;
     if (check::enabled()) {
-      std::string Message = llvm::toString(std::move(Err));
-      check::onKernelFault(Message, D.mappingTable(), D.deviceNumber());
-      Err = makeError(Message);
+      // A guard page or a freed block the kernel touched (sim's placement
+      // for the checker) names the map item it belongs to.
+      const PluginFunctions &Fn = D.plugin().fn();
+      ompsim_fault_info Fault{};
+      if (Fn.last_fault && Fn.last_fault(D.localId(), &Fault) == 1)
+        check::onKernelFault(Fault, D.mappingTable(), D.deviceNumber());
     }
     Err = adviseDataFault(D, std::move(Err), MapArgs, KernelName);
     // Device code that called exit() ends the host with its status; any

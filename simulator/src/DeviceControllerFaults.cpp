@@ -231,8 +231,15 @@ std::string DeviceController::describeDeath(int Status, const std::string &Launc
     // runtime, which knows the mappings.
     auto HostSym = HostObject.empty() ? std::nullopt : Hs.lookup(F.Addr);
     bool Vtable = HostSym && StringRef(HostSym->Name).starts_with("vtable for ");
-    if (F.Signo == SIGSEGV && F.Rip != F.Addr && !Vtable)
+    if (F.Signo == SIGSEGV && F.Rip != F.Addr && !Vtable) {
       LastDataFault = DataFault{F.Addr, Write, Context, Where};
+      if (std::optional<GuardHit> Hit = Guarded ? Guarded->classify(F.Addr) : std::nullopt) {
+        LastDataFault->GuardKind =
+            Hit->What == GuardHit::PastEnd ? DataFault::Guard::PastEnd : DataFault::Guard::Freed;
+        LastDataFault->GuardBlock = Hit->Block;
+        LastDataFault->GuardOffset = Hit->Offset;
+      }
+    }
     if (!HostObject.empty())
       return fmt::format("{}{} {} host data at host:0x{:x} ({}) from {}", Dev, Context,
                          Write ? "wrote" : "read", F.Addr, HostSymbolText(F.Addr), Where);

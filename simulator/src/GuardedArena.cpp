@@ -70,20 +70,29 @@ void GuardedArena::releaseEvicted() {
   FlushWanted = false;
 }
 
-std::string GuardedArena::describe(uint64_t Addr) const {
+std::optional<GuardHit> GuardedArena::classify(uint64_t Addr) const {
   for (const auto &[Start, B] : Live) {
     uint64_t End = B.Span + B.Pages;
     if (Addr >= End && Addr < End + Page)
-      return fmt::format("at offset {} of the {}-byte device block at {:#x}, past its end (in its guard "
-                         "page: an access outside the mapped section)",
-                         Addr - Start, B.Size, Start);
+      return GuardHit{GuardHit::PastEnd, Start, B.Size, Addr - Start};
   }
   for (const auto &[Start, B] : Quarantine)
     if (Addr >= B.Span && Addr < B.Span + B.Pages + Page)
-      return fmt::format("in the {}-byte device block at {:#x}, freed earlier (its mapping had ended: a "
-                         "use after unmap)",
-                         B.Size, Start);
-  return {};
+      return GuardHit{GuardHit::Freed, Start, B.Size, Addr - Start};
+  return std::nullopt;
+}
+
+std::string GuardedArena::describe(uint64_t Addr) const {
+  std::optional<GuardHit> Hit = classify(Addr);
+  if (!Hit)
+    return {};
+  if (Hit->What == GuardHit::PastEnd)
+    return fmt::format("at offset {} of the {}-byte device block at {:#x}, past its end (in its guard "
+                       "page: an access outside the mapped section)",
+                       Hit->Offset, Hit->Size, Hit->Block);
+  return fmt::format("in the {}-byte device block at {:#x}, freed earlier (its mapping had ended: a "
+                     "use after unmap)",
+                     Hit->Size, Hit->Block);
 }
 
 } // namespace ompsim::sim

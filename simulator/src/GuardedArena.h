@@ -6,10 +6,19 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace ompsim::sim {
+
+/// What a fault address means to the map checker's placement.
+struct GuardHit {
+  enum Kind { PastEnd, Freed } What = PastEnd;
+  uint64_t Block = 0;  ///< the device block's address
+  uint64_t Size = 0;   ///< its size in bytes
+  uint64_t Offset = 0; ///< the address's offset from the block (PastEnd)
+};
 
 /// A change of access to device pages that the executor must make.
 struct PageProtection {
@@ -51,8 +60,11 @@ public:
   /// True when the heap has no room left unless the quarantine is given back.
   bool wantsFlush() const { return FlushWanted; }
 
+  /// The block whose guard page or quarantined pages hold `Addr`, if any.
+  std::optional<GuardHit> classify(uint64_t Addr) const;
+
   /// Why `Addr` faulted, when it lies in a guard page or a quarantined block:
-  /// "N bytes past the end of the S-byte device block at 0x..." or "" .
+  /// "at offset N of the S-byte device block at 0x..., past its end ..." or "".
   std::string describe(uint64_t Addr) const;
 
 private:

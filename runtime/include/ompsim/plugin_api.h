@@ -158,6 +158,14 @@ enum {
   OMPSIM_FAULT_WRITE = 1,
 };
 
+/** Where a fault address lies when the device places blocks for the map
+ * checker (ompsim_fault_info::guard). */
+enum {
+  OMPSIM_GUARD_NONE = 0,     /**< not in a guard page nor in a freed block */
+  OMPSIM_GUARD_PAST_END = 1, /**< the guard page after a live block */
+  OMPSIM_GUARD_FREED = 2,    /**< a block freed earlier (in quarantine) */
+};
+
 /** A device fault on a data address, for the runtime to say what the address
  * is: only the runtime knows the mappings. */
 typedef struct ompsim_fault_info {
@@ -166,6 +174,9 @@ typedef struct ompsim_fault_info {
   int32_t owner_device;    /* the plugin-local device whose memory holds `addr`, or -1 */
   const char *context;     /* what ran, e.g. "kernel __omp_offloading_..._main_l5" */
   const char *instruction; /* the faulting instruction, e.g. "dev:main_l5+0x1c (0x2000001c)" */
+  int32_t guard;           /* OMPSIM_GUARD_*: the checker's block placement says why */
+  uint64_t guard_block;    /* the device block the guard belongs to */
+  uint64_t guard_offset;   /* the address's offset from guard_block */
 } ompsim_fault_info;
 
 /** Describes the fault that __tgt_rtl_last_error(device_id) names when it was

@@ -97,6 +97,11 @@ struct DataFault {
   bool Write = false;
   std::string Context;     ///< what ran: "kernel __omp_offloading_..."
   std::string Instruction; ///< "dev:sym+0x1c (0x...)" or "0x..."
+  /// Under the map checker's placement: the address lies in the guard page
+  /// after a live block (PastEnd) or in a block freed earlier (Freed).
+  enum class Guard { None, PastEnd, Freed } GuardKind = Guard::None;
+  uint64_t GuardBlock = 0;  ///< that block's address
+  uint64_t GuardOffset = 0; ///< the address's offset from it
 };
 
 /// The y and z extents of a bare kernel's launch: blocks, then threads per
