@@ -60,6 +60,8 @@ install(DIRECTORY conformance/ DESTINATION ${OMPSIM_INSTALL_SHARE}/conformance
 install(FILES conftest.py pyproject.toml DESTINATION ${OMPSIM_INSTALL_SHARE})
 # ompsim's <ompx.h>, where `ompsim cc` looks for it (paths.OMPX_INCLUDE).
 install(DIRECTORY runtime/device/ompx/include/ DESTINATION ${OMPSIM_INSTALL_SHARE}/runtime/device/ompx/include)
+# The device math header `ompsim cc` force-includes (paths.DEVICE_MATH_HEADER).
+install(DIRECTORY runtime/device/math/include/ DESTINATION ${OMPSIM_INSTALL_SHARE}/runtime/device/math/include)
 # The marker scripts/lib/ompsim_cli/paths.py reads: the build-like tree, relative
 # to share/ompsim, so the whole prefix can move.
 file(WRITE ${PROJECT_BINARY_DIR}/ompsim-install.txt "../../${OMPSIM_INSTALL_TREE}\n")

@@ -140,6 +140,10 @@ def test_installed_ompsim_cc_uses_the_installed_ompx_header(installed, tmp_path)
     header_dir = installed / "share" / "ompsim" / "runtime" / "device" / "ompx" / "include"
     assert (header_dir / "ompx.h").is_file() and str(header_dir) in r.stdout, r.stdout
     assert paths.OMPX_INCLUDE not in r.stdout, r.stdout
+    # So does the device math header it force-includes (docs/device-math.md).
+    math_header = installed / "share" / "ompsim" / "runtime" / "device" / "math" / "include" / "__ompsim_device_math.h"
+    assert math_header.is_file() and str(math_header) in r.stdout, r.stdout
+    assert paths.DEVICE_MATH_HEADER not in r.stdout, r.stdout
     r = run([installed / "bin" / "ompsim", "cc", "x.c", "-o", "x"], tmp_path)
     assert r.returncode == 0, r.stdout
     r = run([installed / "bin" / "ompsim", "run", "--backend", "sim", "--", "./x"], tmp_path)

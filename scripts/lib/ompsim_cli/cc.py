@@ -26,6 +26,13 @@ command line already chooses them, and:
 * The device compile of a host-offload build finds ompsim's <ompx.h> first,
   so the ompx kernel-language API (`ompx_block_id_x()`, shuffles, ...)
   answers as a GPU does there (docs/ompx.md); the host compile keeps clang's.
+* The device compile of a host-offload build also gets CUDA's device math
+  functions that libm lacks, as a GPU's gets them from clang's wrappers:
+  normcdf, normcdfinv, erfinv, erfcinv and their float forms (normcdff, ...),
+  force-included, computed by libompsim-device (docs/device-math.md). In C a
+  program's own definition of one of them is the one its device code calls;
+  in C++ (static constexpr, as on a GPU) it conflicts, unless
+  -D__CLANG_GPU_DISABLE_MATH_WRAPPERS leaves them out.
 
 Every other argument reaches the compiler unchanged, in order; the compiler's
 output and exit status are ompsim cc's. Add `-###` to see the full command.
@@ -227,6 +234,11 @@ def offload_flags(settings, args, links, fortran=False):
         # header compiles its host fallback into the image (block id 0, ...).
         # The host compile keeps clang's header.
         flags += ["-Xopenmp-target=%s" % HOST_OFFLOAD_TRIPLE, "-I" + paths.OMPX_INCLUDE]
+        # CUDA's device math functions that libm lacks (normcdfinv, erfinv,
+        # ...), as a GPU's device compile has them from clang's wrappers.
+        # -Xopenmp-target carries one argument, so -include takes its joined
+        # form (clang accepts it); the host compile never sees the header.
+        flags += ["-Xopenmp-target=%s" % HOST_OFFLOAD_TRIPLE, "-include" + paths.DEVICE_MATH_HEADER]
     if settings.image == "ir":
         if not asks_for_jit(args):
             flags.append("-fopenmp-target-jit")

@@ -40,6 +40,9 @@ DEVICE_API = os.path.join(LIB, "libompsim-device-api.a")
 #: ompsim's <ompx.h>: the kernel-language API answered by the device runtime,
 #: first on the include path of host-offload device compiles (`ompsim cc`).
 OMPX_INCLUDE = os.path.join(ROOT, "runtime", "device", "ompx", "include")
+#: The CUDA device math functions libm lacks (normcdf, erfinv, ...), force-included
+#: into host-offload device compiles (`ompsim cc`); libompsim-device defines them.
+DEVICE_MATH_HEADER = os.path.join(ROOT, "runtime", "device", "math", "include", "__ompsim_device_math.h")
 #: The LLVM pass plugin that rewrites indirect calls in device code.
 PASS_PLUGIN = os.path.join(LIB, "OmpsimIndirect.so")
 #: The executor of the simulated device.

@@ -137,6 +137,34 @@ def test_ompsims_ompx_header_reaches_only_the_host_offload_device_compile(tmp_pa
     assert paths.OMPX_INCLUDE not in " ".join(gpu)
 
 
+@pytest.mark.parametrize("source", ["p.c", "p.cpp"])
+def test_device_math_header_is_forced_into_the_host_offload_device_compile_only(tmp_path, source):
+    # CUDA's device math functions libm lacks (docs/device-math.md): the device compile of a
+    # host-offload build includes ompsim's header first; the host compile, GPU builds and
+    # Fortran never see it.
+    needs_built()
+    (tmp_path / source).write_text(PROGRAM)
+    r = run_cc(["--translate=native", "-O1", source, "-o", "p", "-###"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    lines = cc1_lines(r.stderr)
+    device = [l for l in lines if "-fopenmp-is-target-device" in l]
+    host = [l for l in lines if "-fopenmp-is-target-device" not in l]
+    assert device and host
+    forced = ["-include", paths.DEVICE_MATH_HEADER]
+    assert all(any(l[i:i + 2] == forced for i in range(len(l))) for l in device), device
+    assert not any(paths.DEVICE_MATH_HEADER in " ".join(l) for l in host)
+    assert os.path.isfile(paths.DEVICE_MATH_HEADER)
+    for other in (["--gpu=sm_80", "p.c"], ["p.f90"]):
+        cmd, _, _ = cc.command(other)
+        assert paths.DEVICE_MATH_HEADER not in " ".join(cmd), cmd
+    # The preprocessed device source holds the declarations; the host source does not.
+    device_src = run_cc(["--translate=native", "--offload-device-only", "-E", source], tmp_path)
+    host_src = run_cc(["--translate=native", "--offload-host-only", "-E", source], tmp_path)
+    assert device_src.returncode == 0 and host_src.returncode == 0, device_src.stderr + host_src.stderr
+    assert "__ompsim_normcdfinv" in device_src.stdout
+    assert "normcdfinv" not in host_src.stdout
+
+
 def test_pass_rewrites_the_device_image_only(tmp_path):
     needs_built()
     (tmp_path / "p.c").write_text(PROGRAM)
