@@ -19,7 +19,13 @@
 #include "KernelLaunchState.h"
 #include "Libomp.h"
 
+#include <pthread.h>
+#include <strings.h>
+
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <new>
 
 #define OMPSIM_DEVICE_API extern "C" __attribute__((visibility("default")))
 
@@ -76,6 +82,94 @@ int32_t threadsOf(const ompsim_kernel_launch &Request, const ConfigurationEnviro
   return Threads;
 }
 
+/// libomp's hidden helper threads (which run `target nowait` tasks) have the
+/// global thread numbers 1..N when hidden helper tasks are on (libomp's
+/// default, N = LIBOMP_NUM_HIDDEN_HELPER_THREADS or 8).
+bool onHiddenHelperThread(int32_t Gtid) {
+  static const int32_t HiddenHelpers = [] {
+    const char *Use = std::getenv("LIBOMP_USE_HIDDEN_HELPER_TASK");
+    if (Use && (!std::strcmp(Use, "0") || !strcasecmp(Use, "false") || !strcasecmp(Use, "off") ||
+                !strcasecmp(Use, "no")))
+      return 0;
+    const char *Num = std::getenv("LIBOMP_NUM_HIDDEN_HELPER_THREADS");
+    int N = Num ? std::atoi(Num) : 8;
+    return N > 0 ? int32_t(N) : 0;
+  }();
+  return Gtid >= 1 && Gtid <= HiddenHelpers;
+}
+
+void forkTeams(KernelLaunch *Launch, int32_t Teams, int32_t Threads);
+
+/// The teams of a launch made on a hidden helper thread.
+struct ForkRequest {
+  KernelLaunch *Launch;
+  int32_t Teams, Threads;
+};
+
+/// A root thread that forks the teams of the launches one hidden helper
+/// thread makes, one at a time: the same root each time, so libomp reuses
+/// its teams' threads. Never destroyed (libomp keeps its hidden helper
+/// threads for the life of the process).
+class ForkCompanion {
+public:
+  /// The calling hidden helper thread's companion; null if none can start.
+  static ForkCompanion *ofThisThread() {
+    static thread_local ForkCompanion *Companion = nullptr;
+    if (Companion)
+      return Companion;
+    auto *C = static_cast<ForkCompanion *>(std::calloc(1, sizeof(ForkCompanion)));
+    if (!C)
+      return nullptr;
+    new (C) ForkCompanion();
+    pthread_attr_t Attr;
+    pthread_attr_init(&Attr);
+    pthread_attr_setdetachstate(&Attr, PTHREAD_CREATE_DETACHED);
+    bool Started = pthread_create(&C->Thread, &Attr, &ForkCompanion::loop, C) == 0;
+    pthread_attr_destroy(&Attr);
+    if (!Started) {
+      std::free(C);
+      return nullptr;
+    }
+    Companion = C;
+    return C;
+  }
+
+  /// Forks `Req`'s teams on the companion and waits until they are done.
+  void run(ForkRequest &Req) {
+    pthread_mutex_lock(&Mu);
+    Pending = &Req;
+    Done = false;
+    pthread_cond_broadcast(&Cv);
+    while (!Done)
+      pthread_cond_wait(&Cv, &Mu);
+    pthread_mutex_unlock(&Mu);
+  }
+
+private:
+  static void *loop(void *Arg) {
+    auto *C = static_cast<ForkCompanion *>(Arg);
+    pthread_mutex_lock(&C->Mu);
+    while (true) {
+      while (!C->Pending)
+        pthread_cond_wait(&C->Cv, &C->Mu);
+      ForkRequest *Req = C->Pending;
+      pthread_mutex_unlock(&C->Mu);
+      forkTeams(Req->Launch, Req->Teams, Req->Threads);
+      pthread_mutex_lock(&C->Mu);
+      C->Pending = nullptr;
+      C->Done = true;
+      pthread_cond_broadcast(&C->Cv);
+    }
+    return nullptr;
+  }
+
+  pthread_t Thread{};
+  pthread_mutex_t Mu = PTHREAD_MUTEX_INITIALIZER;
+  pthread_cond_t Cv = PTHREAD_COND_INITIALIZER;
+  ForkRequest *Pending = nullptr;
+  bool Done = false;
+};
+
 /// Each team's initial thread: records its team, then runs the kernel.
 void teamMicrotask(int32_t *, int32_t *, KernelLaunch *Launch) {
   const Libomp &Omp = Libomp::get();
@@ -86,6 +180,14 @@ void teamMicrotask(int32_t *, int32_t *, KernelLaunch *Launch) {
   Place.NumTeams = uint32_t(Omp.GetNumTeams());
   ScopedPlace Scope(Place);
   Launch->Request->invoke(Launch->Request->invoke_context);
+}
+
+void forkTeams(KernelLaunch *Launch, int32_t Teams, int32_t Threads) {
+  const Libomp &Omp = Libomp::get();
+  Ident *Loc = runtimeIdent();
+  int32_t Gtid = Omp.GlobalThreadNum(Loc);
+  Omp.PushNumTeams(Loc, Gtid, Teams, Threads);
+  Omp.ForkTeams(Loc, 1, reinterpret_cast<Microtask>(&teamMicrotask), Launch);
 }
 
 } // namespace
@@ -127,11 +229,21 @@ OMPSIM_DEVICE_API int32_t __kmpc_target_init(void *KernelEnvironment, void *) {
     return -1; // a nested kernel call on the launching thread: no new teams
   Launch.TeamsForked = true;
   const auto *Env = static_cast<const ConfigurationEnvironment *>(KernelEnvironment);
-  const Libomp &Omp = Libomp::get();
-  Ident *Loc = runtimeIdent();
-  int32_t Gtid = Omp.GlobalThreadNum(Loc);
-  Omp.PushNumTeams(Loc, Gtid, teamsOf(*Launch.Request, Env), threadsOf(*Launch.Request, Env));
-  Omp.ForkTeams(Loc, 1, reinterpret_cast<Microtask>(&teamMicrotask), &Launch);
+  int32_t Teams = teamsOf(*Launch.Request, Env), Threads = threadsOf(*Launch.Request, Env);
+  // A `target nowait` task runs on one of libomp's hidden helper threads
+  // (in-process on ours-host; sim's executor launches from threads of its
+  // own). libomp's teams forked from a hidden helper thread now and then
+  // stop on libomp's task-team assertion (kmp_tasking.cpp(4368), about one
+  // run in twenty of OpenMP_VV's test_target_teams_distribute_nowait.F90),
+  // so such a launch forks its teams from a root thread: the hidden helper
+  // thread's companion.
+  if (onHiddenHelperThread(Libomp::get().GlobalThreadNum(runtimeIdent())))
+    if (ForkCompanion *Companion = ForkCompanion::ofThisThread()) {
+      ForkRequest Req{&Launch, Teams, Threads};
+      Companion->run(Req);
+      return 0;
+    }
+  forkTeams(&Launch, Teams, Threads);
   return 0; // every team has run the user code: this call skips it
 }
 
