@@ -13,7 +13,7 @@ from mapping_helpers import BACKENDS, OMPSIM, PROGRAMS, compile_program, ompsim_
 
 pytestmark = pytest.mark.e2e
 
-MODES = ["target", "data", "enterexit", "update", "leftover", "members", "mapper", "global", "hold", "ptr"]
+MODES = ["target", "data", "enterexit", "update", "leftover", "members", "mapper", "global", "hold", "ptr", "nowait"]
 HEX = re.compile(r"0x[0-9a-f]+")
 
 

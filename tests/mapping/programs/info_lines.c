@@ -164,6 +164,22 @@ static int ptr(void) {
   return 0;
 }
 
+/* The nowait entry points: stock names their regions "..._nowait_mapper". */
+static int nowait(void) {
+  int a[4] = {1, 2, 3, 4};
+#pragma omp target enter data map(to : a) nowait
+#pragma omp taskwait
+#pragma omp target update from(a) nowait
+#pragma omp taskwait
+#pragma omp target map(tofrom : a) nowait
+  a[1] += 1;
+#pragma omp taskwait
+#pragma omp target exit data map(from : a) nowait
+#pragma omp taskwait
+  printf("%d\n", a[1]);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   const char *Mode = argc > 1 ? argv[1] : "";
   if (!strcmp(Mode, "target"))
@@ -186,7 +202,9 @@ int main(int argc, char **argv) {
     return hold();
   if (!strcmp(Mode, "ptr"))
     return ptr();
-  fprintf(stderr, "usage: %s target|data|enterexit|update|leftover|members|mapper|global|hold|ptr\n",
+  if (!strcmp(Mode, "nowait"))
+    return nowait();
+  fprintf(stderr, "usage: %s target|data|enterexit|update|leftover|members|mapper|global|hold|ptr|nowait\n",
           argv[0]);
   return 2;
 }
