@@ -12,6 +12,8 @@
 #include "ompsim/Trace.h"
 #include "ompsim/offload_abi.h"
 
+#include "llvm/ADT/SmallVector.h"
+
 #include <fmt/format.h>
 
 #include <cctype>
@@ -768,11 +770,44 @@ MapClauseProcessor::kernelArguments(const std::vector<MapArg> &Args, std::vector
   std::vector<uint64_t> Values;
   // The device base address of each TARGET_PARAM item, by item index.
   std::vector<std::optional<uint64_t>> ByItem(Args.size());
+  // Small firstprivate items travel together, as with stock: one block, one
+  // copy after the other items, each item at stock's offset in it.
+  struct Packed {
+    size_t Item, Value;
+    uint64_t Offset;
+  };
+  std::vector<Packed> Pack;
+  uint64_t PackSize = 0, PackAlignment = 0, LastSize = 0;
   // One pass in item order, as stock's (its look-ups print in this order): a
   // lambda's captures follow the lambda's own item.
   constexpr uint64_t LambdaCapture = flag::PtrAndObj | flag::Literal | flag::Implicit;
   for (size_t I = 0; I < Args.size(); ++I) {
     const MapArg &Arg = Args[I];
+    bool Packable = has(Arg.Type, flag::TargetParam) && has(Arg.Type, flag::Private) &&
+                    !has(Arg.Type, flag::Literal) && has(Arg.Type, flag::To) && Arg.Size <= 1024 &&
+                    !(I + 1 < Args.size() && memberOf(Args[I + 1].Type) != 0);
+    if (Packable) {
+      // Stock's layout: an item starts at the alignment the previous one
+      // leaves, padded up to its host address's alignment (at most 16).
+      uint64_t Padding = 0, Alignment = 16;
+      if (!Pack.empty()) {
+        Alignment = PackAlignment;
+        if (uint64_t Rest = LastSize % Alignment)
+          Alignment = Rest;
+        auto Host = reinterpret_cast<uintptr_t>(Arg.Begin);
+        uint64_t Required = Host ? std::min<uint64_t>(16, Host & (~Host + 1)) : 16;
+        if (Required > Alignment) {
+          Padding = Required - Alignment;
+          Alignment = Required;
+        }
+      }
+      Pack.push_back({I, Values.size(), PackSize + Padding});
+      PackSize += Padding + static_cast<uint64_t>(Arg.Size);
+      PackAlignment = Alignment;
+      LastSize = static_cast<uint64_t>(Arg.Size);
+      Values.push_back(0); // set once the block exists
+      continue;
+    }
     if (has(Arg.Type, flag::TargetParam)) {
       auto Value = kernelArgument(Arg, PrivateBlocks);
       if (!Value)
@@ -806,6 +841,27 @@ MapClauseProcessor::kernelArguments(const std::vector<MapArg> &Args, std::vector
         .host("captured", Captured)
         .dev("field", TgtField, "")
         .dev("value", TgtCaptured, Memory.symbolize(TgtCaptured));
+  }
+  if (Pack.empty())
+    return Values;
+  llvm::SmallVector<char> Buffer(PackSize, 0);
+  for (const Packed &P : Pack)
+    std::memcpy(Buffer.data() + P.Offset, Args[P.Item].Begin, static_cast<size_t>(Args[P.Item].Size));
+  auto Block = Memory.allocate(PackSize, Buffer.data());
+  if (!Block)
+    return Block.takeError();
+  PrivateBlocks.push_back(*Block);
+  // Stock's copy line names the table entry its look-up of the buffer ends on.
+  std::string Name;
+  if (stock::infoOn(stock::info::DataTransfer))
+    if (const MapEntry *Near = Table.stockNeighbour(reinterpret_cast<uintptr_t>(Buffer.data())))
+      Name = Near->InfoName;
+  if (auto Err = Memory.submit(*Block, Buffer.data(), PackSize, Name))
+    return std::move(Err);
+  for (const Packed &P : Pack) {
+    const MapArg &Arg = Args[P.Item];
+    Values[P.Value] =
+        *Block + P.Offset - (reinterpret_cast<uintptr_t>(Arg.Begin) - reinterpret_cast<uintptr_t>(Arg.Base));
   }
   return Values;
 }

@@ -111,10 +111,12 @@ public:
   llvm::Expected<uint64_t> kernelArgument(const MapArg &Arg, std::vector<uint64_t> &PrivateBlocks);
 
   /// The kernel's arguments after enter(): kernelArgument() of every
-  /// TARGET_PARAM item in order, then the pointers a C++ lambda captured by
-  /// reference (LITERAL | PTR_AND_OBJ | IMPLICIT members of the lambda) are
+  /// TARGET_PARAM item in order, the pointers a C++ lambda captured by
+  /// reference (LITERAL | PTR_AND_OBJ | IMPLICIT members of the lambda)
   /// re-pointed, in the device copy of the lambda, at the device copies of
-  /// the captured variables that are present.
+  /// the captured variables that are present. As stock does, firstprivate
+  /// items of at most 1024 bytes that no member follows share one device
+  /// block, filled by one copy after the other items.
   llvm::Expected<std::vector<uint64_t>> kernelArguments(const std::vector<MapArg> &Args,
                                                         std::vector<uint64_t> &PrivateBlocks);
 

@@ -13,7 +13,7 @@ from mapping_helpers import BACKENDS, OMPSIM, PROGRAMS, compile_program, ompsim_
 
 pytestmark = pytest.mark.e2e
 
-MODES = ["target", "data", "enterexit", "update", "leftover", "members", "mapper", "global", "hold", "ptr", "nowait"]
+MODES = ["target", "data", "enterexit", "update", "leftover", "members", "mapper", "global", "hold", "ptr", "nowait", "firstprivate"]
 HEX = re.compile(r"0x[0-9a-f]+")
 
 
@@ -60,7 +60,7 @@ def test_every_bit_prints_stocks_lines(programs, mode, debug):
 
 
 @pytest.mark.parametrize("bits", ["1", "2", "4", "8", "63", "64"])
-@pytest.mark.parametrize("mode", ["target", "enterexit", "mapper"])
+@pytest.mark.parametrize("mode", ["target", "enterexit", "mapper", "firstprivate"])
 def test_single_bits_print_stocks_lines(programs, mode, bits):
     out = outputs(programs["-g"], mode, bits)
     stock = out["host-upstream"][1]

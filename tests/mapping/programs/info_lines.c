@@ -180,6 +180,18 @@ static int nowait(void) {
   return 0;
 }
 
+/* firstprivate arrays: the small ones travel in one copy, a large one alone. */
+static int firstprivate(void) {
+  int a[4] = {1, 2, 3, 4}, b[3] = {5, 6, 7}, out = 0;
+  double big[200];
+  for (int i = 0; i < 200; ++i)
+    big[i] = i;
+#pragma omp target firstprivate(a, b, big) map(from : out)
+  out = a[1] + b[2] + (int)big[199];
+  printf("%d\n", out);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   const char *Mode = argc > 1 ? argv[1] : "";
   if (!strcmp(Mode, "target"))
@@ -204,7 +216,11 @@ int main(int argc, char **argv) {
     return ptr();
   if (!strcmp(Mode, "nowait"))
     return nowait();
-  fprintf(stderr, "usage: %s target|data|enterexit|update|leftover|members|mapper|global|hold|ptr|nowait\n",
-          argv[0]);
+  if (!strcmp(Mode, "firstprivate"))
+    return firstprivate();
+  fprintf(
+      stderr,
+      "usage: %s target|data|enterexit|update|leftover|members|mapper|global|hold|ptr|nowait|firstprivate\n",
+      argv[0]);
   return 2;
 }
