@@ -51,7 +51,7 @@ std::optional<ompsim::check::ConstructScope> checkScope(const char *Kind, const 
 }
 
 void dataCall(const ompsim_ident *Loc, DataOp Op, int64_t DeviceNum, int32_t N, void **Bases, void **Begins,
-              int64_t *Sizes, int64_t *Types, void **Names, void **Mappers) {
+              int64_t *Sizes, int64_t *Types, void **Names, void **Mappers, bool Nowait = false) {
   auto Scope = checkScope(Op == DataOp::Begin ? "map-entering construct"
                           : Op == DataOp::End ? "map-exiting construct"
                                               : "target update",
@@ -59,7 +59,7 @@ void dataCall(const ompsim_ident *Loc, DataOp Op, int64_t DeviceNum, int32_t N, 
   auto Args = makeMapArgs(N, Bases, Begins, Sizes, reinterpret_cast<const int64_t *>(Types), Names, Mappers);
   // Map errors (a missing present item, an extended section, a device copy
   // failure) are fatal whatever OMP_TARGET_OFFLOAD says, as upstream does.
-  if (auto Err = Runtime::get().targetData(Op, DeviceNum, std::move(Args), Bases, Loc))
+  if (auto Err = Runtime::get().targetData(Op, DeviceNum, std::move(Args), Bases, Loc, Nowait))
     failConstruct(std::move(Err), Loc);
 }
 
@@ -144,7 +144,7 @@ void __tgt_target_data_begin_mapper(ompsim_ident *Loc, int64_t DeviceNum, int32_
 void __tgt_target_data_begin_nowait_mapper(ompsim_ident *Loc, int64_t DeviceNum, int32_t N, void **Bases,
                                            void **Begins, int64_t *Sizes, int64_t *Types, void **Names,
                                            void **Mappers, int32_t, void *, int32_t, void *) {
-  dataCall(Loc, DataOp::Begin, DeviceNum, N, Bases, Begins, Sizes, Types, Names, Mappers);
+  dataCall(Loc, DataOp::Begin, DeviceNum, N, Bases, Begins, Sizes, Types, Names, Mappers, /*nowait=*/true);
 }
 void __tgt_target_data_begin(int64_t DeviceNum, int32_t N, void **Bases, void **Begins, int64_t *Sizes,
                              int64_t *Types) {
@@ -163,7 +163,7 @@ void __tgt_target_data_end_mapper(ompsim_ident *Loc, int64_t DeviceNum, int32_t 
 void __tgt_target_data_end_nowait_mapper(ompsim_ident *Loc, int64_t DeviceNum, int32_t N, void **Bases,
                                          void **Begins, int64_t *Sizes, int64_t *Types, void **Names,
                                          void **Mappers, int32_t, void *, int32_t, void *) {
-  dataCall(Loc, DataOp::End, DeviceNum, N, Bases, Begins, Sizes, Types, Names, Mappers);
+  dataCall(Loc, DataOp::End, DeviceNum, N, Bases, Begins, Sizes, Types, Names, Mappers, /*nowait=*/true);
 }
 void __tgt_target_data_end(int64_t DeviceNum, int32_t N, void **Bases, void **Begins, int64_t *Sizes,
                            int64_t *Types) {
@@ -182,7 +182,7 @@ void __tgt_target_data_update_mapper(ompsim_ident *Loc, int64_t DeviceNum, int32
 void __tgt_target_data_update_nowait_mapper(ompsim_ident *Loc, int64_t DeviceNum, int32_t N, void **Bases,
                                             void **Begins, int64_t *Sizes, int64_t *Types, void **Names,
                                             void **Mappers, int32_t, void *, int32_t, void *) {
-  dataCall(Loc, DataOp::Update, DeviceNum, N, Bases, Begins, Sizes, Types, Names, Mappers);
+  dataCall(Loc, DataOp::Update, DeviceNum, N, Bases, Begins, Sizes, Types, Names, Mappers, /*nowait=*/true);
 }
 void __tgt_target_data_update(int64_t DeviceNum, int32_t N, void **Bases, void **Begins, int64_t *Sizes,
                               int64_t *Types) {

@@ -30,7 +30,8 @@ inline Device *apiDeviceOrHost(int64_t DeviceNum, bool &Ok) {
 inline bool sharesHostAddressSpace(Device &D) { return D.plugin().name() == "host"; }
 
 /// Prints every device's mapping table to `Out` in stock's info format, the
-/// header naming the block `Where` ("file:line:col").
-void dumpMappingTables(std::FILE *Out, const std::string &Where);
+/// header naming the block `Where` ("file:line:col"); the last device first
+/// when `Reverse` (as stock's devices go at exit).
+void dumpMappingTables(std::FILE *Out, const std::string &Where, bool Reverse = false);
 
 } // namespace ompsim::host

@@ -1,6 +1,6 @@
 // Device: plugin calls, image registration flow and table publication.
 #include "Device.h"
-#include "InfoLevel.h"
+#include "StockMessages.h"
 
 #include "ompsim/Config.h"
 #include "ompsim/HostSymbolizer.h"
@@ -15,20 +15,6 @@
 
 namespace ompsim::host {
 namespace {
-
-/// LIBOMPTARGET_INFO bits this runtime honours (upstream's values).
-enum : uint32_t { InfoKernelArgs = 0x1, InfoDataTransfer = 0x20 };
-
-/// One upstream-style info line on stderr, for tools that read LIBOMPTARGET_INFO
-/// output; ompsim's own diagnostics go through the trace facility instead.
-template <typename... Args>
-void infoLine(uint32_t Bit, int32_t DeviceNum, fmt::format_string<Args...> F, Args &&...FmtArgs) {
-  if (!(infoLevel() & Bit))
-    return;
-  std::string Line = fmt::format("omptarget device {} info: {}\n", DeviceNum,
-                                 fmt::format(F, std::forward<Args>(FmtArgs)...));
-  std::fputs(Line.c_str(), stderr);
-}
 
 llvm::Error makeError(const std::string &Message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", Message.c_str());
@@ -132,10 +118,9 @@ llvm::Error Device::release(uint64_t Tgt) {
 
 llvm::Error Device::submit(uint64_t Tgt, const void *Hst, uint64_t Size, llvm::StringRef Name) {
   profile::Section Profiled("HostToDev", [&] { return fmt::format("Size={}B", Size); });
-  // Stock's words and address format (DPxMOD: 0x and 16 hex digits).
-  infoLine(InfoDataTransfer, Number,
-           "Copying data from host to device, HstPtr=0x{:016x}, TgtPtr=0x{:016x}, Size={}, Name={}",
-           reinterpret_cast<uintptr_t>(Hst), Tgt, Size, Name.empty() ? "unknown" : Name.str());
+  if (stock::infoOn(stock::info::DataTransfer))
+    stock::printInfo(
+        Number, stock::copyLine(/*ToDevice=*/true, reinterpret_cast<uintptr_t>(Hst), Tgt, Size, Name.str()));
   OMPSIM_TRACE_EVENT(Cat::Transfer, "to_device")
       .num("device", Number)
       .host("host", reinterpret_cast<uint64_t>(Hst))
@@ -150,9 +135,9 @@ llvm::Error Device::submit(uint64_t Tgt, const void *Hst, uint64_t Size, llvm::S
 
 llvm::Error Device::retrieve(void *Hst, uint64_t Tgt, uint64_t Size, llvm::StringRef Name) {
   profile::Section Profiled("DevToHost", [&] { return fmt::format("Size={}B", Size); });
-  infoLine(InfoDataTransfer, Number,
-           "Copying data from device to host, TgtPtr=0x{:016x}, HstPtr=0x{:016x}, Size={}, Name={}", Tgt,
-           reinterpret_cast<uintptr_t>(Hst), Size, Name.empty() ? "unknown" : Name.str());
+  if (stock::infoOn(stock::info::DataTransfer))
+    stock::printInfo(
+        Number, stock::copyLine(/*ToDevice=*/false, reinterpret_cast<uintptr_t>(Hst), Tgt, Size, Name.str()));
   OMPSIM_TRACE_EVENT(Cat::Transfer, "from_device")
       .num("device", Number)
       .host("host", reinterpret_cast<uint64_t>(Hst))
@@ -539,8 +524,6 @@ llvm::Error Device::launch(void *Kernel, std::vector<uint64_t> &Args, const omps
                        Config.num_teams, Config.tripcount, Config.kernel_name ? Config.kernel_name : "?",
                        Number);
   });
-  infoLine(InfoKernelArgs, Number, "Launching kernel {} with {} arguments, {} teams, thread limit {}",
-           Config.kernel_name ? Config.kernel_name : "?", Args.size(), Config.num_teams, Config.thread_limit);
   OMPSIM_TRACE_EVENT(Cat::Launch, "launch")
       .num("device", Number)
       .str("kernel", Config.kernel_name ? Config.kernel_name : "")

@@ -12,6 +12,8 @@
 #include "ompsim/Trace.h"
 #include "ompsim/offload_abi.h"
 
+#include "llvm/ADT/SmallVector.h"
+
 #include <fmt/format.h>
 
 #include <cctype>
@@ -225,8 +227,14 @@ bool MapClauseProcessor::isNewAllocation(uintptr_t Addr) const {
   return false;
 }
 
-llvm::Expected<MapClauseProcessor::Mapped> MapClauseProcessor::mapOne(const MapArg &Arg, bool UpdateRef,
-                                                                      bool CopyTo, bool PresentUse) {
+void MapClauseProcessor::infoLookup(uintptr_t Hst, int64_t Size, const MapEntry &Entry) const {
+  stock::printInfo(Memory.deviceNumber(),
+                   stock::mappingExists(Hst, Entry.translate(Hst), Size, Entry.DynamicRef, Entry.HoldRef,
+                                        /*Hold=*/false, stock::RefAction::UpdateSuppressed));
+}
+
+llvm::Expected<MapClauseProcessor::Mapped>
+MapClauseProcessor::mapOne(const MapArg &Arg, bool UpdateRef, bool CopyTo, bool PresentUse, bool Unnamed) {
   auto Begin = reinterpret_cast<uintptr_t>(Arg.Begin);
   auto Size = static_cast<uint64_t>(Arg.Size);
   bool Hold = has(Arg.Type, flag::OmpxHold);
@@ -256,6 +264,13 @@ llvm::Expected<MapClauseProcessor::Mapped> MapClauseProcessor::mapOne(const MapA
       ++(Hold ? E.HoldRef : E.DynamicRef);
     Out.Entry = &E;
     Out.TgtBegin = E.translate(Begin);
+    if (stock::infoOn(stock::info::MappingExists))
+      stock::printInfo(Memory.deviceNumber(),
+                       stock::mappingExistsOnEntry(has(Arg.Type, flag::Implicit), Begin, Out.TgtBegin,
+                                                   Arg.Size, E.DynamicRef, E.HoldRef, Hold,
+                                                   UpdateRef ? stock::RefAction::Incremented
+                                                             : stock::RefAction::UpdateSuppressed,
+                                                   stock::itemName(Unnamed ? nullptr : Arg.Name)));
     bool Always = has(Arg.Type, flag::Always);
     // New means allocated by this construct (a member allocated with its
     // parent included); data that was present before is not copied again.
@@ -287,6 +302,7 @@ llvm::Expected<MapClauseProcessor::Mapped> MapClauseProcessor::mapOne(const MapA
   }
   if (UnifiedShared && !has(Arg.Type, flag::Close)) {
     Out.TgtBegin = Begin; // the host's memory is the device's
+    Out.HostPointer = Size != 0;
     return Out;
   }
   if (has(Arg.Type, flag::Present))
@@ -304,9 +320,17 @@ llvm::Expected<MapClauseProcessor::Mapped> MapClauseProcessor::mapOne(const MapA
   (Hold ? E.HoldRef : E.DynamicRef) = 1;
   E.OwnsDeviceMemory = true;
   E.Name = mapArgVariable(Arg.Name);
-  E.InfoName = mapArgName(Arg.Name);
+  if (!Unnamed) {
+    E.InfoName = mapArgName(Arg.Name);
+    E.MapName = Arg.Name;
+  }
   E.MappedBy = Site;
   MapEntry &Inserted = Table.insert(std::move(E));
+  if (stock::infoOn(stock::info::MappingChanged))
+    stock::printInfo(Memory.deviceNumber(),
+                     stock::creatingEntry(Inserted.HstBase, Begin, Inserted.TgtBegin, Inserted.TgtBegin,
+                                          Arg.Size, Inserted.DynamicRef, Inserted.HoldRef,
+                                          stock::itemName(Unnamed ? nullptr : Arg.Name)));
   Fresh.insert(&Inserted);
   NewAllocations.emplace_back(Begin, Size);
   // A block copied whole right away needs no poison.
@@ -391,7 +415,7 @@ llvm::Error MapClauseProcessor::enterList(const std::vector<MapArg> &Args, void 
                                           (flag::OmpxHold | flag::Present | flag::Implicit)),
                      Arg.Name,
                      nullptr};
-      auto Mapped = mapOne(Pointer, UpdateRef, /*copyTo=*/false);
+      auto Mapped = mapOne(Pointer, UpdateRef, /*copyTo=*/false, /*presentUse=*/false, /*unnamed=*/true);
       if (!Mapped)
         return Mapped.takeError();
       PointerEntry = Mapped->Entry;
@@ -418,6 +442,11 @@ llvm::Error MapClauseProcessor::enterList(const std::vector<MapArg> &Args, void 
                                    Mapped->TgtBegin))
         return Err;
     }
+    // Stock names an explicit item left with nothing on the device (a
+    // zero-length section of unmapped data).
+    if (stock::infoOn(stock::info::EmptyMapping) && Arg.Type != 0 && !Member &&
+        !has(Arg.Type, flag::Implicit) && !Mapped->Entry && !Mapped->HostPointer)
+      stock::printInfo(Memory.deviceNumber(), stock::noDeviceCounterpart(stock::itemName(Arg.Name)));
   }
   return llvm::Error::success();
 }
@@ -431,12 +460,21 @@ llvm::Error MapClauseProcessor::processAttachments() {
     // construct (or `Always`): an existing attachment stays as it is.
     if (!has(Arg.Type, flag::Always) && !isNewAllocation(PointeeBegin) && !isNewAllocation(PointerLoc))
       continue;
+    // Stock looks the pointee up, then the pointer, each line under the
+    // mapping-exists bit.
+    bool Info = stock::infoOn(stock::info::MappingExists);
     MapLookup Pointee = Table.lookup(PointeeBegin, 0);
-    if (!Pointee.Entry || !Pointee.Contained || Pointee.Entry->isInfinite())
+    if (!Pointee.Entry || !Pointee.Contained)
       continue; // nothing on the device to point at
+    if (Info)
+      infoLookup(PointeeBegin, 0, *Pointee.Entry);
     MapLookup Pointer = Table.lookup(PointerLoc, PointerSize);
     if (!Pointer.Entry || !Pointer.Contained)
       continue; // the pointer is not on the device: the kernel gets its own copy
+    if (Info)
+      infoLookup(PointerLoc, static_cast<int64_t>(PointerSize), *Pointer.Entry);
+    if (Pointee.Entry->isInfinite())
+      continue;
     if (PointerSize < sizeof(void *))
       return makeError(fmt::format("attach entry of {} has a {}-byte pointer; a pointer is {} bytes",
                                    describe(Arg), PointerSize, sizeof(void *)));
@@ -448,9 +486,13 @@ llvm::Error MapClauseProcessor::processAttachments() {
   return llvm::Error::success();
 }
 
-llvm::Error MapClauseProcessor::removeIfUnused(MapEntry &Entry) {
+llvm::Error MapClauseProcessor::removeIfUnused(MapEntry &Entry, int64_t Size) {
   if (Entry.isInfinite() || Entry.totalRef() != 0)
     return llvm::Error::success();
+  if (stock::infoOn(stock::info::MappingChanged))
+    stock::printInfo(Memory.deviceNumber(),
+                     stock::removingEntry(Entry.HstBegin, Entry.TgtBegin, Size,
+                                          Entry.InfoName.empty() ? std::string("unknown") : Entry.InfoName));
   OMPSIM_TRACE_EVENT(Cat::Map, "remove")
       .str("name", traceName(Entry.Name, Entry.HstBegin))
       .host("host", Entry.HstBegin)
@@ -471,13 +513,13 @@ llvm::Error MapClauseProcessor::exit(const std::vector<MapArg> &Args) {
     return Err;
   // Blocks go once every item of the construct was released (a member's
   // copy-back needs its parent's block).
-  std::vector<MapEntry *> Candidates;
+  std::vector<std::pair<MapEntry *, int64_t>> Candidates;
   Candidates.swap(Released);
   for (size_t I = 0; I < Candidates.size(); ++I) {
-    MapEntry *E = Candidates[I];
-    if (std::find(Candidates.begin(), Candidates.begin() + I, E) != Candidates.begin() + I)
+    MapEntry *E = Candidates[I].first;
+    if (std::any_of(Candidates.begin(), Candidates.begin() + I, [&](const auto &C) { return C.first == E; }))
       continue;
-    if (auto Err = removeIfUnused(*E))
+    if (auto Err = removeIfUnused(*E, Candidates[I].second))
       return Err;
   }
   return llvm::Error::success();
@@ -526,6 +568,14 @@ llvm::Error MapClauseProcessor::exitList(const std::vector<MapArg> &Args, bool F
     } else if (Hold && UpdateRef && E.HoldRef > 0) {
       --E.HoldRef;
     }
+    if (stock::infoOn(stock::info::MappingExists)) {
+      using stock::RefAction;
+      RefAction Action = !UpdateRef ? RefAction::UpdateSuppressed
+                         : Last     ? (Del ? RefAction::ResetDeletion : RefAction::DelayedDeletion)
+                                    : RefAction::Decremented;
+      stock::printInfo(Memory.deviceNumber(), stock::mappingExists(Begin, E.translate(Begin), Arg.Size,
+                                                                   E.DynamicRef, E.HoldRef, Hold, Action));
+    }
     if (has(Arg.Type, flag::From) && (Last || has(Arg.Type, flag::Always)) &&
         (!E.isInfinite() || (E.Associated && has(Arg.Type, flag::Always))) && Found.Contained)
       if (auto Err = copyFromDevice(E, Begin, Size, Arg.Name))
@@ -538,7 +588,7 @@ llvm::Error MapClauseProcessor::exitList(const std::vector<MapArg> &Args, bool F
         .str("refcount", E.isInfinite() ? std::string("inf") : std::to_string(E.totalRef()));
     // Plain members never remove their parent's block.
     if (memberOf(Arg.Type) == 0 || Pointee)
-      Released.push_back(&E);
+      Released.emplace_back(&E, Arg.Size);
   }
   return llvm::Error::success();
 }
@@ -581,6 +631,8 @@ llvm::Error MapClauseProcessor::updateContiguous(const MapArg &Arg, uintptr_t Be
     }
     return llvm::Error::success(); // OpenMP 5.1: updating an absent item does nothing
   }
+  if (stock::infoOn(stock::info::MappingExists))
+    infoLookup(Begin, static_cast<int64_t>(Size), *Found.Entry);
   OMPSIM_TRACE_EVENT(Cat::Map, "update")
       .str("name", traceName(mapArgVariable(Arg.Name), Begin))
       .host("host", Begin)
@@ -695,13 +747,20 @@ llvm::Expected<uint64_t> MapClauseProcessor::kernelArgument(const MapArg &Arg,
     if (!Block)
       return Block.takeError();
     PrivateBlocks.push_back(*Block);
-    if (auto Err = Memory.submit(*Block, Arg.Begin, Size))
+    // Stock's copy line names the table entry its look-up of the item ends on.
+    std::string Name;
+    if (stock::infoOn(stock::info::DataTransfer))
+      if (const MapEntry *Near = Table.stockNeighbour(Begin))
+        Name = Near->InfoName;
+    if (auto Err = Memory.submit(*Block, Arg.Begin, Size, Name))
       return std::move(Err);
     return *Block - (Begin - Base);
   }
   MapLookup Found = Table.lookup(Begin, static_cast<uint64_t>(Arg.Size));
   if (!Found.Entry)
     return static_cast<uint64_t>(Base); // unmapped zero-length section: keeps its host value
+  if (stock::infoOn(stock::info::MappingExists))
+    infoLookup(Begin, Arg.Size, *Found.Entry);
   // A block the item only overlaps still gives its device address (stock).
   return Found.Entry->translate(Begin) - (Begin - Base);
 }
@@ -711,18 +770,52 @@ MapClauseProcessor::kernelArguments(const std::vector<MapArg> &Args, std::vector
   std::vector<uint64_t> Values;
   // The device base address of each TARGET_PARAM item, by item index.
   std::vector<std::optional<uint64_t>> ByItem(Args.size());
-  for (size_t I = 0; I < Args.size(); ++I) {
-    if (!has(Args[I].Type, flag::TargetParam))
-      continue;
-    auto Value = kernelArgument(Args[I], PrivateBlocks);
-    if (!Value)
-      return Value.takeError();
-    Values.push_back(*Value);
-    ByItem[I] = *Value;
-  }
+  // Small firstprivate items travel together, as with stock: one block, one
+  // copy after the other items, each item at stock's offset in it.
+  struct Packed {
+    size_t Item, Value;
+    uint64_t Offset;
+  };
+  std::vector<Packed> Pack;
+  uint64_t PackSize = 0, PackAlignment = 0, LastSize = 0;
+  // One pass in item order, as stock's (its look-ups print in this order): a
+  // lambda's captures follow the lambda's own item.
   constexpr uint64_t LambdaCapture = flag::PtrAndObj | flag::Literal | flag::Implicit;
   for (size_t I = 0; I < Args.size(); ++I) {
     const MapArg &Arg = Args[I];
+    bool Packable = has(Arg.Type, flag::TargetParam) && has(Arg.Type, flag::Private) &&
+                    !has(Arg.Type, flag::Literal) && has(Arg.Type, flag::To) && Arg.Size <= 1024 &&
+                    !(I + 1 < Args.size() && memberOf(Args[I + 1].Type) != 0);
+    if (Packable) {
+      // Stock's layout: an item starts at the alignment the previous one
+      // leaves, padded up to its host address's alignment (at most 16).
+      uint64_t Padding = 0, Alignment = 16;
+      if (!Pack.empty()) {
+        Alignment = PackAlignment;
+        if (uint64_t Rest = LastSize % Alignment)
+          Alignment = Rest;
+        auto Host = reinterpret_cast<uintptr_t>(Arg.Begin);
+        uint64_t Required = Host ? std::min<uint64_t>(16, Host & (~Host + 1)) : 16;
+        if (Required > Alignment) {
+          Padding = Required - Alignment;
+          Alignment = Required;
+        }
+      }
+      Pack.push_back({I, Values.size(), PackSize + Padding});
+      PackSize += Padding + static_cast<uint64_t>(Arg.Size);
+      PackAlignment = Alignment;
+      LastSize = static_cast<uint64_t>(Arg.Size);
+      Values.push_back(0); // set once the block exists
+      continue;
+    }
+    if (has(Arg.Type, flag::TargetParam)) {
+      auto Value = kernelArgument(Arg, PrivateBlocks);
+      if (!Value)
+        return Value.takeError();
+      Values.push_back(*Value);
+      ByItem[I] = *Value;
+      continue;
+    }
     if ((static_cast<uint64_t>(Arg.Type) & LambdaCapture) != LambdaCapture)
       continue;
     uint64_t Parent = memberOf(Arg.Type);
@@ -738,14 +831,37 @@ MapClauseProcessor::kernelArguments(const std::vector<MapArg> &Args, std::vector
     MapLookup Found = Table.lookup(Captured, static_cast<uint64_t>(Arg.Size));
     if (!Found.Entry)
       continue; // not mapped: the lambda keeps the host address, as with stock
+    if (stock::infoOn(stock::info::MappingExists))
+      infoLookup(Captured, Arg.Size, *Found.Entry);
     uint64_t TgtCaptured = Found.Entry->translate(Captured);
-    if (auto Err = Memory.submit(TgtField, &TgtCaptured, sizeof(TgtCaptured)))
+    if (auto Err = Memory.submit(TgtField, &TgtCaptured, sizeof(TgtCaptured), Found.Entry->InfoName))
       return std::move(Err);
     OMPSIM_TRACE_EVENT(Cat::Map, "lambda_capture")
         .str("name", mapArgVariable(Arg.Name))
         .host("captured", Captured)
         .dev("field", TgtField, "")
         .dev("value", TgtCaptured, Memory.symbolize(TgtCaptured));
+  }
+  if (Pack.empty())
+    return Values;
+  llvm::SmallVector<char> Buffer(PackSize, 0);
+  for (const Packed &P : Pack)
+    std::memcpy(Buffer.data() + P.Offset, Args[P.Item].Begin, static_cast<size_t>(Args[P.Item].Size));
+  auto Block = Memory.allocate(PackSize, Buffer.data());
+  if (!Block)
+    return Block.takeError();
+  PrivateBlocks.push_back(*Block);
+  // Stock's copy line names the table entry its look-up of the buffer ends on.
+  std::string Name;
+  if (stock::infoOn(stock::info::DataTransfer))
+    if (const MapEntry *Near = Table.stockNeighbour(reinterpret_cast<uintptr_t>(Buffer.data())))
+      Name = Near->InfoName;
+  if (auto Err = Memory.submit(*Block, Buffer.data(), PackSize, Name))
+    return std::move(Err);
+  for (const Packed &P : Pack) {
+    const MapArg &Arg = Args[P.Item];
+    Values[P.Value] =
+        *Block + P.Offset - (reinterpret_cast<uintptr_t>(Arg.Begin) - reinterpret_cast<uintptr_t>(Arg.Base));
   }
   return Values;
 }

@@ -111,10 +111,12 @@ public:
   llvm::Expected<uint64_t> kernelArgument(const MapArg &Arg, std::vector<uint64_t> &PrivateBlocks);
 
   /// The kernel's arguments after enter(): kernelArgument() of every
-  /// TARGET_PARAM item in order, then the pointers a C++ lambda captured by
-  /// reference (LITERAL | PTR_AND_OBJ | IMPLICIT members of the lambda) are
+  /// TARGET_PARAM item in order, the pointers a C++ lambda captured by
+  /// reference (LITERAL | PTR_AND_OBJ | IMPLICIT members of the lambda)
   /// re-pointed, in the device copy of the lambda, at the device copies of
-  /// the captured variables that are present.
+  /// the captured variables that are present. As stock does, firstprivate
+  /// items of at most 1024 bytes that no member follows share one device
+  /// block, filled by one copy after the other items.
   llvm::Expected<std::vector<uint64_t>> kernelArguments(const std::vector<MapArg> &Args,
                                                         std::vector<uint64_t> &PrivateBlocks);
 
@@ -124,7 +126,8 @@ public:
 private:
   struct Mapped {
     MapEntry *Entry = nullptr;
-    uint64_t TgtBegin = 0; ///< 0 when the item is not present (zero-length)
+    uint64_t TgtBegin = 0;    ///< 0 when the item is not present (zero-length)
+    bool HostPointer = false; ///< unified shared memory: the host's own data
   };
 
   llvm::Error enterList(const std::vector<MapArg> &Args, void **ArgsBase, bool FromMapper);
@@ -132,7 +135,13 @@ private:
   llvm::Error updateList(const std::vector<MapArg> &Args);
   llvm::Error processAttachments();
   /// `PresentUse`: the item is data a kernel uses (not a pointer mapped for attachment).
-  llvm::Expected<Mapped> mapOne(const MapArg &Arg, bool UpdateRef, bool CopyTo, bool PresentUse = false);
+  /// `Unnamed`: stock names the entry by no map name (the pointer of a
+  /// PTR_AND_OBJ item), so its info lines say "unknown".
+  llvm::Expected<Mapped> mapOne(const MapArg &Arg, bool UpdateRef, bool CopyTo, bool PresentUse = false,
+                                bool Unnamed = false);
+  /// Stock's "Mapping exists" line of a look-up that does not count
+  /// (LIBOMPTARGET_INFO's mapping-exists bit), for `Size` bytes at `Hst` in `Entry`.
+  void infoLookup(uintptr_t Hst, int64_t Size, const MapEntry &Entry) const;
   /// Whether an attached pointer of \p Entry lies in [Begin, Begin + Size).
   static bool hasShadowIn(const MapEntry &Entry, uintptr_t Begin, uint64_t Size);
   llvm::Error attachPointer(uintptr_t PointerLoc, uintptr_t PointeeBegin, MapEntry &PointerEntry,
@@ -141,7 +150,8 @@ private:
   llvm::Error copyFromDevice(MapEntry &Entry, uintptr_t Begin, uint64_t Size, const void *MapName);
   llvm::Error updateContiguous(const MapArg &Arg, uintptr_t Begin, uint64_t Size);
   llvm::Error updateNonContiguous(const MapArg &Arg);
-  llvm::Error removeIfUnused(MapEntry &Entry);
+  /// `Size`: the releasing item's, which stock's info line reports.
+  llvm::Error removeIfUnused(MapEntry &Entry, int64_t Size);
   llvm::Error missingPresent(const MapArg &Arg, const char *When);
   bool isNewAllocation(uintptr_t Addr) const;
 
@@ -154,8 +164,9 @@ private:
   /// Host ranges allocated by the current enter (pointer attachment happens
   /// only when the pointer or its pointee is among them, or `always`).
   std::vector<std::pair<uintptr_t, uint64_t>> NewAllocations;
-  std::vector<MapArg> Attachments;  ///< deferred ATTACH items of the current enter
-  std::vector<MapEntry *> Released; ///< entries an exit may remove at its end
+  std::vector<MapArg> Attachments; ///< deferred ATTACH items of the current enter
+  /// Entries an exit may remove at its end, with the releasing item's size.
+  std::vector<std::pair<MapEntry *, int64_t>> Released;
 };
 
 } // namespace ompsim::host

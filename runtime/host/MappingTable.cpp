@@ -132,6 +132,16 @@ void MappingTable::erase(MapEntry &Entry) {
   assert(false && "erasing an entry not in the table");
 }
 
+const MapEntry *MappingTable::stockNeighbour(uintptr_t Begin) {
+  std::vector<MapEntry *> All = ordered();
+  auto Upper = std::upper_bound(All.begin(), All.end(), Begin,
+                                [](uintptr_t B, const MapEntry *E) { return B < E->HstBegin; });
+  const MapEntry *Left = Upper != All.begin() ? *std::prev(Upper) : nullptr;
+  if (Left && Begin < Left->HstEnd)
+    return Left;
+  return Upper != All.end() ? *Upper : Left;
+}
+
 std::vector<MapEntry *> MappingTable::ordered() {
   std::vector<MapEntry *> Out;
   Out.reserve(size());

@@ -48,6 +48,9 @@ struct MapEntry {
   bool Associated = false;       ///< made by omp_target_associate_ptr
   std::string Name;              ///< the variable, for ompsim's traces and messages
   std::string InfoName;          ///< stock's `Name=` of copy lines (mapArgName)
+  /// The map name of the item that created the entry (clang's static
+  /// ";name;file;line;col;;", or null): the declaration a table dump names.
+  const void *MapName = nullptr;
   /// The construct that created the entry, for messages.
   ConstructSite MappedBy;
   /// Attached pointers inside this block, keyed by host address of the pointer.
@@ -105,6 +108,13 @@ public:
   /// `Begin` lies at or after that entry's base (as stock libomptarget does,
   /// so `p[0:0]` finds a mapped `p[2:5]`).
   MapLookup lookup(uintptr_t Begin, uint64_t Size);
+
+  /// The entry stock's look-up of `Begin` ends on (its neighbour when
+  /// nothing holds `Begin`): the last entry starting at or before `Begin` if
+  /// `Begin` lies before its end, else the first entry after `Begin`, else
+  /// that last entry; null for an empty table. Stock names a copy with no
+  /// entry of its own (a firstprivate) after it. Walks the whole table.
+  const MapEntry *stockNeighbour(uintptr_t Begin);
 
   /// Adds an entry; the range must not overlap an existing one (asserted).
   MapEntry &insert(MapEntry Entry);

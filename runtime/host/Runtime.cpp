@@ -1,5 +1,6 @@
 // Runtime: registration, plugin/device numbering, and the target operations.
 #include "Runtime.h"
+#include "ApiHelpers.h"
 #include "DataFaultAdvisor.h"
 #include "StockMessages.h"
 
@@ -64,6 +65,14 @@ void startUp() {
                    "(see docs/environment.md)\n",
                    fmt::format("{}", fmt::join(Ignored, ", ")).c_str(), Ignored.size() == 1 ? "" : "s");
   });
+}
+
+/// Stock's lines naming a construct's map items (LIBOMPTARGET_INFO's
+/// kernel-arguments bit), on entry to the construct.
+void printRegionArguments(int DeviceNum, const char *Region, const ompsim_ident *Loc, size_t N,
+                          const int64_t *Sizes, const int64_t *Types, void *const *Names) {
+  for (const std::string &Line : stock::regionArguments(Region, Loc, N, Sizes, Types, Names))
+    stock::printInfo(DeviceNum, Line);
 }
 
 std::string descriptorOwner(const void *Desc) {
@@ -193,6 +202,13 @@ int32_t Runtime::numDevices() {
     fatal(llvm::toString(std::move(Err)));
   std::lock_guard<std::recursive_mutex> Guard(Lock);
   return static_cast<int32_t>(Devices.size());
+}
+
+Device *Runtime::existingDevice(int32_t DeviceNum) {
+  std::lock_guard<std::recursive_mutex> Guard(Lock);
+  if (DeviceNum < 0 || static_cast<size_t>(DeviceNum) >= Devices.size())
+    return nullptr;
+  return Devices[DeviceNum].get();
 }
 
 bool Runtime::runsOnHost(int64_t DeviceNum) {
@@ -420,6 +436,10 @@ llvm::Error Runtime::unregisterLib(__tgt_bin_desc *Desc) {
     return makeError(fmt::format("__tgt_unregister_lib: offload descriptor {} was never registered",
                                  static_cast<void *>(Desc)));
   OMPSIM_TRACE_EVENT(Cat::Image, "unregister").str("owner", descriptorOwner(Desc));
+  // Stock's devices go with its last descriptor, each printing its table
+  // (last device first) before its images are unloaded.
+  if (Libs.size() == 1 && stock::infoOn(stock::info::DumpTable))
+    dumpMappingTables(stderr, stock::ExitBlock, /*Reverse=*/true);
   for (RegisteredImage &Image : It->Images)
     for (auto &D : Devices)
       if (auto Err = D->unloadImage(Image.Image))
@@ -472,6 +492,9 @@ llvm::Error Runtime::targetKernel(int64_t DeviceNum, int32_t Teams, int32_t Thre
                                  resolveDeviceNumber(DeviceNum), fmt::join(config().Plugins, ","),
                                  NoDeviceReasons));
   Device &D = **Dev;
+  if (stock::infoOn(stock::info::KernelArgs))
+    printRegionArguments(D.deviceNumber(), stock::RegionKernel, Loc, Args->NumArgs, Args->ArgSizes,
+                         Args->ArgTypes, Args->ArgNames);
   profile::Section Profiled("Runtime: target exe", [&] {
     return fmt::format("NumTeams={};NumArgs={}", Teams > 0 ? Teams : 0, Args->NumArgs);
   });
@@ -564,7 +587,16 @@ llvm::Error Runtime::targetKernel(int64_t DeviceNum, int32_t Teams, int32_t Thre
   if (auto Err = Processor.exit(MapArgs))
     return stock::addLine(stock::addLine(std::move(Err), stock::error(stock::DataEndFailed)),
                           stock::error(stock::AfterKernelFailed));
+  TableLock.unlock();
+  dumpTablesAfter(Loc);
   return llvm::Error::success();
+}
+
+void Runtime::dumpTablesAfter(const ompsim_ident *Loc) {
+  // Stock dumps them as it settles a construct that offloaded while
+  // offloading is mandatory (handleTargetOutcome).
+  if (stock::infoOn(stock::info::DumpTable) && policy() == OffloadPolicy::Mandatory)
+    dumpMappingTables(stderr, stock::blockLocation(Loc));
 }
 
 llvm::Error Runtime::adviseDataFault(Device &D, llvm::Error Err, const std::vector<MapArg> &RegionArgs,
@@ -598,7 +630,7 @@ llvm::Error Runtime::adviseDataFault(Device &D, llvm::Error Err, const std::vect
 }
 
 llvm::Error Runtime::targetData(DataOp Op, int64_t DeviceNum, std::vector<MapArg> Args, void **ArgsBase,
-                                const ompsim_ident *Loc) {
+                                const ompsim_ident *Loc, bool Nowait) {
   auto Dev = device(DeviceNum);
   if (!Dev)
     return Dev.takeError();
@@ -610,20 +642,35 @@ llvm::Error Runtime::targetData(DataOp Op, int64_t DeviceNum, std::vector<MapArg
     return llvm::Error::success(); // the host: nothing to map
   }
   Device &D = **Dev;
+  if (stock::infoOn(stock::info::KernelArgs)) {
+    const char *Region =
+        Op == DataOp::Begin ? (Nowait ? stock::RegionDataBeginNowait : stock::RegionDataBegin)
+        : Op == DataOp::End ? (Nowait ? stock::RegionDataEndNowait : stock::RegionDataEnd)
+                            : (Nowait ? stock::RegionDataUpdateNowait : stock::RegionDataUpdate);
+    std::vector<int64_t> Sizes, Types;
+    std::vector<void *> Names;
+    for (const MapArg &A : Args) {
+      Sizes.push_back(A.Size);
+      Types.push_back(A.Type);
+      Names.push_back(A.Name);
+    }
+    printRegionArguments(D.deviceNumber(), Region, Loc, Args.size(), Sizes.data(), Types.data(),
+                         Names.data());
+  }
   profile::Section Profiled("Runtime: Data Copy", [&] { return fmt::format("NumArgs={}", Args.size()); });
   bool UnifiedSharedMemory = unifiedSharedMemoryOn(D); // before the table's lock, as above
-  std::lock_guard<std::recursive_mutex> TableLock(D.mappingTable().mutex());
-  MapClauseProcessor Processor(D.mappingTable(), D);
-  Processor.setUnifiedSharedMemory(UnifiedSharedMemory);
-  Processor.setConstruct({"data construct", Loc, nullptr});
-  switch (Op) {
-  case DataOp::Begin:
-    return Processor.enter(Args, ArgsBase);
-  case DataOp::End:
-    return Processor.exit(Args);
-  case DataOp::Update:
-    return Processor.update(Args);
+  {
+    std::lock_guard<std::recursive_mutex> TableLock(D.mappingTable().mutex());
+    MapClauseProcessor Processor(D.mappingTable(), D);
+    Processor.setUnifiedSharedMemory(UnifiedSharedMemory);
+    Processor.setConstruct({"data construct", Loc, nullptr});
+    llvm::Error Err = Op == DataOp::Begin ? Processor.enter(Args, ArgsBase)
+                      : Op == DataOp::End ? Processor.exit(Args)
+                                          : Processor.update(Args);
+    if (Err)
+      return Err;
   }
+  dumpTablesAfter(Loc);
   return llvm::Error::success();
 }
 

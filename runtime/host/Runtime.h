@@ -55,6 +55,10 @@ public:
   /// under OMP_TARGET_OFFLOAD=mandatory: that is an error, not the host.
   bool runsOnHost(int64_t DeviceNum);
   int32_t numDevices();
+  /// Device `DeviceNum` as it stands, neither initialized nor given its
+  /// images when it was never used (its table is then empty); null when out
+  /// of range. For table dumps, which must not start devices.
+  Device *existingDevice(int32_t DeviceNum);
   /// The device for an OpenMP device number; -1 is the default device.
   /// Returns null (and no error) for the initial device, so callers fall
   /// back to the host.
@@ -70,9 +74,15 @@ public:
   llvm::Error targetKernel(int64_t DeviceNum, int32_t Teams, int32_t Threads, void *RegionId,
                            __tgt_kernel_arguments *Args, bool &LaunchFailure,
                            const ompsim_ident *Loc = nullptr);
-  /// target data begin/end/update; null device (host) is a no-op.
+  /// target data begin/end/update; null device (host) is a no-op. `Nowait`:
+  /// called through a `nowait` entry point (stock names the region so).
   llvm::Error targetData(DataOp Op, int64_t DeviceNum, std::vector<MapArg> Args, void **ArgsBase,
-                         const ompsim_ident *Loc = nullptr);
+                         const ompsim_ident *Loc = nullptr, bool Nowait = false);
+
+  /// Prints every device's mapping table, naming the construct at `Loc`,
+  /// when LIBOMPTARGET_INFO asks for it after a construct (stock does so
+  /// only while offloading is mandatory).
+  void dumpTablesAfter(const ompsim_ident *Loc);
 
   /// Sets the trip count the next launch from this thread reports.
   void pushTripcount(int64_t DeviceNum, uint64_t Count);

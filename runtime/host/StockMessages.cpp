@@ -6,6 +6,7 @@
 #include "StockMessages.h"
 
 #include "InfoLevel.h"
+#include "MapFlags.h"
 
 #include "ompsim/OpenMPRegistration.h"
 #include "ompsim/Trace.h"
@@ -16,6 +17,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <string_view>
 #include <unistd.h>
 
@@ -42,9 +44,6 @@ namespace {
 
 /// Stock's DPxMOD: "0x" and the address in 16 zero-padded hex digits.
 std::string address(uint64_t Addr) { return fmt::format("{:#018x}", Addr); }
-
-/// OMP_INFOTYPE_DUMP_TABLE of LIBOMPTARGET_INFO.
-constexpr uint32_t InfoDumpTable = 0x4;
 
 /// OpenMPOffloadingRequiresDirFlags (clang's `requires` entry data), in the
 /// order stock checks them.
@@ -157,6 +156,190 @@ std::string infoLine(int DeviceNum, const std::string &Text) {
   return fmt::format("omptarget device {} info: {}", DeviceNum, Text);
 }
 
+bool infoOn(uint32_t Bit) { return (infoLevel() & Bit) != 0; }
+
+void printInfo(int DeviceNum, const std::string &Text) { print(infoLine(DeviceNum, Text)); }
+
+namespace {
+
+/// Field `I` of a ';'-separated string that starts with ';' ("" past the end).
+std::string_view field(std::string_view S, unsigned I) {
+  size_t Begin = 0;
+  for (unsigned K = 0; K <= I; ++K) {
+    Begin = S.find(';', Begin);
+    if (Begin == std::string_view::npos)
+      return {};
+    ++Begin;
+  }
+  size_t End = S.find(';', Begin);
+  return S.substr(Begin, End == std::string_view::npos ? std::string_view::npos : End - Begin);
+}
+
+/// A map name's parts as stock's SourceInfo reads them for a table row.
+struct MapNameParts {
+  std::string Name = "unknown", File = "unknown", Line = "0", Column = "0";
+
+  explicit MapNameParts(const void *MapName) {
+    std::string_view S = MapName ? static_cast<const char *>(MapName) : "";
+    if (S.empty())
+      return;
+    if (S.find(';') == std::string_view::npos) {
+      Name = S;
+      return;
+    }
+    Name = field(S, 0);
+    std::string_view F = field(S, 1);
+    if (size_t Slash = F.rfind('/'); Slash != std::string_view::npos)
+      F.remove_prefix(Slash + 1);
+    if (!F.empty())
+      File = F;
+    if (!field(S, 2).empty())
+      Line = field(S, 2);
+    if (!field(S, 3).empty())
+      Column = field(S, 3);
+  }
+};
+
+const char *actionText(RefAction Action) {
+  switch (Action) {
+  case RefAction::Incremented:
+    return " (incremented)";
+  case RefAction::UpdateSuppressed:
+    return " (update suppressed)";
+  case RefAction::Decremented:
+    return " (decremented)";
+  case RefAction::DelayedDeletion:
+    return " (decremented, delayed deletion)";
+  case RefAction::ResetDeletion:
+    return " (reset, delayed deletion)";
+  }
+  return "";
+}
+
+/// "DynRefCount=D<action>, HoldRefCount=H<action>": the action follows the
+/// count it applies to.
+std::string counts(uint64_t DynRef, uint64_t HoldRef, bool Hold, RefAction Action) {
+  const char *Text = actionText(Action);
+  return fmt::format("DynRefCount={}{}, HoldRefCount={}{}", refCount(DynRef), Hold ? "" : Text,
+                     refCount(HoldRef), Hold ? Text : "");
+}
+
+/// The name of a map item's type in a kernel-arguments line, in the order
+/// stock tests the bits.
+const char *itemType(int64_t Type, int64_t Size) {
+  using mapflag::has;
+  if (has(Type, mapflag::Attach))
+    return "attach";
+  if (has(Type, mapflag::To) && has(Type, mapflag::From))
+    return "tofrom";
+  if (has(Type, mapflag::To))
+    return "to";
+  if (has(Type, mapflag::From))
+    return "from";
+  if (has(Type, mapflag::Private))
+    return "private";
+  if (has(Type, mapflag::Literal))
+    return "firstprivate";
+  return Size != 0 ? "alloc" : "use_address";
+}
+
+} // namespace
+
+std::string itemName(const void *MapName) {
+  if (!MapName)
+    return "unknown";
+  std::string_view S(static_cast<const char *>(MapName));
+  return std::string(S.find(';') == std::string_view::npos ? S : field(S, 0));
+}
+
+std::string refCount(uint64_t Count) {
+  return Count == std::numeric_limits<uint64_t>::max() ? std::string("INF") : std::to_string(Count);
+}
+
+const char *const RegionKernel = "Entering OpenMP kernel";
+const char *const RegionDataBegin = "Entering OpenMP data region with being_mapper";
+const char *const RegionDataEnd = "Exiting OpenMP data region with end_mapper";
+const char *const RegionDataUpdate = "Updating data within the OpenMP data region with update_mapper";
+const char *const RegionDataBeginNowait = "Entering OpenMP data region with being_nowait_mapper";
+const char *const RegionDataEndNowait = "Exiting OpenMP data region with end_nowait_mapper";
+const char *const RegionDataUpdateNowait =
+    "Updating data within the OpenMP data region with update_nowait_mapper";
+const char *const ExitBlock = "libomptarget:0:0";
+
+std::vector<std::string> regionArguments(const char *Region, const ompsim_ident *Loc, size_t N,
+                                         const int64_t *Sizes, const int64_t *Types, void *const *Names) {
+  std::vector<std::string> Lines;
+  Lines.reserve(N + 1);
+  Lines.push_back(fmt::format("{} at {} with {} arguments:", Region, blockLocation(Loc), N));
+  for (size_t I = 0; I < N; ++I) {
+    int64_t Size = Sizes ? Sizes[I] : 0;
+    int64_t Type = Types ? Types[I] : 0;
+    // Stock ends the line with a space, then "(implicit)" or nothing.
+    Lines.push_back(fmt::format("{}({})[{}] {}", itemType(Type, Size), itemName(Names ? Names[I] : nullptr),
+                                Size, mapflag::has(Type, mapflag::Implicit) ? "(implicit)" : ""));
+  }
+  return Lines;
+}
+
+std::string mappingExistsOnEntry(bool Implicit, uint64_t HstBegin, uint64_t TgtBegin, int64_t Size,
+                                 uint64_t DynRef, uint64_t HoldRef, bool Hold, RefAction Action,
+                                 const std::string &Name) {
+  return fmt::format("Mapping exists{} with HstPtrBegin={}, TgtPtrBegin={}, Size={}, {}, Name={}",
+                     Implicit ? " (implicit)" : "", address(HstBegin), address(TgtBegin), Size,
+                     counts(DynRef, HoldRef, Hold, Action), Name);
+}
+
+std::string mappingExists(uint64_t HstBegin, uint64_t TgtBegin, int64_t Size, uint64_t DynRef,
+                          uint64_t HoldRef, bool Hold, RefAction Action) {
+  return fmt::format("Mapping exists with HstPtrBegin={}, TgtPtrBegin={}, Size={}, {}", address(HstBegin),
+                     address(TgtBegin), Size, counts(DynRef, HoldRef, Hold, Action));
+}
+
+std::string creatingEntry(uint64_t HstBase, uint64_t HstBegin, uint64_t TgtAllocBegin, uint64_t TgtBegin,
+                          int64_t Size, uint64_t DynRef, uint64_t HoldRef, const std::string &Name) {
+  return fmt::format("Creating new map entry with HstPtrBase={}, HstPtrBegin={}, TgtAllocBegin={}, "
+                     "TgtPtrBegin={}, Size={}, DynRefCount={}, HoldRefCount={}, Name={}",
+                     address(HstBase), address(HstBegin), address(TgtAllocBegin), address(TgtBegin), Size,
+                     refCount(DynRef), refCount(HoldRef), Name);
+}
+
+std::string removingEntry(uint64_t HstBegin, uint64_t TgtBegin, int64_t Size, const std::string &Name) {
+  return fmt::format("Removing map entry with HstPtrBegin={}, TgtPtrBegin={}, Size={}, Name={}",
+                     address(HstBegin), address(TgtBegin), Size, Name);
+}
+
+std::string noDeviceCounterpart(const std::string &Name) {
+  return fmt::format("variable {} does not have a valid device counterpart", Name);
+}
+
+std::string copyLine(bool ToDevice, uint64_t Hst, uint64_t Tgt, uint64_t Size, const std::string &Name) {
+  const std::string &Shown = Name.empty() ? std::string("unknown") : Name;
+  if (ToDevice)
+    return fmt::format("Copying data from host to device, HstPtr={}, TgtPtr={}, Size={}, Name={}",
+                       address(Hst), address(Tgt), Size, Shown);
+  return fmt::format("Copying data from device to host, TgtPtr={}, HstPtr={}, Size={}, Name={}", address(Tgt),
+                     address(Hst), Size, Shown);
+}
+
+std::string tableEmpty() { return "OpenMP Host-Device pointer mappings table empty"; }
+
+std::string tableHeader(const std::string &Where) {
+  return fmt::format("OpenMP Host-Device pointer mappings after block at {}:", Where);
+}
+
+std::string tableColumns() {
+  return "Host Ptr           Target Ptr         Size (B) DynRefCount HoldRefCount Declaration";
+}
+
+std::string tableRow(uint64_t HstBegin, uint64_t TgtBegin, uint64_t Size, uint64_t DynRef, uint64_t HoldRef,
+                     const void *MapName, const std::string &Symbol) {
+  MapNameParts Parts(MapName);
+  if (!MapName && !Symbol.empty())
+    Parts.Name = Symbol;
+  return fmt::format("{} {} {:<8} {:<11} {:<12} {} at {}:{}:{}", address(HstBegin), address(TgtBegin), Size,
+                     refCount(DynRef), refCount(HoldRef), Parts.Name, Parts.File, Parts.Line, Parts.Column);
+}
+
 std::string requiresMismatch(int64_t First, int64_t Later) {
   for (const auto &[Flag, Clause] : RequiresClauses)
     if ((First & Flag) != (Later & Flag))
@@ -202,7 +385,7 @@ void fatal(int Code, const std::string &Text, const std::string &Explanation, co
 void failTargetConstruct(StockError &Err, const ompsim_ident *Loc, llvm::function_ref<void()> DumpTables) {
   for (const std::string &Line : Err.Lines)
     print(Line);
-  if (infoLevel() & InfoDumpTable) {
+  if (infoOn(info::DumpTable)) {
     if (DumpTables)
       DumpTables();
   } else {

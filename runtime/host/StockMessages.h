@@ -75,8 +75,99 @@ extern const char *const DisassociateNotAssociated;
 /// omp_target_disassociate_ptr of an address with no mapping.
 extern const char *const AssociationNotFound;
 
-/// The line of a mapping-table dump (LIBOMPTARGET_INFO's dump-table bit).
+/// "omptarget device <DeviceNum> info: <Text>": stock's INFO line, as every
+/// LIBOMPTARGET_INFO line of libomptarget itself reads.
 std::string infoLine(int DeviceNum, const std::string &Text);
+
+// ---- LIBOMPTARGET_INFO -------------------------------------------------------
+// The lines stock's libomptarget (not its plugins: ompsim/StockPluginInfo.h)
+// prints under each bit of LIBOMPTARGET_INFO. Callers check the bit with
+// infoOn() before they format anything, so a run without the variable pays
+// one load and a test per site.
+
+/// LLVM 22's OMP_INFOTYPE_* bits that libomptarget itself honours.
+namespace info {
+inline constexpr uint32_t KernelArgs = 0x1;     ///< a construct's map items on entry
+inline constexpr uint32_t MappingExists = 0x2;  ///< an item found in the table
+inline constexpr uint32_t DumpTable = 0x4;      ///< every table after each construct
+inline constexpr uint32_t MappingChanged = 0x8; ///< a table entry created or removed
+inline constexpr uint32_t DataTransfer = 0x20;  ///< each copy between host and device
+inline constexpr uint32_t EmptyMapping = 0x40;  ///< an item with no device counterpart
+} // namespace info
+
+/// Whether LIBOMPTARGET_INFO (or __tgt_set_info_flag) has `Bit` on.
+bool infoOn(uint32_t Bit);
+
+/// Prints infoLine(DeviceNum, Text) to stderr.
+void printInfo(int DeviceNum, const std::string &Text);
+
+/// Stock's name of a map item (getNameFromMapping): the first field of
+/// clang's ";name;file;line;col;;", the whole string when it has no fields,
+/// "unknown" for a null name.
+std::string itemName(const void *MapName);
+
+/// A reference count as stock prints it: the number, or "INF".
+std::string refCount(uint64_t Count);
+
+/// The map items of a construct (LIBOMPTARGET_INFO's kernel-arguments bit):
+/// `Region` (see the region names below) "at file:line:col with N
+/// arguments:", then one line per item, "type(name)[size] " with
+/// "(implicit)" after the space for an implicit item.
+std::vector<std::string> regionArguments(const char *Region, const ompsim_ident *Loc, size_t N,
+                                         const int64_t *Sizes, const int64_t *Types, void *const *Names);
+
+extern const char *const RegionKernel;     ///< a target construct
+extern const char *const RegionDataBegin;  ///< a map-entering construct
+extern const char *const RegionDataEnd;    ///< a map-exiting construct
+extern const char *const RegionDataUpdate; ///< a target update
+/// The same three, through the `nowait` entry points.
+extern const char *const RegionDataBeginNowait;
+extern const char *const RegionDataEndNowait;
+extern const char *const RegionDataUpdateNowait;
+
+/// What a look-up did to a reference count, as stock's "Mapping exists"
+/// line names it after the count.
+enum class RefAction {
+  Incremented,      ///< a map-entering item counted
+  UpdateSuppressed, ///< a look-up that does not count
+  Decremented,      ///< a map-exiting item released a reference
+  DelayedDeletion,  ///< ... its last one: the entry goes at the construct's end
+  ResetDeletion,    ///< a `delete` item: the count reset, the entry goes
+};
+
+/// "Mapping exists ..." of a map-entering item (getTargetPointer): with
+/// " (implicit)" for an implicit item and the item's `Name=`. `Hold`: the
+/// action applies to the hold count rather than the dynamic one.
+std::string mappingExistsOnEntry(bool Implicit, uint64_t HstBegin, uint64_t TgtBegin, int64_t Size,
+                                 uint64_t DynRef, uint64_t HoldRef, bool Hold, RefAction Action,
+                                 const std::string &Name);
+/// "Mapping exists ..." of any other look-up (getTgtPtrBegin: map-exiting
+/// items, target update, kernel arguments, attachments): no name.
+std::string mappingExists(uint64_t HstBegin, uint64_t TgtBegin, int64_t Size, uint64_t DynRef,
+                          uint64_t HoldRef, bool Hold, RefAction Action);
+/// "Creating new map entry ..." (LIBOMPTARGET_INFO's mapping-changed bit).
+std::string creatingEntry(uint64_t HstBase, uint64_t HstBegin, uint64_t TgtAllocBegin, uint64_t TgtBegin,
+                          int64_t Size, uint64_t DynRef, uint64_t HoldRef, const std::string &Name);
+/// "Removing map entry ..." with the releasing item's `Size`.
+std::string removingEntry(uint64_t HstBegin, uint64_t TgtBegin, int64_t Size, const std::string &Name);
+/// "variable <Name> does not have a valid device counterpart".
+std::string noDeviceCounterpart(const std::string &Name);
+/// "Copying data from host to device, HstPtr=..., TgtPtr=..., Size=..., Name=..."
+/// or its device-to-host twin; an empty `Name` reads "unknown".
+std::string copyLine(bool ToDevice, uint64_t Hst, uint64_t Tgt, uint64_t Size, const std::string &Name);
+
+/// The lines of one device's table in a dump: "table empty", or the header
+/// naming the block `Where` ("file:line:col") and one row per entry.
+std::string tableEmpty();
+std::string tableHeader(const std::string &Where);
+std::string tableColumns();
+/// A row: `MapName` is the entry's map name (clang's ";name;file;line;col;;"),
+/// else `Symbol` names it (a declare target global) with no place, else it
+/// is "unknown at unknown:0:0".
+std::string tableRow(uint64_t HstBegin, uint64_t TgtBegin, uint64_t Size, uint64_t DynRef, uint64_t HoldRef,
+                     const void *MapName, const std::string &Symbol);
+/// The block stock names in the dump it prints as a device goes at exit.
+extern const char *const ExitBlock;
 
 /// "'#pragma omp requires <clause>' not used consistently!" for the first
 /// clause (in stock's order) on which `First` and `Later` differ; empty when

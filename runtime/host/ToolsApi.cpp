@@ -21,35 +21,32 @@ namespace {
 constexpr int TgtSuccess = 0; // OMP_TGT_SUCCESS
 constexpr int TgtFail = ~0;   // OMP_TGT_FAIL
 
-std::string refCount(uint64_t Count) {
-  return Count == MapEntry::Infinite ? std::string("INF") : std::to_string(Count);
-}
-
 } // namespace
 
-void ompsim::host::dumpMappingTables(std::FILE *Out, const std::string &Where) {
+void ompsim::host::dumpMappingTables(std::FILE *Out, const std::string &Where, bool Reverse) {
   int N = Runtime::get().numDevices();
   std::fflush(stdout);
   auto Info = [&](int DeviceNum, const std::string &Text) {
     std::string Line = stock::infoLine(DeviceNum, Text) + "\n";
     std::fputs(Line.c_str(), Out);
   };
-  for (int I = 0; I < N; ++I) {
-    bool Ok;
-    Device *D = apiDeviceOrHost(I, Ok);
-    if (!Ok || !D)
+  for (int K = 0; K < N; ++K) {
+    int I = Reverse ? N - 1 - K : K;
+    // A device never used has an empty table: dumping it must not start it.
+    Device *D = Runtime::get().existingDevice(I);
+    if (!D)
       continue;
     MappingTable &Table = D->mappingTable();
     std::lock_guard<std::recursive_mutex> Lock(Table.mutex());
     if (Table.size() == 0) {
-      Info(I, "OpenMP Host-Device pointer mappings table empty");
+      Info(I, stock::tableEmpty());
       continue;
     }
-    Info(I, fmt::format("OpenMP Host-Device pointer mappings after block at {}:", Where));
-    Info(I, "Host Ptr           Target Ptr         Size (B) DynRefCount HoldRefCount Declaration");
+    Info(I, stock::tableHeader(Where));
+    Info(I, stock::tableColumns());
     Table.forEach([&](MapEntry &E) {
-      Info(I, fmt::format("{:#018x} {:#018x} {:<8} {:<11} {:<12} {}", E.HstBegin, E.TgtBegin, E.size(),
-                          refCount(E.DynamicRef), refCount(E.HoldRef), E.Name.empty() ? "unknown" : E.Name));
+      Info(I,
+           stock::tableRow(E.HstBegin, E.TgtBegin, E.size(), E.DynamicRef, E.HoldRef, E.MapName, E.InfoName));
     });
   }
   std::fflush(Out);
@@ -85,7 +82,7 @@ int __tgt_print_device_info(int64_t DeviceNum) {
 }
 
 /// Prints every device's mapping table on stdout, in stock's info format.
-void ompx_dump_mapping_tables(void) { dumpMappingTables(stdout, "libomptarget:0:0"); }
+void ompx_dump_mapping_tables(void) { dumpMappingTables(stdout, stock::ExitBlock); }
 
 /// libomp calls this for a task whose target region left an async handle.
 /// ompsim runs every region to completion and never creates a handle, so
