@@ -134,7 +134,7 @@ def _free_port():
 
 def test_cells_spread_over_popen_and_socket_gateways(tmp_path):
     """Two popen gateways and one socket gateway (execnet's socketserver, started here, as
-    on a remote host): xdist rsyncs conformance/ and scripts/ into the socket worker's
+    on a remote host): xdist rsyncs conformance/, scripts/ and runtime/ (the device headers) into the socket worker's
     folder, every cell's record comes back to the controller, every gateway runs cells."""
     need_build()
     import execnet
@@ -153,7 +153,7 @@ def test_cells_spread_over_popen_and_socket_gateways(tmp_path):
                             "--suite", os.path.join(FIXTURES, "dejagnu"), "--dist", "load",
                             "--tx", "2*popen", "--tx", "socket=127.0.0.1:%d//chdir=%s//env:OMPSIM_BUILD_DIR=%s" % (port, remote / "work", paths.BUILD),
                             "--rsyncdir", os.path.join(ROOT, "conformance"), "--rsyncdir", os.path.join(ROOT, "scripts"),
-                            "--rsyncignore", "out")
+                            "--rsyncdir", os.path.join(ROOT, "runtime"), "--rsyncignore", "out")
     finally:
         server.kill()
         server.wait()

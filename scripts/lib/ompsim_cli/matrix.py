@@ -171,9 +171,11 @@ def main(args):
         for spec in args.tx:
             cmd += ["--tx", spec]
         if any(not spec.split("*")[-1].startswith("popen") for spec in args.tx):
-            # Other hosts get the harness and the CLI (not the build: their OMPSIM_BUILD_DIR).
+            # Other hosts get the harness, the CLI and the device headers `ompsim cc` puts in
+            # device compiles (runtime/device/*/include), not the build: their OMPSIM_BUILD_DIR.
             cmd += ["--rsyncdir", os.path.join(paths.ROOT, "conformance"),
-                    "--rsyncdir", os.path.join(paths.ROOT, "scripts"), "--rsyncignore", "out"]
+                    "--rsyncdir", os.path.join(paths.ROOT, "scripts"),
+                    "--rsyncdir", os.path.join(paths.ROOT, "runtime"), "--rsyncignore", "out"]
     else:
         cmd += ["-n", str(args.jobs)]
     for opt, values in (("--backend", args.backend), ("--translate", args.translate), ("--program", args.program),
