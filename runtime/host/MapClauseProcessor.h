@@ -1,6 +1,7 @@
 // ompsim runtime: OpenMP 5.1 map-clause semantics over one device's mapping table.
 #pragma once
 
+#include "MapNames.h"
 #include "DeviceMemory.h"
 #include "MappingTable.h"
 
@@ -27,15 +28,6 @@ struct MapArg {
 /// Builds the MapArg list from clang's parallel arrays (any of names/mappers may be null).
 std::vector<MapArg> makeMapArgs(int32_t N, void **Bases, void **Begins, const int64_t *Sizes,
                                 const int64_t *Types, void **Names, void **Mappers);
-
-/// A map name's first field, as stock prints it (`Name=` of its copy lines):
-/// the variable for clang-22, the source file for flang-22. "" when unknown.
-std::string mapArgName(const void *Name);
-
-/// The variable a map name spells, or "" when unknown: what ompsim's own
-/// diagnostics, checks and traces name. clang-22 writes
-/// ";variable;file;line;col;;", flang-22 ";file;variable;line;col;;".
-std::string mapArgVariable(const void *Name);
 
 /// Components a declare-mapper function pushes (the handle clang's mapper
 /// code receives as its first argument).

@@ -7,6 +7,7 @@
 
 #include "InfoLevel.h"
 #include "MapFlags.h"
+#include "MapNames.h"
 
 #include "ompsim/OpenMPRegistration.h"
 #include "ompsim/Trace.h"
@@ -162,19 +163,6 @@ void printInfo(int DeviceNum, const std::string &Text) { print(infoLine(DeviceNu
 
 namespace {
 
-/// Field `I` of a ';'-separated string that starts with ';' ("" past the end).
-std::string_view field(std::string_view S, unsigned I) {
-  size_t Begin = 0;
-  for (unsigned K = 0; K <= I; ++K) {
-    Begin = S.find(';', Begin);
-    if (Begin == std::string_view::npos)
-      return {};
-    ++Begin;
-  }
-  size_t End = S.find(';', Begin);
-  return S.substr(Begin, End == std::string_view::npos ? std::string_view::npos : End - Begin);
-}
-
 /// A map name's parts as stock's SourceInfo reads them for a table row.
 struct MapNameParts {
   std::string Name = "unknown", File = "unknown", Line = "0", Column = "0";
@@ -187,16 +175,16 @@ struct MapNameParts {
       Name = S;
       return;
     }
-    Name = field(S, 0);
-    std::string_view F = field(S, 1);
+    Name = mapNameField(S, 0);
+    std::string_view F = mapNameField(S, 1);
     if (size_t Slash = F.rfind('/'); Slash != std::string_view::npos)
       F.remove_prefix(Slash + 1);
     if (!F.empty())
       File = F;
-    if (!field(S, 2).empty())
-      Line = field(S, 2);
-    if (!field(S, 3).empty())
-      Column = field(S, 3);
+    if (!mapNameField(S, 2).empty())
+      Line = mapNameField(S, 2);
+    if (!mapNameField(S, 3).empty())
+      Column = mapNameField(S, 3);
   }
 };
 
@@ -249,7 +237,7 @@ std::string itemName(const void *MapName) {
   if (!MapName)
     return "unknown";
   std::string_view S(static_cast<const char *>(MapName));
-  return std::string(S.find(';') == std::string_view::npos ? S : field(S, 0));
+  return std::string(S.find(';') == std::string_view::npos ? S : mapNameField(S, 0));
 }
 
 std::string refCount(uint64_t Count) {
