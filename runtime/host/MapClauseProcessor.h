@@ -1,8 +1,8 @@
 // ompsim runtime: OpenMP 5.1 map-clause semantics over one device's mapping table.
 #pragma once
 
-#include "MapNames.h"
 #include "DeviceMemory.h"
+#include "MapNames.h"
 #include "MappingTable.h"
 
 #include "llvm/Support/Error.h"
