@@ -2,7 +2,7 @@
 //
 // For the x86_64 offload target clang-22 emits an ompx_bare region as
 //
-//   kernel(dyn_ptr, args...):
+//   kernel(dyn_ptr, args...):          (or its `<kernel>_debug__` under -g)
 //     __kmpc_push_num_teams(loc, gtid, teams, threads)
 //     __kmpc_fork_teams(loc, N, region, a1, ..., aN)
 //
@@ -139,8 +139,8 @@ bool rewriteFork(Module &M, Function &Kernel, CallInst &Fork) {
   BB.CreateCall(Region->getFunctionType(), Region, CallArgs);
   BB.CreateRetVoid();
 
-  // argv in the kernel's frame, filled where the fork was.
-  IRBuilder<> Entry(&*Kernel.getEntryBlock().getFirstInsertionPt());
+  // argv in the frame of the function that forks, filled where the fork was.
+  IRBuilder<> Entry(&*Fork.getFunction()->getEntryBlock().getFirstInsertionPt());
   Value *Argv = ConstantPointerNull::get(Ptr);
   if (N)
     Argv = Entry.CreateAlloca(ArrayType::get(Type::getInt64Ty(Ctx), N), nullptr, "ompsim.bare.argv");
@@ -217,11 +217,15 @@ PreservedAnalyses BareKernelsPass::run(Module &M, ModuleAnalysisManager &) {
       continue;
     if (M.getNamedGlobal((Kernel->getName() + "_kernel_environment").str()))
       continue; // already rewritten
+    // With -g (and not inlined, as at -O0) clang puts the kernel's code in
+    // `<kernel>_debug__`, which the kernel calls.
     SmallVector<CallInst *> Forks;
-    for (Instruction &I : instructions(*Kernel))
-      if (auto *Call = dyn_cast<CallInst>(&I))
-        if (Function *Callee = Call->getCalledFunction(); Callee && Callee->getName() == ForkTeamsName)
-          Forks.push_back(Call);
+    for (Function *F : {Kernel, M.getFunction((Kernel->getName() + "_debug__").str())})
+      if (F && !F->isDeclaration())
+        for (Instruction &I : instructions(*F))
+          if (auto *Call = dyn_cast<CallInst>(&I))
+            if (Function *Callee = Call->getCalledFunction(); Callee && Callee->getName() == ForkTeamsName)
+              Forks.push_back(Call);
     // clang's kernel forks its teams once.
     if (Forks.size() != 1 || !rewriteFork(M, *Kernel, *Forks.front()))
       continue;

@@ -319,3 +319,11 @@ def test_bare_region_keeps_clangs_behaviour_where_no_ompsim_device_runs_it(offlo
     sim = offload.run(clangs, backend="sim")
     assert sim.returncode == 0 and sim.stdout == "4 0 0 0\n", (sim.stdout, sim.stderr)
     assert offload.run(ours, backend="sim").stdout == "16 16 16 16\n"
+
+
+def test_bare_region_at_O0_with_debug_info(offload):
+    # With -g, clang-22 puts the kernel's code in `<kernel>_debug__`; at -O0 it stays there.
+    exe = offload.compile(BARE_GRID, name="bare_grid_O0.c", translate="pass", extra=("-O0",))
+    r = offload.run(exe, backend="sim")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "grid 3 2 2, block 8 5 1\nwrong 0\n", r.stdout
