@@ -131,9 +131,22 @@ llvm::Error checkLaunchDimensions(Device &D, void *Kernel, const __tgt_kernel_ar
   auto Extent = [](uint32_t V) { return static_cast<int32_t>(V) > 0 ? V : 1u; };
   const uint32_t *Teams = Args.NumTeams;
   const uint32_t *Threads = Args.ThreadLimit;
-  if (Extent(Teams[1]) == 1 && Extent(Teams[2]) == 1 && Extent(Threads[1]) == 1 && Extent(Threads[2]) == 1)
+  bool MultiDimensional =
+      Extent(Teams[1]) != 1 || Extent(Teams[2]) != 1 || Extent(Threads[1]) != 1 || Extent(Threads[2]) != 1;
+  uint64_t BlockThreads = uint64_t(Extent(Threads[0])) * Extent(Threads[1]) * Extent(Threads[2]);
+  // A bare kernel runs every thread of its blocks, which no GPU makes larger
+  // than 1024 threads (libompsim-device's bare launches neither).
+  constexpr uint64_t MaxBareBlockThreads = 1024;
+  if (!MultiDimensional && BlockThreads <= MaxBareBlockThreads)
     return llvm::Error::success();
-  if (isBareKernel(D, Kernel))
+  bool Bare = isBareKernel(D, Kernel);
+  if (Bare && BlockThreads > MaxBareBlockThreads)
+    return makeError(fmt::format("kernel {}: an ompx_bare launch of [{},{},{}] blocks of [{},{},{}] threads: a "
+                                 "block has at most {} threads ({} asked for), as on every GPU",
+                                 KernelName.empty() ? "<unnamed>" : KernelName, Extent(Teams[0]),
+                                 Extent(Teams[1]), Extent(Teams[2]), Extent(Threads[0]), Extent(Threads[1]),
+                                 Extent(Threads[2]), MaxBareBlockThreads, BlockThreads));
+  if (Bare || !MultiDimensional)
     return llvm::Error::success();
   return makeError(fmt::format(
       "kernel {}: a launch of [{},{},{}] teams of [{},{},{}] threads is not supported: clang-22's code for "

@@ -2,6 +2,8 @@
 `ompsim cc` compiles device code against ompsim's <ompx.h>, whose functions the device runtime
 defines (block = team, a block's threads = the team's threads, warps of 32 lanes), while the
 same binary keeps clang-22's host answers under stock's host plugin (docs/ompx.md)."""
+import re
+
 import pytest
 
 pytestmark = pytest.mark.e2e
@@ -327,3 +329,28 @@ def test_bare_region_at_O0_with_debug_info(offload):
     r = offload.run(exe, backend="sim")
     assert r.returncode == 0, r.stderr
     assert r.stdout == "grid 3 2 2, block 8 5 1\nwrong 0\n", r.stdout
+
+
+BIG_BLOCK = r"""
+#include <ompx.h>
+#include <stdio.h>
+int main(void) {
+  int x = 0;
+#pragma omp target teams ompx_bare num_teams(2) thread_limit(64, 32) map(tofrom : x)
+  if (ompx_thread_id_x() == 0)
+    x = 1;
+  printf("x %d\n", x);
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("backend", ["sim", "ours-host"])
+def test_bare_block_over_1024_threads_is_refused_with_one_line(offload, backend):
+    exe = offload.compile(BIG_BLOCK, name="big_block.c", translate="pass")
+    r = offload.run(exe, backend=backend)
+    assert r.returncode != 0 and r.stdout == "", (r.stdout, r.stderr)
+    lines = [l for l in r.stderr.splitlines() if l.startswith("ompsim:")]
+    assert len(lines) == 1 and re.fullmatch(
+        r"ompsim: kernel __omp_offloading_\w+_main_l\d+: an ompx_bare launch of \[2,1,1\] blocks of \[64,32,1\] "
+        r"threads: a block has at most 1024 threads \(2048 asked for\), as on every GPU", lines[0]), r.stderr
