@@ -141,11 +141,11 @@ llvm::Error checkLaunchDimensions(Device &D, void *Kernel, const __tgt_kernel_ar
     return llvm::Error::success();
   bool Bare = isBareKernel(D, Kernel);
   if (Bare && BlockThreads > MaxBareBlockThreads)
-    return makeError(fmt::format("kernel {}: an ompx_bare launch of [{},{},{}] blocks of [{},{},{}] threads: a "
-                                 "block has at most {} threads ({} asked for), as on every GPU",
-                                 KernelName.empty() ? "<unnamed>" : KernelName, Extent(Teams[0]),
-                                 Extent(Teams[1]), Extent(Teams[2]), Extent(Threads[0]), Extent(Threads[1]),
-                                 Extent(Threads[2]), MaxBareBlockThreads, BlockThreads));
+    return makeError(fmt::format(
+        "kernel {}: an ompx_bare launch of [{},{},{}] blocks of [{},{},{}] threads: a "
+        "block has at most {} threads ({} asked for), as on every GPU",
+        KernelName.empty() ? "<unnamed>" : KernelName, Extent(Teams[0]), Extent(Teams[1]), Extent(Teams[2]),
+        Extent(Threads[0]), Extent(Threads[1]), Extent(Threads[2]), MaxBareBlockThreads, BlockThreads));
   if (Bare || !MultiDimensional)
     return llvm::Error::success();
   return makeError(fmt::format(
