@@ -45,6 +45,20 @@ def cc1_lines(driver_output):
             if '"-cc1"' in line or '"-fc1"' in line]
 
 
+def device_and_host_compiles(driver_output):
+    """The device and the host -cc1 lines of a `-###` listing (each present)."""
+    lines = cc1_lines(driver_output)
+    device = [l for l in lines if "-fopenmp-is-target-device" in l]
+    host = [l for l in lines if "-fopenmp-is-target-device" not in l]
+    assert device and host, lines
+    return device, host
+
+
+def has_pair(args, pair):
+    """True if `args` holds the two arguments of `pair` next to each other."""
+    return any(args[i:i + 2] == pair for i in range(len(args)))
+
+
 def dynamic_section(path):
     return subprocess.run([paths.tool("llvm-readelf"), "-d", str(path)], stdout=subprocess.PIPE,
                           text=True, check=True).stdout
@@ -106,10 +120,7 @@ def test_plugin_reaches_only_the_device_compile(tmp_path, gpu):
     # GPU builds list their commands, then fail for want of the GPU device
     # library (libomptarget-nvptx.bc), which this machine lacks.
     assert r.returncode == 0 or gpu, r.stderr
-    lines = cc1_lines(r.stderr)
-    device = [l for l in lines if "-fopenmp-is-target-device" in l]
-    host = [l for l in lines if "-fopenmp-is-target-device" not in l]
-    assert device and host
+    device, host = device_and_host_compiles(r.stderr)
     plugin = "-fpass-plugin=" + paths.PASS_PLUGIN
     assert all(plugin in l for l in device)
     assert not any(plugin in l for l in host)
@@ -125,12 +136,9 @@ def test_ompsims_ompx_header_reaches_only_the_host_offload_device_compile(tmp_pa
     (tmp_path / "p.c").write_text(PROGRAM)
     r = run_cc(["--translate=" + translate, "-O1", "p.c", "-o", "p", "-###"], tmp_path)
     assert r.returncode == 0, r.stderr
-    lines = cc1_lines(r.stderr)
-    device = [l for l in lines if "-fopenmp-is-target-device" in l]
-    host = [l for l in lines if "-fopenmp-is-target-device" not in l]
-    assert device and host
+    device, host = device_and_host_compiles(r.stderr)
     include = ["-I", paths.OMPX_INCLUDE]
-    assert all(any(l[i:i + 2] == include for i in range(len(l))) for l in device), device
+    assert all(has_pair(l, include) for l in device), device
     assert not any(paths.OMPX_INCLUDE in " ".join(l) for l in host)
     assert os.path.isfile(os.path.join(paths.OMPX_INCLUDE, "ompx.h"))
     gpu, _, _ = cc.command(["--gpu=sm_80", "p.c"])
@@ -146,12 +154,9 @@ def test_device_math_header_is_forced_into_the_host_offload_device_compile_only(
     (tmp_path / source).write_text(PROGRAM)
     r = run_cc(["--translate=native", "-O1", source, "-o", "p", "-###"], tmp_path)
     assert r.returncode == 0, r.stderr
-    lines = cc1_lines(r.stderr)
-    device = [l for l in lines if "-fopenmp-is-target-device" in l]
-    host = [l for l in lines if "-fopenmp-is-target-device" not in l]
-    assert device and host
+    device, host = device_and_host_compiles(r.stderr)
     forced = ["-include", paths.DEVICE_MATH_HEADER]
-    assert all(any(l[i:i + 2] == forced for i in range(len(l))) for l in device), device
+    assert all(has_pair(l, forced) for l in device), device
     assert not any(paths.DEVICE_MATH_HEADER in " ".join(l) for l in host)
     assert os.path.isfile(paths.DEVICE_MATH_HEADER)
     for other in (["--gpu=sm_80", "p.c"], ["p.f90"]):
