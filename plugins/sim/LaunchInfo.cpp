@@ -50,7 +50,7 @@ bool isBare(const std::optional<KernelConfiguration> &Env) {
 
 LaunchShape launchShape(uint32_t NumTeams, uint32_t ThreadLimit,
                         const std::optional<KernelConfiguration> &Env, const LaunchDefaults &Defaults,
-                        const ExtentsYZ &YZ) {
+                        const LaunchExtentsYZ &YZ) {
   LaunchShape S;
   if (isBare(Env)) {
     auto Extent = [](uint32_t V) { return V ? V : 1u; };

@@ -2,6 +2,8 @@
 // plugins print under LIBOMPTARGET_INFO's plugin-kernel bit (ompsim/StockPluginInfo.h).
 #pragma once
 
+#include "ompsim/LaunchExtents.h"
+
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
@@ -44,13 +46,6 @@ struct LaunchShape {
   uint32_t Threads[3] = {1, 1, 1};
 };
 
-/// The y and z extents a launch asks for (num_teams(x, y, z),
-/// thread_limit(x, y, z); 0: 1).
-struct ExtentsYZ {
-  uint32_t Teams[2] = {0, 0};
-  uint32_t Threads[2] = {0, 0};
-};
-
 /// The teams and threads of a launch as the simulated device runs it: the
 /// launch's num_teams and thread_limit where given; else, for a kernel with a
 /// kernel environment (flang's), its MaxTeams and MaxThreads (as
@@ -63,7 +58,7 @@ struct ExtentsYZ {
 /// (libompsim-device's __ompsim_bare_fork_teams).
 LaunchShape launchShape(uint32_t NumTeams, uint32_t ThreadLimit,
                         const std::optional<KernelConfiguration> &Env, const LaunchDefaults &Defaults,
-                        const ExtentsYZ &YZ = {});
+                        const LaunchExtentsYZ &YZ = {});
 
 /// True for a kernel whose environment says bare mode.
 bool isBare(const std::optional<KernelConfiguration> &Env);

@@ -737,7 +737,7 @@ OMPSIM_EXPORT int32_t __tgt_rtl_run_target_region(int32_t Id, void *Kernel, void
   uint32_t Teams = Cfg ? Cfg->num_teams : 0;
   uint32_t Threads = Cfg && Cfg->thread_limit ? Cfg->thread_limit : D->DefaultThreadLimit;
   // y and z: only a bare kernel's launch has them (the runtime refuses others).
-  ExtentsYZ YZ;
+  LaunchExtentsYZ YZ;
   if (Cfg)
     for (int Dim = 0; Dim < 2; ++Dim) {
       YZ.Teams[Dim] = Cfg->num_teams_yz[Dim];
@@ -768,12 +768,7 @@ OMPSIM_EXPORT int32_t __tgt_rtl_run_target_region(int32_t Id, void *Kernel, void
   if (profile::enabled())
     Profiled.emplace(fmt::format("Kernel '{}'", Name.str()),
                      [&] { return fmt::format("Device={};NumTeams={};ThreadLimit={}", Id, Teams, Threads); });
-  LaunchExtentsYZ LaunchYZ;
-  for (int Dim = 0; Dim < 2; ++Dim) {
-    LaunchYZ.Teams[Dim] = YZ.Teams[Dim];
-    LaunchYZ.Threads[Dim] = YZ.Threads[Dim];
-  }
-  if (auto Err = C->launch(K->Entry, Args, Teams, Threads, Name, LaunchYZ)) {
+  if (auto Err = C->launch(K->Entry, Args, Teams, Threads, Name, YZ)) {
     int32_t Rc = failWith(D, std::move(Err));
     emitTranslateTrace(*D, Id, Name); // the lookups that led to a fault, if any
     return Rc;

@@ -72,7 +72,7 @@ TEST(LaunchInfoTest, ABareKernelRunsItsGridAndBlocksAsAsked) {
   // No budget, no cap: every thread of every block, in three dimensions.
   KernelConfiguration Bare;
   Bare.ExecMode = uint8_t(llvm::omp::OMP_TGT_EXEC_MODE_BARE);
-  ExtentsYZ YZ;
+  ompsim::LaunchExtentsYZ YZ;
   YZ.Teams[0] = 16;
   YZ.Threads[0] = 4;
   YZ.Threads[1] = 2;

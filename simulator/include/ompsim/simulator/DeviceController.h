@@ -2,6 +2,7 @@
 #pragma once
 
 #include "ompsim/Config.h"
+#include "ompsim/LaunchExtents.h"
 #include "ompsim/offload_abi.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -102,13 +103,6 @@ struct DataFault {
   enum class Guard { None, PastEnd, Freed } GuardKind = Guard::None;
   uint64_t GuardBlock = 0;  ///< that block's address
   uint64_t GuardOffset = 0; ///< the address's offset from it
-};
-
-/// The y and z extents of a bare kernel's launch: blocks, then threads per
-/// block (0: 1).
-struct LaunchExtentsYZ {
-  uint32_t Teams[2] = {0, 0};
-  uint32_t Threads[2] = {0, 0};
 };
 
 /// Owns one ompsim-device executor process and drives it: device memory is
