@@ -11,6 +11,7 @@
 #include "ompsim/OpenMPRegistration.h"
 #include "ompsim/ProfileWriter.h"
 #include "ompsim/Trace.h"
+#include "ompsim/device_runtime.h"
 
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Frontend/OpenMP/OMPDeviceConstants.h"
@@ -136,7 +137,7 @@ llvm::Error checkLaunchDimensions(Device &D, void *Kernel, const __tgt_kernel_ar
   uint64_t BlockThreads = uint64_t(Extent(Threads[0])) * Extent(Threads[1]) * Extent(Threads[2]);
   // A bare kernel runs every thread of its blocks, which no GPU makes larger
   // than 1024 threads (libompsim-device's bare launches neither).
-  constexpr uint64_t MaxBareBlockThreads = 1024;
+  constexpr uint64_t MaxBareBlockThreads = OMPSIM_BARE_MAX_BLOCK_THREADS;
   if (!MultiDimensional && BlockThreads <= MaxBareBlockThreads)
     return llvm::Error::success();
   bool Bare = isBareKernel(D, Kernel);

@@ -63,8 +63,7 @@
 namespace ompsim::device::bare {
 namespace {
 
-/// The most threads a block may have (every GPU's limit).
-constexpr uint32_t kMaxBlockThreads = 1024;
+constexpr uint32_t kMaxBlockThreads = OMPSIM_BARE_MAX_BLOCK_THREADS;
 /// Stack of one GPU thread, and the guard page below it (an overflow faults
 /// there, and the executor reports the fault).
 constexpr size_t kFiberStack = 64 * 1024;

@@ -77,6 +77,10 @@ typedef struct ompsim_kernel_launch {
   uint32_t thread_limit_yz[2];
 } ompsim_kernel_launch;
 
+/** The most threads a block of an ompx_bare launch may have (every GPU's
+ * limit); the runtime refuses larger blocks before the launch. */
+#define OMPSIM_BARE_MAX_BLOCK_THREADS 1024
+
 /** The body of an ompx_bare region as ompsim's pass plugin outlines it: calls
  * the region's code with the arguments clang's kernel passed to
  * __kmpc_fork_teams, stored in `argv` (8 bytes each). */
