@@ -2,6 +2,7 @@
 // over Runtime. This is the only place an llvm::Error becomes a return code
 // or a fatal "ompsim: ..." line.
 #include "ApiHelpers.h"
+#include "HiddenHelperSlice.h"
 #include "RectCopy.h"
 #include "Runtime.h"
 #include "StockMessages.h"
@@ -52,6 +53,7 @@ std::optional<ompsim::check::ConstructScope> checkScope(const char *Kind, const 
 
 void dataCall(const ompsim_ident *Loc, DataOp Op, int64_t DeviceNum, int32_t N, void **Bases, void **Begins,
               int64_t *Sizes, int64_t *Types, void **Names, void **Mappers, bool Nowait = false) {
+  noteTargetThread();
   auto Scope = checkScope(Op == DataOp::Begin ? "map-entering construct"
                           : Op == DataOp::End ? "map-exiting construct"
                                               : "target update",
@@ -103,6 +105,7 @@ void __tgt_init_all_rtls() {
 int __tgt_target_kernel(ompsim_ident *Loc, int64_t DeviceNum, int32_t Teams, int32_t Threads, void *RegionId,
                         __tgt_kernel_arguments *Args) {
   Runtime &Rt = Runtime::get();
+  noteTargetThread();
   // The host device (omp_get_initial_device()): clang's code runs the host
   // version of the region, as with stock libomptarget.
   if (Rt.runsOnHost(DeviceNum))

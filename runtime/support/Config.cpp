@@ -297,6 +297,9 @@ Config load() {
   uint64_t DeviceThreads = C.DeviceThreads;
   readU64("OMPSIM_DEVICE_THREADS", DeviceThreads, 1, 4096, "an integer 1..4096");
   C.DeviceThreads = uint32_t(DeviceThreads);
+  uint64_t SliceUs = C.HiddenHelperSliceUs;
+  readU64("OMPSIM_HIDDEN_HELPER_SLICE_US", SliceUs, 0, 100000, "an integer 0..100000");
+  C.HiddenHelperSliceUs = uint32_t(SliceUs);
   C.KernelTimeoutSet = readSeconds("OMPSIM_KERNEL_TIMEOUT", C.KernelTimeout);
   readSeconds("OMPSIM_EXECUTOR_START_TIMEOUT", C.ExecutorStartTimeout);
   readStockJit(C.Jit);

@@ -35,6 +35,8 @@ BAD_VALUES = [
     ("OMPSIM_TRACE_TRANSLATE_CAP", "-1", "not a whole non-negative number"),
     ("OMPSIM_TRACE_TRANSLATE_CAP", " 5", "not a whole non-negative number"),
     ("OMPSIM_TRACE_NORMALIZE", "yes", "not a flag"),
+    ("OMPSIM_HIDDEN_HELPER_SLICE_US", "100001", "out of range"),
+    ("OMPSIM_HIDDEN_HELPER_SLICE_US", "1ms", "not a whole non-negative number"),
     ("LIBOMPTARGET_INFO", "0x100000000", "out of range"),
 ]
 
@@ -53,7 +55,8 @@ def test_bad_value_is_named_and_the_default_kept(built, backend, var, value, pro
 
 GOOD_VALUES = [("OMPSIM_DEVICE_MEMORY", "512M"), ("OMPSIM_DEVICE_MEMORY", "0x40000000"),
                ("OMPSIM_KERNEL_TIMEOUT", "2.5"), ("OMPSIM_TRACE_TRANSLATE_CAP", "0"),
-               ("OMPSIM_EXECUTOR_START_TIMEOUT", "120"), ("OMPSIM_DEVICE_THREADS", "64")]
+               ("OMPSIM_EXECUTOR_START_TIMEOUT", "120"), ("OMPSIM_DEVICE_THREADS", "64"),
+               ("OMPSIM_HIDDEN_HELPER_SLICE_US", "0")]
 
 
 @pytest.mark.parametrize("var,value", GOOD_VALUES, ids=["%s=%s" % v for v in GOOD_VALUES])

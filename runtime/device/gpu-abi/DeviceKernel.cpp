@@ -19,8 +19,9 @@
 #include "KernelLaunchState.h"
 #include "Libomp.h"
 
+#include "ompsim/HiddenHelpers.h"
+
 #include <pthread.h>
-#include <strings.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -80,22 +81,6 @@ int32_t threadsOf(const ompsim_kernel_launch &Request, const ConfigurationEnviro
   if (Threads <= 0 && Env && Env->MaxThreads > 0 && Env->MaxThreads != kDefaultBlockSize)
     Threads = Env->MaxThreads;
   return Threads;
-}
-
-/// libomp's hidden helper threads (which run `target nowait` tasks) have the
-/// global thread numbers 1..N when hidden helper tasks are on (libomp's
-/// default, N = LIBOMP_NUM_HIDDEN_HELPER_THREADS or 8).
-bool onHiddenHelperThread(int32_t Gtid) {
-  static const int32_t HiddenHelpers = [] {
-    const char *Use = std::getenv("LIBOMP_USE_HIDDEN_HELPER_TASK");
-    if (Use && (!std::strcmp(Use, "0") || !strcasecmp(Use, "false") || !strcasecmp(Use, "off") ||
-                !strcasecmp(Use, "no")))
-      return 0;
-    const char *Num = std::getenv("LIBOMP_NUM_HIDDEN_HELPER_THREADS");
-    int N = Num ? std::atoi(Num) : 8;
-    return N > 0 ? int32_t(N) : 0;
-  }();
-  return Gtid >= 1 && Gtid <= HiddenHelpers;
 }
 
 void forkTeams(KernelLaunch *Launch, int32_t Teams, int32_t Threads);
@@ -237,7 +222,7 @@ OMPSIM_DEVICE_API int32_t __kmpc_target_init(void *KernelEnvironment, void *) {
   // run in twenty of OpenMP_VV's test_target_teams_distribute_nowait.F90),
   // so such a launch forks its teams from a root thread: the hidden helper
   // thread's companion.
-  if (onHiddenHelperThread(Libomp::get().GlobalThreadNum(runtimeIdent())))
+  if (ompsim::isHiddenHelperGtid(Libomp::get().GlobalThreadNum(runtimeIdent())))
     if (ForkCompanion *Companion = ForkCompanion::ofThisThread()) {
       ForkRequest Req{&Launch, Teams, Threads};
       Companion->run(Req);

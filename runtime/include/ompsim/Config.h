@@ -25,6 +25,10 @@ struct Config {
   uint32_t DeviceThreads = 256;
   double KernelTimeout = 60.0;   ///< OMPSIM_KERNEL_TIMEOUT: seconds before a kernel is stopped
   bool KernelTimeoutSet = false; ///< OMPSIM_KERNEL_TIMEOUT was given (and valid)
+  /// OMPSIM_HIDDEN_HELPER_SLICE_US: the scheduler time slice, in microseconds, the runtime asks
+  /// for libomp's hidden helper threads the first time one runs a target task (0: leave them as
+  /// they are); see docs/performance.md, "Concurrent launches"
+  uint32_t HiddenHelperSliceUs = 100;
   /// OMPSIM_EXECUTOR_START_TIMEOUT: seconds an executor may take to start (sim)
   double ExecutorStartTimeout = 10.0;
   /// OMPSIM_JIT_OPT_LEVEL: code generation level (0-3) of bitcode images; when unset,
