@@ -303,10 +303,14 @@ Error DeviceController::launch(uint64_t Entry, ArrayRef<uint64_t> Args, uint32_t
   Mb.NumArgs = uint32_t(Args.size());
   if (!Args.empty())
     std::memcpy(Mb.Args, Args.data(), Args.size() * sizeof(uint64_t));
-  Mb.HostCpu.store(::sched_getcpu(), std::memory_order_relaxed);
+  int32_t Cpu = ::sched_getcpu();
+  Mb.HostCpu.store(Cpu, std::memory_order_relaxed);
+  bool Sleeping = Mb.ExecutorSleeping.load(std::memory_order_seq_cst);
+  if (Sleeping)
+    handOver(Mb, Cpu);
   Mb.Request.store(Seq, std::memory_order_release);
   Mb.Doorbell.fetch_add(1, std::memory_order_seq_cst);
-  if (Mb.ExecutorSleeping.load(std::memory_order_seq_cst))
+  if (Sleeping || Mb.ExecutorSleeping.load(std::memory_order_seq_cst))
     sharedFutexWake(Mb.Doorbell);
 
   auto Finished = [&] { return Mb.Done.load(std::memory_order_acquire) == Seq; };

@@ -34,7 +34,8 @@ namespace ompsim::sim {
 /// kernel, fills status/message, publishes `Done` = seq, bumps `HostBell`
 /// and wakes the host if it sleeps. Where a CPU is idle both sides spin a
 /// little before they sleep in FUTEX_WAIT (spinFor), so back-to-back
-/// launches take no system call; on a busy machine they block at once. Slot
+/// launches take no system call; on a busy machine they block at once, and
+/// the host hands its CPU over to the device thread it wakes (Pinned). Slot
 /// 0's device thread also runs the SPS requests (their doorbell is slot 0's).
 /// The futex words are shared between processes, so FUTEX_PRIVATE_FLAG must
 /// not be used.
@@ -98,6 +99,12 @@ struct LaunchMailbox {
     /// (hints for spinFor; -1 unknown).
     std::atomic<int32_t> HostCpu;
     std::atomic<int32_t> ExecutorCpu;
+    /// The device thread's kernel thread id, for handOver() (0 until it runs).
+    std::atomic<int32_t> ExecutorTid;
+    /// Set by the host, before it publishes a launch, when it narrowed the
+    /// sleeping device thread's affinity to its own CPU (handOver()); the
+    /// device thread restores its mask before it runs that kernel.
+    std::atomic<uint32_t> Pinned;
     uint32_t Teams;        ///< 0: the device default
     uint32_t Threads;      ///< 0: the device default
     uint32_t TeamsYZ[2];   ///< a bare launch's y and z blocks (0: 1)
@@ -269,6 +276,28 @@ bool spinFor(uint64_t Nanos, std::atomic<int32_t> &OwnCpu, const std::atomic<int
         return Ready();
     }
   }
+}
+
+/// The host's side of a launch that wakes `Mb`'s sleeping device thread
+/// from `Cpu`: on a busy machine, narrows that thread's affinity to `Cpu`
+/// first, so that the wake queues it where the host is about to block and
+/// it gets that CPU at once. Woken onto another CPU it would wait behind
+/// whatever runs there, which on Linux's EEVDF scheduler may be a spinning
+/// thread with most of a 3 ms slice left (in a VM, waking an idle vCPU
+/// costs an IPI round trip as well). The device thread restores its own
+/// mask before it runs the kernel (`Pinned`). Where spinning is free both
+/// sides run on CPUs of their own instead, and nothing is pinned.
+inline void handOver(LaunchMailbox::Slot &Mb, int32_t Cpu) {
+  if (Cpu < 0 || Cpu >= CPU_SETSIZE || spinningIsFree())
+    return;
+  int32_t Tid = Mb.ExecutorTid.load(std::memory_order_acquire);
+  if (Tid <= 0)
+    return;
+  cpu_set_t Here;
+  CPU_ZERO(&Here);
+  CPU_SET(Cpu, &Here);
+  if (::sched_setaffinity(Tid, sizeof Here, &Here) == 0)
+    Mb.Pinned.store(1, std::memory_order_relaxed);
 }
 
 } // namespace ompsim::sim

@@ -212,6 +212,7 @@ public:
       ensureAltStack();
       if (::sched_getaffinity(0, sizeof OwnCpus, &OwnCpus) != 0)
         CPU_ZERO(&OwnCpus);
+      Slot->ExecutorTid.store(int32_t(::gettid()), std::memory_order_release);
       run();
     });
   }
@@ -255,6 +256,11 @@ private:
   /// Runs the launch posted as `Seq` and publishes its completion.
   void serveLaunch(uint32_t Seq) {
     LaunchMailbox::Slot &Mb = *Slot;
+    // Woken on the host's CPU (handOver()): the kernel runs with the mask the
+    // thread started with, so that the threads it starts inherit that one and
+    // a long kernel may move.
+    if (Mb.Pinned.exchange(0, std::memory_order_acquire) && CPU_COUNT(&OwnCpus) > 0)
+      ::sched_setaffinity(0, sizeof OwnCpus, &OwnCpus);
     Mb.ExecutorCpu.store(::sched_getcpu(), std::memory_order_relaxed);
     uint32_t N = std::min(Mb.NumArgs, LaunchMailbox::kMaxArgs);
     Error Err = runKernel(Mb.Entry, ArrayRef<uint64_t>(Mb.Args, N), Mb.Teams, Mb.Threads, Mb.Device,
