@@ -290,6 +290,8 @@ bool spinFor(uint64_t Nanos, std::atomic<int32_t> &OwnCpu, const std::atomic<int
 inline void handOver(LaunchMailbox::Slot &Mb, int32_t Cpu) {
   if (Cpu < 0 || Cpu >= CPU_SETSIZE || spinningIsFree())
     return;
+  if (Mb.ExecutorCpu.load(std::memory_order_relaxed) == Cpu)
+    return;
   int32_t Tid = Mb.ExecutorTid.load(std::memory_order_acquire);
   if (Tid <= 0)
     return;
