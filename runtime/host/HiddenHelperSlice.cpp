@@ -77,7 +77,7 @@ void noteTargetThread() {
   ThisThread = requestSlice(uint64_t(Micros) * 1000);
   OMPSIM_TRACE_EVENT(Cat::Launch, "helper-slice")
       .num("slice_us", Micros)
-      .str("result", ThisThread == SliceRequest::Requested ? "set"
+      .str("result", ThisThread == SliceRequest::Requested   ? "set"
                      : ThisThread == SliceRequest::LeftAlone ? "left alone"
                                                              : "unsupported");
 }

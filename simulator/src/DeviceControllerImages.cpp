@@ -265,13 +265,24 @@ Error DeviceController::launch(uint64_t Entry, ArrayRef<uint64_t> Args, uint32_t
     if (auto Err = applyProtections())
       return Err;
   // A slot of our own for the whole launch, the lowest free one (slot 0 when
-  // launches do not overlap: its device thread is the one kept warm). No lock
-  // is held while the kernel runs.
+  // launches do not overlap: its device thread is the one kept warm). On a
+  // busy machine, a free slot whose device thread last ran on our CPU first:
+  // host threads on different CPUs then keep to device threads of their own
+  // CPUs, and a hand-over moves nobody (handOver()). No lock is held while
+  // the kernel runs.
+  int32_t Cpu = ::sched_getcpu();
+  bool Busy = !spinningIsFree(/*Wakees=*/1);
   uint32_t SlotIndex = 0;
   for (;;) {
     uint32_t Free = FreeSlots.load(std::memory_order_acquire);
     if (Free) {
       SlotIndex = uint32_t(__builtin_ctz(Free));
+      if (Busy)
+        for (uint32_t Rest = Free; Rest; Rest &= Rest - 1)
+          if (Mailbox->Slots[__builtin_ctz(Rest)].ExecutorCpu.load(std::memory_order_relaxed) == Cpu) {
+            SlotIndex = uint32_t(__builtin_ctz(Rest));
+            break;
+          }
       if (FreeSlots.compare_exchange_weak(Free, Free & ~(1u << SlotIndex), std::memory_order_acq_rel))
         break;
       continue;
@@ -303,7 +314,6 @@ Error DeviceController::launch(uint64_t Entry, ArrayRef<uint64_t> Args, uint32_t
   Mb.NumArgs = uint32_t(Args.size());
   if (!Args.empty())
     std::memcpy(Mb.Args, Args.data(), Args.size() * sizeof(uint64_t));
-  int32_t Cpu = ::sched_getcpu();
   Mb.HostCpu.store(Cpu, std::memory_order_relaxed);
   bool Sleeping = Mb.ExecutorSleeping.load(std::memory_order_seq_cst);
   if (Sleeping)
@@ -319,7 +329,7 @@ Error DeviceController::launch(uint64_t Entry, ArrayRef<uint64_t> Args, uint32_t
   // is noticed within a slice, and a hang at the kernel timeout.
   constexpr uint64_t kSpinNanos = 100000;
   constexpr long kSliceNanos = 5000000;
-  if (!spinFor(kSpinNanos, Mb.HostCpu, Mb.ExecutorCpu, Mb.ExecutorSleeping, Finished)) {
+  if (!spinFor(kSpinNanos, Mb.HostCpu, Mb.ExecutorCpu, Mb.ExecutorSleeping, Finished, Sleeping ? 1 : 0)) {
     auto Deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(Opts.KernelTimeout);
     for (;;) {
       Mb.HostWaiting.store(1, std::memory_order_seq_cst);

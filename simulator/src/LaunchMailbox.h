@@ -203,30 +203,34 @@ inline uint64_t monotonicNanos() {
 /// machine (the spinner and the partner doing the work included) has a CPU
 /// of its own. On a busy machine the thread that has to make progress may be
 /// waiting for the CPU a spinner holds, so then both sides block instead.
-/// A free answer is kept for kFreeForNanos per process (reading /proc/loadavg
-/// costs about a microsecond, a launch less); a busy one only for
-/// kBusyForNanos: a thread that ran for a moment when the count was taken
-/// (a kernel worker, a timer) must not send every launch of the next
-/// millisecond down the futex path. Unreadable counts as busy.
-inline bool spinningIsFree() {
+/// `Wakees` counts the threads the caller has just woken and that the count
+/// may not include yet (a sleeping device thread a launch wakes needs a CPU
+/// of its own too, or it is queued behind a running thread).
+/// The count is kept for kFreeForNanos per process while it leaves a CPU
+/// free (reading /proc/loadavg costs about a microsecond, a launch less);
+/// otherwise only for kBusyForNanos: a thread that ran for a moment when the
+/// count was taken (a kernel worker, a timer) must not send every launch of
+/// the next millisecond down the futex path. Unreadable counts as busy.
+inline bool spinningIsFree(int32_t Wakees = 0) {
   constexpr uint64_t kFreeForNanos = 1000000;
   constexpr uint64_t kBusyForNanos = 50000;
+  constexpr int32_t kUnknown = INT32_MIN / 2;
   static std::atomic<uint64_t> CheckedAt{0};
-  static std::atomic<bool> IsFree{false};
+  static std::atomic<int32_t> SpareCpus{kUnknown};
   uint64_t Now = monotonicNanos();
   uint64_t Last = CheckedAt.load(std::memory_order_relaxed);
   if (Last != 0) {
-    bool Free = IsFree.load(std::memory_order_relaxed);
-    if (Now - Last < (Free ? kFreeForNanos : kBusyForNanos))
-      return Free;
+    int32_t Spare = SpareCpus.load(std::memory_order_relaxed);
+    if (Now - Last < (Spare >= 0 ? kFreeForNanos : kBusyForNanos))
+      return Spare >= Wakees;
   }
-  // One thread refreshes; the others use the answer it had.
+  // One thread refreshes; the others use the count it had.
   if (!CheckedAt.compare_exchange_strong(Last, Now, std::memory_order_relaxed))
-    return IsFree.load(std::memory_order_relaxed);
+    return SpareCpus.load(std::memory_order_relaxed) >= Wakees;
   int32_t Running = runnableThreads();
-  bool Answer = Running > 0 && Running <= usableCpus();
-  IsFree.store(Answer, std::memory_order_relaxed);
-  return Answer;
+  int32_t Spare = Running > 0 ? usableCpus() - Running : kUnknown;
+  SpareCpus.store(Spare, std::memory_order_relaxed);
+  return Spare >= Wakees;
 }
 
 /// Spins until `ready()` or until about `Nanos` have passed; true when ready.
@@ -247,7 +251,7 @@ inline bool spinningIsFree() {
 /// spinner runnable. Returning false makes the caller block in FUTEX_WAIT.
 template <typename PredicateT>
 bool spinFor(uint64_t Nanos, std::atomic<int32_t> &OwnCpu, const std::atomic<int32_t> &PartnerCpu,
-             const std::atomic<uint32_t> &PartnerAsleep, PredicateT Ready) {
+             const std::atomic<uint32_t> &PartnerAsleep, PredicateT Ready, int32_t Wakees = 0) {
   // About the time a wakee needs to get onto an idle CPU; waiting longer for
   // one that sits behind us only delays it.
   constexpr uint64_t kWakeGraceNanos = 30000;
@@ -258,7 +262,7 @@ bool spinFor(uint64_t Nanos, std::atomic<int32_t> &OwnCpu, const std::atomic<int
   // A partner that runs, or last ran, on our CPU: running, it cannot progress
   // while we spin; asleep (we just woke it), the wake usually queues it on
   // the CPU it left, behind us, so any grace we spun would be its delay.
-  if (!spinningIsFree() || PartnerCpu.load(std::memory_order_relaxed) == Cpu)
+  if (!spinningIsFree(Wakees) || PartnerCpu.load(std::memory_order_relaxed) == Cpu)
     return false;
   uint64_t T0 = monotonicNanos();
   for (uint32_t I = 1;; ++I) {
@@ -272,7 +276,7 @@ bool spinFor(uint64_t Nanos, std::atomic<int32_t> &OwnCpu, const std::atomic<int
       bool PartnerUp = PartnerAsleep.load(std::memory_order_acquire) == 0;
       if (Spent >= Nanos ||
           (PartnerUp ? PartnerCpu.load(std::memory_order_relaxed) == Cpu : Spent >= kWakeGraceNanos) ||
-          !spinningIsFree())
+          !spinningIsFree(PartnerUp ? 0 : Wakees))
         return Ready();
     }
   }
@@ -288,7 +292,7 @@ bool spinFor(uint64_t Nanos, std::atomic<int32_t> &OwnCpu, const std::atomic<int
 /// mask before it runs the kernel (`Pinned`). Where spinning is free both
 /// sides run on CPUs of their own instead, and nothing is pinned.
 inline void handOver(LaunchMailbox::Slot &Mb, int32_t Cpu) {
-  if (Cpu < 0 || Cpu >= CPU_SETSIZE || spinningIsFree())
+  if (Cpu < 0 || Cpu >= CPU_SETSIZE || spinningIsFree(/*Wakees=*/1))
     return;
   if (Mb.ExecutorCpu.load(std::memory_order_relaxed) == Cpu)
     return;
