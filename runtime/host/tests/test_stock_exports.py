@@ -201,6 +201,19 @@ def test_interop_on_a_cpu_device_is_none(build, backend):
     check_output(run(build("interop_none"), backend), INTEROP)
 
 
+INTEROP_DEPEND = """\
+after use: produced=7
+after destroy: produced=8
+after the region's destroy: a={5,5,5,5}
+"""
+
+
+@pytest.mark.parametrize("backend", ["ours-host", "sim"])
+def test_interop_use_and_destroy_wait_for_their_dependences(build, backend):
+    # As included tasks do; stock 22 does not wait at destroy (the program's own comment).
+    check_output(run(build("interop_depend"), backend), INTEROP_DEPEND)
+
+
 RUNTIME_CONTROL = """\
 region ran: x=1
 activate record: 0
