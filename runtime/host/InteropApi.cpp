@@ -110,8 +110,8 @@ void __tgt_interop_use(ompsim_ident *Loc, int32_t Gtid, void *, int32_t, int32_t
   waitForInteropDeps(Loc, Gtid, Ndeps, Deps);
 }
 
-void __tgt_interop_destroy(ompsim_ident *Loc, int32_t Gtid, void **, int32_t, int32_t Ndeps, KmpDependInfo *Deps,
-                           int32_t) {
+void __tgt_interop_destroy(ompsim_ident *Loc, int32_t Gtid, void **, int32_t, int32_t Ndeps,
+                           KmpDependInfo *Deps, int32_t) {
   waitForInteropDeps(Loc, Gtid, Ndeps, Deps);
 }
 
