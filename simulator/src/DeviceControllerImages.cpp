@@ -294,6 +294,7 @@ Error DeviceController::launch(uint64_t Entry, ArrayRef<uint64_t> Args, uint32_t
     SlotFreed.wait(Lock, [&] { return FreeSlots.load(std::memory_order_seq_cst) != 0; });
     SlotWaiters.fetch_sub(1, std::memory_order_seq_cst);
   }
+  Cpu = ::sched_getcpu(); // it may have moved while it waited for a slot
   uint32_t Seq = ++SlotSeq[SlotIndex];
   auto FreeSlot = [&] {
     FreeSlots.fetch_or(1u << SlotIndex, std::memory_order_seq_cst);

@@ -289,8 +289,9 @@ bool spinFor(uint64_t Nanos, std::atomic<int32_t> &OwnCpu, const std::atomic<int
 /// whatever runs there, which on Linux's EEVDF scheduler may be a spinning
 /// thread with most of a 3 ms slice left (in a VM, waking an idle vCPU
 /// costs an IPI round trip as well). The device thread restores its own
-/// mask before it runs the kernel (`Pinned`). Where spinning is free both
-/// sides run on CPUs of their own instead, and nothing is pinned.
+/// mask before it runs the kernel (`Pinned`). Nothing is narrowed where the
+/// device thread last ran on `Cpu` (the wake-up goes there anyway), nor where
+/// spinning is free: both sides then run on CPUs of their own.
 inline void handOver(LaunchMailbox::Slot &Mb, int32_t Cpu) {
   if (Cpu < 0 || Cpu >= CPU_SETSIZE || spinningIsFree(/*Wakees=*/1))
     return;
