@@ -247,14 +247,28 @@ Error DeviceController::unloadImage(uint64_t Image) {
   return Result;
 }
 
+int32_t DeviceController::deviceThreadOf(uint32_t Slot, pid_t Executor) {
+  int32_t &Tid = SlotTids[Slot];
+  if (Tid != 0)
+    return Tid;
+  int32_t Seen = Mailbox->Slots[Slot].ExecutorTid.load(std::memory_order_acquire);
+  if (Seen <= 0 || Executor <= 0)
+    return -1; // not started yet: asked again next time
+  std::string Task = fmt::format("/proc/{}/task/{}", Executor, Seen);
+  Tid = ::access(Task.c_str(), F_OK) == 0 ? Seen : -1;
+  return Tid;
+}
+
 Error DeviceController::launch(uint64_t Entry, ArrayRef<uint64_t> Args, uint32_t NumTeams,
                                uint32_t ThreadLimit, StringRef KernelName, const LaunchExtentsYZ &YZ) {
   // Only the error paths name the kernel: a launch that works formats nothing.
   auto Context = [&] { return "kernel " + KernelName.str(); };
+  pid_t Executor = -1;
   {
     std::lock_guard<std::recursive_mutex> Lock(Mu);
     if (auto Err = checkAlive())
       return Err;
+    Executor = Pid;
   }
   if (Args.size() > LaunchMailbox::kMaxArgs)
     return makeError(fmt::format("device {}: {} takes {} arguments; the simulated device passes at most {}",
@@ -318,7 +332,7 @@ Error DeviceController::launch(uint64_t Entry, ArrayRef<uint64_t> Args, uint32_t
   Mb.HostCpu.store(Cpu, std::memory_order_relaxed);
   bool Sleeping = Mb.ExecutorSleeping.load(std::memory_order_seq_cst);
   if (Sleeping)
-    handOver(Mb, Cpu);
+    handOver(Mb, Cpu, deviceThreadOf(SlotIndex, Executor));
   Mb.Request.store(Seq, std::memory_order_release);
   Mb.Doorbell.fetch_add(1, std::memory_order_seq_cst);
   if (Sleeping || Mb.ExecutorSleeping.load(std::memory_order_seq_cst))

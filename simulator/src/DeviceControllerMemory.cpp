@@ -81,6 +81,7 @@ Error DeviceController::mapSharedMemory(int &Fd) {
   Shared = static_cast<char *>(P);
   Mailbox = reinterpret_cast<LaunchMailbox *>(Shared);
   SlotSeq.assign(LaunchMailbox::kSlots, 0);
+  SlotTids.assign(LaunchMailbox::kSlots, 0);
   FreeSlots.store((1u << launchSlots()) - 1, std::memory_order_release);
   return Error::success();
 }

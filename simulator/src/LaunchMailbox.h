@@ -99,7 +99,8 @@ struct LaunchMailbox {
     /// (hints for spinFor; -1 unknown).
     std::atomic<int32_t> HostCpu;
     std::atomic<int32_t> ExecutorCpu;
-    /// The device thread's kernel thread id, for handOver() (0 until it runs).
+    /// The device thread's kernel thread id, for handOver() (0 until it
+    /// runs; the host checks it names a thread of the executor).
     std::atomic<int32_t> ExecutorTid;
     /// Set by the host, before it publishes a launch, when it narrowed the
     /// sleeping device thread's affinity to its own CPU (handOver()); the
@@ -283,7 +284,8 @@ bool spinFor(uint64_t Nanos, std::atomic<int32_t> &OwnCpu, const std::atomic<int
 }
 
 /// The host's side of a launch that wakes `Mb`'s sleeping device thread
-/// from `Cpu`: on a busy machine, narrows that thread's affinity to `Cpu`
+/// (kernel thread `Tid`, checked to be the executor's; -1 none) from `Cpu`:
+/// on a busy machine, narrows that thread's affinity to `Cpu`
 /// first, so that the wake queues it where the host is about to block and
 /// it gets that CPU at once. Woken onto another CPU it would wait behind
 /// whatever runs there, which on Linux's EEVDF scheduler may be a spinning
@@ -292,13 +294,10 @@ bool spinFor(uint64_t Nanos, std::atomic<int32_t> &OwnCpu, const std::atomic<int
 /// mask before it runs the kernel (`Pinned`). Nothing is narrowed where the
 /// device thread last ran on `Cpu` (the wake-up goes there anyway), nor where
 /// spinning is free: both sides then run on CPUs of their own.
-inline void handOver(LaunchMailbox::Slot &Mb, int32_t Cpu) {
-  if (Cpu < 0 || Cpu >= CPU_SETSIZE || spinningIsFree(/*Wakees=*/1))
+inline void handOver(LaunchMailbox::Slot &Mb, int32_t Cpu, int32_t Tid) {
+  if (Tid <= 0 || Cpu < 0 || Cpu >= CPU_SETSIZE || spinningIsFree(/*Wakees=*/1))
     return;
   if (Mb.ExecutorCpu.load(std::memory_order_relaxed) == Cpu)
-    return;
-  int32_t Tid = Mb.ExecutorTid.load(std::memory_order_acquire);
-  if (Tid <= 0)
     return;
   cpu_set_t Here;
   CPU_ZERO(&Here);

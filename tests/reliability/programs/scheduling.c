@@ -11,7 +11,9 @@
  * on its own CPU, narrowing that thread's affinity for the wake-up; every
  * kernel reports how many CPUs its thread may run on, which must be the
  * executor's whole mask (the host's, which it inherits), and each region
- * increments a counter of its own. */
+ * increments a counter of its own. Each host thread moves itself to the
+ * next CPU before every launch, so that the device thread it wakes has
+ * mostly run somewhere else (else the plugin narrows nothing). */
 #define _GNU_SOURCE
 #include <omp.h>
 #include <sched.h>
@@ -61,12 +63,22 @@ static int slice(void) {
 }
 
 static int handover(int n) {
-  int host_cpus = cpus_of_this_thread(), narrowed = 0, wrong = 0;
+  int host_cpus = cpus_of_this_thread(), narrowed = 0, wrong = 0, ids[CPU_SETSIZE], nids = 0;
+  cpu_set_t all;
+  CPU_ZERO(&all);
+  sched_getaffinity(0, sizeof all, &all);
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &all))
+      ids[nids++] = c;
 #pragma omp parallel num_threads(2) reduction(+ : narrowed, wrong)
   {
-    int count = 0;
+    int count = 0, me = omp_get_thread_num();
     for (int i = 0; i < n; ++i) {
       int cpus = 0;
+      cpu_set_t one;
+      CPU_ZERO(&one);
+      CPU_SET(ids[(i + me) % nids], &one);
+      sched_setaffinity(0, sizeof one, &one);
 #pragma omp target map(tofrom : count) map(from : cpus)
       {
         count += 1;
@@ -74,6 +86,7 @@ static int handover(int n) {
       }
       narrowed += cpus != host_cpus;
     }
+    sched_setaffinity(0, sizeof all, &all);
     wrong += count != n;
   }
   printf("handover: launches=%d host_cpus=%d narrowed=%d wrong=%d\n", 2 * n, host_cpus, narrowed, wrong);

@@ -320,6 +320,15 @@ private:
   std::mutex SlotMu;
   std::condition_variable SlotFreed;
   std::vector<uint32_t> SlotSeq;
+  /// The kernel thread id of slot i's device thread, for the hand-over
+  /// (handOver() in LaunchMailbox.h), checked once against
+  /// /proc/<executor>/task: the mailbox is memory device code can scribble
+  /// on, and the host must not narrow the affinity of a thread that is not
+  /// the executor's. 0 not known yet, -1 unusable; only the slot's holder
+  /// touches it.
+  std::vector<int32_t> SlotTids;
+  /// SlotTids[Slot], looked up and checked the first time (-1: none usable).
+  int32_t deviceThreadOf(uint32_t Slot, pid_t Executor);
   /// The device heap's blocks (the arena above the code region), kept here:
   /// allocation is address arithmetic and needs no round trip.
   std::unique_ptr<RangeAllocator> Heap;
