@@ -339,7 +339,8 @@ def render_markdown(res):
                 label, ref, " | ".join(_fmt(over.get(str(t))) for t in p["threads"]), _fmt(bound, 1),
                 _goal(g.get("met"))))
         if any(label in p["runs"] for label, _, _, _ in CONCURRENCY_DIAGNOSTIC_RUNS):
-            L.append("\n(diagnostic) rows run the same program under other libomp settings (median of %s runs); "
+            L.append("\n(diagnostic) rows run the same program under other libomp settings, or without ompsim's "
+                     "scheduler slice for libomp's hidden helper threads (median of %s runs); "
                      "no goal is judged on them." % p.get("diagnostic_reps", "?"))
         L.append("")
         _notes(L, p)
