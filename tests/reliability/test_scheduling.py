@@ -14,6 +14,33 @@ from reliability_helpers import ompsim_lines, run
 #: OMPSIM_HIDDEN_HELPER_SLICE_US's default, in nanoseconds as sched_getattr reports it.
 DEFAULT_SLICE_NS = 100000
 
+#: Sets a thread's custom slice and reads it back (x86_64 system call numbers; the kernel's
+#: struct sched_attr, first version), in a process of its own.
+SLICE_PROBE = r"""
+import ctypes, struct, sys
+libc = ctypes.CDLL(None, use_errno=True)
+buf = ctypes.create_string_buffer(48)
+if libc.syscall(315, 0, buf, 48, 0) != 0:
+    sys.exit("sched_getattr: errno %d" % ctypes.get_errno())
+size, policy, flags, nice, prio, runtime, deadline, period = struct.unpack("IIQiIQQQ", buf.raw)
+struct.pack_into("IIQiIQQQ", buf, 0, 48, policy, 0, nice, prio, SLICE_NS, deadline, period)
+if libc.syscall(314, 0, buf, 0) != 0:
+    sys.exit("sched_setattr: errno %d" % ctypes.get_errno())
+libc.syscall(315, 0, buf, 48, 0)
+print(struct.unpack("IIQiIQQQ", buf.raw)[5])
+""".replace("SLICE_NS", str(DEFAULT_SLICE_NS))
+
+
+@pytest.fixture(scope="module")
+def custom_slices():
+    """Skips unless this kernel (6.12 and later) keeps a thread's custom slice and lets us set it."""
+    if os.uname().machine != "x86_64":
+        pytest.skip("the slice probe uses x86_64 system call numbers")
+    r = subprocess.run([sys.executable, "-c", SLICE_PROBE], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True)
+    if r.returncode != 0 or r.stdout.strip() != str(DEFAULT_SLICE_NS):
+        pytest.skip("no per-thread scheduler slices here (kernel %s): %s" % (os.uname().release, r.stdout.strip()))
+
 
 def slices(r):
     assert r.rc == 0 and ompsim_lines(r.err) == [], "exit %d\n%s\n%s" % (r.rc, r.out, r.err)
@@ -27,7 +54,7 @@ def slices(r):
     return got
 
 
-def test_hidden_helper_threads_get_a_short_slice_on_ours_host(built):
+def test_hidden_helper_threads_get_a_short_slice_on_ours_host(custom_slices, built):
     # ours-host runs a region in the thread that launches it: the `target nowait` one on a
     # hidden helper thread, which the runtime gave the short slice before the region ran;
     # the initial thread, which runs the synchronous region, keeps the kernel's own.
@@ -39,21 +66,21 @@ def test_hidden_helper_threads_get_a_short_slice_on_ours_host(built):
                                         ({"OMPSIM_HIDDEN_HELPER_SLICE_US": "0"}, None),
                                         ({"LIBOMP_USE_HIDDEN_HELPER_TASK": "0"}, None)],
                          ids=["slice-250us", "slice-off", "hidden-helpers-off"])
-def test_the_slice_follows_the_settings(built, env, expect):
+def test_the_slice_follows_the_settings(custom_slices, built, env, expect):
     # None: the thread keeps the kernel's slice (the request is off, or the nowait region
     # runs on the thread that waits in taskwait, as libomp does without hidden helper tasks).
     s = slices(run(built("scheduling.c", translate="native-cc"), "ours-host", ["slice"], env=env))
     assert s["nowait"] == (expect if expect is not None else s["initial"]), s
 
 
-def test_stock_leaves_hidden_helper_threads_alone(built):
+def test_stock_leaves_hidden_helper_threads_alone(custom_slices, built):
     # The reference: stock libomptarget does not touch the slice (so the one ours-host
     # shows is ompsim's doing, not libomp's).
     s = slices(run(built("scheduling.c", translate="native-cc"), "host-upstream", ["slice"]))
     assert s["nowait"] == s["initial"] == s["target"], s
 
 
-def test_sim_requests_the_slice_for_the_launching_helper(built, tmp_path):
+def test_sim_requests_the_slice_for_the_launching_helper(custom_slices, built, tmp_path):
     # On sim a region runs in the executor, so the request shows in the trace: once, for
     # the hidden helper thread that launched the nowait region.
     trace = tmp_path / "t.jsonl"
