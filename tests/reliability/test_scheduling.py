@@ -97,9 +97,10 @@ def test_sim_requests_the_slice_for_the_launching_helper(custom_slices, built, t
 
 @contextlib.contextmanager
 def every_cpu_busy():
-    """One spinning process per CPU and one more, for the duration (each says when it spins)."""
+    """One spinning process per CPU this process may use and one more, for the duration (each
+    says when it spins)."""
     hogs = [subprocess.Popen([sys.executable, "-c", "print('spinning', flush=True)\nwhile True: pass"],
-                             stdout=subprocess.PIPE, text=True) for _ in range(os.cpu_count() + 1)]
+                             stdout=subprocess.PIPE, text=True) for _ in range(len(os.sched_getaffinity(0)) + 1)]
     try:
         for h in hogs:
             assert h.stdout.readline().strip() == "spinning"
