@@ -78,10 +78,8 @@ extern "C" {
 
 void *__tgt_interop_get(ompsim_ident *Loc, int32_t Type, int64_t, int32_t, void *, InteropContext *Ctx,
                         DependPack *Deps) {
-  if (Runtime::get().policy() == OffloadPolicy::Disabled)
-    return omp_interop_none;
-  if (Type == InteropTargetSync && Deps && Ctx)
-    __kmpc_omp_wait_deps(Loc, Ctx->Gtid, Deps->Ndeps, Deps->Deps, Deps->NdepsNoAlias, Deps->NoAliasDeps);
+  if (Type == InteropTargetSync)
+    waitForInteropDeps(Loc, Ctx, Deps);
   return omp_interop_none;
 }
 
@@ -100,8 +98,8 @@ int __tgt_interop_release(ompsim_ident *Loc, void *, InteropContext *Ctx, Depend
 
 void __tgt_interop_init(ompsim_ident *Loc, int32_t Gtid, void **Interop, int32_t Type, int32_t, int32_t Ndeps,
                         KmpDependInfo *Deps, int32_t) {
-  if (Type == InteropTargetSync && Ndeps > 0 && Runtime::get().policy() != OffloadPolicy::Disabled)
-    __kmpc_omp_wait_deps(Loc, Gtid, Ndeps, Deps, 0, nullptr);
+  if (Type == InteropTargetSync)
+    waitForInteropDeps(Loc, Gtid, Ndeps, Deps);
   *Interop = omp_interop_none;
 }
 
