@@ -263,7 +263,9 @@ bool spinFor(uint64_t Nanos, std::atomic<int32_t> &OwnCpu, const std::atomic<int
   // A partner that runs, or last ran, on our CPU: running, it cannot progress
   // while we spin; asleep (we just woke it), the wake usually queues it on
   // the CPU it left, behind us, so any grace we spun would be its delay.
-  if (!spinningIsFree(Wakees) || PartnerCpu.load(std::memory_order_relaxed) == Cpu)
+  // (The CPU check first: it costs a load, the count may cost a read of
+  // /proc/loadavg.)
+  if (PartnerCpu.load(std::memory_order_relaxed) == Cpu || !spinningIsFree(Wakees))
     return false;
   uint64_t T0 = monotonicNanos();
   for (uint32_t I = 1;; ++I) {
@@ -295,9 +297,8 @@ bool spinFor(uint64_t Nanos, std::atomic<int32_t> &OwnCpu, const std::atomic<int
 /// device thread last ran on `Cpu` (the wake-up goes there anyway), nor where
 /// spinning is free: both sides then run on CPUs of their own.
 inline void handOver(LaunchMailbox::Slot &Mb, int32_t Cpu, int32_t Tid) {
-  if (Tid <= 0 || Cpu < 0 || Cpu >= CPU_SETSIZE || spinningIsFree(/*Wakees=*/1))
-    return;
-  if (Mb.ExecutorCpu.load(std::memory_order_relaxed) == Cpu)
+  if (Tid <= 0 || Cpu < 0 || Cpu >= CPU_SETSIZE || Mb.ExecutorCpu.load(std::memory_order_relaxed) == Cpu ||
+      spinningIsFree(/*Wakees=*/1))
     return;
   cpu_set_t Here;
   CPU_ZERO(&Here);
