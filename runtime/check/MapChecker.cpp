@@ -10,13 +10,14 @@
 #include "ompsim/HostMemoryMap.h"
 #include "ompsim/Trace.h"
 
+#include "llvm/ADT/ScopeExit.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
-#include <deque>
 #include <map>
 #include <mutex>
 #include <set>
@@ -51,20 +52,6 @@ constexpr std::string_view kRegion = "target region";
 constexpr std::string_view kExiting = "map-exiting construct";
 constexpr std::string_view kUpdate = "target update";
 std::atomic<uint64_t> NextSerial{1};
-
-/// A block whose mapping ended, kept to name a use after unmap.
-struct Unmapped {
-  std::string Name;
-  std::string HostName; ///< BlockShadow::HostName
-  uintptr_t Host = 0;
-  uint64_t Size = 0;
-  std::string EndedBy;
-};
-std::mutex UnmappedLock;
-std::map<uint64_t, Unmapped> UnmappedBlocks; ///< device address -> block
-std::deque<uint64_t> UnmappedOrder;
-/// As many as the simulator's quarantine keeps (GuardedArena).
-constexpr size_t kUnmappedKept = 256;
 
 /// Blocks from omp_target_alloc, by (device, address).
 std::mutex TargetBlocksLock;
@@ -390,17 +377,15 @@ void onRemove(host::MapEntry &Entry, host::DeviceMemory &Memory) {
   if (!Entry.Check)
     return;
   BlockShadow &Shadow = *Entry.Check;
-  {
-    std::lock_guard<std::mutex> Guard(UnmappedLock);
-    if (UnmappedBlocks.count(Entry.TgtBegin) == 0)
-      UnmappedOrder.push_back(Entry.TgtBegin);
-    UnmappedBlocks[Entry.TgtBegin] =
-        Unmapped{itemName(nullptr, Entry), Entry.Check->HostName, Entry.HstBegin, Entry.size(), region()};
-    while (UnmappedOrder.size() > kUnmappedKept) {
-      UnmappedBlocks.erase(UnmappedOrder.front());
-      UnmappedOrder.pop_front();
-    }
-  }
+  // The shadow moves into the table's record of ended mappings
+  // (MappingTable::recordEnded), which names a use after unmap; it keeps
+  // only what that report says.
+  Shadow.EndedBy = region();
+  llvm::scope_exit Shrink([&Shadow] {
+    Shadow.Synced.reset();
+    Shadow.Known.clear();
+    std::vector<uint8_t>().swap(Shadow.Original);
+  });
   // A block mapped and unmapped by one construct (map(to:) on a target
   // region) says by its own map type that the device's writes are scratch.
   if (Shadow.CreatedIn == currentConstruct().Serial || Shadow.UpdatedFrom)
@@ -448,20 +433,17 @@ void onKernelFault(const ompsim_fault_info &Fault, host::MappingTable &Table, in
   }
   if (Fault.guard != OMPSIM_GUARD_FREED)
     return;
-  Unmapped U;
-  {
-    std::lock_guard<std::mutex> Guard(UnmappedLock);
-    auto It = UnmappedBlocks.find(Block);
-    if (It == UnmappedBlocks.end())
-      return;
-    U = It->second;
-  }
-  report("use after unmap", U.Name, U.Host,
+  // The block's mapping ended while the checker watched it (onRemove()).
+  const host::EndedMapping *Ended = Table.findEnded(Block);
+  if (!Ended || !Ended->Check || Ended->TgtBegin != Block)
+    return;
+  const BlockShadow &Shadow = *Ended->Check;
+  report("use after unmap", Ended->Name, Ended->HstBegin,
          fmt::format("{} used the device copy of {} on device {} after its mapping ended in {}; fix: keep "
                      "'{}' mapped while device code uses its device address (end the mapping after the "
                      "region)",
-                     region(), describe(U.Name, U.Host, U.Size, U.HostName), DeviceNumber, U.EndedBy,
-                     clauseName(U.Name)));
+                     region(), describe(Ended->Name, Ended->HstBegin, Ended->size(), Shadow.HostName),
+                     DeviceNumber, Shadow.EndedBy, clauseName(Ended->Name)));
 }
 
 void onExitItem(host::MapEntry &Entry) {

@@ -62,6 +62,9 @@ struct BlockShadow {
   /// Without a map name (no -g): what the host symbolizer told of the block
   /// when it was mapped (its global, "<stack of 'f'>", "<host heap>").
   std::string HostName;
+  /// The construct that ended the block's mapping, for a later report of a
+  /// use after unmap (set when the mapping ends).
+  std::string EndedBy;
 };
 
 /// Names the construct whose map clauses the current thread processes, for

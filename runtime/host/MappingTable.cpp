@@ -160,7 +160,7 @@ void MappingTable::recordEnded(MapEntry &Entry, const ConstructSite &EndedBy) {
   if (Ended.size() == kEndedHistory)
     Ended.pop_front();
   Ended.push_back({Entry.HstBegin, Entry.HstEnd, Entry.TgtBegin, std::move(Entry.Name), Entry.MappedBy,
-                   EndedBy, Entry.OwnsDeviceMemory});
+                   EndedBy, Entry.OwnsDeviceMemory, std::move(Entry.Check)});
 }
 
 const EndedMapping *MappingTable::findEnded(uint64_t Tgt) const {

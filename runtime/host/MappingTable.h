@@ -74,6 +74,9 @@ struct EndedMapping {
   std::string Name;
   ConstructSite MappedBy, EndedBy;
   bool Freed = false; ///< its device memory was freed with it
+  /// The map checker's record of the block, when it watched it
+  /// (check::onRemove() keeps only what a later report names).
+  std::shared_ptr<check::BlockShadow> Check;
 
   uint64_t size() const { return HstEnd - HstBegin; }
 };
@@ -138,8 +141,8 @@ public:
   size_t size() const { return Entries.size() + PermanentCount; }
 
   /// Remembers that `Entry`, about to be erased, ended (by construct
-  /// `EndedBy`): its name moves into the record. The oldest of more than
-  /// kEndedHistory records is forgotten.
+  /// `EndedBy`): its name and the checker's shadow move into the record. The
+  /// oldest of more than kEndedHistory records is forgotten.
   void recordEnded(MapEntry &Entry, const ConstructSite &EndedBy);
 
   /// The most recent ended mapping whose device copy held device address
