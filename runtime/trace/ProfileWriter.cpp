@@ -4,6 +4,7 @@
 #include "ompsim/ProfileWriter.h"
 
 #include "ompsim/Config.h"
+#include "ompsim/OpenMPRegistration.h"
 
 #include <llvm/Support/Error.h>
 #include <llvm/Support/TimeProfiler.h>
@@ -14,6 +15,8 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+
+#include <unistd.h>
 
 namespace ompsim::profile {
 namespace {
@@ -86,6 +89,8 @@ void finish() {
   }
   if (!S.Problem.empty()) {
     std::fflush(nullptr);
+    // _Exit skips libomp's destructor, which would remove this file.
+    removeOpenMPRegistration(::getpid());
     std::_Exit(1);
   }
 }

@@ -3,6 +3,7 @@
 
 #include "ompsim/Config.h"
 #include "ompsim/HostSymbolizer.h"
+#include "ompsim/OpenMPRegistration.h"
 
 #include <fmt/format.h>
 #include <spdlog/sinks/stdout_sinks.h>
@@ -357,6 +358,8 @@ __attribute__((destructor)) void reportLostTrace() {
   std::fprintf(stderr, "ompsim: trace lost: OMPSIM_TRACE_FILE '%s': %s (%llu event%s not written)\n",
                S.Path.c_str(), Why.c_str(), static_cast<unsigned long long>(Lost), Lost == 1 ? "" : "s");
   std::fflush(stderr);
+  // _Exit skips libomp's destructor, which would remove this file.
+  removeOpenMPRegistration(::getpid());
   std::_Exit(1);
 }
 
