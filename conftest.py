@@ -7,7 +7,7 @@ import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripts", "lib"))
 
-from ompsim_cli import backends, paths, toolchain  # noqa: E402
+from ompsim_cli import backends, leftovers, paths, toolchain  # noqa: E402
 
 OMPSIM = os.path.join(paths.ROOT, "scripts", "ompsim")
 
@@ -62,7 +62,42 @@ def offload(tmp_path):
 TEST_CACHE_PREFIX = "ompsim-test-jit-cache-"
 
 
+#: Off while a test that checks what a killed host leaves runs (keep_registrations).
+_FORGET_KILLED = [True]
+
+
+@pytest.fixture
+def keep_registrations():
+    """Leaves the registration files of killed children for the test to check."""
+    _FORGET_KILLED[0] = False
+    yield
+    _FORGET_KILLED[0] = True
+
+
+def _forget_registration_of_killed_children():
+    """A child killed by a signal leaves libomp's registration file in /dev/shm, as every
+    libomp program does (stock's abort() too): the test process removes it as it reaps the
+    child, so that scripts/test's leftover check names only what ompsim leaves
+    (docs/reliability.md). Executors are never the test process's children."""
+    handle = subprocess.Popen._handle_exitstatus
+    if getattr(handle, "_ompsim_forgets", False):
+        return
+
+    def handle_exitstatus(self, *args, **kwargs):
+        handle(self, *args, **kwargs)
+        if self.returncode is not None and self.returncode < 0 and _FORGET_KILLED[0]:
+            leftovers.forget_registration(self.pid)
+
+    handle_exitstatus._ompsim_forgets = True
+    subprocess.Popen._handle_exitstatus = handle_exitstatus
+
+
 def pytest_configure(config):
+    _forget_registration_of_killed_children()
+    _use_a_fresh_jit_cache(config)
+
+
+def _use_a_fresh_jit_cache(config):
     """Points the JIT cache (on by default, in ~/.cache) at a fresh folder of this run.
 
     Every bitcode image a test runs would otherwise be compiled into, or read

@@ -11,7 +11,6 @@
 
 #include "ompsim/Config.h"
 #include "ompsim/HostSymbolizer.h"
-#include "ompsim/OpenMPRegistration.h"
 #include "ompsim/Trace.h"
 
 #include "llvm/ExecutionEngine/Orc/Core.h"
@@ -288,9 +287,8 @@ bool waitFor(pid_t Pid, double Seconds, int &Status) {
         ::kill(-Pid, SIGKILL);
       while (::waitpid(Pid, &Status, 0) < 0 && errno == EINTR) {
       }
-      // The executor's libomp registered itself in /dev/shm; an executor that
-      // ends with _exit or a signal never removes that file.
-      removeOpenMPRegistration(Pid);
+      // Nothing of the executor's to remove: its libomp never made a file
+      // (ExecutorOpenMPRegistration.cpp).
       return Done(true);
     }
     if (R < 0 && errno != EINTR) {
@@ -456,7 +454,6 @@ Error DeviceController::launchExecutor() {
   if (Child > 0 && Rc != 0) {
     int Status = 0;
     ::waitpid(Child, &Status, 0);
-    removeOpenMPRegistration(Child);
   }
   Pid = Child > 0 && Rc == 0 ? Child : -1;
   ::close(Sv[1]);

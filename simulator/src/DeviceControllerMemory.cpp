@@ -16,7 +16,6 @@
 
 #include "ompsim/Config.h"
 #include "ompsim/HostSymbolizer.h"
-#include "ompsim/OpenMPRegistration.h"
 #include "ompsim/Trace.h"
 
 #include "llvm/ExecutionEngine/Orc/Core.h"

@@ -38,14 +38,16 @@ def ompsim_lines(text):
     return [l for l in text.splitlines() if l.startswith("ompsim: ")]
 
 
-def start(exe, backend, args=(), env=None, cwd=None):
+def start(exe, backend, args=(), env=None, cwd=None, new_session=False):
+    """Starts `exe` on `backend`; new_session puts it in a process group of its own."""
     why = backends.unavailable_reason(backend)
     if why:
         pytest.skip("backend %s unavailable: %s" % (backend, why))
     e = backends.environment(backend)
     e.update(env or {})
     return subprocess.Popen([str(exe), *map(str, args)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=e, cwd=cwd)
+                            stderr=subprocess.PIPE, text=True, env=e, cwd=cwd,
+                            start_new_session=new_session)
 
 
 class Run:

@@ -1,8 +1,12 @@
 """Nothing is left in /dev/shm (or /tmp) after any outcome on sim.
 
 libomp registers every process that loads it as `__KMP_REGISTERED_LIB_<pid>_<uid>`
-and removes the file in a destructor, which never runs in an executor that
-faulted, was killed or was stopped, nor in a host ending on a fatal error.
+and removes that record in a destructor, which never runs in an executor (it ends
+with _exit, or with SIGKILL when its host dies) nor in a host ending on a fatal
+error or a signal. The executor keeps libomp's record in its environment, never in
+a file (simulator/src/ExecutorOpenMPRegistration.cpp); the runtime removes the
+host's own file before a fatal exit. A host killed by a signal leaves its own file
+as every libomp program does (stock's behaviour): these tests remove that one.
 """
 import json
 import os
@@ -11,7 +15,7 @@ import time
 
 import pytest
 
-from reliability_helpers import executors_of, run, start, wait_for_executor
+from reliability_helpers import executors_of, run, start, wait_gone
 
 PROGRAM = "device_faults.c"
 
@@ -33,7 +37,7 @@ def executor_pids(trace_file):
 
 
 @pytest.mark.parametrize("outcome", ["ok", "wild", "abort", "null", "loop", "parallel-wild", "parallel-loop"])
-def test_no_registration_file_left(built, tmp_path, outcome):
+def test_no_registration_file_left(built, tmp_path, outcome, keep_registrations):
     trace = tmp_path / "trace.jsonl"
     env = {"OMPSIM_TRACE": "image", "OMPSIM_TRACE_FILE": str(trace)}
     if outcome.endswith("loop"):
@@ -46,15 +50,96 @@ def test_no_registration_file_left(built, tmp_path, outcome):
         assert registrations(pid) == [], "left behind by process %d (%s)" % (pid, outcome)
 
 
-def test_no_registration_file_left_when_the_executor_is_killed(built, tmp_path):
-    p = start(built(PROGRAM), "sim", ["parallel-loop"])
-    victim = wait_for_executor(p.pid)
-    deadline = time.time() + 60
-    while not registrations(victim) and time.time() < deadline:  # its libomp has started
+def trace_events(trace_file):
+    try:
+        with open(trace_file) as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return []
+    events = []
+    for l in lines:
+        try:
+            events.append(json.loads(l))
+        except ValueError:
+            pass  # the line being written
+    return events
+
+
+def start_mid_kernel(exe, tmp_path, name, args=("parallel-loop",), new_session=False):
+    """Starts `exe` on sim and returns (process, executor pid) once its kernel runs."""
+    trace = tmp_path / (name + ".jsonl")
+    p = start(exe, "sim", args, env={"OMPSIM_TRACE": "image,launch", "OMPSIM_TRACE_FILE": str(trace)},
+              new_session=new_session)
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        events = trace_events(trace)
+        pids = [e["executor_pid"] for e in events if e.get("event") == "executor-start"]
+        if pids and any(e.get("cat") == "launch" for e in events):
+            return p, pids[0]
+        if p.poll() is not None:
+            pytest.fail("program %s ended before its kernel ran:\n%s" % (name, p.communicate()[1]))
         time.sleep(0.05)
-    assert registrations(victim), "the executor's libomp never registered"
+    p.kill()
+    pytest.fail("the kernel of %s never started" % name)
+
+
+def forget_host_registration(pid):
+    """Removes the file a host killed by a signal leaves, as any libomp program does."""
+    for f in registrations(pid):
+        os.unlink(f)
+
+
+def test_no_registration_file_left_when_the_executor_is_killed(built, tmp_path):
+    p, victim = start_mid_kernel(built(PROGRAM), tmp_path, "victim")
+    # libomp of the executor runs the kernel's teams, and has registered: in
+    # the executor's environment, not in a file.
+    assert registrations(victim) == [], "the executor's libomp registered in a file"
     os.kill(victim, signal.SIGKILL)
     p.communicate(timeout=60)
     assert p.returncode != 0  # a lost device fails the target region: abort, as stock
     assert executors_of(p.pid) == []
-    assert registrations(victim) == [] and registrations(p.pid) == []
+    forget_host_registration(p.pid)  # stock's abort() leaves the host's
+    assert registrations(victim) == []
+
+
+# Ways a user ends a program mid-kernel: kill -9, kill, Ctrl-C in the shell
+# (SIGINT to the whole foreground process group) and SIGINT to the host alone.
+ENDINGS = {
+    "sigkill": (signal.SIGKILL, False),
+    "sigterm": (signal.SIGTERM, False),
+    "sigint": (signal.SIGINT, False),
+    "ctrl-c": (signal.SIGINT, True),
+}
+
+
+@pytest.mark.parametrize("ending", list(ENDINGS))
+def test_host_ended_mid_kernel_leaves_nothing(built, tmp_path, ending):
+    signo, whole_group = ENDINGS[ending]
+    p, executor = start_mid_kernel(built(PROGRAM), tmp_path, ending, new_session=whole_group)
+    if whole_group:
+        os.killpg(p.pid, signo)
+    else:
+        os.kill(p.pid, signo)
+    p.communicate(timeout=60)
+    assert p.returncode == -signo
+    assert wait_gone(executor, 10), "executor %d outlived its host (%s)" % (executor, ending)
+    assert registrations(executor) == [], "the executor left its registration (%s)" % ending
+    forget_host_registration(p.pid)
+
+
+def test_twenty_hosts_killed_at_once_leave_nothing(built, tmp_path):
+    exe = built("sleeping_kernel.c")
+    started = []
+    try:
+        for i in range(20):
+            started.append(start_mid_kernel(exe, tmp_path, "host%d" % i, args=()))
+    finally:
+        for p, _ in started:
+            p.kill()
+    for p, executor in started:
+        p.communicate(timeout=60)
+        assert wait_gone(executor, 20), "executor %d outlived its host" % executor
+    left = [f for _, executor in started for f in registrations(executor)]
+    for p, _ in started:
+        forget_host_registration(p.pid)
+    assert left == [], "executors left: %s" % left

@@ -10,9 +10,10 @@ namespace ompsim {
 /// memory is unavailable).
 ///
 /// libomp removes it in its destructor, which never runs in a process that
-/// ends with _exit or a signal: an executor that faulted, was killed or was
-/// stopped, or a host ending on a fatal error. Call it only for a process
-/// that is gone (reaped) or for the calling process just before it exits.
+/// ends with _exit or a signal, such as a host ending on a fatal error. (An
+/// executor's libomp never makes the file: ExecutorOpenMPRegistration.cpp.)
+/// Call it only for a process that is gone (reaped) or for the calling
+/// process just before it exits.
 void removeOpenMPRegistration(pid_t Pid);
 
 } // namespace ompsim

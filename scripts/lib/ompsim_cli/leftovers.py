@@ -1,0 +1,152 @@
+"""What the processes of a test run leave behind (scripts/check-leftovers, docs/reliability.md).
+
+libomp records every process that loads it as `__KMP_REGISTERED_LIB_<pid>_<uid>`, a
+file in /dev/shm (or /tmp), and removes it only when the process exits normally. An
+ompsim executor never makes that file; a host program killed by a signal leaves its
+own, as every libomp program does (stock's behaviour), and whoever killed it removes
+it (`forget_registration`).
+
+A run is checked in two steps: `snapshot()` before it, `leftovers(before)` after it.
+"""
+import json
+import os
+import re
+import time
+
+#: The places libomp (and anything else a run starts) may leave files in.
+PLACES = ("/dev/shm", "/tmp")
+REGISTRATION = re.compile(r"__KMP_REGISTERED_LIB_(\d+)_(\d+)$")
+#: pytest's own temporary folders (pytest-of-<user>): kept, by pytest's design.
+PYTEST_TEMP = re.compile(r"pytest-of-")
+#: Stock libomptarget's host plugin writes each device image it loads to
+#: /tmp/tmpfile_XXXXXX (whatever TMPDIR says) and never removes it.
+STOCK_HOST_IMAGE = re.compile(r"tmpfile_[A-Za-z0-9]{6}$")
+
+
+def registration_files(pid):
+    """Paths of libomp's registration files of process `pid` (any uid)."""
+    found = []
+    for d in PLACES:
+        try:
+            names = os.listdir(d)
+        except OSError:
+            continue
+        for n in names:
+            m = REGISTRATION.match(n)
+            if m and int(m.group(1)) == pid:
+                found.append(os.path.join(d, n))
+    return found
+
+
+def forget_registration(pid):
+    """Removes libomp's registration files of `pid`, a process killed by a signal."""
+    for f in registration_files(pid):
+        try:
+            os.unlink(f)
+        except OSError:
+            pass
+
+
+def forget_registrations_since(since):
+    """Removes the registration files made since `since` (a time.time()) by processes that
+    have exited: after a shell command that reports a process killed by a signal without
+    saying which (`prog | FileCheck`)."""
+    for d in PLACES:
+        try:
+            names = os.listdir(d)
+        except OSError:
+            continue
+        for n in names:
+            m = REGISTRATION.match(n)
+            path = os.path.join(d, n)
+            if m and not alive(int(m.group(1))) and _created_since(path, since):
+                try:
+                    os.unlink(path)
+                except OSError:
+                    pass
+
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def snapshot(run_tmp=None):
+    """What is in the shared places now, and when; `run_tmp` is the run's own TMPDIR."""
+    return {"time": time.time(), "run_tmp": run_tmp,
+            "places": {d: sorted(os.listdir(d)) if os.path.isdir(d) else [] for d in PLACES}}
+
+
+def _created_since(path, since):
+    try:
+        return os.lstat(path).st_ctime >= since - 1  # ctime has a coarse clock
+    except OSError:
+        return False  # gone meanwhile
+
+
+def leftovers(before):
+    """[(path, why)] of what the run left, one entry per file or folder.
+
+    Counted: a registration file of a process that has exited, made during the
+    run, in /dev/shm or /tmp; any other entry made in /dev/shm during the run;
+    and everything in the run's own TMPDIR but pytest's folders.
+    """
+    found = []
+    for d in PLACES:
+        if not os.path.isdir(d):
+            continue
+        old = set(before["places"].get(d, []))
+        for n in sorted(set(os.listdir(d)) - old):
+            path = os.path.join(d, n)
+            if before.get("run_tmp") and os.path.realpath(path) == os.path.realpath(before["run_tmp"]):
+                continue
+            if not _created_since(path, before["time"]):
+                continue
+            m = REGISTRATION.match(n)
+            if m:
+                pid = int(m.group(1))
+                if not alive(pid):
+                    found.append((path, "libomp's registration of process %d, which has exited" % pid))
+            elif d == "/dev/shm":
+                found.append((path, "made in /dev/shm during the run"))
+    run_tmp = before.get("run_tmp")
+    if run_tmp and os.path.isdir(run_tmp):
+        for n in sorted(os.listdir(run_tmp)):
+            if not PYTEST_TEMP.match(n):
+                found.append((os.path.join(run_tmp, n), "left in the run's temporary folder"))
+    return found
+
+
+def remove_stock_host_images(before):
+    """Removes the device images stock's host plugin wrote to /tmp during the run; returns
+    how many. They are ELF files named tmpfile_XXXXXX made since the run began."""
+    removed = 0
+    old = set(before["places"].get("/tmp", []))
+    for n in sorted(set(os.listdir("/tmp")) - old):
+        path = os.path.join("/tmp", n)
+        if not STOCK_HOST_IMAGE.match(n) or not _created_since(path, before["time"]):
+            continue
+        try:
+            with open(path, "rb") as f:
+                if f.read(4) != b"\x7fELF":
+                    continue
+            os.unlink(path)
+            removed += 1
+        except OSError:
+            pass
+    return removed
+
+
+def save(state, path):
+    with open(path, "w") as f:
+        json.dump(state, f)
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
