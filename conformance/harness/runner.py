@@ -51,12 +51,14 @@ def filecheck(source, prefix, text):
     return lines[0].split("error:", 1)[1].strip() if lines else r.stdout.strip()[:200]
 
 
-def execute(argv, env, cwd, timeout, merge_stderr=False):
+def execute(argv, env, cwd, timeout, merge_stderr=False, crash_expected=False):
     """Runs argv in its own process group; on timeout kills the whole group (executors included).
-    With `merge_stderr`, stderr is interleaved into stdout (as DejaGnu and lit pipes see it)."""
+    With `merge_stderr`, stderr is interleaved into stdout (as DejaGnu and lit pipes see it);
+    `crash_expected`: a process of argv is meant to die by a signal whatever its status says."""
     rc, out, err, timed_out = process.communicate(
-        argv, timeout, stdout=subprocess.PIPE, stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE,
-        text=True, env=env, cwd=cwd, errors="replace")
+        argv, timeout, crash_expected=crash_expected, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE, text=True, env=env, cwd=cwd,
+        errors="replace")
     return oc.RunResult(rc, out, err or "", timed_out=timed_out)
 
 
@@ -324,8 +326,10 @@ def _lit(cell, spec, features, image, workdir, record):
     reports = []
     for kind, cmd in steps:
         step_start = time.monotonic()
+        # `not --crash` (run-fail) hides the crash it expects from the shell's status.
         r = execute(["bash", "-o", "pipefail", "-c", cmd], plain_env if kind == "compile" else run_env, workdir,
-                    builder.COMPILE_TIMEOUT if kind == "compile" else timeout, merge_stderr=True)
+                    builder.COMPILE_TIMEOUT if kind == "compile" else timeout, merge_stderr=True,
+                    crash_expected=kind == "run" and " --crash " in cmd)
         if kind == "run":
             record["run_s"] = round((record["run_s"] or 0) + time.monotonic() - step_start, 4)
         out.append("$ %s\n%s" % (cmd, r.stdout))

@@ -102,9 +102,12 @@ def test_ctrl_c_ends_a_matrix_run_with_a_partial_report_and_no_process_left(tmp_
     # to the whole foreground process group.
     # SIGINT at its default in the run, as in a terminal: a job started in the
     # background by a non-interactive shell (a CI runner) inherits it ignored.
+    # The compilers it interrupts leave their temporary files: in the test's own folder.
+    (tmp_path / "tmp").mkdir()
     p = subprocess.Popen([OMPSIM, "matrix", "--no-build", "--out", str(out), "-j", "2",
                           "--backend", "sim,host-upstream"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                         start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                         start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+                         env=dict(os.environ, TMPDIR=str(tmp_path / "tmp")))
     # Interrupt once the first program has finished (its progress line, piped), with
     # other cells in flight: however loaded the machine, the report then holds cells.
     seen, deadline = b"", time.monotonic() + 300

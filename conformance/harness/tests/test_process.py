@@ -33,3 +33,48 @@ def test_a_timeout_kills_the_grandchildren(tmp_path):
 def test_a_finished_step_reports_its_status_and_output():
     rc, out, _, timed_out = communicate(["bash", "-c", "echo built; exit 3"], 10, stdout=subprocess.PIPE, text=True)
     assert (rc, out, timed_out) == (3, "built\n", False)
+
+
+# A program killed by a signal leaves libomp's registration file in /dev/shm, as any
+# libomp program does (stock's abort() too); the step removes it. The "program" here is a
+# shell that makes such a file for its own pid and then dies the way the case says.
+REGISTER_AND_DIE = 'echo x > /dev/shm/__KMP_REGISTERED_LIB_$$_%d; echo $$ > %s; %s'
+
+
+def _registration(pidfile):
+    return "/dev/shm/__KMP_REGISTERED_LIB_%s_%d" % (pidfile.read_text().strip(), os.getuid())
+
+
+def test_a_program_killed_by_a_signal_leaves_no_registration(tmp_path):
+    pidfile = tmp_path / "pid"
+    rc, _, _, _ = communicate(["bash", "-c", REGISTER_AND_DIE % (os.getuid(), pidfile, "kill -9 $$")], 30)
+    assert rc == -9
+    assert not os.path.exists(_registration(pidfile))
+
+
+def test_a_pipeline_member_killed_by_a_signal_leaves_no_registration(tmp_path):
+    pidfile = tmp_path / "pid"
+    inner = REGISTER_AND_DIE % (os.getuid(), pidfile, "kill -6 $$")
+    rc, _, _, _ = communicate(["bash", "-o", "pipefail", "-c", "bash -c '%s' | cat" % inner], 30)
+    assert rc == 128 + 6
+    assert not os.path.exists(_registration(pidfile))
+
+
+def test_an_expected_crash_leaves_no_registration(tmp_path):
+    pidfile = tmp_path / "pid"
+    inner = REGISTER_AND_DIE % (os.getuid(), pidfile, "kill -6 $$")
+    rc, _, _, _ = communicate(["bash", "-c", "bash -c '%s' || true" % inner], 30, crash_expected=True)
+    assert rc == 0
+    assert not os.path.exists(_registration(pidfile))
+
+
+def test_a_program_that_exits_keeps_what_it_left(tmp_path):
+    # Not killed: what it leaves is for the run's leftover check to name.
+    pidfile = tmp_path / "pid"
+    rc, _, _, _ = communicate(["bash", "-c", REGISTER_AND_DIE % (os.getuid(), pidfile, "exit 3")], 30)
+    assert rc == 3
+    path = _registration(pidfile)
+    try:
+        assert os.path.exists(path)
+    finally:
+        os.unlink(path)

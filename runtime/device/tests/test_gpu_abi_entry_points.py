@@ -76,7 +76,9 @@ def test_missing_entry_point_fails_the_build_with_one_line(tmp_path):
                    "int main(void) {\n  int r = 0;\n#pragma omp target map(from: r)\n"
                    "  { __kmpc_ompsim_not_an_entry_point(); r = 1; }\n  return r == 1 ? 0 : 1;\n}\n")
     prog = tmp_path / "calls_missing"
-    proc = subprocess.run([OMPSIM, "cc", str(src), "-o", str(prog)], capture_output=True, text=True)
+    # The failed link leaves clang-linker-wrapper's temporary files: in the test's folder.
+    proc = subprocess.run([OMPSIM, "cc", str(src), "-o", str(prog)], capture_output=True, text=True,
+                          env=dict(os.environ, TMPDIR=str(tmp_path)))
     assert proc.returncode != 0
     lines = [l for l in proc.stderr.splitlines() if l.startswith("ompsim: cc:")]
     assert lines == ["ompsim: cc: %s: device code calls __kmpc_ompsim_not_an_entry_point, which ompsim's "

@@ -201,9 +201,10 @@ def test_native_leaves_call_sites(tmp_path):
 def test_explicit_translate_calls_link(tmp_path):
     needs_built()
     (tmp_path / "e.c").write_text(EXPLICIT_CALL)
+    # The failed link leaves clang-linker-wrapper's temporary files: in the test's folder.
     stock = subprocess.run([paths.tool("clang"), "-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu",
                             "e.c", "-o", "stock"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           text=True, cwd=tmp_path)
+                           text=True, cwd=tmp_path, env=dict(os.environ, TMPDIR=str(tmp_path)))
     assert stock.returncode != 0 and "undefined reference" in stock.stdout
     for mode in ("native", "pass"):
         r = run_cc(["--translate=" + mode, "e.c", "-o", "e_" + mode], tmp_path)
