@@ -96,12 +96,15 @@ const char *deviceUid(Device &D) {
 extern "C" {
 
 void *llvm_omp_target_alloc_host(size_t Size, int DeviceNum) {
+  OMPSIM_API_CALL;
   return allocKind(Size, DeviceNum, OMPSIM_ALLOC_HOST);
 }
 void *llvm_omp_target_alloc_shared(size_t Size, int DeviceNum) {
+  OMPSIM_API_CALL;
   return allocKind(Size, DeviceNum, OMPSIM_ALLOC_SHARED);
 }
 void *llvm_omp_target_alloc_device(size_t Size, int DeviceNum) {
+  OMPSIM_API_CALL;
   return allocKind(Size, DeviceNum, OMPSIM_ALLOC_DEVICE);
 }
 void llvm_omp_target_free_host(void *Ptr, int DeviceNum) { freeKind(Ptr, DeviceNum, OMPSIM_ALLOC_HOST); }
@@ -115,6 +118,7 @@ void *llvm_omp_target_dynamic_shared_alloc(void) { return nullptr; }
 /// device sees it at: the pointer itself where the device shares the host's
 /// memory (as stock's host plugin); a separate address space cannot.
 void *llvm_omp_target_lock_mem(void *Ptr, size_t Size, int DeviceNum) {
+  OMPSIM_API_CALL;
   if (Size == 0)
     return nullptr;
   bool Ok;
@@ -131,6 +135,7 @@ void *llvm_omp_target_lock_mem(void *Ptr, size_t Size, int DeviceNum) {
 }
 
 void llvm_omp_target_unlock_mem(void *, int DeviceNum) {
+  OMPSIM_API_CALL;
   // Locking pins nothing on these devices, so there is nothing to undo; the
   // device number is still checked.
   bool Ok;

@@ -104,6 +104,7 @@ void __tgt_init_all_rtls() {
 
 int __tgt_target_kernel(ompsim_ident *Loc, int64_t DeviceNum, int32_t Teams, int32_t Threads, void *RegionId,
                         __tgt_kernel_arguments *Args) {
+  OMPSIM_API_CALL;
   Runtime &Rt = Runtime::get();
   noteTargetThread();
   // The host device (omp_get_initial_device()): clang's code runs the host
@@ -125,6 +126,7 @@ int __tgt_target_kernel(ompsim_ident *Loc, int64_t DeviceNum, int32_t Teams, int
 int __tgt_target_kernel_nowait(ompsim_ident *Loc, int64_t DeviceNum, int32_t Teams, int32_t Threads,
                                void *RegionId, __tgt_kernel_arguments *Args, int32_t, void *, int32_t,
                                void *) {
+  OMPSIM_API_CALL;
   // Kernels run to completion; a nowait region is complete when this returns.
   return __tgt_target_kernel(Loc, DeviceNum, Teams, Threads, RegionId, Args);
 }
@@ -142,57 +144,69 @@ void __kmpc_push_target_tripcount(int64_t DeviceNum, uint64_t Count) {
 void __tgt_target_data_begin_mapper(ompsim_ident *Loc, int64_t DeviceNum, int32_t N, void **Bases,
                                     void **Begins, int64_t *Sizes, int64_t *Types, void **Names,
                                     void **Mappers) {
+  OMPSIM_API_CALL;
   dataCall(Loc, DataOp::Begin, DeviceNum, N, Bases, Begins, Sizes, Types, Names, Mappers);
 }
 void __tgt_target_data_begin_nowait_mapper(ompsim_ident *Loc, int64_t DeviceNum, int32_t N, void **Bases,
                                            void **Begins, int64_t *Sizes, int64_t *Types, void **Names,
                                            void **Mappers, int32_t, void *, int32_t, void *) {
+  OMPSIM_API_CALL;
   dataCall(Loc, DataOp::Begin, DeviceNum, N, Bases, Begins, Sizes, Types, Names, Mappers, /*nowait=*/true);
 }
 void __tgt_target_data_begin(int64_t DeviceNum, int32_t N, void **Bases, void **Begins, int64_t *Sizes,
                              int64_t *Types) {
+  OMPSIM_API_CALL;
   dataCall(nullptr, DataOp::Begin, DeviceNum, N, Bases, Begins, Sizes, Types, nullptr, nullptr);
 }
 void __tgt_target_data_begin_nowait(int64_t DeviceNum, int32_t N, void **Bases, void **Begins, int64_t *Sizes,
                                     int64_t *Types, int32_t, void *, int32_t, void *) {
+  OMPSIM_API_CALL;
   dataCall(nullptr, DataOp::Begin, DeviceNum, N, Bases, Begins, Sizes, Types, nullptr, nullptr);
 }
 
 void __tgt_target_data_end_mapper(ompsim_ident *Loc, int64_t DeviceNum, int32_t N, void **Bases,
                                   void **Begins, int64_t *Sizes, int64_t *Types, void **Names,
                                   void **Mappers) {
+  OMPSIM_API_CALL;
   dataCall(Loc, DataOp::End, DeviceNum, N, Bases, Begins, Sizes, Types, Names, Mappers);
 }
 void __tgt_target_data_end_nowait_mapper(ompsim_ident *Loc, int64_t DeviceNum, int32_t N, void **Bases,
                                          void **Begins, int64_t *Sizes, int64_t *Types, void **Names,
                                          void **Mappers, int32_t, void *, int32_t, void *) {
+  OMPSIM_API_CALL;
   dataCall(Loc, DataOp::End, DeviceNum, N, Bases, Begins, Sizes, Types, Names, Mappers, /*nowait=*/true);
 }
 void __tgt_target_data_end(int64_t DeviceNum, int32_t N, void **Bases, void **Begins, int64_t *Sizes,
                            int64_t *Types) {
+  OMPSIM_API_CALL;
   dataCall(nullptr, DataOp::End, DeviceNum, N, Bases, Begins, Sizes, Types, nullptr, nullptr);
 }
 void __tgt_target_data_end_nowait(int64_t DeviceNum, int32_t N, void **Bases, void **Begins, int64_t *Sizes,
                                   int64_t *Types, int32_t, void *, int32_t, void *) {
+  OMPSIM_API_CALL;
   dataCall(nullptr, DataOp::End, DeviceNum, N, Bases, Begins, Sizes, Types, nullptr, nullptr);
 }
 
 void __tgt_target_data_update_mapper(ompsim_ident *Loc, int64_t DeviceNum, int32_t N, void **Bases,
                                      void **Begins, int64_t *Sizes, int64_t *Types, void **Names,
                                      void **Mappers) {
+  OMPSIM_API_CALL;
   dataCall(Loc, DataOp::Update, DeviceNum, N, Bases, Begins, Sizes, Types, Names, Mappers);
 }
 void __tgt_target_data_update_nowait_mapper(ompsim_ident *Loc, int64_t DeviceNum, int32_t N, void **Bases,
                                             void **Begins, int64_t *Sizes, int64_t *Types, void **Names,
                                             void **Mappers, int32_t, void *, int32_t, void *) {
+  OMPSIM_API_CALL;
   dataCall(Loc, DataOp::Update, DeviceNum, N, Bases, Begins, Sizes, Types, Names, Mappers, /*nowait=*/true);
 }
 void __tgt_target_data_update(int64_t DeviceNum, int32_t N, void **Bases, void **Begins, int64_t *Sizes,
                               int64_t *Types) {
+  OMPSIM_API_CALL;
   dataCall(nullptr, DataOp::Update, DeviceNum, N, Bases, Begins, Sizes, Types, nullptr, nullptr);
 }
 void __tgt_target_data_update_nowait(int64_t DeviceNum, int32_t N, void **Bases, void **Begins,
                                      int64_t *Sizes, int64_t *Types, int32_t, void *, int32_t, void *) {
+  OMPSIM_API_CALL;
   dataCall(nullptr, DataOp::Update, DeviceNum, N, Bases, Begins, Sizes, Types, nullptr, nullptr);
 }
 
@@ -221,6 +235,7 @@ int omp_get_initial_device(void) { return Runtime::get().numDevices(); }
 int omp_get_device_num(void) { return Runtime::get().numDevices(); } // called on the host
 
 void *omp_target_alloc(size_t Size, int DeviceNum) {
+  OMPSIM_API_CALL;
   bool Ok;
   Device *D = apiDevice(DeviceNum, Ok);
   if (!Ok)
@@ -237,6 +252,7 @@ void *omp_target_alloc(size_t Size, int DeviceNum) {
 }
 
 void omp_target_free(void *Ptr, int DeviceNum) {
+  OMPSIM_API_CALL;
   if (!Ptr)
     return;
   bool Ok;
@@ -251,6 +267,7 @@ void omp_target_free(void *Ptr, int DeviceNum) {
 }
 
 int omp_target_is_present(const void *Ptr, int DeviceNum) {
+  OMPSIM_API_CALL;
   bool Ok;
   Device *D = apiDevice(DeviceNum, Ok);
   if (!Ok)
@@ -265,6 +282,7 @@ int omp_target_is_present(const void *Ptr, int DeviceNum) {
 }
 
 int omp_target_is_accessible(const void *Ptr, size_t Size, int DeviceNum) {
+  OMPSIM_API_CALL;
   bool Ok;
   Device *D = apiDevice(DeviceNum, Ok);
   // Device memory is separate from host memory (no unified shared memory).
@@ -289,6 +307,7 @@ void *omp_get_mapped_ptr(const void *Ptr, int DeviceNum) {
 
 int omp_target_memcpy(void *Dst, const void *Src, size_t Length, size_t DstOffset, size_t SrcOffset,
                       int DstDevice, int SrcDevice) {
+  OMPSIM_API_CALL;
   bool OkDst, OkSrc;
   Device *Dd = apiDevice(DstDevice, OkDst);
   Device *Sd = apiDevice(SrcDevice, OkSrc);
@@ -328,6 +347,7 @@ int omp_target_memcpy(void *Dst, const void *Src, size_t Length, size_t DstOffse
 int omp_target_memcpy_rect(void *Dst, const void *Src, size_t ElementSize, int NumDims, const size_t *Volume,
                            const size_t *DstOffsets, const size_t *SrcOffsets, const size_t *DstDimensions,
                            const size_t *SrcDimensions, int DstDevice, int SrcDevice) {
+  OMPSIM_API_CALL;
   if (!Dst && !Src)
     return INT_MAX; // the number of dimensions supported
   if (!Dst || !Src || NumDims < 1 || !Volume || !DstOffsets || !SrcOffsets || !DstDimensions ||
@@ -344,6 +364,7 @@ int omp_target_memcpy_rect(void *Dst, const void *Src, size_t ElementSize, int N
 }
 
 void *omp_target_memset(void *Ptr, int Value, size_t Count, int DeviceNum) {
+  OMPSIM_API_CALL;
   bool Ok;
   Device *D = apiDevice(DeviceNum, Ok);
   if (!Ok || !Ptr)
@@ -361,13 +382,16 @@ void *omp_target_memset(void *Ptr, int Value, size_t Count, int DeviceNum) {
 
 int omp_target_associate_ptr(const void *HostPtr, const void *DevicePtr, size_t Size, size_t DeviceOffset,
                              int DeviceNum) {
+  OMPSIM_API_CALL;
   bool Ok;
   Device *D = apiDevice(DeviceNum, Ok);
   if (!Ok || !D || !HostPtr || !DevicePtr)
     return OffloadFail;
-  std::lock_guard<std::recursive_mutex> Lock(D->mappingTable().mutex());
   auto Host = reinterpret_cast<uintptr_t>(HostPtr);
   uint64_t Tgt = reinterpret_cast<uint64_t>(DevicePtr) + DeviceOffset;
+  ompsim::events::DataOpScope Op(ompsim::events::DataOpKind::Associate, HostPtr, ompsim::events::HostDevice,
+                                 reinterpret_cast<void *>(Tgt), D->deviceNumber(), Size);
+  std::lock_guard<std::recursive_mutex> Lock(D->mappingTable().mutex());
   MapLookup Found = D->mappingTable().lookup(Host, Size);
   if (Found.Entry) {
     // Associating the same pair again is allowed; anything else is not.
@@ -385,10 +409,14 @@ int omp_target_associate_ptr(const void *HostPtr, const void *DevicePtr, size_t 
 }
 
 int omp_target_disassociate_ptr(const void *HostPtr, int DeviceNum) {
+  OMPSIM_API_CALL;
   bool Ok;
   Device *D = apiDevice(DeviceNum, Ok);
   if (!Ok || !D)
     return OffloadFail;
+  // As stock reports it: no device address, no size.
+  ompsim::events::DataOpScope Op(ompsim::events::DataOpKind::Disassociate, HostPtr,
+                                 ompsim::events::HostDevice, nullptr, D->deviceNumber(), 0);
   std::lock_guard<std::recursive_mutex> Lock(D->mappingTable().mutex());
   MapLookup Found = D->mappingTable().lookup(reinterpret_cast<uintptr_t>(HostPtr), 0);
   // Stock's checks and reports, in its order: the hold count first (OpenACC's

@@ -5,10 +5,17 @@
 
 #include "Runtime.h"
 
+#include "../events/OffloadEvents.h"
+
 #include "ompsim/Trace.h"
 
 #include <cstdio>
 #include <string>
+
+/// Opens an offload API call on this thread: the events it causes carry its
+/// return address (OMPT's codeptr_ra). The first statement of every entry
+/// point that maps, copies, allocates or launches.
+#define OMPSIM_API_CALL ::ompsim::events::ApiCall OmpsimApiCall(__builtin_return_address(0))
 
 namespace ompsim::host {
 

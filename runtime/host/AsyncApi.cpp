@@ -6,6 +6,8 @@
 // runs the synchronous routine: the copy happens after every task those
 // objects name, and `taskwait` (or a later task depending on the same
 // objects) waits for it.
+#include "ApiHelpers.h"
+
 #include "ompsim/Trace.h"
 #include "ompsim/offload_abi.h"
 
@@ -119,6 +121,7 @@ extern "C" {
 
 int omp_target_memcpy_async(void *Dst, const void *Src, size_t Length, size_t DstOffset, size_t SrcOffset,
                             int DstDevice, int SrcDevice, int DepCount, omp_depend_t *Deps) {
+  OMPSIM_API_CALL;
   if (!Dst || !Src)
     return OffloadFail;
   auto *Copy = new AsyncCopy;
@@ -136,6 +139,7 @@ int omp_target_memcpy_rect_async(void *Dst, const void *Src, size_t ElementSize,
                                  const size_t *Volume, const size_t *DstOffsets, const size_t *SrcOffsets,
                                  const size_t *DstDimensions, const size_t *SrcDimensions, int DstDevice,
                                  int SrcDevice, int DepCount, omp_depend_t *Deps) {
+  OMPSIM_API_CALL;
   if (!Dst && !Src)
     return INT_MAX; // the number of dimensions supported, as the synchronous form
   if (!Dst || !Src || NumDims < 1 || !Volume || !DstOffsets || !SrcOffsets || !DstDimensions ||
@@ -159,6 +163,7 @@ int omp_target_memcpy_rect_async(void *Dst, const void *Src, size_t ElementSize,
 
 void *omp_target_memset_async(void *Ptr, int Value, size_t Count, int DeviceNum, int DepCount,
                               omp_depend_t *Deps) {
+  OMPSIM_API_CALL;
   // Nothing to fill: a no-op, as the synchronous form.
   if (!Ptr || Count == 0)
     return Ptr;

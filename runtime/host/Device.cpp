@@ -2,6 +2,8 @@
 #include "Device.h"
 #include "StockMessages.h"
 
+#include "../events/OffloadEvents.h"
+
 #include "ompsim/Config.h"
 #include "ompsim/HostSymbolizer.h"
 #include "ompsim/ProfileWriter.h"
@@ -88,6 +90,7 @@ llvm::Error Device::ensureInitialized() {
       return;
     }
     Initialized = true;
+    events::emit(events::DeviceInitialize{Number, Plugin.name().c_str()});
     OMPSIM_TRACE_EVENT(Cat::Image, "device_init")
         .num("device", Number)
         .str("plugin", Plugin.name())
@@ -97,6 +100,7 @@ llvm::Error Device::ensureInitialized() {
 }
 
 llvm::Expected<uint64_t> Device::allocate(uint64_t Size, const void *HostHint) {
+  events::DataOpScope Op(events::DataOpKind::Alloc, HostHint, events::HostDevice, nullptr, Number, Size);
   void *P = Plugin.fn().data_alloc(LocalId, static_cast<int64_t>(Size ? Size : 1),
                                    const_cast<void *>(HostHint), OMPSIM_ALLOC_DEFAULT);
   if (!P)
@@ -105,10 +109,13 @@ llvm::Expected<uint64_t> Device::allocate(uint64_t Size, const void *HostHint) {
       .num("device", Number)
       .num("size", static_cast<int64_t>(Size))
       .dev("ptr", reinterpret_cast<uint64_t>(P), "");
+  Op.setDestination(P);
   return reinterpret_cast<uint64_t>(P);
 }
 
 llvm::Error Device::release(uint64_t Tgt) {
+  events::DataOpScope Op(events::DataOpKind::Delete, reinterpret_cast<void *>(Tgt), Number, nullptr,
+                         events::NoDevice, 0);
   OMPSIM_TRACE_EVENT(Cat::Alloc, "free").num("device", Number).dev("ptr", Tgt, "");
   if (Plugin.fn().data_delete(LocalId, reinterpret_cast<void *>(Tgt), OMPSIM_ALLOC_DEFAULT) !=
       OMPSIM_OFFLOAD_SUCCESS)
@@ -117,6 +124,8 @@ llvm::Error Device::release(uint64_t Tgt) {
 }
 
 llvm::Error Device::submit(uint64_t Tgt, const void *Hst, uint64_t Size, llvm::StringRef Name) {
+  events::DataOpScope Op(events::DataOpKind::TransferToDevice, Hst, events::HostDevice,
+                         reinterpret_cast<void *>(Tgt), Number, Size);
   profile::Section Profiled("HostToDev", [&] { return fmt::format("Size={}B", Size); });
   if (stock::infoOn(stock::info::DataTransfer))
     stock::printInfo(
@@ -134,6 +143,8 @@ llvm::Error Device::submit(uint64_t Tgt, const void *Hst, uint64_t Size, llvm::S
 }
 
 llvm::Error Device::retrieve(void *Hst, uint64_t Tgt, uint64_t Size, llvm::StringRef Name) {
+  events::DataOpScope Op(events::DataOpKind::TransferFromDevice, reinterpret_cast<void *>(Tgt), Number, Hst,
+                         events::HostDevice, Size);
   profile::Section Profiled("DevToHost", [&] { return fmt::format("Size={}B", Size); });
   if (stock::infoOn(stock::info::DataTransfer))
     stock::printInfo(
@@ -294,6 +305,9 @@ llvm::Error Device::loadImage(const __tgt_device_image *Image, const std::string
   Loaded.Name = Name;
   if (Plugin.fn().load_binary(LocalId, Image, &Loaded.Binary) != OMPSIM_OFFLOAD_SUCCESS)
     return pluginError(fmt::format("cannot load {} on device {}", Name, Number));
+  events::emit(events::DeviceLoad{Number, Image->ImageStart,
+                                  static_cast<uint64_t>(static_cast<const char *>(Image->ImageEnd) -
+                                                        static_cast<const char *>(Image->ImageStart))});
   OMPSIM_TRACE_EVENT(Cat::Image, "load")
       .str("image", Name)
       .num("device", Number)
@@ -516,7 +530,8 @@ void *Device::findKernel(void *RegionId, const std::string **Name) {
   return nullptr;
 }
 
-llvm::Error Device::launch(void *Kernel, std::vector<uint64_t> &Args, const ompsim_launch_config &Config) {
+llvm::Error Device::launch(void *Kernel, std::vector<uint64_t> &Args, const ompsim_launch_config &Config,
+                           uint32_t RequestedTeams) {
   // Stock's section name and detail, with the kernel's name added (stock's
   // host plugin names no kernel).
   profile::Section Profiled("Kernel Target", [&] {
@@ -530,6 +545,7 @@ llvm::Error Device::launch(void *Kernel, std::vector<uint64_t> &Args, const omps
       .num("args", static_cast<int64_t>(Args.size()))
       .num("teams", Config.num_teams)
       .num("thread_limit", Config.thread_limit);
+  events::SubmitScope Submitted(Number, RequestedTeams);
   if (Plugin.fn().run_target_region(LocalId, Kernel, reinterpret_cast<void **>(Args.data()),
                                     static_cast<int32_t>(Args.size()), &Config) != OMPSIM_OFFLOAD_SUCCESS)
     return pluginError(fmt::format("kernel '{}' failed on device {}",

@@ -65,7 +65,10 @@ public:
   bool hasImage(const __tgt_device_image *Image) const { return Images.count(Image) != 0; }
 
   /// Runs a kernel; `Args` are device pointers or literal values.
-  llvm::Error launch(void *Kernel, std::vector<uint64_t> &Args, const ompsim_launch_config &Config);
+  /// `RequestedTeams` is what the construct asked for, as stock reports it
+  /// to tools (1 for a target region without teams, 0 when unspecified).
+  llvm::Error launch(void *Kernel, std::vector<uint64_t> &Args, const ompsim_launch_config &Config,
+                     uint32_t RequestedTeams);
 
   /// True once ensureInitialized() succeeded.
   bool isInitialized() const { return Initialized; }

@@ -60,34 +60,40 @@ extern "C" {
 
 int __tgt_target_mapper(ompsim_ident *Loc, int64_t DeviceNum, void *RegionId, int32_t N, void **Bases,
                         void **Begins, int64_t *Sizes, int64_t *Types, void **Names, void **Mappers) {
+  OMPSIM_API_CALL;
   return legacyLaunch(Loc, DeviceNum, RegionId, N, Bases, Begins, Sizes, Types, Names, Mappers, -1, -1);
 }
 
 int __tgt_target(int64_t DeviceNum, void *RegionId, int32_t N, void **Bases, void **Begins, int64_t *Sizes,
                  int64_t *Types) {
+  OMPSIM_API_CALL;
   return legacyLaunch(nullptr, DeviceNum, RegionId, N, Bases, Begins, Sizes, Types, nullptr, nullptr, -1, -1);
 }
 
 int __tgt_target_nowait(int64_t DeviceNum, void *RegionId, int32_t N, void **Bases, void **Begins,
                         int64_t *Sizes, int64_t *Types, int32_t, void *, int32_t, void *) {
+  OMPSIM_API_CALL;
   return legacyLaunch(nullptr, DeviceNum, RegionId, N, Bases, Begins, Sizes, Types, nullptr, nullptr, -1, -1);
 }
 
 int __tgt_target_nowait_mapper(ompsim_ident *Loc, int64_t DeviceNum, void *RegionId, int32_t N, void **Bases,
                                void **Begins, int64_t *Sizes, int64_t *Types, void **Names, void **Mappers,
                                int32_t, void *, int32_t, void *) {
+  OMPSIM_API_CALL;
   return legacyLaunch(Loc, DeviceNum, RegionId, N, Bases, Begins, Sizes, Types, Names, Mappers, -1, -1);
 }
 
 int __tgt_target_teams_mapper(ompsim_ident *Loc, int64_t DeviceNum, void *RegionId, int32_t N, void **Bases,
                               void **Begins, int64_t *Sizes, int64_t *Types, void **Names, void **Mappers,
                               int32_t Teams, int32_t Threads) {
+  OMPSIM_API_CALL;
   return legacyLaunch(Loc, DeviceNum, RegionId, N, Bases, Begins, Sizes, Types, Names, Mappers, Teams,
                       Threads);
 }
 
 int __tgt_target_teams(int64_t DeviceNum, void *RegionId, int32_t N, void **Bases, void **Begins,
                        int64_t *Sizes, int64_t *Types, int32_t Teams, int32_t Threads) {
+  OMPSIM_API_CALL;
   return legacyLaunch(nullptr, DeviceNum, RegionId, N, Bases, Begins, Sizes, Types, nullptr, nullptr, Teams,
                       Threads);
 }
@@ -95,6 +101,7 @@ int __tgt_target_teams(int64_t DeviceNum, void *RegionId, int32_t N, void **Base
 int __tgt_target_teams_nowait(int64_t DeviceNum, void *RegionId, int32_t N, void **Bases, void **Begins,
                               int64_t *Sizes, int64_t *Types, int32_t Teams, int32_t Threads, int32_t, void *,
                               int32_t, void *) {
+  OMPSIM_API_CALL;
   return legacyLaunch(nullptr, DeviceNum, RegionId, N, Bases, Begins, Sizes, Types, nullptr, nullptr, Teams,
                       Threads);
 }
@@ -103,6 +110,7 @@ int __tgt_target_teams_nowait_mapper(ompsim_ident *Loc, int64_t DeviceNum, void 
                                      void **Bases, void **Begins, int64_t *Sizes, int64_t *Types,
                                      void **Names, void **Mappers, int32_t Teams, int32_t Threads, int32_t,
                                      void *, int32_t, void *) {
+  OMPSIM_API_CALL;
   return legacyLaunch(Loc, DeviceNum, RegionId, N, Bases, Begins, Sizes, Types, Names, Mappers, Teams,
                       Threads);
 }

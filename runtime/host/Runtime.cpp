@@ -5,6 +5,8 @@
 #include "StockMessages.h"
 
 #include "../check/MapChecker.h"
+#include "../events/OffloadEvents.h"
+#include "../ompt/OmptDispatcher.h"
 
 #include "ompsim/Config.h"
 #include "ompsim/HostSymbolizer.h"
@@ -55,6 +57,9 @@ void startUp() {
   static std::once_flag Once;
   std::call_once(Once, [] {
     profile::start();
+    // A tool the program or OMP_TOOL_LIBRARIES names starts now, as with
+    // stock (which connects to libomp when it initializes).
+    ompt::connect([] { return static_cast<int>(Runtime::get().initialDevice()); });
     // Registered before clang's atexit(__tgt_unregister_lib), so it runs
     // after it: the leak report sees what the program left mapped.
     if (check::enabled())
@@ -208,6 +213,7 @@ llvm::Error Runtime::ensurePlugins() {
       Devices.push_back(std::make_unique<Device>(**Plugin, Local, static_cast<int32_t>(Devices.size())));
     Plugins.push_back(std::move(*Plugin));
   }
+  DeviceCount.store(static_cast<int32_t>(Devices.size()), std::memory_order_release);
   return llvm::Error::success();
 }
 
@@ -458,6 +464,11 @@ llvm::Error Runtime::unregisterLib(__tgt_bin_desc *Desc) {
     for (auto &D : Devices)
       if (auto Err = D->unloadImage(Image.Image))
         return Err;
+  // Stock's devices end with its last descriptor.
+  if (Libs.size() == 1)
+    for (auto &D : Devices)
+      if (D->isInitialized())
+        events::emit(events::DeviceFinalize{D->deviceNumber()});
   Libs.erase(It);
   return publishAll();
 }
@@ -506,6 +517,7 @@ llvm::Error Runtime::targetKernel(int64_t DeviceNum, int32_t Teams, int32_t Thre
                                  resolveDeviceNumber(DeviceNum), fmt::join(config().Plugins, ","),
                                  NoDeviceReasons));
   Device &D = **Dev;
+  events::TargetRegionScope Region(events::TargetKind::Target, D.deviceNumber());
   if (stock::infoOn(stock::info::KernelArgs))
     printRegionArguments(D.deviceNumber(), stock::RegionKernel, Loc, Args->NumArgs, Args->ArgSizes,
                          Args->ArgTypes, Args->ArgNames);
@@ -574,7 +586,8 @@ llvm::Error Runtime::targetKernel(int64_t DeviceNum, int32_t Teams, int32_t Thre
   // mapped, since enter() counted a reference to each item that exit() drops.
   TableLock.unlock();
   KernelsRunning.fetch_add(1);
-  llvm::Error Launched = D.launch(Kernel, *KernelArgs, Config);
+  // clang passes -1 for a target region without teams: one team.
+  llvm::Error Launched = D.launch(Kernel, *KernelArgs, Config, Teams < 0 ? 1u : static_cast<uint32_t>(Teams));
   KernelsRunning.fetch_sub(1);
   TableLock.lock();
   if (auto Err = std::move(Launched)) {
@@ -595,12 +608,13 @@ llvm::Error Runtime::targetKernel(int64_t DeviceNum, int32_t Teams, int32_t Thre
       return Err;
     return stock::makeError({stock::error(stock::KernelFailed)}, llvm::toString(std::move(Err)));
   }
-  for (uint64_t Block : PrivateBlocks)
-    if (auto Err = D.release(Block))
-      return Err;
   if (auto Err = Processor.exit(MapArgs))
     return stock::addLine(stock::addLine(std::move(Err), stock::error(stock::DataEndFailed)),
                           stock::error(stock::AfterKernelFailed));
+  // After the map exit, as stock frees them (an OMPT tool sees that order).
+  for (uint64_t Block : PrivateBlocks)
+    if (auto Err = D.release(Block))
+      return Err;
   TableLock.unlock();
   dumpTablesAfter(Loc);
   return llvm::Error::success();
@@ -656,6 +670,10 @@ llvm::Error Runtime::targetData(DataOp Op, int64_t DeviceNum, std::vector<MapArg
     return llvm::Error::success(); // the host: nothing to map
   }
   Device &D = **Dev;
+  events::TargetRegionScope Construct(Op == DataOp::Begin ? events::TargetKind::EnterData
+                                      : Op == DataOp::End ? events::TargetKind::ExitData
+                                                          : events::TargetKind::Update,
+                                      D.deviceNumber());
   if (stock::infoOn(stock::info::KernelArgs)) {
     const char *Region =
         Op == DataOp::Begin ? (Nowait ? stock::RegionDataBeginNowait : stock::RegionDataBegin)

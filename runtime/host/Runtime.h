@@ -55,6 +55,9 @@ public:
   /// under OMP_TARGET_OFFLOAD=mandatory: that is an error, not the host.
   bool runsOnHost(int64_t DeviceNum);
   int32_t numDevices();
+  /// omp_get_initial_device() without a lock, for code that holds a mapping
+  /// table's: the devices of every plugin (0 before the plugins are loaded).
+  int32_t initialDevice() const { return DeviceCount.load(std::memory_order_acquire); }
   /// Device `DeviceNum` as it stands, neither initialized nor given its
   /// images when it was never used (its table is then empty); null when out
   /// of range. For table dumps, which must not start devices.
@@ -128,6 +131,7 @@ private:
   /// mapping table until the kernel returns.
   std::atomic<int> KernelsRunning{0};
   bool PluginsLoaded = false;
+  std::atomic<int32_t> DeviceCount{0}; ///< Devices.size() once the plugins are loaded
   std::string PluginError;
   std::vector<std::unique_ptr<Plugin>> Plugins;
   std::vector<std::unique_ptr<Device>> Devices;
