@@ -33,6 +33,7 @@ KNOWN_FEATURES = {
     "separate-address-space": "device memory and code live outside the host process (lit's `gpu` in user suites)",
     "shared-address-space": "device code runs inside the host process (host addresses are callable)",
     "ompsim-runtime": "the host offload runtime is ompsim's",
+    "ompt": "the offload runtime reports target events to an OpenMP tool (OMPT), as stock's does",
     "ompsim-device-runtime": "the device image links ompsim's device runtime (translate API callable)",
     "gpu": "a real GPU",
     "multi-device": "two or more devices can be configured (header ENV may set OMPSIM_NUM_DEVICES)",
@@ -164,6 +165,8 @@ def backend_features(backend, translate, language=None, device_runtime=False, ma
             f.add("shared-address-space")
         if backend in ("sim", "sim-ir", "ours-host"):
             f.add("ompsim-runtime")
+        # Every runtime that runs programs has OMPT's target callbacks: stock's and ompsim's.
+        f.add("ompt")
         if backend in ("cuda-upstream", "amdgpu-upstream"):
             f.add("gpu")
         if backend == "cuda-upstream":

@@ -85,6 +85,7 @@ LIT_FEATURES = {
     "nvidiagpu": "nvptx",
     "amdgpu": "amdgcn",
     "unified_shared_memory": "usm",
+    "ompt": "ompt",
     "flang": "true",
     "*": "true",
 }
