@@ -1,25 +1,22 @@
 // OpenMP 5.1 map semantics as stock libomptarget 22 applies them: reference
 // counts, present/always/delete, deferred pointer attachment with shadow
-// pointers, struct members, declare mappers and non-contiguous updates.
+// pointers, struct members and declare mappers. `target update` lives in
+// MapClauseUpdates.cpp, a region's kernel arguments in
+// MapClauseKernelArguments.cpp.
 #include "MapClauseProcessor.h"
 #include "MapFlags.h"
+#include "MapItemText.h"
 #include "StockMessages.h"
 
 #include "../check/MapChecker.h"
-#include "ompsim/HostMemoryMap.h"
 
-#include "ompsim/HostSymbolizer.h"
 #include "ompsim/Trace.h"
 #include "ompsim/offload_abi.h"
 
-#include "llvm/ADT/SmallVector.h"
-
 #include <fmt/format.h>
 
-#include <cctype>
 #include <cerrno>
 #include <cstring>
-#include <optional>
 
 namespace ompsim::host {
 namespace {
@@ -35,31 +32,6 @@ namespace flag = mapflag;
 /// The program whose map clauses are processed, for messages.
 const char *programName() {
   return program_invocation_name && *program_invocation_name ? program_invocation_name : "the program";
-}
-
-/// A host address for messages: symbolized when it is inside a named object
-/// (a global), else the raw value (stack and heap).
-std::string hostAddressForMessage(uint64_t Addr) {
-  if (HostSymbolizer::get().lookup(Addr))
-    return trace::hostAddress(Addr);
-  return fmt::format("{:#x}", Addr);
-}
-
-/// A map item's name for a trace event: the clause's spelling (built with
-/// -g), else what the host symbolizer tells of the address.
-std::string traceName(const std::string &Name, uint64_t Host) {
-  return Name.empty() && Host ? hostDataName(Host) : Name;
-}
-
-std::string describe(const MapArg &Arg) {
-  // Without map names (no -g), what the symbolizer tells: a global, a frame.
-  std::string Var = traceName(mapArgVariable(Arg.Name), reinterpret_cast<uint64_t>(Arg.Begin));
-  std::string Addr = hostAddressForMessage(reinterpret_cast<uint64_t>(Arg.Begin));
-  if (Var.empty())
-    return fmt::format("host address {} ({} bytes)", Addr, Arg.Size);
-  if (Var[0] == '<')
-    return fmt::format("{} at host address {} ({} bytes)", Var, Addr, Arg.Size);
-  return fmt::format("'{}' at host address {} ({} bytes)", Var, Addr, Arg.Size);
 }
 
 } // namespace
@@ -84,7 +56,7 @@ std::vector<MapArg> MapClauseProcessor::runMapper(const MapArg &Arg) {
   if (trace::enabled(trace::Cat::Map))
     for (const MapArg &C : Handle.Components)
       trace::Event(trace::Cat::Map, "mapper_component")
-          .str("name", traceName(mapArgVariable(Arg.Name), reinterpret_cast<uint64_t>(C.Begin)))
+          .str("name", mapItemTraceName(mapArgVariable(Arg.Name), reinterpret_cast<uint64_t>(C.Begin)))
           .host("base", reinterpret_cast<uint64_t>(C.Base))
           .host("begin", reinterpret_cast<uint64_t>(C.Begin))
           .num("size", C.Size)
@@ -107,7 +79,7 @@ llvm::Error MapClauseProcessor::missingPresent(const MapArg &Arg, const char *Wh
   }
   return stock::makeError(std::move(Lines),
                           fmt::format("{} is not present on device {} ({} with the present modifier)",
-                                      describe(Arg), Memory.deviceNumber(), When));
+                                      describeMapItem(Arg), Memory.deviceNumber(), When));
 }
 
 llvm::Error MapClauseProcessor::checkMapTypes(const std::vector<MapArg> &Args, const char *Construct,
@@ -206,7 +178,7 @@ MapClauseProcessor::mapOne(const MapArg &Arg, bool UpdateRef, bool CopyTo, bool 
         std::move(Lines),
         fmt::format("{} extends the mapped block at host address {} ({} bytes) on device {}; OpenMP does not "
                     "allow a mapped section to grow",
-                    describe(Arg), hostAddressForMessage(Found.Entry->HstBegin), Found.Entry->size(),
+                    describeMapItem(Arg), hostAddressForMessage(Found.Entry->HstBegin), Found.Entry->size(),
                     Memory.deviceNumber()));
   }
   Mapped Out;
@@ -245,7 +217,7 @@ MapClauseProcessor::mapOne(const MapArg &Arg, bool UpdateRef, bool CopyTo, bool 
       check::onPresentUse(E, Begin, Size, Arg.Name);
     }
     OMPSIM_TRACE_EVENT(Cat::Map, "enter")
-        .str("name", traceName(mapArgVariable(Arg.Name), Begin))
+        .str("name", mapItemTraceName(mapArgVariable(Arg.Name), Begin))
         .host("host", Begin)
         .dev("device", Out.TgtBegin, Memory.symbolize(Out.TgtBegin))
         .num("size", static_cast<int64_t>(Size))
@@ -294,7 +266,7 @@ MapClauseProcessor::mapOne(const MapArg &Arg, bool UpdateRef, bool CopyTo, bool 
   Out.Entry = &Inserted;
   Out.TgtBegin = Inserted.TgtBegin;
   OMPSIM_TRACE_EVENT(Cat::Map, "enter")
-      .str("name", traceName(Inserted.Name, Begin))
+      .str("name", mapItemTraceName(Inserted.Name, Begin))
       .host("host", Begin)
       .dev("device", Out.TgtBegin, Memory.symbolize(Out.TgtBegin))
       .num("size", static_cast<int64_t>(Size))
@@ -431,7 +403,7 @@ llvm::Error MapClauseProcessor::processAttachments() {
       continue;
     if (PointerSize < sizeof(void *))
       return makeError(fmt::format("attach entry of {} has a {}-byte pointer; a pointer is {} bytes",
-                                   describe(Arg), PointerSize, sizeof(void *)));
+                                   describeMapItem(Arg), PointerSize, sizeof(void *)));
     if (auto Err =
             attachPointer(PointerLoc, PointeeBegin, *Pointer.Entry, Pointee.Entry->translate(PointeeBegin)))
       return Err;
@@ -448,7 +420,7 @@ llvm::Error MapClauseProcessor::removeIfUnused(MapEntry &Entry, int64_t Size) {
                      stock::removingEntry(Entry.HstBegin, Entry.TgtBegin, Size,
                                           Entry.InfoName.empty() ? std::string("unknown") : Entry.InfoName));
   OMPSIM_TRACE_EVENT(Cat::Map, "remove")
-      .str("name", traceName(Entry.Name, Entry.HstBegin))
+      .str("name", mapItemTraceName(Entry.Name, Entry.HstBegin))
       .host("host", Entry.HstBegin)
       .dev("device", Entry.TgtBegin, Memory.symbolize(Entry.TgtBegin))
       .num("size", static_cast<int64_t>(Entry.size()));
@@ -535,7 +507,7 @@ llvm::Error MapClauseProcessor::exitList(const std::vector<MapArg> &Args, bool F
       if (auto Err = copyFromDevice(E, Begin, Size, Arg.Name))
         return Err;
     OMPSIM_TRACE_EVENT(Cat::Map, "exit")
-        .str("name", traceName(mapArgVariable(Arg.Name), Begin))
+        .str("name", mapItemTraceName(mapArgVariable(Arg.Name), Begin))
         .host("host", Begin)
         .num("size", static_cast<int64_t>(Size))
         .hex("type", static_cast<uint64_t>(Arg.Type))
@@ -545,279 +517,6 @@ llvm::Error MapClauseProcessor::exitList(const std::vector<MapArg> &Args, bool F
       Released.emplace_back(&E, Arg.Size);
   }
   return llvm::Error::success();
-}
-
-llvm::Error MapClauseProcessor::update(const std::vector<MapArg> &Args) { return updateList(Args); }
-
-llvm::Error MapClauseProcessor::updateList(const std::vector<MapArg> &Args) {
-  if (auto Err = checkMapTypes(Args, "target update", /*allowNonContig=*/true))
-    return Err;
-  for (const MapArg &Arg : Args) {
-    if (has(Arg.Type, flag::Literal) || has(Arg.Type, flag::Private))
-      continue;
-    if (Arg.Mapper && !has(Arg.Type, flag::NonContig)) {
-      if (auto Err = updateList(runMapper(Arg)))
-        return stock::addLine(std::move(Err), stock::mapperFailed("targetDataUpdate"));
-      continue;
-    }
-    if (has(Arg.Type, flag::NonContig)) {
-      if (auto Err = updateNonContiguous(Arg))
-        return Err;
-      continue;
-    }
-    if (auto Err =
-            updateContiguous(Arg, reinterpret_cast<uintptr_t>(Arg.Begin), static_cast<uint64_t>(Arg.Size)))
-      return Err;
-  }
-  return llvm::Error::success();
-}
-
-llvm::Error MapClauseProcessor::updateContiguous(const MapArg &Arg, uintptr_t Begin, uint64_t Size) {
-  MapLookup Found = Table.lookup(Begin, Size);
-  if (!Found.Entry || !Found.Contained) {
-    // Unlike a map clause, a motion clause's `present` holds under unified
-    // shared memory too (stock).
-    if (has(Arg.Type, flag::Present)) {
-      MapArg Piece = Arg;
-      Piece.Begin = reinterpret_cast<void *>(Begin);
-      Piece.Size = static_cast<int64_t>(Size);
-      return missingPresent(Piece, "updated");
-    }
-    return llvm::Error::success(); // OpenMP 5.1: updating an absent item does nothing
-  }
-  if (stock::infoOn(stock::info::MappingExists))
-    infoLookup(Begin, static_cast<int64_t>(Size), *Found.Entry);
-  OMPSIM_TRACE_EVENT(Cat::Map, "update")
-      .str("name", traceName(mapArgVariable(Arg.Name), Begin))
-      .host("host", Begin)
-      .num("size", static_cast<int64_t>(Size))
-      .str("direction", has(Arg.Type, flag::To) ? "to" : "from");
-  if (has(Arg.Type, flag::To))
-    if (auto Err = copyToDevice(*Found.Entry, Begin, Size))
-      return Err;
-  if (has(Arg.Type, flag::From))
-    if (auto Err = copyFromDevice(*Found.Entry, Begin, Size, Arg.Name))
-      return Err;
-  return llvm::Error::success();
-}
-
-llvm::Error MapClauseProcessor::updateNonContiguous(const MapArg &Arg) {
-  // clang passes the descriptor array as the item's begin and the number of
-  // dimensions as its size. Each dimension's offset is the section's lower
-  // bound (in elements of that dimension) and its stride the byte distance
-  // between the section's elements; clang ends the list with a
-  // {0, 1, element size} dimension.
-  if (Arg.Size <= 0 || Arg.Size > 64 || !Arg.Begin)
-    return makeError(fmt::format("non-contiguous update of {} has {} dimensions", describe(Arg), Arg.Size));
-  std::vector<NonContigDim> Dims(static_cast<size_t>(Arg.Size));
-  std::memcpy(Dims.data(), Arg.Begin, Dims.size() * sizeof(NonContigDim));
-  uint64_t ElementSize = Dims.back().Stride;
-  if (Dims.size() > 1 && Dims.back().Offset == 0 && Dims.back().Count == 1)
-    Dims.pop_back();
-  for (const NonContigDim &D : Dims)
-    if (D.Count == 0)
-      return llvm::Error::success();
-  // The lower bound of the innermost dimension counts elements; an outer
-  // dimension's counts its own (unstrided) rows, whose size is its stride.
-  auto Unit = [&](size_t D) { return D + 1 == Dims.size() ? ElementSize : Dims[D].Stride; };
-  uintptr_t Start = reinterpret_cast<uintptr_t>(Arg.Base);
-  for (size_t D = 0; D < Dims.size(); ++D)
-    Start += Dims[D].Offset * Unit(D);
-
-  // A strided section of structs with a declare mapper: the mapper names
-  // what of each element moves.
-  bool PerElement = Arg.Mapper != nullptr;
-  MapArg Element = Arg;
-  Element.Type = static_cast<int64_t>(static_cast<uint64_t>(Arg.Type) & ~flag::NonContig);
-  Element.Size = static_cast<int64_t>(ElementSize);
-
-  // Walk the elements in order and merge the ones that touch into runs, so
-  // a section with contiguous rows moves in one transfer per row (or one).
-  uintptr_t RunBegin = 0;
-  uint64_t RunSize = 0;
-  std::vector<uintptr_t> RunElements;
-  auto Flush = [&]() -> llvm::Error {
-    if (RunSize == 0)
-      return llvm::Error::success();
-    MapLookup Found = Table.lookup(RunBegin, RunSize);
-    llvm::Error Err = llvm::Error::success();
-    if (Found.Entry && Found.Contained) {
-      Err = updateContiguous(Arg, RunBegin, RunSize);
-    } else {
-      // The run spans blocks (or misses them): each element on its own.
-      for (uintptr_t E : RunElements)
-        if ((Err = updateContiguous(Arg, E, ElementSize)))
-          break;
-    }
-    RunSize = 0;
-    RunElements.clear();
-    return Err;
-  };
-  std::vector<uint64_t> Index(Dims.size(), 0);
-  while (true) {
-    uintptr_t Addr = Start;
-    for (size_t D = 0; D < Dims.size(); ++D)
-      Addr += Index[D] * Dims[D].Stride;
-    if (RunSize != 0 && Addr == RunBegin + RunSize) {
-      RunSize += ElementSize;
-    } else {
-      if (auto Err = Flush())
-        return Err;
-      RunBegin = Addr;
-      RunSize = ElementSize;
-    }
-    RunElements.push_back(Addr);
-    if (PerElement) {
-      RunSize = 0;
-      RunElements.clear();
-      Element.Begin = reinterpret_cast<void *>(Addr);
-      if (auto Err = updateList(runMapper(Element)))
-        return Err;
-    }
-    size_t D = Dims.size();
-    while (D-- > 0) {
-      if (++Index[D] < Dims[D].Count)
-        break;
-      Index[D] = 0;
-    }
-    if (D == static_cast<size_t>(-1))
-      break;
-  }
-  return Flush();
-}
-
-llvm::Expected<uint64_t> MapClauseProcessor::kernelArgument(const MapArg &Arg,
-                                                            std::vector<uint64_t> &PrivateBlocks) {
-  auto Base = reinterpret_cast<uintptr_t>(Arg.Base);
-  auto Begin = reinterpret_cast<uintptr_t>(Arg.Begin);
-  if (has(Arg.Type, flag::PtrAndObj) && !has(Arg.Type, flag::Literal | flag::Private))
-    std::memcpy(&Base, Arg.Base, sizeof(Base)); // the pointee's base is the pointer's value
-  if (has(Arg.Type, flag::Literal))
-    return static_cast<uint64_t>(Base);
-  if (has(Arg.Type, flag::Private)) {
-    // firstprivate: a device copy private to this launch.
-    auto Size = static_cast<uint64_t>(Arg.Size);
-    auto Block = Memory.allocate(Size, Arg.Begin);
-    if (!Block)
-      return Block.takeError();
-    PrivateBlocks.push_back(*Block);
-    // Stock's copy line names the table entry its look-up of the item ends on.
-    std::string Name;
-    if (stock::infoOn(stock::info::DataTransfer))
-      if (const MapEntry *Near = Table.stockNeighbour(Begin))
-        Name = Near->InfoName;
-    if (auto Err = Memory.submit(*Block, Arg.Begin, Size, Name))
-      return std::move(Err);
-    return *Block - (Begin - Base);
-  }
-  MapLookup Found = Table.lookup(Begin, static_cast<uint64_t>(Arg.Size));
-  if (!Found.Entry)
-    return static_cast<uint64_t>(Base); // unmapped zero-length section: keeps its host value
-  if (stock::infoOn(stock::info::MappingExists))
-    infoLookup(Begin, Arg.Size, *Found.Entry);
-  // A block the item only overlaps still gives its device address (stock).
-  return Found.Entry->translate(Begin) - (Begin - Base);
-}
-
-llvm::Expected<std::vector<uint64_t>>
-MapClauseProcessor::kernelArguments(const std::vector<MapArg> &Args, std::vector<uint64_t> &PrivateBlocks) {
-  std::vector<uint64_t> Values;
-  // The device base address of each TARGET_PARAM item, by item index.
-  std::vector<std::optional<uint64_t>> ByItem(Args.size());
-  // Small firstprivate items travel together, as with stock: one block, one
-  // copy after the other items, each item at stock's offset in it.
-  struct Packed {
-    size_t Item, Value;
-    uint64_t Offset;
-  };
-  std::vector<Packed> Pack;
-  uint64_t PackSize = 0, PackAlignment = 0, LastSize = 0;
-  // One pass in item order, as stock's (its look-ups print in this order): a
-  // lambda's captures follow the lambda's own item.
-  constexpr uint64_t LambdaCapture = flag::PtrAndObj | flag::Literal | flag::Implicit;
-  for (size_t I = 0; I < Args.size(); ++I) {
-    const MapArg &Arg = Args[I];
-    bool Packable = has(Arg.Type, flag::TargetParam) && has(Arg.Type, flag::Private) &&
-                    !has(Arg.Type, flag::Literal) && has(Arg.Type, flag::To) && Arg.Size <= 1024 &&
-                    !(I + 1 < Args.size() && memberOf(Args[I + 1].Type) != 0);
-    if (Packable) {
-      // Stock's layout: an item starts at the alignment the previous one
-      // leaves, padded up to its host address's alignment (at most 16).
-      uint64_t Padding = 0, Alignment = 16;
-      if (!Pack.empty()) {
-        Alignment = PackAlignment;
-        if (uint64_t Rest = LastSize % Alignment)
-          Alignment = Rest;
-        auto Host = reinterpret_cast<uintptr_t>(Arg.Begin);
-        uint64_t Required = Host ? std::min<uint64_t>(16, Host & (~Host + 1)) : 16;
-        if (Required > Alignment) {
-          Padding = Required - Alignment;
-          Alignment = Required;
-        }
-      }
-      Pack.push_back({I, Values.size(), PackSize + Padding});
-      PackSize += Padding + static_cast<uint64_t>(Arg.Size);
-      PackAlignment = Alignment;
-      LastSize = static_cast<uint64_t>(Arg.Size);
-      Values.push_back(0); // set once the block exists
-      continue;
-    }
-    if (has(Arg.Type, flag::TargetParam)) {
-      auto Value = kernelArgument(Arg, PrivateBlocks);
-      if (!Value)
-        return Value.takeError();
-      Values.push_back(*Value);
-      ByItem[I] = *Value;
-      continue;
-    }
-    if ((static_cast<uint64_t>(Arg.Type) & LambdaCapture) != LambdaCapture)
-      continue;
-    uint64_t Parent = memberOf(Arg.Type);
-    if (Parent == 0 || Parent > Args.size() || !ByItem[Parent - 1])
-      return makeError(fmt::format("lambda capture {} has no lambda kernel argument to live in "
-                                   "(parent item {})",
-                                   describe(Arg), Parent));
-    // base: the capture field in the host lambda; begin: the captured variable.
-    auto Field = reinterpret_cast<uintptr_t>(Arg.Base);
-    auto LambdaBegin = reinterpret_cast<uintptr_t>(Args[Parent - 1].Begin);
-    uint64_t TgtField = *ByItem[Parent - 1] + (Field - LambdaBegin);
-    auto Captured = reinterpret_cast<uintptr_t>(Arg.Begin);
-    MapLookup Found = Table.lookup(Captured, static_cast<uint64_t>(Arg.Size));
-    if (!Found.Entry)
-      continue; // not mapped: the lambda keeps the host address, as with stock
-    if (stock::infoOn(stock::info::MappingExists))
-      infoLookup(Captured, Arg.Size, *Found.Entry);
-    uint64_t TgtCaptured = Found.Entry->translate(Captured);
-    if (auto Err = Memory.submit(TgtField, &TgtCaptured, sizeof(TgtCaptured), Found.Entry->InfoName))
-      return std::move(Err);
-    OMPSIM_TRACE_EVENT(Cat::Map, "lambda_capture")
-        .str("name", mapArgVariable(Arg.Name))
-        .host("captured", Captured)
-        .dev("field", TgtField, "")
-        .dev("value", TgtCaptured, Memory.symbolize(TgtCaptured));
-  }
-  if (Pack.empty())
-    return Values;
-  llvm::SmallVector<char> Buffer(PackSize, 0);
-  for (const Packed &P : Pack)
-    std::memcpy(Buffer.data() + P.Offset, Args[P.Item].Begin, static_cast<size_t>(Args[P.Item].Size));
-  auto Block = Memory.allocate(PackSize, Buffer.data());
-  if (!Block)
-    return Block.takeError();
-  PrivateBlocks.push_back(*Block);
-  // Stock's copy line names the table entry its look-up of the buffer ends on.
-  std::string Name;
-  if (stock::infoOn(stock::info::DataTransfer))
-    if (const MapEntry *Near = Table.stockNeighbour(reinterpret_cast<uintptr_t>(Buffer.data())))
-      Name = Near->InfoName;
-  if (auto Err = Memory.submit(*Block, Buffer.data(), PackSize, Name))
-    return std::move(Err);
-  for (const Packed &P : Pack) {
-    const MapArg &Arg = Args[P.Item];
-    Values[P.Value] =
-        *Block + P.Offset - (reinterpret_cast<uintptr_t>(Arg.Begin) - reinterpret_cast<uintptr_t>(Arg.Base));
-  }
-  return Values;
 }
 
 std::string mapflag::bitName(uint64_t Bit) {
