@@ -6,7 +6,7 @@ import shlex
 import subprocess
 import time
 
-from ompsim_cli import backends, paths
+from ompsim_base import backends, paths
 from ompsim_cli import cc as ompsim_cc
 
 from . import build as builder

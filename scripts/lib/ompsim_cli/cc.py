@@ -45,7 +45,7 @@ import shutil
 import subprocess
 import sys
 
-from . import paths, toolchain
+from ompsim_base import paths, toolchain
 
 #: The host-offload device triple (an ELF shared object, or bitcode with --image=ir).
 HOST_OFFLOAD_TRIPLE = "x86_64-pc-linux-gnu"

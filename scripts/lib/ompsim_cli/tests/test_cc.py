@@ -5,7 +5,8 @@ import subprocess
 
 import pytest
 
-from ompsim_cli import cc, paths
+from ompsim_base import paths
+from ompsim_cli import cc
 
 OMPSIM = os.path.join(paths.ROOT, "scripts", "ompsim")
 
