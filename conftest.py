@@ -7,7 +7,7 @@ import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripts", "lib"))
 
-from ompsim_cli import backends, leftovers, paths, toolchain  # noqa: E402
+from ompsim_base import backends, leftovers, paths, toolchain  # noqa: E402
 
 OMPSIM = os.path.join(paths.ROOT, "scripts", "ompsim")
 

@@ -52,7 +52,7 @@ endforeach()
 set(OMPSIM_INSTALL_SHARE share/ompsim)
 install(PROGRAMS scripts/ompsim DESTINATION ${OMPSIM_INSTALL_SHARE}/scripts)
 install(FILES scripts/packages.txt DESTINATION ${OMPSIM_INSTALL_SHARE}/scripts)
-install(DIRECTORY scripts/lib/ompsim_cli DESTINATION ${OMPSIM_INSTALL_SHARE}/scripts/lib
+install(DIRECTORY scripts/lib/ompsim_base scripts/lib/ompsim_cli DESTINATION ${OMPSIM_INSTALL_SHARE}/scripts/lib
         PATTERN tests EXCLUDE PATTERN __pycache__ EXCLUDE)
 install(DIRECTORY conformance/ DESTINATION ${OMPSIM_INSTALL_SHARE}/conformance
         PATTERN out EXCLUDE PATTERN __pycache__ EXCLUDE PATTERN CMakeLists.txt EXCLUDE
@@ -62,7 +62,7 @@ install(FILES conftest.py pyproject.toml DESTINATION ${OMPSIM_INSTALL_SHARE})
 install(DIRECTORY runtime/device/ompx/include/ DESTINATION ${OMPSIM_INSTALL_SHARE}/runtime/device/ompx/include)
 # The device math header `ompsim cc` force-includes (paths.DEVICE_MATH_HEADER).
 install(DIRECTORY runtime/device/math/include/ DESTINATION ${OMPSIM_INSTALL_SHARE}/runtime/device/math/include)
-# The marker scripts/lib/ompsim_cli/paths.py reads: the build-like tree, relative
+# The marker scripts/lib/ompsim_base/paths.py reads: the build-like tree, relative
 # to share/ompsim, so the whole prefix can move.
 file(WRITE ${PROJECT_BINARY_DIR}/ompsim-install.txt "../../${OMPSIM_INSTALL_TREE}\n")
 install(FILES ${PROJECT_BINARY_DIR}/ompsim-install.txt DESTINATION ${OMPSIM_INSTALL_SHARE})

@@ -16,8 +16,8 @@ import shutil
 import subprocess
 import tempfile
 
-from ompsim_cli import paths
-from ompsim_cli import toolchain as llvm_toolchain
+from ompsim_base import paths
+from ompsim_base import toolchain as llvm_toolchain
 
 from . import process
 

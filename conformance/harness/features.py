@@ -7,7 +7,7 @@ misspelt feature would otherwise silently evaluate to false.
 """
 import re
 
-#: The matrix columns (must match ompsim_cli.backends.BACKENDS).
+#: The matrix columns (must match ompsim_base.backends.BACKENDS).
 BACKENDS = ("sim", "sim-ir", "ours-host", "host-upstream", "cuda-upstream", "amdgpu-upstream")
 #: Compile-only columns: device-only builds for a GPU architecture, checked without a GPU.
 GPU_BUILD_BACKENDS = ("gpu-build:sm_90", "gpu-build:gfx90a")

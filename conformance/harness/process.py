@@ -11,7 +11,7 @@ import signal
 import subprocess
 import time
 
-from ompsim_cli import leftovers
+from ompsim_base import leftovers
 
 
 def communicate(argv, timeout, crash_expected=False, **popen_args):

@@ -19,7 +19,7 @@ def _version(argv):
 
 def environment_info():
     """Versions and host facts shown in the report header."""
-    from ompsim_cli import paths
+    from ompsim_base import paths
     git = _version(["git", "-C", paths.ROOT, "describe", "--always", "--dirty"])
     return {"date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "host": platform.node(),
             "platform": platform.platform(), "python": platform.python_version(),

@@ -6,8 +6,7 @@ import shlex
 import subprocess
 import time
 
-from ompsim_cli import backends, paths
-from ompsim_cli import cc as ompsim_cc
+from ompsim_base import backends, gpu, paths
 
 from . import build as builder
 from . import outcome as oc
@@ -388,7 +387,7 @@ def _gpu_build(cell, spec, out_root, workdir, record):
     """A compile-only GPU column: device-only build of every source, the lookup check on
     the device IR, then PTX assembly (ptxas, where CUDA is installed) or the AMDGPU link."""
     arch = cell.backend.split(":", 1)[1]
-    triple = "nvptx64-nvidia-cuda" if arch.startswith("sm_") else "amdgcn-amd-amdhsa"
+    triple = gpu.triple(arch)
     features = backend_features(cell.backend, cell.translate, spec.language)
     pre = oc.classify_preconditions(spec, features)
     if pre:
@@ -403,7 +402,7 @@ def _gpu_build(cell, spec, out_root, workdir, record):
             prefix = [builder.OMPSIM, "cc", "--translate=pass", "--gpu=" + arch]
         else:
             prefix = [paths.tool("flang") if lang == "fortran" else paths.tool("clang++" if lang == "c++" else "clang"),
-                      "-fopenmp", "--offload-arch=" + arch, *ompsim_cc.ptx_feature_flags(arch, flags)]
+                      "-fopenmp", "--offload-arch=" + arch, *gpu.ptx_feature_flags(arch, flags)]
         base = os.path.join(workdir, "dev%d" % i)
         steps = [[*prefix, *builder._language_flags(lang), *(builder.FORTRAN_FLAGS if lang == "fortran" else []),
                   *flags, "--offload-device-only", "-nogpulib", "-S", "-emit-llvm", src, "-o", base + ".ll"]]

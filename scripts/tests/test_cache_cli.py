@@ -6,7 +6,7 @@ HOME): the first test fills it with a real run of a bitcode image on `sim`.
 import os
 import subprocess
 
-from ompsim_cli import backends, paths
+from ompsim_base import backends, paths
 
 OMPSIM = os.path.join(paths.ROOT, "scripts", "ompsim")
 

@@ -3,7 +3,7 @@ leaves in /dev/shm, /tmp or the run's own temporary folder fails it, by name."""
 import os
 import subprocess
 
-from ompsim_cli import paths
+from ompsim_base import paths
 
 CHECK = os.path.join(paths.ROOT, "scripts", "check-leftovers")
 

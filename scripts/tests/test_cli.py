@@ -7,8 +7,8 @@ import subprocess
 
 import pytest
 
+from ompsim_base import paths
 from ompsim_cli import main as cli_main
-from ompsim_cli import paths
 
 OMPSIM = os.path.join(paths.ROOT, "scripts", "ompsim")
 

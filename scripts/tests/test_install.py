@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from ompsim_cli import paths, toolchain
+from ompsim_base import paths, toolchain
 
 pytestmark = pytest.mark.e2e
 

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from ompsim_cli import paths
+from ompsim_base import paths
 
 pytestmark = pytest.mark.e2e
 

@@ -16,7 +16,7 @@ import subprocess
 
 import pytest
 
-from ompsim_cli import paths, toolchain
+from ompsim_base import paths, toolchain
 
 pytestmark = pytest.mark.skipif(shutil.which("dpkg") is None, reason="not a Debian system (no dpkg)")
 

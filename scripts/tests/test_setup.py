@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from ompsim_cli import paths, toolchain
+from ompsim_base import paths, toolchain
 
 SETUP = os.path.join(paths.ROOT, "scripts", "setup")
 OMPSIM = os.path.join(paths.ROOT, "scripts", "ompsim")

@@ -2,7 +2,7 @@
 import os
 import subprocess
 
-from ompsim_cli import paths
+from ompsim_base import paths
 
 SCRIPT = os.path.join(paths.ROOT, "scripts", "test-suites")
 

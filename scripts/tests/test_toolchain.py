@@ -7,7 +7,8 @@ import types
 
 import pytest
 
-from ompsim_cli import backends, paths, selfcheck, toolchain
+from ompsim_base import backends, paths, toolchain
+from ompsim_cli import selfcheck
 
 OMPSIM = os.path.join(paths.ROOT, "scripts", "ompsim")
 

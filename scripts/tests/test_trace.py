@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from ompsim_cli import paths
+from ompsim_base import paths
 
 OMPSIM = os.path.join(paths.ROOT, "scripts", "ompsim")
 

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from ompsim_cli import backends
+from ompsim_base import backends
 
 INDIRECT = r"""
 #include <stdio.h>
@@ -319,7 +319,7 @@ def test_host_code_and_data_are_reserved_in_the_executor(offload):
     dlopen'd after the device started (it brings an image of its own), is
     mapped PROT_NONE in the executor: an untranslated host pointer into any
     of them faults there instead of reaching executor memory."""
-    from ompsim_cli import paths, toolchain
+    from ompsim_base import paths, toolchain
     lib = offload.tmp / "libreserve.so"
     src = offload.tmp / "reserve_lib.c"
     src.write_text(RESERVE_LIB)

@@ -12,7 +12,8 @@ import subprocess
 
 import pytest
 
-from ompsim_cli import backends, cache
+from ompsim_base import backends
+from ompsim_cli import cache
 
 #: A kernel, 24 functions it calls and one indirect function: a few objects in the cache.
 PROGRAM = r"""

@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from ompsim_cli import backends
+from ompsim_base import backends
 
 LAZY = r"""
 #include <cstdio>

@@ -4,7 +4,7 @@ import subprocess
 
 import pytest
 
-from ompsim_cli import backends, paths
+from ompsim_base import backends, paths
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAMS = os.path.join(HERE, "programs")

@@ -154,7 +154,7 @@ def _inside_an_instruction(image_path, kernel):
 def _objdump():
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path.insert(0, os.path.join(here, "..", "..", "scripts", "lib"))
-    from ompsim_cli import paths
+    from ompsim_base import paths
     return paths.tool("llvm-objdump")
 
 

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from ompsim_cli import backends, paths
+from ompsim_base import backends, paths
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAMS = os.path.join(HERE, "programs")

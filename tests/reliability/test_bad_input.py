@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 from reliability_helpers import build_fake, ompsim_lines, run
-from ompsim_cli import paths
+from ompsim_base import paths
 
 BACKENDS = ["sim", "ours-host"]
 DESC = r"descriptor 0x[0-9a-f]+"

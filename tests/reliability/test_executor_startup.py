@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from ompsim_cli import backends
+from ompsim_base import backends
 from reliability_helpers import executors_of, ompsim_lines, run, start, wait_for_executor, wait_gone
 
 PROGRAM = "device_faults.c"  # "ok": one target region, prints r=42

@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from ompsim_cli import backends
+from ompsim_base import backends
 from reliability_helpers import executors_of, ompsim_lines, run
 
 DEVICES = 16

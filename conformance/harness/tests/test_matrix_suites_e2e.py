@@ -21,7 +21,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 FIXTURES = os.path.join(ROOT, "conformance", "suites")
 OMPSIM = os.path.join(ROOT, "scripts", "ompsim")
 sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
-from ompsim_cli import paths  # noqa: E402
+from ompsim_base import paths  # noqa: E402
 
 #: A cheap column every machine with the build has: ompsim's runtime, in process.
 COLUMN = ["--backend", "ours-host", "--translate", "pass"]

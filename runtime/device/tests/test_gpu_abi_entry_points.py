@@ -15,7 +15,7 @@ import subprocess
 
 import pytest
 
-from ompsim_cli import paths
+from ompsim_base import paths
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LIST = os.path.join(HERE, "gpu_abi_entry_points.txt")

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from ompsim_cli import backends
+from ompsim_base import backends
 
 pytestmark = pytest.mark.e2e
 

@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from ompsim_cli import paths
+from ompsim_base import paths
 
 STOCK = os.path.join(paths.LLVM_LIB, "libomptarget.so.22.1")
 

@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from ompsim_cli import paths
+from ompsim_base import paths
 
 pytestmark = pytest.mark.e2e
 

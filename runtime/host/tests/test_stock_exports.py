@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from ompsim_cli import backends, paths
+from ompsim_base import backends, paths
 
 pytestmark = pytest.mark.e2e
 

@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from ompsim_cli import paths
+from ompsim_base import paths
 
 pytestmark = pytest.mark.e2e
 

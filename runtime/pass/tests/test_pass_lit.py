@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from ompsim_cli import paths
+from ompsim_base import paths
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 

@@ -27,7 +27,7 @@ import platform
 import sys
 import time
 
-from . import paths
+from ompsim_base import paths
 from .benchmarks.common import KiB, MiB, Unavailable, ratio, say
 from .benchmarks.lookup import (LOOKUP_BASELINES, LOOKUP_BSEARCH, LOOKUP_COLUMNS, LOOKUP_IMPLS, LOOKUP_OURS,
                                 LOOKUP_PATTERNS, LOOKUP_SIZES, bench_lookup)

@@ -41,11 +41,10 @@ example: ompsim cc --translate=pass -O2 prog.c -o prog
 """
 import os
 import re
-import shutil
 import subprocess
 import sys
 
-from . import paths, toolchain
+from ompsim_base import gpu, paths, toolchain
 
 #: The host-offload device triple (an ELF shared object, or bitcode with --image=ir).
 HOST_OFFLOAD_TRIPLE = "x86_64-pc-linux-gnu"
@@ -181,29 +180,6 @@ def pick_compiler(inputs, langs):
     return paths.tool("clang")
 
 
-def ptx_feature_flags(arch, args):
-    """`--cuda-feature=+ptxNN` for an NVIDIA `arch` when clang-22 would find no CUDA.
-
-    Without a CUDA installation clang-22 targets PTX 4.2, which no GPU that
-    OpenMP offloads to accepts ("PTX version 4.2 does not support target
-    'sm_90'"); device-only builds need no CUDA otherwise. Empty when CUDA is
-    installed (clang then takes its version) or the command line chooses.
-    """
-    m = re.match(r"sm_(\d+)(a?)$", arch)
-    if not m or any(a.startswith(("--cuda-path", "--cuda-feature")) for a in args):
-        return []
-    if shutil.which("ptxas") or any(os.path.isdir(d) for d in ("/usr/local/cuda", "/usr/lib/cuda")):
-        return []
-    n = int(m.group(1))
-    # The lowest PTX version of each generation: sm_90 7.8, sm_90a 8.0, sm_100 8.6, sm_120 8.7.
-    ptx = 87 if n >= 120 else 86 if n >= 100 else 80 if m.group(2) else 78 if n >= 89 else 70
-    return ["--cuda-feature=+ptx%d" % ptx]
-
-
-def gpu_triple(arch):
-    return "nvptx64-nvidia-cuda" if arch.startswith("sm_") else "amdgcn-amd-amdhsa"
-
-
 def offload_flags(settings, args, links, fortran=False):
     """The flags ompsim cc adds in front of the user's arguments (see the module doc)."""
     flags = []
@@ -212,10 +188,10 @@ def offload_flags(settings, args, links, fortran=False):
     chooses_target = any(a.startswith("-fopenmp-targets=") or a.startswith("--offload-arch=") or
                          a == "--offload-arch" for a in args)
     if settings.gpu:
-        triple = gpu_triple(settings.gpu)
+        triple = gpu.triple(settings.gpu)
         if not chooses_target:
             flags.append("--offload-arch=" + settings.gpu)
-        flags += ptx_feature_flags(settings.gpu, args)
+        flags += gpu.ptx_feature_flags(settings.gpu, args)
     else:
         triple = HOST_OFFLOAD_TRIPLE
         if not chooses_target:

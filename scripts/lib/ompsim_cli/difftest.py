@@ -29,7 +29,7 @@ import sys
 import tempfile
 import time
 
-from . import backends, paths
+from ompsim_base import backends, paths
 
 #: The oracle first.
 BACKENDS = ("host-upstream", "ours-host", "sim")

@@ -8,7 +8,8 @@ import os
 import subprocess
 import sys
 
-from . import inspect_trace, paths
+from ompsim_base import paths
+from . import inspect_trace
 
 #: The C++ tool doing the work (tools/inspect).
 INSPECT = os.path.join(paths.BIN, "ompsim-inspect")

@@ -25,7 +25,7 @@ import subprocess
 import sys
 import threading
 
-from . import paths
+from ompsim_base import paths
 
 BACKENDS = ("sim", "sim-ir", "ours-host", "host-upstream", "cuda-upstream", "amdgpu-upstream",
             "gpu-build:sm_90", "gpu-build:gfx90a")

@@ -2,7 +2,7 @@
 import os
 import sys
 
-from . import backends
+from ompsim_base import backends
 
 
 def register(sub):

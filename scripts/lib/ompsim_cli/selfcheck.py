@@ -18,7 +18,7 @@ import subprocess
 import sys
 import tempfile
 
-from . import backends, paths, toolchain
+from ompsim_base import backends, paths, toolchain
 
 C_PROGRAM = r"""
 #include <stdio.h>

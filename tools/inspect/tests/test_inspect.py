@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from ompsim_cli import paths
+from ompsim_base import paths
 
 INSPECT = os.path.join(paths.BIN, "ompsim-inspect")
 OMPSIM = os.path.join(paths.ROOT, "scripts", "ompsim")

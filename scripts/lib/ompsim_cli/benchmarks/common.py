@@ -6,7 +6,7 @@ import subprocess
 import sys
 import time
 
-from .. import backends, paths
+from ompsim_base import backends, paths
 
 
 KiB, MiB = 1024, 1024 * 1024

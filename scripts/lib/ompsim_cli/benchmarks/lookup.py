@@ -6,7 +6,7 @@ import shutil
 import subprocess
 import tempfile
 
-from .. import paths
+from ompsim_base import paths
 from .common import Unavailable
 
 

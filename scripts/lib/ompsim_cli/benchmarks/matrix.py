@@ -6,7 +6,7 @@ import sys
 import tempfile
 import time
 
-from .. import paths
+from ompsim_base import paths
 from .common import Unavailable, ratio
 
 

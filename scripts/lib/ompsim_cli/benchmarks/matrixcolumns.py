@@ -15,7 +15,7 @@ import statistics
 import sys
 import tempfile
 
-from .. import backends, paths
+from ompsim_base import backends, paths
 from .common import Unavailable, ratio, say
 
 SIM = ("sim", "pass")

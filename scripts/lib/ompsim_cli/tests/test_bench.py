@@ -10,7 +10,8 @@ import sys
 
 import pytest
 
-from ompsim_cli import bench, paths
+from ompsim_base import paths
+from ompsim_cli import bench
 from ompsim_cli.benchmarks import common, concurrency, imageload, lookup, matrixcolumns, registration
 
 
@@ -253,7 +254,7 @@ def test_markdown_states_matrixcolumns_goal_with_ratio():
 @pytest.mark.e2e
 def test_matrixcolumns_part_runs_matrix_cells_and_reports_the_goal(tmp_path):
     """The part's quickest form on two programs, through the CLI: table rows and the goal line carry numbers."""
-    from ompsim_cli import backends
+    from ompsim_base import backends
     for be in ("sim", "host-upstream"):
         why = backends.unavailable_reason(be)
         if why:

@@ -5,7 +5,8 @@ import subprocess
 
 import pytest
 
-from ompsim_cli import cc, paths
+from ompsim_base import gpu, paths
+from ompsim_cli import cc
 
 OMPSIM = os.path.join(paths.ROOT, "scripts", "ompsim")
 
@@ -254,16 +255,16 @@ def test_works_as_cc_in_a_makefile(tmp_path):
 
 def test_nvptx_builds_without_cuda_get_a_ptx_version_the_arch_accepts(monkeypatch):
     # No CUDA installed: clang-22 alone would target PTX 4.2, which sm_90 refuses.
-    monkeypatch.setattr(cc.shutil, "which", lambda name: None)
-    monkeypatch.setattr(cc.os.path, "isdir", lambda d: False)
-    assert cc.ptx_feature_flags("sm_90", []) == ["--cuda-feature=+ptx78"]
-    assert cc.ptx_feature_flags("sm_90a", []) == ["--cuda-feature=+ptx80"]
-    assert cc.ptx_feature_flags("sm_120", []) == ["--cuda-feature=+ptx87"]
-    assert cc.ptx_feature_flags("gfx90a", []) == []
-    assert cc.ptx_feature_flags("sm_90", ["--cuda-path=/opt/cuda"]) == []
+    monkeypatch.setattr(gpu.shutil, "which", lambda name: None)
+    monkeypatch.setattr(gpu.os.path, "isdir", lambda d: False)
+    assert gpu.ptx_feature_flags("sm_90", []) == ["--cuda-feature=+ptx78"]
+    assert gpu.ptx_feature_flags("sm_90a", []) == ["--cuda-feature=+ptx80"]
+    assert gpu.ptx_feature_flags("sm_120", []) == ["--cuda-feature=+ptx87"]
+    assert gpu.ptx_feature_flags("gfx90a", []) == []
+    assert gpu.ptx_feature_flags("sm_90", ["--cuda-path=/opt/cuda"]) == []
     # With CUDA installed clang takes its version.
-    monkeypatch.setattr(cc.os.path, "isdir", lambda d: d == "/usr/local/cuda")
-    assert cc.ptx_feature_flags("sm_90", []) == []
+    monkeypatch.setattr(gpu.os.path, "isdir", lambda d: d == "/usr/local/cuda")
+    assert gpu.ptx_feature_flags("sm_90", []) == []
 
 
 @pytest.mark.e2e

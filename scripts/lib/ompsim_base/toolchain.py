@@ -83,7 +83,7 @@ def tool(name):
     """Path of a tool in TOOLS (LLVM 22's own copy for LLVM tools, never a bare `clang`)."""
     t = TOOLS.get(name)
     if t is None:
-        raise KeyError("ompsim: tool %r is not declared in ompsim_cli/toolchain.py" % name)
+        raise KeyError("ompsim: tool %r is not declared in ompsim_base/toolchain.py" % name)
     return t.path() or name
 
 
