@@ -1,0 +1,133 @@
+// ompsim sim plugin: kernel launches in the plugin C ABI: running a target
+// region on the simulated device (with stock's launch line and profile
+// section) and a kernel's execution mode, both from its kernel environment.
+#include "SimPlugin.h"
+
+#include "TranslateTrace.h"
+
+#include "ompsim/Config.h"
+#include "ompsim/ProfileWriter.h"
+#include "ompsim/StockPluginInfo.h"
+#include "ompsim/Trace.h"
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <fmt/format.h>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace ompsim::sim {
+namespace {
+
+/// The head of kernel `Kernel`'s `<name>_kernel_environment` in image
+/// `Image`, or none when the image has no such global (clang's x86_64
+/// kernels) or it cannot be read.
+std::optional<KernelConfiguration> readKernelConfiguration(DeviceController &C, uint64_t Image,
+                                                           const std::string &Kernel) {
+  std::string EnvName = Kernel + "_kernel_environment";
+  auto Addrs = C.lookupMany(Image, {llvm::StringRef(EnvName)});
+  if (!Addrs) {
+    llvm::consumeError(Addrs.takeError());
+    return std::nullopt;
+  }
+  KernelConfiguration Config;
+  if (Addrs->empty() || !(*Addrs)[0])
+    return std::nullopt;
+  if (auto Err = C.read(&Config, (*Addrs)[0], sizeof Config)) {
+    llvm::consumeError(std::move(Err));
+    return std::nullopt;
+  }
+  return Config;
+}
+
+/// Reads kernel `K`'s environment on its first use that needs it.
+void readEnvironmentOnce(DeviceController &C, KernelHandle &K) {
+  if (K.EnvironmentRead)
+    return;
+  K.EnvironmentRead = true;
+  K.Environment = readKernelConfiguration(C, K.Image, K.Name);
+}
+
+} // namespace
+} // namespace ompsim::sim
+
+using namespace ompsim;
+using namespace ompsim::sim;
+
+OMPSIM_EXPORT int32_t __tgt_rtl_run_target_region(int32_t Id, void *Kernel, void **TgtArgs, int32_t NumArgs,
+                                                  const ompsim_launch_config *Cfg) {
+  SimDevice *D;
+  DeviceController *C = controllerOf(Id, D);
+  if (!C)
+    return OMPSIM_OFFLOAD_FAIL;
+  auto *K = static_cast<KernelHandle *>(Kernel);
+  if (!K)
+    return failWith(D, fmt::format("device {}: run_target_region without a kernel", Id));
+  // Every launch comes through here: no heap allocation unless a kernel has
+  // many arguments (the name is only copied into an error or a trace event).
+  llvm::StringRef Name =
+      (Cfg && Cfg->kernel_name) ? llvm::StringRef(Cfg->kernel_name) : llvm::StringRef(K->Name);
+  llvm::SmallVector<uint64_t, 32> Args;
+  Args.reserve(size_t(std::max<int32_t>(NumArgs, 0)));
+  for (int32_t I = 0; I < NumArgs; ++I)
+    Args.push_back(reinterpret_cast<uint64_t>(TgtArgs[I]));
+  uint32_t Teams = Cfg ? Cfg->num_teams : 0;
+  uint32_t Threads = Cfg && Cfg->thread_limit ? Cfg->thread_limit : D->DefaultThreadLimit;
+  // y and z: only a bare kernel's launch has them (the runtime refuses others).
+  LaunchExtentsYZ YZ;
+  if (Cfg)
+    for (int Dim = 0; Dim < 2; ++Dim) {
+      YZ.Teams[Dim] = Cfg->num_teams_yz[Dim];
+      YZ.Threads[Dim] = Cfg->thread_limit_yz[Dim];
+    }
+  OMPSIM_TRACE_EVENT(Cat::Launch, "launch")
+      .num("device", Id)
+      .str("kernel", Name)
+      .dev("entry", K->Entry, C->symbolize(K->Entry))
+      .num("args", NumArgs)
+      .num("teams", Teams)
+      .num("threads", Threads);
+  // Device printf writes to the same stdout from the executor (which flushes
+  // after every kernel); on a GPU it goes through the host's own stdio. Text
+  // the host printed before the launch must come first, not at its exit.
+  std::fflush(stdout);
+  if (config().LibomptargetInfo & stock_plugin::kInfoPluginKernel) {
+    readEnvironmentOnce(*C, *K);
+    static const LaunchDefaults Defaults = LaunchDefaults::fromEnvironment();
+    LaunchShape Shape = launchShape(Teams, Threads, K->Environment, Defaults, YZ);
+    std::string Line = stock_plugin::launchLine(Id, std::string_view(Name.data(), Name.size()), Shape.Blocks,
+                                                Shape.Threads, executionModeName(K->Environment));
+    std::fprintf(stderr, "%s\n", Line.c_str());
+  }
+  // Stock's GPU plugins time each launch as "Kernel '<name>'"; here it is the
+  // executor's round trip.
+  std::optional<profile::Section> Profiled;
+  if (profile::enabled())
+    Profiled.emplace(fmt::format("Kernel '{}'", Name.str()),
+                     [&] { return fmt::format("Device={};NumTeams={};ThreadLimit={}", Id, Teams, Threads); });
+  if (auto Err = C->launch(K->Entry, Args, Teams, Threads, Name, YZ)) {
+    int32_t Rc = failWith(D, std::move(Err));
+    emitTranslateTrace(*D, Id, Name); // the lookups that led to a fault, if any
+    return Rc;
+  }
+  emitTranslateTrace(*D, Id, Name);
+  return OMPSIM_OFFLOAD_SUCCESS;
+}
+
+OMPSIM_EXPORT int32_t __tgt_rtl_kernel_exec_mode(int32_t Id, void *Kernel, uint8_t *Mode) {
+  SimDevice *D;
+  DeviceController *C = controllerOf(Id, D);
+  auto *K = static_cast<KernelHandle *>(Kernel);
+  if (!C || !K || !Mode)
+    return 0;
+  readEnvironmentOnce(*C, *K);
+  if (!K->Environment)
+    return 0;
+  *Mode = K->Environment->ExecMode;
+  return 1;
+}
