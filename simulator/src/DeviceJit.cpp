@@ -1,29 +1,30 @@
+//===- DeviceJit.cpp - The JIT's ORC layers over a device ----------------===//
+//
+// DeviceJIT's layers: linking (with the plug-ins that record linked code and
+// register unwind records), the caching compiler, the partitioning and
+// compile-on-demand layers with their stubs, and what runs through them
+// later: lazy re-entry, lookups, removal and symbolization. Adding an image
+// is DeviceJitImages.cpp.
+//
+//===----------------------------------------------------------------------===//
+
 #include "DeviceJit.h"
 
-#include "JitImageSummary.h"
+#include "JitImageFunctions.h"
 #include "JitObjectCache.h"
 
 #include "ompsim/Trace.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/Config/llvm-config.h"
-#include "llvm/ExecutionEngine/Orc/AbsoluteSymbols.h"
 #include "llvm/ExecutionEngine/Orc/CompileUtils.h"
 #include "llvm/ExecutionEngine/Orc/EHFrameRegistrationPlugin.h"
-#include "llvm/ExecutionEngine/Orc/EPCDynamicLibrarySearchGenerator.h"
-#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
-#include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
-#include "llvm/IR/IRBuilder.h"
-#include "llvm/IR/Instructions.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/BLAKE3.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/Path.h"
 #include "llvm/Support/TargetSelect.h"
 
 #include <algorithm>
@@ -36,145 +37,6 @@ using namespace llvm;
 using namespace llvm::orc;
 
 namespace {
-
-Error makeError(const Twine &Msg) { return createStringError(inconvertibleErrorCode(), Msg); }
-
-/// Replaces llvm.global_ctors / llvm.global_dtors with one external function
-/// that calls them in order, so the executor can run them with a plain call.
-Function *lowerCtorsDtors(Module &M, bool Ctors, const std::string &Name) {
-  std::vector<std::pair<unsigned, Function *>> Fns;
-  for (const auto &E : Ctors ? getConstructors(M) : getDestructors(M))
-    if (E.Func)
-      Fns.emplace_back(E.Priority, E.Func);
-  if (GlobalVariable *Gv = M.getGlobalVariable(Ctors ? "llvm.global_ctors" : "llvm.global_dtors"))
-    Gv->eraseFromParent();
-  if (Fns.empty())
-    return nullptr;
-  // Constructors run by ascending priority, destructors by descending; equal
-  // priorities keep their order in the module (std::sort on (priority, index)
-  // avoids libstdc++'s deprecated temporary buffer inside std::stable_sort).
-  std::vector<size_t> Order(Fns.size());
-  for (size_t I = 0; I < Order.size(); ++I)
-    Order[I] = I;
-  std::sort(Order.begin(), Order.end(), [&](size_t A, size_t B) {
-    if (Fns[A].first != Fns[B].first)
-      return Ctors ? Fns[A].first < Fns[B].first : Fns[A].first > Fns[B].first;
-    return A < B;
-  });
-  std::vector<std::pair<unsigned, Function *>> Sorted;
-  for (size_t I : Order)
-    Sorted.push_back(Fns[I]);
-  Fns.swap(Sorted);
-  LLVMContext &Ctx = M.getContext();
-  Function *F =
-      Function::Create(FunctionType::get(Type::getVoidTy(Ctx), false), GlobalValue::ExternalLinkage, Name, M);
-  IRBuilder<> B(BasicBlock::Create(Ctx, "entry", F));
-  for (auto &[prio, fn] : Fns)
-    B.CreateCall(FunctionType::get(Type::getVoidTy(Ctx), false), fn);
-  B.CreateRetVoid();
-  return F;
-}
-
-} // namespace
-
-/// The partitioning facts of one image's module: each defined function's
-/// instructions and the callees its partition takes along (from its body, or
-/// from the cached JitImageSummary while the body is not loaded), and the
-/// functions whose address is taken with the declarations that stand for
-/// their address (to rewrite bodies loaded later the same way).
-struct ImageFunctions {
-  struct Facts {
-    uint32_t Instructions = 0;
-    SmallVector<const Function *, 4> Callees;
-  };
-  DenseMap<const Function *, Facts> Info;
-  std::vector<std::pair<Function *, Function *>> AddressOf;
-};
-
-/// ImageFunctions by module, shared by add(), the partition function and the
-/// caching compiler (which run on ORC's threads).
-struct ImageFunctionsTable {
-  std::mutex Mu;
-  DenseMap<const Module *, std::shared_ptr<ImageFunctions>> ByModule;
-
-  std::shared_ptr<ImageFunctions> find(const Module *M) {
-    std::lock_guard<std::mutex> Lock(Mu);
-    return ByModule.lookup(M);
-  }
-};
-
-namespace {
-
-/// Points every use of each function's address (in code and in initializers,
-/// vtables and offload entries alike) at "<f>.ompsim.addr", an alias of its
-/// stub, while calls keep naming the function: code compiled in the same
-/// object as the function would otherwise take its compiled address, and a
-/// pointer taken on the device would differ from the translated one.
-/// llvm.used and llvm.compiler.used keep naming the definitions.
-void rewriteAddressUses(ArrayRef<std::pair<Function *, Function *>> AddressOf) {
-  auto InUsedList = [](const User *U) {
-    return isa<ConstantArray>(U) && llvm::any_of(U->users(), [](const User *G) {
-             const auto *Gv = dyn_cast<GlobalVariable>(G);
-             return Gv && (Gv->getName() == "llvm.used" || Gv->getName() == "llvm.compiler.used");
-           });
-  };
-  for (auto [F, Address] : AddressOf)
-    F->replaceUsesWithIf(Address, [&](Use &U) {
-      const auto *Call = dyn_cast<CallBase>(U.getUser());
-      return !(Call && Call->isCallee(&U)) && !InUsedList(U.getUser());
-    });
-}
-
-/// Loads the bodies a compile needs: those of `Partition` (all of the
-/// module's when null) not loaded yet, rewriting their address uses.
-Error materializeBodies(Module &M, ImageFunctions *Fns, const IRPartitionLayer::GlobalValueSet *Partition) {
-  bool Loaded = false;
-  if (!Partition) {
-    if (M.isMaterialized())
-      return Error::success();
-    if (Error Err = M.materializeAll())
-      return Err;
-    Loaded = true;
-  } else {
-    for (const GlobalValue *Gv : *Partition) {
-      const GlobalObject *Object = Gv->getAliaseeObject();
-      if (Object && Object->isMaterializable()) {
-        if (Error Err = const_cast<GlobalObject *>(Object)->materialize())
-          return Err;
-        Loaded = true;
-      }
-    }
-  }
-  if (Loaded && Fns)
-    rewriteAddressUses(Fns->AddressOf);
-  return Error::success();
-}
-
-/// The partition compiled on a first call: the requested definitions and,
-/// transitively, the functions they call directly whose address is never
-/// taken. Those can only be reached through these calls, so compiling them
-/// now saves a round trip each; a function whose address is taken keeps
-/// its stub (compiled on its own first call) so that every pointer to it,
-/// in device code, vtables and the function-pointer table, stays the stub's.
-IRPartitionLayer::GlobalValueSet withDirectCallees(const IRPartitionLayer::GlobalValueSet &Requested,
-                                                   const ImageFunctions &Fns) {
-  IRPartitionLayer::GlobalValueSet Out = Requested;
-  std::vector<const Function *> Work;
-  for (const GlobalValue *Gv : Requested)
-    if (const auto *F = dyn_cast<Function>(Gv))
-      Work.push_back(F);
-  while (!Work.empty()) {
-    const Function *F = Work.back();
-    Work.pop_back();
-    auto It = Fns.Info.find(F);
-    if (It == Fns.Info.end())
-      continue;
-    for (const Function *Callee : It->second.Callees)
-      if (!Callee->isDeclaration() && Out.insert(Callee).second)
-        Work.push_back(Callee);
-  }
-  return Out;
-}
 
 /// Hands out stubs in the order of their names. ORC builds a stub batch from
 /// a map keyed by interned-string pointers, so the order the pool hands out
@@ -262,10 +124,6 @@ private:
   std::shared_ptr<std::mutex> Mu;
   std::shared_ptr<ImageSymbolTable> Table;
 };
-
-/// The named metadata in which add() records the SHA-256 of the image a module
-/// came from (partitions extracted from the module copy it).
-constexpr const char *kImageDigestMD = "ompsim.jit.image";
 
 /// Code generation with its objects kept in a JitObjectCache between runs:
 /// code generation is most of the time to the first kernel of a large bitcode
@@ -478,216 +336,6 @@ Expected<std::unique_ptr<DeviceJIT>> DeviceJIT::create(ExecutionSession &Es, uin
         return std::make_unique<OrderedStubsManager>(Iu->createIndirectStubsManager());
       });
   return std::move(Jit);
-}
-
-Error DeviceJIT::runStockStages(Module &M, StringRef Name, StringRef Digest) {
-  auto Tm = Target->createTargetMachine();
-  if (!Tm)
-    return Tm.takeError();
-  Stock.run(M, **Tm);
-  if (!Stock.savesImage())
-    return Error::success();
-  // The saved object is a function of the module the stages leave, which the
-  // image's digest and the salt (levels, IR pipeline) decide: a warm run
-  // writes it from the cache.
-  std::string Key;
-  if (Cache) {
-    Key = toHex(BLAKE3::hash(arrayRefFromStringRef(Salt + "image\n" + Digest.str())), /*LowerCase=*/true);
-    if (auto Cached = Cache->get(Key)) {
-      Stock.saveImage(Cached->getBuffer());
-      return Error::success();
-    }
-  }
-  auto Object = StockJitPipeline::emitObject(M, **Tm);
-  if (!Object)
-    return makeError("image " + Name + ": cannot compile the image to save: " + toString(Object.takeError()));
-  if (Cache)
-    Cache->put(Key, *Object);
-  Stock.saveImage(*Object);
-  return Error::success();
-}
-
-Expected<JITImage> DeviceJIT::add(ArrayRef<char> Bitcode, StringRef Name) {
-  StringRef Bytes(Bitcode.data(), Bitcode.size());
-  auto Replacement = Stock.replacement();
-  if (!Replacement)
-    return makeError("image " + Name + ": " + toString(Replacement.takeError()));
-  if (*Replacement)
-    Bytes = (*Replacement)->getBuffer();
-  auto Ctx = std::make_unique<LLVMContext>();
-  // With the cache on, an image whose summary an earlier run kept is loaded
-  // lazily: most of a large image's load is parsing bodies whose code the
-  // cache then holds. Stock's JIT variables need the whole module: then no
-  // summary is read or kept (it would describe the module before the stages).
-  bool Whole = Stock.needsWholeModule();
-  std::string Digest, SummaryKey;
-  std::optional<JitImageSummary> Summary;
-  if (Cache) {
-    Digest = toHex(BLAKE3::hash(arrayRefFromStringRef(Bytes)), /*LowerCase=*/true);
-    SummaryKey = toHex(BLAKE3::hash(arrayRefFromStringRef(Salt + "summary\n" + Digest)), /*LowerCase=*/true);
-    if (!Whole)
-      if (auto Cached = Cache->get(SummaryKey))
-        Summary = JitImageSummary::parse((*Cached).getBuffer());
-  }
-  std::unique_ptr<Module> Owned;
-  if (*Replacement) {
-    auto Parsed = Stock.parseReplacement((*Replacement)->getMemBufferRef(), *Ctx);
-    if (!Parsed)
-      return makeError("image " + Name + ": " + toString(Parsed.takeError()));
-    Owned = std::move(*Parsed);
-  } else {
-    auto ParsedModule = Summary
-                            ? getOwningLazyBitcodeModule(MemoryBuffer::getMemBufferCopy(Bytes, Name), *Ctx)
-                            : parseBitcodeFile(MemoryBufferRef(Bytes, Name), *Ctx);
-    if (!ParsedModule)
-      return makeError("image " + Name + ": unreadable bitcode: " + toString(ParsedModule.takeError()));
-    Owned = std::move(*ParsedModule);
-  }
-  Module &M = *Owned;
-  if (Whole)
-    if (Error Err = runStockStages(M, Name, Digest))
-      return std::move(Err);
-  std::string Tag = std::to_string(NextImage++);
-  // The object cache's key (CachingCompiler) starts from the image's digest.
-  if (Cache)
-    M.getOrInsertNamedMetadata(kImageDigestMD)->addOperand(MDNode::get(*Ctx, MDString::get(*Ctx, Digest)));
-  Function *Init = lowerCtorsDtors(M, true, "__ompsim_jit_init_" + Tag);
-  Function *Fini = lowerCtorsDtors(M, false, "__ompsim_jit_fini_" + Tag);
-  // The device link internalizes every function but the kernels. An internal
-  // function whose address is taken (an indirect function, a vtable slot, a
-  // callback) gets a stub like an exported one: it then compiles on its
-  // first call too, and every pointer to it is the stub's (rewriteAddressUses).
-  std::vector<Function *> AddressTaken;
-  if (Summary) {
-    for (const std::string &N : Summary->AddressTaken) {
-      Function *F = M.getFunction(N);
-      if (!F || F->isDeclaration()) { // not this image's summary after all
-        Summary.reset();
-        break;
-      }
-      AddressTaken.push_back(F);
-    }
-    if (!Summary) {
-      AddressTaken.clear();
-      if (Error Err = M.materializeAll())
-        return makeError("image " + Name + ": unreadable bitcode: " + toString(std::move(Err)));
-    }
-  }
-  if (!Summary)
-    AddressTaken = JitImageSummary::addressTaken(M);
-  auto Fns = std::make_shared<ImageFunctions>();
-  SymbolAliasMap AddressAliases;
-  for (Function *F : AddressTaken) {
-    if (F->hasLocalLinkage()) {
-      F->setLinkage(GlobalValue::ExternalLinkage);
-      F->setVisibility(GlobalValue::HiddenVisibility);
-    }
-    Function *Address = Function::Create(F->getFunctionType(), GlobalValue::ExternalLinkage,
-                                         F->getName() + ".ompsim.addr", M);
-    Address->setVisibility(GlobalValue::HiddenVisibility);
-    Fns->AddressOf.emplace_back(F, Address);
-    AddressAliases[Es.intern(Address->getName())] = {Es.intern(F->getName()),
-                                                     JITSymbolFlags::Exported | JITSymbolFlags::Callable};
-  }
-  rewriteAddressUses(Fns->AddressOf);
-  // What the partition function needs of each body: from the body when it is
-  // loaded, else from the summary (a function it lacks is loaded now).
-  JitImageSummary Made;
-  for (Function &F : M) {
-    if (F.isDeclaration())
-      continue;
-    ImageFunctions::Facts &Facts = Fns->Info[&F];
-    if (F.isMaterializable()) {
-      auto It = Summary->Functions.find(F.getName());
-      bool Complete = It != Summary->Functions.end();
-      if (Complete)
-        for (const std::string &C : It->second.Callees) {
-          const Function *Callee = M.getFunction(C);
-          if (!Callee) {
-            Complete = false;
-            break;
-          }
-          Facts.Callees.push_back(Callee);
-        }
-      if (Complete) {
-        Facts.Instructions = It->second.Instructions;
-        continue;
-      }
-      Facts.Callees.clear();
-      if (Error Err = F.materialize())
-        return makeError("image " + Name + ": unreadable bitcode: " + toString(std::move(Err)));
-      rewriteAddressUses(Fns->AddressOf);
-    }
-    Facts.Instructions = F.getInstructionCount();
-    for (const Function *Callee : JitImageSummary::directCallees(F))
-      Facts.Callees.push_back(Callee);
-    if (Cache && !Summary && !Whole) {
-      JitImageSummary::FunctionInfo &Info = Made.Functions[F.getName()];
-      Info.Instructions = Facts.Instructions;
-      for (const Function *Callee : Facts.Callees)
-        Info.Callees.push_back(Callee->getName().str());
-    }
-  }
-  if (Cache && !Summary && !Whole) {
-    for (Function *F : AddressTaken)
-      Made.AddressTaken.push_back(F->getName().str());
-    Cache->put(SummaryKey, Made.serialize());
-  }
-  {
-    std::lock_guard<std::mutex> Lock(Images->Mu);
-    Images->ByModule[&M] = Fns;
-  }
-
-  // Functions (their stubs) and data, looked up in that order below.
-  std::vector<std::string> Callables, Data;
-  for (GlobalValue &Gv : M.global_values()) {
-    if (Gv.isDeclaration() || Gv.hasLocalLinkage() || !Gv.hasName() || Gv.getName().starts_with("llvm."))
-      continue;
-    const GlobalObject *Object = Gv.getAliaseeObject();
-    (Object && isa<Function>(Object) ? Callables : Data).push_back(Gv.getName().str());
-  }
-
-  auto Jd = Es.createJITDylib("image" + Name.str());
-  if (!Jd)
-    return Jd.takeError();
-  auto Gen = EPCDynamicLibrarySearchGenerator::GetForTargetProcess(Es);
-  if (!Gen)
-    return Gen.takeError();
-  Jd->addGenerator(std::move(*Gen));
-  if (auto Err = Jd->define(absoluteSymbols(
-          {{Es.intern("__dso_handle"), {ExecutorAddr(DsoHandle), JITSymbolFlags::Exported}}})))
-    return std::move(Err);
-  if (!AddressAliases.empty())
-    if (auto Err = Jd->define(symbolAliases(std::move(AddressAliases))))
-      return std::move(Err);
-  if (auto Err = Lazy->add(*Jd, ThreadSafeModule(std::move(Owned), std::move(Ctx))))
-    return std::move(Err);
-
-  JITImage Img;
-  Img.Dylib = &*Jd;
-  // Two lookups, one after the other: the stubs first, then the data (which
-  // compiles and links the image's globals). ORC materializes what one
-  // lookup needs concurrently; in sequence, every run places the stubs and
-  // the data at the same device addresses.
-  for (std::vector<std::string> *Names : {&Callables, &Data}) {
-    SymbolLookupSet Set;
-    for (auto &N : *Names)
-      Set.add(Es.intern(N), SymbolLookupFlags::WeaklyReferencedSymbol);
-    auto Found =
-        Es.lookup(makeJITDylibSearchOrder(&*Jd, JITDylibLookupFlags::MatchAllSymbols), std::move(Set));
-    if (!Found)
-      return makeError("image " + Name + ": JIT compile or link failed: " + toString(Found.takeError()));
-    for (auto &[sym, def] : *Found) {
-      std::string N = (*sym).str();
-      uint64_t A = def.getAddress().getValue();
-      if (Init && N == Init->getName())
-        Img.Init = A;
-      else if (Fini && N == Fini->getName())
-        Img.Fini = A;
-      Img.Symbols.emplace_back(N, A);
-    }
-  }
-  return Img;
 }
 
 uint64_t DeviceJIT::resolveLazyCall(uint64_t Trampoline) {

@@ -27,6 +27,10 @@ namespace ompsim::sim {
 class JitObjectCache;
 struct ImageFunctionsTable;
 
+/// The named metadata in which add() records the SHA-256 of the image a module
+/// came from (partitions extracted from the module copy it).
+constexpr const char *kImageDigestMD = "ompsim.jit.image";
+
 /// A JIT-linked image: its dylib, its generated init/fini functions (0 if
 /// none) and the addresses of its external symbols.
 struct JITImage {
@@ -100,7 +104,7 @@ private:
   std::shared_ptr<JitObjectCache> Cache;
   /// What every cache key starts with: the format, LLVM's version, the target, the level.
   std::string Salt;
-  /// The partitioning facts of every image's module, by module (DeviceJit.cpp).
+  /// The partitioning facts of every image's module, by module (JitImageFunctions.h).
   std::shared_ptr<ImageFunctionsTable> Images;
   /// Every function body linked so far, filled by a JITLink plugin as each
   /// compile links (ImageSymbolTable is not thread-safe: guarded by linkedMu_).

@@ -1,8 +1,9 @@
 //===- ElfImageLoad.h - One ELF image load in progress ------*- C++ -*-===//
 //
 // ImageLoad and the helpers it uses, shared by the loader's validation
-// (ElfImageValidator.cpp), mapping (ElfImageLoader.cpp) and relocation
-// (ElfRelocator.cpp). Private to the simulator.
+// (ElfImageValidator.cpp, ElfEhFrameValidator.cpp), mapping
+// (ElfImageLoader.cpp) and relocation (ElfRelocator.cpp). Private to the
+// simulator.
 //
 //===----------------------------------------------------------------------===//
 

@@ -269,7 +269,7 @@ private:
   std::recursive_mutex Mu;
   pid_t Pid = -1;
   /// The guard in the executor's process group that kills the group when the
-  /// host dies (see spawnGroupGuard in DeviceController.cpp), or -1.
+  /// host dies (see spawnGroupGuard in DeviceControllerProcess.cpp), or -1.
   pid_t GuardPid = -1;
   int FaultFd = -1;
   int HostFd = -1; ///< our own descriptor of the transport socket (the EPC has another)
