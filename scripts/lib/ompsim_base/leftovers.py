@@ -23,9 +23,8 @@ PYTEST_TEMP = re.compile(r"pytest-of-")
 STOCK_HOST_IMAGE = re.compile(r"tmpfile_[A-Za-z0-9]{6}$")
 
 
-def registration_files(pid):
-    """Paths of libomp's registration files of process `pid` (any uid)."""
-    found = []
+def _registrations():
+    """(path, pid) of every libomp registration file in the shared places."""
     for d in PLACES:
         try:
             names = os.listdir(d)
@@ -33,37 +32,33 @@ def registration_files(pid):
             continue
         for n in names:
             m = REGISTRATION.match(n)
-            if m and int(m.group(1)) == pid:
-                found.append(os.path.join(d, n))
-    return found
+            if m:
+                yield os.path.join(d, n), int(m.group(1))
+
+
+def _unlink(paths):
+    for path in paths:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass  # gone meanwhile
+
+
+def registration_files(pid):
+    """Paths of libomp's registration files of process `pid` (any uid)."""
+    return [path for path, owner in _registrations() if owner == pid]
 
 
 def forget_registration(pid):
     """Removes libomp's registration files of `pid`, a process killed by a signal."""
-    for f in registration_files(pid):
-        try:
-            os.unlink(f)
-        except OSError:
-            pass
+    _unlink(registration_files(pid))
 
 
 def forget_registrations_since(since):
     """Removes the registration files made since `since` (a time.time()) by processes that
     have exited: after a shell command that reports a process killed by a signal without
     saying which (`prog | FileCheck`)."""
-    for d in PLACES:
-        try:
-            names = os.listdir(d)
-        except OSError:
-            continue
-        for n in names:
-            m = REGISTRATION.match(n)
-            path = os.path.join(d, n)
-            if m and not alive(int(m.group(1))) and _created_since(path, since):
-                try:
-                    os.unlink(path)
-                except OSError:
-                    pass
+    _unlink([path for path, owner in _registrations() if not alive(owner) and _created_since(path, since)])
 
 
 def alive(pid):
