@@ -94,3 +94,24 @@ def test_stock_host_plugin_images_are_removed_with_a_line(tmp_path):
         for f in (image, other):
             if os.path.exists(f):
                 os.unlink(f)
+
+
+def test_forget_since_removes_only_exited_processes_registrations_made_since(tmp_path):
+    import time
+    since = time.time()
+    dead = "/dev/shm/__KMP_REGISTERED_LIB_%d_%d" % (exited_pid(), os.getuid())
+    mine = "/dev/shm/__KMP_REGISTERED_LIB_%d_%d" % (os.getpid(), os.getuid())
+    made_mine = not os.path.exists(mine)
+    for f in ([dead, mine] if made_mine else [dead]):
+        open(f, "w").close()
+    try:
+        r = check("forget-since", since, "the suites")
+        assert r.returncode == 0
+        assert not os.path.exists(dead)
+        assert os.path.exists(mine)  # alive
+        assert "the suites: removed" in r.stderr and "libomp registration file" in r.stderr
+        assert check("forget-since", "soon", "x").returncode == 2
+    finally:
+        for f in (dead, mine if made_mine else None):
+            if f and os.path.exists(f):
+                os.unlink(f)

@@ -57,8 +57,10 @@ def forget_registration(pid):
 def forget_registrations_since(since):
     """Removes the registration files made since `since` (a time.time()) by processes that
     have exited: after a shell command that reports a process killed by a signal without
-    saying which (`prog | FileCheck`)."""
-    _unlink([path for path, owner in _registrations() if not alive(owner) and _created_since(path, since)])
+    saying which (`prog | FileCheck`). Returns how many it removed."""
+    found = [path for path, owner in _registrations() if not alive(owner) and _created_since(path, since)]
+    _unlink(found)
+    return len(found)
 
 
 def alive(pid):
