@@ -4,6 +4,7 @@
 #include <array>
 #include <atomic>
 #include <cassert>
+#include <mutex>
 
 namespace ompsim::events {
 
@@ -13,13 +14,16 @@ namespace {
 constexpr size_t MaxListeners = 8;
 std::array<Listener *, MaxListeners> Listeners{};
 std::atomic<size_t> NumListeners{0};
+/// Serializes subscriptions; emitters read the list without it (a slot is
+/// written before the count that publishes it).
+std::mutex SubscribeLock;
 
 thread_local const void *TApiCode = nullptr;
 
-template <typename EventT, typename Fn> void forEach(const EventT &E, Fn Call) {
+template <typename EventT> void dispatch(void (Listener::*Hear)(const EventT &), const EventT &E) {
   size_t N = NumListeners.load(std::memory_order_acquire);
   for (size_t I = 0; I < N; ++I)
-    Call(*Listeners[I], E);
+    (Listeners[I]->*Hear)(E);
 }
 
 } // namespace
@@ -27,6 +31,7 @@ template <typename EventT, typename Fn> void forEach(const EventT &E, Fn Call) {
 Listener::~Listener() = default;
 
 void subscribe(Listener &L) {
+  std::lock_guard<std::mutex> Lock(SubscribeLock);
   size_t N = NumListeners.load(std::memory_order_relaxed);
   assert(N < MaxListeners && "more offload event listeners than the stream holds");
   if (N >= MaxListeners)
@@ -37,24 +42,25 @@ void subscribe(Listener &L) {
 
 bool observed() { return NumListeners.load(std::memory_order_acquire) != 0; }
 
-void emit(const TargetRegion &E) {
-  forEach(E, [](Listener &L, const TargetRegion &Ev) { L.targetRegion(Ev); });
-}
-void emit(const DataOp &E) {
-  forEach(E, [](Listener &L, const DataOp &Ev) { L.dataOp(Ev); });
-}
-void emit(const Submit &E) {
-  forEach(E, [](Listener &L, const Submit &Ev) { L.submit(Ev); });
-}
-void emit(const DeviceInitialize &E) {
-  forEach(E, [](Listener &L, const DeviceInitialize &Ev) { L.deviceInitialize(Ev); });
-}
-void emit(const DeviceFinalize &E) {
-  forEach(E, [](Listener &L, const DeviceFinalize &Ev) { L.deviceFinalize(Ev); });
-}
-void emit(const DeviceLoad &E) {
-  forEach(E, [](Listener &L, const DeviceLoad &Ev) { L.deviceLoad(Ev); });
-}
+void emit(const TargetRegion &E) { dispatch(&Listener::targetRegion, E); }
+void emit(const DataOp &E) { dispatch(&Listener::dataOp, E); }
+void emit(const Submit &E) { dispatch(&Listener::submit, E); }
+void emit(const DeviceInitialize &E) { dispatch(&Listener::deviceInitialize, E); }
+void emit(const DeviceFinalize &E) { dispatch(&Listener::deviceFinalize, E); }
+void emit(const DeviceLoad &E) { dispatch(&Listener::deviceLoad, E); }
+void emit(const MapCreated &E) { dispatch(&Listener::mapCreated, E); }
+void emit(const MapFound &E) { dispatch(&Listener::mapFound, E); }
+void emit(const MapPresentUse &E) { dispatch(&Listener::mapPresentUse, E); }
+void emit(const MapCopied &E) { dispatch(&Listener::mapCopied, E); }
+void emit(const MapLookedUp &E) { dispatch(&Listener::mapLookedUp, E); }
+void emit(const MapReleased &E) { dispatch(&Listener::mapReleased, E); }
+void emit(const MapRemoved &E) { dispatch(&Listener::mapRemoved, E); }
+void emit(const MapperComponent &E) { dispatch(&Listener::mapperComponent, E); }
+void emit(const MapLeftByMapper &E) { dispatch(&Listener::mapLeftByMapper, E); }
+void emit(const MapNothingMapped &E) { dispatch(&Listener::mapNothingMapped, E); }
+void emit(const MapPointerAttached &E) { dispatch(&Listener::mapPointerAttached, E); }
+void emit(const MapLambdaCapture &E) { dispatch(&Listener::mapLambdaCapture, E); }
+void emit(const MapUpdate &E) { dispatch(&Listener::mapUpdate, E); }
 
 const void *apiCode() { return TApiCode; }
 

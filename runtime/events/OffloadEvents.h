@@ -9,6 +9,11 @@
 
 #include <cstdint>
 
+namespace ompsim::host {
+struct MapEntry;
+class DeviceMemory;
+} // namespace ompsim::host
+
 namespace ompsim::events {
 
 /// The construct a target-region event belongs to (OMPT's ompt_target_t).
@@ -82,6 +87,140 @@ struct DeviceLoad {
   uint64_t Bytes;
 };
 
+// ---- map clauses ---------------------------------------------------------------
+// What the map rules did to one item or one block of a device's mapping
+// table, said where it happened (runtime/host/MapClause*.cpp). `Memory` is
+// the device's memory: its number and the symbols of its addresses.
+
+/// A map item as the construct gives it.
+struct MapItem {
+  uintptr_t Begin;
+  int64_t Size;
+  uint64_t Type;    ///< its OpenMPOffloadMappingFlags
+  const void *Name; ///< its map name (";var;file;line;col;;"), or null
+  /// The pointer half of a PTR_AND_OBJ item, mapped under the object's name
+  /// (stock's messages call it unknown).
+  bool PointerOfPair = false;
+};
+
+/// A map-entering item created its block: allocated and counted once, before
+/// any copy. `CopiedWhole`: the item copies the whole block to the device next.
+struct MapCreated {
+  host::MapEntry &Entry;
+  host::DeviceMemory &Memory;
+  MapItem Item;
+  bool CopiedWhole;
+};
+
+/// A map-entering item found its block. Begin: its count changed (when
+/// `Counted`), no data moved yet. End: the data the item copies is on the
+/// device.
+struct MapFound {
+  Endpoint Point;
+  host::MapEntry &Entry;
+  host::DeviceMemory &Memory;
+  MapItem Item;
+  uint64_t TgtBegin;
+  bool Counted;
+};
+
+/// A target region uses data of a block that was present before it and that
+/// it does not copy to the device.
+struct MapPresentUse {
+  host::MapEntry &Entry;
+  uintptr_t Begin;
+  uint64_t Size;
+  const void *Name;
+};
+
+/// A map or motion clause copied [Begin, Begin+Size) of a block to the
+/// device or back (attached pointers already restored on the host).
+struct MapCopied {
+  host::MapEntry &Entry;
+  host::DeviceMemory &Memory;
+  bool ToDevice;
+  uintptr_t Begin;
+  uint64_t Size;
+  const void *Name; ///< the copying item's map name, or null
+};
+
+/// A look-up that changes no count found `Size` bytes at `Begin` in a block
+/// (pointer attachment, kernel arguments, target update, lambda captures).
+struct MapLookedUp {
+  const host::MapEntry &Entry;
+  host::DeviceMemory &Memory;
+  uintptr_t Begin;
+  int64_t Size;
+};
+
+/// A map-exiting item released its block. Begin: its count changed, no data
+/// moved yet; `Counted`: it dropped a reference, `Last`: that was the last
+/// one, `Delete`: the item has `delete`. End: its data is back on the host.
+struct MapReleased {
+  Endpoint Point;
+  host::MapEntry &Entry;
+  host::DeviceMemory &Memory;
+  MapItem Item;
+  bool Counted;
+  bool Last;
+  bool Delete;
+};
+
+/// A block's counts reached zero: it is removed from the table, its device
+/// memory not yet freed. `ItemSize`: the size of the item that released it.
+struct MapRemoved {
+  host::MapEntry &Entry;
+  host::DeviceMemory &Memory;
+  int64_t ItemSize;
+};
+
+/// A declare mapper gave `Component` for the item `Caller` (one event per
+/// component, in order).
+struct MapperComponent {
+  MapItem Caller;
+  MapItem Component;
+  uintptr_t Base; ///< the component's base
+};
+
+/// A block new in this construct was created by a declare mapper's first
+/// component, which stock never releases.
+struct MapLeftByMapper {
+  host::MapEntry &Entry;
+};
+
+/// An explicit map item left nothing on the device (a zero-length section of
+/// data that is not mapped).
+struct MapNothingMapped {
+  host::DeviceMemory &Memory;
+  const void *Name;
+};
+
+/// The device copy of the pointer at host address `Pointer` (device address
+/// `DevicePointer`) was set to `Value`, its pointee's device address.
+struct MapPointerAttached {
+  host::DeviceMemory &Memory;
+  uintptr_t Pointer;
+  uint64_t DevicePointer;
+  uint64_t Value;
+};
+
+/// A C++ lambda's capture field (device address `Field`) was set to the
+/// device address `Value` of the variable it captured (host `Captured`).
+struct MapLambdaCapture {
+  host::DeviceMemory &Memory;
+  const void *Name;
+  uintptr_t Captured;
+  uint64_t Field;
+  uint64_t Value;
+};
+
+/// A target update moves `Item`'s [Begin, Begin+Size) of a mapped block.
+struct MapUpdate {
+  host::DeviceMemory &Memory;
+  MapItem Item;
+  bool ToDevice;
+};
+
 /// An observer of the stream. Each callback runs on the thread where the
 /// event happened, synchronously; the default ignores the event.
 class Listener {
@@ -93,12 +232,24 @@ public:
   virtual void deviceInitialize(const DeviceInitialize &) {}
   virtual void deviceFinalize(const DeviceFinalize &) {}
   virtual void deviceLoad(const DeviceLoad &) {}
+  virtual void mapCreated(const MapCreated &) {}
+  virtual void mapFound(const MapFound &) {}
+  virtual void mapPresentUse(const MapPresentUse &) {}
+  virtual void mapCopied(const MapCopied &) {}
+  virtual void mapLookedUp(const MapLookedUp &) {}
+  virtual void mapReleased(const MapReleased &) {}
+  virtual void mapRemoved(const MapRemoved &) {}
+  virtual void mapperComponent(const MapperComponent &) {}
+  virtual void mapLeftByMapper(const MapLeftByMapper &) {}
+  virtual void mapNothingMapped(const MapNothingMapped &) {}
+  virtual void mapPointerAttached(const MapPointerAttached &) {}
+  virtual void mapLambdaCapture(const MapLambdaCapture &) {}
+  virtual void mapUpdate(const MapUpdate &) {}
 };
 
-/// Adds `L` to the stream; it stays for the life of the process.
-///
-/// Precondition: called during the runtime's start-up, before any event is
-/// emitted on another thread (listeners are read without a lock).
+/// Adds `L` to the stream; it stays for the life of the process. Listeners
+/// hear each event in the order they subscribed. Safe at any time: an event
+/// emitted meanwhile on another thread reaches `L` or not.
 void subscribe(Listener &L);
 
 /// True when some listener is subscribed: emitters skip building events
@@ -111,6 +262,26 @@ void emit(const Submit &E);
 void emit(const DeviceInitialize &E);
 void emit(const DeviceFinalize &E);
 void emit(const DeviceLoad &E);
+void emit(const MapCreated &E);
+void emit(const MapFound &E);
+void emit(const MapPresentUse &E);
+void emit(const MapCopied &E);
+void emit(const MapLookedUp &E);
+void emit(const MapReleased &E);
+void emit(const MapRemoved &E);
+void emit(const MapperComponent &E);
+void emit(const MapLeftByMapper &E);
+void emit(const MapNothingMapped &E);
+void emit(const MapPointerAttached &E);
+void emit(const MapLambdaCapture &E);
+void emit(const MapUpdate &E);
+
+/// Emits `E` when some listener is subscribed; `E` is built only then.
+/// `emitIfObserved([&] { return MapUpdate{...}; })`.
+template <typename MakeEventT> void emitIfObserved(MakeEventT Make) {
+  if (observed())
+    emit(Make());
+}
 
 /// The return address of the outermost offload API call on this thread
 /// while it runs (null outside one): the `Code` of the events it causes.

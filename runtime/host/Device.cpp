@@ -161,6 +161,8 @@ llvm::Error Device::retrieve(void *Hst, uint64_t Tgt, uint64_t Size, llvm::Strin
   return llvm::Error::success();
 }
 
+bool Device::namesCopies() const { return stock::infoOn(stock::info::DataTransfer); }
+
 std::string Device::symbolize(uint64_t Tgt) {
   if (!Plugin.fn().symbolize || !trace::enabled(trace::Cat::Map))
     return {};

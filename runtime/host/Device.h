@@ -85,6 +85,7 @@ public:
   llvm::Error retrieve(void *Hst, uint64_t Tgt, uint64_t Size, llvm::StringRef Name = {}) override;
   std::string symbolize(uint64_t Tgt) override;
   int32_t deviceNumber() const override { return Number; }
+  bool namesCopies() const override;
 
   /// A plugin failure as an llvm::Error carrying the plugin's last error.
   llvm::Error pluginError(const std::string &Fallback) const;

@@ -28,6 +28,10 @@ public:
   virtual std::string symbolize(uint64_t Tgt) { return {}; }
   /// Device number for traces and messages.
   virtual int32_t deviceNumber() const { return 0; }
+  /// Whether submit() and retrieve() use the `Name` they are given (stock's
+  /// copy lines name the data): a caller whose name costs a search asks
+  /// first. False by default.
+  virtual bool namesCopies() const { return false; }
 };
 
 } // namespace ompsim::host

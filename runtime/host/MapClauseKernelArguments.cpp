@@ -5,9 +5,6 @@
 #include "MapClauseProcessor.h"
 #include "MapFlags.h"
 #include "MapItemText.h"
-#include "StockMessages.h"
-
-#include "ompsim/Trace.h"
 
 #include <fmt/format.h>
 
@@ -45,7 +42,7 @@ llvm::Expected<uint64_t> MapClauseProcessor::kernelArgument(const MapArg &Arg,
     PrivateBlocks.push_back(*Block);
     // Stock's copy line names the table entry its look-up of the item ends on.
     std::string Name;
-    if (stock::infoOn(stock::info::DataTransfer))
+    if (Memory.namesCopies())
       if (const MapEntry *Near = Table.stockNeighbour(Begin))
         Name = Near->InfoName;
     if (auto Err = Memory.submit(*Block, Arg.Begin, Size, Name))
@@ -55,8 +52,7 @@ llvm::Expected<uint64_t> MapClauseProcessor::kernelArgument(const MapArg &Arg,
   MapLookup Found = Table.lookup(Begin, static_cast<uint64_t>(Arg.Size));
   if (!Found.Entry)
     return static_cast<uint64_t>(Base); // unmapped zero-length section: keeps its host value
-  if (stock::infoOn(stock::info::MappingExists))
-    infoLookup(Begin, Arg.Size, *Found.Entry);
+  lookedUp(Begin, Arg.Size, *Found.Entry);
   // A block the item only overlaps still gives its device address (stock).
   return Found.Entry->translate(Begin) - (Begin - Base);
 }
@@ -127,16 +123,12 @@ MapClauseProcessor::kernelArguments(const std::vector<MapArg> &Args, std::vector
     MapLookup Found = Table.lookup(Captured, static_cast<uint64_t>(Arg.Size));
     if (!Found.Entry)
       continue; // not mapped: the lambda keeps the host address, as with stock
-    if (stock::infoOn(stock::info::MappingExists))
-      infoLookup(Captured, Arg.Size, *Found.Entry);
+    lookedUp(Captured, Arg.Size, *Found.Entry);
     uint64_t TgtCaptured = Found.Entry->translate(Captured);
     if (auto Err = Memory.submit(TgtField, &TgtCaptured, sizeof(TgtCaptured), Found.Entry->InfoName))
       return std::move(Err);
-    OMPSIM_TRACE_EVENT(Cat::Map, "lambda_capture")
-        .str("name", mapArgVariable(Arg.Name))
-        .host("captured", Captured)
-        .dev("field", TgtField, "")
-        .dev("value", TgtCaptured, Memory.symbolize(TgtCaptured));
+    events::emitIfObserved(
+        [&] { return events::MapLambdaCapture{Memory, Arg.Name, Captured, TgtField, TgtCaptured}; });
   }
   if (Pack.empty())
     return Values;
@@ -149,7 +141,7 @@ MapClauseProcessor::kernelArguments(const std::vector<MapArg> &Args, std::vector
   PrivateBlocks.push_back(*Block);
   // Stock's copy line names the table entry its look-up of the buffer ends on.
   std::string Name;
-  if (stock::infoOn(stock::info::DataTransfer))
+  if (Memory.namesCopies())
     if (const MapEntry *Near = Table.stockNeighbour(reinterpret_cast<uintptr_t>(Buffer.data())))
       Name = Near->InfoName;
   if (auto Err = Memory.submit(*Block, Buffer.data(), PackSize, Name))

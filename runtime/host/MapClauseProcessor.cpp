@@ -2,15 +2,16 @@
 // counts, present/always/delete, deferred pointer attachment with shadow
 // pointers, struct members and declare mappers. `target update` lives in
 // MapClauseUpdates.cpp, a region's kernel arguments in
-// MapClauseKernelArguments.cpp.
+// MapClauseKernelArguments.cpp. What the rules do is said as map events
+// (events/OffloadEvents.h); the INFO lines, the trace and the map checker
+// are their listeners (runtime/listeners).
 #include "MapClauseProcessor.h"
 #include "MapFlags.h"
 #include "MapItemText.h"
 #include "StockMessages.h"
 
-#include "../check/MapChecker.h"
+#include "../events/OffloadEvents.h"
 
-#include "ompsim/Trace.h"
 #include "ompsim/offload_abi.h"
 
 #include <fmt/format.h>
@@ -53,15 +54,10 @@ std::vector<MapArg> makeMapArgs(int32_t N, void **Bases, void **Begins, const in
 std::vector<MapArg> MapClauseProcessor::runMapper(const MapArg &Arg) {
   MapperComponents Handle;
   reinterpret_cast<MapperFunction>(Arg.Mapper)(&Handle, Arg.Base, Arg.Begin, Arg.Size, Arg.Type, Arg.Name);
-  if (trace::enabled(trace::Cat::Map))
+  if (events::observed())
     for (const MapArg &C : Handle.Components)
-      trace::Event(trace::Cat::Map, "mapper_component")
-          .str("name", mapItemTraceName(mapArgVariable(Arg.Name), reinterpret_cast<uint64_t>(C.Begin)))
-          .host("base", reinterpret_cast<uint64_t>(C.Base))
-          .host("begin", reinterpret_cast<uint64_t>(C.Begin))
-          .num("size", C.Size)
-          .hex("type", static_cast<uint64_t>(C.Type))
-          .hex("caller_type", static_cast<uint64_t>(Arg.Type));
+      events::emit(
+          events::MapperComponent{eventItem(Arg), eventItem(C), reinterpret_cast<uintptr_t>(C.Base)});
   return std::move(Handle.Components);
 }
 
@@ -115,7 +111,8 @@ llvm::Error MapClauseProcessor::copyToDevice(MapEntry &Entry, uintptr_t Begin, u
     return llvm::Error::success();
   if (auto Err = Memory.submit(Entry.translate(Begin), reinterpret_cast<void *>(Begin), Size, Entry.InfoName))
     return Err;
-  check::onCopiedTo(Entry, Begin, Size);
+  events::emitIfObserved(
+      [&] { return events::MapCopied{Entry, Memory, /*ToDevice=*/true, Begin, Size, nullptr}; });
   // The host copy holds host pointers; re-point attached device pointers.
   for (auto It = Entry.Shadows.lower_bound(Begin); It != Entry.Shadows.end() && It->first < Begin + Size;
        ++It) {
@@ -137,7 +134,8 @@ llvm::Error MapClauseProcessor::copyFromDevice(MapEntry &Entry, uintptr_t Begin,
   for (auto It = Entry.Shadows.lower_bound(Begin); It != Entry.Shadows.end() && It->first < Begin + Size;
        ++It)
     std::memcpy(reinterpret_cast<void *>(It->first), &It->second.HostValue, sizeof(uintptr_t));
-  check::onCopiedFrom(Entry, Memory, Begin, Size, MapName);
+  events::emitIfObserved(
+      [&] { return events::MapCopied{Entry, Memory, /*ToDevice=*/false, Begin, Size, MapName}; });
   return llvm::Error::success();
 }
 
@@ -153,10 +151,8 @@ bool MapClauseProcessor::isNewAllocation(uintptr_t Addr) const {
   return false;
 }
 
-void MapClauseProcessor::infoLookup(uintptr_t Hst, int64_t Size, const MapEntry &Entry) const {
-  stock::printInfo(Memory.deviceNumber(),
-                   stock::mappingExists(Hst, Entry.translate(Hst), Size, Entry.DynamicRef, Entry.HoldRef,
-                                        /*Hold=*/false, stock::RefAction::UpdateSuppressed));
+void MapClauseProcessor::lookedUp(uintptr_t Hst, int64_t Size, const MapEntry &Entry) const {
+  events::emitIfObserved([&] { return events::MapLookedUp{Entry, Memory, Hst, Size}; });
 }
 
 llvm::Expected<MapClauseProcessor::Mapped>
@@ -190,13 +186,10 @@ MapClauseProcessor::mapOne(const MapArg &Arg, bool UpdateRef, bool CopyTo, bool 
       ++(Hold ? E.HoldRef : E.DynamicRef);
     Out.Entry = &E;
     Out.TgtBegin = E.translate(Begin);
-    if (stock::infoOn(stock::info::MappingExists))
-      stock::printInfo(Memory.deviceNumber(),
-                       stock::mappingExistsOnEntry(has(Arg.Type, flag::Implicit), Begin, Out.TgtBegin,
-                                                   Arg.Size, E.DynamicRef, E.HoldRef, Hold,
-                                                   UpdateRef ? stock::RefAction::Incremented
-                                                             : stock::RefAction::UpdateSuppressed,
-                                                   stock::itemName(Unnamed ? nullptr : Arg.Name)));
+    auto FoundEvent = [&](events::Endpoint Point) {
+      return events::MapFound{Point, E, Memory, eventItem(Arg, Unnamed), Out.TgtBegin, UpdateRef};
+    };
+    events::emitIfObserved([&] { return FoundEvent(events::Endpoint::Begin); });
     bool Always = has(Arg.Type, flag::Always);
     // New means allocated by this construct (a member allocated with its
     // parent included); data that was present before is not copied again.
@@ -213,17 +206,10 @@ MapClauseProcessor::mapOne(const MapArg &Arg, bool UpdateRef, bool CopyTo, bool 
     if (CopyTo && (Always || IsNew) && Movable && Found.Contained) {
       if (auto Err = copyToDevice(E, Begin, Size))
         return std::move(Err);
-    } else if (PresentUse && KernelLaunch && !IsNew && E.Check) {
-      check::onPresentUse(E, Begin, Size, Arg.Name);
+    } else if (PresentUse && KernelLaunch && !IsNew) {
+      events::emitIfObserved([&] { return events::MapPresentUse{E, Begin, Size, Arg.Name}; });
     }
-    OMPSIM_TRACE_EVENT(Cat::Map, "enter")
-        .str("name", mapItemTraceName(mapArgVariable(Arg.Name), Begin))
-        .host("host", Begin)
-        .dev("device", Out.TgtBegin, Memory.symbolize(Out.TgtBegin))
-        .num("size", static_cast<int64_t>(Size))
-        .hex("type", static_cast<uint64_t>(Arg.Type))
-        .str("refcount", E.isInfinite() ? std::string("inf") : std::to_string(E.totalRef()))
-        .num("new", 0);
+    events::emitIfObserved([&] { return FoundEvent(events::Endpoint::End); });
     return Out;
   }
   if (UnifiedShared && !has(Arg.Type, flag::Close)) {
@@ -252,27 +238,12 @@ MapClauseProcessor::mapOne(const MapArg &Arg, bool UpdateRef, bool CopyTo, bool 
   }
   E.MappedBy = Site;
   MapEntry &Inserted = Table.insert(std::move(E));
-  if (stock::infoOn(stock::info::MappingChanged))
-    stock::printInfo(Memory.deviceNumber(),
-                     stock::creatingEntry(Inserted.HstBase, Begin, Inserted.TgtBegin, Inserted.TgtBegin,
-                                          Arg.Size, Inserted.DynamicRef, Inserted.HoldRef,
-                                          stock::itemName(Unnamed ? nullptr : Arg.Name)));
   Fresh.insert(&Inserted);
   NewAllocations.emplace_back(Begin, Size);
-  // A block copied whole right away needs no poison.
-  if (check::enabled())
-    check::onCreate(Inserted, Memory, /*Poison=*/!CopyTo,
-                    /*MovesData=*/has(Arg.Type, flag::To) || has(Arg.Type, flag::From));
+  events::emitIfObserved(
+      [&] { return events::MapCreated{Inserted, Memory, eventItem(Arg, Unnamed), /*CopiedWhole=*/CopyTo}; });
   Out.Entry = &Inserted;
   Out.TgtBegin = Inserted.TgtBegin;
-  OMPSIM_TRACE_EVENT(Cat::Map, "enter")
-      .str("name", mapItemTraceName(Inserted.Name, Begin))
-      .host("host", Begin)
-      .dev("device", Out.TgtBegin, Memory.symbolize(Out.TgtBegin))
-      .num("size", static_cast<int64_t>(Size))
-      .hex("type", static_cast<uint64_t>(Arg.Type))
-      .str("refcount", "1")
-      .num("new", 1);
   if (CopyTo)
     if (auto Err = copyToDevice(Inserted, Begin, Size))
       return std::move(Err);
@@ -293,10 +264,9 @@ llvm::Error MapClauseProcessor::attachPointer(uintptr_t PointerLoc, uintptr_t Po
                                PointerEntry.InfoName))
     return Err;
   PointerEntry.Shadows[PointerLoc] = ShadowPointer{HostValue, TgtValue};
-  OMPSIM_TRACE_EVENT(Cat::Map, "attach")
-      .host("pointer", PointerLoc)
-      .dev("device_pointer", PointerEntry.translate(PointerLoc), "")
-      .dev("value", TgtValue, Memory.symbolize(TgtValue));
+  events::emitIfObserved([&] {
+    return events::MapPointerAttached{Memory, PointerLoc, PointerEntry.translate(PointerLoc), TgtValue};
+  });
   return llvm::Error::success();
 }
 
@@ -357,7 +327,7 @@ llvm::Error MapClauseProcessor::enterList(const std::vector<MapArg> &Args, void 
     if (!Mapped)
       return Mapped.takeError();
     if (FirstOfMapper && Mapped->Entry && Fresh.count(Mapped->Entry))
-      check::markLeftByMapper(*Mapped->Entry);
+      events::emitIfObserved([&] { return events::MapLeftByMapper{*Mapped->Entry}; });
     if (has(Arg.Type, flag::ReturnParam) && ArgsBase && Mapped->Entry) {
       uintptr_t Delta = reinterpret_cast<uintptr_t>(Object.Begin) - reinterpret_cast<uintptr_t>(Object.Base);
       ArgsBase[I] = reinterpret_cast<void *>(Mapped->TgtBegin - Delta);
@@ -370,9 +340,8 @@ llvm::Error MapClauseProcessor::enterList(const std::vector<MapArg> &Args, void 
     }
     // Stock names an explicit item left with nothing on the device (a
     // zero-length section of unmapped data).
-    if (stock::infoOn(stock::info::EmptyMapping) && Arg.Type != 0 && !Member &&
-        !has(Arg.Type, flag::Implicit) && !Mapped->Entry && !Mapped->HostPointer)
-      stock::printInfo(Memory.deviceNumber(), stock::noDeviceCounterpart(stock::itemName(Arg.Name)));
+    if (Arg.Type != 0 && !Member && !has(Arg.Type, flag::Implicit) && !Mapped->Entry && !Mapped->HostPointer)
+      events::emitIfObserved([&] { return events::MapNothingMapped{Memory, Arg.Name}; });
   }
   return llvm::Error::success();
 }
@@ -386,19 +355,15 @@ llvm::Error MapClauseProcessor::processAttachments() {
     // construct (or `Always`): an existing attachment stays as it is.
     if (!has(Arg.Type, flag::Always) && !isNewAllocation(PointeeBegin) && !isNewAllocation(PointerLoc))
       continue;
-    // Stock looks the pointee up, then the pointer, each line under the
-    // mapping-exists bit.
-    bool Info = stock::infoOn(stock::info::MappingExists);
+    // Stock looks the pointee up, then the pointer.
     MapLookup Pointee = Table.lookup(PointeeBegin, 0);
     if (!Pointee.Entry || !Pointee.Contained)
       continue; // nothing on the device to point at
-    if (Info)
-      infoLookup(PointeeBegin, 0, *Pointee.Entry);
+    lookedUp(PointeeBegin, 0, *Pointee.Entry);
     MapLookup Pointer = Table.lookup(PointerLoc, PointerSize);
     if (!Pointer.Entry || !Pointer.Contained)
       continue; // the pointer is not on the device: the kernel gets its own copy
-    if (Info)
-      infoLookup(PointerLoc, static_cast<int64_t>(PointerSize), *Pointer.Entry);
+    lookedUp(PointerLoc, static_cast<int64_t>(PointerSize), *Pointer.Entry);
     if (Pointee.Entry->isInfinite())
       continue;
     if (PointerSize < sizeof(void *))
@@ -415,16 +380,7 @@ llvm::Error MapClauseProcessor::processAttachments() {
 llvm::Error MapClauseProcessor::removeIfUnused(MapEntry &Entry, int64_t Size) {
   if (Entry.isInfinite() || Entry.totalRef() != 0)
     return llvm::Error::success();
-  if (stock::infoOn(stock::info::MappingChanged))
-    stock::printInfo(Memory.deviceNumber(),
-                     stock::removingEntry(Entry.HstBegin, Entry.TgtBegin, Size,
-                                          Entry.InfoName.empty() ? std::string("unknown") : Entry.InfoName));
-  OMPSIM_TRACE_EVENT(Cat::Map, "remove")
-      .str("name", mapItemTraceName(Entry.Name, Entry.HstBegin))
-      .host("host", Entry.HstBegin)
-      .dev("device", Entry.TgtBegin, Memory.symbolize(Entry.TgtBegin))
-      .num("size", static_cast<int64_t>(Entry.size()));
-  check::onRemove(Entry, Memory);
+  events::emitIfObserved([&] { return events::MapRemoved{Entry, Memory, Size}; });
   uint64_t Tgt = Entry.TgtBegin;
   bool Owns = Entry.OwnsDeviceMemory;
   Fresh.erase(&Entry);
@@ -476,7 +432,6 @@ llvm::Error MapClauseProcessor::exitList(const std::vector<MapArg> &Args, bool F
       continue; // nothing to release (zero-length or never mapped)
     }
     MapEntry &E = *Found.Entry;
-    check::onExitItem(E);
     bool Hold = has(Arg.Type, flag::OmpxHold);
     bool Del = has(Arg.Type, flag::Delete);
     bool Pointee = has(Arg.Type, flag::PtrAndObj);
@@ -494,24 +449,15 @@ llvm::Error MapClauseProcessor::exitList(const std::vector<MapArg> &Args, bool F
     } else if (Hold && UpdateRef && E.HoldRef > 0) {
       --E.HoldRef;
     }
-    if (stock::infoOn(stock::info::MappingExists)) {
-      using stock::RefAction;
-      RefAction Action = !UpdateRef ? RefAction::UpdateSuppressed
-                         : Last     ? (Del ? RefAction::ResetDeletion : RefAction::DelayedDeletion)
-                                    : RefAction::Decremented;
-      stock::printInfo(Memory.deviceNumber(), stock::mappingExists(Begin, E.translate(Begin), Arg.Size,
-                                                                   E.DynamicRef, E.HoldRef, Hold, Action));
-    }
+    auto ReleaseEvent = [&](events::Endpoint Point) {
+      return events::MapReleased{Point, E, Memory, eventItem(Arg), UpdateRef, Last, Del};
+    };
+    events::emitIfObserved([&] { return ReleaseEvent(events::Endpoint::Begin); });
     if (has(Arg.Type, flag::From) && (Last || has(Arg.Type, flag::Always)) &&
         (!E.isInfinite() || (E.Associated && has(Arg.Type, flag::Always))) && Found.Contained)
       if (auto Err = copyFromDevice(E, Begin, Size, Arg.Name))
         return Err;
-    OMPSIM_TRACE_EVENT(Cat::Map, "exit")
-        .str("name", mapItemTraceName(mapArgVariable(Arg.Name), Begin))
-        .host("host", Begin)
-        .num("size", static_cast<int64_t>(Size))
-        .hex("type", static_cast<uint64_t>(Arg.Type))
-        .str("refcount", E.isInfinite() ? std::string("inf") : std::to_string(E.totalRef()));
+    events::emitIfObserved([&] { return ReleaseEvent(events::Endpoint::End); });
     // Plain members never remove their parent's block.
     if (memberOf(Arg.Type) == 0 || Pointee)
       Released.emplace_back(&E, Arg.Size);

@@ -5,6 +5,8 @@
 #include "MapNames.h"
 #include "MappingTable.h"
 
+#include "../events/OffloadEvents.h"
+
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
@@ -24,6 +26,12 @@ struct MapArg {
   void *Name = nullptr;   ///< ";var;file;line;col;;" or null
   void *Mapper = nullptr; ///< declare-mapper function or null
 };
+
+/// The item as map events give it (see events::MapItem).
+inline events::MapItem eventItem(const MapArg &Arg, bool PointerOfPair = false) {
+  return events::MapItem{reinterpret_cast<uintptr_t>(Arg.Begin), Arg.Size, static_cast<uint64_t>(Arg.Type),
+                         Arg.Name, PointerOfPair};
+}
 
 /// Builds the MapArg list from clang's parallel arrays (any of names/mappers may be null).
 std::vector<MapArg> makeMapArgs(int32_t N, void **Bases, void **Begins, const int64_t *Sizes,
@@ -52,6 +60,9 @@ struct NonContigDim {
 /// with the rules of stock libomptarget 22: dynamic and hold reference
 /// counts, deferred pointer attachment (ATTACH items), shadow pointers,
 /// struct members, declare mappers and non-contiguous updates.
+///
+/// What it does is said as map events (events/OffloadEvents.h), for the
+/// listeners that observe it.
 ///
 /// The caller holds the table's mutex for the processor's lifetime. Errors a
 /// user can cause (a `present` item that is missing, a section that extends a
@@ -131,9 +142,9 @@ private:
   /// PTR_AND_OBJ item), so its info lines say "unknown".
   llvm::Expected<Mapped> mapOne(const MapArg &Arg, bool UpdateRef, bool CopyTo, bool PresentUse = false,
                                 bool Unnamed = false);
-  /// Stock's "Mapping exists" line of a look-up that does not count
-  /// (LIBOMPTARGET_INFO's mapping-exists bit), for `Size` bytes at `Hst` in `Entry`.
-  void infoLookup(uintptr_t Hst, int64_t Size, const MapEntry &Entry) const;
+  /// A look-up that does not count found `Size` bytes at `Hst` in `Entry`
+  /// (emits events::MapLookedUp).
+  void lookedUp(uintptr_t Hst, int64_t Size, const MapEntry &Entry) const;
   /// Whether an attached pointer of \p Entry lies in [Begin, Begin + Size).
   static bool hasShadowIn(const MapEntry &Entry, uintptr_t Begin, uint64_t Size);
   llvm::Error attachPointer(uintptr_t PointerLoc, uintptr_t PointeeBegin, MapEntry &PointerEntry,

@@ -5,8 +5,6 @@
 #include "MapItemText.h"
 #include "StockMessages.h"
 
-#include "ompsim/Trace.h"
-
 #include <fmt/format.h>
 
 #include <cstring>
@@ -62,13 +60,13 @@ llvm::Error MapClauseProcessor::updateContiguous(const MapArg &Arg, uintptr_t Be
     }
     return llvm::Error::success(); // OpenMP 5.1: updating an absent item does nothing
   }
-  if (stock::infoOn(stock::info::MappingExists))
-    infoLookup(Begin, static_cast<int64_t>(Size), *Found.Entry);
-  OMPSIM_TRACE_EVENT(Cat::Map, "update")
-      .str("name", mapItemTraceName(mapArgVariable(Arg.Name), Begin))
-      .host("host", Begin)
-      .num("size", static_cast<int64_t>(Size))
-      .str("direction", has(Arg.Type, flag::To) ? "to" : "from");
+  lookedUp(Begin, static_cast<int64_t>(Size), *Found.Entry);
+  events::emitIfObserved([&] {
+    events::MapItem Moved = eventItem(Arg);
+    Moved.Begin = Begin;
+    Moved.Size = static_cast<int64_t>(Size);
+    return events::MapUpdate{Memory, Moved, /*ToDevice=*/has(Arg.Type, flag::To)};
+  });
   if (has(Arg.Type, flag::To))
     if (auto Err = copyToDevice(*Found.Entry, Begin, Size))
       return Err;

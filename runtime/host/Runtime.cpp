@@ -2,10 +2,12 @@
 #include "Runtime.h"
 #include "ApiHelpers.h"
 #include "DataFaultAdvisor.h"
+#include "InfoLevel.h"
 #include "StockMessages.h"
 
 #include "../check/MapChecker.h"
 #include "../events/OffloadEvents.h"
+#include "../listeners/Listeners.h"
 #include "../ompt/OmptDispatcher.h"
 
 #include "ompsim/Config.h"
@@ -57,6 +59,13 @@ void startUp() {
     // A tool the program or OMP_TOOL_LIBRARIES names starts now, as with
     // stock (which connects to libomp when it initializes).
     ompt::connect([] { return static_cast<int>(Runtime::get().initialDevice()); });
+    // Our observers, in the order their lines interleave on stderr.
+    if (infoLevel() != 0)
+      listeners::subscribeInfoPrinter();
+    if (trace::enabled(trace::Cat::Map))
+      listeners::subscribeMapTraceWriter();
+    if (check::enabled())
+      listeners::subscribeMapChecker();
     // Registered before clang's atexit(__tgt_unregister_lib), so it runs
     // after it: the leak report sees what the program left mapped.
     if (check::enabled())

@@ -6,6 +6,8 @@
 #include "InfoLevel.h"
 #include "StockMessages.h"
 
+#include "../listeners/Listeners.h"
+
 #include <fmt/format.h>
 
 #include <cstdint>
@@ -60,7 +62,11 @@ void __tgt_rtl_init(void) { (void)Runtime::get(); }
 // by __tgt_unregister_lib.
 void __tgt_rtl_deinit(void) {}
 
-void __tgt_set_info_flag(uint32_t Bits) { setInfoLevel(Bits); }
+void __tgt_set_info_flag(uint32_t Bits) {
+  setInfoLevel(Bits);
+  if (Bits != 0)
+    ompsim::listeners::subscribeInfoPrinter();
+}
 
 /// Prints what the device is to stdout; 1 on success, as stock.
 int __tgt_print_device_info(int64_t DeviceNum) {
