@@ -74,19 +74,24 @@ ApiCall::~ApiCall() {
     TApiCode = nullptr;
 }
 
-TargetRegionScope::TargetRegionScope(TargetKind Kind, int32_t Device) : Kind(Kind), Device(Device) {
-  if (observed())
-    emit(TargetRegion{Endpoint::Begin, Kind, Device, TApiCode});
+TargetRegionScope::TargetRegionScope(const TargetRegion &Begin) : Event(Begin), Observed(observed()) {
+  Event.Point = Endpoint::Begin;
+  Event.Code = TApiCode;
+  if (Observed)
+    emit(Event);
 }
 
 TargetRegionScope::~TargetRegionScope() {
-  if (observed())
-    emit(TargetRegion{Endpoint::End, Kind, Device, TApiCode});
+  if (!Observed)
+    return;
+  Event.Point = Endpoint::End;
+  emit(Event);
 }
 
 DataOpScope::DataOpScope(DataOpKind Kind, const void *Src, int32_t SrcDevice, const void *Dst,
-                         int32_t DstDevice, uint64_t Bytes)
-    : Event{Endpoint::Begin, Kind, Src, SrcDevice, Dst, DstDevice, Bytes, TApiCode}, Observed(observed()) {
+                         int32_t DstDevice, uint64_t Bytes, std::string_view Name)
+    : Event{Endpoint::Begin, Kind, Src, SrcDevice, Dst, DstDevice, Bytes, TApiCode, Name},
+      Observed(observed()) {
   if (Observed)
     emit(Event);
 }
@@ -98,8 +103,9 @@ DataOpScope::~DataOpScope() {
   emit(Event);
 }
 
-SubmitScope::SubmitScope(int32_t Device, uint32_t RequestedTeams)
-    : Event{Endpoint::Begin, Device, RequestedTeams}, Observed(observed()) {
+SubmitScope::SubmitScope(const Submit &Begin) : Event(Begin), Observed(observed()) {
+  Event.Point = Endpoint::Begin;
+  Event.Succeeded = false;
   if (Observed)
     emit(Event);
 }

@@ -8,6 +8,9 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
+
+struct ompsim_ident;
 
 namespace ompsim::host {
 struct MapEntry;
@@ -45,6 +48,15 @@ struct TargetRegion {
   TargetKind Kind;
   int32_t Device;
   const void *Code;
+  const ompsim_ident *Loc = nullptr; ///< the construct's source location, or null
+  bool Nowait = false;               ///< through a `nowait` entry point
+  int32_t Teams = 0;                 ///< a target's num_teams (0: none asked)
+  /// The construct's map items as the program passes them: `NumItems`
+  /// entries of each array (any may be null when `NumItems` is 0).
+  size_t NumItems = 0;
+  const int64_t *Sizes = nullptr;
+  const int64_t *Types = nullptr;
+  void *const *Names = nullptr;
 };
 
 /// A data operation begins or ends. For an allocation, `Dst` is null at the
@@ -58,20 +70,33 @@ struct DataOp {
   int32_t DstDevice;
   uint64_t Bytes;
   const void *Code;
+  /// A transfer's mapped item, as stock's copy lines name it ("" for none).
+  std::string_view Name = {};
 };
 
 /// A kernel is submitted to `Device` (begins) or has completed (ends).
-/// `RequestedTeams` is the teams the construct asked for (0: unspecified).
+/// `RequestedTeams` is the teams the construct asked for (0: unspecified);
+/// the rest is the launch the runtime asks the plugin for.
 struct Submit {
   Endpoint Point;
   int32_t Device;
   uint32_t RequestedTeams;
+  const char *Kernel; ///< the kernel's name, or null
+  uint64_t NumArgs;
+  uint32_t NumTeams;    ///< 0: the plugin's default
+  uint32_t ThreadLimit; ///< 0: the plugin's default
+  uint64_t TripCount;
+  bool Succeeded = false; ///< End: the kernel ran to completion
 };
 
-/// A device became usable. `Type` names its plugin.
+/// A device's plugin initializes it (begins), and it is usable or not
+/// (ends). `Type` names its plugin; `LocalId` is the plugin's number of it.
 struct DeviceInitialize {
+  Endpoint Point;
   int32_t Device;
   const char *Type;
+  int32_t LocalId;
+  bool Succeeded = false; ///< End: the device is usable
 };
 
 /// A device is finished with (at the end of the program).
@@ -303,14 +328,15 @@ private:
 /// Emits a construct's Begin on construction and its End on destruction.
 class TargetRegionScope {
 public:
-  TargetRegionScope(TargetKind Kind, int32_t Device);
+  /// `Begin`: the construct (its Point and Code are set here).
+  explicit TargetRegionScope(const TargetRegion &Begin);
   ~TargetRegionScope();
   TargetRegionScope(const TargetRegionScope &) = delete;
   TargetRegionScope &operator=(const TargetRegionScope &) = delete;
 
 private:
-  TargetKind Kind;
-  int32_t Device;
+  TargetRegion Event;
+  bool Observed;
 };
 
 /// Emits a data operation's Begin on construction and its End on
@@ -318,7 +344,7 @@ private:
 class DataOpScope {
 public:
   DataOpScope(DataOpKind Kind, const void *Src, int32_t SrcDevice, const void *Dst, int32_t DstDevice,
-              uint64_t Bytes);
+              uint64_t Bytes, std::string_view Name = {});
   ~DataOpScope();
   DataOpScope(const DataOpScope &) = delete;
   DataOpScope &operator=(const DataOpScope &) = delete;
@@ -335,10 +361,14 @@ private:
 /// destruction.
 class SubmitScope {
 public:
-  SubmitScope(int32_t Device, uint32_t RequestedTeams);
+  /// `Begin`: the submission (its Point is set here).
+  explicit SubmitScope(const Submit &Begin);
   ~SubmitScope();
   SubmitScope(const SubmitScope &) = delete;
   SubmitScope &operator=(const SubmitScope &) = delete;
+
+  /// The End says the kernel completed.
+  void succeeded() { Event.Succeeded = true; }
 
 private:
   Submit Event;

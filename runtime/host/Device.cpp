@@ -9,6 +9,8 @@
 #include "ompsim/ProfileWriter.h"
 #include "ompsim/Trace.h"
 
+#include "llvm/ADT/ScopeExit.h"
+
 #include <algorithm>
 
 #include <cstdio>
@@ -80,8 +82,13 @@ llvm::Error Device::pluginError(const std::string &Fallback) const {
 
 llvm::Error Device::ensureInitialized() {
   std::call_once(InitOnce, [&] {
-    profile::Section Profiled("Device init",
-                              [&] { return fmt::format("Device={};Plugin={}", Number, Plugin.name()); });
+    events::DeviceInitialize Init{events::Endpoint::Begin, Number, Plugin.name().c_str(), LocalId};
+    events::emitIfObserved([&] { return Init; });
+    llvm::scope_exit Ended([&] {
+      Init.Point = events::Endpoint::End;
+      Init.Succeeded = Initialized;
+      events::emitIfObserved([&] { return Init; });
+    });
     if (Plugin.fn().init_device(LocalId) != OMPSIM_OFFLOAD_SUCCESS) {
       const char *Msg = Plugin.fn().last_error(LocalId);
       InitError = (Msg && *Msg) ? Msg
@@ -90,11 +97,6 @@ llvm::Error Device::ensureInitialized() {
       return;
     }
     Initialized = true;
-    events::emit(events::DeviceInitialize{Number, Plugin.name().c_str()});
-    OMPSIM_TRACE_EVENT(Cat::Image, "device_init")
-        .num("device", Number)
-        .str("plugin", Plugin.name())
-        .num("local_id", LocalId);
   });
   return Initialized ? llvm::Error::success() : makeError(InitError);
 }
@@ -105,10 +107,6 @@ llvm::Expected<uint64_t> Device::allocate(uint64_t Size, const void *HostHint) {
                                    const_cast<void *>(HostHint), OMPSIM_ALLOC_DEFAULT);
   if (!P)
     return pluginError(fmt::format("cannot allocate {} bytes on device {}", Size, Number));
-  OMPSIM_TRACE_EVENT(Cat::Alloc, "alloc")
-      .num("device", Number)
-      .num("size", static_cast<int64_t>(Size))
-      .dev("ptr", reinterpret_cast<uint64_t>(P), "");
   Op.setDestination(P);
   return reinterpret_cast<uint64_t>(P);
 }
@@ -116,7 +114,6 @@ llvm::Expected<uint64_t> Device::allocate(uint64_t Size, const void *HostHint) {
 llvm::Error Device::release(uint64_t Tgt) {
   events::DataOpScope Op(events::DataOpKind::Delete, reinterpret_cast<void *>(Tgt), Number, nullptr,
                          events::NoDevice, 0);
-  OMPSIM_TRACE_EVENT(Cat::Alloc, "free").num("device", Number).dev("ptr", Tgt, "");
   if (Plugin.fn().data_delete(LocalId, reinterpret_cast<void *>(Tgt), OMPSIM_ALLOC_DEFAULT) !=
       OMPSIM_OFFLOAD_SUCCESS)
     return pluginError(fmt::format("cannot free device address {:#x} on device {}", Tgt, Number));
@@ -125,16 +122,7 @@ llvm::Error Device::release(uint64_t Tgt) {
 
 llvm::Error Device::submit(uint64_t Tgt, const void *Hst, uint64_t Size, llvm::StringRef Name) {
   events::DataOpScope Op(events::DataOpKind::TransferToDevice, Hst, events::HostDevice,
-                         reinterpret_cast<void *>(Tgt), Number, Size);
-  profile::Section Profiled("HostToDev", [&] { return fmt::format("Size={}B", Size); });
-  if (stock::infoOn(stock::info::DataTransfer))
-    stock::printInfo(
-        Number, stock::copyLine(/*ToDevice=*/true, reinterpret_cast<uintptr_t>(Hst), Tgt, Size, Name.str()));
-  OMPSIM_TRACE_EVENT(Cat::Transfer, "to_device")
-      .num("device", Number)
-      .host("host", reinterpret_cast<uint64_t>(Hst))
-      .dev("ptr", Tgt, "")
-      .num("size", static_cast<int64_t>(Size));
+                         reinterpret_cast<void *>(Tgt), Number, Size, Name);
   if (Plugin.fn().data_submit(LocalId, reinterpret_cast<void *>(Tgt), Hst, static_cast<int64_t>(Size)) !=
       OMPSIM_OFFLOAD_SUCCESS)
     return pluginError(
@@ -144,16 +132,7 @@ llvm::Error Device::submit(uint64_t Tgt, const void *Hst, uint64_t Size, llvm::S
 
 llvm::Error Device::retrieve(void *Hst, uint64_t Tgt, uint64_t Size, llvm::StringRef Name) {
   events::DataOpScope Op(events::DataOpKind::TransferFromDevice, reinterpret_cast<void *>(Tgt), Number, Hst,
-                         events::HostDevice, Size);
-  profile::Section Profiled("DevToHost", [&] { return fmt::format("Size={}B", Size); });
-  if (stock::infoOn(stock::info::DataTransfer))
-    stock::printInfo(
-        Number, stock::copyLine(/*ToDevice=*/false, reinterpret_cast<uintptr_t>(Hst), Tgt, Size, Name.str()));
-  OMPSIM_TRACE_EVENT(Cat::Transfer, "from_device")
-      .num("device", Number)
-      .host("host", reinterpret_cast<uint64_t>(Hst))
-      .dev("ptr", Tgt, "")
-      .num("size", static_cast<int64_t>(Size));
+                         events::HostDevice, Size, Name);
   if (Plugin.fn().data_retrieve(LocalId, Hst, reinterpret_cast<const void *>(Tgt),
                                 static_cast<int64_t>(Size)) != OMPSIM_OFFLOAD_SUCCESS)
     return pluginError(
@@ -534,27 +513,14 @@ void *Device::findKernel(void *RegionId, const std::string **Name) {
 
 llvm::Error Device::launch(void *Kernel, std::vector<uint64_t> &Args, const ompsim_launch_config &Config,
                            uint32_t RequestedTeams) {
-  // Stock's section name and detail, with the kernel's name added (stock's
-  // host plugin names no kernel).
-  profile::Section Profiled("Kernel Target", [&] {
-    return fmt::format("NumArguments={};NumTeams={};TripCount={};Kernel={};Device={}", Args.size(),
-                       Config.num_teams, Config.tripcount, Config.kernel_name ? Config.kernel_name : "?",
-                       Number);
-  });
-  OMPSIM_TRACE_EVENT(Cat::Launch, "launch")
-      .num("device", Number)
-      .str("kernel", Config.kernel_name ? Config.kernel_name : "")
-      .num("args", static_cast<int64_t>(Args.size()))
-      .num("teams", Config.num_teams)
-      .num("thread_limit", Config.thread_limit);
-  events::SubmitScope Submitted(Number, RequestedTeams);
+  events::SubmitScope Submitted(events::Submit{events::Endpoint::Begin, Number, RequestedTeams,
+                                               Config.kernel_name, Args.size(), Config.num_teams,
+                                               Config.thread_limit, Config.tripcount});
   if (Plugin.fn().run_target_region(LocalId, Kernel, reinterpret_cast<void **>(Args.data()),
                                     static_cast<int32_t>(Args.size()), &Config) != OMPSIM_OFFLOAD_SUCCESS)
     return pluginError(fmt::format("kernel '{}' failed on device {}",
                                    Config.kernel_name ? Config.kernel_name : "?", Number));
-  OMPSIM_TRACE_EVENT(Cat::Launch, "done")
-      .num("device", Number)
-      .str("kernel", Config.kernel_name ? Config.kernel_name : "");
+  Submitted.succeeded();
   return llvm::Error::success();
 }
 

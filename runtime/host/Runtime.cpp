@@ -62,8 +62,12 @@ void startUp() {
     // Our observers, in the order their lines interleave on stderr.
     if (infoLevel() != 0)
       listeners::subscribeInfoPrinter();
-    if (trace::enabled(trace::Cat::Map))
-      listeners::subscribeMapTraceWriter();
+    if (trace::enabled(trace::Cat::Map) || trace::enabled(trace::Cat::Alloc) ||
+        trace::enabled(trace::Cat::Transfer) || trace::enabled(trace::Cat::Launch) ||
+        trace::enabled(trace::Cat::Image))
+      listeners::subscribeTraceWriter();
+    if (profile::enabled())
+      listeners::subscribeProfileSections();
     if (check::enabled())
       listeners::subscribeMapChecker();
     // Registered before clang's atexit(__tgt_unregister_lib), so it runs

@@ -32,14 +32,6 @@ llvm::Error makeError(const std::string &Message) {
 /// Trip counts pushed by __kmpc_push_target_tripcount*, per thread and device.
 thread_local std::map<int64_t, uint64_t> PendingTripcounts;
 
-/// Stock's lines naming a construct's map items (LIBOMPTARGET_INFO's
-/// kernel-arguments bit), on entry to the construct.
-void printRegionArguments(int DeviceNum, const char *Region, const ompsim_ident *Loc, size_t N,
-                          const int64_t *Sizes, const int64_t *Types, void *const *Names) {
-  for (const std::string &Line : stock::regionArguments(Region, Loc, N, Sizes, Types, Names))
-    stock::printInfo(DeviceNum, Line);
-}
-
 /// True when the plugin says `Kernel` runs in bare mode: an ompx_bare kernel
 /// that ompsim's pass plugin handed to the device runtime, which runs every
 /// thread of every block in three dimensions.
@@ -110,13 +102,9 @@ llvm::Error Runtime::targetKernel(int64_t DeviceNum, int32_t Teams, int32_t Thre
                                  resolveDeviceNumber(DeviceNum), fmt::join(config().Plugins, ","),
                                  NoDeviceReasons));
   Device &D = **Dev;
-  events::TargetRegionScope Region(events::TargetKind::Target, D.deviceNumber());
-  if (stock::infoOn(stock::info::KernelArgs))
-    printRegionArguments(D.deviceNumber(), stock::RegionKernel, Loc, Args->NumArgs, Args->ArgSizes,
-                         Args->ArgTypes, Args->ArgNames);
-  profile::Section Profiled("Runtime: target exe", [&] {
-    return fmt::format("NumTeams={};NumArgs={}", Teams > 0 ? Teams : 0, Args->NumArgs);
-  });
+  events::TargetRegionScope Region(events::TargetRegion{
+      events::Endpoint::Begin, events::TargetKind::Target, D.deviceNumber(), nullptr, Loc, /*Nowait=*/false,
+      Teams, Args->NumArgs, Args->ArgSizes, Args->ArgTypes, Args->ArgNames});
   const std::string *StableName = nullptr;
   void *Kernel = D.findKernel(RegionId, &StableName);
   std::string KernelName = StableName ? *StableName : std::string();
@@ -263,26 +251,22 @@ llvm::Error Runtime::targetData(DataOp Op, int64_t DeviceNum, std::vector<MapArg
     return llvm::Error::success(); // the host: nothing to map
   }
   Device &D = **Dev;
-  events::TargetRegionScope Construct(Op == DataOp::Begin ? events::TargetKind::EnterData
-                                      : Op == DataOp::End ? events::TargetKind::ExitData
-                                                          : events::TargetKind::Update,
-                                      D.deviceNumber());
-  if (stock::infoOn(stock::info::KernelArgs)) {
-    const char *Region =
-        Op == DataOp::Begin ? (Nowait ? stock::RegionDataBeginNowait : stock::RegionDataBegin)
-        : Op == DataOp::End ? (Nowait ? stock::RegionDataEndNowait : stock::RegionDataEnd)
-                            : (Nowait ? stock::RegionDataUpdateNowait : stock::RegionDataUpdate);
-    std::vector<int64_t> Sizes, Types;
-    std::vector<void *> Names;
+  // The items as the program passed them, for the construct's listeners.
+  std::vector<int64_t> Sizes, Types;
+  std::vector<void *> Names;
+  if (events::observed())
     for (const MapArg &A : Args) {
       Sizes.push_back(A.Size);
       Types.push_back(A.Type);
       Names.push_back(A.Name);
     }
-    printRegionArguments(D.deviceNumber(), Region, Loc, Args.size(), Sizes.data(), Types.data(),
-                         Names.data());
-  }
-  profile::Section Profiled("Runtime: Data Copy", [&] { return fmt::format("NumArgs={}", Args.size()); });
+  events::TargetRegionScope Construct(events::TargetRegion{events::Endpoint::Begin,
+                                                           Op == DataOp::Begin ? events::TargetKind::EnterData
+                                                           : Op == DataOp::End ? events::TargetKind::ExitData
+                                                                               : events::TargetKind::Update,
+                                                           D.deviceNumber(), nullptr, Loc, Nowait,
+                                                           /*Teams=*/0, Sizes.size(), Sizes.data(),
+                                                           Types.data(), Names.data()});
   bool UnifiedSharedMemory = unifiedSharedMemoryOn(D); // before the table's lock, as above
   {
     std::lock_guard<std::recursive_mutex> TableLock(D.mappingTable().mutex());

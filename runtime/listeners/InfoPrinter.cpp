@@ -1,7 +1,8 @@
 // ompsim runtime: stock's LIBOMPTARGET_INFO lines about the mapping table
 // ("Creating new map entry", "Mapping exists", "Removing map entry", "does
-// not have a valid device counterpart"), printed from the map events where
-// stock prints them, under the bit stock prints each under.
+// not have a valid device counterpart") and its copies ("Copying data"),
+// printed from the offload events where stock prints them, under the bit
+// stock prints each under.
 #include "Listeners.h"
 
 #include "../events/OffloadEvents.h"
@@ -28,6 +29,33 @@ std::string itemName(const events::MapItem &Item) {
 
 class InfoPrinter final : public events::Listener {
 public:
+  void targetRegion(const events::TargetRegion &E) override {
+    if (E.Point != events::Endpoint::Begin || !stock::infoOn(info::KernelArgs))
+      return;
+    using events::TargetKind;
+    const char *Region = E.Kind == TargetKind::Target ? stock::RegionKernel
+                         : E.Kind == TargetKind::EnterData
+                             ? (E.Nowait ? stock::RegionDataBeginNowait : stock::RegionDataBegin)
+                         : E.Kind == TargetKind::ExitData
+                             ? (E.Nowait ? stock::RegionDataEndNowait : stock::RegionDataEnd)
+                             : (E.Nowait ? stock::RegionDataUpdateNowait : stock::RegionDataUpdate);
+    for (const std::string &Line :
+         stock::regionArguments(Region, E.Loc, E.NumItems, E.Sizes, E.Types, E.Names))
+      stock::printInfo(E.Device, Line);
+  }
+
+  void dataOp(const events::DataOp &E) override {
+    bool ToDevice = E.Kind == events::DataOpKind::TransferToDevice;
+    if (E.Point != events::Endpoint::Begin ||
+        (!ToDevice && E.Kind != events::DataOpKind::TransferFromDevice) || !stock::infoOn(info::DataTransfer))
+      return;
+    const void *Hst = ToDevice ? E.Src : E.Dst;
+    const void *Tgt = ToDevice ? E.Dst : E.Src;
+    stock::printInfo(ToDevice ? E.DstDevice : E.SrcDevice,
+                     stock::copyLine(ToDevice, reinterpret_cast<uintptr_t>(Hst),
+                                     reinterpret_cast<uintptr_t>(Tgt), E.Bytes, std::string(E.Name)));
+  }
+
   void mapCreated(const events::MapCreated &E) override {
     if (!stock::infoOn(info::MappingChanged))
       return;

@@ -8,8 +8,11 @@ namespace ompsim::listeners {
 /// when the variable sets bits, or when __tgt_set_info_flag sets them later.
 void subscribeInfoPrinter();
 
-/// OMPSIM_TRACE's map category (MapTraceWriter.cpp).
-void subscribeMapTraceWriter();
+/// OMPSIM_TRACE's events of the stream (TraceWriter.cpp).
+void subscribeTraceWriter();
+
+/// LIBOMPTARGET_PROFILE's sections of the stream (ProfileSections.cpp).
+void subscribeProfileSections();
 
 /// The map checker, OMPSIM_CHECK (MapCheckListener.cpp).
 void subscribeMapChecker();

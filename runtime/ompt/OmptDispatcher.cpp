@@ -118,7 +118,7 @@ public:
   }
 
   void deviceInitialize(const DeviceInitialize &E) override {
-    if (Tool.DeviceInitialize)
+    if (Tool.DeviceInitialize && E.Point == Endpoint::End && E.Succeeded)
       Tool.DeviceInitialize(E.Device, E.Type, handle(E.Device), noDeviceTracing, /*documentation=*/nullptr);
   }
 

@@ -97,10 +97,10 @@ void finish() {
 
 bool enabled() { return llvm::timeTraceProfilerEnabled(); }
 
-void Section::begin(std::string_view Name, std::string Detail) {
+void beginSection(std::string_view Name, std::string Detail) {
   llvm::timeTraceProfilerBegin(llvm::StringRef(Name.data(), Name.size()), llvm::StringRef(Detail));
 }
 
-void Section::end() { llvm::timeTraceProfilerEnd(); }
+void endSection() { llvm::timeTraceProfilerEnd(); }
 
 } // namespace ompsim::profile

@@ -20,30 +20,35 @@ void finish();
 /// True while this thread records sections.
 bool enabled();
 
+/// Opens a section on this thread, which endSection() on the same thread
+/// closes (what Section does for a scope). Call only while enabled().
+void beginSection(std::string_view Name, std::string Detail);
+/// Closes the section beginSection() opened last; nothing once the profile
+/// is finished.
+void endSection();
+
 /// One timed section ("X" complete event) of the profile, from construction to
 /// destruction; sections nest. Costs one thread-local check when off.
 class Section {
 public:
   explicit Section(std::string_view Name) : Open(enabled()) {
     if (Open)
-      begin(Name, {});
+      beginSection(Name, {});
   }
   /// `Detail` (a callable returning std::string) becomes the event's
   /// args.detail; it is called only while profiling.
   template <typename DetailFn> Section(std::string_view Name, DetailFn &&Detail) : Open(enabled()) {
     if (Open)
-      begin(Name, Detail());
+      beginSection(Name, Detail());
   }
   ~Section() {
     if (Open)
-      end();
+      endSection();
   }
   Section(const Section &) = delete;
   Section &operator=(const Section &) = delete;
 
 private:
-  static void begin(std::string_view Name, std::string Detail);
-  static void end();
   bool Open;
 };
 

@@ -1,5 +1,6 @@
-// ompsim runtime: the map category of OMPSIM_TRACE (docs/trace.md): one
-// trace event per map event, with the host and device addresses symbolized.
+// ompsim runtime: OMPSIM_TRACE's events of the offload stream (docs/trace.md):
+// the map, alloc, transfer and launch categories and the device's
+// initialization, with host and device addresses symbolized.
 #include "Listeners.h"
 
 #include "../events/OffloadEvents.h"
@@ -18,12 +19,62 @@ namespace {
 using host::mapArgVariable;
 using host::mapItemTraceName;
 
+uint64_t address(const void *P) { return reinterpret_cast<uint64_t>(P); }
+
 std::string refCount(const host::MapEntry &Entry) {
   return Entry.isInfinite() ? std::string("inf") : std::to_string(Entry.totalRef());
 }
 
-class MapTraceWriter final : public events::Listener {
+class TraceWriter final : public events::Listener {
 public:
+  void deviceInitialize(const events::DeviceInitialize &E) override {
+    if (E.Point != events::Endpoint::End || !E.Succeeded)
+      return;
+    OMPSIM_TRACE_EVENT(Cat::Image, "device_init")
+        .num("device", E.Device)
+        .str("plugin", E.Type)
+        .num("local_id", E.LocalId);
+  }
+
+  void dataOp(const events::DataOp &E) override {
+    using events::DataOpKind;
+    bool Begin = E.Point == events::Endpoint::Begin;
+    if (E.Kind == DataOpKind::Alloc && !Begin && E.Dst) {
+      OMPSIM_TRACE_EVENT(Cat::Alloc, "alloc")
+          .num("device", E.DstDevice)
+          .num("size", static_cast<int64_t>(E.Bytes))
+          .dev("ptr", address(E.Dst), "");
+    } else if (E.Kind == DataOpKind::Delete && Begin) {
+      OMPSIM_TRACE_EVENT(Cat::Alloc, "free").num("device", E.SrcDevice).dev("ptr", address(E.Src), "");
+    } else if (E.Kind == DataOpKind::TransferToDevice && Begin) {
+      OMPSIM_TRACE_EVENT(Cat::Transfer, "to_device")
+          .num("device", E.DstDevice)
+          .host("host", address(E.Src))
+          .dev("ptr", address(E.Dst), "")
+          .num("size", static_cast<int64_t>(E.Bytes));
+    } else if (E.Kind == DataOpKind::TransferFromDevice && Begin) {
+      OMPSIM_TRACE_EVENT(Cat::Transfer, "from_device")
+          .num("device", E.SrcDevice)
+          .host("host", address(E.Dst))
+          .dev("ptr", address(E.Src), "")
+          .num("size", static_cast<int64_t>(E.Bytes));
+    }
+  }
+
+  void submit(const events::Submit &E) override {
+    const char *Kernel = E.Kernel ? E.Kernel : "";
+    if (E.Point == events::Endpoint::Begin) {
+      OMPSIM_TRACE_EVENT(Cat::Launch, "launch")
+          .num("device", E.Device)
+          .str("kernel", Kernel)
+          .num("args", static_cast<int64_t>(E.NumArgs))
+          .num("teams", E.NumTeams)
+          .num("thread_limit", E.ThreadLimit);
+    } else if (E.Succeeded) {
+      OMPSIM_TRACE_EVENT(Cat::Launch, "done").num("device", E.Device).str("kernel", Kernel);
+    }
+  }
+
   void mapCreated(const events::MapCreated &E) override {
     uint64_t Tgt = E.Entry.TgtBegin;
     OMPSIM_TRACE_EVENT(Cat::Map, "enter")
@@ -105,10 +156,10 @@ public:
 
 } // namespace
 
-void subscribeMapTraceWriter() {
+void subscribeTraceWriter() {
   static std::once_flag Once;
   std::call_once(Once, [] {
-    static MapTraceWriter Writer;
+    static TraceWriter Writer;
     events::subscribe(Writer);
   });
 }
