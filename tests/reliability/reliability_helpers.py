@@ -38,8 +38,17 @@ def ompsim_lines(text):
     return [l for l in text.splitlines() if l.startswith("ompsim: ")]
 
 
+def _as_a_shell_starts_it():
+    # A shell runs a foreground program with SIGINT and SIGQUIT at their
+    # defaults; a test session started in the background (`pytest &`)
+    # ignores them, and a child would inherit that.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+
+
 def start(exe, backend, args=(), env=None, cwd=None, new_session=False):
-    """Starts `exe` on `backend`; new_session puts it in a process group of its own."""
+    """Starts `exe` on `backend` as a shell starts a foreground program;
+    new_session puts it in a process group of its own."""
     why = backends.unavailable_reason(backend)
     if why:
         pytest.skip("backend %s unavailable: %s" % (backend, why))
@@ -47,7 +56,7 @@ def start(exe, backend, args=(), env=None, cwd=None, new_session=False):
     e.update(env or {})
     return subprocess.Popen([str(exe), *map(str, args)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=e, cwd=cwd,
-                            start_new_session=new_session)
+                            start_new_session=new_session, preexec_fn=_as_a_shell_starts_it)
 
 
 class Run:
