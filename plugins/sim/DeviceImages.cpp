@@ -116,8 +116,10 @@ bool acceptsImage(const __tgt_device_image *Image) {
       declineImage(Image, "unreadable LLVM bitcode: " + llvm::toString(Triple.takeError()));
       return false;
     }
-    if (llvm::Triple(*Triple).getArch() != llvm::Triple::x86_64) {
-      declineImage(Image, "LLVM bitcode for " + *Triple + ", not x86_64");
+    // x86-64 code, or a GPU's, which the executor retargets for its CPU.
+    llvm::Triple T(*Triple);
+    if (T.getArch() != llvm::Triple::x86_64 && !T.isNVPTX() && !T.isAMDGCN()) {
+      declineImage(Image, "LLVM bitcode for " + *Triple + ", not x86_64, nvptx64 or amdgcn");
       return false;
     }
     OMPSIM_TRACE_EVENT(Cat::Image, "accept")
@@ -159,7 +161,17 @@ OMPSIM_EXPORT int32_t __tgt_rtl_load_binary(int32_t Id, const __tgt_device_image
   auto Img = C->loadImage(Bytes, Name, hostLibraryNames(Image->ImageStart), /*bytesOutliveImage=*/true);
   if (!Img)
     return failWith(D, Img.takeError());
-  D->Binaries.push_back(std::make_unique<ompsim_binary>(ompsim_binary{Id, *Img, Name}));
+  bool Gpu = false;
+  llvm::MemoryBufferRef Ref(llvm::StringRef(Bytes.data(), Bytes.size()), Name);
+  if (llvm::identify_magic(Ref.getBuffer()) == llvm::file_magic::bitcode) {
+    if (auto Triple = llvm::getBitcodeTargetTriple(Ref)) {
+      llvm::Triple T(*Triple);
+      Gpu = T.isNVPTX() || T.isAMDGCN();
+    } else {
+      llvm::consumeError(Triple.takeError());
+    }
+  }
+  D->Binaries.push_back(std::make_unique<ompsim_binary>(ompsim_binary{Id, *Img, Name, Gpu}));
   *Binary = D->Binaries.back().get();
   return OMPSIM_OFFLOAD_SUCCESS;
 }
@@ -226,7 +238,8 @@ OMPSIM_EXPORT int32_t __tgt_rtl_get_function(int32_t Id, ompsim_binary_handle Bi
   auto Addr = C->lookup(Binary->Image, Name);
   if (!Addr)
     return failWith(D, Addr.takeError());
-  D->Kernels.push_back(std::make_unique<KernelHandle>(KernelHandle{*Addr, Name, Binary->Image, {}, false}));
+  D->Kernels.push_back(
+      std::make_unique<KernelHandle>(KernelHandle{*Addr, Name, Binary->Image, {}, false, Binary->Gpu}));
   *Kernel = D->Kernels.back().get();
   return OMPSIM_OFFLOAD_SUCCESS;
 }

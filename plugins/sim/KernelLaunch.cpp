@@ -78,6 +78,14 @@ OMPSIM_EXPORT int32_t __tgt_rtl_run_target_region(int32_t Id, void *Kernel, void
     Args.push_back(reinterpret_cast<uint64_t>(TgtArgs[I]));
   uint32_t Teams = Cfg ? Cfg->num_teams : 0;
   uint32_t Threads = Cfg && Cfg->thread_limit ? Cfg->thread_limit : D->DefaultThreadLimit;
+  // A GPU kernel without a thread limit gets its block size, which the
+  // compiler wrote into its environment (128 threads for nvptx64, 256 for
+  // amdgcn, or the construct's thread_limit).
+  if (K->Gpu && !(Cfg && Cfg->thread_limit)) {
+    readEnvironmentOnce(*C, *K);
+    if (K->Environment && K->Environment->MaxThreads > 0)
+      Threads = uint32_t(K->Environment->MaxThreads);
+  }
   // y and z: only a bare kernel's launch has them (the runtime refuses others).
   LaunchExtentsYZ YZ;
   if (Cfg)

@@ -31,6 +31,7 @@ struct ompsim_binary {
   int32_t Device;
   uint64_t Image;
   std::string Name;
+  bool Gpu = false; ///< nvptx64 or amdgcn code, retargeted by the executor
 };
 
 namespace ompsim::sim {
@@ -48,6 +49,7 @@ struct KernelHandle {
   /// on the first launch that prints the launch line (no cost otherwise).
   std::optional<KernelConfiguration> Environment;
   bool EnvironmentRead = false;
+  bool Gpu = false; ///< the image is a GPU's (see ompsim_binary)
 };
 
 static_assert(sizeof(KernelConfiguration) == 20 && offsetof(KernelConfiguration, MaxTeams) == 16,

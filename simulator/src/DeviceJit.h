@@ -88,6 +88,11 @@ private:
   /// Applies the stock variables' stages to the whole module `M` of image
   /// `Name` (digest `Digest`, "" without a cache) and saves its object.
   llvm::Error runStockStages(llvm::Module &M, llvm::StringRef Name, llvm::StringRef Digest);
+  /// A GPU image's module (retargeted, of architecture `Arch`) uses only
+  /// what the executor defines; else an error names the first symbol
+  /// missing and a function that uses it.
+  llvm::Error checkServed(llvm::orc::JITDylib &Jd, const llvm::Module &M, llvm::StringRef Name,
+                          llvm::StringRef Arch);
   llvm::orc::ExecutionSession &Es;
   uint64_t DsoHandle;
   StockJitPipeline Stock;

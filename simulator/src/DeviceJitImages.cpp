@@ -12,6 +12,7 @@
 #include "JitImageFunctions.h"
 #include "JitImageSummary.h"
 #include "JitObjectCache.h"
+#include "gpu/GpuImageRetarget.h"
 
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/ExecutionEngine/Orc/AbsoluteSymbols.h"
@@ -100,6 +101,42 @@ Error DeviceJIT::runStockStages(Module &M, StringRef Name, StringRef Digest) {
   return Error::success();
 }
 
+Error DeviceJIT::checkServed(JITDylib &Jd, const Module &M, StringRef Name, StringRef Arch) {
+  // What the module declares and uses, which the executor must define: the
+  // device runtime's entries, libc's and libm's functions.
+  std::vector<const GlobalValue *> Needed;
+  const ImageFunctions *Fns = Images->find(&M).get();
+  for (const GlobalValue &Gv : M.global_values()) {
+    if (!Gv.isDeclaration() || Gv.use_empty() || !Gv.hasName() || Gv.getName().starts_with("llvm."))
+      continue;
+    // The image's own stubs (address-taken functions), defined as aliases.
+    if (Fns && llvm::any_of(Fns->AddressOf, [&](const auto &Pair) { return Pair.second == &Gv; }))
+      continue;
+    Needed.push_back(&Gv);
+  }
+  if (Needed.empty())
+    return Error::success();
+  SymbolLookupSet Set;
+  for (const GlobalValue *Gv : Needed)
+    Set.add(Es.intern(Gv->getName()), SymbolLookupFlags::WeaklyReferencedSymbol);
+  auto Found = Es.lookup(makeJITDylibSearchOrder(&Jd, JITDylibLookupFlags::MatchAllSymbols), std::move(Set));
+  if (!Found)
+    return makeError("image " + Name + ": " + toString(Found.takeError()));
+  for (const GlobalValue *Gv : Needed) {
+    if (Found->count(Es.intern(Gv->getName())))
+      continue;
+    std::string UsedBy = "the image";
+    for (const llvm::User *U : Gv->users())
+      if (const auto *I = dyn_cast<Instruction>(U)) {
+        UsedBy = "function '" + I->getFunction()->getName().str() + "'";
+        break;
+      }
+    return makeError("image " + Name + " (" + Arch + "): " + UsedBy + " needs '" + Gv->getName() +
+                     "', which ompsim's simulated GPU does not provide yet");
+  }
+  return Error::success();
+}
+
 Expected<JITImage> DeviceJIT::add(ArrayRef<char> Bitcode, StringRef Name) {
   StringRef Bytes(Bitcode.data(), Bitcode.size());
   auto Replacement = Stock.replacement();
@@ -108,11 +145,18 @@ Expected<JITImage> DeviceJIT::add(ArrayRef<char> Bitcode, StringRef Name) {
   if (*Replacement)
     Bytes = (*Replacement)->getBuffer();
   auto Ctx = std::make_unique<LLVMContext>();
+  // A GPU's module is retargeted whole before anything else reads it.
+  bool Gpu = false;
+  gpu::GpuArch Arch = gpu::GpuArch::None;
+  if (auto T = getBitcodeTargetTriple(MemoryBufferRef(Bytes, Name)))
+    Gpu = gpu::gpuArchOf(*T) != gpu::GpuArch::None;
+  else
+    consumeError(T.takeError()); // the parse below says what is wrong
   // With the cache on, an image whose summary an earlier run kept is loaded
   // lazily: most of a large image's load is parsing bodies whose code the
   // cache then holds. Stock's JIT variables need the whole module: then no
   // summary is read or kept (it would describe the module before the stages).
-  bool Whole = Stock.needsWholeModule();
+  bool Whole = Stock.needsWholeModule() || Gpu;
   std::string Digest, SummaryKey;
   std::optional<JitImageSummary> Summary;
   if (Cache) {
@@ -137,6 +181,15 @@ Expected<JITImage> DeviceJIT::add(ArrayRef<char> Bitcode, StringRef Name) {
     Owned = std::move(*ParsedModule);
   }
   Module &M = *Owned;
+  if (gpu::gpuArchOf(M.getTargetTriple().str()) != gpu::GpuArch::None) {
+    auto Layout = Target->getDefaultDataLayoutForTarget();
+    if (!Layout)
+      return Layout.takeError();
+    auto Retargeted = gpu::retargetGpuModule(M, Target->getTargetTriple().str(), *Layout, Name);
+    if (!Retargeted)
+      return Retargeted.takeError();
+    Arch = Retargeted->Arch;
+  }
   if (Whole)
     if (Error Err = runStockStages(M, Name, Digest))
       return std::move(Err);
@@ -250,6 +303,11 @@ Expected<JITImage> DeviceJIT::add(ArrayRef<char> Bitcode, StringRef Name) {
   if (auto Err = Jd->define(absoluteSymbols(
           {{Es.intern("__dso_handle"), {ExecutorAddr(DsoHandle), JITSymbolFlags::Exported}}})))
     return std::move(Err);
+  // Before the image's own definitions: the check looks up only what the
+  // executor is to define.
+  if (Arch != gpu::GpuArch::None)
+    if (Error Err = checkServed(*Jd, M, Name, gpu::archName(Arch)))
+      return std::move(Err);
   if (!AddressAliases.empty())
     if (auto Err = Jd->define(symbolAliases(std::move(AddressAliases))))
       return std::move(Err);

@@ -13,6 +13,8 @@
 
 #include "ompsim/device_runtime.h"
 
+#include <pthread.h>
+
 #include <atomic>
 #include <cstdint>
 
@@ -24,6 +26,12 @@ struct KernelLaunch {
   /// Set by the first __kmpc_target_init of the launch: the kernel is in the
   /// GPU ABI and its teams have been forked.
   bool TeamsForked = false;
+  /// A GPU image's team-shared memory (__ompsim_gpu_team_shared): one block
+  /// per team, made at the team's first use, freed when the launch ends.
+  pthread_mutex_t SharedLock = PTHREAD_MUTEX_INITIALIZER;
+  void **TeamShared = nullptr;
+  uint32_t TeamSharedCount = 0;
+  ~KernelLaunch();
 };
 
 /// Where the calling thread is in a launch.

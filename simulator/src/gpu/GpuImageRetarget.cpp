@@ -1,0 +1,342 @@
+//===- GpuImageRetarget.cpp - GPU device images on the simulated device ---===//
+//
+// See GpuImageRetarget.h. What a GPU module holds that the host's code
+// generator cannot take as it is, measured over the suites' programs: its
+// triple, data layout and target attributes; kernel calling conventions;
+// addrspace(3) globals, which a GPU keeps once per block (amdgcn's already
+// gathered into LDS structs with absolute addresses); amdgcn's allocas in
+// addrspace(5); nvptx's printf, which packs its arguments into a buffer for
+// `vprintf`; and the device math libraries' names. Address spaces 1, 3, 4
+// and 5 are plain memory to the host's code generator.
+//
+//===----------------------------------------------------------------------===//
+#include "GpuImageRetarget.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/DataLayout.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InlineAsm.h"
+#include "llvm/IR/InstIterator.h"
+#include "llvm/IR/Instructions.h"
+#include "llvm/IR/IntrinsicInst.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/ReplaceConstant.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/Support/MathExtras.h"
+#include "llvm/TargetParser/Triple.h"
+#include "llvm/Transforms/Utils/ModuleUtils.h"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+namespace ompsim::sim::gpu {
+
+using namespace llvm;
+
+namespace {
+
+constexpr unsigned TeamSharedAS = 3;
+
+/// The first function that uses `V` (through constants too), for messages.
+const Function *firstUserFunction(const Value &V) {
+  SmallVector<const User *, 8> Work(V.user_begin(), V.user_end());
+  for (size_t I = 0; I < Work.size() && I < 4096; ++I) {
+    if (const auto *Inst = dyn_cast<Instruction>(Work[I]))
+      return Inst->getFunction();
+    if (isa<Constant>(Work[I]))
+      Work.append(Work[I]->user_begin(), Work[I]->user_end());
+  }
+  return nullptr;
+}
+
+/// A global whose initializer holds `V` (through constants), or null.
+const GlobalValue *globalHolding(const Value &V) {
+  SmallVector<const User *, 8> Work(V.user_begin(), V.user_end());
+  for (size_t I = 0; I < Work.size() && I < 4096; ++I) {
+    if (const auto *G = dyn_cast<GlobalValue>(Work[I]))
+      return G;
+    if (isa<Constant>(Work[I]))
+      Work.append(Work[I]->user_begin(), Work[I]->user_end());
+  }
+  return nullptr;
+}
+
+std::string inFunction(const Value &V) {
+  const Function *F = firstUserFunction(V);
+  return F ? "function '" + F->getName().str() + "'" : std::string("the image");
+}
+
+bool isGpuCallingConv(CallingConv::ID CC) {
+  switch (CC) {
+  case CallingConv::PTX_Kernel:
+  case CallingConv::PTX_Device:
+  case CallingConv::AMDGPU_KERNEL:
+  case CallingConv::AMDGPU_Gfx:
+  case CallingConv::AMDGPU_CS:
+  case CallingConv::AMDGPU_ES:
+  case CallingConv::AMDGPU_GS:
+  case CallingConv::AMDGPU_HS:
+  case CallingConv::AMDGPU_LS:
+  case CallingConv::AMDGPU_PS:
+  case CallingConv::AMDGPU_VS:
+    return true;
+  default:
+    return false;
+  }
+}
+
+/// Function attributes only a GPU's code generator reads.
+bool isGpuAttribute(StringRef Kind) {
+  return Kind == "target-cpu" || Kind == "target-features" || Kind == "uniform-work-group-size" ||
+         Kind.starts_with("nvvm.") || Kind.starts_with("amdgpu-");
+}
+
+/// An error about the image, in one line.
+class Failure {
+public:
+  Failure(StringRef Image, GpuArch Arch) : Prefix(("image " + Image + " (" + archName(Arch) + "): ").str()) {}
+  Error operator()(const Twine &What) const {
+    return createStringError(inconvertibleErrorCode(), "%s", (Prefix + What.str()).c_str());
+  }
+
+private:
+  std::string Prefix;
+};
+
+/// GPU intrinsics and GPU assembly: code the host cannot run.
+Error refuseGpuCode(Module &M, const Failure &Fail) {
+  for (Function &F : M) {
+    StringRef N = F.getName();
+    if (F.isIntrinsic() &&
+        (N.starts_with("llvm.nvvm.") || N.starts_with("llvm.amdgcn.") || N.starts_with("llvm.r600.")) &&
+        !F.use_empty())
+      return Fail(inFunction(F) + " calls " + N + ", a GPU intrinsic the simulated device does not run");
+    for (Instruction &I : instructions(F))
+      if (auto *Call = dyn_cast<CallBase>(&I); Call && Call->isInlineAsm())
+        return Fail("function '" + F.getName() +
+                    "' has GPU inline assembly, which the simulated device does not run");
+  }
+  return Error::success();
+}
+
+/// addrspace(3) globals: one block per team, each global at its offset.
+Expected<uint64_t> placeTeamShared(Module &M, const DataLayout &Layout, const Failure &Fail) {
+  std::vector<GlobalVariable *> Shared;
+  for (GlobalVariable &G : M.globals())
+    if (G.getAddressSpace() == TeamSharedAS)
+      Shared.push_back(&G);
+  if (Shared.empty())
+    return 0;
+  // llvm.used and llvm.compiler.used keep a GPU's LDS from being dropped;
+  // the globals are about to go.
+  removeFromUsedLists(M, [](Constant *C) {
+    auto *G = dyn_cast<GlobalVariable>(C->stripPointerCasts());
+    return G && G->getAddressSpace() == TeamSharedAS;
+  });
+  std::vector<std::pair<GlobalVariable *, uint64_t>> Offsets;
+  uint64_t Size = 0;
+  for (GlobalVariable *G : Shared) {
+    if (G->isDeclaration())
+      return Fail("team-shared global '" + G->getName() + "' has no definition in the image");
+    // clang-22 gives a team-shared static zero as its initializer; a team's
+    // block starts zeroed (a GPU's starts with whatever it held).
+    if (G->hasInitializer() && !isa<UndefValue>(G->getInitializer()) && !G->getInitializer()->isNullValue())
+      return Fail("team-shared global '" + G->getName() +
+                  "' has an initializer other than zero, which a GPU's shared memory cannot have");
+    if (const GlobalValue *Other = globalHolding(*G))
+      return Fail("global '" + Other->getName() + "' holds the address of team-shared '" + G->getName() +
+                  "', which differs from team to team");
+    Align A = std::max(G->getAlign().value_or(Layout.getABITypeAlign(G->getValueType())), Align(1));
+    Size = alignTo(Size, A);
+    Offsets.emplace_back(G, Size);
+    Size += Layout.getTypeAllocSize(G->getValueType());
+  }
+  Size = alignTo(Size, Align(16));
+  std::vector<Constant *> Consts(Shared.begin(), Shared.end());
+  convertUsersOfConstantsToInstructions(Consts);
+
+  LLVMContext &Ctx = M.getContext();
+  FunctionCallee Entry =
+      M.getOrInsertFunction(TeamSharedEntry, PointerType::get(Ctx, 0), Type::getInt64Ty(Ctx));
+  // One call per function, at its entry: the team's block, as a team-shared
+  // pointer, and each global at its offset.
+  DenseMap<Function *, Value *> Bases;
+  auto BaseOf = [&](Function *F) {
+    auto [It, New] = Bases.try_emplace(F, nullptr);
+    if (New) {
+      IRBuilder<> B(&*F->getEntryBlock().getFirstInsertionPt());
+      Value *Block = B.CreateCall(Entry, {B.getInt64(Size)}, "team.shared");
+      It->second = B.CreateAddrSpaceCast(Block, PointerType::get(Ctx, TeamSharedAS), "team.shared.as3");
+    }
+    return It->second;
+  };
+  for (auto &[G, Offset] : Offsets) {
+    DenseMap<Function *, Value *> Places;
+    for (Use &U : make_early_inc_range(G->uses())) {
+      auto *Inst = dyn_cast<Instruction>(U.getUser());
+      if (!Inst)
+        return Fail("team-shared global '" + G->getName() + "' is used outside the image's functions");
+      Function *F = Inst->getFunction();
+      auto [It, New] = Places.try_emplace(F, nullptr);
+      if (New) {
+        Value *Base = BaseOf(F);
+        IRBuilder<> B(cast<Instruction>(Base)->getNextNode());
+        It->second = B.CreateConstInBoundsGEP1_64(Type::getInt8Ty(Ctx), Base, Offset, G->getName());
+      }
+      U.set(It->second);
+    }
+    G->eraseFromParent();
+  }
+  return Size;
+}
+
+/// amdgcn's stack is addrspace(5); the host's is 0.
+void moveAllocasToHostStack(Module &M) {
+  for (Function &F : M) {
+    SmallVector<AllocaInst *, 8> Moved;
+    for (Instruction &I : instructions(F))
+      if (auto *A = dyn_cast<AllocaInst>(&I); A && A->getAddressSpace() != 0)
+        Moved.push_back(A);
+    for (AllocaInst *A : Moved) {
+      // A lifetime marker must name an alloca, not a cast of one; they are
+      // hints, dropped.
+      for (User *U : make_early_inc_range(A->users()))
+        if (auto *Marker = dyn_cast<IntrinsicInst>(U); Marker && Marker->isLifetimeStartOrEnd())
+          Marker->eraseFromParent();
+      IRBuilder<> B(A);
+      AllocaInst *Host = B.CreateAlloca(A->getAllocatedType(), /*AddrSpace=*/0, A->getArraySize());
+      Host->setAlignment(A->getAlign());
+      Host->takeName(A);
+      Value *Cast = B.CreateAddrSpaceCast(Host, A->getType());
+      A->replaceAllUsesWith(Cast);
+      A->eraseFromParent();
+    }
+  }
+}
+
+void dropGpuTargetDetails(Module &M) {
+  for (Function &F : M) {
+    AttributeList Attrs = F.getAttributes();
+    for (const Attribute &A : Attrs.getFnAttrs())
+      if (A.isStringAttribute() && isGpuAttribute(A.getKindAsString()))
+        F.removeFnAttr(A.getKindAsString());
+    // The device link marks the functions it will inline into the kernels;
+    // the host's JIT compiles each function on its own.
+    F.removeFnAttr(Attribute::AlwaysInline);
+    if (isGpuCallingConv(F.getCallingConv()))
+      F.setCallingConv(CallingConv::C);
+    for (Instruction &I : instructions(F))
+      if (auto *Call = dyn_cast<CallBase>(&I); Call && isGpuCallingConv(Call->getCallingConv()))
+        Call->setCallingConv(CallingConv::C);
+  }
+  for (GlobalVariable &G : M.globals())
+    G.setMetadata("absolute_symbol", nullptr);
+  // The device link saw every symbol; on the host the runtime's entries and
+  // libc's live in other objects, reached through the GOT.
+  for (GlobalValue &Gv : M.global_values())
+    if (Gv.isDeclaration())
+      Gv.setDSOLocal(false);
+  for (const char *Name : {"nvvm.annotations", "nvvmir.version"})
+    if (NamedMDNode *Md = M.getNamedMetadata(Name))
+      M.eraseNamedMetadata(Md);
+}
+
+/// A declaration renamed to `To` (merged into `To` when the module declares
+/// it already with the same type).
+void rebind(Module &M, Function &F, StringRef To) {
+  if (Function *Existing = M.getFunction(To)) {
+    if (Existing->getFunctionType() != F.getFunctionType())
+      return; // left as it is: the missing-symbol check names it
+    F.replaceAllUsesWith(Existing);
+    F.eraseFromParent();
+    return;
+  }
+  F.setName(To);
+}
+
+/// The device math libraries' functions, by their libm names.
+std::string libmName(StringRef Name) {
+  if (Name.consume_front("__nv_"))
+    return Name.str();
+  if (Name.consume_front("__ocml_")) {
+    if (Name.consume_back("_f64"))
+      return Name.str();
+    if (Name.consume_back("_f32"))
+      return (Name + "f").str();
+  }
+  return {};
+}
+
+void bindHostLibraries(Module &M, GpuArch Arch) {
+  for (Function &F : make_early_inc_range(M)) {
+    if (!F.isDeclaration() || F.isIntrinsic())
+      continue;
+    StringRef N = F.getName();
+    if (Arch == GpuArch::Nvptx && N == "vprintf") {
+      rebind(M, F, "__ompsim_gpu_vprintf");
+      continue;
+    }
+    std::string Libm = libmName(N);
+    if (!Libm.empty())
+      rebind(M, F, Libm);
+  }
+}
+
+} // namespace
+
+GpuArch gpuArchOf(StringRef TripleName) {
+  Triple T(TripleName);
+  if (T.isNVPTX())
+    return GpuArch::Nvptx;
+  if (T.isAMDGCN())
+    return GpuArch::Amdgcn;
+  return GpuArch::None;
+}
+
+StringRef archName(GpuArch Arch) {
+  switch (Arch) {
+  case GpuArch::Nvptx:
+    return "nvptx64";
+  case GpuArch::Amdgcn:
+    return "amdgcn";
+  case GpuArch::None:
+    break;
+  }
+  return "not a GPU";
+}
+
+Expected<RetargetedImage> retargetGpuModule(Module &M, StringRef HostTriple, const DataLayout &HostLayout,
+                                            StringRef ImageName) {
+  RetargetedImage Out;
+  Out.Arch = gpuArchOf(M.getTargetTriple().str());
+  Failure Fail(ImageName, Out.Arch);
+  if (Out.Arch == GpuArch::None)
+    return Fail("the module's triple " + M.getTargetTriple().str() + " is not a GPU's");
+  if (Error Err = refuseGpuCode(M, Fail))
+    return std::move(Err);
+  // Sizes and alignments of the team-shared globals are the host's: the
+  // host's code addresses them.
+  auto Shared = placeTeamShared(M, HostLayout, Fail);
+  if (!Shared)
+    return Shared.takeError();
+  Out.TeamSharedBytes = *Shared;
+  moveAllocasToHostStack(M);
+  dropGpuTargetDetails(M);
+  bindHostLibraries(M, Out.Arch);
+  M.setTargetTriple(Triple(HostTriple));
+  M.setDataLayout(HostLayout);
+  // A rewrite this file lacks would otherwise stop the JIT's code
+  // generator on a broken module.
+  std::string Problem;
+  raw_string_ostream Os(Problem);
+  if (verifyModule(M, &Os)) {
+    StringRef First = StringRef(Problem).split('\n').first;
+    return Fail("the retargeted module is not valid IR: " + First);
+  }
+  return Out;
+}
+
+} // namespace ompsim::sim::gpu

@@ -1,0 +1,70 @@
+//===- GpuImageRetarget.h - GPU device images on the simulated device -----===//
+//
+// clang-22 and flang-22 give a program built for a GPU (--offload-arch=sm_90,
+// gfx90a with -fopenmp-target-jit) an LLVM IR image for nvptx64 or amdgcn:
+// the device module after its LTO link, which calls ompsim's GPU device
+// runtime (the __kmpc_* ABI). The simulated device runs it on the host's
+// CPU: retargetGpuModule() rewrites the module for x86-64 before the JIT
+// compiles it as any other bitcode image.
+//
+//===----------------------------------------------------------------------===//
+#ifndef OMPSIM_SIMULATOR_GPU_GPUIMAGERETARGET_H
+#define OMPSIM_SIMULATOR_GPU_GPUIMAGERETARGET_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <string>
+
+namespace llvm {
+class DataLayout;
+class Module;
+} // namespace llvm
+
+namespace ompsim::sim::gpu {
+
+/// The GPU a device module was compiled for.
+enum class GpuArch { None, Nvptx, Amdgcn };
+
+/// The GPU a target triple names (None for any other target).
+GpuArch gpuArchOf(llvm::StringRef Triple);
+
+/// The architecture's name in messages: "nvptx64", "amdgcn".
+llvm::StringRef archName(GpuArch Arch);
+
+/// What a retargeted module needs from the device at run time.
+struct RetargetedImage {
+  GpuArch Arch = GpuArch::None;
+  /// Bytes of team-shared memory (addrspace(3) globals: globalization
+  /// buffers, `omp_pteam_mem_alloc` variables, amdgcn's LDS structs) each
+  /// team gets, reached through __ompsim_gpu_team_shared.
+  uint64_t TeamSharedBytes = 0;
+};
+
+/// The device runtime's entry a retargeted module reaches its team's shared
+/// memory through: `ptr __ompsim_gpu_team_shared(i64 bytes)` returns the
+/// calling team's block of at least `bytes` bytes, 16-byte aligned, zeroed
+/// when the team first asks.
+inline constexpr const char *TeamSharedEntry = "__ompsim_gpu_team_shared";
+
+/// Rewrites `M`, a device module for nvptx64 or amdgcn, into one the host
+/// JIT compiles for `HostTriple` with `HostLayout`:
+///  - the triple and data layout, and the GPU's target attributes, kernel
+///    calling conventions and metadata (`!absolute_symbol`, nvvm
+///    annotations) dropped;
+///  - every addrspace(3) global (team-shared memory, one copy per team on a
+///    GPU) laid out in one block per team: its uses become offsets from the
+///    team's block (TeamSharedEntry);
+///  - the GPU's printf (nvptx's `vprintf` with its packed argument buffer)
+///    and math library (libdevice's `__nv_*`, the ROCm device libraries'
+///    `__ocml_*`) bound to the device runtime's printf and the host's libm.
+/// An error names the image, the object and what cannot be run (a GPU
+/// intrinsic, an initialized team-shared global); `M` is then unusable.
+llvm::Expected<RetargetedImage> retargetGpuModule(llvm::Module &M, llvm::StringRef HostTriple,
+                                                  const llvm::DataLayout &HostLayout,
+                                                  llvm::StringRef ImageName);
+
+} // namespace ompsim::sim::gpu
+
+#endif // OMPSIM_SIMULATOR_GPU_GPUIMAGERETARGET_H

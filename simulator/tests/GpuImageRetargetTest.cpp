@@ -1,0 +1,183 @@
+// Retargeting GPU device modules for the host's CPU (simulator/src/gpu/):
+// what is rewritten, and the one line an image that cannot run gets.
+#include "gpu/GpuImageRetarget.h"
+
+#include "llvm/AsmParser/Parser.h"
+#include "llvm/IR/DataLayout.h"
+#include "llvm/IR/Instructions.h"
+#include "llvm/IR/IntrinsicInst.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <gtest/gtest.h>
+
+using namespace llvm;
+using namespace ompsim::sim::gpu;
+
+namespace {
+
+constexpr const char *HostTriple = "x86_64-pc-linux-gnu";
+constexpr const char *HostLayout =
+    "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:128-n8:16:32:64-S128";
+
+class Retarget : public ::testing::Test {
+protected:
+  LLVMContext Ctx;
+
+  std::unique_ptr<Module> parse(const char *Ir) {
+    SMDiagnostic Diag;
+    auto M = parseAssemblyString(Ir, Diag, Ctx);
+    EXPECT_TRUE(M) << Diag.getMessage().str();
+    return M;
+  }
+  Expected<RetargetedImage> run(Module &M) {
+    return retargetGpuModule(M, HostTriple, DataLayout(HostLayout), "#1");
+  }
+};
+
+TEST_F(Retarget, NamesTheGpusByTheirTriples) {
+  EXPECT_EQ(gpuArchOf("nvptx64-nvidia-cuda"), GpuArch::Nvptx);
+  EXPECT_EQ(gpuArchOf("amdgcn-amd-amdhsa"), GpuArch::Amdgcn);
+  EXPECT_EQ(gpuArchOf("x86_64-pc-linux-gnu"), GpuArch::None);
+}
+
+TEST_F(Retarget, AKernelBecomesAHostFunction) {
+  auto M = parse(R"(
+target triple = "nvptx64-nvidia-cuda"
+declare i32 @vprintf(ptr, ptr)
+declare double @__nv_sin(double)
+define ptx_kernel void @k(ptr %p) #0 {
+  %x = call double @__nv_sin(double 1.0)
+  %r = call i32 @vprintf(ptr %p, ptr null)
+  ret void
+}
+attributes #0 = { alwaysinline "kernel" "target-cpu"="sm_90" "target-features"="+ptx88" "nvvm.maxntid"="128" }
+)");
+  auto R = run(*M);
+  ASSERT_TRUE(bool(R)) << toString(R.takeError());
+  EXPECT_EQ(R->Arch, GpuArch::Nvptx);
+  EXPECT_EQ(R->TeamSharedBytes, 0u);
+  EXPECT_EQ(M->getTargetTriple().str(), HostTriple);
+  Function *K = M->getFunction("k");
+  EXPECT_EQ(K->getCallingConv(), CallingConv::C);
+  EXPECT_FALSE(K->hasFnAttribute("target-cpu"));
+  EXPECT_FALSE(K->hasFnAttribute("nvvm.maxntid"));
+  EXPECT_FALSE(K->hasFnAttribute(Attribute::AlwaysInline));
+  // libdevice's sin is libm's; nvptx's printf is the device runtime's.
+  EXPECT_NE(M->getFunction("sin"), nullptr);
+  EXPECT_EQ(M->getFunction("__nv_sin"), nullptr);
+  EXPECT_NE(M->getFunction("__ompsim_gpu_vprintf"), nullptr);
+  EXPECT_EQ(M->getFunction("vprintf"), nullptr);
+}
+
+TEST_F(Retarget, TeamSharedGlobalsLiveAtOffsetsOfTheTeamsBlock) {
+  auto M = parse(R"(
+target triple = "amdgcn-amd-amdhsa"
+@a = internal addrspace(3) global i32 poison, align 4
+@b = internal addrspace(3) global [3 x double] zeroinitializer, align 8
+@llvm.compiler.used = appending global [1 x ptr] [ptr addrspacecast (ptr addrspace(3) @a to ptr)], section "llvm.metadata"
+define amdgpu_kernel void @k() {
+  %s = alloca i32, align 4, addrspace(5)
+  call void @llvm.lifetime.start.p5(ptr addrspace(5) %s)
+  store i32 1, ptr addrspace(3) @a
+  %p = getelementptr [3 x double], ptr addrspace(3) @b, i32 0, i32 2
+  store double 2.0, ptr addrspace(3) %p
+  store i32 3, ptr addrspace(5) %s
+  call void @llvm.lifetime.end.p5(ptr addrspace(5) %s)
+  ret void
+}
+)");
+  auto R = run(*M);
+  ASSERT_TRUE(bool(R)) << toString(R.takeError());
+  // a at 0 (4 bytes), b at 8 (24 bytes): 32 bytes, a multiple of 16.
+  EXPECT_EQ(R->TeamSharedBytes, 32u);
+  EXPECT_EQ(M->getGlobalVariable("a", true), nullptr);
+  EXPECT_EQ(M->getGlobalVariable("b", true), nullptr);
+  Function *K = M->getFunction("k");
+  const auto &Entry = cast<CallInst>(K->getEntryBlock().front());
+  EXPECT_EQ(Entry.getCalledFunction()->getName(), TeamSharedEntry);
+  EXPECT_EQ(cast<ConstantInt>(Entry.getArgOperand(0))->getZExtValue(), 32u);
+  for (Instruction &I : K->getEntryBlock()) {
+    if (auto *A = dyn_cast<AllocaInst>(&I))
+      EXPECT_EQ(A->getAddressSpace(), 0u);
+    EXPECT_FALSE(isa<IntrinsicInst>(&I) && cast<IntrinsicInst>(&I)->isLifetimeStartOrEnd());
+  }
+}
+
+TEST_F(Retarget, AGpuIntrinsicIsRefusedNamingItAndTheFunction) {
+  auto M = parse(R"(
+target triple = "nvptx64-nvidia-cuda"
+declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+define void @f() {
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  ret void
+}
+)");
+  auto R = run(*M);
+  ASSERT_FALSE(bool(R));
+  EXPECT_EQ(toString(R.takeError()),
+            "image #1 (nvptx64): function 'f' calls llvm.nvvm.read.ptx.sreg.tid.x, a GPU "
+            "intrinsic the simulated device does not run");
+}
+
+TEST_F(Retarget, InlineGpuAssemblyIsRefused) {
+  auto M = parse(R"(
+target triple = "nvptx64-nvidia-cuda"
+define void @g() {
+  call void asm sideeffect "exit;", ""()
+  ret void
+}
+)");
+  auto R = run(*M);
+  ASSERT_FALSE(bool(R));
+  EXPECT_EQ(
+      toString(R.takeError()),
+      "image #1 (nvptx64): function 'g' has GPU inline assembly, which the simulated device does not run");
+}
+
+TEST_F(Retarget, AnInitializedTeamSharedGlobalIsRefused) {
+  auto M = parse(R"(
+target triple = "amdgcn-amd-amdhsa"
+@s = addrspace(3) global i32 7
+define void @f() {
+  store i32 1, ptr addrspace(3) @s
+  ret void
+}
+)");
+  auto R = run(*M);
+  ASSERT_FALSE(bool(R));
+  EXPECT_EQ(toString(R.takeError()),
+            "image #1 (amdgcn): team-shared global 's' has an initializer other than zero, "
+            "which a GPU's shared memory cannot have");
+}
+
+TEST_F(Retarget, AGlobalHoldingATeamSharedAddressIsRefused) {
+  auto M = parse(R"(
+target triple = "amdgcn-amd-amdhsa"
+@s = addrspace(3) global i32 poison
+@table = addrspace(1) constant [1 x i32] [i32 ptrtoint (ptr addrspace(3) @s to i32)]
+define void @f() {
+  store i32 1, ptr addrspace(3) @s
+  ret void
+}
+)");
+  auto R = run(*M);
+  ASSERT_FALSE(bool(R));
+  EXPECT_EQ(toString(R.takeError()),
+            "image #1 (amdgcn): global 'table' holds the address of team-shared 's', which "
+            "differs from team to team");
+}
+
+TEST_F(Retarget, AHostModuleIsNotRetargeted) {
+  auto M = parse(R"(
+target triple = "x86_64-pc-linux-gnu"
+define void @f() { ret void }
+)");
+  auto R = run(*M);
+  ASSERT_FALSE(bool(R));
+  EXPECT_EQ(toString(R.takeError()),
+            "image #1 (not a GPU): the module's triple x86_64-pc-linux-gnu is not a GPU's");
+}
+
+} // namespace
