@@ -16,7 +16,11 @@ command line already chooses them, and:
   asks for the same and gets the same lld device link: clang-22 would hand
   the bitcode link to the system linker, which has no `--lto-emit-llvm`.
 * `--gpu=sm_XX|gfxXXX` offloads to that GPU instead (`--offload-arch=`); the
-  pass then calls upstream's `__llvm_omp_indirect_call_lookup`.
+  pass then calls upstream's `__llvm_omp_indirect_call_lookup`. clang's own
+  spelling, `--offload-arch=sm_XX|gfxXXX` (one architecture), means the same.
+  A link embeds the GPU's LLVM IR (`-fopenmp-target-jit -nogpulib`): the
+  simulated device runs it, serving the device runtime itself (Debian's
+  LLVM ships none for GPUs, so clang-22 alone cannot link such a program).
 * When linking for the host-offload target, the device link gets ompsim's
   device runtime (libompsim-device.so, with an rpath), so device code may also
   call `__kmpc_target_translate_fptr` / `__llvm_omp_indirect_call_lookup`, and
@@ -128,6 +132,10 @@ def split_options(argv):
                 s.gpu = value
             continue
         rest.append(a)
+    if not s.gpu:
+        archs = [a.partition("=")[2] for a in rest if a.startswith("--offload-arch=")]
+        if len(archs) == 1 and "," not in archs[0] and (archs[0].startswith("sm_") or archs[0].startswith("gfx")):
+            s.gpu = archs[0]
     if s.gpu and s.image == "ir":
         raise UsageError("--image=ir is for the host-offload target; it cannot be combined with --gpu")
     if not s.gpu and asks_for_jit(rest):
@@ -192,6 +200,14 @@ def offload_flags(settings, args, links, fortran=False):
         if not chooses_target:
             flags.append("--offload-arch=" + settings.gpu)
         flags += gpu.ptx_feature_flags(settings.gpu, args)
+        if links:
+            # The device code stays LLVM IR, linked without a GPU device
+            # runtime: the simulated device retargets it and serves the
+            # runtime's entry points (simulator/src/gpu/).
+            if not asks_for_jit(args):
+                flags.append("-fopenmp-target-jit")
+            if "-nogpulib" not in args:
+                flags.append("-nogpulib")
     else:
         triple = HOST_OFFLOAD_TRIPLE
         if not chooses_target:
