@@ -131,8 +131,16 @@ Error DeviceJIT::checkServed(JITDylib &Jd, const Module &M, StringRef Name, Stri
         UsedBy = "function '" + I->getFunction()->getName().str() + "'";
         break;
       }
-    return makeError("image " + Name + " (" + Arch + "): " + UsedBy + " needs '" + Gv->getName() +
-                     "', which ompsim's simulated GPU does not provide yet");
+    // The device runtime's names (DeviceRTL's and OpenMP's API); anything
+    // else is the program's own, or a library's the device link lacked.
+    StringRef Missing = Gv->getName();
+    bool Runtime = Missing.starts_with("__kmpc_") || Missing.starts_with("omp_") ||
+                   Missing.starts_with("ompx_") || Missing.starts_with("__llvm_omp") ||
+                   Missing.starts_with("__ompsim_");
+    return makeError("image " + Name + " (" + Arch + "): " + UsedBy + " needs '" + Missing +
+                     (Runtime ? "', which ompsim's simulated GPU does not provide yet"
+                              : "', which no device code of the program defines (compile the file that "
+                                "defines it with offloading, under declare target)"));
   }
   return Error::success();
 }

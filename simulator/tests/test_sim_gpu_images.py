@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from ompsim_base import toolchain
+from ompsim_base import paths, toolchain
 
 OMPSIM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "ompsim")
 
@@ -85,13 +85,59 @@ int main(void) {
 }
 """
 
-REDUCTION = r"""
+REDUCTIONS = r"""
 #include <stdio.h>
 int main(void) {
   int sum = 0;
-#pragma omp target parallel for reduction(+ : sum) map(tofrom : sum)
-  for (int i = 0; i < 100; ++i) sum += i;
-  printf("%d\n", sum);
+  double top = 0;
+#pragma omp target parallel for reduction(+ : sum) reduction(max : top) map(tofrom : sum, top)
+  for (int i = 0; i < 100; ++i) {
+    sum += i;
+    if (i * 0.5 > top) top = i * 0.5;
+  }
+  long total = 0;
+#pragma omp target teams distribute parallel for num_teams(5) reduction(+ : total) map(tofrom : total)
+  for (int i = 0; i < 1000; ++i) total += i;
+  long plain = 0; /* no clauses: the compiler's and sim's defaults */
+#pragma omp target teams distribute parallel for reduction(+ : plain) map(tofrom : plain)
+  for (int i = 0; i < 100000; ++i) plain += i;
+  printf("%d %g %ld %ld\n", sum, top, total, plain);
+  return 0;
+}
+"""
+
+UNSERVED_ENTRY = r"""
+#include <stdio.h>
+/* A DeviceRTL entry point, in the GPU's code only (the host fallback has none). */
+#if defined(__NVPTX__) || defined(__AMDGCN__)
+#pragma omp declare target
+void __kmpc_syncwarp(unsigned long long);
+#pragma omp end declare target
+#endif
+int main(void) {
+  int r = 0;
+#pragma omp target map(tofrom : r)
+  {
+#if defined(__NVPTX__) || defined(__AMDGCN__)
+    __kmpc_syncwarp(~0ull);
+#endif
+    r = 1;
+  }
+  printf("%d\n", r);
+  return 0;
+}
+"""
+
+MISSING_DEFINITION = r"""
+#include <stdio.h>
+#pragma omp declare target
+int helper(int);
+#pragma omp end declare target
+int main(void) {
+  int r = 0;
+#pragma omp target map(tofrom : r)
+  r = helper(41);
+  printf("%d\n", r);
   return 0;
 }
 """
@@ -156,12 +202,36 @@ def test_without_the_pass_gpu_code_calls_the_host_address_and_sim_names_it(offlo
 
 
 @pytest.mark.parametrize("arch", ARCHS)
-def test_what_sim_does_not_serve_yet_is_named_at_load(offload, arch):
-    r = offload.run(build(offload, REDUCTION, arch, "reduction.c"), backend="sim")
+def test_parallel_and_teams_reductions_combine_every_threads_part(offload, arch):
+    r = offload.run(build(offload, REDUCTIONS, arch, "reductions.c"), backend="sim")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "4950 49.5 499500 4999950000\n", (r.stdout, r.stderr)
+
+
+def single_line(r):
     assert r.returncode != 0, r.stdout
     lines = [l for l in r.stderr.splitlines() if l.startswith("ompsim:")]
     assert len(lines) == 1, r.stderr
-    assert "(%s)" % ("nvptx64" if arch.startswith("sm_") else "amdgcn") in lines[0], lines
-    assert "needs '__kmpc_nvptx_parallel_reduce_nowait_v2', which ompsim's simulated GPU does not " \
-           "provide yet" in lines[0], lines
-    assert "function '__omp_offloading_" in lines[0], lines
+    return lines[0]
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_an_entry_point_sim_does_not_serve_yet_is_named_at_load(offload, arch):
+    line = single_line(offload.run(build(offload, UNSERVED_ENTRY, arch, "syncwarp.c"), backend="sim"))
+    assert "(%s)" % ("nvptx64" if arch.startswith("sm_") else "amdgcn") in line, line
+    assert "function '__omp_offloading_" in line, line
+    assert line.endswith("needs '__kmpc_syncwarp', which ompsim's simulated GPU does not provide yet"), line
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_a_device_function_defined_only_for_the_host_is_named_at_load(offload, arch):
+    # helper() is compiled without offloading: the GPU image calls a function it lacks.
+    host_only = offload.tmp / "helper.c"
+    host_only.write_text("int helper(int x) { return x + 1; }\n")
+    obj = offload.tmp / "helper.o"
+    subprocess.run([paths.tool("clang"), "-c", str(host_only), "-o", str(obj)], check=True,
+                   env=toolchain.environment())
+    exe = offload.compile(MISSING_DEFINITION, name="missing.c", translate="pass", extra=["--gpu=" + arch, str(obj)])
+    line = single_line(offload.run(exe, backend="sim"))
+    assert line.endswith("needs 'helper', which no device code of the program defines (compile the file that "
+                         "defines it with offloading, under declare target)"), line

@@ -215,6 +215,8 @@ OMPSIM_DEVICE_API int32_t __kmpc_target_init(void *KernelEnvironment, void *) {
   Launch.TeamsForked = true;
   const auto *Env = static_cast<const ConfigurationEnvironment *>(KernelEnvironment);
   int32_t Teams = teamsOf(*Launch.Request, Env), Threads = threadsOf(*Launch.Request, Env);
+  if (Env && Env->ReductionDataSize > 0 && Env->ReductionBufferLength > 0)
+    Launch.ReductionBufferBytes = uint64_t(Env->ReductionDataSize) * uint64_t(Env->ReductionBufferLength);
   // A `target nowait` task runs on one of libomp's hidden helper threads
   // (in-process on ours-host; sim's executor launches from threads of its
   // own). libomp's teams forked from a hidden helper thread now and then

@@ -13,6 +13,7 @@
 #include "KernelLaunchState.h"
 #include "Libomp.h"
 
+#include <algorithm>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -26,6 +27,10 @@ KernelLaunch::~KernelLaunch() {
   for (uint32_t T = 0; T < TeamSharedCount; ++T)
     std::free(TeamShared[T]);
   std::free(TeamShared);
+  for (uint32_t T = 0; T < TeamLanesCount; ++T)
+    std::free(TeamLanes[T]);
+  std::free(TeamLanes);
+  std::free(ReductionBuffer);
 }
 
 namespace {
@@ -71,6 +76,56 @@ void distributeStaticInit(int32_t Schedule, int32_t *LastIter, T *Lower, T *Uppe
   *LastIter = Begin <= Ub && Ub <= *Upper;
   *Stride = ST(Size);
 }
+
+/// Grows a per-team table of `L` (under its lock) to `Teams` entries.
+template <typename T> bool growPerTeam(T **&Table, uint32_t &Count, uint32_t Teams) {
+  if (Teams <= Count)
+    return true;
+  auto *Grown = static_cast<T **>(std::realloc(Table, Teams * sizeof(T *)));
+  if (!Grown)
+    return false;
+  for (uint32_t I = Count; I < Teams; ++I)
+    Grown[I] = nullptr;
+  Table = Grown;
+  Count = Teams;
+  return true;
+}
+
+/// The launch the calling thread runs in (it must run in one).
+KernelLaunch &launchOf(const char *Entry) {
+  ThreadPlace &Place = currentPlace();
+  if (!Place.Launch)
+    fail(Entry, "called outside a kernel launch");
+  return *Place.Launch;
+}
+
+/// The most threads of a team that trade values in a reduction.
+constexpr uint32_t kMaxLanes = 4096;
+
+/// A reduction's shuffles on this thread: the team's threads are the lanes
+/// of one warp, which trade values through the team's slots between two
+/// barriers of the team. Set while the thread reduces.
+struct WarpOfTeam {
+  uint64_t *Lanes = nullptr;
+  uint32_t Lane = 0, Width = 0;
+  int32_t Gtid = 0;
+};
+thread_local WarpOfTeam TWarp;
+
+uint64_t exchange(const char *Entry, uint64_t Value, int16_t Delta) {
+  if (!TWarp.Lanes)
+    fail(Entry, "a warp shuffle outside a reduction, which ompsim's simulated GPU does not run yet");
+  const Libomp &Omp = Libomp::get();
+  TWarp.Lanes[TWarp.Lane] = Value;
+  Omp.Barrier(runtimeIdent(), TWarp.Gtid);
+  uint32_t From = TWarp.Lane + uint32_t(uint16_t(Delta));
+  uint64_t Got = From < TWarp.Width ? TWarp.Lanes[From] : Value;
+  Omp.Barrier(runtimeIdent(), TWarp.Gtid);
+  return Got;
+}
+
+using ShuffleReduceFn = void (*)(void *ReduceData, int16_t LaneId, int16_t Offset, int16_t AlgoVersion);
+using ListGlobalFn = void (*)(void *Buffer, int32_t Index, void *ReduceData);
 
 /// printf's conversion at `P` (after the '%'): its length in the format
 /// and the bytes its argument takes in vprintf's buffer (0 for "%%").
@@ -190,32 +245,111 @@ OMPSIM_DEVICE_API bool __kmpc_kernel_parallel(void **WorkFn) {
 }
 OMPSIM_DEVICE_API void __kmpc_kernel_end_parallel() {}
 
+// Reductions. The compiler's shuffle-and-reduce function of a reduction
+// combines a lane's values with those of the lane `Offset` above it; the
+// team's threads run it as the lanes of one warp, as DeviceRTL reduces a
+// partial warp, halving until thread 0 holds the team's result.
+OMPSIM_DEVICE_API int32_t __kmpc_shuffle_int32(int32_t Value, int16_t Delta, int16_t) {
+  return int32_t(uint32_t(exchange("__kmpc_shuffle_int32", uint32_t(Value), Delta)));
+}
+
+OMPSIM_DEVICE_API int64_t __kmpc_shuffle_int64(int64_t Value, int16_t Delta, int16_t) {
+  return int64_t(exchange("__kmpc_shuffle_int64", uint64_t(Value), Delta));
+}
+
+OMPSIM_DEVICE_API uint32_t __kmpc_get_warp_size() {
+  if (TWarp.Lanes)
+    return TWarp.Width;
+  int Threads = Libomp::get().GetNumThreads();
+  return uint32_t(Threads > 0 ? Threads : 1);
+}
+
+OMPSIM_DEVICE_API int32_t __kmpc_nvptx_parallel_reduce_nowait_v2(void *, uint64_t, void *ReduceData,
+                                                                 ShuffleReduceFn ShuffleReduce, void *) {
+  const Libomp &Omp = Libomp::get();
+  int Threads = Omp.GetNumThreads();
+  if (Threads <= 1)
+    return 1; // the thread's values are the team's
+  if (uint32_t(Threads) > kMaxLanes)
+    fail("__kmpc_nvptx_parallel_reduce_nowait_v2", "more than 4096 threads in a team");
+  KernelLaunch &L = launchOf("__kmpc_nvptx_parallel_reduce_nowait_v2");
+  const ThreadPlace &Place = currentPlace();
+  pthread_mutex_lock(&L.SharedLock);
+  uint64_t *Lanes = nullptr;
+  if (growPerTeam(L.TeamLanes, L.TeamLanesCount, std::max<uint32_t>(Place.NumTeams, Place.TeamNum + 1))) {
+    if (!L.TeamLanes[Place.TeamNum])
+      L.TeamLanes[Place.TeamNum] = static_cast<uint64_t *>(std::calloc(kMaxLanes, sizeof(uint64_t)));
+    Lanes = L.TeamLanes[Place.TeamNum];
+  }
+  pthread_mutex_unlock(&L.SharedLock);
+  if (!Lanes)
+    fail("__kmpc_nvptx_parallel_reduce_nowait_v2", "cannot allocate the team's lanes");
+  uint32_t Tid = uint32_t(Omp.GetThreadNum());
+  TWarp = WarpOfTeam{Lanes, Tid, uint32_t(Threads), Omp.GlobalThreadNum(runtimeIdent())};
+  for (uint32_t Size = uint32_t(Threads); Size > 1; Size = (Size + 1) / 2)
+    ShuffleReduce(ReduceData, int16_t(Tid), int16_t(Size / 2), /*AlgoVersion=*/1);
+  TWarp = WarpOfTeam{};
+  return Tid == 0;
+}
+
+OMPSIM_DEVICE_API void *__kmpc_reduction_get_fixed_buffer() {
+  KernelLaunch &L = launchOf("__kmpc_reduction_get_fixed_buffer");
+  pthread_mutex_lock(&L.SharedLock);
+  if (!L.ReductionBuffer)
+    L.ReductionBuffer = std::calloc(1, L.ReductionBufferBytes ? L.ReductionBufferBytes : 16);
+  void *Buffer = L.ReductionBuffer;
+  pthread_mutex_unlock(&L.SharedLock);
+  if (!Buffer)
+    fail("__kmpc_reduction_get_fixed_buffer", "cannot allocate the reduction buffer");
+  return Buffer;
+}
+
+// Across teams: each team's initial thread brings the team's values into
+// the buffer's first record (the first copies, the others reduce into it);
+// the last team takes the total back and returns 1, as on a GPU.
+OMPSIM_DEVICE_API int32_t __kmpc_nvptx_teams_reduce_nowait_v2(void *, void *Buffer, uint32_t Records,
+                                                              uint64_t, void *ReduceData, ShuffleReduceFn,
+                                                              void *, ListGlobalFn ListToGlobalCopy,
+                                                              ListGlobalFn ListToGlobalReduce,
+                                                              ListGlobalFn GlobalToListCopy, ListGlobalFn) {
+  const Libomp &Omp = Libomp::get();
+  if (Omp.GetThreadNum() != 0)
+    return 0;
+  int Teams = Omp.GetNumTeams();
+  if (Teams <= 1)
+    return 1;
+  if (!Buffer || Records == 0)
+    fail("__kmpc_nvptx_teams_reduce_nowait_v2", "no reduction buffer");
+  KernelLaunch &L = launchOf("__kmpc_nvptx_teams_reduce_nowait_v2");
+  pthread_mutex_lock(&L.SharedLock);
+  if (L.TeamsReduced == 0)
+    ListToGlobalCopy(Buffer, 0, ReduceData);
+  else
+    ListToGlobalReduce(Buffer, 0, ReduceData);
+  bool Last = ++L.TeamsReduced == uint32_t(Teams);
+  if (Last) {
+    GlobalToListCopy(Buffer, 0, ReduceData);
+    L.TeamsReduced = 0;
+  }
+  pthread_mutex_unlock(&L.SharedLock);
+  return Last;
+}
+
 OMPSIM_DEVICE_API void *__ompsim_gpu_team_shared(uint64_t Bytes) {
-  ThreadPlace &Place = currentPlace();
-  if (!Place.Launch)
-    fail("__ompsim_gpu_team_shared", "team-shared memory used outside a kernel launch");
-  KernelLaunch &L = *Place.Launch;
-  uint32_t Team = Place.TeamNum, Teams = Place.NumTeams ? Place.NumTeams : 1;
+  KernelLaunch &L = launchOf("__ompsim_gpu_team_shared");
+  const ThreadPlace &Place = currentPlace();
   pthread_mutex_lock(&L.SharedLock);
   // The kernel's own entry asks before its teams exist (one team then).
-  if (Teams > L.TeamSharedCount) {
-    if (auto *Grown = static_cast<void **>(std::realloc(L.TeamShared, Teams * sizeof(void *)))) {
-      for (uint32_t T = L.TeamSharedCount; T < Teams; ++T)
-        Grown[T] = nullptr;
-      L.TeamShared = Grown;
-      L.TeamSharedCount = Teams;
-    }
-  }
   void *Block = nullptr;
-  if (Team < L.TeamSharedCount) {
-    if (!L.TeamShared[Team]) {
+  if (growPerTeam(L.TeamShared, L.TeamSharedCount, std::max<uint32_t>(Place.NumTeams, Place.TeamNum + 1))) {
+    if (!L.TeamShared[Place.TeamNum]) {
       uint64_t Size = (Bytes + 15) & ~uint64_t(15);
       if (void *New = std::aligned_alloc(16, Size ? Size : 16)) {
         std::memset(New, 0, Size);
-        L.TeamShared[Team] = New;
+        L.TeamShared[Place.TeamNum] = New;
       }
     }
-    Block = L.TeamShared[Team];
+    Block = L.TeamShared[Place.TeamNum];
   }
   pthread_mutex_unlock(&L.SharedLock);
   if (!Block)

@@ -31,6 +31,16 @@ struct KernelLaunch {
   pthread_mutex_t SharedLock = PTHREAD_MUTEX_INITIALIZER;
   void **TeamShared = nullptr;
   uint32_t TeamSharedCount = 0;
+  /// A GPU image's cross-team reduction: the bytes of its fixed buffer
+  /// (from the kernel environment), the buffer, and the teams that have
+  /// brought their part (under SharedLock).
+  uint64_t ReductionBufferBytes = 0;
+  void *ReductionBuffer = nullptr;
+  uint32_t TeamsReduced = 0;
+  /// A team's threads trading values in a reduction's shuffles, one slot
+  /// each, per team (under SharedLock).
+  uint64_t **TeamLanes = nullptr;
+  uint32_t TeamLanesCount = 0;
   ~KernelLaunch();
 };
 
