@@ -25,8 +25,10 @@ from harness.runner import Cell  # noqa: E402
 
 PROGRAMS = os.path.join(HERE, "programs")
 DEFAULT_OUT = os.path.join(HERE, "out")
-#: The default columns: the simulated device both ways, and the stock reference.
-DEFAULT_COLUMNS = [("sim", "pass"), ("sim", "native"), ("host-upstream", "native")]
+#: The default columns: the simulated device both ways, running host-offload code and each
+#: GPU's code, and the stock reference.
+DEFAULT_COLUMNS = [("sim", "pass"), ("sim", "native"), ("sim-nvptx", "pass"), ("sim-nvptx", "native"),
+                   ("sim-amdgcn", "pass"), ("sim-amdgcn", "native"), ("host-upstream", "native")]
 #: Backends whose runtime is not ompsim's run only native builds unless --translate says otherwise.
 NATIVE_ONLY = {"host-upstream", "cuda-upstream", "amdgpu-upstream"}
 

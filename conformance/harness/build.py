@@ -16,7 +16,7 @@ import shutil
 import subprocess
 import tempfile
 
-from ompsim_base import paths
+from ompsim_base import backends, paths
 from ompsim_base import toolchain as llvm_toolchain
 
 from . import process
@@ -47,7 +47,7 @@ def have_ompsim_cc():
 
 
 #: Build images for the GPU backends (the backend name: NVIDIA and AMD builds differ).
-GPU_IMAGES = ("cuda-upstream", "amdgpu-upstream")
+GPU_IMAGES = ("cuda-upstream", "amdgpu-upstream", *backends.SIM_GPU_ARCH)
 
 
 def build_image(backend, image_kind):
@@ -57,7 +57,9 @@ def build_image(backend, image_kind):
 
 @functools.lru_cache(maxsize=None)
 def gpu_arch(image):
-    """sm_XX / gfxXXX of the first GPU here, or None."""
+    """sm_XX / gfxXXX of the first GPU here (sim's GPU columns: their own), or None."""
+    if image in backends.SIM_GPU_ARCH:
+        return backends.SIM_GPU_ARCH[image]
     try:
         if image == "cuda-upstream":
             r = subprocess.run(["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
@@ -90,6 +92,14 @@ def toolchain(language, translate, image):
         arch = gpu_arch(image)
         if not arch:
             return None, False, "cannot tell the GPU architecture for %s" % image
+        if image in backends.SIM_GPU_ARCH:
+            # sim runs the GPU's IR: `ompsim cc` links it without a GPU device runtime.
+            if language == "fortran":
+                return None, False, ("flang-22 cannot embed a GPU's LLVM IR for the JIT (it has no "
+                                     "-fopenmp-target-jit)")
+            if not have_ompsim_cc():
+                return None, False, "`ompsim cc` not available yet (%s missing)" % CC_MODULE
+            return [OMPSIM, "cc", "--translate=" + translate, "--gpu=" + arch], False, None
         if translate == "pass":
             if not have_ompsim_cc():
                 return None, False, "`ompsim cc` not available yet (%s missing)" % CC_MODULE

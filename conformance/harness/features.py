@@ -8,7 +8,10 @@ misspelt feature would otherwise silently evaluate to false.
 import re
 
 #: The matrix columns (must match ompsim_base.backends.BACKENDS).
-BACKENDS = ("sim", "sim-ir", "ours-host", "host-upstream", "cuda-upstream", "amdgpu-upstream")
+BACKENDS = ("sim", "sim-ir", "sim-nvptx", "sim-amdgcn", "ours-host", "host-upstream", "cuda-upstream",
+            "amdgpu-upstream")
+#: sim's columns that run a GPU's device code (nvptx64, amdgcn IR), retargeted for its CPU.
+SIM_GPU_BACKENDS = ("sim-nvptx", "sim-amdgcn")
 #: Compile-only columns: device-only builds for a GPU architecture, checked without a GPU.
 GPU_BUILD_BACKENDS = ("gpu-build:sm_90", "gpu-build:gfx90a")
 #: Every column a matrix may name.
@@ -155,29 +158,29 @@ def backend_features(backend, translate, language=None, device_runtime=False, ma
     else:
         if backend == "sim-ir":
             f.add("image=ir")
-        elif backend in ("cuda-upstream", "amdgpu-upstream"):
+        elif backend in ("cuda-upstream", "amdgpu-upstream") or backend in SIM_GPU_BACKENDS:
             f.add("image=gpu")
         else:
             f.add("image=elf")
-        if backend in ("sim", "sim-ir", "cuda-upstream", "amdgpu-upstream"):
+        if backend in ("sim", "sim-ir", "cuda-upstream", "amdgpu-upstream") or backend in SIM_GPU_BACKENDS:
             f.add("separate-address-space")
         else:
             f.add("shared-address-space")
-        if backend in ("sim", "sim-ir", "ours-host"):
+        if backend in ("sim", "sim-ir", "ours-host") or backend in SIM_GPU_BACKENDS:
             f.add("ompsim-runtime")
         # Every runtime that runs programs has OMPT's target callbacks: stock's and ompsim's.
         f.add("ompt")
         if backend in ("cuda-upstream", "amdgpu-upstream"):
             f.add("gpu")
-        if backend == "cuda-upstream":
+        if backend in ("cuda-upstream", "sim-nvptx"):
             f.add("nvptx")
-        elif backend == "amdgpu-upstream":
+        elif backend in ("amdgpu-upstream", "sim-amdgcn"):
             f.add("amdgcn")
         else:
             f.add("host-offload")
         # ompsim's plugins number OMPSIM_NUM_DEVICES devices; stock libomptarget's host plugin
         # has 4, and so has ompsim's by default.
-        if backend in ("sim", "sim-ir", "ours-host", "host-upstream"):
+        if backend in ("sim", "sim-ir", "ours-host", "host-upstream") or backend in SIM_GPU_BACKENDS:
             f.add("multi-device")
         # Host code and device code share memory on the host plugins; the simulated device does not.
         if backend in ("ours-host", "host-upstream"):

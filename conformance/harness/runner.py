@@ -205,9 +205,9 @@ _LIT_PLAIN = re.compile(r"%(openmp_flags|cuda_flags|flags_clang|flags_flang|flag
 
 
 def _column_triples(backend):
-    if backend in ("cuda-upstream", "gpu-build:sm_90"):
+    if backend in ("cuda-upstream", "sim-nvptx", "gpu-build:sm_90"):
         return ("nvptx64-nvidia-cuda",)
-    if backend in ("amdgpu-upstream", "gpu-build:gfx90a"):
+    if backend in ("amdgpu-upstream", "sim-amdgcn", "gpu-build:gfx90a"):
         return ("amdgcn-amd-amdhsa",)
     return ("x86_64-unknown-linux-gnu", "x86_64-pc-linux-gnu")
 

@@ -60,8 +60,8 @@ def test_cc_refuses_a_bitcode_image_for_fortran_in_one_line(tmp_path):
 def test_run_devices_is_refused_where_it_cannot_apply():
     r = ompsim("run", "--backend", "host-upstream", "--devices", "2", "--", "true")
     assert r.returncode == 2
-    assert r.stderr == "ompsim: run: --devices applies to ompsim's backends (ours-host, sim, sim-ir), " \
-                       "not to host-upstream\n"
+    assert r.stderr == "ompsim: run: --devices applies to ompsim's backends (ours-host, sim, sim-amdgcn, " \
+                       "sim-ir, sim-nvptx), not to host-upstream\n"
     r = ompsim("run", "--backend", "sim", "--devices", "0", "--", "true")
     assert (r.returncode, r.stderr) == (2, "ompsim: run: --devices=0: expected a number of devices >= 1\n")
 

@@ -47,8 +47,10 @@ TEST_F(Retarget, AKernelBecomesAHostFunction) {
 target triple = "nvptx64-nvidia-cuda"
 declare i32 @vprintf(ptr, ptr)
 declare double @__nv_sin(double)
+declare i32 @omp_get_device_num()
 define ptx_kernel void @k(ptr %p) #0 {
   %x = call double @__nv_sin(double 1.0)
+  %d = call i32 @omp_get_device_num()
   %r = call i32 @vprintf(ptr %p, ptr null)
   ret void
 }
@@ -69,6 +71,9 @@ attributes #0 = { alwaysinline "kernel" "target-cpu"="sm_90" "target-features"="
   EXPECT_EQ(M->getFunction("__nv_sin"), nullptr);
   EXPECT_NE(M->getFunction("__ompsim_gpu_vprintf"), nullptr);
   EXPECT_EQ(M->getFunction("vprintf"), nullptr);
+  // The device's number is the device runtime's answer, not libomp's.
+  EXPECT_NE(M->getFunction("__ompsim_device_current_device"), nullptr);
+  EXPECT_EQ(M->getFunction("omp_get_device_num"), nullptr);
 }
 
 TEST_F(Retarget, TeamSharedGlobalsLiveAtOffsetsOfTheTeamsBlock) {

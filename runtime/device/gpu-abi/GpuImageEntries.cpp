@@ -357,6 +357,10 @@ OMPSIM_DEVICE_API void *__ompsim_gpu_team_shared(uint64_t Bytes) {
   return Block;
 }
 
+// What omp_is_initial_device() answers in a GPU image (a host-offload
+// image's own copy answers the same: gpu-abi/DeviceApi.cpp).
+OMPSIM_DEVICE_API int __ompsim_gpu_is_initial_device(void) { return 0; }
+
 // nvptx's printf: the format and a buffer of the arguments, each at its
 // alignment (a float promoted to double); the same output as printf's, in
 // one write.

@@ -9,6 +9,8 @@ from . import paths
 BACKENDS = {
     "sim": "ompsim runtime, simulated device (ELF image)",
     "sim-ir": "ompsim runtime, simulated device (bitcode image, JIT-compiled)",
+    "sim-nvptx": "ompsim runtime, simulated device running NVIDIA GPU code (nvptx64 IR, retargeted)",
+    "sim-amdgcn": "ompsim runtime, simulated device running AMD GPU code (amdgcn IR, retargeted)",
     "ours-host": "ompsim runtime, in-process host plugin",
     "host-upstream": "stock libomptarget 22, its host plugin",
     "cuda-upstream": "stock libomptarget, NVIDIA GPU",
@@ -16,14 +18,18 @@ BACKENDS = {
 }
 
 #: Backends that run on ompsim's own runtime, and the plugin each selects.
-OURS = {"sim": "sim", "sim-ir": "sim", "ours-host": "host"}
+OURS = {"sim": "sim", "sim-ir": "sim", "sim-nvptx": "sim", "sim-amdgcn": "sim", "ours-host": "host"}
+
+#: The GPU architecture each column builds for: sim's GPU columns a fixed one
+#: (docs/gpu-images.md), the real GPUs' whatever GPU the machine has.
+SIM_GPU_ARCH = {"sim-nvptx": "sm_90", "sim-amdgcn": "gfx90a"}
 
 
 def image_kind(backend):
     """The device-image shape a backend runs: 'elf', 'ir' or 'gpu'."""
     if backend == "sim-ir":
         return "ir"
-    if backend in ("cuda-upstream", "amdgpu-upstream"):
+    if backend in ("cuda-upstream", "amdgpu-upstream") or backend in SIM_GPU_ARCH:
         return "gpu"
     return "elf"
 

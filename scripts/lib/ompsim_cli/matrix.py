@@ -27,7 +27,8 @@ import threading
 
 from ompsim_base import paths
 
-BACKENDS = ("sim", "sim-ir", "ours-host", "host-upstream", "cuda-upstream", "amdgpu-upstream",
+BACKENDS = ("sim", "sim-ir", "sim-nvptx", "sim-amdgcn", "ours-host", "host-upstream", "cuda-upstream",
+            "amdgpu-upstream",
             "gpu-build:sm_90", "gpu-build:gfx90a")
 
 

@@ -12,7 +12,8 @@ def register(sub):
     p.add_argument("--trace", metavar="CATS", help="set OMPSIM_TRACE (all or a comma list)")
     p.add_argument("--trace-file", metavar="PATH", help="set OMPSIM_TRACE_FILE (JSON lines)")
     p.add_argument("--devices", type=int, metavar="N",
-                   help="set OMPSIM_NUM_DEVICES (devices of each of ompsim's backends: sim, sim-ir, ours-host)")
+                   help="set OMPSIM_NUM_DEVICES (devices of each of ompsim's backends: sim, sim-ir, "
+                        "sim-nvptx, sim-amdgcn, ours-host)")
     p.add_argument("--check", nargs="?", const="1", choices=("1", "strict"), metavar="strict",
                    help="set OMPSIM_CHECK: the map checker reports mapping bugs, one 'ompsim: check:' line "
                         "each (docs/checker.md); --check=strict also makes a run that reported anything "

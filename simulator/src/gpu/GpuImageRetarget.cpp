@@ -279,6 +279,16 @@ void bindHostLibraries(Module &M, GpuArch Arch) {
       rebind(M, F, "__ompsim_gpu_vprintf");
       continue;
     }
+    // The OpenMP routines whose answer on a device is not libomp's (the
+    // executor's libomp answers as the host): the device runtime's.
+    if (N == "omp_get_device_num") {
+      rebind(M, F, "__ompsim_device_current_device");
+      continue;
+    }
+    if (N == "omp_is_initial_device") {
+      rebind(M, F, "__ompsim_gpu_is_initial_device");
+      continue;
+    }
     std::string Libm = libmName(N);
     if (!Libm.empty())
       rebind(M, F, Libm);

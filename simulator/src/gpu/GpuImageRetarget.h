@@ -58,7 +58,9 @@ inline constexpr const char *TeamSharedEntry = "__ompsim_gpu_team_shared";
 ///    team's block (TeamSharedEntry);
 ///  - the GPU's printf (nvptx's `vprintf` with its packed argument buffer)
 ///    and math library (libdevice's `__nv_*`, the ROCm device libraries'
-///    `__ocml_*`) bound to the device runtime's printf and the host's libm.
+///    `__ocml_*`) bound to the device runtime's printf and the host's libm,
+///    and the OpenMP routines whose answer differs on a device
+///    (omp_get_device_num, omp_is_initial_device) to the device runtime's.
 /// An error names the image, the object and what cannot be run (a GPU
 /// intrinsic, an initialized team-shared global); `M` is then unusable.
 llvm::Expected<RetargetedImage> retargetGpuModule(llvm::Module &M, llvm::StringRef HostTriple,
