@@ -277,6 +277,14 @@ public:
 /// emitted meanwhile on another thread reaches `L` or not.
 void subscribe(Listener &L);
 
+/// Subscribes one instance of `ListenerT`, made on the first call, which
+/// stays for the life of the process; later calls do nothing.
+template <typename ListenerT> void subscribeOnce() {
+  static ListenerT Instance;
+  static const bool Subscribed = (subscribe(Instance), true);
+  (void)Subscribed;
+}
+
 /// True when some listener is subscribed: emitters skip building events
 /// when not.
 bool observed();

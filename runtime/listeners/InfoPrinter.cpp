@@ -11,8 +11,6 @@
 #include "MappingTable.h"
 #include "StockMessages.h"
 
-#include <mutex>
-
 namespace ompsim::listeners {
 namespace {
 
@@ -115,12 +113,6 @@ public:
 
 } // namespace
 
-void subscribeInfoPrinter() {
-  static std::once_flag Once;
-  std::call_once(Once, [] {
-    static InfoPrinter Printer;
-    events::subscribe(Printer);
-  });
-}
+void subscribeInfoPrinter() { events::subscribeOnce<InfoPrinter>(); }
 
 } // namespace ompsim::listeners

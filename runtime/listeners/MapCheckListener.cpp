@@ -7,8 +7,6 @@
 #include "../events/OffloadEvents.h"
 #include "MapFlags.h"
 
-#include <mutex>
-
 namespace ompsim::listeners {
 namespace {
 
@@ -46,12 +44,6 @@ public:
 
 } // namespace
 
-void subscribeMapChecker() {
-  static std::once_flag Once;
-  std::call_once(Once, [] {
-    static MapCheckListener Checker;
-    events::subscribe(Checker);
-  });
-}
+void subscribeMapChecker() { events::subscribeOnce<MapCheckListener>(); }
 
 } // namespace ompsim::listeners

@@ -10,8 +10,6 @@
 
 #include <fmt/format.h>
 
-#include <mutex>
-
 namespace ompsim::listeners {
 namespace {
 
@@ -61,12 +59,6 @@ private:
 
 } // namespace
 
-void subscribeProfileSections() {
-  static std::once_flag Once;
-  std::call_once(Once, [] {
-    static ProfileSections Sections;
-    events::subscribe(Sections);
-  });
-}
+void subscribeProfileSections() { events::subscribeOnce<ProfileSections>(); }
 
 } // namespace ompsim::listeners

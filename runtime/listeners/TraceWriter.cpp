@@ -11,8 +11,6 @@
 
 #include "ompsim/Trace.h"
 
-#include <mutex>
-
 namespace ompsim::listeners {
 namespace {
 
@@ -156,12 +154,6 @@ public:
 
 } // namespace
 
-void subscribeTraceWriter() {
-  static std::once_flag Once;
-  std::call_once(Once, [] {
-    static TraceWriter Writer;
-    events::subscribe(Writer);
-  });
-}
+void subscribeTraceWriter() { events::subscribeOnce<TraceWriter>(); }
 
 } // namespace ompsim::listeners

@@ -3,13 +3,16 @@
 #include "MapClauseProcessor.h"
 #include "FakeDeviceMemory.h"
 #include "MapFlags.h"
+#include "TwoComponentMapper.h"
 
 #include "ompsim/offload_abi.h"
 
 #include <gtest/gtest.h>
 
 using namespace ompsim::host;
+using ompsim::host::testing::CountedArray;
 using ompsim::host::testing::FakeDeviceMemory;
+using ompsim::host::testing::pushTwoComponents;
 
 namespace {
 
@@ -314,30 +317,15 @@ TEST_F(MapRules, UseDevicePtrReturnsDeviceAddress) {
   EXPECT_EQ(reinterpret_cast<uint64_t>(Bases[0]), tgt(A) + sizeof(int));
 }
 
-void pushTwoComponents(void *Handle, void *Base, void *Begin, int64_t Size, int64_t Type, void *Name) {
-  // What a declare mapper for struct { int n; int *p; } with map(s, s.p[0:n]) pushes.
-  struct S {
-    int N;
-    int *P;
-  };
-  auto *Obj = static_cast<S *>(Begin);
-  auto &List = static_cast<MapperComponents *>(Handle)->Components;
-  // MEMBER_OF is 1-based within the component list: the struct goes next.
-  int64_t MemberBits = static_cast<int64_t>((List.size() + 1) << 48);
-  List.push_back(MapArg{Base, Begin, Size, Type & ~PARAM, Name, nullptr});
-  List.push_back(MapArg{&Obj->P, Obj->P, Obj->N * int64_t(sizeof(int)),
-                        MemberBits | PtrAndObj | (Type & (TO | FROM)), Name, nullptr});
-}
-
 TEST_F(MapRules, DeclareMapperComponentsAreMapped) {
-  struct S {
-    int N;
-    int *P;
-  };
   int Data[2] = {8, 9};
-  S Obj{2, Data};
-  MapArg WithMapper{
-      &Obj, &Obj, sizeof(S), PARAM | TO | FROM, nullptr, reinterpret_cast<void *>(&pushTwoComponents)};
+  CountedArray Obj{2, Data};
+  MapArg WithMapper{&Obj,
+                    &Obj,
+                    sizeof(CountedArray),
+                    PARAM | TO | FROM,
+                    nullptr,
+                    reinterpret_cast<void *>(&pushTwoComponents)};
   enter({WithMapper});
   ASSERT_NE(find(Data), nullptr) << "the mapper's pointee component is mapped";
   EXPECT_EQ(Device.read<int>(tgt(&Data[1])), 9);

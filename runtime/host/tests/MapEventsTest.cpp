@@ -3,6 +3,7 @@
 #include "FakeDeviceMemory.h"
 #include "MapClauseProcessor.h"
 #include "MapFlags.h"
+#include "TwoComponentMapper.h"
 
 #include "../events/OffloadEvents.h"
 
@@ -13,7 +14,9 @@
 #include <vector>
 
 using namespace ompsim::host;
+using ompsim::host::testing::CountedArray;
 using ompsim::host::testing::FakeDeviceMemory;
+using ompsim::host::testing::pushTwoComponents;
 namespace events = ompsim::events;
 
 namespace {
@@ -161,27 +164,11 @@ TEST_F(MapEvents, UpdateLooksUpThenMovesThePresentItem) {
   EXPECT_EQ(update({item(&Absent, 4, TO)}), Lines{});
 }
 
-void pushTwoComponents(void *Handle, void *Base, void *Begin, int64_t Size, int64_t Type, void *Name) {
-  struct S {
-    int N;
-    int *P;
-  };
-  auto *Obj = static_cast<S *>(Begin);
-  auto &List = static_cast<MapperComponents *>(Handle)->Components;
-  int64_t MemberBits = static_cast<int64_t>((List.size() + 1) << 48);
-  List.push_back(MapArg{Base, Begin, Size, Type & ~PARAM, Name, nullptr});
-  List.push_back(MapArg{&Obj->P, Obj->P, Obj->N * int64_t(sizeof(int)),
-                        MemberBits | PtrAndObj | (Type & (TO | FROM)), Name, nullptr});
-}
-
 TEST_F(MapEvents, AMapperSaysItsComponentsThenMapsThem) {
-  struct S {
-    int N;
-    int *P;
-  };
   int Data[2] = {8, 9};
-  S Obj{2, Data};
-  MapArg WithMapper{&Obj, &Obj, sizeof(S), TO, nullptr, reinterpret_cast<void *>(&pushTwoComponents)};
+  CountedArray Obj{2, Data};
+  MapArg WithMapper{&Obj, &Obj,    sizeof(CountedArray),
+                    TO,   nullptr, reinterpret_cast<void *>(&pushTwoComponents)};
   Lines Got = enter({WithMapper});
   Lines Want{
       "mapper-component size=16 type=0x1",
