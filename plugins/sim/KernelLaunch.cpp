@@ -86,6 +86,11 @@ OMPSIM_EXPORT int32_t __tgt_rtl_run_target_region(int32_t Id, void *Kernel, void
     if (K->Environment && K->Environment->MaxThreads > 0)
       Threads = uint32_t(K->Environment->MaxThreads);
   }
+  // A block has at most 1024 threads on either GPU; stock's CUDA and AMDGPU
+  // plugins give a larger thread_limit that many.
+  constexpr uint32_t kGpuMaxBlockThreads = 1024;
+  if (K->Gpu)
+    Threads = std::min(Threads, kGpuMaxBlockThreads);
   // y and z: only a bare kernel's launch has them (the runtime refuses others).
   LaunchExtentsYZ YZ;
   if (Cfg)

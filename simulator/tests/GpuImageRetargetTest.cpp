@@ -174,6 +174,21 @@ define void @f() {
             "differs from team to team");
 }
 
+TEST_F(Retarget, MoreTeamSharedMemoryThanABlockHasIsRefused) {
+  auto M = parse(R"(
+target triple = "nvptx64-nvidia-cuda"
+@big = internal addrspace(3) global [49153 x i8] poison
+define void @f() {
+  store i8 1, ptr addrspace(3) @big
+  ret void
+}
+)");
+  auto R = run(*M);
+  ASSERT_FALSE(bool(R));
+  EXPECT_EQ(toString(R.takeError()), "image #1 (nvptx64): its team-shared globals take 49168 bytes a team; "
+                                     "nvptx64 gives a block at most 49152");
+}
+
 TEST_F(Retarget, AHostModuleIsNotRetargeted) {
   auto M = parse(R"(
 target triple = "x86_64-pc-linux-gnu"

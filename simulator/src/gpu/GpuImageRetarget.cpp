@@ -318,6 +318,8 @@ StringRef archName(GpuArch Arch) {
   return "not a GPU";
 }
 
+uint64_t sharedMemoryLimit(GpuArch Arch) { return Arch == GpuArch::Amdgcn ? 64 * 1024 : 48 * 1024; }
+
 Expected<RetargetedImage> retargetGpuModule(Module &M, StringRef HostTriple, const DataLayout &HostLayout,
                                             StringRef ImageName) {
   RetargetedImage Out;
@@ -333,6 +335,12 @@ Expected<RetargetedImage> retargetGpuModule(Module &M, StringRef HostTriple, con
   if (!Shared)
     return Shared.takeError();
   Out.TeamSharedBytes = *Shared;
+  // What the GPU's own build would refuse: a block's static shared memory
+  // beyond what the architecture gives one (ptxas, the AMDGPU backend).
+  uint64_t Limit = sharedMemoryLimit(Out.Arch);
+  if (Out.TeamSharedBytes > Limit)
+    return Fail("its team-shared globals take " + Twine(Out.TeamSharedBytes) + " bytes a team; " +
+                archName(Out.Arch) + " gives a block at most " + Twine(Limit));
   moveAllocasToHostStack(M);
   dropGpuTargetDetails(M);
   bindHostLibraries(M, Out.Arch);

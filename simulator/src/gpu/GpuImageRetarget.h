@@ -33,6 +33,10 @@ GpuArch gpuArchOf(llvm::StringRef Triple);
 /// The architecture's name in messages: "nvptx64", "amdgcn".
 llvm::StringRef archName(GpuArch Arch);
 
+/// The static shared memory one block may have: 48 KiB on NVIDIA GPUs,
+/// 64 KiB of LDS on AMD GPUs.
+uint64_t sharedMemoryLimit(GpuArch Arch);
+
 /// What a retargeted module needs from the device at run time.
 struct RetargetedImage {
   GpuArch Arch = GpuArch::None;
