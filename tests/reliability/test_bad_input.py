@@ -98,6 +98,34 @@ def test_bad_input(fake, backend, case):
     assert "fake: done" not in r.out
 
 
+# GPU device images (nvptx64 LLVM IR) sim cannot take: each is one line. The fake program
+# hands the file to the runtime as its device image.
+GPU_IMAGES = {
+    "gpu-intrinsic": (lambda bc, out: out.write_bytes(bc.read_bytes()),
+                      r"ompsim: device 0: image #\d+ \(nvptx64\): function 'f' calls llvm\.nvvm\.read\.ptx\.sreg\.tid\.x, "
+                      r"a GPU intrinsic the simulated device does not run"),
+    "gpu-truncated": (lambda bc, out: out.write_bytes(bc.read_bytes()[:len(bc.read_bytes()) // 2]),
+                      r"ompsim: no device image loaded on device 0 provides the target region host:region_id\+0x0 "
+                      r"\(0x[0-9a-f]+\); no plugin accepted %s \(unreadable LLVM bitcode\)" % IMAGE0),
+}
+
+
+@pytest.mark.parametrize("case", sorted(GPU_IMAGES))
+def test_bad_gpu_image_on_sim(fake, tmp_path, case):
+    import re
+    exe, image, bitcode, kernel, add1, mul2 = fake
+    (tmp_path / "f.c").write_text("int f(void) { return __nvvm_read_ptx_sreg_tid_x(); }\n")
+    bc = tmp_path / "f.bc"
+    subprocess.run([paths.tool("clang"), "--target=nvptx64-nvidia-cuda", "-march=sm_90", "-O1", "-c", "-emit-llvm",
+                    str(tmp_path / "f.c"), "-o", str(bc)], check=True, capture_output=True)
+    make, expected = GPU_IMAGES[case]
+    img = tmp_path / (case + ".bc")
+    make(bc, img)
+    r = run(exe, "sim", ["bitcode", img, kernel, add1, mul2], timeout=120)
+    line = r.single_error()  # non-zero exit, one line, no executor left
+    assert re.fullmatch(expected, line), line
+
+
 def _without_section_headers(image, out):
     subprocess.run([paths.tool("llvm-objcopy"), "--strip-sections", str(image), str(out)], check=True,
                    capture_output=True)
