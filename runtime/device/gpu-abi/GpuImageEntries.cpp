@@ -13,25 +13,19 @@
 #include "KernelLaunchState.h"
 #include "Libomp.h"
 
+#include <sched.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 
 #define OMPSIM_DEVICE_API extern "C" __attribute__((visibility("default")))
 
 namespace ompsim::device {
-
-KernelLaunch::~KernelLaunch() {
-  for (uint32_t T = 0; T < TeamSharedCount; ++T)
-    std::free(TeamShared[T]);
-  std::free(TeamShared);
-  for (uint32_t T = 0; T < TeamLanesCount; ++T)
-    std::free(TeamLanes[T]);
-  std::free(TeamLanes);
-  std::free(ReductionBuffer);
-}
 
 namespace {
 
@@ -99,29 +93,48 @@ KernelLaunch &launchOf(const char *Entry) {
   return *Place.Launch;
 }
 
-/// The most threads of a team that trade values in a reduction.
+/// The most threads of a team that take part in a reduction.
 constexpr uint32_t kMaxLanes = 4096;
 
-/// A reduction's shuffles on this thread: the team's threads are the lanes
-/// of one warp, which trade values through the team's slots between two
-/// barriers of the team. Set while the thread reduces.
-struct WarpOfTeam {
-  uint64_t *Lanes = nullptr;
-  uint32_t Lane = 0, Width = 0;
-  int32_t Gtid = 0;
+/// The values one thread's shuffle-and-reduce function shuffles, in order:
+/// recorded as the thread passes its own values, replayed to thread 0 as
+/// its partner's.
+struct ShuffleTape {
+  uint64_t *Values = nullptr;
+  uint32_t Count = 0, Capacity = 0, Cursor = 0;
+  bool Replay = false;
 };
-thread_local WarpOfTeam TWarp;
 
-uint64_t exchange(const char *Entry, uint64_t Value, int16_t Delta) {
-  if (!TWarp.Lanes)
+/// A team's reductions: one tape per thread, the threads that have
+/// recorded, and the reductions thread 0 has finished.
+struct TeamReduction {
+  std::atomic<uint32_t> Recorded{0};
+  std::atomic<uint32_t> Finished{0};
+  ShuffleTape Tapes[kMaxLanes];
+};
+
+/// The tape the calling thread's shuffles go to, while it reduces.
+thread_local ShuffleTape *TTape = nullptr;
+
+uint64_t shuffle(const char *Entry, uint64_t Value) {
+  if (!TTape)
     fail(Entry, "a warp shuffle outside a reduction, which ompsim's simulated GPU does not run yet");
-  const Libomp &Omp = Libomp::get();
-  TWarp.Lanes[TWarp.Lane] = Value;
-  Omp.Barrier(runtimeIdent(), TWarp.Gtid);
-  uint32_t From = TWarp.Lane + uint32_t(uint16_t(Delta));
-  uint64_t Got = From < TWarp.Width ? TWarp.Lanes[From] : Value;
-  Omp.Barrier(runtimeIdent(), TWarp.Gtid);
-  return Got;
+  ShuffleTape &T = *TTape;
+  if (T.Replay) {
+    if (T.Cursor >= T.Count)
+      fail(Entry, "a reduction shuffled more values than its partner did");
+    return T.Values[T.Cursor++];
+  }
+  if (T.Count == T.Capacity) {
+    uint32_t Grown = T.Capacity ? 2 * T.Capacity : 16;
+    auto *Values = static_cast<uint64_t *>(std::realloc(T.Values, Grown * sizeof(uint64_t)));
+    if (!Values)
+      fail(Entry, "cannot record a reduction's values");
+    T.Values = Values;
+    T.Capacity = Grown;
+  }
+  T.Values[T.Count++] = Value;
+  return Value;
 }
 
 using ShuffleReduceFn = void (*)(void *ReduceData, int16_t LaneId, int16_t Offset, int16_t AlgoVersion);
@@ -193,6 +206,22 @@ uint64_t take(const char *&Cursor, size_t Bytes) {
 }
 
 } // namespace
+
+KernelLaunch::~KernelLaunch() {
+  for (uint32_t T = 0; T < TeamSharedCount; ++T)
+    std::free(TeamShared[T]);
+  std::free(TeamShared);
+  for (uint32_t T = 0; T < TeamReductionsCount; ++T)
+    if (auto *Team = static_cast<TeamReduction *>(TeamReductions[T])) {
+      for (ShuffleTape &Tape : Team->Tapes)
+        std::free(Tape.Values);
+      Team->~TeamReduction();
+      std::free(Team);
+    }
+  std::free(TeamReductions);
+  std::free(ReductionBuffer);
+}
+
 } // namespace ompsim::device
 
 using namespace ompsim::device;
@@ -245,21 +274,22 @@ OMPSIM_DEVICE_API bool __kmpc_kernel_parallel(void **WorkFn) {
 }
 OMPSIM_DEVICE_API void __kmpc_kernel_end_parallel() {}
 
-// Reductions. The compiler's shuffle-and-reduce function of a reduction
-// combines a lane's values with those of the lane `Offset` above it; the
-// team's threads run it as the lanes of one warp, as DeviceRTL reduces a
-// partial warp, halving until thread 0 holds the team's result.
-OMPSIM_DEVICE_API int32_t __kmpc_shuffle_int32(int32_t Value, int16_t Delta, int16_t) {
-  return int32_t(uint32_t(exchange("__kmpc_shuffle_int32", uint32_t(Value), Delta)));
+// Reductions. The compiler's shuffle-and-reduce function combines a lane's
+// values with those a shuffle brings from the lane `Offset` above it. Each
+// thread of the team but thread 0 runs it as a lane that only copies what
+// it is given (its own values back, recorded on its tape); thread 0 then
+// runs it once per other thread as the lane that combines, the shuffles
+// replaying that thread's tape. Thread 0 ends with the team's result, as on
+// a GPU; no barrier of the team's threads is needed.
+OMPSIM_DEVICE_API int32_t __kmpc_shuffle_int32(int32_t Value, int16_t, int16_t) {
+  return int32_t(uint32_t(shuffle("__kmpc_shuffle_int32", uint32_t(Value))));
 }
 
-OMPSIM_DEVICE_API int64_t __kmpc_shuffle_int64(int64_t Value, int16_t Delta, int16_t) {
-  return int64_t(exchange("__kmpc_shuffle_int64", uint64_t(Value), Delta));
+OMPSIM_DEVICE_API int64_t __kmpc_shuffle_int64(int64_t Value, int16_t, int16_t) {
+  return int64_t(shuffle("__kmpc_shuffle_int64", uint64_t(Value)));
 }
 
 OMPSIM_DEVICE_API uint32_t __kmpc_get_warp_size() {
-  if (TWarp.Lanes)
-    return TWarp.Width;
   int Threads = Libomp::get().GetNumThreads();
   return uint32_t(Threads > 0 ? Threads : 1);
 }
@@ -275,21 +305,45 @@ OMPSIM_DEVICE_API int32_t __kmpc_nvptx_parallel_reduce_nowait_v2(void *, uint64_
   KernelLaunch &L = launchOf("__kmpc_nvptx_parallel_reduce_nowait_v2");
   const ThreadPlace &Place = currentPlace();
   pthread_mutex_lock(&L.SharedLock);
-  uint64_t *Lanes = nullptr;
-  if (growPerTeam(L.TeamLanes, L.TeamLanesCount, std::max<uint32_t>(Place.NumTeams, Place.TeamNum + 1))) {
-    if (!L.TeamLanes[Place.TeamNum])
-      L.TeamLanes[Place.TeamNum] = static_cast<uint64_t *>(std::calloc(kMaxLanes, sizeof(uint64_t)));
-    Lanes = L.TeamLanes[Place.TeamNum];
+  TeamReduction *Team = nullptr;
+  if (growPerTeam(L.TeamReductions, L.TeamReductionsCount,
+                  std::max<uint32_t>(Place.NumTeams, Place.TeamNum + 1))) {
+    if (!L.TeamReductions[Place.TeamNum])
+      if (void *Mem = std::calloc(1, sizeof(TeamReduction)))
+        L.TeamReductions[Place.TeamNum] = new (Mem) TeamReduction();
+    Team = static_cast<TeamReduction *>(L.TeamReductions[Place.TeamNum]);
   }
   pthread_mutex_unlock(&L.SharedLock);
-  if (!Lanes)
-    fail("__kmpc_nvptx_parallel_reduce_nowait_v2", "cannot allocate the team's lanes");
-  uint32_t Tid = uint32_t(Omp.GetThreadNum());
-  TWarp = WarpOfTeam{Lanes, Tid, uint32_t(Threads), Omp.GlobalThreadNum(runtimeIdent())};
-  for (uint32_t Size = uint32_t(Threads); Size > 1; Size = (Size + 1) / 2)
-    ShuffleReduce(ReduceData, int16_t(Tid), int16_t(Size / 2), /*AlgoVersion=*/1);
-  TWarp = WarpOfTeam{};
-  return Tid == 0;
+  if (!Team)
+    fail("__kmpc_nvptx_parallel_reduce_nowait_v2", "cannot allocate the team's reduction");
+  auto Tid = uint32_t(Omp.GetThreadNum());
+  if (Tid != 0) {
+    uint32_t Round = Team->Finished.load(std::memory_order_acquire);
+    ShuffleTape &Mine = Team->Tapes[Tid];
+    Mine.Count = 0;
+    Mine.Replay = false;
+    TTape = &Mine;
+    ShuffleReduce(ReduceData, /*LaneId=*/1, /*Offset=*/1, /*AlgoVersion=*/1);
+    TTape = nullptr;
+    Team->Recorded.fetch_add(1, std::memory_order_release);
+    // The tape is read until thread 0 is done with this reduction.
+    while (Team->Finished.load(std::memory_order_acquire) == Round)
+      sched_yield();
+    return 0;
+  }
+  while (Team->Recorded.load(std::memory_order_acquire) != uint32_t(Threads - 1))
+    sched_yield();
+  for (uint32_t T = 1; T < uint32_t(Threads); ++T) {
+    ShuffleTape &Theirs = Team->Tapes[T];
+    Theirs.Replay = true;
+    Theirs.Cursor = 0;
+    TTape = &Theirs;
+    ShuffleReduce(ReduceData, /*LaneId=*/0, /*Offset=*/1, /*AlgoVersion=*/1);
+  }
+  TTape = nullptr;
+  Team->Recorded.store(0, std::memory_order_relaxed);
+  Team->Finished.fetch_add(1, std::memory_order_release);
+  return 1;
 }
 
 OMPSIM_DEVICE_API void *__kmpc_reduction_get_fixed_buffer() {

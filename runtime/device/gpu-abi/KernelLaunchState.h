@@ -37,10 +37,10 @@ struct KernelLaunch {
   uint64_t ReductionBufferBytes = 0;
   void *ReductionBuffer = nullptr;
   uint32_t TeamsReduced = 0;
-  /// A team's threads trading values in a reduction's shuffles, one slot
-  /// each, per team (under SharedLock).
-  uint64_t **TeamLanes = nullptr;
-  uint32_t TeamLanesCount = 0;
+  /// Each team's parallel reductions (GpuImageEntries.cpp's TeamReduction),
+  /// made at the team's first (under SharedLock).
+  void **TeamReductions = nullptr;
+  uint32_t TeamReductionsCount = 0;
   ~KernelLaunch();
 };
 
