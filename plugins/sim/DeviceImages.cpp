@@ -86,6 +86,22 @@ using namespace ompsim::sim;
 namespace {
 
 /// True when the simulated device can load `image`; the reason is traced when not.
+/// A GPU's triple: code the executor retargets for its CPU.
+bool isGpu(const llvm::Triple &T) { return T.isNVPTX() || T.isAMDGCN(); }
+
+/// Whether `Bytes` is LLVM bitcode for a GPU.
+bool isGpuBitcode(llvm::ArrayRef<char> Bytes) {
+  llvm::MemoryBufferRef Ref(llvm::StringRef(Bytes.data(), Bytes.size()), "device-image");
+  if (llvm::identify_magic(Ref.getBuffer()) != llvm::file_magic::bitcode)
+    return false;
+  auto Triple = llvm::getBitcodeTargetTriple(Ref);
+  if (!Triple) {
+    llvm::consumeError(Triple.takeError());
+    return false;
+  }
+  return isGpu(llvm::Triple(*Triple));
+}
+
 bool acceptsImage(const __tgt_device_image *Image) {
   if (!Image || !Image->ImageStart || Image->ImageEnd <= Image->ImageStart) {
     declineImage(Image, "empty image");
@@ -118,7 +134,7 @@ bool acceptsImage(const __tgt_device_image *Image) {
     }
     // x86-64 code, or a GPU's, which the executor retargets for its CPU.
     llvm::Triple T(*Triple);
-    if (T.getArch() != llvm::Triple::x86_64 && !T.isNVPTX() && !T.isAMDGCN()) {
+    if (T.getArch() != llvm::Triple::x86_64 && !isGpu(T)) {
       declineImage(Image, "LLVM bitcode for " + *Triple + ", not x86_64, nvptx64 or amdgcn");
       return false;
     }
@@ -161,17 +177,7 @@ OMPSIM_EXPORT int32_t __tgt_rtl_load_binary(int32_t Id, const __tgt_device_image
   auto Img = C->loadImage(Bytes, Name, hostLibraryNames(Image->ImageStart), /*bytesOutliveImage=*/true);
   if (!Img)
     return failWith(D, Img.takeError());
-  bool Gpu = false;
-  llvm::MemoryBufferRef Ref(llvm::StringRef(Bytes.data(), Bytes.size()), Name);
-  if (llvm::identify_magic(Ref.getBuffer()) == llvm::file_magic::bitcode) {
-    if (auto Triple = llvm::getBitcodeTargetTriple(Ref)) {
-      llvm::Triple T(*Triple);
-      Gpu = T.isNVPTX() || T.isAMDGCN();
-    } else {
-      llvm::consumeError(Triple.takeError());
-    }
-  }
-  D->Binaries.push_back(std::make_unique<ompsim_binary>(ompsim_binary{Id, *Img, Name, Gpu}));
+  D->Binaries.push_back(std::make_unique<ompsim_binary>(ompsim_binary{Id, *Img, Name, isGpuBitcode(Bytes)}));
   *Binary = D->Binaries.back().get();
   return OMPSIM_OFFLOAD_SUCCESS;
 }

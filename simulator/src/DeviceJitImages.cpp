@@ -125,19 +125,13 @@ Error DeviceJIT::checkServed(JITDylib &Jd, const Module &M, StringRef Name, Stri
   for (const GlobalValue *Gv : Needed) {
     if (Found->count(Es.intern(Gv->getName())))
       continue;
-    std::string UsedBy = "the image";
-    for (const llvm::User *U : Gv->users())
-      if (const auto *I = dyn_cast<Instruction>(U)) {
-        UsedBy = "function '" + I->getFunction()->getName().str() + "'";
-        break;
-      }
     // The device runtime's names (DeviceRTL's and OpenMP's API); anything
     // else is the program's own, or a library's the device link lacked.
     StringRef Missing = Gv->getName();
     bool Runtime = Missing.starts_with("__kmpc_") || Missing.starts_with("omp_") ||
                    Missing.starts_with("ompx_") || Missing.starts_with("__llvm_omp") ||
                    Missing.starts_with("__ompsim_");
-    return makeError("image " + Name + " (" + Arch + "): " + UsedBy + " needs '" + Missing +
+    return makeError("image " + Name + " (" + Arch + "): " + gpu::usedBy(*Gv) + " needs '" + Missing +
                      (Runtime ? "', which ompsim's simulated GPU does not provide yet"
                               : "', which no device code of the program defines (compile the file that "
                                 "defines it with offloading, under declare target)"));

@@ -71,18 +71,30 @@ void distributeStaticInit(int32_t Schedule, int32_t *LastIter, T *Lower, T *Uppe
   *Stride = ST(Size);
 }
 
-/// Grows a per-team table of `L` (under its lock) to `Teams` entries.
-template <typename T> bool growPerTeam(T **&Table, uint32_t &Count, uint32_t Teams) {
-  if (Teams <= Count)
-    return true;
-  auto *Grown = static_cast<T **>(std::realloc(Table, Teams * sizeof(T *)));
-  if (!Grown)
-    return false;
-  for (uint32_t I = Count; I < Teams; ++I)
-    Grown[I] = nullptr;
-  Table = Grown;
-  Count = Teams;
-  return true;
+/// The calling team's entry of one of `L`'s per-team tables, made by `Make`
+/// (which returns null when it cannot) at the team's first use; null when
+/// the entry cannot be made. The table grows as teams ask: the kernel's own
+/// entry asks before its teams exist (one team then).
+template <typename MakeFn> void *teamEntry(KernelLaunch &L, void **&Table, uint32_t &Count, MakeFn Make) {
+  const ThreadPlace &Place = currentPlace();
+  uint32_t Teams = std::max<uint32_t>(Place.NumTeams, Place.TeamNum + 1);
+  void *Entry = nullptr;
+  pthread_mutex_lock(&L.SharedLock);
+  if (Teams > Count) {
+    if (auto *Grown = static_cast<void **>(std::realloc(Table, Teams * sizeof(void *)))) {
+      for (uint32_t I = Count; I < Teams; ++I)
+        Grown[I] = nullptr;
+      Table = Grown;
+      Count = Teams;
+    }
+  }
+  if (Place.TeamNum < Count) {
+    if (!Table[Place.TeamNum])
+      Table[Place.TeamNum] = Make();
+    Entry = Table[Place.TeamNum];
+  }
+  pthread_mutex_unlock(&L.SharedLock);
+  return Entry;
 }
 
 /// The launch the calling thread runs in (it must run in one).
@@ -303,17 +315,11 @@ OMPSIM_DEVICE_API int32_t __kmpc_nvptx_parallel_reduce_nowait_v2(void *, uint64_
   if (uint32_t(Threads) > kMaxLanes)
     fail("__kmpc_nvptx_parallel_reduce_nowait_v2", "more than 4096 threads in a team");
   KernelLaunch &L = launchOf("__kmpc_nvptx_parallel_reduce_nowait_v2");
-  const ThreadPlace &Place = currentPlace();
-  pthread_mutex_lock(&L.SharedLock);
-  TeamReduction *Team = nullptr;
-  if (growPerTeam(L.TeamReductions, L.TeamReductionsCount,
-                  std::max<uint32_t>(Place.NumTeams, Place.TeamNum + 1))) {
-    if (!L.TeamReductions[Place.TeamNum])
-      if (void *Mem = std::calloc(1, sizeof(TeamReduction)))
-        L.TeamReductions[Place.TeamNum] = new (Mem) TeamReduction();
-    Team = static_cast<TeamReduction *>(L.TeamReductions[Place.TeamNum]);
-  }
-  pthread_mutex_unlock(&L.SharedLock);
+  auto *Team =
+      static_cast<TeamReduction *>(teamEntry(L, L.TeamReductions, L.TeamReductionsCount, []() -> void * {
+        void *Mem = std::calloc(1, sizeof(TeamReduction));
+        return Mem ? new (Mem) TeamReduction() : nullptr;
+      }));
   if (!Team)
     fail("__kmpc_nvptx_parallel_reduce_nowait_v2", "cannot allocate the team's reduction");
   auto Tid = uint32_t(Omp.GetThreadNum());
@@ -391,21 +397,13 @@ OMPSIM_DEVICE_API int32_t __kmpc_nvptx_teams_reduce_nowait_v2(void *, void *Buff
 
 OMPSIM_DEVICE_API void *__ompsim_gpu_team_shared(uint64_t Bytes) {
   KernelLaunch &L = launchOf("__ompsim_gpu_team_shared");
-  const ThreadPlace &Place = currentPlace();
-  pthread_mutex_lock(&L.SharedLock);
-  // The kernel's own entry asks before its teams exist (one team then).
-  void *Block = nullptr;
-  if (growPerTeam(L.TeamShared, L.TeamSharedCount, std::max<uint32_t>(Place.NumTeams, Place.TeamNum + 1))) {
-    if (!L.TeamShared[Place.TeamNum]) {
-      uint64_t Size = (Bytes + 15) & ~uint64_t(15);
-      if (void *New = std::aligned_alloc(16, Size ? Size : 16)) {
-        std::memset(New, 0, Size);
-        L.TeamShared[Place.TeamNum] = New;
-      }
-    }
-    Block = L.TeamShared[Place.TeamNum];
-  }
-  pthread_mutex_unlock(&L.SharedLock);
+  void *Block = teamEntry(L, L.TeamShared, L.TeamSharedCount, [Bytes] {
+    uint64_t Size = (Bytes + 15) & ~uint64_t(15);
+    void *New = std::aligned_alloc(16, Size ? Size : 16);
+    if (New)
+      std::memset(New, 0, Size);
+    return New;
+  });
   if (!Block)
     fail("__ompsim_gpu_team_shared", "cannot allocate the team's shared memory");
   return Block;

@@ -40,12 +40,13 @@ namespace {
 
 constexpr unsigned TeamSharedAS = 3;
 
-/// The first function that uses `V` (through constants too), for messages.
-const Function *firstUserFunction(const Value &V) {
+/// The first user of `V` of type `UserT`, looking through constants (a
+/// constant expression, an initializer), or null.
+template <typename UserT> const UserT *firstUser(const Value &V) {
   SmallVector<const User *, 8> Work(V.user_begin(), V.user_end());
   for (size_t I = 0; I < Work.size() && I < 4096; ++I) {
-    if (const auto *Inst = dyn_cast<Instruction>(Work[I]))
-      return Inst->getFunction();
+    if (const auto *Found = dyn_cast<UserT>(Work[I]))
+      return Found;
     if (isa<Constant>(Work[I]))
       Work.append(Work[I]->user_begin(), Work[I]->user_end());
   }
@@ -53,21 +54,7 @@ const Function *firstUserFunction(const Value &V) {
 }
 
 /// A global whose initializer holds `V` (through constants), or null.
-const GlobalValue *globalHolding(const Value &V) {
-  SmallVector<const User *, 8> Work(V.user_begin(), V.user_end());
-  for (size_t I = 0; I < Work.size() && I < 4096; ++I) {
-    if (const auto *G = dyn_cast<GlobalValue>(Work[I]))
-      return G;
-    if (isa<Constant>(Work[I]))
-      Work.append(Work[I]->user_begin(), Work[I]->user_end());
-  }
-  return nullptr;
-}
-
-std::string inFunction(const Value &V) {
-  const Function *F = firstUserFunction(V);
-  return F ? "function '" + F->getName().str() + "'" : std::string("the image");
-}
+const GlobalValue *globalHolding(const Value &V) { return firstUser<GlobalValue>(V); }
 
 bool isGpuCallingConv(CallingConv::ID CC) {
   switch (CC) {
@@ -113,7 +100,7 @@ Error refuseGpuCode(Module &M, const Failure &Fail) {
     if (F.isIntrinsic() &&
         (N.starts_with("llvm.nvvm.") || N.starts_with("llvm.amdgcn.") || N.starts_with("llvm.r600.")) &&
         !F.use_empty())
-      return Fail(inFunction(F) + " calls " + N + ", a GPU intrinsic the simulated device does not run");
+      return Fail(usedBy(F) + " calls " + N + ", a GPU intrinsic the simulated device does not run");
     for (Instruction &I : instructions(F))
       if (auto *Call = dyn_cast<CallBase>(&I); Call && Call->isInlineAsm())
         return Fail("function '" + F.getName() +
@@ -296,6 +283,11 @@ void bindHostLibraries(Module &M, GpuArch Arch) {
 }
 
 } // namespace
+
+std::string usedBy(const Value &V) {
+  const Instruction *Inst = firstUser<Instruction>(V);
+  return Inst ? "function '" + Inst->getFunction()->getName().str() + "'" : std::string("the image");
+}
 
 GpuArch gpuArchOf(StringRef TripleName) {
   Triple T(TripleName);

@@ -20,6 +20,7 @@
 namespace llvm {
 class DataLayout;
 class Module;
+class Value;
 } // namespace llvm
 
 namespace ompsim::sim::gpu {
@@ -32,6 +33,10 @@ GpuArch gpuArchOf(llvm::StringRef Triple);
 
 /// The architecture's name in messages: "nvptx64", "amdgcn".
 llvm::StringRef archName(GpuArch Arch);
+
+/// Who uses `V`, for messages: "function 'f'" for the first function that
+/// does (through constant expressions too), else "the image".
+std::string usedBy(const llvm::Value &V);
 
 /// The static shared memory one block may have: 48 KiB on NVIDIA GPUs,
 /// 64 KiB of LDS on AMD GPUs.
