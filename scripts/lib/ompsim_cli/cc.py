@@ -200,14 +200,15 @@ def offload_flags(settings, args, links, fortran=False):
         if not chooses_target:
             flags.append("--offload-arch=" + settings.gpu)
         flags += gpu.ptx_feature_flags(settings.gpu, args)
-        if links:
-            # The device code stays LLVM IR, linked without a GPU device
-            # runtime: the simulated device retargets it and serves the
-            # runtime's entry points (simulator/src/gpu/).
-            if not asks_for_jit(args):
-                flags.append("-fopenmp-target-jit")
-            if "-nogpulib" not in args:
-                flags.append("-nogpulib")
+        # The device code stays LLVM IR, linked without a GPU device runtime:
+        # the simulated device retargets it and serves the runtime's entry
+        # points (simulator/src/gpu/). A compile alone (-c) gets the same
+        # flags: its object then carries the IR such a link takes, and
+        # clang-22's nvptx compile needs no device library.
+        if not asks_for_jit(args):
+            flags.append("-fopenmp-target-jit")
+        if "-nogpulib" not in args:
+            flags.append("-nogpulib")
     else:
         triple = HOST_OFFLOAD_TRIPLE
         if not chooses_target:
