@@ -1,0 +1,134 @@
+//===- Hardware.h - the GPU device runtime's hardware layer -----*- C++ -*-===//
+//
+// Everything ompsim's GPU device runtime asks of the hardware, in one place:
+// thread and block ids and dimensions, the warp (lane id, active mask, sync,
+// shuffle, ballot), the block barrier, fences, atomics and the clock. The rest
+// of the runtime is target-independent C++ over these functions; on nvptx64
+// they are NVVM builtins, on amdgcn AMDGPU builtins.
+//
+//===----------------------------------------------------------------------===//
+#ifndef OMPSIM_GPUDEVICE_HARDWARE_H
+#define OMPSIM_GPUDEVICE_HARDWARE_H
+
+#include "Abi.h"
+
+#if !defined(__NVPTX__) && !defined(__AMDGPU__)
+#error "the GPU device runtime builds for nvptx64 or amdgcn only"
+#endif
+
+namespace ompsim::gpu::hw {
+
+#if defined(__NVPTX__)
+inline constexpr uint32_t WarpSize = 32;
+/// A warp's lanes may wait at different barriers (independent thread
+/// scheduling, sm_70 and later): the main warp's other lanes wait in the
+/// generic-mode state machine beside the main thread.
+inline constexpr bool LanesWaitApart = true;
+
+inline uint32_t threadIdInBlock() { return __nvvm_read_ptx_sreg_tid_x(); }
+inline uint32_t threadId(int Dim) {
+  return Dim == 0 ? __nvvm_read_ptx_sreg_tid_x()
+                  : (Dim == 1 ? __nvvm_read_ptx_sreg_tid_y() : __nvvm_read_ptx_sreg_tid_z());
+}
+inline uint32_t blockDim(int Dim) {
+  return Dim == 0 ? __nvvm_read_ptx_sreg_ntid_x()
+                  : (Dim == 1 ? __nvvm_read_ptx_sreg_ntid_y() : __nvvm_read_ptx_sreg_ntid_z());
+}
+inline uint32_t blockId(int Dim) {
+  return Dim == 0 ? __nvvm_read_ptx_sreg_ctaid_x()
+                  : (Dim == 1 ? __nvvm_read_ptx_sreg_ctaid_y() : __nvvm_read_ptx_sreg_ctaid_z());
+}
+inline uint32_t gridDim(int Dim) {
+  return Dim == 0 ? __nvvm_read_ptx_sreg_nctaid_x()
+                  : (Dim == 1 ? __nvvm_read_ptx_sreg_nctaid_y() : __nvvm_read_ptx_sreg_nctaid_z());
+}
+inline uint32_t laneId() { return __nvvm_read_ptx_sreg_laneid(); }
+inline uint64_t activeMask() { return __nvvm_activemask(); }
+inline void syncWarp(uint64_t Mask) { __nvvm_bar_warp_sync(uint32_t(Mask)); }
+/// Every thread of the block.
+inline void syncBlock() { __nvvm_barrier_sync(0); }
+inline int32_t shuffleDown(uint64_t Mask, int32_t Value, uint32_t Delta, uint32_t Width) {
+  return __nvvm_shfl_sync_down_i32(uint32_t(Mask), Value, Delta, ((WarpSize - Width) << 8) | 0x1f);
+}
+inline int32_t shuffleIdx(uint64_t Mask, int32_t Value, uint32_t Lane, uint32_t Width) {
+  return __nvvm_shfl_sync_idx_i32(uint32_t(Mask), Value, Lane, ((WarpSize - Width) << 8) | 0x1f);
+}
+inline uint64_t ballot(uint64_t Mask, bool Predicate) {
+  return __nvvm_vote_ballot_sync(uint32_t(Mask), Predicate);
+}
+inline void fenceBlock() { __nvvm_membar_cta(); }
+inline void fenceDevice() { __nvvm_membar_gl(); }
+inline void fenceSystem() { __nvvm_membar_sys(); }
+/// A spinning thread waits without a sleep: nanosleep needs sm_70 features
+/// the generic bitcode does not assume.
+inline void pause() {}
+/// Nanoseconds of the GPU's global timer.
+inline uint64_t nanoseconds() { return __nvvm_read_ptx_sreg_globaltimer(); }
+#else
+inline constexpr uint32_t WarpSize = 64;
+/// A wavefront's lanes run one path at a time: a lane waiting at a barrier
+/// while another lane of its wave runs elsewhere would never be released, so
+/// the main wave's other lanes leave the kernel instead.
+inline constexpr bool LanesWaitApart = false;
+
+inline uint32_t threadIdInBlock() { return __builtin_amdgcn_workitem_id_x(); }
+inline uint32_t threadId(int Dim) {
+  return Dim == 0 ? __builtin_amdgcn_workitem_id_x()
+                  : (Dim == 1 ? __builtin_amdgcn_workitem_id_y() : __builtin_amdgcn_workitem_id_z());
+}
+inline uint32_t blockDim(int Dim) {
+  return Dim == 0 ? __builtin_amdgcn_workgroup_size_x()
+                  : (Dim == 1 ? __builtin_amdgcn_workgroup_size_y() : __builtin_amdgcn_workgroup_size_z());
+}
+inline uint32_t blockId(int Dim) {
+  return Dim == 0 ? __builtin_amdgcn_workgroup_id_x()
+                  : (Dim == 1 ? __builtin_amdgcn_workgroup_id_y() : __builtin_amdgcn_workgroup_id_z());
+}
+inline uint32_t gridDim(int Dim) {
+  uint32_t Grid = Dim == 0 ? __builtin_amdgcn_grid_size_x()
+                           : (Dim == 1 ? __builtin_amdgcn_grid_size_y() : __builtin_amdgcn_grid_size_z());
+  uint32_t Block = blockDim(Dim);
+  return (Grid + Block - 1) / Block;
+}
+inline uint32_t laneId() { return __builtin_amdgcn_mbcnt_hi(~0u, __builtin_amdgcn_mbcnt_lo(~0u, 0u)); }
+inline uint64_t activeMask() { return __builtin_amdgcn_read_exec(); }
+inline void syncWarp(uint64_t) { __builtin_amdgcn_wave_barrier(); }
+inline void syncBlock() {
+  __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");
+  __builtin_amdgcn_s_barrier();
+  __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
+}
+inline int32_t shuffleIdx(uint64_t, int32_t Value, uint32_t Lane, uint32_t Width) {
+  uint32_t Self = laneId();
+  uint32_t Index = (Lane & (Width - 1)) + (Self & ~(Width - 1));
+  return __builtin_amdgcn_ds_bpermute(int32_t(Index << 2), Value);
+}
+inline int32_t shuffleDown(uint64_t Mask, int32_t Value, uint32_t Delta, uint32_t Width) {
+  uint32_t Self = laneId();
+  uint32_t Within = Self & (Width - 1);
+  return shuffleIdx(Mask, Value, Within + Delta < Width ? Within + Delta : Within, Width);
+}
+inline uint64_t ballot(uint64_t Mask, bool Predicate) {
+  return __builtin_amdgcn_ballot_w64(Predicate) & Mask;
+}
+inline void fenceBlock() { __builtin_amdgcn_fence(__ATOMIC_SEQ_CST, "workgroup"); }
+inline void fenceDevice() { __builtin_amdgcn_fence(__ATOMIC_SEQ_CST, "agent"); }
+inline void fenceSystem() { __builtin_amdgcn_fence(__ATOMIC_SEQ_CST, ""); }
+inline void pause() { __builtin_amdgcn_s_sleep(2); }
+/// The constant 100 MHz real-time counter of gfx90a and later.
+inline uint64_t nanoseconds() { return __builtin_readsteadycounter() * 10; }
+#endif
+
+[[noreturn]] inline void trap() { __builtin_trap(); }
+
+/// Atomics on memory every thread of the device sees.
+template <typename T> T atomicLoad(T *P) { return __atomic_load_n(P, __ATOMIC_ACQUIRE); }
+template <typename T> void atomicStore(T *P, T V) { __atomic_store_n(P, V, __ATOMIC_RELEASE); }
+template <typename T> T atomicAdd(T *P, T V) { return __atomic_fetch_add(P, V, __ATOMIC_ACQ_REL); }
+template <typename T> bool atomicCas(T *P, T Expected, T Desired) {
+  return __atomic_compare_exchange_n(P, &Expected, Desired, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
+} // namespace ompsim::gpu::hw
+
+#endif // OMPSIM_GPUDEVICE_HARDWARE_H

@@ -1,0 +1,86 @@
+//===- State.h - what a block and its threads know --------------*- C++ -*-===//
+//
+// A block (an OpenMP team) keeps its state in the block's shared memory:
+// the kernel's mode, the parallel region the generic-mode main thread hands
+// its workers, the shared stack of globalized locals, the team barrier. A
+// thread's own state (nested parallel levels, a dynamic loop's progress) is
+// made on the device heap the first time the thread needs it; most threads
+// never do.
+//
+//===----------------------------------------------------------------------===//
+#ifndef OMPSIM_GPUDEVICE_STATE_H
+#define OMPSIM_GPUDEVICE_STATE_H
+
+#include "Hardware.h"
+
+namespace ompsim::gpu {
+
+/// A worksharing loop with a dynamic, guided or runtime schedule, as one
+/// thread walks it: the thread takes chunks Id, Id + N, Id + 2N, ... (a
+/// valid dynamic assignment, and the same on every run).
+struct DispatchState {
+  int64_t Lower = 0;
+  int64_t Stride = 1;
+  uint64_t Trip = 0;
+  uint64_t Chunk = 1;
+  uint64_t NextChunk = 0;
+  uint32_t Threads = 1;
+};
+
+struct ThreadState {
+  /// Parallel regions this thread runs inside the team's own level (each
+  /// serialized, a team of one).
+  uint32_t NestedLevels = 0;
+  DispatchState Dispatch;
+};
+
+struct TeamState {
+  bool Spmd;
+  uint32_t MainThread;
+  /// The generic-mode parallel region the workers run next (null: the
+  /// kernel ends), its shared variables and its threads.
+  ParallelWrapperFn WorkFn;
+  void **Args;
+  uint32_t ParallelTeamSize;
+  /// 1 inside the team's parallel region, 0 in its sequential part.
+  uint32_t ParallelLevel;
+  KernelLaunchEnvironmentTy *LaunchEnv;
+  KernelEnvironmentTy *KernelEnv;
+  /// The team barrier of a generic-mode parallel region (its threads only).
+  uint32_t BarrierArrived;
+  uint32_t BarrierGeneration;
+  uint32_t StackTop;
+  alignas(16) char Stack[SharedStackBytes];
+  ThreadState *Threads[MaxBlockThreads];
+};
+
+/// The device environment the plugin wrote at load.
+const DeviceEnvironmentTy &deviceEnvironment();
+
+/// The calling block's state.
+TeamState &team();
+/// The calling thread's state, made on first use.
+ThreadState &thread();
+/// The calling thread's state, or null if it has none.
+ThreadState *threadIfAny();
+/// Frees the calling thread's state (it leaves the kernel).
+void dropThreadState();
+
+/// The thread's id in its parallel team, and the team's size.
+uint32_t threadNum();
+uint32_t numThreads();
+uint32_t level();
+
+/// A barrier of the current parallel team's threads.
+void teamBarrier();
+
+/// The device heap (malloc and free on nvptx64; ompsim's own on amdgcn).
+void *heapAlloc(uint64_t Bytes);
+void heapFree(void *Ptr);
+
+/// Prints one line naming the kernel's block and thread, then traps.
+[[noreturn]] void fail(const char *What);
+
+} // namespace ompsim::gpu
+
+#endif // OMPSIM_GPUDEVICE_STATE_H

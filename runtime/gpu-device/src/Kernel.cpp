@@ -1,0 +1,266 @@
+//===- Kernel.cpp - kernel start and end, parallel regions ----------------===//
+//
+// __kmpc_target_init reads the kernel environment. In SPMD mode every thread
+// of the block runs the kernel's code. In generic mode one main thread (the
+// first lane of the block's last warp, the warp stock's plugins add for it)
+// runs the sequential part; the threads below it are the workers, which wait
+// in the state machine for the parallel regions the main thread hands them
+// (__kmpc_parallel_60) and leave when the kernel ends (__kmpc_target_deinit).
+// A parallel region inside another runs serialized on the thread that meets
+// it, as a team of one.
+//
+//===----------------------------------------------------------------------===//
+
+#include "State.h"
+
+using namespace ompsim::gpu;
+
+#define OMPSIM_GPU_API extern "C" __attribute__((used, retain))
+
+namespace {
+
+/// Calls an outlined parallel region with its shared variables.
+void invokeRegion(void *Fn, int32_t Tid, void **Args, int64_t NumArgs) {
+  int32_t Global = Tid, Bound = Tid;
+  auto F = reinterpret_cast<ParallelRegionFn>(Fn);
+  void **A = Args;
+  switch (NumArgs) {
+  case 0:
+    F(&Global, &Bound);
+    return;
+  case 1:
+    F(&Global, &Bound, A[0]);
+    return;
+  case 2:
+    F(&Global, &Bound, A[0], A[1]);
+    return;
+  case 3:
+    F(&Global, &Bound, A[0], A[1], A[2]);
+    return;
+  case 4:
+    F(&Global, &Bound, A[0], A[1], A[2], A[3]);
+    return;
+  case 5:
+    F(&Global, &Bound, A[0], A[1], A[2], A[3], A[4]);
+    return;
+  case 6:
+    F(&Global, &Bound, A[0], A[1], A[2], A[3], A[4], A[5]);
+    return;
+  case 7:
+    F(&Global, &Bound, A[0], A[1], A[2], A[3], A[4], A[5], A[6]);
+    return;
+  case 8:
+    F(&Global, &Bound, A[0], A[1], A[2], A[3], A[4], A[5], A[6], A[7]);
+    return;
+  case 9:
+    F(&Global, &Bound, A[0], A[1], A[2], A[3], A[4], A[5], A[6], A[7], A[8]);
+    return;
+  case 10:
+    F(&Global, &Bound, A[0], A[1], A[2], A[3], A[4], A[5], A[6], A[7], A[8], A[9]);
+    return;
+  case 11:
+    F(&Global, &Bound, A[0], A[1], A[2], A[3], A[4], A[5], A[6], A[7], A[8], A[9], A[10]);
+    return;
+  case 12:
+    F(&Global, &Bound, A[0], A[1], A[2], A[3], A[4], A[5], A[6], A[7], A[8], A[9], A[10], A[11]);
+    return;
+  case 13:
+    F(&Global, &Bound, A[0], A[1], A[2], A[3], A[4], A[5], A[6], A[7], A[8], A[9], A[10], A[11], A[12]);
+    return;
+  case 14:
+    F(&Global, &Bound, A[0], A[1], A[2], A[3], A[4], A[5], A[6], A[7], A[8], A[9], A[10], A[11], A[12],
+      A[13]);
+    return;
+  case 15:
+    F(&Global, &Bound, A[0], A[1], A[2], A[3], A[4], A[5], A[6], A[7], A[8], A[9], A[10], A[11], A[12], A[13],
+      A[14]);
+    return;
+  case 16:
+    F(&Global, &Bound, A[0], A[1], A[2], A[3], A[4], A[5], A[6], A[7], A[8], A[9], A[10], A[11], A[12], A[13],
+      A[14], A[15]);
+    return;
+  default:
+    fail("a parallel region with more than 16 shared variables");
+  }
+}
+
+/// The generic-mode main thread: the first lane of the block's last warp
+/// (thread 0 of a block of one warp or less).
+uint32_t mainThreadOf(uint32_t BlockThreads) {
+  return BlockThreads <= hw::WarpSize ? 0 : ((BlockThreads - 1) / hw::WarpSize) * hw::WarpSize;
+}
+
+void initTeam(KernelEnvironmentTy &Kernel, KernelLaunchEnvironmentTy &Launch, bool Spmd) {
+  TeamState &Team = team();
+  Team.Spmd = Spmd;
+  Team.MainThread = Spmd ? 0 : mainThreadOf(hw::blockDim(0));
+  Team.WorkFn = nullptr;
+  Team.Args = nullptr;
+  Team.ParallelTeamSize = Spmd ? hw::blockDim(0) : 1;
+  Team.ParallelLevel = Spmd ? 1 : 0;
+  Team.LaunchEnv = &Launch;
+  Team.KernelEnv = &Kernel;
+  Team.BarrierArrived = 0;
+  Team.BarrierGeneration = 0;
+  Team.StackTop = 0;
+  for (uint32_t I = 0; I < MaxBlockThreads; ++I)
+    Team.Threads[I] = nullptr;
+}
+
+/// A worker's loop: wait for a region, run it if it is one of the region's
+/// threads, wait for the region's end; leave when the kernel ends.
+void stateMachine(uint32_t Tid) {
+  TeamState &Team = team();
+  for (;;) {
+    hw::syncBlock();
+    ParallelWrapperFn Work = Team.WorkFn;
+    if (!Work)
+      return;
+    if (Tid < Team.ParallelTeamSize)
+      Work(/*ParallelLevel=*/0, Tid);
+    hw::syncBlock();
+  }
+}
+
+} // namespace
+
+OMPSIM_GPU_API int32_t __kmpc_target_init(KernelEnvironmentTy &Kernel, KernelLaunchEnvironmentTy &Launch) {
+  bool Spmd = Kernel.Configuration.ExecMode & ExecModeSpmd;
+  uint32_t Tid = hw::threadIdInBlock();
+  if (hw::blockDim(0) > MaxBlockThreads)
+    fail("a block of more than 1024 threads");
+  if (Tid == 0)
+    initTeam(Kernel, Launch, Spmd);
+  hw::syncBlock();
+  if (Spmd)
+    return -1;
+  uint32_t Main = team().MainThread;
+  if (Tid == Main)
+    return -1;
+  if (Tid > Main) {
+    // The main warp's other lanes: no work is theirs. Where a warp's lanes
+    // may wait apart they keep the block barrier's count whole.
+    if (hw::LanesWaitApart && Kernel.Configuration.UseGenericStateMachine) {
+      for (;;) {
+        hw::syncBlock();
+        if (!team().WorkFn)
+          break;
+        hw::syncBlock();
+      }
+    }
+    return int32_t(Tid);
+  }
+  if (Kernel.Configuration.UseGenericStateMachine) {
+    stateMachine(Tid);
+    dropThreadState();
+  }
+  return int32_t(Tid);
+}
+
+OMPSIM_GPU_API void __kmpc_target_deinit() {
+  TeamState &Team = team();
+  if (Team.Spmd) {
+    dropThreadState();
+    return;
+  }
+  if (hw::threadIdInBlock() != Team.MainThread)
+    return;
+  // The kernel ends: release the workers from the state machine.
+  Team.WorkFn = nullptr;
+  hw::fenceBlock();
+  hw::syncBlock();
+  dropThreadState();
+}
+
+/// The state machine openmp-opt builds into a kernel calls these two.
+OMPSIM_GPU_API bool __kmpc_kernel_parallel(ParallelWrapperFn *WorkFn) {
+  TeamState &Team = team();
+  *WorkFn = Team.WorkFn;
+  if (!Team.WorkFn)
+    return false;
+  return hw::threadIdInBlock() < Team.ParallelTeamSize;
+}
+
+OMPSIM_GPU_API void __kmpc_kernel_end_parallel() {}
+
+OMPSIM_GPU_API void __kmpc_parallel_60(IdentTy *, int32_t, int32_t IfExpr, int32_t NumThreads, int32_t,
+                                       void *Fn, void *WrapperFn, void **Args, int64_t NumArgs, int32_t) {
+  TeamState &Team = team();
+  uint32_t Tid = hw::threadIdInBlock();
+  ThreadState *Self = threadIfAny();
+  bool Nested = Team.ParallelLevel > 0 || (Self && Self->NestedLevels);
+  if (Nested || !IfExpr) {
+    // Serialized: this thread alone, one level deeper.
+    ThreadState &T = thread();
+    ++T.NestedLevels;
+    invokeRegion(Fn, 0, Args, NumArgs);
+    --T.NestedLevels;
+    return;
+  }
+  if (Team.Spmd) {
+    // Not reached: an SPMD kernel's threads are all in the team's region.
+    invokeRegion(Fn, int32_t(Tid), Args, NumArgs);
+    return;
+  }
+  uint32_t Workers = Team.MainThread;
+  uint32_t Size = NumThreads > 0 && uint32_t(NumThreads) < Workers ? uint32_t(NumThreads) : Workers;
+  if (Size == 0) {
+    ThreadState &T = thread();
+    ++T.NestedLevels;
+    invokeRegion(Fn, 0, Args, NumArgs);
+    --T.NestedLevels;
+    return;
+  }
+  Team.WorkFn = reinterpret_cast<ParallelWrapperFn>(WrapperFn);
+  Team.Args = Args;
+  Team.ParallelTeamSize = Size;
+  Team.ParallelLevel = 1;
+  hw::fenceBlock();
+  hw::syncBlock(); // the workers take the region
+  hw::syncBlock(); // and finish it
+  Team.ParallelLevel = 0;
+  Team.ParallelTeamSize = 1;
+  Team.Args = nullptr;
+}
+
+OMPSIM_GPU_API void __kmpc_parallel_51(IdentTy *Loc, int32_t Gtid, int32_t IfExpr, int32_t NumThreads,
+                                       int32_t ProcBind, void *Fn, void *WrapperFn, void **Args,
+                                       int64_t NumArgs) {
+  __kmpc_parallel_60(Loc, Gtid, IfExpr, NumThreads, ProcBind, Fn, WrapperFn, Args, NumArgs, 0);
+}
+
+OMPSIM_GPU_API void __kmpc_get_shared_variables(void ***Args) { *Args = team().Args; }
+
+OMPSIM_GPU_API int32_t __kmpc_global_thread_num(IdentTy *) { return int32_t(hw::threadIdInBlock()); }
+OMPSIM_GPU_API uint32_t __kmpc_get_hardware_thread_id_in_block() { return hw::threadIdInBlock(); }
+OMPSIM_GPU_API uint32_t __kmpc_get_hardware_num_threads_in_block() { return hw::blockDim(0); }
+OMPSIM_GPU_API uint32_t __kmpc_get_warp_size() { return hw::WarpSize; }
+OMPSIM_GPU_API int8_t __kmpc_is_spmd_exec_mode() { return team().Spmd; }
+OMPSIM_GPU_API int8_t __kmpc_parallel_level() { return int8_t(level()); }
+
+/// Globalized locals: the generic-mode main thread's come from the block's
+/// shared stack (last in, first out, as the compiler frees them); every
+/// other request, and an overflow, from the device heap.
+OMPSIM_GPU_API void *__kmpc_alloc_shared(uint64_t Bytes) {
+  TeamState &Team = team();
+  uint64_t Size = (Bytes + 15) & ~uint64_t(15);
+  if (!Team.Spmd && hw::threadIdInBlock() == Team.MainThread && Team.StackTop + Size <= SharedStackBytes) {
+    void *At = Team.Stack + Team.StackTop;
+    Team.StackTop += uint32_t(Size);
+    return At;
+  }
+  void *Ptr = heapAlloc(Size);
+  if (!Ptr)
+    fail("the device heap is exhausted (__kmpc_alloc_shared)");
+  return Ptr;
+}
+
+OMPSIM_GPU_API void __kmpc_free_shared(void *Ptr, uint64_t Bytes) {
+  TeamState &Team = team();
+  char *P = static_cast<char *>(Ptr);
+  if (P >= Team.Stack && P < Team.Stack + SharedStackBytes) {
+    Team.StackTop -= uint32_t((Bytes + 15) & ~uint64_t(15));
+    return;
+  }
+  heapFree(Ptr);
+}

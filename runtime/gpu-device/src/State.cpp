@@ -1,0 +1,128 @@
+//===- State.cpp - block and thread state, the device heap ----------------===//
+//
+// The block's state lives in its shared memory (address space 3, never
+// initialized by the loader: __kmpc_target_init sets it). The device heap is
+// CUDA's malloc and free on nvptx64; amdgcn has no heap without ROCm's device
+// libraries, so the runtime serves malloc and free there from a fixed arena
+// of device memory (a bump allocator: free gives nothing back).
+//
+//===----------------------------------------------------------------------===//
+
+#include "State.h"
+
+using namespace ompsim::gpu;
+
+namespace {
+
+[[clang::loader_uninitialized]] TeamState SharedTeam __attribute__((address_space(3)));
+
+} // namespace
+
+#if defined(__NVPTX__)
+extern "C" {
+void *malloc(uint64_t Bytes);
+void free(void *Ptr);
+int vprintf(const char *Format, void *Arguments);
+}
+#else
+namespace {
+/// 64 MiB of device memory (zero-filled by the loader, no image bytes).
+constexpr uint64_t ArenaBytes = uint64_t(64) << 20;
+alignas(16) char Arena[ArenaBytes];
+uint64_t ArenaTop = 0;
+} // namespace
+
+extern "C" void *malloc(uint64_t Bytes) {
+  uint64_t Size = (Bytes + 15) & ~uint64_t(15);
+  uint64_t At = hw::atomicAdd(&ArenaTop, Size);
+  return At + Size <= ArenaBytes ? Arena + At : nullptr;
+}
+extern "C" void free(void *) {}
+#endif
+
+namespace ompsim::gpu {
+
+TeamState &team() { return *(TeamState *)&SharedTeam; }
+
+ThreadState *threadIfAny() {
+  uint32_t Id = hw::threadIdInBlock();
+  return Id < MaxBlockThreads ? team().Threads[Id] : nullptr;
+}
+
+ThreadState &thread() {
+  uint32_t Id = hw::threadIdInBlock();
+  if (Id >= MaxBlockThreads)
+    fail("a block of more than 1024 threads");
+  ThreadState *&Slot = team().Threads[Id];
+  if (!Slot) {
+    Slot = static_cast<ThreadState *>(heapAlloc(sizeof(ThreadState)));
+    if (!Slot)
+      fail("the device heap is exhausted (a thread's state)");
+    *Slot = ThreadState();
+  }
+  return *Slot;
+}
+
+void dropThreadState() {
+  uint32_t Id = hw::threadIdInBlock();
+  if (Id < MaxBlockThreads && team().Threads[Id]) {
+    heapFree(team().Threads[Id]);
+    team().Threads[Id] = nullptr;
+  }
+}
+
+uint32_t level() {
+  ThreadState *T = threadIfAny();
+  return team().ParallelLevel + (T ? T->NestedLevels : 0);
+}
+
+uint32_t threadNum() {
+  ThreadState *T = threadIfAny();
+  if (team().ParallelLevel == 0 || (T && T->NestedLevels))
+    return 0;
+  return hw::threadIdInBlock();
+}
+
+uint32_t numThreads() {
+  ThreadState *T = threadIfAny();
+  if (team().ParallelLevel == 0 || (T && T->NestedLevels))
+    return 1;
+  return team().ParallelTeamSize;
+}
+
+void teamBarrier() {
+  TeamState &Team = team();
+  if (Team.Spmd) {
+    hw::syncBlock();
+    return;
+  }
+  // Generic mode: the region's threads only (the block's other threads wait
+  // in the state machine), so a counting barrier in shared memory.
+  uint32_t Size = Team.ParallelTeamSize;
+  if (Team.ParallelLevel == 0 || Size <= 1)
+    return;
+  uint32_t Generation = hw::atomicLoad(&Team.BarrierGeneration);
+  if (hw::atomicAdd(&Team.BarrierArrived, 1u) == Size - 1) {
+    hw::atomicStore(&Team.BarrierArrived, 0u);
+    hw::atomicAdd(&Team.BarrierGeneration, 1u);
+    return;
+  }
+  while (hw::atomicLoad(&Team.BarrierGeneration) == Generation)
+    hw::pause();
+}
+
+void *heapAlloc(uint64_t Bytes) { return malloc(Bytes); }
+void heapFree(void *Ptr) { free(Ptr); }
+
+void fail(const char *What) {
+#if defined(__NVPTX__)
+  struct {
+    const char *What;
+    uint32_t Block, Thread;
+  } Arguments = {What, hw::blockId(0), hw::threadIdInBlock()};
+  vprintf("ompsim GPU device runtime: %s (block %u, thread %u)\n", &Arguments);
+#endif
+  hw::trap();
+}
+
+} // namespace ompsim::gpu

@@ -1,0 +1,72 @@
+//===- Synchronization.cpp - barriers, critical, single, masked, locks ----===//
+//
+// `critical` regions of a warp's lanes are already taken one lane at a time
+// by the code clang generates for GPUs; the runtime's lock keeps them apart
+// across warps and blocks. `single` is run by the team's thread 0, as
+// stock's GPU runtime runs it; `ordered` is a no-op there too (the
+// iterations of an ordered loop are not ordered across threads on a GPU).
+//
+//===----------------------------------------------------------------------===//
+
+#include "State.h"
+
+using namespace ompsim::gpu;
+
+#define OMPSIM_GPU_API extern "C" __attribute__((used, retain))
+
+namespace {
+
+void lock(uint32_t *Word) {
+  while (!hw::atomicCas(Word, 0u, 1u))
+    hw::pause();
+  hw::fenceDevice();
+}
+
+void unlock(uint32_t *Word) {
+  hw::fenceDevice();
+  hw::atomicStore(Word, 0u);
+}
+
+} // namespace
+
+OMPSIM_GPU_API void __kmpc_barrier(IdentTy *, int32_t) { teamBarrier(); }
+OMPSIM_GPU_API void __kmpc_barrier_simple_spmd(IdentTy *, int32_t) { hw::syncBlock(); }
+OMPSIM_GPU_API void __kmpc_barrier_simple_generic(IdentTy *, int32_t) { hw::syncBlock(); }
+OMPSIM_GPU_API int32_t __kmpc_cancel_barrier(IdentTy *, int32_t) {
+  teamBarrier();
+  return 0;
+}
+
+OMPSIM_GPU_API void __kmpc_flush(IdentTy *) { hw::fenceSystem(); }
+
+/// kmp_critical_name is eight zeroed 32-bit words per name; the first is the lock.
+OMPSIM_GPU_API void __kmpc_critical(IdentTy *, int32_t, uint32_t *Name) { lock(Name); }
+OMPSIM_GPU_API void __kmpc_end_critical(IdentTy *, int32_t, uint32_t *Name) { unlock(Name); }
+OMPSIM_GPU_API void __kmpc_critical_with_hint(IdentTy *, int32_t, uint32_t *Name, uint32_t) { lock(Name); }
+
+OMPSIM_GPU_API int32_t __kmpc_single(IdentTy *, int32_t) { return threadNum() == 0; }
+OMPSIM_GPU_API void __kmpc_end_single(IdentTy *, int32_t) {}
+OMPSIM_GPU_API int32_t __kmpc_master(IdentTy *, int32_t) { return threadNum() == 0; }
+OMPSIM_GPU_API void __kmpc_end_master(IdentTy *, int32_t) {}
+OMPSIM_GPU_API int32_t __kmpc_masked(IdentTy *, int32_t, int32_t Filter) {
+  return int32_t(threadNum()) == Filter;
+}
+OMPSIM_GPU_API void __kmpc_end_masked(IdentTy *, int32_t) {}
+
+OMPSIM_GPU_API void __kmpc_ordered(IdentTy *, int32_t) {}
+OMPSIM_GPU_API void __kmpc_end_ordered(IdentTy *, int32_t) {}
+
+OMPSIM_GPU_API uint64_t __kmpc_warp_active_thread_mask() { return hw::activeMask(); }
+OMPSIM_GPU_API void __kmpc_syncwarp(uint64_t Mask) { hw::syncWarp(Mask); }
+
+// The lock API (omp_lock_t is one pointer-sized word on the device).
+OMPSIM_GPU_API void omp_init_lock(uint32_t *Lock) { hw::atomicStore(Lock, 0u); }
+OMPSIM_GPU_API void omp_destroy_lock(uint32_t *) {}
+OMPSIM_GPU_API void omp_set_lock(uint32_t *Lock) { lock(Lock); }
+OMPSIM_GPU_API void omp_unset_lock(uint32_t *Lock) { unlock(Lock); }
+OMPSIM_GPU_API int omp_test_lock(uint32_t *Lock) { return hw::atomicCas(Lock, 0u, 1u); }
+
+// ompx_ block and warp synchronization.
+OMPSIM_GPU_API void ompx_sync_block(int) { hw::syncBlock(); }
+OMPSIM_GPU_API void ompx_sync_block_acq_rel() { hw::syncBlock(); }
+OMPSIM_GPU_API void ompx_sync_block_divergent(int) { hw::syncBlock(); }
