@@ -128,6 +128,44 @@ int main(void) {
 }
 """
 
+# openmp-opt SPMDizes this generic kernel at -O2 (Generic-SPMD): the team's sequential
+# statement runs guarded for thread 0, followed by a barrier of the team.
+SPMDIZED = r"""
+#include <stdio.h>
+int main(void) {
+  int x = 0, y = 1;
+#pragma omp target teams num_teams(1) map(tofrom : x, y)
+  {
+    x += 5;
+#pragma omp parallel
+    y = 6;
+  }
+  printf("%d, %d\n", x, y);
+  return 0;
+}
+"""
+
+# More teams than sim's device threads: each team runs one thread, and clang's GPU code
+# for `distribute parallel for` runs one iteration per chunk of its static schedule.
+MANY_TEAMS = r"""
+#include <stdio.h>
+int main(void) {
+  enum { N = 5032 };
+  static int a[N];
+#pragma omp target teams num_teams(256) thread_limit(32) map(tofrom : a)
+  {
+#pragma omp distribute parallel for
+    for (int i = 0; i < N; ++i) a[i] += 1;
+#pragma omp distribute parallel for
+    for (int i = 0; i < N; ++i) a[i] += 10;
+  }
+  int bad = 0;
+  for (int i = 0; i < N; ++i) bad += a[i] != 11;
+  printf("wrong: %d\n", bad);
+  return 0;
+}
+"""
+
 MISSING_DEFINITION = r"""
 #include <stdio.h>
 #pragma omp declare target
@@ -206,6 +244,22 @@ def test_parallel_and_teams_reductions_combine_every_threads_part(offload, arch)
     r = offload.run(build(offload, REDUCTIONS, arch, "reductions.c"), backend="sim")
     assert r.returncode == 0, r.stderr
     assert r.stdout == "4950 49.5 499500 4999950000\n", (r.stdout, r.stderr)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_a_kernel_openmp_opt_spmdizes_runs_its_guarded_sequential_part(offload, arch):
+    exe = offload.compile(SPMDIZED, name="spmdized.c", translate="pass", extra=["--gpu=" + arch, "-O2"])
+    r = offload.run(exe, backend="sim", env={"LIBOMPTARGET_INFO": "16"})
+    assert r.returncode == 0, r.stderr
+    assert "in Generic-SPMD mode" in r.stderr, r.stderr
+    assert r.stdout == "5, 6\n", (r.stdout, r.stderr)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_distribute_parallel_for_covers_every_iteration_with_one_thread_per_team(offload, arch):
+    r = offload.run(build(offload, MANY_TEAMS, arch, "many_teams.c"), backend="sim")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "wrong: 0\n", (r.stdout, r.stderr)
 
 
 def single_line(r):

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "KernelLaunchState.h"
 #include "Libomp.h"
+#include "StaticSchedule.h"
 
 #include <sched.h>
 
@@ -260,6 +261,24 @@ OMPSIM_DEVICE_API void __kmpc_distribute_static_init_8u(void *, int32_t, int32_t
 }
 OMPSIM_DEVICE_API void __kmpc_distribute_static_fini(void *, int32_t) {}
 
+// A parallel region's worksharing loops (the image calls __kmpc_for_static_init_*,
+// bound here by the retargeter). libomp's answer for a team of one thread is
+// the whole loop with a stride past its end; clang's GPU codegen for chunk 1
+// (`distribute parallel for`) runs one iteration per chunk, so the loop
+// would end after its first iteration. These answer as a GPU's runtime does.
+#define OMPSIM_GPU_FOR_STATIC_INIT(Suffix, T, ST)                                                            \
+  OMPSIM_DEVICE_API void __ompsim_gpu_for_static_init_##Suffix(                                              \
+      void *, int32_t, int32_t Schedule, int32_t *Last, T *Lower, T *Upper, ST *Stride, ST Incr, ST Chunk) { \
+    const Libomp &Omp = Libomp::get();                                                                       \
+    ompsim::gpu::staticInit<T, ST>(Schedule, Last, Lower, Upper, Stride, Incr, Chunk,                        \
+                                   uint64_t(Omp.GetThreadNum()), uint64_t(Omp.GetNumThreads()));             \
+  }
+OMPSIM_GPU_FOR_STATIC_INIT(4, int32_t, int32_t)
+OMPSIM_GPU_FOR_STATIC_INIT(4u, uint32_t, int32_t)
+OMPSIM_GPU_FOR_STATIC_INIT(8, int64_t, int64_t)
+OMPSIM_GPU_FOR_STATIC_INIT(8u, uint64_t, int64_t)
+#undef OMPSIM_GPU_FOR_STATIC_INIT
+
 OMPSIM_DEVICE_API uint32_t __kmpc_get_hardware_thread_id_in_block() {
   return uint32_t(Libomp::get().GetThreadNum());
 }
@@ -268,9 +287,20 @@ OMPSIM_DEVICE_API uint32_t __kmpc_get_hardware_num_threads_in_block() {
   return uint32_t(Libomp::get().GetNumThreads());
 }
 
-OMPSIM_DEVICE_API void __kmpc_barrier_simple_spmd(void *, int32_t) {
+// Barriers. In a team's sequential part (outside its parallel regions) the
+// team is one thread here, so a barrier there has nobody to wait for: an
+// SPMDized kernel's sequential code runs on that thread alone, guarded for
+// thread 0, with barriers between its steps. libomp's barrier at that level
+// would wait for the team's idle pool of threads and never return.
+OMPSIM_DEVICE_API void __ompsim_gpu_barrier(void *Loc, int32_t) {
+  if (__ompsim_device_in_team_region())
+    return;
   const Libomp &Omp = Libomp::get();
-  Omp.Barrier(runtimeIdent(), Omp.GlobalThreadNum(runtimeIdent()));
+  Omp.Barrier(Loc ? static_cast<Ident *>(Loc) : runtimeIdent(), Omp.GlobalThreadNum(runtimeIdent()));
+}
+
+OMPSIM_DEVICE_API void __kmpc_barrier_simple_spmd(void *, int32_t Gtid) {
+  __ompsim_gpu_barrier(nullptr, Gtid);
 }
 
 OMPSIM_DEVICE_API void __kmpc_barrier_simple_generic(void *Loc, int32_t Gtid) {

@@ -276,6 +276,19 @@ void bindHostLibraries(Module &M, GpuArch Arch) {
       rebind(M, F, "__ompsim_gpu_is_initial_device");
       continue;
     }
+    // A barrier in a team's sequential part (openmp-opt's SPMDized kernels
+    // place them there) has the team's one thread to wait for; libomp's would
+    // wait for the team's idle pool.
+    if (N == "__kmpc_barrier") {
+      rebind(M, F, "__ompsim_gpu_barrier");
+      continue;
+    }
+    // Worksharing loops answer as a GPU's runtime answers (chunk 1 means one
+    // iteration per chunk to clang's GPU codegen, even in a team of one).
+    if (N.consume_front("__kmpc_for_static_init_")) {
+      rebind(M, F, ("__ompsim_gpu_for_static_init_" + N).str());
+      continue;
+    }
     std::string Libm = libmName(N);
     if (!Libm.empty())
       rebind(M, F, Libm);
