@@ -80,11 +80,15 @@ OMPSIM_EXPORT int32_t __tgt_rtl_run_target_region(int32_t Id, void *Kernel, void
   uint32_t Threads = Cfg && Cfg->thread_limit ? Cfg->thread_limit : D->DefaultThreadLimit;
   // A GPU kernel without a thread limit gets its block size, which the
   // compiler wrote into its environment (128 threads for nvptx64, 256 for
-  // amdgcn, or the construct's thread_limit).
+  // amdgcn, or the construct's thread_limit), within OMP_TEAMS_THREAD_LIMIT.
   if (K->Gpu && !(Cfg && Cfg->thread_limit)) {
     readEnvironmentOnce(*C, *K);
     if (K->Environment && K->Environment->MaxThreads > 0)
       Threads = uint32_t(K->Environment->MaxThreads);
+    // OMP_TEAMS_THREAD_LIMIT (or omp_set_teams_thread_limit) caps it.
+    static const uint32_t TeamsThreadLimit = LaunchDefaults::fromEnvironment().TeamsThreadLimit;
+    if (uint32_t Cap = D->DefaultThreadLimit ? D->DefaultThreadLimit : TeamsThreadLimit)
+      Threads = std::min(Threads, Cap);
   }
   // A block has at most 1024 threads on either GPU; stock's CUDA and AMDGPU
   // plugins give a larger thread_limit that many.

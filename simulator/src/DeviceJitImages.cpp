@@ -130,7 +130,7 @@ Error DeviceJIT::checkServed(JITDylib &Jd, const Module &M, StringRef Name, Stri
     StringRef Missing = Gv->getName();
     bool Runtime = Missing.starts_with("__kmpc_") || Missing.starts_with("omp_") ||
                    Missing.starts_with("ompx_") || Missing.starts_with("__llvm_omp") ||
-                   Missing.starts_with("__ompsim_");
+                   Missing.starts_with("llvm_omp_") || Missing.starts_with("__ompsim_");
     return makeError("image " + Name + " (" + Arch + "): " + gpu::usedBy(*Gv) + " needs '" + Missing +
                      (Runtime ? "', which ompsim's simulated GPU does not provide yet"
                               : "', which no device code of the program defines (compile the file that "

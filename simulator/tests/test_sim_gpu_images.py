@@ -166,6 +166,26 @@ int main(void) {
 }
 """
 
+# CUDA's device math functions libm lacks, called from GPU code: clang's CUDA wrappers are not
+# in an OpenMP C build, so the image calls them by name.
+DEVICE_MATH = r"""
+#include <stdio.h>
+float normcdfinvf(float);
+double erfinv(double);
+#pragma omp declare target to(normcdfinvf, erfinv)
+int main(void) {
+  float p = 0;
+  double e = 0;
+#pragma omp target map(from : p, e)
+  {
+    p = normcdfinvf(0.975f);
+    e = erfinv(0.5);
+  }
+  printf("%.4f %.6f\n", p, e);
+  return 0;
+}
+"""
+
 MISSING_DEFINITION = r"""
 #include <stdio.h>
 #pragma omp declare target
@@ -260,6 +280,25 @@ def test_distribute_parallel_for_covers_every_iteration_with_one_thread_per_team
     r = offload.run(build(offload, MANY_TEAMS, arch, "many_teams.c"), backend="sim")
     assert r.returncode == 0, r.stderr
     assert r.stdout == "wrong: 0\n", (r.stdout, r.stderr)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_cudas_device_math_functions_libm_lacks_are_served(offload, arch):
+    # Mandatory offload: the host has no fallback for the region (its libm lacks them too).
+    exe = offload.compile(DEVICE_MATH, name="device_math.c", translate="pass",
+                          extra=["--gpu=" + arch, "-fopenmp-offload-mandatory"])
+    r = offload.run(exe, backend="sim")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "1.9600 0.476936\n", (r.stdout, r.stderr)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_omp_teams_thread_limit_caps_a_gpu_kernels_block(offload, arch):
+    exe = build(offload, SPMD_AND_GENERIC, arch, "kernels.c")
+    r = offload.run(exe, backend="sim", env={"OMP_TEAMS_THREAD_LIMIT": "16", "LIBOMPTARGET_INFO": "16"})
+    assert r.returncode == 0, r.stderr
+    launches = [l for l in r.stderr.splitlines() if "Launching kernel" in l]
+    assert launches and all("[16,1,1] threads" in l for l in launches), r.stderr
 
 
 def single_line(r):

@@ -245,16 +245,31 @@ void rebind(Module &M, Function &F, StringRef To) {
 }
 
 /// The device math libraries' functions, by their libm names.
+/// CUDA's device math functions libm lacks; libompsim-device computes them
+/// (docs/device-math.md), as `__ompsim_<name>`.
+bool isDeviceMathOnly(StringRef Name) {
+  static constexpr StringLiteral Names[] = {"normcdf", "normcdff", "normcdfinv", "normcdfinvf",
+                                            "erfinv",  "erfinvf",  "erfcinv",    "erfcinvf"};
+  return is_contained(Names, Name);
+}
+
 std::string libmName(StringRef Name) {
-  if (Name.consume_front("__nv_"))
-    return Name.str();
-  if (Name.consume_front("__ocml_")) {
+  std::string Base;
+  if (Name.consume_front("__nv_")) {
+    Base = Name.str();
+  } else if (Name.consume_front("__ocml_")) {
     if (Name.consume_back("_f64"))
-      return Name.str();
-    if (Name.consume_back("_f32"))
-      return (Name + "f").str();
+      Base = Name.str();
+    else if (Name.consume_back("_f32"))
+      Base = (Name + "f").str();
+  } else {
+    Base = Name.str(); // a direct call: only the functions libm lacks are renamed
+    if (!isDeviceMathOnly(Base))
+      return {};
   }
-  return {};
+  if (isDeviceMathOnly(Base))
+    return "__ompsim_" + Base;
+  return Base;
 }
 
 void bindHostLibraries(Module &M, GpuArch Arch) {
