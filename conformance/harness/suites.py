@@ -410,8 +410,23 @@ def parse_program(path, suite=None, expectations_file=None):
         spec.name = program_name(suite, path)
         rel = os.path.relpath(path, suite)
         for kind, exp in expectations(suite, expectations_file).get(rel, []):
-            (spec.xfail if kind == "XFAIL" else spec.unsupported).append(exp)
+            if kind == "PASS":
+                spec.xfail = [Expectation(_Lifted(x.expr, exp.expr), x.reason) for x in spec.xfail]
+            else:
+                (spec.xfail if kind == "XFAIL" else spec.unsupported).append(exp)
     return spec
+
+
+class _Lifted:
+    """An expected failure that a PASS line of the expectations file lifts where its
+    expression holds (a lit XFAIL for a GPU that ompsim's virtual GPU does not share)."""
+
+    def __init__(self, expr, lifted):
+        self.expr, self.lifted = expr, lifted
+        self.text = "%s, except where %s" % (expr.text, lifted.text)
+
+    def __call__(self, features):
+        return self.expr(features) and not self.lifted(features)
 
 
 #: Folders at a suite's root that hold the header every plain program of the suite
@@ -455,7 +470,7 @@ def unsupported_by_expectations(path, suite, features, expectations_file=None):
 
 
 def expectations(suite, path=None):
-    """{relative program path: [(XFAIL|UNSUPPORTED, Expectation)]} from the suite's
+    """{relative program path: [(XFAIL|UNSUPPORTED|PASS, Expectation)]} from the suite's
     expectations file (empty without one), or from `path` (an expectations file kept
     elsewhere, e.g. beside a read-only suite; it must exist). Raises SuiteError naming
     the file and line."""
@@ -473,12 +488,16 @@ def expectations(suite, path=None):
     return _expectations(suite, path, st.st_mtime_ns)
 
 
+#: What an expectations line says of its programs where its expression holds: they fail,
+#: they do not apply, or they pass although their own header expects a failure.
+KINDS = ("XFAIL", "UNSUPPORTED", "PASS")
+
 #: Leading word of an expectations line whose pattern may match nothing.
 OPTIONAL_MARKER = "optional"
 
 
 def parse_expectations(text, path):
-    """[(line, program pattern, XFAIL|UNSUPPORTED, Expectation, optional)] of an expectations
+    """[(line, program pattern, XFAIL|UNSUPPORTED|PASS, Expectation, optional)] of an expectations
     file's text; `optional` lines (a leading ``optional`` word) may match no program.
     Raises SuiteError naming the file and line."""
     entries = []
@@ -490,12 +509,12 @@ def parse_expectations(text, path):
         parts = line.split(None, 3)
         # `optional <pattern> XFAIL ...`; a program named "optional" stays a pattern
         # (its second word is then XFAIL or UNSUPPORTED).
-        optional = len(parts) >= 3 and parts[0] == OPTIONAL_MARKER and parts[1] not in ("XFAIL", "UNSUPPORTED")
+        optional = len(parts) >= 3 and parts[0] == OPTIONAL_MARKER and parts[1] not in KINDS
         if optional:
             line = line[len(OPTIONAL_MARKER):].strip()
         parts = line.split(None, 2)
-        if len(parts) < 3 or parts[1] not in ("XFAIL", "UNSUPPORTED"):
-            raise SuiteError(where + "expected '[optional] <program> XFAIL|UNSUPPORTED <feature expression> "
+        if len(parts) < 3 or parts[1] not in KINDS:
+            raise SuiteError(where + "expected '[optional] <program> XFAIL|UNSUPPORTED|PASS <feature expression> "
                                      "-- <reason>'")
         pattern, kind, rest = parts
         expr_text, sep, reason = rest.partition(" -- ")

@@ -216,6 +216,18 @@ def test_expectations_file_applies_and_rejects_unknown_features(tmp_path):
         suites.expectations(str(tmp_path / "t"))
 
 
+def test_a_pass_line_lifts_the_programs_own_xfail_where_it_holds(tmp_path):
+    write(tmp_path, "w/a.c", "// RUN: %libomptarget-compile-run-and-check-generic\n"
+                             "// XFAIL: nvptx64-nvidia-cuda\nint main(void) { return 0; }\n")
+    write(tmp_path, "w/ompsim-expectations.txt", "a.c PASS nvptx && translate=pass -- no hardware hang here\n")
+    spec = suites.parse_program(str(tmp_path / "w" / "a.c"), str(tmp_path / "w"))
+    holds = lambda backend, translate: any(x.expr(backend_features(backend, translate)) for x in spec.xfail)
+    assert not holds("sim-nvptx", "pass")        # lifted: the run must pass
+    assert holds("sim-nvptx", "native")          # the lit line still holds where PASS does not
+    assert not holds("sim", "pass")              # and never held off nvptx
+    assert "except where nvptx && translate=pass" in spec.xfail[0].expr.text
+
+
 def test_a_stale_expectations_line_names_its_file_and_line(tmp_path):
     write(tmp_path, "u/a.c", "int main(void) { return 1; }\n")
     path = write(tmp_path, "u/ompsim-expectations.txt",
