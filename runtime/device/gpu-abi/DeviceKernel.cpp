@@ -11,11 +11,16 @@
 // again as each team's initial thread, which runs the user code. Teams run
 // at once, as blocks do; the first call then skips the user code.
 //
-// Every kernel runs in generic mode: an SPMD kernel's code outside its
-// parallel regions is, by the SPMD contract, the same whether one thread of
-// a team or all of them run it.
+// A host-offload kernel runs in generic mode: an SPMD kernel's code outside
+// its parallel regions is, by the SPMD contract, the same whether one thread
+// of a team or all of them run it. A GPU image's SPMD kernel (the retargeter
+// binds its __kmpc_target_init to __ompsim_gpu_target_init) runs as on a GPU:
+// each team forks its block's threads once, every one runs the kernel's code,
+// and its parallel regions run on them without another fork (a fork per
+// distribute chunk made a 1 Mi-iteration loop take seconds).
 //
 //===----------------------------------------------------------------------===//
+#include "Abi.h"
 #include "KernelLaunchState.h"
 #include "Libomp.h"
 
@@ -232,6 +237,48 @@ OMPSIM_DEVICE_API int32_t __kmpc_target_init(void *KernelEnvironment, void *) {
     }
   forkTeams(&Launch, Teams, Threads);
   return 0; // every team has run the user code: this call skips it
+}
+
+namespace ompsim::device {
+namespace {
+
+/// Each of an SPMD team's threads: takes the team's place, then runs the kernel.
+void spmdMicrotask(int32_t *, int32_t *, ThreadPlace *Team) {
+  ThreadPlace Place = *Team;
+  Place.InParallel = true;
+  Place.SpmdThread = true;
+  ScopedPlace Scope(Place);
+  Place.Launch->Request->invoke(Place.Launch->Request->invoke_context);
+}
+
+} // namespace
+} // namespace ompsim::device
+
+OMPSIM_DEVICE_API int32_t __ompsim_gpu_target_init(void *KernelEnvironment, void *LaunchEnvironment) {
+  ThreadPlace &Place = currentPlace();
+  if (Place.SpmdThread)
+    return -1; // a thread of the block: the kernel's code is its to run
+  int32_t Result = __kmpc_target_init(KernelEnvironment, LaunchEnvironment);
+  const auto *Env = static_cast<const ConfigurationEnvironment *>(KernelEnvironment);
+  // SPMD kernels only, those clang generates for combined constructs. A
+  // kernel openmp-opt SPMDized (Generic-SPMD) keeps the generic model: its
+  // nested parallel regions may ask for fewer threads than the block, and
+  // their reductions and barriers count the region's threads.
+  if (Result != -1 || !Env || Env->ExecMode != ompsim::gpu::ExecModeSpmd || !Place.Launch || !Place.InTeam ||
+      Place.InParallel)
+    return Result;
+  // The team's initial thread of an SPMD kernel: the block's threads run the
+  // kernel from its start (this thread among them, as thread 0); this call
+  // then skips the code.
+  const Libomp &Omp = Libomp::get();
+  Ident *Loc = runtimeIdent();
+  int32_t Gtid = Omp.GlobalThreadNum(Loc);
+  int32_t Threads = threadsOf(*Place.Launch->Request, Env);
+  if (Threads > 0)
+    Omp.PushNumThreads(Loc, Gtid, Threads);
+  ThreadPlace Team = Place;
+  Omp.ForkCall(Loc, 1, reinterpret_cast<Microtask>(&spmdMicrotask), &Team);
+  return 0;
 }
 
 OMPSIM_DEVICE_API void __kmpc_target_deinit(void) {}

@@ -86,6 +86,20 @@ void parallel(Ident *Loc, int32_t Gtid, int32_t IfExpr, int32_t NumThreads, void
     Omp.EndSerializedParallel(Loc, Gtid);
     return;
   }
+  // An SPMD kernel's thread of a GPU image: the block's threads are the
+  // region's, each already here; the region runs on this one, as thread
+  // number its number in the block (those past a num_threads clause skip it).
+  // A region nested in it forks as any other.
+  if (currentPlace().SpmdThread) {
+    int32_t Tid = Omp.GetThreadNum();
+    if (NumThreads > 0 && Tid >= NumThreads)
+      return;
+    ThreadPlace Place = currentPlace();
+    Place.SpmdThread = false;
+    ScopedPlace Scope(Place);
+    invokeRegion(Fn, &Gtid, &Tid, Args, NumArgs);
+    return;
+  }
   if (NumThreads > 0)
     Omp.PushNumThreads(Loc, Gtid, NumThreads);
   Region R{Fn, Args, NumArgs, currentPlace()};

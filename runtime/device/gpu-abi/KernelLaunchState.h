@@ -49,6 +49,10 @@ struct ThreadPlace {
   KernelLaunch *Launch = nullptr; ///< null outside any GPU-ABI launch
   bool InTeam = false;            ///< a team's thread (its user code runs)
   bool InParallel = false;        ///< in a parallel region of the team
+  /// One of the block's threads of a GPU image's SPMD kernel, each of which
+  /// runs the kernel's code (__ompsim_gpu_target_init); its team's parallel
+  /// regions run on it directly.
+  bool SpmdThread = false;
   uint32_t TeamNum = 0;
   uint32_t NumTeams = 1;
 };

@@ -294,6 +294,11 @@ void bindHostLibraries(Module &M, GpuArch Arch) {
     // A barrier in a team's sequential part (openmp-opt's SPMDized kernels
     // place them there) has the team's one thread to wait for; libomp's would
     // wait for the team's idle pool.
+    // An SPMD kernel runs on every thread of its block (DeviceKernel.cpp).
+    if (N == "__kmpc_target_init") {
+      rebind(M, F, "__ompsim_gpu_target_init");
+      continue;
+    }
     if (N == "__kmpc_barrier") {
       rebind(M, F, "__ompsim_gpu_barrier");
       continue;
