@@ -14,6 +14,8 @@ what the goals are stated in):
   devices       16 sim devices in one process: start-up, and memory of each idle executor
   matrixcolumns run time of the matrix's sim/pass column vs its host-upstream/native column
                 (same programs, compile time excluded)
+  gpuimages     GPU images on sim (sim-nvptx, sim-amdgcn) vs the x86 images of the same programs:
+                a 1 Mi-element loop, the first kernel with a warm JIT cache, 1000 barriers
 
 A part whose prerequisites are missing prints `not available: <why>` and is
 recorded as such; no number is ever made up. Results go to docs/perf/results.json,
@@ -39,8 +41,10 @@ from .benchmarks.matrix import bench_matrix
 from .benchmarks.concurrency import CONCURRENCY_DIAGNOSTIC_RUNS, CONCURRENCY_GOALS, CONCURRENCY_RUNS, bench_concurrency
 from .benchmarks.devices import bench_devices
 from .benchmarks.matrixcolumns import bench_matrixcolumns
+from .benchmarks.gpuimages import (BARRIER_GOAL_S, FIRST_KERNEL_GOAL, LOOP_GOAL, bench_gpuimages)
 
-PARTS = ["lookup", "registration", "launch", "bandwidth", "imageload", "matrix", "concurrency", "devices", "matrixcolumns"]
+PARTS = ["lookup", "registration", "launch", "bandwidth", "imageload", "matrix", "concurrency", "devices", "matrixcolumns",
+         "gpuimages"]
 #: The parts that run the conformance matrix (--skip-matrix, --program).
 MATRIX_PARTS = ["matrix", "matrixcolumns"]
 # An installed tree is read-only: there the results go to ./ompsim-bench.
@@ -390,6 +394,38 @@ def render_markdown(res):
         g = p["goal"]
         L.append("- Goal *sim/pass at most %sx host-upstream/native, compile time excluded*: %s; ratio = %s.\n" % (
             _fmt(g["limit"], 1), _goal(g["met"]), _fmt(g["ratio"])))
+    # 10. GPU images
+    if not unavailable("gpuimages", "10. GPU images on sim"):
+        p = parts["gpuimages"]
+        L.append("### 10. GPU images on sim\n")
+        L.append("The same programs built for the host-offload target and for a GPU (`ompsim cc --gpu=sm_90` "
+                 "or `gfx90a`, docs/gpu-images.md), run on sim; %s.\n" % p["unit"])
+
+        def cell(v):
+            return "not available: %s" % v["unavailable"] if isinstance(v, dict) else _fmt(v, 3)
+        L.append("| figure | " + " | ".join(["sim (x86 ELF)", "sim-ir (x86 bitcode)", "sim-nvptx", "sim-amdgcn"]) + " |")
+        L.append("|---|---|---|---|---|")
+        for key, label in (("loop", "1 Mi-element loop, median of 10 launches"),
+                           ("first_kernel", "first kernel, JIT cache warm"),
+                           ("barriers", "1000 barriers, one team of 1024 threads")):
+            row = p[key]
+            L.append("| %s | %s |" % (label, " | ".join(cell(row[b]) if b in row else "" for b in
+                                                          ("sim", "sim-ir", "sim-nvptx", "sim-amdgcn"))))
+        g = p["goal"]
+        L.append("\n- Goal *a GPU image's loop at most %sx the x86 image's*: %s; sim-nvptx/sim = %s, "
+                 "sim-amdgcn/sim = %s. clang's GPU code gives each thread one iteration per chunk of the "
+                 "loop's static schedule, with runtime calls for each, where the x86 code runs each thread's "
+                 "share as one vectorized loop; and sim launches the one team the clauses ask for, where stock's "
+                 "CUDA plugin would launch a block per 128 iterations." % (
+                     _fmt(LOOP_GOAL, 0), _goal(g["loop_met"]), _fmt(g["loop_nvptx_over_x86"]),
+                     _fmt(g["loop_amdgcn_over_x86"])))
+        L.append("- Goal *its first kernel with a warm JIT cache at most %sx the x86 bitcode image's*: %s; "
+                 "sim-nvptx/sim-ir = %s." % (_fmt(FIRST_KERNEL_GOAL, 0), _goal(g["first_kernel_met"]),
+                                             _fmt(g["first_kernel_gpu_over_ir"])))
+        L.append("- Goal *1000 barriers of a 1024-thread team under %s s*: %s; sim-nvptx took %s s. A block's "
+                 "threads are libomp's (OS threads) on sim, not fibers in lockstep warps, so a barrier wakes "
+                 "1024 threads on this machine's cores.\n" % (_fmt(BARRIER_GOAL_S, 1), _goal(g["barriers_met"]),
+                                                              _fmt(g["barriers_nvptx_s"], 3)))
     return "\n".join(L) + "\n"
 
 
@@ -500,7 +536,8 @@ def plot(res, out_dir):
 
 RUNNERS = {"lookup": bench_lookup, "registration": bench_registration, "launch": bench_launch,
            "bandwidth": bench_bandwidth, "imageload": bench_imageload, "matrix": bench_matrix,
-           "concurrency": bench_concurrency, "devices": bench_devices, "matrixcolumns": bench_matrixcolumns}
+           "concurrency": bench_concurrency, "devices": bench_devices, "matrixcolumns": bench_matrixcolumns,
+           "gpuimages": bench_gpuimages}
 
 
 def main(args):

@@ -1,0 +1,140 @@
+"""Benchmark part 10: GPU images on the simulated device (docs/gpu-images.md) against the
+host-offload images of the same programs. Three figures:
+
+* a 1 Mi-element loop (`target teams distribute parallel for`), ms per launch after a warm-up
+  launch: sim-nvptx and sim-amdgcn against sim's x86 ELF image;
+* the first kernel of a process whose JIT cache is warm (the second run of the binary): the
+  GPU image against the x86 bitcode image (sim-ir), which takes the same JIT path;
+* 1000 barriers of one team of 1024 threads: sim-nvptx against sim's x86 image.
+"""
+
+import os
+import tempfile
+
+from .common import TIMING_C, Unavailable, backend_env, compile_program, parse_kv, ratio, run_program, say
+
+LOOP_SOURCE = TIMING_C + r"""int main(void) {
+  enum { N = 1 << 20, REPEAT = 10 };
+  double *a = malloc(sizeof(double) * N);
+  for (int i = 0; i < N; ++i) a[i] = i;
+#pragma omp target enter data map(to : a[:N])
+  double t[REPEAT];
+  for (int r = -1; r < REPEAT; ++r) { /* r == -1: the warm-up launch */
+    double t0 = now_ns();
+#pragma omp target teams distribute parallel for
+    for (int i = 0; i < N; ++i) a[i] = a[i] * 0.5 + 1.0;
+    if (r >= 0) t[r] = now_ns() - t0;
+  }
+#pragma omp target exit data map(from : a[:N])
+  qsort(t, REPEAT, sizeof(double), by_value);
+  printf("median_ns=%.0f check=%.6f done=1\n", t[REPEAT / 2], a[N - 1]);
+  fflush(stdout);
+  free(a);
+  return 0;
+}
+"""
+
+FIRST_KERNEL_SOURCE = TIMING_C + r"""int main(void) {
+  double t0 = now_ns();
+  int x = 1;
+#pragma omp target map(tofrom : x)
+  x += 41;
+  printf("first_ns=%.0f x=%d done=1\n", now_ns() - t0, x);
+  fflush(stdout);
+  return 0;
+}
+"""
+
+BARRIER_SOURCE = TIMING_C + r"""#include <omp.h>
+int main(void) {
+  enum { BARRIERS = 1000 };
+  int threads = 0;
+  double t0 = now_ns();
+#pragma omp target teams num_teams(1) thread_limit(1024) map(tofrom : threads)
+#pragma omp parallel num_threads(1024)
+  {
+    for (int b = 0; b < BARRIERS; ++b) {
+#pragma omp barrier
+    }
+    if (omp_get_thread_num() == 0)
+      threads = omp_get_num_threads();
+  }
+  printf("barriers_ns=%.0f threads=%d done=1\n", now_ns() - t0, threads);
+  fflush(stdout);
+  return 0;
+}
+"""
+
+#: Builds: (backend it runs on, ompsim cc flags).
+LOOP_BUILDS = {"sim": ["--translate=pass"], "sim-nvptx": ["--translate=pass", "--gpu=sm_90"],
+               "sim-amdgcn": ["--translate=pass", "--gpu=gfx90a"]}
+FIRST_BUILDS = {"sim-ir": ["--translate=pass", "--image=ir"], "sim-nvptx": ["--translate=pass", "--gpu=sm_90"]}
+BARRIER_BUILDS = {"sim": ["--translate=pass"], "sim-nvptx": ["--translate=pass", "--gpu=sm_90"]}
+
+#: Goals: a GPU image's loop at most 3x the x86 image's, its first kernel (warm JIT cache) at
+#: most 2x the x86 bitcode image's, and 1000 barriers of a 1024-thread team under 0.1 s.
+LOOP_GOAL = 3.0
+FIRST_KERNEL_GOAL = 2.0
+BARRIER_GOAL_S = 0.1
+
+
+def _run(name, source, flags, backend, key, env_extra=None, runs=1):
+    exe = compile_program(name, source, flags)
+    env = backend_env(backend)
+    env.update(env_extra or {})
+    value = None
+    for _ in range(runs):
+        text, _, _ = run_program(exe, [], env)
+        kv = parse_kv(text)
+        if key not in kv:
+            raise Unavailable("%s printed no %s: %r" % (name, key, text.strip()[:200]))
+        value = kv[key]
+    return value
+
+
+def bench_gpuimages(quick):
+    out = {"unit": "ms", "loop": {}, "first_kernel": {}, "barriers": {}}
+    for be, flags in LOOP_BUILDS.items():
+        try:
+            out["loop"][be] = _run("gpu-loop", LOOP_SOURCE, flags, be, "median_ns") / 1e6
+        except Unavailable as e:
+            out["loop"][be] = {"unavailable": str(e)}
+            say("gpuimages loop on %s: not available: %s" % (be, e))
+    # A JIT cache of this part's own, warmed by a first run; the second run's first kernel counts.
+    with tempfile.TemporaryDirectory(prefix="ompsim-bench-jit-") as cache:
+        for be, flags in FIRST_BUILDS.items():
+            try:
+                out["first_kernel"][be] = _run("gpu-first", FIRST_KERNEL_SOURCE, flags, be, "first_ns",
+                                               {"OMPSIM_JIT_CACHE": cache}, runs=2) / 1e6
+            except Unavailable as e:
+                out["first_kernel"][be] = {"unavailable": str(e)}
+                say("gpuimages first kernel on %s: not available: %s" % (be, e))
+    for be, flags in BARRIER_BUILDS.items():
+        try:
+            out["barriers"][be] = _run("gpu-barriers", BARRIER_SOURCE, flags, be, "barriers_ns",
+                                       {"OMPSIM_DEVICE_THREADS": "1024"}) / 1e6
+        except Unavailable as e:
+            out["barriers"][be] = {"unavailable": str(e)}
+            say("gpuimages barriers on %s: not available: %s" % (be, e))
+    out["goal"] = goals(out)
+    return out
+
+
+def goals(out):
+    """The three goals of a part's figures: ratios, and whether each is met (None: not measured)."""
+    loop, first, bar = out["loop"], out["first_kernel"], out["barriers"]
+
+    def num(v):
+        return v if isinstance(v, (int, float)) else None
+    g = {
+        "loop_nvptx_over_x86": ratio(num(loop.get("sim-nvptx")), num(loop.get("sim"))),
+        "loop_amdgcn_over_x86": ratio(num(loop.get("sim-amdgcn")), num(loop.get("sim"))),
+        "first_kernel_gpu_over_ir": ratio(num(first.get("sim-nvptx")), num(first.get("sim-ir"))),
+        "barriers_nvptx_s": None if num(bar.get("sim-nvptx")) is None else bar["sim-nvptx"] / 1e3,
+    }
+    g["loop_met"] = None if g["loop_nvptx_over_x86"] is None else (
+        g["loop_nvptx_over_x86"] <= LOOP_GOAL and (g["loop_amdgcn_over_x86"] or 0) <= LOOP_GOAL)
+    g["first_kernel_met"] = None if g["first_kernel_gpu_over_ir"] is None else (
+        g["first_kernel_gpu_over_ir"] <= FIRST_KERNEL_GOAL)
+    g["barriers_met"] = None if g["barriers_nvptx_s"] is None else g["barriers_nvptx_s"] < BARRIER_GOAL_S
+    return g
