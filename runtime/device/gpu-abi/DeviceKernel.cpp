@@ -46,19 +46,9 @@ ThreadPlace &currentPlace() {
 
 namespace {
 
-/// llvm::omp's ConfigurationEnvironmentTy (LLVM 22), the head of the kernel
-/// environment flang emits for every kernel.
-struct ConfigurationEnvironment {
-  uint8_t UseGenericStateMachine;
-  uint8_t MayUseNestedParallelism;
-  uint8_t ExecMode;
-  int32_t MinThreads;
-  int32_t MaxThreads;
-  int32_t MinTeams;
-  int32_t MaxTeams;
-  int32_t ReductionDataSize;
-  int32_t ReductionBufferLength;
-};
+/// The head of the kernel environment flang and clang emit for every kernel
+/// (runtime/gpu-device's ABI, checked against LLVM's there).
+using ConfigurationEnvironment = ompsim::gpu::ConfigurationEnvironmentTy;
 
 /// Teams of one launch: the launch's num_teams, else the kernel's own
 /// (num_teams(N) on a combined construct; 1 for a target without teams),
