@@ -18,9 +18,11 @@ command line already chooses them, and:
 * `--gpu=sm_XX|gfxXXX` offloads to that GPU instead (`--offload-arch=`); the
   pass then calls upstream's `__llvm_omp_indirect_call_lookup`. clang's own
   spelling, `--offload-arch=sm_XX|gfxXXX` (one architecture), means the same.
-  A link embeds the GPU's LLVM IR (`-fopenmp-target-jit -nogpulib`): the
-  simulated device runs it, serving the device runtime itself (Debian's
-  LLVM ships none for GPUs, so clang-22 alone cannot link such a program).
+  A link embeds the GPU's LLVM IR (`-fopenmp-target-jit -nogpulib`), and so
+  does an object compiled apart (`-c`): the simulated device runs it, serving
+  the device runtime itself (Debian's LLVM ships none for GPUs; for a real
+  GPU, link with ompsim's, docs/gpu-device-runtime.md). Device code alone
+  (`--offload-device-only -S`) stays the GPU's assembly.
 * When linking for the host-offload target, the device link gets ompsim's
   device runtime (libompsim-device.so, with an rpath), so device code may also
   call `__kmpc_target_translate_fptr` / `__llvm_omp_indirect_call_lookup`, and
@@ -202,10 +204,11 @@ def offload_flags(settings, args, links, fortran=False):
         flags += gpu.ptx_feature_flags(settings.gpu, args)
         # The device code stays LLVM IR, linked without a GPU device runtime:
         # the simulated device retargets it and serves the runtime's entry
-        # points (simulator/src/gpu/). A compile alone (-c) gets the same
-        # flags: its object then carries the IR such a link takes, and
-        # clang-22's nvptx compile needs no device library.
-        if not asks_for_jit(args):
+        # points (simulator/src/gpu/). An object (-c) carries the IR such a
+        # link takes; device code alone (--offload-device-only -S) stays the
+        # GPU's assembly. No compile needs a device library (clang-22's nvptx
+        # compile asks for one otherwise).
+        if (links or ("-c" in args and "--offload-device-only" not in args)) and not asks_for_jit(args):
             flags.append("-fopenmp-target-jit")
         if "-nogpulib" not in args:
             flags.append("-nogpulib")

@@ -234,6 +234,16 @@ def test_user_target_jit_gets_the_lld_device_link():
     assert settings.image == "elf" and "-Wl,--device-compiler=-fuse-ld=lld" not in cmd
 
 
+def test_gpu_objects_carry_ir_for_sims_link_and_device_only_assembly_stays_the_gpus():
+    # A GPU link embeds IR (sim retargets it); an object made apart (-c) must carry the same
+    # IR; device code alone (-S) stays PTX. None needs a device library.
+    for args in (["--gpu=sm_90", "a.c", "-o", "a"], ["--gpu=sm_90", "-c", "a.c", "-o", "a.o"]):
+        cmd, _, _ = cc.command(args)
+        assert "-fopenmp-target-jit" in cmd and "-nogpulib" in cmd, cmd
+    cmd, _, _ = cc.command(["--gpu=sm_90", "--offload-device-only", "-S", "a.c", "-o", "a.s"])
+    assert "-fopenmp-target-jit" not in cmd and "-nogpulib" in cmd, cmd
+
+
 def test_user_target_jit_builds_a_bitcode_image(tmp_path):
     needs_built()
     (tmp_path / "p.c").write_text(PROGRAM)
