@@ -135,6 +135,8 @@ def clang_link(tmp_path, source, arch, flags, env_extra=None, name="prog.c"):
     exe = tmp_path / (arch + ".exe")
     env = toolchain.environment()
     env.update(env_extra or {})
+    # A failed offload link leaves clang's temporary objects behind: in the test's folder.
+    env["TMPDIR"] = str(tmp_path)
     cmd = [paths.tool("clang"), "-fopenmp", "--offload-arch=" + arch, "-O2", str(src), "-o", str(exe), *flags]
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, timeout=300,
                        cwd=tmp_path)
