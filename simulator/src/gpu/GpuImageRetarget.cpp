@@ -272,6 +272,25 @@ std::string libmName(StringRef Name) {
   return Base;
 }
 
+/// The device runtime's GPU form of an entry point GPU code calls, or empty.
+StringRef gpuRuntimeName(StringRef Name) {
+  static constexpr std::pair<StringLiteral, StringLiteral> Names[] = {
+      // The device's own number and answer (libomp's are the host's).
+      {"omp_get_device_num", "__ompsim_device_current_device"},
+      {"omp_is_initial_device", "__ompsim_gpu_is_initial_device"},
+      // An SPMD kernel runs on every thread of its block (DeviceKernel.cpp).
+      {"__kmpc_target_init", "__ompsim_gpu_target_init"},
+      // A barrier in a team's sequential part (openmp-opt's SPMDized kernels
+      // place them there) has the team's one thread to wait for; libomp's
+      // would wait for the team's idle pool.
+      {"__kmpc_barrier", "__ompsim_gpu_barrier"},
+  };
+  for (const auto &[From, To] : Names)
+    if (Name == From)
+      return To;
+  return {};
+}
+
 void bindHostLibraries(Module &M, GpuArch Arch) {
   for (Function &F : make_early_inc_range(M)) {
     if (!F.isDeclaration() || F.isIntrinsic())
@@ -281,26 +300,10 @@ void bindHostLibraries(Module &M, GpuArch Arch) {
       rebind(M, F, "__ompsim_gpu_vprintf");
       continue;
     }
-    // The OpenMP routines whose answer on a device is not libomp's (the
-    // executor's libomp answers as the host): the device runtime's.
-    if (N == "omp_get_device_num") {
-      rebind(M, F, "__ompsim_device_current_device");
-      continue;
-    }
-    if (N == "omp_is_initial_device") {
-      rebind(M, F, "__ompsim_gpu_is_initial_device");
-      continue;
-    }
-    // A barrier in a team's sequential part (openmp-opt's SPMDized kernels
-    // place them there) has the team's one thread to wait for; libomp's would
-    // wait for the team's idle pool.
-    // An SPMD kernel runs on every thread of its block (DeviceKernel.cpp).
-    if (N == "__kmpc_target_init") {
-      rebind(M, F, "__ompsim_gpu_target_init");
-      continue;
-    }
-    if (N == "__kmpc_barrier") {
-      rebind(M, F, "__ompsim_gpu_barrier");
+    // Entry points whose GPU answer is not libomp's (the executor's libomp
+    // answers as the host): the device runtime's own.
+    if (StringRef To = gpuRuntimeName(N); !To.empty()) {
+      rebind(M, F, To);
       continue;
     }
     // Worksharing loops answer as a GPU's runtime answers (chunk 1 means one
