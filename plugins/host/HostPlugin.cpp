@@ -235,7 +235,9 @@ Status HostDevice::run(void *Kernel, void **Args, int32_t NumArgs, const ompsim_
       Invoke,
       &Call,
       {Config ? Config->num_teams_yz[0] : 0, Config ? Config->num_teams_yz[1] : 0},
-      {Config ? Config->thread_limit_yz[0] : 0, Config ? Config->thread_limit_yz[1] : 0}};
+      {Config ? Config->thread_limit_yz[0] : 0, Config ? Config->thread_limit_yz[1] : 0},
+      0, // the host plugin loads x86_64 images only: no GPU bare kernel
+      0};
   auto Launched = [&] {
     if (RunKernel)
       RunKernel(&Launch);

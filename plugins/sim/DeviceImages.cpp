@@ -89,17 +89,19 @@ namespace {
 /// A GPU's triple: code the executor retargets for its CPU.
 bool isGpu(const llvm::Triple &T) { return T.isNVPTX() || T.isAMDGCN(); }
 
-/// Whether `Bytes` is LLVM bitcode for a GPU.
-bool isGpuBitcode(llvm::ArrayRef<char> Bytes) {
+/// The warp size of the GPU `Bytes` is LLVM bitcode for (32 nvptx64, 64
+/// amdgcn, DeviceRTL's defaults); 0 when it is no GPU's bitcode.
+uint32_t gpuBitcodeWarpSize(llvm::ArrayRef<char> Bytes) {
   llvm::MemoryBufferRef Ref(llvm::StringRef(Bytes.data(), Bytes.size()), "device-image");
   if (llvm::identify_magic(Ref.getBuffer()) != llvm::file_magic::bitcode)
-    return false;
+    return 0;
   auto Triple = llvm::getBitcodeTargetTriple(Ref);
   if (!Triple) {
     llvm::consumeError(Triple.takeError());
-    return false;
+    return 0;
   }
-  return isGpu(llvm::Triple(*Triple));
+  llvm::Triple T(*Triple);
+  return !isGpu(T) ? 0 : T.isAMDGCN() ? 64 : 32;
 }
 
 bool acceptsImage(const __tgt_device_image *Image) {
@@ -177,7 +179,8 @@ OMPSIM_EXPORT int32_t __tgt_rtl_load_binary(int32_t Id, const __tgt_device_image
   auto Img = C->loadImage(Bytes, Name, hostLibraryNames(Image->ImageStart), /*bytesOutliveImage=*/true);
   if (!Img)
     return failWith(D, Img.takeError());
-  D->Binaries.push_back(std::make_unique<ompsim_binary>(ompsim_binary{Id, *Img, Name, isGpuBitcode(Bytes)}));
+  D->Binaries.push_back(
+      std::make_unique<ompsim_binary>(ompsim_binary{Id, *Img, Name, gpuBitcodeWarpSize(Bytes)}));
   *Binary = D->Binaries.back().get();
   return OMPSIM_OFFLOAD_SUCCESS;
 }
@@ -244,8 +247,8 @@ OMPSIM_EXPORT int32_t __tgt_rtl_get_function(int32_t Id, ompsim_binary_handle Bi
   auto Addr = C->lookup(Binary->Image, Name);
   if (!Addr)
     return failWith(D, Addr.takeError());
-  D->Kernels.push_back(
-      std::make_unique<KernelHandle>(KernelHandle{*Addr, Name, Binary->Image, {}, false, Binary->Gpu}));
+  D->Kernels.push_back(std::make_unique<KernelHandle>(
+      KernelHandle{*Addr, Name, Binary->Image, {}, false, Binary->GpuWarpSize != 0, Binary->GpuWarpSize}));
   *Kernel = D->Kernels.back().get();
   return OMPSIM_OFFLOAD_SUCCESS;
 }

@@ -45,13 +45,22 @@ std::optional<KernelConfiguration> readKernelConfiguration(DeviceController &C, 
   return Config;
 }
 
-/// Reads kernel `K`'s environment on its first use that needs it.
+/// Reads kernel `K`'s environment on its first use that needs it. A GPU
+/// image's kernel without one (clang-22's ompx_bare kernels) gets a zeroed
+/// one, as from stock's plugins: execution mode 0, bare.
 void readEnvironmentOnce(DeviceController &C, KernelHandle &K) {
   if (K.EnvironmentRead)
     return;
   K.EnvironmentRead = true;
   K.Environment = readKernelConfiguration(C, K.Image, K.Name);
+  if (!K.Environment && K.Gpu)
+    K.Environment = KernelConfiguration{};
 }
+
+/// The most shared memory a block of a GPU image's architecture may have:
+/// sm_90's opt-in limit (ompsim cc builds nvptx64 images for sm_90), and an
+/// amdgcn workgroup's LDS.
+uint64_t blockSharedMemoryLimit(uint32_t WarpSize) { return WarpSize == 64 ? 64 * 1024 : 227 * 1024; }
 
 } // namespace
 } // namespace ompsim::sim
@@ -78,16 +87,17 @@ OMPSIM_EXPORT int32_t __tgt_rtl_run_target_region(int32_t Id, void *Kernel, void
     Args.push_back(reinterpret_cast<uint64_t>(TgtArgs[I]));
   uint32_t Teams = Cfg ? Cfg->num_teams : 0;
   uint32_t Threads = Cfg && Cfg->thread_limit ? Cfg->thread_limit : D->DefaultThreadLimit;
+  if (K->Gpu)
+    readEnvironmentOnce(*C, *K);
+  static const LaunchDefaults Defaults = LaunchDefaults::fromEnvironment();
   // A GPU kernel without a thread limit gets its block size, which the
   // compiler wrote into its environment (128 threads for nvptx64, 256 for
   // amdgcn, or the construct's thread_limit), within OMP_TEAMS_THREAD_LIMIT.
   if (K->Gpu && !(Cfg && Cfg->thread_limit)) {
-    readEnvironmentOnce(*C, *K);
     if (K->Environment && K->Environment->MaxThreads > 0)
       Threads = uint32_t(K->Environment->MaxThreads);
     // OMP_TEAMS_THREAD_LIMIT (or omp_set_teams_thread_limit) caps it.
-    static const uint32_t TeamsThreadLimit = LaunchDefaults::fromEnvironment().TeamsThreadLimit;
-    if (uint32_t Cap = D->DefaultThreadLimit ? D->DefaultThreadLimit : TeamsThreadLimit)
+    if (uint32_t Cap = D->DefaultThreadLimit ? D->DefaultThreadLimit : Defaults.TeamsThreadLimit)
       Threads = std::min(Threads, Cap);
   }
   // A block has at most 1024 threads on either GPU; stock's CUDA and AMDGPU
@@ -96,12 +106,25 @@ OMPSIM_EXPORT int32_t __tgt_rtl_run_target_region(int32_t Id, void *Kernel, void
   if (K->Gpu)
     Threads = std::min(Threads, kGpuMaxBlockThreads);
   // y and z: only a bare kernel's launch has them (the runtime refuses others).
-  LaunchExtentsYZ YZ;
+  LaunchOptions Options;
   if (Cfg)
     for (int Dim = 0; Dim < 2; ++Dim) {
-      YZ.Teams[Dim] = Cfg->num_teams_yz[Dim];
-      YZ.Threads[Dim] = Cfg->thread_limit_yz[Dim];
+      Options.TeamsYZ[Dim] = Cfg->num_teams_yz[Dim];
+      Options.ThreadsYZ[Dim] = Cfg->thread_limit_yz[Dim];
     }
+  if (K->Gpu) {
+    if (isBare(K->Environment))
+      Options.BareWarpSize = K->GpuWarpSize;
+    // A block's dynamic shared memory: the construct's ompx_dyn_cgroup_mem
+    // and LIBOMPTARGET_SHARED_MEMORY_SIZE, within what the architecture has.
+    uint64_t Dynamic = uint64_t(Cfg ? Cfg->dyn_cgroup_mem : 0) + Defaults.SharedMemorySize;
+    if (uint64_t Limit = blockSharedMemoryLimit(K->GpuWarpSize); Dynamic > Limit)
+      return failWith(
+          D, fmt::format("device {}: kernel {} asks for {} bytes of dynamic shared memory a block; "
+                         "a block of its GPU ({}) has at most {}",
+                         Id, Name.str(), Dynamic, K->GpuWarpSize == 64 ? "amdgcn" : "nvptx64 sm_90", Limit));
+    Options.DynamicSharedBytes = uint32_t(Dynamic);
+  }
   OMPSIM_TRACE_EVENT(Cat::Launch, "launch")
       .num("device", Id)
       .str("kernel", Name)
@@ -115,8 +138,7 @@ OMPSIM_EXPORT int32_t __tgt_rtl_run_target_region(int32_t Id, void *Kernel, void
   std::fflush(stdout);
   if (config().LibomptargetInfo & stock_plugin::kInfoPluginKernel) {
     readEnvironmentOnce(*C, *K);
-    static const LaunchDefaults Defaults = LaunchDefaults::fromEnvironment();
-    LaunchShape Shape = launchShape(Teams, Threads, K->Environment, Defaults, YZ);
+    LaunchShape Shape = launchShape(Teams, Threads, K->Environment, Defaults, Options);
     std::string Line = stock_plugin::launchLine(Id, std::string_view(Name.data(), Name.size()), Shape.Blocks,
                                                 Shape.Threads, executionModeName(K->Environment));
     std::fprintf(stderr, "%s\n", Line.c_str());
@@ -127,7 +149,7 @@ OMPSIM_EXPORT int32_t __tgt_rtl_run_target_region(int32_t Id, void *Kernel, void
   if (profile::enabled())
     Profiled.emplace(fmt::format("Kernel '{}'", Name.str()),
                      [&] { return fmt::format("Device={};NumTeams={};ThreadLimit={}", Id, Teams, Threads); });
-  if (auto Err = C->launch(K->Entry, Args, Teams, Threads, Name, YZ)) {
+  if (auto Err = C->launch(K->Entry, Args, Teams, Threads, Name, Options)) {
     int32_t Rc = failWith(D, std::move(Err));
     emitTranslateTrace(*D, Id, Name); // the lookups that led to a fault, if any
     return Rc;

@@ -37,6 +37,7 @@ LaunchDefaults LaunchDefaults::fromEnvironment() {
   D.NumTeams = positiveFromEnv("OMP_NUM_TEAMS");
   D.TeamsThreadLimit = positiveFromEnv("OMP_TEAMS_THREAD_LIMIT");
   D.NumThreads = positiveFromEnv("OMP_NUM_THREADS");
+  D.SharedMemorySize = positiveFromEnv("LIBOMPTARGET_SHARED_MEMORY_SIZE");
   D.ThreadBudget = ompsim::config().DeviceThreads;
   cpu_set_t Set;
   if (::sched_getaffinity(0, sizeof Set, &Set) == 0)
@@ -50,15 +51,15 @@ bool isBare(const std::optional<KernelConfiguration> &Env) {
 
 LaunchShape launchShape(uint32_t NumTeams, uint32_t ThreadLimit,
                         const std::optional<KernelConfiguration> &Env, const LaunchDefaults &Defaults,
-                        const LaunchExtentsYZ &YZ) {
+                        const LaunchOptions &Options) {
   LaunchShape S;
   if (isBare(Env)) {
     auto Extent = [](uint32_t V) { return V ? V : 1u; };
     S.Blocks[0] = Extent(NumTeams);
     S.Threads[0] = Extent(ThreadLimit);
     for (int Dim = 0; Dim < 2; ++Dim) {
-      S.Blocks[Dim + 1] = Extent(YZ.Teams[Dim]);
-      S.Threads[Dim + 1] = Extent(YZ.Threads[Dim]);
+      S.Blocks[Dim + 1] = Extent(Options.TeamsYZ[Dim]);
+      S.Threads[Dim + 1] = Extent(Options.ThreadsYZ[Dim]);
     }
     return S;
   }

@@ -2,7 +2,7 @@
 // plugins print under LIBOMPTARGET_INFO's plugin-kernel bit (ompsim/StockPluginInfo.h).
 #pragma once
 
-#include "ompsim/LaunchExtents.h"
+#include "ompsim/LaunchOptions.h"
 
 #include "llvm/ADT/StringRef.h"
 
@@ -33,6 +33,9 @@ struct LaunchDefaults {
   uint32_t NumThreads = 0;       ///< OMP_NUM_THREADS: caps a team's threads when set
   uint32_t Processors = 1;       ///< CPUs this process may run on
   uint32_t ThreadBudget = 256;   ///< threads the device runs at once (OMPSIM_DEVICE_THREADS)
+  /// LIBOMPTARGET_SHARED_MEMORY_SIZE: dynamic shared memory every block of a
+  /// GPU image's kernel gets, besides its ompx_dyn_cgroup_mem.
+  uint32_t SharedMemorySize = 0;
 
   /// From this process's environment, affinity and ompsim's configuration
   /// (the executor inherits the environment and is given the budget).
@@ -58,7 +61,7 @@ struct LaunchShape {
 /// (libompsim-device's __ompsim_bare_fork_teams).
 LaunchShape launchShape(uint32_t NumTeams, uint32_t ThreadLimit,
                         const std::optional<KernelConfiguration> &Env, const LaunchDefaults &Defaults,
-                        const LaunchExtentsYZ &YZ = {});
+                        const LaunchOptions &Options = {});
 
 /// True for a kernel whose environment says bare mode.
 bool isBare(const std::optional<KernelConfiguration> &Env);

@@ -31,7 +31,9 @@ struct ompsim_binary {
   int32_t Device;
   uint64_t Image;
   std::string Name;
-  bool Gpu = false; ///< nvptx64 or amdgcn code, retargeted by the executor
+  /// nvptx64 or amdgcn code, retargeted by the executor: the warp size of
+  /// its architecture (32, 64); 0 for an x86_64 image.
+  uint32_t GpuWarpSize = 0;
 };
 
 namespace ompsim::sim {
@@ -49,7 +51,8 @@ struct KernelHandle {
   /// on the first launch that prints the launch line (no cost otherwise).
   std::optional<KernelConfiguration> Environment;
   bool EnvironmentRead = false;
-  bool Gpu = false; ///< the image is a GPU's (see ompsim_binary)
+  bool Gpu = false;         ///< the image is a GPU's (see ompsim_binary)
+  uint32_t GpuWarpSize = 0; ///< its architecture's warp size (GPU images)
 };
 
 static_assert(sizeof(KernelConfiguration) == 20 && offsetof(KernelConfiguration, MaxTeams) == 16,

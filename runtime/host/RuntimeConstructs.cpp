@@ -136,6 +136,7 @@ llvm::Error Runtime::targetKernel(int64_t DeviceNum, int32_t Teams, int32_t Thre
     Config.thread_limit_yz[Dim] = Clause(Args->ThreadLimit[Dim + 1]);
   }
   Config.tripcount = Args->Tripcount;
+  Config.dyn_cgroup_mem = Args->DynCGroupMem;
   int64_t Resolved = resolveDeviceNumber(DeviceNum);
   if (auto It = PendingTripcounts.find(Resolved); It != PendingTripcounts.end()) {
     if (!Config.tripcount)

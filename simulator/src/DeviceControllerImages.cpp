@@ -259,7 +259,7 @@ int32_t DeviceController::deviceThreadOf(uint32_t Slot, pid_t Executor) {
 }
 
 Error DeviceController::launch(uint64_t Entry, ArrayRef<uint64_t> Args, uint32_t NumTeams,
-                               uint32_t ThreadLimit, StringRef KernelName, const LaunchExtentsYZ &YZ) {
+                               uint32_t ThreadLimit, StringRef KernelName, const LaunchOptions &Options) {
   // Only the error paths name the kernel: a launch that works formats nothing.
   auto Context = [&] { return "kernel " + KernelName.str(); };
   pid_t Executor = -1;
@@ -321,9 +321,11 @@ Error DeviceController::launch(uint64_t Entry, ArrayRef<uint64_t> Args, uint32_t
   Mb.Teams = NumTeams;
   Mb.Threads = ThreadLimit;
   for (int Dim = 0; Dim < 2; ++Dim) {
-    Mb.TeamsYZ[Dim] = YZ.Teams[Dim];
-    Mb.ThreadsYZ[Dim] = YZ.Threads[Dim];
+    Mb.TeamsYZ[Dim] = Options.TeamsYZ[Dim];
+    Mb.ThreadsYZ[Dim] = Options.ThreadsYZ[Dim];
   }
+  Mb.BareWarpSize = Options.BareWarpSize;
+  Mb.DynamicSharedBytes = Options.DynamicSharedBytes;
   Mb.Device = Opts.DeviceId;
   Mb.NumArgs = uint32_t(Args.size());
   if (!Args.empty())

@@ -215,7 +215,7 @@ void captureTeamDefaults(const char *MaxThreads) {
 /// the device runtime, which runs a GPU-ABI kernel once per team. Several
 /// device threads call it at once (one per launch slot).
 Error runKernel(uint64_t Fn, ArrayRef<uint64_t> Args, uint32_t Teams, uint32_t Threads, int32_t Device,
-                std::array<uint32_t, 4> YZ) {
+                const LaunchOptions &Options) {
   DeviceState &D = DeviceState::get();
   // Resolved once libomp is loaded (by the first image that needs it); the
   // device threads of several launch slots may ask at once.
@@ -311,7 +311,16 @@ Error runKernel(uint64_t Fn, ArrayRef<uint64_t> Args, uint32_t Teams, uint32_t T
   };
   static auto RunKernel = D.runtimeFn<decltype(&__ompsim_device_run_kernel)>("__ompsim_device_run_kernel");
   if (RunKernel) {
-    ompsim_kernel_launch Launch{Device, Teams, Threads, 0, Invoke, &Call, {YZ[0], YZ[1]}, {YZ[2], YZ[3]}};
+    ompsim_kernel_launch Launch{Device,
+                                Teams,
+                                Threads,
+                                0,
+                                Invoke,
+                                &Call,
+                                {Options.TeamsYZ[0], Options.TeamsYZ[1]},
+                                {Options.ThreadsYZ[0], Options.ThreadsYZ[1]},
+                                Options.BareWarpSize,
+                                Options.DynamicSharedBytes};
     RunKernel(&Launch);
   } else {
     Invoke(&Call);

@@ -12,6 +12,7 @@
 #include "Protocol.h"
 #include "RangeAllocator.h"
 
+#include "ompsim/LaunchOptions.h"
 #include "ompsim/device_runtime.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -225,10 +226,9 @@ extern TeamDefaults GTeamDefaults;
 /// budget shared by the launch's teams). Call before libomp loads.
 void captureTeamDefaults(const char *MaxThreads);
 
-/// Runs a kernel on the calling (device) thread.
-/// `YZ`: a bare launch's y and z blocks, then its y and z threads per block
-/// (0: 1).
+/// Runs a kernel on the calling (device) thread. `Options`: a bare launch's
+/// y and z extents, a GPU image's bare mode and dynamic shared memory.
 Error runKernel(uint64_t Fn, ArrayRef<uint64_t> Args, uint32_t Teams, uint32_t Threads, int32_t Device,
-                std::array<uint32_t, 4> YZ = {});
+                const LaunchOptions &Options = {});
 
 } // namespace ompsim::sim::executor

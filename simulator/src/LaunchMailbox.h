@@ -106,11 +106,13 @@ struct LaunchMailbox {
     /// sleeping device thread's affinity to its own CPU (handOver()); the
     /// device thread restores its mask before it runs that kernel.
     std::atomic<uint32_t> Pinned;
-    uint32_t Teams;        ///< 0: the device default
-    uint32_t Threads;      ///< 0: the device default
-    uint32_t TeamsYZ[2];   ///< a bare launch's y and z blocks (0: 1)
-    uint32_t ThreadsYZ[2]; ///< a bare launch's y and z threads per block (0: 1)
-    int32_t Device;        ///< the device's number (omp_get_device_num in device code)
+    uint32_t Teams;              ///< 0: the device default
+    uint32_t Threads;            ///< 0: the device default
+    uint32_t TeamsYZ[2];         ///< a bare launch's y and z blocks (0: 1)
+    uint32_t ThreadsYZ[2];       ///< a bare launch's y and z threads per block (0: 1)
+    uint32_t BareWarpSize;       ///< a GPU image's bare kernel: its warp size (else 0)
+    uint32_t DynamicSharedBytes; ///< a GPU image's dynamic shared memory per block
+    int32_t Device;              ///< the device's number (omp_get_device_num in device code)
     uint32_t NumArgs;
     uint64_t Entry; ///< kernel address in the arena
     /// 0 when the kernel ran; otherwise `Message` says why it could not.

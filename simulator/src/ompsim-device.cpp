@@ -263,8 +263,14 @@ private:
       ::sched_setaffinity(0, sizeof OwnCpus, &OwnCpus);
     Mb.ExecutorCpu.store(::sched_getcpu(), std::memory_order_relaxed);
     uint32_t N = std::min(Mb.NumArgs, LaunchMailbox::kMaxArgs);
-    Error Err = runKernel(Mb.Entry, ArrayRef<uint64_t>(Mb.Args, N), Mb.Teams, Mb.Threads, Mb.Device,
-                          {Mb.TeamsYZ[0], Mb.TeamsYZ[1], Mb.ThreadsYZ[0], Mb.ThreadsYZ[1]});
+    ompsim::LaunchOptions Options;
+    for (int Dim = 0; Dim < 2; ++Dim) {
+      Options.TeamsYZ[Dim] = Mb.TeamsYZ[Dim];
+      Options.ThreadsYZ[Dim] = Mb.ThreadsYZ[Dim];
+    }
+    Options.BareWarpSize = Mb.BareWarpSize;
+    Options.DynamicSharedBytes = Mb.DynamicSharedBytes;
+    Error Err = runKernel(Mb.Entry, ArrayRef<uint64_t>(Mb.Args, N), Mb.Teams, Mb.Threads, Mb.Device, Options);
     Mb.Status = Err ? 1 : 0;
     Mb.MessageLength = 0;
     if (Err) {

@@ -201,6 +201,70 @@ int main(void) {
 """
 
 
+BARE = r"""
+#include <omp.h>
+#include <ompx.h>
+#include <stdio.h>
+int main(void) {
+  int ids[4 * 64], next[4 * 64];
+  unsigned long long ballot = 0;
+  /* Every thread of every block runs the region; the block's shared memory and barrier. */
+#pragma omp target teams ompx_bare num_teams(4) thread_limit(64) map(from : ids, next, ballot)
+  {
+    static int slot[64];
+#pragma omp allocate(slot) allocator(omp_pteam_mem_alloc)
+    int t = ompx_thread_id_x(), b = ompx_block_id_x();
+    slot[t] = b * 1000 + t;
+    ompx_sync_block_acq_rel();
+    ids[b * 64 + t] = b * ompx_block_dim_x() + t;
+    next[b * 64 + t] = slot[(t + 1) % 64];
+    unsigned long long lanes = ompx_ballot_sync(~0ULL, 1);
+    if (b == 0 && t == 0)
+      ballot = lanes;
+  }
+  int wrong = 0;
+  for (int b = 0; b < 4; ++b)
+    for (int t = 0; t < 64; ++t)
+      wrong += ids[b * 64 + t] != b * 64 + t || next[b * 64 + t] != b * 1000 + (t + 1) % 64;
+  printf("wrong %d ballot %llx\n", wrong, ballot);
+  return 0;
+}
+"""
+
+DYNAMIC_SHARED = r"""
+#include <omp.h>
+#include <stdio.h>
+int main(void) {
+  int out[3 * 16];
+#pragma omp target teams num_teams(3) thread_limit(16) ompx_dyn_cgroup_mem(16 * sizeof(int)) map(from : out)
+#pragma omp parallel num_threads(16)
+  {
+    int *buf = (int *)llvm_omp_target_dynamic_shared_alloc();
+    int t = omp_get_thread_num(), team = omp_get_team_num();
+    buf[t] = team * 100 + t;
+#pragma omp barrier
+    out[team * 16 + t] = buf[(t + 1) % 16];
+  }
+  int wrong = 0;
+  for (int team = 0; team < 3; ++team)
+    for (int t = 0; t < 16; ++t)
+      wrong += out[team * 16 + t] != team * 100 + (t + 1) % 16;
+  printf("wrong %d host %p\n", wrong, llvm_omp_target_dynamic_shared_alloc());
+  return 0;
+}
+"""
+
+TOO_MUCH_SHARED = r"""
+#include <stdio.h>
+int main(void) {
+  int x = 0;
+#pragma omp target teams num_teams(1) ompx_dyn_cgroup_mem(1 << 20) map(tofrom : x)
+  x = 1;
+  printf("%d\n", x);
+  return 0;
+}
+"""
+
 def build(offload, source, arch, name):
     return offload.compile(source, name=name, translate="pass", extra=["--gpu=" + arch])
 
@@ -328,3 +392,29 @@ def test_a_device_function_defined_only_for_the_host_is_named_at_load(offload, a
     line = single_line(offload.run(exe, backend="sim"))
     assert line.endswith("needs 'helper', which no device code of the program defines (compile the file that "
                          "defines it with offloading, under declare target)"), line
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_a_bare_kernel_runs_on_every_thread_of_every_block_with_its_gpus_warps(offload, arch):
+    # clang-22's GPU code of an ompx_bare region is one thread's: it has no kernel environment,
+    # and, as stock's plugins do, sim launches it in bare mode.
+    r = offload.run(build(offload, BARE, arch, "bare.c"), backend="sim", env={"LIBOMPTARGET_INFO": "16"})
+    assert r.returncode == 0, r.stderr
+    lanes = "ffffffff" if arch.startswith("sm_") else "ffffffffffffffff"
+    assert r.stdout == "wrong 0 ballot %s\n" % lanes, (r.stdout, r.stderr)
+    assert "with [4,1,1] blocks and [64,1,1] threads in BARE mode" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_dynamic_shared_memory_is_one_block_per_team(offload, arch):
+    r = offload.run(build(offload, DYNAMIC_SHARED, arch, "dynshared.c"), backend="sim")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "wrong 0 host (nil)\n", (r.stdout, r.stderr)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_more_dynamic_shared_memory_than_the_gpu_has_is_refused_with_one_line(offload, arch):
+    line = single_line(offload.run(build(offload, TOO_MUCH_SHARED, arch, "too_much_shared.c"), backend="sim"))
+    limit = 227 * 1024 if arch.startswith("sm_") else 64 * 1024
+    assert "asks for 1048576 bytes of dynamic shared memory a block" in line, line
+    assert line.endswith("has at most %d" % limit), line

@@ -72,10 +72,10 @@ TEST(LaunchInfoTest, ABareKernelRunsItsGridAndBlocksAsAsked) {
   // No budget, no cap: every thread of every block, in three dimensions.
   KernelConfiguration Bare;
   Bare.ExecMode = uint8_t(llvm::omp::OMP_TGT_EXEC_MODE_BARE);
-  ompsim::LaunchExtentsYZ YZ;
-  YZ.Teams[0] = 16;
-  YZ.Threads[0] = 4;
-  YZ.Threads[1] = 2;
+  ompsim::LaunchOptions YZ;
+  YZ.TeamsYZ[0] = 16;
+  YZ.ThreadsYZ[0] = 4;
+  YZ.ThreadsYZ[1] = 2;
   LaunchShape S = launchShape(64, 32, Bare, twoCpus(), YZ);
   EXPECT_EQ(S.Blocks[0], 64u);
   EXPECT_EQ(S.Blocks[1], 16u);

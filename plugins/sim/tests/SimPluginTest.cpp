@@ -184,7 +184,7 @@ TEST_F(SimPluginTest, GlobalsDataAndKernelEndToEnd) {
   ASSERT_NE(Out, nullptr);
   ASSERT_NE(Text, nullptr);
   void *Args[] = {Out, Text};
-  ompsim_launch_config Cfg{1, 1, 0, Img.Kernel.c_str(), {0, 0}, {0, 0}};
+  ompsim_launch_config Cfg{1, 1, 0, Img.Kernel.c_str(), {0, 0}, {0, 0}, 0};
   ASSERT_EQ(P.__tgt_rtl_run_target_region(0, Kernel, Args, 2, &Cfg), OMPSIM_OFFLOAD_SUCCESS)
       << P.__tgt_rtl_last_error(0);
   int Host[4] = {};
@@ -302,7 +302,7 @@ TEST_F(SimPluginTest, HostAndSharedMemoryIsOneAddressOnBothSides) {
     int Seven = 7;
     ASSERT_EQ(P.__tgt_rtl_data_submit(0, G, &Seven, 4), OMPSIM_OFFLOAD_SUCCESS);
     void *Args[] = {Shared, Pinned};
-    ompsim_launch_config Cfg{1, 1, 0, Img.Kernel.c_str(), {0, 0}, {0, 0}};
+    ompsim_launch_config Cfg{1, 1, 0, Img.Kernel.c_str(), {0, 0}, {0, 0}, 0};
     ASSERT_EQ(P.__tgt_rtl_run_target_region(0, Kernel, Args, 2, &Cfg), OMPSIM_OFFLOAD_SUCCESS)
         << P.__tgt_rtl_last_error(0);
     EXPECT_EQ(Shared[0], 7);
@@ -361,7 +361,7 @@ TEST_F(SimPluginTest, UntranslatedHostFunctionPointerIsNamed) {
   ASSERT_EQ(P.__tgt_rtl_get_function(0, B, Img.Kernel.c_str(), &Kernel), OMPSIM_OFFLOAD_SUCCESS);
   void *R = P.__tgt_rtl_data_alloc(0, 4, nullptr, 0);
   void *Args[] = {R, reinterpret_cast<void *>(&ompsimTestHostPlain)};
-  ompsim_launch_config Cfg{0, 0, 0, Img.Kernel.c_str(), {0, 0}, {0, 0}};
+  ompsim_launch_config Cfg{0, 0, 0, Img.Kernel.c_str(), {0, 0}, {0, 0}, 0};
   ASSERT_NE(P.__tgt_rtl_run_target_region(0, Kernel, Args, 2, &Cfg), OMPSIM_OFFLOAD_SUCCESS);
   std::string Msg = P.__tgt_rtl_last_error(0);
   EXPECT_NE(Msg.find("device 0: kernel " + Img.Kernel + " called untranslated host function pointer 0x"),
@@ -385,7 +385,7 @@ TEST_F(SimPluginTest, NullFunctionPointerNamesAddressKindAndKernel) {
   ASSERT_EQ(P.__tgt_rtl_get_function(0, B, Img.Kernel.c_str(), &Kernel), OMPSIM_OFFLOAD_SUCCESS);
   void *R = P.__tgt_rtl_data_alloc(0, 4, nullptr, 0);
   void *Args[] = {R, nullptr};
-  ompsim_launch_config Cfg{0, 0, 0, Img.Kernel.c_str(), {0, 0}, {0, 0}};
+  ompsim_launch_config Cfg{0, 0, 0, Img.Kernel.c_str(), {0, 0}, {0, 0}, 0};
   ASSERT_NE(P.__tgt_rtl_run_target_region(0, Kernel, Args, 2, &Cfg), OMPSIM_OFFLOAD_SUCCESS);
   std::string Msg = P.__tgt_rtl_last_error(0);
   EXPECT_NE(Msg.find("kernel " + Img.Kernel), std::string::npos) << Msg;
@@ -401,7 +401,7 @@ TEST_F(SimPluginTest, KernelTimeoutIsReported) {
   int Zero = 0;
   ASSERT_EQ(P.__tgt_rtl_data_submit(0, Flag, &Zero, 4), OMPSIM_OFFLOAD_SUCCESS);
   void *Args[] = {Flag};
-  ompsim_launch_config Cfg{0, 0, 0, Img.Kernel.c_str(), {0, 0}, {0, 0}};
+  ompsim_launch_config Cfg{0, 0, 0, Img.Kernel.c_str(), {0, 0}, {0, 0}, 0};
   ASSERT_NE(P.__tgt_rtl_run_target_region(0, Kernel, Args, 1, &Cfg), OMPSIM_OFFLOAD_SUCCESS);
   std::string Msg = P.__tgt_rtl_last_error(0);
   EXPECT_EQ(Msg, "device 0: kernel " + Img.Kernel + " timed out after 3s (OMPSIM_KERNEL_TIMEOUT)");
@@ -423,7 +423,7 @@ TEST_F(SimPluginTest, ExecutorKilledFromOutsideIsReported) {
     ::kill(Pid, SIGKILL);
   });
   void *Args[] = {Flag};
-  ompsim_launch_config Cfg{0, 0, 0, Img.Kernel.c_str(), {0, 0}, {0, 0}};
+  ompsim_launch_config Cfg{0, 0, 0, Img.Kernel.c_str(), {0, 0}, {0, 0}, 0};
   int32_t Rc = P.__tgt_rtl_run_target_region(0, Kernel, Args, 1, &Cfg);
   Killer.join();
   ASSERT_NE(Rc, OMPSIM_OFFLOAD_SUCCESS);
@@ -454,7 +454,7 @@ TEST_F(SimPluginTest, BitcodeImageRunsWithCtorsGlobalsAndImports) {
   void *Out = P.__tgt_rtl_data_alloc(0, 16, nullptr, 0);
   void *Text = P.__tgt_rtl_data_alloc(0, 16, nullptr, 0);
   void *Args[] = {Out, Text};
-  ompsim_launch_config Cfg{1, 1, 0, Img.Kernel.c_str(), {0, 0}, {0, 0}};
+  ompsim_launch_config Cfg{1, 1, 0, Img.Kernel.c_str(), {0, 0}, {0, 0}, 0};
   ASSERT_EQ(P.__tgt_rtl_run_target_region(0, Kernel, Args, 2, &Cfg), OMPSIM_OFFLOAD_SUCCESS)
       << P.__tgt_rtl_last_error(0);
   int Host[4] = {};

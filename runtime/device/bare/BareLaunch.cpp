@@ -32,9 +32,11 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -80,11 +82,34 @@ constexpr size_t kGuard = 4096;
 struct LaunchContext {
   uint32_t Grid[3];
   uint32_t Block[3];
-  uint32_t Blocks;  ///< blocks in the grid
-  uint32_t Threads; ///< threads in a block
+  uint32_t Blocks;   ///< blocks in the grid
+  uint32_t Threads;  ///< threads in a block
+  uint32_t WarpSize; ///< lanes of a warp
+  uint64_t DynamicSharedBytes;
   ompsim_bare_body Body;
   void **Argv;
   std::atomic<uint32_t> NextBlock;
+};
+
+/// A block's memory that persists across the blocks one device thread runs.
+struct BlockMemory {
+  void *Base = nullptr;
+  uint64_t Capacity = 0;
+
+  /// At least `Bytes` (16-aligned, zeroed when it grows); null if it cannot.
+  void *atLeast(uint64_t Bytes) {
+    if (Bytes <= Capacity && Base)
+      return Base;
+    uint64_t Size = (std::max<uint64_t>(Bytes, 16) + 15) & ~uint64_t(15);
+    void *New = std::aligned_alloc(16, Size);
+    if (!New)
+      return nullptr;
+    std::memset(New, 0, Size);
+    std::free(Base);
+    Base = New;
+    Capacity = Size;
+    return Base;
+  }
 };
 
 struct Fiber {
@@ -195,9 +220,26 @@ public:
     }
     V.LinearThread = Current;
     V.Threads = L.Threads;
+    V.WarpSize = L.WarpSize;
   }
 
   uint64_t *slots() const { return Slots; }
+
+  void *shared(uint64_t Bytes) {
+    void *Block = Shared.atLeast(Bytes);
+    if (!Block)
+      fail("cannot allocate a block's shared memory of bytes", Bytes);
+    return Block;
+  }
+
+  void *dynamicShared() {
+    if (!Launch->DynamicSharedBytes)
+      return nullptr;
+    void *Block = Dynamic.atLeast(Launch->DynamicSharedBytes);
+    if (!Block)
+      fail("cannot allocate a block's dynamic shared memory of bytes", Launch->DynamicSharedBytes);
+    return Block;
+  }
 
   /// The runner whose block the calling thread is running, if any.
   static thread_local BlockRunner *TRunner;
@@ -244,6 +286,7 @@ private:
   uint64_t *Slots = nullptr;
   char *Stacks = nullptr;
   uint32_t Capacity = 0;
+  BlockMemory Shared, Dynamic;
   ucontext_t Home;
 #ifdef OMPSIM_BARE_ASAN
   const void *HomeBottom = nullptr;
@@ -312,9 +355,82 @@ uint64_t *exchangeSlots() {
   return R ? R->slots() : nullptr;
 }
 
+void *blockShared(uint64_t Bytes) {
+  BlockRunner *R = BlockRunner::TRunner;
+  return R ? R->shared(Bytes) : nullptr;
+}
+
+void *blockDynamicShared(bool &InBare) {
+  BlockRunner *R = BlockRunner::TRunner;
+  InBare = R != nullptr;
+  return R ? R->dynamicShared() : nullptr;
+}
+
 } // namespace ompsim::device::bare
 
 using namespace ompsim::device;
+
+namespace ompsim::device::bare {
+namespace {
+
+/// Runs the grid of launch `R`, each of its threads calling `Body(Argv)`.
+void runGrid(Ident *Loc, const ompsim_kernel_launch &R, ompsim_bare_body Body, void **Argv,
+             uint32_t WarpSize) {
+  const Libomp &Omp = Libomp::get();
+  auto Extent = [](uint32_t V) { return V ? V : 1u; };
+  LaunchContext L;
+  L.Grid[0] = Extent(R.num_teams);
+  L.Grid[1] = Extent(R.num_teams_yz[0]);
+  L.Grid[2] = Extent(R.num_teams_yz[1]);
+  L.Block[0] = Extent(R.thread_limit);
+  L.Block[1] = Extent(R.thread_limit_yz[0]);
+  L.Block[2] = Extent(R.thread_limit_yz[1]);
+  uint64_t Blocks = uint64_t(L.Grid[0]) * L.Grid[1] * L.Grid[2];
+  uint64_t Threads = uint64_t(L.Block[0]) * L.Block[1] * L.Block[2];
+  if (Blocks > UINT32_MAX)
+    fail("more blocks than the device runs", Blocks);
+  if (Threads > kMaxBlockThreads)
+    fail("more threads in a block than the device's 1024", Threads);
+  L.Blocks = uint32_t(Blocks);
+  L.Threads = uint32_t(Threads);
+  L.WarpSize = WarpSize;
+  L.DynamicSharedBytes = R.dynamic_shared_bytes;
+  L.Body = Body;
+  L.Argv = Argv;
+  L.NextBlock.store(0, std::memory_order_relaxed);
+  // Device threads for the blocks: the CPUs, within the thread limit the
+  // kernel's own __kmpc_push_num_teams left (libomp would warn past it).
+  uint32_t Workers = R.bare_workers ? R.bare_workers : processors();
+  if (L.Blocks < Workers)
+    Workers = L.Blocks;
+  if (int Limit = Omp.GetThreadLimit(); Limit > 0 && uint32_t(Limit) < Workers)
+    Workers = uint32_t(Limit);
+  int32_t Gtid = Omp.GlobalThreadNum(Loc);
+  if (Workers <= 1) {
+    int32_t Zero = 0;
+    workerMicrotask(&Gtid, &Zero, &L);
+    return;
+  }
+  // One libomp team per device thread (a team, not a parallel region: the
+  // kernel may run inside the host program's parallel region on ours-host).
+  Omp.PushNumTeams(Loc, Gtid, int32_t(Workers), 1);
+  Omp.ForkTeams(Loc, 1, reinterpret_cast<Microtask>(&workerMicrotask), &L);
+}
+
+/// A thread of a GPU image's bare kernel: calls the kernel.
+void gpuKernelBody(int32_t *, int32_t *, void **Argv) {
+  const auto *R = reinterpret_cast<const ompsim_kernel_launch *>(Argv);
+  R->invoke(R->invoke_context);
+}
+
+} // namespace
+
+void runGpuKernel(const ompsim_kernel_launch &R) {
+  runGrid(runtimeIdent(), R, &gpuKernelBody,
+          reinterpret_cast<void **>(const_cast<ompsim_kernel_launch *>(&R)), R.bare_warp_size);
+}
+
+} // namespace ompsim::device::bare
 
 OMPSIM_DEVICE_API void __ompsim_bare_fork_teams(void *Loc, ompsim_bare_body Body, void **Argv) {
   const Libomp &Omp = Libomp::get();
@@ -325,41 +441,6 @@ OMPSIM_DEVICE_API void __ompsim_bare_fork_teams(void *Loc, ompsim_bare_body Body
     Omp.ForkTeams(Ident, 2, reinterpret_cast<Microtask>(&bare::fallbackTeamMicrotask), Body, Argv);
     return;
   }
-  const ompsim_kernel_launch &R = *Place.Launch->Request;
-  auto Extent = [](uint32_t V) { return V ? V : 1u; };
-  bare::LaunchContext L;
-  L.Grid[0] = Extent(R.num_teams);
-  L.Grid[1] = Extent(R.num_teams_yz[0]);
-  L.Grid[2] = Extent(R.num_teams_yz[1]);
-  L.Block[0] = Extent(R.thread_limit);
-  L.Block[1] = Extent(R.thread_limit_yz[0]);
-  L.Block[2] = Extent(R.thread_limit_yz[1]);
-  uint64_t Blocks = uint64_t(L.Grid[0]) * L.Grid[1] * L.Grid[2];
-  uint64_t Threads = uint64_t(L.Block[0]) * L.Block[1] * L.Block[2];
-  if (Blocks > UINT32_MAX)
-    bare::fail("more blocks than the device runs", Blocks);
-  if (Threads > bare::kMaxBlockThreads)
-    bare::fail("more threads in a block than the device's 1024", Threads);
-  L.Blocks = uint32_t(Blocks);
-  L.Threads = uint32_t(Threads);
-  L.Body = Body;
-  L.Argv = Argv;
-  L.NextBlock.store(0, std::memory_order_relaxed);
-  // Device threads for the blocks: the CPUs, within the thread limit the
-  // kernel's own __kmpc_push_num_teams left (libomp would warn past it).
-  uint32_t Workers = R.bare_workers ? R.bare_workers : bare::processors();
-  if (L.Blocks < Workers)
-    Workers = L.Blocks;
-  if (int Limit = Omp.GetThreadLimit(); Limit > 0 && uint32_t(Limit) < Workers)
-    Workers = uint32_t(Limit);
-  int32_t Gtid = Omp.GlobalThreadNum(Ident);
-  if (Workers <= 1) {
-    int32_t Zero = 0;
-    bare::workerMicrotask(&Gtid, &Zero, &L);
-    return;
-  }
-  // One libomp team per device thread (a team, not a parallel region: the
-  // kernel may run inside the host program's parallel region on ours-host).
-  Omp.PushNumTeams(Ident, Gtid, int32_t(Workers), 1);
-  Omp.ForkTeams(Ident, 1, reinterpret_cast<Microtask>(&bare::workerMicrotask), &L);
+  // Warps of NVIDIA's 32 lanes (DeviceRTL's default for nvptx64).
+  bare::runGrid(Ident, *Place.Launch->Request, Body, Argv, 32);
 }

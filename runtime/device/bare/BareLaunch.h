@@ -10,6 +10,8 @@
 #ifndef OMPSIM_DEVICE_BARE_BARELAUNCH_H
 #define OMPSIM_DEVICE_BARE_BARELAUNCH_H
 
+#include "ompsim/device_runtime.h"
+
 #include <cstdint>
 
 namespace ompsim::device::bare {
@@ -22,6 +24,7 @@ struct ThreadView {
   uint32_t GridDim[3];
   uint32_t LinearThread; ///< x + y * dim.x + z * dim.x * dim.y
   uint32_t Threads;      ///< threads in the block
+  uint32_t WarpSize;     ///< lanes of a warp (the GPU image's, else 32)
 };
 
 /// The calling thread's view when it runs a bare region's body; else false.
@@ -34,6 +37,20 @@ void syncBlock();
 /// The block's exchange buffer for warp collectives: one slot per thread,
 /// valid between two syncBlock() calls of the whole block.
 uint64_t *exchangeSlots();
+
+/// The calling block's shared memory of `Bytes` (a GPU image's team-shared
+/// globals), or null outside a bare region. Like a GPU's, it is not cleared
+/// between the blocks a device thread runs.
+void *blockShared(uint64_t Bytes);
+
+/// The calling block's dynamic shared memory (null when the launch asked
+/// for none); `InBare` says whether the caller runs a bare region at all.
+void *blockDynamicShared(bool &InBare);
+
+/// Runs a GPU image's bare kernel as a GPU does: every thread of every
+/// block of `Launch`'s grid calls the kernel (Launch.bare_warp_size lanes a
+/// warp).
+void runGpuKernel(const ompsim_kernel_launch &Launch);
 
 } // namespace ompsim::device::bare
 

@@ -20,6 +20,7 @@
 // distribute chunk made a 1 Mi-iteration loop take seconds).
 //
 //===----------------------------------------------------------------------===//
+#include "../bare/BareLaunch.h"
 #include "Abi.h"
 #include "KernelLaunchState.h"
 #include "Libomp.h"
@@ -182,7 +183,10 @@ OMPSIM_DEVICE_API int32_t __ompsim_device_run_kernel(const ompsim_kernel_launch 
   ThreadPlace Place;
   Place.Launch = &Launch;
   ScopedPlace Scope(Place);
-  Request->invoke(Request->invoke_context);
+  if (Request->bare_warp_size)
+    bare::runGpuKernel(*Request); // a GPU image's bare kernel: every thread runs it
+  else
+    Request->invoke(Request->invoke_context);
   return 0;
 }
 

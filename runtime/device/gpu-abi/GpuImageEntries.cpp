@@ -10,6 +10,7 @@
 // threads, so "the thread's id in its block" is its libomp thread number.
 //
 //===----------------------------------------------------------------------===//
+#include "../bare/BareLaunch.h"
 #include "KernelLaunchState.h"
 #include "Libomp.h"
 #include "StaticSchedule.h"
@@ -224,6 +225,9 @@ KernelLaunch::~KernelLaunch() {
   for (uint32_t T = 0; T < TeamSharedCount; ++T)
     std::free(TeamShared[T]);
   std::free(TeamShared);
+  for (uint32_t T = 0; T < DynamicSharedCount; ++T)
+    std::free(DynamicShared[T]);
+  std::free(DynamicShared);
   for (uint32_t T = 0; T < TeamReductionsCount; ++T)
     if (auto *Team = static_cast<TeamReduction *>(TeamReductions[T])) {
       for (ShuffleTape &Tape : Team->Tapes)
@@ -426,6 +430,8 @@ OMPSIM_DEVICE_API int32_t __kmpc_nvptx_teams_reduce_nowait_v2(void *, void *Buff
 }
 
 OMPSIM_DEVICE_API void *__ompsim_gpu_team_shared(uint64_t Bytes) {
+  if (void *Block = bare::blockShared(Bytes))
+    return Block; // a bare kernel's block
   KernelLaunch &L = launchOf("__ompsim_gpu_team_shared");
   void *Block = teamEntry(L, L.TeamShared, L.TeamSharedCount, [Bytes] {
     uint64_t Size = (Bytes + 15) & ~uint64_t(15);
@@ -436,6 +442,27 @@ OMPSIM_DEVICE_API void *__ompsim_gpu_team_shared(uint64_t Bytes) {
   });
   if (!Block)
     fail("__ompsim_gpu_team_shared", "cannot allocate the team's shared memory");
+  return Block;
+}
+
+// llvm_omp_target_dynamic_shared_alloc() in a GPU image: the block's
+// dynamic shared memory (the launch's ompx_dyn_cgroup_mem and
+// LIBOMPTARGET_SHARED_MEMORY_SIZE), null when the launch has none.
+OMPSIM_DEVICE_API void *__ompsim_gpu_dynamic_shared(void) {
+  bool InBare = false;
+  void *Block = bare::blockDynamicShared(InBare);
+  if (InBare)
+    return Block;
+  KernelLaunch &L = launchOf("llvm_omp_target_dynamic_shared_alloc");
+  uint64_t Bytes = L.Request->dynamic_shared_bytes;
+  if (!Bytes)
+    return nullptr;
+  Block = teamEntry(L, L.DynamicShared, L.DynamicSharedCount, [Bytes] {
+    uint64_t Size = (Bytes + 15) & ~uint64_t(15);
+    return std::aligned_alloc(16, Size);
+  });
+  if (!Block)
+    fail("llvm_omp_target_dynamic_shared_alloc", "cannot allocate the team's dynamic shared memory");
   return Block;
 }
 

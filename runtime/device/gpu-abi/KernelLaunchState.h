@@ -31,6 +31,9 @@ struct KernelLaunch {
   pthread_mutex_t SharedLock = PTHREAD_MUTEX_INITIALIZER;
   void **TeamShared = nullptr;
   uint32_t TeamSharedCount = 0;
+  /// Its dynamic shared memory (Request->dynamic_shared_bytes), the same way.
+  void **DynamicShared = nullptr;
+  uint32_t DynamicSharedCount = 0;
   /// A GPU image's cross-team reduction: the bytes of its fixed buffer
   /// (from the kernel environment), the buffer, and the teams that have
   /// brought their part (under SharedLock).

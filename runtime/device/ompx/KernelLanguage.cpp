@@ -24,7 +24,8 @@
 //  - elsewhere clang-22's x86_64 code launches teams and threads in x only, so y and z
 //    are id 0 and size 1;
 //  - ompx_sync_block* is a barrier of the team's threads;
-//  - a warp is kWarpSize consecutive thread ids of the team; shuffles and
+//  - a warp is kWarpSize consecutive thread ids of the team (a GPU image's
+//    bare kernel: its architecture's lanes, 64 on amdgcn); shuffles and
 //    ballots exchange values through a buffer the team's threads share.
 //
 // A kernel run by stock's host plugin (host-upstream) is no ompsim device
@@ -87,11 +88,19 @@ struct WarpView {
   int Lanes;    ///< lanes of this warp that are threads of the team
 };
 
-WarpView warpOf(int Tid, int Threads) {
+/// Lanes of the caller's warps: a bare launch's (its GPU image's), else
+/// kWarpSize.
+int warpSize() {
+  if (ompsim::device::bare::ThreadView V; ompsim::device::bare::current(V))
+    return int(V.WarpSize);
+  return kWarpSize;
+}
+
+WarpView warpOf(int Tid, int Threads, int Lanes) {
   WarpView W;
-  W.Lane = Tid % kWarpSize;
+  W.Lane = Tid % Lanes;
   W.WarpBase = Tid - W.Lane;
-  W.Lanes = Threads - W.WarpBase < kWarpSize ? Threads - W.WarpBase : kWarpSize;
+  W.Lanes = Threads - W.WarpBase < Lanes ? Threads - W.WarpBase : Lanes;
   return W;
 }
 
@@ -160,7 +169,7 @@ template <typename T> T fromBits(uint64_t Bits) {
 
 /// CUDA's __shfl_down_sync: the value of lane + Delta when that lane lies in
 /// the caller's segment of Width lanes (and is a thread of the team, and in
-/// Mask), else the caller's own value.
+/// Mask on a warp of 32), else the caller's own value.
 template <typename T> T shuffleDown(uint64_t Mask, T Var, unsigned Delta, int Width, const char *What) {
   if (!onOmpsimDevice())
     __builtin_trap(); // clang-22's host answer
@@ -169,12 +178,16 @@ template <typename T> T shuffleDown(uint64_t Mask, T Var, unsigned Delta, int Wi
     return Var;
   int Tid = threadInBlock();
   uint64_t *Slots = exchange(toBits(Var), Tid, Threads, What);
-  WarpView W = warpOf(Tid, Threads);
-  int Segment = Width > 0 && Width <= kWarpSize ? Width : kWarpSize;
+  int Lanes = warpSize();
+  WarpView W = warpOf(Tid, Threads, Lanes);
+  int Segment = Width > 0 && Width <= Lanes ? Width : Lanes;
   int SegmentBase = W.Lane - W.Lane % Segment;
   uint64_t Source = uint64_t(W.Lane) + Delta;
   T Result = Var;
-  if (Source < uint64_t(SegmentBase + Segment) && Source < uint64_t(W.Lanes) && ((Mask >> Source) & 1))
+  // AMD's shuffle reads any lane of its wavefront (DeviceRTL's amdgcn
+  // shuffle has no use for the mask: programs pass NVIDIA's 32-bit ~0U).
+  bool InMask = Lanes == 64 || ((Mask >> Source) & 1);
+  if (Source < uint64_t(SegmentBase + Segment) && Source < uint64_t(W.Lanes) && InMask)
     Result = fromBits<T>(Slots[W.WarpBase + int(Source)]);
   releaseExchange(Slots);
   return Result;
@@ -243,7 +256,7 @@ OMPSIM_OMPX_API uint64_t ompx_ballot_sync(uint64_t Mask, int Pred) {
     return Pred && (Mask & 1) ? 1 : 0;
   int Tid = threadInBlock();
   uint64_t *Slots = exchange(Pred != 0, Tid, Threads, "ompx_ballot_sync");
-  WarpView W = warpOf(Tid, Threads);
+  WarpView W = warpOf(Tid, Threads, warpSize());
   uint64_t Ballot = 0;
   for (int L = 0; L < W.Lanes; ++L)
     if (Slots[W.WarpBase + L] && ((Mask >> L) & 1))

@@ -43,6 +43,10 @@ typedef struct ompsim_launch_config {
    * is bare (__tgt_rtl_kernel_exec_mode); it refuses other such launches. */
   uint32_t num_teams_yz[2];
   uint32_t thread_limit_yz[2];
+  /** Bytes of dynamic shared memory each team asks for
+   * (`ompx_dyn_cgroup_mem(N)`, KernelArgs' DynCGroupMem); a GPU plugin adds
+   * LIBOMPTARGET_SHARED_MEMORY_SIZE. */
+  uint32_t dyn_cgroup_mem;
 } ompsim_launch_config;
 
 /** Kinds of device allocation (mirrors TARGET_ALLOC_*). */

@@ -93,6 +93,25 @@ private:
   std::string Prefix;
 };
 
+/// The intrinsics that only read a constant of the architecture (its warp
+/// size, which the optimizer folds when it knows the target's features, not
+/// at -O0): the constant, as the simulated GPU's warps have it.
+void foldArchitectureConstants(Module &M, GpuArch Arch) {
+  for (Function &F : M) {
+    if (!F.isIntrinsic())
+      continue;
+    StringRef N = F.getName();
+    if (N != "llvm.amdgcn.wavefrontsize" && N != "llvm.nvvm.read.ptx.sreg.warpsize")
+      continue;
+    Constant *Lanes = ConstantInt::get(F.getReturnType(), Arch == GpuArch::Amdgcn ? 64 : 32);
+    for (User *U : make_early_inc_range(F.users()))
+      if (auto *Call = dyn_cast<CallInst>(U); Call && Call->getCalledFunction() == &F) {
+        Call->replaceAllUsesWith(Lanes);
+        Call->eraseFromParent();
+      }
+  }
+}
+
 /// GPU intrinsics and GPU assembly: code the host cannot run.
 Error refuseGpuCode(Module &M, const Failure &Fail) {
   for (Function &F : M) {
@@ -284,6 +303,8 @@ StringRef gpuRuntimeName(StringRef Name) {
       // place them there) has the team's one thread to wait for; libomp's
       // would wait for the team's idle pool.
       {"__kmpc_barrier", "__ompsim_gpu_barrier"},
+      // The block's dynamic shared memory (libomp's answers the host's null).
+      {"llvm_omp_target_dynamic_shared_alloc", "__ompsim_gpu_dynamic_shared"},
   };
   for (const auto &[From, To] : Names)
     if (Name == From)
@@ -355,6 +376,7 @@ Expected<RetargetedImage> retargetGpuModule(Module &M, StringRef HostTriple, con
   Failure Fail(ImageName, Out.Arch);
   if (Out.Arch == GpuArch::None)
     return Fail("the module's triple " + M.getTargetTriple().str() + " is not a GPU's");
+  foldArchitectureConstants(M, Out.Arch);
   if (Error Err = refuseGpuCode(M, Fail))
     return std::move(Err);
   // Sizes and alignments of the team-shared globals are the host's: the

@@ -2,7 +2,7 @@
 #pragma once
 
 #include "ompsim/Config.h"
-#include "ompsim/LaunchExtents.h"
+#include "ompsim/LaunchOptions.h"
 #include "ompsim/offload_abi.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -174,10 +174,11 @@ public:
   /// the kernel timeout). `KernelName` names it in diagnostics. Thread-safe:
   /// launches from several host threads run at once, each in a launch slot
   /// of its own (as many slots as CPUs, at least 2; a launch waits for a free
-  /// one), and copies are not held up by a running kernel. `YZ` holds the y
-  /// and z extents of a bare kernel's grid and blocks.
+  /// one), and copies are not held up by a running kernel. `Options` holds
+  /// the y and z extents of a bare kernel's grid and blocks, a GPU image's
+  /// bare mode and its dynamic shared memory.
   llvm::Error launch(uint64_t Entry, llvm::ArrayRef<uint64_t> Args, uint32_t NumTeams, uint32_t ThreadLimit,
-                     llvm::StringRef KernelName, const LaunchExtentsYZ &YZ = {});
+                     llvm::StringRef KernelName, const LaunchOptions &Options = {});
 
   /// Copies `Table` into device memory and publishes it to the device runtime.
   llvm::Error setFunctionPointerTable(llvm::ArrayRef<__omp_offloading_fptr_map_ty> Table);
