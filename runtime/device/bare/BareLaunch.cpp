@@ -28,8 +28,8 @@
 #include "../gpu-abi/Libomp.h"
 #include "ompsim/device_runtime.h"
 
+#include <boost/context/detail/fcontext.hpp>
 #include <sys/mman.h>
-#include <ucontext.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -112,8 +112,13 @@ struct BlockMemory {
   }
 };
 
+namespace ctx = boost::context::detail;
+
+/// A GPU thread: its stack's saved context while it waits (Boost.Context's
+/// fcontext: a switch saves a few registers, with no system call, so a
+/// barrier of a 1024-thread block costs microseconds).
 struct Fiber {
-  ucontext_t Context;
+  ctx::fcontext_t Context;
   bool Done;
 #ifdef OMPSIM_BARE_TSAN
   void *TsanFiber;
@@ -137,8 +142,6 @@ public:
       fail("cannot allocate the stacks of a block's threads", Threads);
     for (uint32_t T = 0; T < Threads; ++T) {
       ::mprotect(static_cast<char *>(Mem) + T * Per, kGuard, PROT_NONE);
-      if (::getcontext(&NewFibers[T].Context) != 0)
-        fail("getcontext failed for thread", T);
 #ifdef OMPSIM_BARE_TSAN
       NewFibers[T].TsanFiber = __tsan_create_fiber(0);
 #endif
@@ -165,10 +168,7 @@ public:
     for (uint32_t T = 0; T < L.Threads; ++T) {
       Fiber &F = Fibers[T];
       F.Done = false;
-      F.Context.uc_stack.ss_sp = stackBottom(T);
-      F.Context.uc_stack.ss_size = kFiberStack;
-      F.Context.uc_link = &Home;
-      ::makecontext(&F.Context, &fiberEntry, 0);
+      F.Context = ctx::make_fcontext(stackBottom(T) + kFiberStack, kFiberStack, &fiberEntry);
     }
 #ifdef OMPSIM_BARE_TSAN
     HomeTsan = __tsan_get_current_fiber();
@@ -191,7 +191,6 @@ public:
   /// From the running fiber back to the block's scheduler; returns when the
   /// scheduler resumes it.
   void yield() {
-    Fiber &F = Fibers[Current];
 #ifdef OMPSIM_BARE_ASAN
     void *Fake = nullptr;
     __sanitizer_start_switch_fiber(&Fake, HomeBottom, HomeSize);
@@ -199,7 +198,8 @@ public:
 #ifdef OMPSIM_BARE_TSAN
     __tsan_switch_to_fiber(HomeTsan, 0);
 #endif
-    ::swapcontext(&F.Context, &Home);
+    // The scheduler's context is new at every switch into a fiber.
+    Home = ctx::jump_fcontext(Home, nullptr).fctx;
 #ifdef OMPSIM_BARE_ASAN
     __sanitizer_finish_switch_fiber(Fake, &HomeBottom, &HomeSize);
 #endif
@@ -255,14 +255,16 @@ private:
 #ifdef OMPSIM_BARE_TSAN
     __tsan_switch_to_fiber(Fibers[T].TsanFiber, 0);
 #endif
-    ::swapcontext(&Home, &Fibers[T].Context);
+    // Back here when the fiber waits or ends: where it stopped.
+    Fibers[T].Context = ctx::jump_fcontext(Fibers[T].Context, nullptr).fctx;
 #ifdef OMPSIM_BARE_ASAN
     __sanitizer_finish_switch_fiber(Fake, nullptr, nullptr);
 #endif
   }
 
-  static void fiberEntry() {
+  static void fiberEntry(ctx::transfer_t From) {
     BlockRunner &R = *TRunner;
+    R.Home = From.fctx;
 #ifdef OMPSIM_BARE_ASAN
     __sanitizer_finish_switch_fiber(nullptr, &R.HomeBottom, &R.HomeSize);
 #endif
@@ -274,7 +276,9 @@ private:
 #ifdef OMPSIM_BARE_TSAN
     __tsan_switch_to_fiber(R.HomeTsan, 0);
 #endif
-    // Returning resumes uc_link, the scheduler.
+    // A context function must not return: back to the scheduler for good.
+    ctx::jump_fcontext(R.Home, nullptr);
+    __builtin_unreachable();
   }
 
   LaunchContext *Launch = nullptr;
@@ -287,7 +291,7 @@ private:
   char *Stacks = nullptr;
   uint32_t Capacity = 0;
   BlockMemory Shared, Dynamic;
-  ucontext_t Home;
+  ctx::fcontext_t Home = nullptr; ///< the scheduler, while a fiber runs
 #ifdef OMPSIM_BARE_ASAN
   const void *HomeBottom = nullptr;
   size_t HomeSize = 0;

@@ -5,7 +5,9 @@ host-offload images of the same programs. Three figures:
   launch: sim-nvptx and sim-amdgcn against sim's x86 ELF image;
 * the first kernel of a process whose JIT cache is warm (the second run of the binary): the
   GPU image against the x86 bitcode image (sim-ir), which takes the same JIT path;
-* 1000 barriers of one team of 1024 threads: sim-nvptx against sim's x86 image.
+* 1000 barriers of one team of 1024 threads: sim-nvptx against sim's x86 image; an OpenMP
+  barrier in a parallel region (the team's threads are libomp's OS threads), and a block
+  barrier (`ompx_sync_block`) of an `ompx_bare` kernel (the block's threads are fibers).
 """
 
 import os
@@ -65,6 +67,24 @@ int main(void) {
 }
 """
 
+BLOCK_BARRIER_SOURCE = TIMING_C + r"""#include <ompx.h>
+int main(void) {
+  enum { BARRIERS = 1000 };
+  int threads = 0;
+  double t0 = now_ns();
+#pragma omp target teams ompx_bare num_teams(1) thread_limit(1024) map(tofrom : threads)
+  {
+    for (int b = 0; b < BARRIERS; ++b)
+      ompx_sync_block_acq_rel();
+    if (ompx_thread_id_x() == 0)
+      threads = ompx_block_dim_x();
+  }
+  printf("barriers_ns=%.0f threads=%d done=1\n", now_ns() - t0, threads);
+  fflush(stdout);
+  return 0;
+}
+"""
+
 #: Builds: (backend it runs on, ompsim cc flags).
 LOOP_BUILDS = {"sim": ["--translate=pass"], "sim-nvptx": ["--translate=pass", "--gpu=sm_90"],
                "sim-amdgcn": ["--translate=pass", "--gpu=gfx90a"]}
@@ -93,7 +113,7 @@ def _run(name, source, flags, backend, key, env_extra=None, runs=1):
 
 
 def bench_gpuimages(quick):
-    out = {"unit": "ms", "loop": {}, "first_kernel": {}, "barriers": {}}
+    out = {"unit": "ms", "loop": {}, "first_kernel": {}, "barriers": {}, "block_barriers": {}}
     for be, flags in LOOP_BUILDS.items():
         try:
             out["loop"][be] = _run("gpu-loop", LOOP_SOURCE, flags, be, "median_ns") / 1e6
@@ -116,6 +136,12 @@ def bench_gpuimages(quick):
         except Unavailable as e:
             out["barriers"][be] = {"unavailable": str(e)}
             say("gpuimages barriers on %s: not available: %s" % (be, e))
+        try:
+            out["block_barriers"][be] = _run("gpu-block-barriers", BLOCK_BARRIER_SOURCE, flags, be,
+                                             "barriers_ns") / 1e6
+        except Unavailable as e:
+            out["block_barriers"][be] = {"unavailable": str(e)}
+            say("gpuimages block barriers on %s: not available: %s" % (be, e))
     out["goal"] = goals(out)
     return out
 
@@ -123,6 +149,7 @@ def bench_gpuimages(quick):
 def goals(out):
     """The three goals of a part's figures: ratios, and whether each is met (None: not measured)."""
     loop, first, bar = out["loop"], out["first_kernel"], out["barriers"]
+    block = out.get("block_barriers", {})
 
     def num(v):
         return v if isinstance(v, (int, float)) else None
@@ -131,10 +158,13 @@ def goals(out):
         "loop_amdgcn_over_x86": ratio(num(loop.get("sim-amdgcn")), num(loop.get("sim"))),
         "first_kernel_gpu_over_ir": ratio(num(first.get("sim-nvptx")), num(first.get("sim-ir"))),
         "barriers_nvptx_s": None if num(bar.get("sim-nvptx")) is None else bar["sim-nvptx"] / 1e3,
+        "block_barriers_nvptx_s": None if num(block.get("sim-nvptx")) is None else block["sim-nvptx"] / 1e3,
     }
     g["loop_met"] = None if g["loop_nvptx_over_x86"] is None else (
         g["loop_nvptx_over_x86"] <= LOOP_GOAL and (g["loop_amdgcn_over_x86"] or 0) <= LOOP_GOAL)
     g["first_kernel_met"] = None if g["first_kernel_gpu_over_ir"] is None else (
         g["first_kernel_gpu_over_ir"] <= FIRST_KERNEL_GOAL)
     g["barriers_met"] = None if g["barriers_nvptx_s"] is None else g["barriers_nvptx_s"] < BARRIER_GOAL_S
+    g["block_barriers_met"] = None if g["block_barriers_nvptx_s"] is None else (
+        g["block_barriers_nvptx_s"] < BARRIER_GOAL_S)
     return g
