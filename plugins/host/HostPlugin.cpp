@@ -236,8 +236,9 @@ Status HostDevice::run(void *Kernel, void **Args, int32_t NumArgs, const ompsim_
       &Call,
       {Config ? Config->num_teams_yz[0] : 0, Config ? Config->num_teams_yz[1] : 0},
       {Config ? Config->thread_limit_yz[0] : 0, Config ? Config->thread_limit_yz[1] : 0},
-      0, // the host plugin loads x86_64 images only: no GPU bare kernel
-      0};
+      0,  // the host plugin loads x86_64 images only: no GPU kernel,
+      0,  // no bare one,
+      0}; // and no dynamic shared memory
   auto Launched = [&] {
     if (RunKernel)
       RunKernel(&Launch);

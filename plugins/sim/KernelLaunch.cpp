@@ -113,8 +113,8 @@ OMPSIM_EXPORT int32_t __tgt_rtl_run_target_region(int32_t Id, void *Kernel, void
       Options.ThreadsYZ[Dim] = Cfg->thread_limit_yz[Dim];
     }
   if (K->Gpu) {
-    if (isBare(K->Environment))
-      Options.BareWarpSize = K->GpuWarpSize;
+    Options.GpuWarpSize = K->GpuWarpSize;
+    Options.Bare = isBare(K->Environment);
     // A block's dynamic shared memory: the construct's ompx_dyn_cgroup_mem
     // and LIBOMPTARGET_SHARED_MEMORY_SIZE, within what the architecture has.
     uint64_t Dynamic = uint64_t(Cfg ? Cfg->dyn_cgroup_mem : 0) + Defaults.SharedMemorySize;

@@ -324,7 +324,8 @@ Error DeviceController::launch(uint64_t Entry, ArrayRef<uint64_t> Args, uint32_t
     Mb.TeamsYZ[Dim] = Options.TeamsYZ[Dim];
     Mb.ThreadsYZ[Dim] = Options.ThreadsYZ[Dim];
   }
-  Mb.BareWarpSize = Options.BareWarpSize;
+  Mb.GpuWarpSize = Options.GpuWarpSize;
+  Mb.Bare = Options.Bare;
   Mb.DynamicSharedBytes = Options.DynamicSharedBytes;
   Mb.Device = Opts.DeviceId;
   Mb.NumArgs = uint32_t(Args.size());

@@ -319,7 +319,8 @@ Error runKernel(uint64_t Fn, ArrayRef<uint64_t> Args, uint32_t Teams, uint32_t T
                                 &Call,
                                 {Options.TeamsYZ[0], Options.TeamsYZ[1]},
                                 {Options.ThreadsYZ[0], Options.ThreadsYZ[1]},
-                                Options.BareWarpSize,
+                                Options.GpuWarpSize,
+                                Options.Bare,
                                 Options.DynamicSharedBytes};
     RunKernel(&Launch);
   } else {

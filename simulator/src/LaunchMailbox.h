@@ -110,7 +110,8 @@ struct LaunchMailbox {
     uint32_t Threads;            ///< 0: the device default
     uint32_t TeamsYZ[2];         ///< a bare launch's y and z blocks (0: 1)
     uint32_t ThreadsYZ[2];       ///< a bare launch's y and z threads per block (0: 1)
-    uint32_t BareWarpSize;       ///< a GPU image's bare kernel: its warp size (else 0)
+    uint32_t GpuWarpSize;        ///< a GPU image's kernel: its warp size (else 0)
+    uint32_t Bare;               ///< non-zero for a GPU image's bare kernel
     uint32_t DynamicSharedBytes; ///< a GPU image's dynamic shared memory per block
     int32_t Device;              ///< the device's number (omp_get_device_num in device code)
     uint32_t NumArgs;

@@ -268,7 +268,8 @@ private:
       Options.TeamsYZ[Dim] = Mb.TeamsYZ[Dim];
       Options.ThreadsYZ[Dim] = Mb.ThreadsYZ[Dim];
     }
-    Options.BareWarpSize = Mb.BareWarpSize;
+    Options.GpuWarpSize = Mb.GpuWarpSize;
+    Options.Bare = Mb.Bare != 0;
     Options.DynamicSharedBytes = Mb.DynamicSharedBytes;
     Error Err = runKernel(Mb.Entry, ArrayRef<uint64_t>(Mb.Args, N), Mb.Teams, Mb.Threads, Mb.Device, Options);
     Mb.Status = Err ? 1 : 0;

@@ -111,7 +111,7 @@ UNSERVED_ENTRY = r"""
 /* A DeviceRTL entry point, in the GPU's code only (the host fallback has none). */
 #if defined(__NVPTX__) || defined(__AMDGCN__)
 #pragma omp declare target
-void __kmpc_syncwarp(unsigned long long);
+void *__kmpc_alloc_aggregate_arg(void *, void *);
 #pragma omp end declare target
 #endif
 int main(void) {
@@ -119,7 +119,7 @@ int main(void) {
 #pragma omp target map(tofrom : r)
   {
 #if defined(__NVPTX__) || defined(__AMDGCN__)
-    __kmpc_syncwarp(~0ull);
+    r = __kmpc_alloc_aggregate_arg(&r, &r) != 0;
 #endif
     r = 1;
   }
@@ -265,6 +265,28 @@ int main(void) {
 }
 """
 
+TASK_AND_CONDITIONAL = r"""
+#include <stdio.h>
+int main(void) {
+  int x = 0, last = -1, a[100];
+  for (int i = 0; i < 100; ++i) a[i] = i % 7;
+  /* A task in a target region without teams: a one-block launch. */
+#pragma omp target map(tofrom : x)
+  {
+#pragma omp task shared(x) firstprivate(a)
+    x = a[40] + 40;
+#pragma omp taskwait
+  }
+  /* lastprivate(conditional:): clang takes a warp's lanes one at a time. */
+#pragma omp target parallel for lastprivate(conditional : last) map(tofrom : last) map(to : a)
+  for (int i = 0; i < 100; ++i)
+    if (a[i] == 3)
+      last = i;
+  printf("task %d last %d\n", x, last);
+  return 0;
+}
+"""
+
 def build(offload, source, arch, name):
     return offload.compile(source, name=name, translate="pass", extra=["--gpu=" + arch])
 
@@ -374,10 +396,10 @@ def single_line(r):
 
 @pytest.mark.parametrize("arch", ARCHS)
 def test_an_entry_point_sim_does_not_serve_yet_is_named_at_load(offload, arch):
-    line = single_line(offload.run(build(offload, UNSERVED_ENTRY, arch, "syncwarp.c"), backend="sim"))
+    line = single_line(offload.run(build(offload, UNSERVED_ENTRY, arch, "aggregate_arg.c"), backend="sim"))
     assert "(%s)" % ("nvptx64" if arch.startswith("sm_") else "amdgcn") in line, line
     assert "function '__omp_offloading_" in line, line
-    assert line.endswith("needs '__kmpc_syncwarp', which ompsim's simulated GPU does not provide yet"), line
+    assert line.endswith("needs '__kmpc_alloc_aggregate_arg', which ompsim's simulated GPU does not provide yet"), line
 
 
 @pytest.mark.parametrize("arch", ARCHS)
@@ -418,3 +440,12 @@ def test_more_dynamic_shared_memory_than_the_gpu_has_is_refused_with_one_line(of
     limit = 227 * 1024 if arch.startswith("sm_") else 64 * 1024
     assert "asks for 1048576 bytes of dynamic shared memory a block" in line, line
     assert line.endswith("has at most %d" % limit), line
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_a_task_in_a_target_region_and_a_conditional_lastprivate_run(offload, arch):
+    # OpenMP_VV's test_task_target_default_firstprivate.c and
+    # test_target_parallel_for_lastprivate_conditional.c in small.
+    r = offload.run(build(offload, TASK_AND_CONDITIONAL, arch, "task_conditional.c"), backend="sim")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "task 45 last 94\n", (r.stdout, r.stderr)

@@ -431,7 +431,7 @@ void gpuKernelBody(int32_t *, int32_t *, void **Argv) {
 
 void runGpuKernel(const ompsim_kernel_launch &R) {
   runGrid(runtimeIdent(), R, &gpuKernelBody,
-          reinterpret_cast<void **>(const_cast<ompsim_kernel_launch *>(&R)), R.bare_warp_size);
+          reinterpret_cast<void **>(const_cast<ompsim_kernel_launch *>(&R)), R.gpu_warp_size);
 }
 
 } // namespace ompsim::device::bare

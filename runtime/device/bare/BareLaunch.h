@@ -48,7 +48,7 @@ void *blockShared(uint64_t Bytes);
 void *blockDynamicShared(bool &InBare);
 
 /// Runs a GPU image's bare kernel as a GPU does: every thread of every
-/// block of `Launch`'s grid calls the kernel (Launch.bare_warp_size lanes a
+/// block of `Launch`'s grid calls the kernel (Launch.gpu_warp_size lanes a
 /// warp).
 void runGpuKernel(const ompsim_kernel_launch &Launch);
 

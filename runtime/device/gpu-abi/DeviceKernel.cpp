@@ -183,7 +183,7 @@ OMPSIM_DEVICE_API int32_t __ompsim_device_run_kernel(const ompsim_kernel_launch 
   ThreadPlace Place;
   Place.Launch = &Launch;
   ScopedPlace Scope(Place);
-  if (Request->bare_warp_size)
+  if (Request->bare)
     bare::runGpuKernel(*Request); // a GPU image's bare kernel: every thread runs it
   else
     Request->invoke(Request->invoke_context);
@@ -252,8 +252,28 @@ OMPSIM_DEVICE_API int32_t __ompsim_gpu_target_init(void *KernelEnvironment, void
   ThreadPlace &Place = currentPlace();
   if (Place.SpmdThread)
     return -1; // a thread of the block: the kernel's code is its to run
-  int32_t Result = __kmpc_target_init(KernelEnvironment, LaunchEnvironment);
   const auto *Env = static_cast<const ConfigurationEnvironment *>(KernelEnvironment);
+  // A launch of one block (a target region without teams, for one) runs it
+  // on the launching thread, outside any libomp teams construct: libomp has
+  // no task team for a teams region's initial thread, so a task the
+  // region's code creates would find none (a null read in
+  // __kmpc_omp_task_alloc).
+  if (Place.Launch && !Place.InTeam && !Place.Launch->TeamsForked &&
+      teamsOf(*Place.Launch->Request, Env) == 1 &&
+      !ompsim::isHiddenHelperGtid(Libomp::get().GlobalThreadNum(runtimeIdent()))) {
+    KernelLaunch &Launch = *Place.Launch;
+    Launch.TeamsForked = true;
+    if (Env && Env->ReductionDataSize > 0 && Env->ReductionBufferLength > 0)
+      Launch.ReductionBufferBytes = uint64_t(Env->ReductionDataSize) * uint64_t(Env->ReductionBufferLength);
+    ThreadPlace Team = Place;
+    Team.InTeam = true;
+    Team.TeamNum = 0;
+    Team.NumTeams = 1;
+    ScopedPlace Scope(Team);
+    Launch.Request->invoke(Launch.Request->invoke_context);
+    return 0; // the block has run the user code: this call skips it
+  }
+  int32_t Result = __kmpc_target_init(KernelEnvironment, LaunchEnvironment);
   // SPMD kernels only, those clang generates for combined constructs. A
   // kernel openmp-opt SPMDized (Generic-SPMD) keeps the generic model: its
   // nested parallel regions may ask for fewer threads than the block, and

@@ -291,6 +291,37 @@ OMPSIM_DEVICE_API uint32_t __kmpc_get_hardware_num_threads_in_block() {
   return uint32_t(Libomp::get().GetNumThreads());
 }
 
+namespace ompsim::device {
+namespace {
+
+/// The mask of the lanes of the caller's warp that are threads of its team
+/// (a warp has the GPU's lanes, 32 or 64).
+uint64_t presentLanes() {
+  const Libomp &Omp = Libomp::get();
+  const ThreadPlace &Place = currentPlace();
+  uint32_t Lanes =
+      Place.Launch && Place.Launch->Request->gpu_warp_size ? Place.Launch->Request->gpu_warp_size : 32;
+  uint32_t Thread = uint32_t(std::max(Omp.GetThreadNum(), 0)),
+           Threads = uint32_t(std::max(Omp.GetNumThreads(), 1));
+  uint32_t Here = std::min(Lanes, Threads - (Thread / Lanes) * Lanes);
+  return Here >= 64 ? ~uint64_t(0) : (uint64_t(1) << Here) - 1;
+}
+
+} // namespace
+} // namespace ompsim::device
+
+// A warp's lanes are threads of libomp's here, not in lockstep: every
+// thread of the team in the caller's warp counts as active.
+OMPSIM_DEVICE_API uint64_t __kmpc_warp_active_thread_mask() { return presentLanes(); }
+
+// A warp's lanes are not in lockstep here, and which lanes a mask names
+// cannot be known to be at the call (on a GPU the mask is the lanes that
+// are, which diverged code changes): __kmpc_syncwarp orders the caller's
+// memory accesses and waits for no lane. clang's GPU code for a critical
+// region, which takes a warp's lanes one at a time with it, still takes a
+// libomp lock in each turn.
+OMPSIM_DEVICE_API void __kmpc_syncwarp(uint64_t) { std::atomic_thread_fence(std::memory_order_seq_cst); }
+
 // Barriers. In a team's sequential part (outside its parallel regions) the
 // team is one thread here, so a barrier there has nobody to wait for: an
 // SPMDized kernel's sequential code runs on that thread alone, guarded for

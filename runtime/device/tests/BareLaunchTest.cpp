@@ -82,7 +82,7 @@ void kernel(void *Ctx) {
 TEST(BareLaunchTest, EveryThreadOfEveryBlockRunsTheBodyOnceInThreeDimensions) {
   auto *G = new Grid{};
   KernelCall Call{G};
-  ompsim_kernel_launch Launch{5, GX, BX, 0, &kernel, &Call, {GY, GZ}, {BY, BZ}, 0, 0};
+  ompsim_kernel_launch Launch{5, GX, BX, 0, &kernel, &Call, {GY, GZ}, {BY, BZ}, 0, 0, 0};
   ASSERT_EQ(__ompsim_device_run_kernel(&Launch), 0);
   for (int B = 0; B < Blocks; ++B)
     for (int T = 0; T < Threads; ++T) {
@@ -123,7 +123,7 @@ void bigKernel(void *) { BareForkTeams(nullptr, &noBody, nullptr); }
 
 TEST(BareLaunchDeathTest, ABlockOfMoreThan1024ThreadsEndsWithOneLine) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  ompsim_kernel_launch Launch{0, 1, 64, 0, &bigKernel, nullptr, {0, 0}, {32, 1}, 0, 0};
+  ompsim_kernel_launch Launch{0, 1, 64, 0, &bigKernel, nullptr, {0, 0}, {32, 1}, 0, 0, 0};
   EXPECT_EXIT(__ompsim_device_run_kernel(&Launch), testing::ExitedWithCode(1),
               "ompx_bare launch: more threads in a block than the device's 1024 \\(2048\\)");
 }

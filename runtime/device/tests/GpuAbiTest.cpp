@@ -160,7 +160,7 @@ void fakeKernel(void *Ctx) {
 
 TEST(GpuAbiTest, LaunchRunsEveryTeamOnceAndDistributesOverTeamsAndThreads) {
   FakeKernel K;
-  ompsim_kernel_launch Launch{5, 2, 2, 0, fakeKernel, &K, {0, 0}, {0, 0}, 0, 0};
+  ompsim_kernel_launch Launch{5, 2, 2, 0, fakeKernel, &K, {0, 0}, {0, 0}, 0, 0, 0};
   ASSERT_EQ(__ompsim_device_run_kernel(&Launch), 0);
   EXPECT_EQ(K.Calls, 3); // the launching call, then one per team
   EXPECT_EQ(K.UserCode, 2);
@@ -175,7 +175,7 @@ TEST(GpuAbiTest, LaunchRunsEveryTeamOnceAndDistributesOverTeamsAndThreads) {
 TEST(GpuAbiTest, KernelOutsideALaunchRunsItsUserCodeOnce) {
   // A launch on device 5 first (ctest runs each test in a process of its own).
   FakeKernel K;
-  ompsim_kernel_launch Launch{5, 1, 1, 0, fakeKernel, &K, {0, 0}, {0, 0}, 0, 0};
+  ompsim_kernel_launch Launch{5, 1, 1, 0, fakeKernel, &K, {0, 0}, {0, 0}, 0, 0, 0};
   ASSERT_EQ(__ompsim_device_run_kernel(&Launch), 0);
   EXPECT_EQ(__kmpc_target_init(nullptr, nullptr), -1);
   EXPECT_EQ(__ompsim_device_current_device(), 5); // the last launch's device

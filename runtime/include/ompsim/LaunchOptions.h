@@ -14,10 +14,13 @@ struct LaunchOptions {
   /// block (0: 1).
   uint32_t TeamsYZ[2] = {0, 0};
   uint32_t ThreadsYZ[2] = {0, 0};
-  /// Non-zero for a GPU image's bare kernel (one without a kernel
-  /// environment, which stock's plugins launch in bare mode): the warp size
-  /// of its architecture. Every thread of every block runs such a kernel.
-  uint32_t BareWarpSize = 0;
+  /// Non-zero for a GPU image's kernel: the warp size of its architecture
+  /// (32 nvptx64, 64 amdgcn).
+  uint32_t GpuWarpSize = 0;
+  /// A GPU image's bare kernel (one without a kernel environment, which
+  /// stock's plugins launch in bare mode): every thread of every block runs
+  /// it.
+  bool Bare = false;
   /// Bytes of dynamic shared memory each block of a GPU image's kernel gets
   /// (the ompx_dyn_cgroup_mem clause plus LIBOMPTARGET_SHARED_MEMORY_SIZE).
   uint32_t DynamicSharedBytes = 0;

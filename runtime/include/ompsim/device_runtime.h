@@ -75,11 +75,14 @@ typedef struct ompsim_kernel_launch {
    * says. */
   uint32_t num_teams_yz[2];
   uint32_t thread_limit_yz[2];
+  /** Non-zero for a GPU image's kernel: the warp size of its architecture
+   * (32 nvptx64, 64 amdgcn). */
+  uint32_t gpu_warp_size;
   /** Non-zero for a GPU image's bare kernel (one without a kernel
-   * environment): the warp size of its architecture (32 nvptx64, 64
-   * amdgcn). Every thread of every block calls `invoke`, as a GPU runs the
-   * kernel; the grid is num_teams x, y, z blocks of thread_limit x, y, z. */
-  uint32_t bare_warp_size;
+   * environment): every thread of every block calls `invoke`, as a GPU runs
+   * the kernel; the grid is num_teams x, y, z blocks of thread_limit x, y,
+   * z. */
+  uint32_t bare;
   /** Bytes of dynamic shared memory each block of a GPU image's kernel gets
    * (llvm_omp_target_dynamic_shared_alloc); 0: none. */
   uint32_t dynamic_shared_bytes;
