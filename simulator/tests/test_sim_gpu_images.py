@@ -291,28 +291,30 @@ def build(offload, source, arch, name):
     return offload.compile(source, name=name, translate="pass", extra=["--gpu=" + arch])
 
 
+def run_ok(offload, source, arch, name, expected, env=None):
+    """Builds `source` for `arch`, runs it on sim, and checks it exits 0 printing `expected`."""
+    r = offload.run(build(offload, source, arch, name), backend="sim", env=env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == expected, (r.stdout, r.stderr)
+    return r
+
+
 @pytest.mark.parametrize("arch", ARCHS)
 def test_spmd_generic_and_single_thread_kernels_compute_what_the_program_says(offload, arch):
-    r = offload.run(build(offload, SPMD_AND_GENERIC, arch, "kernels.c"), backend="sim")
-    assert r.returncode == 0, r.stderr
-    assert r.stdout == "spmd 0 1998 generic teams=4 threads=8 ok=1 single 2018\n", (r.stdout, r.stderr)
+    run_ok(offload, SPMD_AND_GENERIC, arch, "kernels.c", "spmd 0 1998 generic teams=4 threads=8 ok=1 single 2018\n")
 
 
 @pytest.mark.parametrize("arch", ARCHS)
 def test_team_shared_memory_is_one_copy_per_team(offload, arch):
     # nvptx64 keeps the variable in addrspace(3); amdgcn in its kernel's LDS struct.
-    r = offload.run(build(offload, TEAM_SHARED, arch, "pteam.c"), backend="sim")
-    assert r.returncode == 0, r.stderr
-    assert r.stdout == "0 10 20 30\n", (r.stdout, r.stderr)
+    run_ok(offload, TEAM_SHARED, arch, "pteam.c", "0 10 20 30\n")
 
 
 @pytest.mark.parametrize("arch", ARCHS)
 def test_device_printf_prints_what_printf_prints(offload, arch):
     # nvptx64 packs the arguments into a buffer for vprintf; amdgcn calls printf.
-    r = offload.run(build(offload, PRINTF, arch, "printf.c"), backend="sim")
-    assert r.returncode == 0, r.stderr
-    assert r.stdout == "int 42 str hi pad [ 3.50] long 1234567890123 char z hex ff star [   7] pct % ptr null-ok\n", \
-        (r.stdout, r.stderr)
+    run_ok(offload, PRINTF, arch, "printf.c",
+           "int 42 str hi pad [ 3.50] long 1234567890123 char z hex ff star [   7] pct % ptr null-ok\n")
 
 
 def build_conformance(offload, program, arch, translate):
@@ -347,9 +349,7 @@ def test_without_the_pass_gpu_code_calls_the_host_address_and_sim_names_it(offlo
 
 @pytest.mark.parametrize("arch", ARCHS)
 def test_parallel_and_teams_reductions_combine_every_threads_part(offload, arch):
-    r = offload.run(build(offload, REDUCTIONS, arch, "reductions.c"), backend="sim")
-    assert r.returncode == 0, r.stderr
-    assert r.stdout == "4950 49.5 499500 4999950000\n", (r.stdout, r.stderr)
+    run_ok(offload, REDUCTIONS, arch, "reductions.c", "4950 49.5 499500 4999950000\n")
 
 
 @pytest.mark.parametrize("arch", ARCHS)
@@ -363,9 +363,7 @@ def test_a_kernel_openmp_opt_spmdizes_runs_its_guarded_sequential_part(offload, 
 
 @pytest.mark.parametrize("arch", ARCHS)
 def test_distribute_parallel_for_covers_every_iteration_with_one_thread_per_team(offload, arch):
-    r = offload.run(build(offload, MANY_TEAMS, arch, "many_teams.c"), backend="sim")
-    assert r.returncode == 0, r.stderr
-    assert r.stdout == "wrong: 0\n", (r.stdout, r.stderr)
+    run_ok(offload, MANY_TEAMS, arch, "many_teams.c", "wrong: 0\n")
 
 
 @pytest.mark.parametrize("arch", ARCHS)
@@ -420,18 +418,14 @@ def test_a_device_function_defined_only_for_the_host_is_named_at_load(offload, a
 def test_a_bare_kernel_runs_on_every_thread_of_every_block_with_its_gpus_warps(offload, arch):
     # clang-22's GPU code of an ompx_bare region is one thread's: it has no kernel environment,
     # and, as stock's plugins do, sim launches it in bare mode.
-    r = offload.run(build(offload, BARE, arch, "bare.c"), backend="sim", env={"LIBOMPTARGET_INFO": "16"})
-    assert r.returncode == 0, r.stderr
     lanes = "ffffffff" if arch.startswith("sm_") else "ffffffffffffffff"
-    assert r.stdout == "wrong 0 ballot %s\n" % lanes, (r.stdout, r.stderr)
+    r = run_ok(offload, BARE, arch, "bare.c", "wrong 0 ballot %s\n" % lanes, env={"LIBOMPTARGET_INFO": "16"})
     assert "with [4,1,1] blocks and [64,1,1] threads in BARE mode" in r.stderr, r.stderr
 
 
 @pytest.mark.parametrize("arch", ARCHS)
 def test_dynamic_shared_memory_is_one_block_per_team(offload, arch):
-    r = offload.run(build(offload, DYNAMIC_SHARED, arch, "dynshared.c"), backend="sim")
-    assert r.returncode == 0, r.stderr
-    assert r.stdout == "wrong 0 host (nil)\n", (r.stdout, r.stderr)
+    run_ok(offload, DYNAMIC_SHARED, arch, "dynshared.c", "wrong 0 host (nil)\n")
 
 
 @pytest.mark.parametrize("arch", ARCHS)
@@ -446,6 +440,4 @@ def test_more_dynamic_shared_memory_than_the_gpu_has_is_refused_with_one_line(of
 def test_a_task_in_a_target_region_and_a_conditional_lastprivate_run(offload, arch):
     # OpenMP_VV's test_task_target_default_firstprivate.c and
     # test_target_parallel_for_lastprivate_conditional.c in small.
-    r = offload.run(build(offload, TASK_AND_CONDITIONAL, arch, "task_conditional.c"), backend="sim")
-    assert r.returncode == 0, r.stderr
-    assert r.stdout == "task 45 last 94\n", (r.stdout, r.stderr)
+    run_ok(offload, TASK_AND_CONDITIONAL, arch, "task_conditional.c", "task 45 last 94\n")
