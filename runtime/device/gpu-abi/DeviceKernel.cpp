@@ -17,7 +17,10 @@
 // binds its __kmpc_target_init to __ompsim_gpu_target_init) runs as on a GPU:
 // each team forks its block's threads once, every one runs the kernel's code,
 // and its parallel regions run on them without another fork (a fork per
-// distribute chunk made a 1 Mi-iteration loop take seconds).
+// distribute chunk made a 1 Mi-iteration loop take seconds). A GPU image's
+// launch of one block runs it on the launching thread, outside any libomp
+// teams construct (whose initial thread has no task team for the region's
+// tasks); a GPU image's bare kernel runs on the bare launcher's fibers.
 //
 //===----------------------------------------------------------------------===//
 #include "../bare/BareLaunch.h"
@@ -80,6 +83,13 @@ int32_t threadsOf(const ompsim_kernel_launch &Request, const ConfigurationEnviro
 }
 
 void forkTeams(KernelLaunch *Launch, int32_t Teams, int32_t Threads);
+
+/// The bytes of the cross-team reduction buffer the kernel's environment
+/// asks for, kept in the launch.
+void noteReductionBuffer(KernelLaunch &Launch, const ConfigurationEnvironment *Env) {
+  if (Env && Env->ReductionDataSize > 0 && Env->ReductionBufferLength > 0)
+    Launch.ReductionBufferBytes = uint64_t(Env->ReductionDataSize) * uint64_t(Env->ReductionBufferLength);
+}
 
 /// The teams of a launch made on a hidden helper thread.
 struct ForkRequest {
@@ -214,8 +224,7 @@ OMPSIM_DEVICE_API int32_t __kmpc_target_init(void *KernelEnvironment, void *) {
   Launch.TeamsForked = true;
   const auto *Env = static_cast<const ConfigurationEnvironment *>(KernelEnvironment);
   int32_t Teams = teamsOf(*Launch.Request, Env), Threads = threadsOf(*Launch.Request, Env);
-  if (Env && Env->ReductionDataSize > 0 && Env->ReductionBufferLength > 0)
-    Launch.ReductionBufferBytes = uint64_t(Env->ReductionDataSize) * uint64_t(Env->ReductionBufferLength);
+  noteReductionBuffer(Launch, Env);
   // A `target nowait` task runs on one of libomp's hidden helper threads
   // (in-process on ours-host; sim's executor launches from threads of its
   // own). libomp's teams forked from a hidden helper thread now and then
@@ -263,8 +272,7 @@ OMPSIM_DEVICE_API int32_t __ompsim_gpu_target_init(void *KernelEnvironment, void
       !ompsim::isHiddenHelperGtid(Libomp::get().GlobalThreadNum(runtimeIdent()))) {
     KernelLaunch &Launch = *Place.Launch;
     Launch.TeamsForked = true;
-    if (Env && Env->ReductionDataSize > 0 && Env->ReductionBufferLength > 0)
-      Launch.ReductionBufferBytes = uint64_t(Env->ReductionDataSize) * uint64_t(Env->ReductionBufferLength);
+    noteReductionBuffer(Launch, Env);
     ThreadPlace Team = Place;
     Team.InTeam = true;
     Team.TeamNum = 0;
