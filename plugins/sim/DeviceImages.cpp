@@ -8,6 +8,7 @@
 
 #include "llvm/BinaryFormat/Magic.h"
 #include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Frontend/OpenMP/OMPGridValues.h"
 #include "llvm/Object/ELFObjectFile.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -89,8 +90,9 @@ namespace {
 /// A GPU's triple: code the executor retargets for its CPU.
 bool isGpu(const llvm::Triple &T) { return T.isNVPTX() || T.isAMDGCN(); }
 
-/// The warp size of the GPU `Bytes` is LLVM bitcode for (32 nvptx64, 64
-/// amdgcn, DeviceRTL's defaults); 0 when it is no GPU's bitcode.
+/// The warp size of the GPU `Bytes` is LLVM bitcode for (llvm::omp's grid
+/// values: 32 nvptx64, 64 amdgcn, DeviceRTL's defaults); 0 when it is no
+/// GPU's bitcode.
 uint32_t gpuBitcodeWarpSize(llvm::ArrayRef<char> Bytes) {
   llvm::MemoryBufferRef Ref(llvm::StringRef(Bytes.data(), Bytes.size()), "device-image");
   if (llvm::identify_magic(Ref.getBuffer()) != llvm::file_magic::bitcode)
@@ -101,7 +103,9 @@ uint32_t gpuBitcodeWarpSize(llvm::ArrayRef<char> Bytes) {
     return 0;
   }
   llvm::Triple T(*Triple);
-  return !isGpu(T) ? 0 : T.isAMDGCN() ? 64 : 32;
+  if (!isGpu(T))
+    return 0;
+  return T.isAMDGCN() ? llvm::omp::AMDGPUGridValues64.GV_Warp_Size : llvm::omp::NVPTXGridValues.GV_Warp_Size;
 }
 
 bool acceptsImage(const __tgt_device_image *Image) {
@@ -248,7 +252,7 @@ OMPSIM_EXPORT int32_t __tgt_rtl_get_function(int32_t Id, ompsim_binary_handle Bi
   if (!Addr)
     return failWith(D, Addr.takeError());
   D->Kernels.push_back(std::make_unique<KernelHandle>(
-      KernelHandle{*Addr, Name, Binary->Image, {}, false, Binary->GpuWarpSize != 0, Binary->GpuWarpSize}));
+      KernelHandle{*Addr, Name, Binary->Image, {}, false, Binary->GpuWarpSize}));
   *Kernel = D->Kernels.back().get();
   return OMPSIM_OFFLOAD_SUCCESS;
 }

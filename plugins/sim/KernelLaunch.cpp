@@ -53,7 +53,7 @@ void readEnvironmentOnce(DeviceController &C, KernelHandle &K) {
     return;
   K.EnvironmentRead = true;
   K.Environment = readKernelConfiguration(C, K.Image, K.Name);
-  if (!K.Environment && K.Gpu)
+  if (!K.Environment && K.isGpu())
     K.Environment = KernelConfiguration{};
 }
 
@@ -87,13 +87,13 @@ OMPSIM_EXPORT int32_t __tgt_rtl_run_target_region(int32_t Id, void *Kernel, void
     Args.push_back(reinterpret_cast<uint64_t>(TgtArgs[I]));
   uint32_t Teams = Cfg ? Cfg->num_teams : 0;
   uint32_t Threads = Cfg && Cfg->thread_limit ? Cfg->thread_limit : D->DefaultThreadLimit;
-  if (K->Gpu)
+  if (K->isGpu())
     readEnvironmentOnce(*C, *K);
   static const LaunchDefaults Defaults = LaunchDefaults::fromEnvironment();
   // A GPU kernel without a thread limit gets its block size, which the
   // compiler wrote into its environment (128 threads for nvptx64, 256 for
   // amdgcn, or the construct's thread_limit), within OMP_TEAMS_THREAD_LIMIT.
-  if (K->Gpu && !(Cfg && Cfg->thread_limit)) {
+  if (K->isGpu() && !(Cfg && Cfg->thread_limit)) {
     if (K->Environment && K->Environment->MaxThreads > 0)
       Threads = uint32_t(K->Environment->MaxThreads);
     // OMP_TEAMS_THREAD_LIMIT (or omp_set_teams_thread_limit) caps it.
@@ -103,7 +103,7 @@ OMPSIM_EXPORT int32_t __tgt_rtl_run_target_region(int32_t Id, void *Kernel, void
   // A block has at most 1024 threads on either GPU; stock's CUDA and AMDGPU
   // plugins give a larger thread_limit that many.
   constexpr uint32_t kGpuMaxBlockThreads = 1024;
-  if (K->Gpu)
+  if (K->isGpu())
     Threads = std::min(Threads, kGpuMaxBlockThreads);
   // y and z: only a bare kernel's launch has them (the runtime refuses others).
   LaunchOptions Options;
@@ -112,7 +112,7 @@ OMPSIM_EXPORT int32_t __tgt_rtl_run_target_region(int32_t Id, void *Kernel, void
       Options.TeamsYZ[Dim] = Cfg->num_teams_yz[Dim];
       Options.ThreadsYZ[Dim] = Cfg->thread_limit_yz[Dim];
     }
-  if (K->Gpu) {
+  if (K->isGpu()) {
     Options.GpuWarpSize = K->GpuWarpSize;
     Options.Bare = isBare(K->Environment);
     // A block's dynamic shared memory: the construct's ompx_dyn_cgroup_mem

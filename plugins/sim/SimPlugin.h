@@ -51,8 +51,11 @@ struct KernelHandle {
   /// on the first launch that prints the launch line (no cost otherwise).
   std::optional<KernelConfiguration> Environment;
   bool EnvironmentRead = false;
-  bool Gpu = false;         ///< the image is a GPU's (see ompsim_binary)
-  uint32_t GpuWarpSize = 0; ///< its architecture's warp size (GPU images)
+  /// The image is a GPU's: its architecture's warp size (see ompsim_binary);
+  /// 0 for an x86_64 image.
+  uint32_t GpuWarpSize = 0;
+
+  bool isGpu() const { return GpuWarpSize != 0; }
 };
 
 static_assert(sizeof(KernelConfiguration) == 20 && offsetof(KernelConfiguration, MaxTeams) == 16,

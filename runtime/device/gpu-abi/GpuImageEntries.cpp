@@ -99,6 +99,16 @@ template <typename MakeFn> void *teamEntry(KernelLaunch &L, void **&Table, uint3
   return Entry;
 }
 
+/// A block of a team's memory: `Bytes` rounded up to 16, 16-aligned and
+/// zeroed; null when it cannot be allocated.
+void *newTeamBlock(uint64_t Bytes) {
+  uint64_t Size = (std::max<uint64_t>(Bytes, 16) + 15) & ~uint64_t(15);
+  void *New = std::aligned_alloc(16, Size);
+  if (New)
+    std::memset(New, 0, Size);
+  return New;
+}
+
 /// The launch the calling thread runs in (it must run in one).
 KernelLaunch &launchOf(const char *Entry) {
   ThreadPlace &Place = currentPlace();
@@ -464,13 +474,7 @@ OMPSIM_DEVICE_API void *__ompsim_gpu_team_shared(uint64_t Bytes) {
   if (void *Block = bare::blockShared(Bytes))
     return Block; // a bare kernel's block
   KernelLaunch &L = launchOf("__ompsim_gpu_team_shared");
-  void *Block = teamEntry(L, L.TeamShared, L.TeamSharedCount, [Bytes] {
-    uint64_t Size = (Bytes + 15) & ~uint64_t(15);
-    void *New = std::aligned_alloc(16, Size ? Size : 16);
-    if (New)
-      std::memset(New, 0, Size);
-    return New;
-  });
+  void *Block = teamEntry(L, L.TeamShared, L.TeamSharedCount, [Bytes] { return newTeamBlock(Bytes); });
   if (!Block)
     fail("__ompsim_gpu_team_shared", "cannot allocate the team's shared memory");
   return Block;
@@ -488,10 +492,7 @@ OMPSIM_DEVICE_API void *__ompsim_gpu_dynamic_shared(void) {
   uint64_t Bytes = L.Request->dynamic_shared_bytes;
   if (!Bytes)
     return nullptr;
-  Block = teamEntry(L, L.DynamicShared, L.DynamicSharedCount, [Bytes] {
-    uint64_t Size = (Bytes + 15) & ~uint64_t(15);
-    return std::aligned_alloc(16, Size);
-  });
+  Block = teamEntry(L, L.DynamicShared, L.DynamicSharedCount, [Bytes] { return newTeamBlock(Bytes); });
   if (!Block)
     fail("llvm_omp_target_dynamic_shared_alloc", "cannot allocate the team's dynamic shared memory");
   return Block;

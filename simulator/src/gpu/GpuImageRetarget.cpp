@@ -14,6 +14,7 @@
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/Frontend/OpenMP/OMPGridValues.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DataLayout.h"
 #include "llvm/IR/IRBuilder.h"
@@ -103,7 +104,9 @@ void foldArchitectureConstants(Module &M, GpuArch Arch) {
     StringRef N = F.getName();
     if (N != "llvm.amdgcn.wavefrontsize" && N != "llvm.nvvm.read.ptx.sreg.warpsize")
       continue;
-    Constant *Lanes = ConstantInt::get(F.getReturnType(), Arch == GpuArch::Amdgcn ? 64 : 32);
+    Constant *Lanes =
+        ConstantInt::get(F.getReturnType(), Arch == GpuArch::Amdgcn ? omp::AMDGPUGridValues64.GV_Warp_Size
+                                                                    : omp::NVPTXGridValues.GV_Warp_Size);
     for (User *U : make_early_inc_range(F.users()))
       if (auto *Call = dyn_cast<CallInst>(U); Call && Call->getCalledFunction() == &F) {
         Call->replaceAllUsesWith(Lanes);
