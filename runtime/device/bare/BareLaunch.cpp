@@ -30,6 +30,7 @@
 
 #include <boost/context/detail/fcontext.hpp>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -89,6 +90,8 @@ struct LaunchContext {
   ompsim_bare_body Body;
   void **Argv;
   std::atomic<uint32_t> NextBlock;
+  /// The launch's state, which every device thread of the grid shares.
+  KernelLaunch *Owner;
 };
 
 /// A block's memory that persists across the blocks one device thread runs.
@@ -120,6 +123,9 @@ namespace ctx = boost::context::detail;
 struct Fiber {
   ctx::fcontext_t Context;
   bool Done;
+  /// What the fiber waits for: nothing (it runs when its turn comes), the
+  /// block's barrier, or its warp's.
+  enum : uint8_t { Runs, AtBlock, AtWarp, AtGroup } Wait;
 #ifdef OMPSIM_BARE_TSAN
   void *TsanFiber;
 #endif
@@ -168,6 +174,7 @@ public:
     for (uint32_t T = 0; T < L.Threads; ++T) {
       Fiber &F = Fibers[T];
       F.Done = false;
+      F.Wait = Fiber::Runs;
       F.Context = ctx::make_fcontext(stackBottom(T) + kFiberStack, kFiberStack, &fiberEntry);
     }
 #ifdef OMPSIM_BARE_TSAN
@@ -175,17 +182,123 @@ public:
 #endif
     BlockRunner *Outer = TRunner;
     TRunner = this;
-    uint32_t Live = L.Threads;
-    while (Live)
+    Live = L.Threads;
+    BlockArrived = GroupArrived = GroupCount = 0;
+    for (uint32_t W = 0; W < kMaxWarps; ++W)
+      WarpArrived[W] = WarpMask[W] = WarpReleased[W] = Running[W] = 0;
+    for (uint32_t T = 0; T < L.Threads; ++T)
+      Running[T / L.WarpSize] |= uint64_t(1) << (T % L.WarpSize);
+    uint64_t IdlePasses = 0;
+    uint64_t IdleSince = 0;
+    while (Live) {
+      bool Ran = false;
+      Progress = false;
       for (uint32_t T = 0; T < L.Threads; ++T) {
-        if (Fibers[T].Done)
+        if (Fibers[T].Done || Fibers[T].Wait != Fiber::Runs)
           continue;
+        Ran = true;
         Current = T;
         switchToFiber(T);
         if (Fibers[T].Done)
-          --Live;
+          exited(T);
       }
+      if (!Ran)
+        stuck(0);
+      // A pass in which every thread that ran only spun (no barrier, no end):
+      // after many such passes for long enough, nothing the block does can
+      // release it (a lock or a team barrier some threads never reach, or a
+      // wait on a block that has not run).
+      if (Progress) {
+        IdlePasses = 0;
+        continue;
+      }
+      if (++IdlePasses == kIdlePassesBeforeClock)
+        IdleSince = nanoseconds();
+      else if (IdlePasses % kIdlePassesBeforeClock == 0 && nanoseconds() - IdleSince > kSpinLimitNs)
+        stuck(kSpinLimitNs / 1000000000);
+    }
     TRunner = Outer;
+  }
+
+  /// A spinning thread's turn: the block's other threads run.
+  void pause() { yield(); }
+
+  /// The block's barrier: the calling fiber waits until every fiber of the
+  /// block that has not finished arrived (finished ones do not count, as on
+  /// a GPU).
+  void syncBlock() {
+    Progress = true;
+    if (++BlockArrived == Live) {
+      releaseBlock();
+      return;
+    }
+    Fibers[Current].Wait = Fiber::AtBlock;
+    // It no longer runs in its warp: a warp barrier may now be complete.
+    Running[Current / Launch->WarpSize] &= ~(uint64_t(1) << (Current % Launch->WarpSize));
+    releaseWarpIfComplete(Current / Launch->WarpSize);
+    yield();
+  }
+
+  /// A barrier of `Count` of the block's threads (a GPU's named barrier with
+  /// a thread count: a generic-mode parallel region's threads).
+  void syncThreads(uint32_t Count) {
+    Progress = true;
+    if (Count <= 1)
+      return;
+    if (++GroupArrived == Count) {
+      for (uint32_t T = 0; T < Launch->Threads; ++T)
+        if (Fibers[T].Wait == Fiber::AtGroup) {
+          Fibers[T].Wait = Fiber::Runs;
+          Running[T / Launch->WarpSize] |= uint64_t(1) << (T % Launch->WarpSize);
+        }
+      GroupArrived = 0;
+      return;
+    }
+    GroupCount = Count;
+    Fibers[Current].Wait = Fiber::AtGroup;
+    Running[Current / Launch->WarpSize] &= ~(uint64_t(1) << (Current % Launch->WarpSize));
+    releaseWarpIfComplete(Current / Launch->WarpSize);
+    yield();
+  }
+
+  /// The lanes of the caller's warp that run (neither finished nor waiting at
+  /// the block's barrier).
+  uint64_t activeMask() const { return runningLanes(Current / Launch->WarpSize); }
+
+  /// A barrier of the running lanes of `Mask` in the caller's warp.
+  void syncWarp(uint64_t Mask) {
+    uint32_t W = Current / Launch->WarpSize;
+    Progress = true;
+    WarpArrived[W] |= uint64_t(1) << (Current % Launch->WarpSize);
+    WarpMask[W] |= Mask;
+    if (releaseWarpIfComplete(W))
+      return;
+    Fibers[Current].Wait = Fiber::AtWarp;
+    yield();
+  }
+
+  /// Lane `Source`'s value of the warp's exchange, for every lane that calls.
+  uint64_t shuffle(uint64_t Mask, uint64_t Value, uint32_t Source) {
+    uint32_t WarpSize = Launch->WarpSize, Base = Current - Current % WarpSize;
+    Slots[Current] = Value;
+    syncWarp(Mask);
+    uint32_t From = Base + (Source < WarpSize ? Source : Current - Base);
+    uint64_t Result = From < Launch->Threads ? Slots[From] : Value;
+    syncWarp(Mask);
+    return Result;
+  }
+
+  /// The lanes of `Mask` that took part and passed a true predicate.
+  uint64_t ballot(uint64_t Mask, bool Predicate) {
+    uint32_t WarpSize = Launch->WarpSize, W = Current / WarpSize, Base = W * WarpSize;
+    Slots[Current] = Predicate;
+    syncWarp(Mask);
+    uint64_t Took = WarpReleased[W] & Mask, Result = 0;
+    for (uint32_t Lane = 0; Lane < WarpSize && Base + Lane < Launch->Threads; ++Lane)
+      if ((Took >> Lane & 1) && Slots[Base + Lane])
+        Result |= uint64_t(1) << Lane;
+    syncWarp(Mask);
+    return Result;
   }
 
   /// From the running fiber back to the block's scheduler; returns when the
@@ -223,6 +336,21 @@ public:
     V.WarpSize = L.WarpSize;
   }
 
+  /// The calling thread's id, its block's and the extents, in `Dim`.
+  uint32_t threadId(uint32_t Dim) const {
+    const uint32_t *B = Launch->Block;
+    if (Dim == 0)
+      return B[1] == 1 && B[2] == 1 ? Current : Current % B[0];
+    return Dim == 1 ? (Current / B[0]) % B[1] : Current / (B[0] * B[1]);
+  }
+  uint32_t blockId(uint32_t Dim) const {
+    const uint32_t *G = Launch->Grid;
+    if (Dim == 0)
+      return G[1] == 1 && G[2] == 1 ? Block : Block % G[0];
+    return Dim == 1 ? (Block / G[0]) % G[1] : Block / (G[0] * G[1]);
+  }
+  const LaunchContext &launch() const { return *Launch; }
+
   uint64_t *slots() const { return Slots; }
 
   void *shared(uint64_t Bytes) {
@@ -244,8 +372,106 @@ public:
   /// The runner whose block the calling thread is running, if any.
   static thread_local BlockRunner *TRunner;
 
+  void *state(uint64_t Bytes) {
+    void *Block = State.atLeast(Bytes);
+    if (!Block)
+      fail("cannot allocate a block's state of bytes", Bytes);
+    return Block;
+  }
+
+  uint32_t blockNum() const { return Block; }
+  uint32_t current() const { return Current; }
+
 private:
+  /// The most warps a block has (1024 threads in warps of 32).
+  static constexpr uint32_t kMaxWarps = kMaxBlockThreads / 32;
+
   char *stackBottom(uint32_t T) const { return Stacks + T * (kFiberStack + kGuard) + kGuard; }
+
+  uint64_t runningLanes(uint32_t W) const { return Running[W]; }
+
+  void releaseBlock() {
+    uint32_t WarpSize = Launch->WarpSize;
+    for (uint32_t T = 0; T < Launch->Threads; ++T)
+      if (Fibers[T].Wait == Fiber::AtBlock) {
+        Fibers[T].Wait = Fiber::Runs;
+        Running[T / WarpSize] |= uint64_t(1) << (T % WarpSize);
+      }
+    BlockArrived = 0;
+  }
+
+  /// Releases warp `W`'s barrier if every running lane it waits for arrived.
+  bool releaseWarpIfComplete(uint32_t W) {
+    uint64_t Arrived = WarpArrived[W];
+    if (!Arrived)
+      return false;
+    uint64_t Expected = (WarpMask[W] | Arrived) & runningLanes(W);
+    if ((Arrived & Expected) != Expected)
+      return false;
+    uint32_t Base = W * Launch->WarpSize;
+    for (uint64_t Left = Arrived; Left; Left &= Left - 1) {
+      Fiber &F = Fibers[Base + uint32_t(__builtin_ctzll(Left))];
+      if (F.Wait == Fiber::AtWarp)
+        F.Wait = Fiber::Runs;
+    }
+    WarpReleased[W] = Arrived;
+    WarpArrived[W] = WarpMask[W] = 0;
+    return true;
+  }
+
+  /// Fiber `T` finished: the barriers it will not come to may be complete.
+  void exited(uint32_t T) {
+    Progress = true;
+    --Live;
+    Running[T / Launch->WarpSize] &= ~(uint64_t(1) << (T % Launch->WarpSize));
+    releaseWarpIfComplete(T / Launch->WarpSize);
+    if (BlockArrived && BlockArrived == Live)
+      releaseBlock();
+  }
+
+  static uint64_t nanoseconds() {
+    timespec Now;
+    clock_gettime(CLOCK_MONOTONIC, &Now);
+    return uint64_t(Now.tv_sec) * 1000000000u + uint64_t(Now.tv_nsec);
+  }
+
+  /// The block can never go on: no thread can run, or (`SpunSeconds`) the
+  /// threads that run have only spun that long. Names where they are.
+  [[noreturn]] void stuck(uint64_t SpunSeconds) const {
+    uint32_t AtBlock = 0, AtWarp = 0, AtGroup = 0, Spinning = 0, Done = 0;
+    for (uint32_t T = 0; T < Launch->Threads; ++T) {
+      const Fiber &F = Fibers[T];
+      Done += F.Done;
+      AtBlock += !F.Done && F.Wait == Fiber::AtBlock;
+      AtWarp += !F.Done && F.Wait == Fiber::AtWarp;
+      AtGroup += !F.Done && F.Wait == Fiber::AtGroup;
+      Spinning += !F.Done && F.Wait == Fiber::Runs;
+    }
+    if (SpunSeconds)
+      std::fprintf(stderr,
+                   "ompsim: device runtime: block %u can never finish: for %llu s its %u running threads "
+                   "have only spun (a lock, or a team barrier some threads never reach), while %u wait at "
+                   "the block's barrier, %u at a warp's, and %u have finished\n",
+                   Block, static_cast<unsigned long long>(SpunSeconds), Spinning, AtBlock, AtWarp, Done);
+    else if (AtGroup)
+      std::fprintf(stderr,
+                   "ompsim: device runtime: block %u: a barrier can never complete: %u of the %u threads a "
+                   "team barrier waits for arrived, while %u wait at the block's barrier, %u at a warp's, "
+                   "and %u have finished\n",
+                   Block, AtGroup, GroupCount, AtBlock, AtWarp, Done);
+    else
+      std::fprintf(stderr,
+                   "ompsim: device runtime: block %u: a barrier can never complete: %u threads wait at the "
+                   "block's barrier and %u at a warp's\n",
+                   Block, AtBlock, AtWarp);
+    std::fflush(stderr);
+    std::_Exit(1);
+  }
+
+  /// Passes without progress before the clock is read, and how long the
+  /// block's threads may only spin.
+  static constexpr uint64_t kIdlePassesBeforeClock = 1 << 16;
+  static constexpr uint64_t kSpinLimitNs = uint64_t(10) * 1000000000u;
 
   void switchToFiber(uint32_t T) {
 #ifdef OMPSIM_BARE_ASAN
@@ -290,7 +516,22 @@ private:
   uint64_t *Slots = nullptr;
   char *Stacks = nullptr;
   uint32_t Capacity = 0;
-  BlockMemory Shared, Dynamic;
+  BlockMemory Shared, Dynamic, State;
+  /// Fibers that have not finished, and those at the block's barrier.
+  uint32_t Live = 0;
+  /// The threads at the barrier of a count (syncThreads), and its count.
+  uint32_t GroupArrived = 0;
+  uint32_t GroupCount = 0;
+  /// A barrier was met or a fiber finished in the current pass.
+  bool Progress = false;
+  uint32_t BlockArrived = 0;
+  /// Each warp's barrier: the lanes that arrived, the masks they named, and
+  /// the lanes its last release let go.
+  uint64_t WarpArrived[kMaxWarps];
+  uint64_t WarpMask[kMaxWarps];
+  uint64_t WarpReleased[kMaxWarps];
+  /// Each warp's lanes that run (neither finished nor at the block's barrier).
+  uint64_t Running[kMaxWarps];
   ctx::fcontext_t Home = nullptr; ///< the scheduler, while a fiber runs
 #ifdef OMPSIM_BARE_ASAN
   const void *HomeBottom = nullptr;
@@ -319,6 +560,9 @@ BlockRunner &runnerOfThisThread() {
 
 /// One device thread of the launch: runs blocks until none is left.
 void workerMicrotask(int32_t *Gtid, int32_t *, LaunchContext *L) {
+  ThreadPlace Place = currentPlace();
+  Place.Launch = L->Owner;
+  ScopedPlace Scope(Place);
   BlockRunner &R = runnerOfThisThread();
   R.reserve(L->Threads);
   for (uint32_t B; (B = L->NextBlock.fetch_add(1, std::memory_order_relaxed)) < L->Blocks;)
@@ -351,7 +595,67 @@ bool current(ThreadView &View) {
 
 void syncBlock() {
   if (BlockRunner *R = BlockRunner::TRunner)
-    R->yield();
+    R->syncBlock();
+}
+
+uint32_t threadId(uint32_t Dim) {
+  const BlockRunner *R = BlockRunner::TRunner;
+  return R ? R->threadId(Dim) : 0;
+}
+uint32_t blockId(uint32_t Dim) {
+  const BlockRunner *R = BlockRunner::TRunner;
+  return R ? R->blockId(Dim) : 0;
+}
+uint32_t blockDim(uint32_t Dim) {
+  const BlockRunner *R = BlockRunner::TRunner;
+  return R ? R->launch().Block[Dim] : 1;
+}
+uint32_t gridDim(uint32_t Dim) {
+  const BlockRunner *R = BlockRunner::TRunner;
+  return R ? R->launch().Grid[Dim] : 1;
+}
+uint32_t warpSize() {
+  const BlockRunner *R = BlockRunner::TRunner;
+  return R ? R->launch().WarpSize : 32;
+}
+uint32_t laneId() {
+  const BlockRunner *R = BlockRunner::TRunner;
+  return R ? R->current() % R->launch().WarpSize : 0;
+}
+
+uint64_t warpActiveMask() {
+  const BlockRunner *R = BlockRunner::TRunner;
+  return R ? R->activeMask() : 1;
+}
+
+void syncWarp(uint64_t Mask) {
+  if (BlockRunner *R = BlockRunner::TRunner)
+    R->syncWarp(Mask);
+}
+
+uint64_t warpShuffle(uint64_t Mask, uint64_t Value, uint32_t SourceLane) {
+  BlockRunner *R = BlockRunner::TRunner;
+  return R ? R->shuffle(Mask, Value, SourceLane) : Value;
+}
+
+uint64_t warpBallot(uint64_t Mask, bool Predicate) {
+  BlockRunner *R = BlockRunner::TRunner;
+  return R ? R->ballot(Mask, Predicate) : uint64_t(Predicate);
+}
+
+void pause() {
+  if (BlockRunner *R = BlockRunner::TRunner)
+    R->pause();
+}
+
+void syncThreads(uint32_t Count) {
+  if (BlockRunner *R = BlockRunner::TRunner)
+    R->syncThreads(Count);
+}
+
+void *blockState(uint64_t Bytes) {
+  BlockRunner *R = BlockRunner::TRunner;
+  return R ? R->state(Bytes) : nullptr;
 }
 
 uint64_t *exchangeSlots() {
@@ -402,6 +706,7 @@ void runGrid(Ident *Loc, const ompsim_kernel_launch &R, ompsim_bare_body Body, v
   L.Body = Body;
   L.Argv = Argv;
   L.NextBlock.store(0, std::memory_order_relaxed);
+  L.Owner = currentPlace().Launch;
   // Device threads for the blocks: the CPUs, within the thread limit the
   // kernel's own __kmpc_push_num_teams left (libomp would warn past it).
   uint32_t Workers = R.bare_workers ? R.bare_workers : processors();

@@ -30,9 +30,42 @@ struct ThreadView {
 /// The calling thread's view when it runs a bare region's body; else false.
 bool current(ThreadView &View);
 
+/// The calling thread's view, one number at a time (`Dim` 0, 1 or 2; out of
+/// a block: ids 0, extents 1, warps of 32).
+uint32_t threadId(uint32_t Dim);
+uint32_t blockId(uint32_t Dim);
+uint32_t blockDim(uint32_t Dim);
+uint32_t gridDim(uint32_t Dim);
+uint32_t warpSize();
+uint32_t laneId();
+
 /// A barrier of the block's threads (the calling fiber waits until every
 /// thread of its block that has not finished reached it).
 void syncBlock();
+
+/// The lanes of the calling thread's warp that run (neither finished nor
+/// waiting at the block's barrier).
+uint64_t warpActiveMask();
+
+/// A barrier of the lanes of `Mask` in the caller's warp that run.
+void syncWarp(uint64_t Mask);
+
+/// Lane `SourceLane`'s `Value`, exchanged by the lanes of `Mask` that run.
+uint64_t warpShuffle(uint64_t Mask, uint64_t Value, uint32_t SourceLane);
+
+/// The lanes of `Mask` that took part with a true `Predicate`.
+uint64_t warpBallot(uint64_t Mask, bool Predicate);
+
+/// Lets the block's other threads run (a spinning thread's turn).
+void pause();
+
+/// A barrier of `Count` of the block's threads: the calling thread waits
+/// until that many arrived.
+void syncThreads(uint32_t Count);
+
+/// The calling block's state of `Bytes` (the GPU device runtime's team
+/// state), or null outside a block. Not cleared between blocks.
+void *blockState(uint64_t Bytes);
 
 /// The block's exchange buffer for warp collectives: one slot per thread,
 /// valid between two syncBlock() calls of the whole block.

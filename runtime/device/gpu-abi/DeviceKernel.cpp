@@ -194,7 +194,7 @@ OMPSIM_DEVICE_API int32_t __ompsim_device_run_kernel(const ompsim_kernel_launch 
   Place.Launch = &Launch;
   ScopedPlace Scope(Place);
   if (Request->bare)
-    bare::runGpuKernel(*Request); // a GPU image's bare kernel: every thread runs it
+    bare::runGpuKernel(*Request); // every thread of every block runs a GPU image's bare (or fiber) kernel
   else
     Request->invoke(Request->invoke_context);
   return 0;

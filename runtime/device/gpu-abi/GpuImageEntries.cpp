@@ -247,6 +247,7 @@ KernelLaunch::~KernelLaunch() {
     }
   std::free(TeamReductions);
   std::free(ReductionBuffer);
+  std::free(GpuLaunchEnv.ReductionBuffer);
 }
 
 } // namespace ompsim::device

@@ -40,6 +40,16 @@ struct KernelLaunch {
   uint64_t ReductionBufferBytes = 0;
   void *ReductionBuffer = nullptr;
   uint32_t TeamsReduced = 0;
+  /// A GPU image's launch environment (the GPU device runtime's
+  /// KernelLaunchEnvironmentTy: reductions arrived, their iteration, the
+  /// buffer), made at the launch's first __kmpc_target_init (under
+  /// SharedLock).
+  struct {
+    uint32_t ReductionCnt = 0;
+    uint32_t ReductionIterCnt = 0;
+    void *ReductionBuffer = nullptr;
+  } GpuLaunchEnv;
+  bool GpuLaunchEnvMade = false;
   /// Each team's parallel reductions (GpuImageEntries.cpp's TeamReduction),
   /// made at the team's first (under SharedLock).
   void **TeamReductions = nullptr;

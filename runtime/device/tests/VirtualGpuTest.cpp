@@ -1,0 +1,92 @@
+// Unit tests of the simulated GPU's hardware (vgpu/VirtualGpu.cpp over the
+// block runner): warps in lockstep at their collectives, lanes that finished
+// or wait at the block's barrier out of a warp's running lanes, the block's
+// barrier counting finished threads out, and a block's own state.
+#include "../vgpu/VirtualGpu.h"
+
+#include "ompsim/device_runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+
+namespace {
+
+constexpr uint32_t Blocks = 3, Threads = 96, Warp = 32;
+
+struct Results {
+  int32_t Shuffled[Blocks][Threads];
+  uint64_t Ballot[Blocks][Threads];
+  uint64_t MaskAfterExits[Blocks][Threads];
+  int BlockStateSeen[Blocks][Threads];
+  std::atomic<int> EarlyPasses{0};
+  int Arrived[Blocks][Threads];
+};
+
+Results *R;
+
+/// Every thread of the grid: lanes do different amounts of work before each
+/// collective, which must still meet in lockstep.
+void kernel(void *) {
+  uint32_t B = __ompsim_vgpu_block_id(0), T = __ompsim_vgpu_thread_id(0);
+  uint32_t Lane = __ompsim_vgpu_lane_id();
+  for (uint32_t Spin = 0; Spin < Lane % 5; ++Spin)
+    __ompsim_vgpu_pause(); // lanes reach the shuffle at different turns
+  R->Shuffled[B][T] = __ompsim_vgpu_shuffle(~0ULL, int32_t(1000 * B + T), (Lane + 1) % Warp);
+  R->Ballot[B][T] = __ompsim_vgpu_ballot(~0ULL, Lane % 3 == 0);
+  // The block's state is the block's own.
+  auto *State = static_cast<uint32_t *>(__ompsim_vgpu_block_state(64));
+  if (T == 0)
+    *State = B + 1;
+  R->Arrived[B][T] = 1;
+  __ompsim_vgpu_sync_block();
+  for (uint32_t Other = 0; Other < Threads; ++Other)
+    if (!R->Arrived[B][Other])
+      R->EarlyPasses.fetch_add(1);
+  R->BlockStateSeen[B][T] = int(*State);
+  __ompsim_vgpu_sync_block();
+  // The odd lanes of the first warp finish; the even ones meet at a warp
+  // barrier of the whole warp's mask, which their finished lanes leave.
+  if (T < Warp && T % 2)
+    return;
+  if (T < Warp) {
+    __ompsim_vgpu_sync_warp(~0ULL);
+    R->MaskAfterExits[B][T] = __ompsim_vgpu_active_mask();
+  }
+  // Finished lanes do not count at the block's barrier.
+  __ompsim_vgpu_sync_block();
+}
+
+} // namespace
+
+TEST(VirtualGpuTest, WarpsMeetInLockstepAndBarriersCountTheThreadsThatRun) {
+  R = new Results{};
+  ompsim_kernel_launch Launch{};
+  Launch.num_teams = Blocks;
+  Launch.thread_limit = Threads;
+  Launch.bare_workers = 2;
+  Launch.invoke = &kernel;
+  Launch.gpu_warp_size = Warp;
+  Launch.bare = 1;
+  ASSERT_EQ(__ompsim_device_run_kernel(&Launch), 0);
+  for (uint32_t B = 0; B < Blocks; ++B)
+    for (uint32_t T = 0; T < Threads; ++T) {
+      uint32_t Base = T - T % Warp, Lane = T % Warp;
+      EXPECT_EQ(R->Shuffled[B][T], int32_t(1000 * B + Base + (Lane + 1) % Warp)) << B << " " << T;
+      EXPECT_EQ(R->Ballot[B][T], 0x9249249249249249ULL & 0xffffffffULL) << B << " " << T;
+      EXPECT_EQ(R->BlockStateSeen[B][T], int(B + 1)) << B << " " << T;
+      // Never a finished lane; the first lane to run after the barrier sees
+      // every lane that met it (the others then see fewer, as lanes ahead of
+      // them wait at the block's barrier).
+      if (T < Warp && T % 2 == 0) {
+        EXPECT_EQ(R->MaskAfterExits[B][T] & 0xaaaaaaaaULL, 0u) << B << " " << T;
+        EXPECT_NE(R->MaskAfterExits[B][T] & (1ULL << T), 0u) << B << " " << T;
+      }
+    }
+  for (uint32_t B = 0; B < Blocks; ++B)
+    EXPECT_EQ(R->MaskAfterExits[B][0], 0x55555555ULL) << B;
+  EXPECT_EQ(R->EarlyPasses.load(), 0);
+  delete R;
+}
