@@ -4,6 +4,8 @@
 #include "ompsim/Config.h"
 #include "ompsim/StockPluginInfo.h"
 
+#include "llvm/Support/MathExtras.h"
+
 #include <sched.h>
 
 #include <algorithm>
@@ -38,11 +40,48 @@ LaunchDefaults LaunchDefaults::fromEnvironment() {
   D.TeamsThreadLimit = positiveFromEnv("OMP_TEAMS_THREAD_LIMIT");
   D.NumThreads = positiveFromEnv("OMP_NUM_THREADS");
   D.SharedMemorySize = positiveFromEnv("LIBOMPTARGET_SHARED_MEMORY_SIZE");
+  if (uint32_t Min = positiveFromEnv("LIBOMPTARGET_MIN_THREADS_FOR_LOW_TRIP_COUNT"))
+    D.MinThreadsForLowTripCount = Min;
+  if (const char *V = std::getenv("LIBOMPTARGET_REUSE_BLOCKS_FOR_HIGH_TRIP_COUNT"))
+    if (std::optional<bool> Reuse = ompsim::parseStockBool(V))
+      D.ReuseBlocksForHighTripCount = *Reuse;
   D.ThreadBudget = ompsim::config().DeviceThreads;
   cpu_set_t Set;
   if (::sched_getaffinity(0, sizeof Set, &Set) == 0)
     D.Processors = uint32_t(std::max(CPU_COUNT(&Set), 1));
   return D;
+}
+
+GpuGrid gpuGrid(uint64_t TripCount, uint32_t Threads, bool ThreadsFromUser, uint8_t ExecMode, uint32_t WarpSize,
+                const LaunchDefaults &Defaults) {
+  // llvm::omp's grid values: NVPTXGridValues' GV_Default_Num_Teams, and the
+  // AMDGPU plugin's compute units times its default teams per unit.
+  const uint64_t DefaultBlocks = WarpSize == 64 ? 440 : 3200;
+  const uint64_t BlockLimit = Defaults.NumTeams ? std::min<uint64_t>(Defaults.NumTeams, 1u << 16) : 1u << 16;
+  GpuGrid G;
+  G.Threads = std::max<uint32_t>(Threads, 1);
+  uint64_t Blocks = DefaultBlocks;
+  if (TripCount > 0) {
+    if (ExecMode == llvm::omp::OMP_TGT_EXEC_MODE_SPMD || ExecMode == llvm::omp::OMP_TGT_EXEC_MODE_SPMD_NO_LOOP) {
+      uint32_t MinThreads = std::min(Defaults.MinThreadsForLowTripCount, G.Threads);
+      if (TripCount >= DefaultBlocks * G.Threads || ThreadsFromUser) {
+        // Enough iterations for the default blocks of full blocks.
+      } else if (TripCount >= DefaultBlocks * MinThreads) {
+        // Fewer threads a block, a power of two: the default blocks' share.
+        uint64_t Share = (TripCount + DefaultBlocks - 1) / DefaultBlocks;
+        G.Threads = uint32_t(std::min<uint64_t>(G.Threads, llvm::PowerOf2Ceil(Share)));
+      } else {
+        G.Threads = MinThreads;
+      }
+      Blocks = (TripCount - 1) / G.Threads + 1;
+    } else {
+      Blocks = TripCount; // a block per iteration of the distribute loop
+    }
+    if (Defaults.ReuseBlocksForHighTripCount)
+      Blocks = std::min(Blocks, DefaultBlocks);
+  }
+  G.Blocks = uint32_t(std::max<uint64_t>(std::min(Blocks, BlockLimit), 1));
+  return G;
 }
 
 bool isBare(const std::optional<KernelConfiguration> &Env) {
@@ -79,6 +118,8 @@ LaunchShape launchShape(uint32_t NumTeams, uint32_t ThreadLimit,
                                         : std::max<uint32_t>(Defaults.Processors / S.Blocks[0], 1);
   uint32_t Cap =
       Defaults.NumThreads ? Defaults.NumThreads : std::max<uint32_t>(Defaults.ThreadBudget / S.Blocks[0], 1);
+  if (Options.GpuWarpSize)
+    Cap = uint32_t(std::max<int64_t>(Threads, 1)); // blocks in waves: each has its threads
   S.Threads[0] = uint32_t(std::min<int64_t>(Threads, Cap));
   return S;
 }

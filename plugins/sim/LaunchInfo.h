@@ -36,6 +36,11 @@ struct LaunchDefaults {
   /// LIBOMPTARGET_SHARED_MEMORY_SIZE: dynamic shared memory every block of a
   /// GPU image's kernel gets, besides its ompx_dyn_cgroup_mem.
   uint32_t SharedMemorySize = 0;
+  /// LIBOMPTARGET_MIN_THREADS_FOR_LOW_TRIP_COUNT (stock's default 32) and
+  /// LIBOMPTARGET_REUSE_BLOCKS_FOR_HIGH_TRIP_COUNT (default true): how stock's
+  /// GPU plugins size a grid from a loop's trip count (gpuGrid()).
+  uint32_t MinThreadsForLowTripCount = 32;
+  bool ReuseBlocksForHighTripCount = true;
 
   /// From this process's environment, affinity and ompsim's configuration
   /// (the executor inherits the environment and is given the budget).
@@ -58,10 +63,32 @@ struct LaunchShape {
 /// A team's threads are capped by the thread budget shared among the teams
 /// (by OMP_NUM_THREADS instead when the user set it), at least 1. A kernel in
 /// bare mode runs its grid and blocks exactly as asked, in three dimensions
-/// (libompsim-device's __ompsim_bare_fork_teams).
+/// (libompsim-device's __ompsim_bare_fork_teams). A GPU image's blocks run in
+/// waves (Options.GpuWarpSize): each has the threads asked for.
 LaunchShape launchShape(uint32_t NumTeams, uint32_t ThreadLimit,
                         const std::optional<KernelConfiguration> &Env, const LaunchDefaults &Defaults,
                         const LaunchOptions &Options = {});
+
+/// A GPU image's grid when its launch names no teams and its kernel
+/// environment names none either (MaxTeams 0: a teams construct without
+/// num_teams), as stock's CUDA and AMDGPU plugins choose it
+/// (GenericKernelTy::getNumBlocks, LLVM 22): an SPMD kernel gets a block per
+/// `Threads` iterations of its loop, with fewer threads a block (a power of
+/// two, at least LIBOMPTARGET_MIN_THREADS_FOR_LOW_TRIP_COUNT) when that
+/// leaves fewer blocks than the device's default unless the thread_limit is
+/// the user's; a generic kernel a block per iteration of its distribute
+/// loop; without a trip count, the device's default blocks. The blocks are
+/// at most the default (a long loop reuses blocks) unless
+/// LIBOMPTARGET_REUSE_BLOCKS_FOR_HIGH_TRIP_COUNT is false, and at most the
+/// grid's limit (and OMP_NUM_TEAMS). `WarpSize` names the GPU: 32, NVIDIA's
+/// (3200 default blocks), or 64, AMD's (440: a gfx90a's 110 compute units,
+/// 4 blocks each).
+struct GpuGrid {
+  uint32_t Blocks = 1;
+  uint32_t Threads = 1;
+};
+GpuGrid gpuGrid(uint64_t TripCount, uint32_t Threads, bool ThreadsFromUser, uint8_t ExecMode, uint32_t WarpSize,
+                const LaunchDefaults &Defaults);
 
 /// True for a kernel whose environment says bare mode.
 bool isBare(const std::optional<KernelConfiguration> &Env);

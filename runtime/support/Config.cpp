@@ -157,18 +157,6 @@ void readStockBits(const char *Name, uint32_t &Out) {
   Out = Negative ? static_cast<uint32_t>(-static_cast<int64_t>(X)) : static_cast<uint32_t>(X);
 }
 
-/// Parses a flag as stock's BoolEnvar does (true/yes/on/1, false/no/off/0, any
-/// case); nullopt when stock would not take it either.
-std::optional<bool> parseStockBool(std::string_view S) {
-  std::string Lower;
-  for (char Ch : S)
-    Lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(Ch))));
-  if (Lower == "true" || Lower == "yes" || Lower == "on" || Lower == "1")
-    return true;
-  if (Lower == "false" || Lower == "no" || Lower == "off" || Lower == "0")
-    return false;
-  return std::nullopt;
-}
 
 /// The set ones of the variables stock libomptarget 22 and its plugins read
 /// that ompsim does not honour, in the order of docs/environment.md's table.
@@ -183,8 +171,6 @@ std::vector<std::string> ignoredStockVariables() {
       "LIBOMPTARGET_TREAT_ATTACH_AUTO_AS_ALWAYS",
       "LIBOMPTARGET_NUM_INITIAL_STREAMS",
       "LIBOMPTARGET_NUM_INITIAL_EVENTS",
-      "LIBOMPTARGET_MIN_THREADS_FOR_LOW_TRIP_COUNT",
-      "LIBOMPTARGET_REUSE_BLOCKS_FOR_HIGH_TRIP_COUNT",
       "LIBOMPTARGET_JIT_REPLACEMENT_OBJECT",
       "LIBOMPTARGET_RECORD",
       "LIBOMPTARGET_RR_SAVE_OUTPUT",
@@ -339,6 +325,17 @@ Config load() {
 const Config &config() {
   static const Config C = load();
   return C;
+}
+
+std::optional<bool> parseStockBool(std::string_view S) {
+  std::string Lower;
+  for (char Ch : S)
+    Lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(Ch))));
+  if (Lower == "true" || Lower == "yes" || Lower == "on" || Lower == "1")
+    return true;
+  if (Lower == "false" || Lower == "no" || Lower == "off" || Lower == "0")
+    return false;
+  return std::nullopt;
 }
 
 } // namespace ompsim

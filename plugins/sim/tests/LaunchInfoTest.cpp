@@ -111,3 +111,46 @@ TEST(LaunchInfoTest, LineIsStocksWordForWord) {
       "\"PluginInterface\" device 0 info: Launching kernel __omp_offloading_fe00_1_main_l5 with [3,1,1] "
       "blocks and [5,1,1] threads in Generic mode");
 }
+
+TEST(LaunchInfoTest, AGpuGridComesFromTheTripCountAsStocksPluginsChooseIt) {
+  constexpr uint8_t Spmd = llvm::omp::OMP_TGT_EXEC_MODE_SPMD, Generic = llvm::omp::OMP_TGT_EXEC_MODE_GENERIC;
+  LaunchDefaults D = twoCpus();
+  auto Grid = [&](uint64_t TripCount, uint32_t Threads, bool FromUser, uint8_t Mode, uint32_t Warp = 32) {
+    GpuGrid G = gpuGrid(TripCount, Threads, FromUser, Mode, Warp, D);
+    return std::make_pair(G.Blocks, G.Threads);
+  };
+  // Few iterations: the minimum threads a block (32), more blocks.
+  EXPECT_EQ(Grid(128, 128, false, Spmd), std::make_pair(4u, 32u));
+  EXPECT_EQ(Grid(129, 128, false, Spmd), std::make_pair(5u, 32u));
+  // A thread_limit of the user's is kept.
+  EXPECT_EQ(Grid(128, 4, true, Spmd), std::make_pair(32u, 4u));
+  EXPECT_EQ(Grid(1024, 256, true, Spmd), std::make_pair(4u, 256u));
+  // Between: the default blocks' share of the iterations rounded up to a power of
+  // two (40 -> 64) threads a block.
+  EXPECT_EQ(Grid(3200 * 40, 128, false, Spmd), std::make_pair(2000u, 64u));
+  // Many: a block per 128 iterations, at most the default 3200 blocks
+  // (440 on AMD's GPU) unless the blocks are not to be reused.
+  EXPECT_EQ(Grid(819200, 128, false, Spmd), std::make_pair(3200u, 128u));
+  EXPECT_EQ(Grid(819200, 256, false, Spmd, 64), std::make_pair(440u, 256u));
+  D.ReuseBlocksForHighTripCount = false;
+  EXPECT_EQ(Grid(819200, 128, false, Spmd), std::make_pair(6400u, 128u));
+  D.ReuseBlocksForHighTripCount = true;
+  D.MinThreadsForLowTripCount = 8;
+  EXPECT_EQ(Grid(128, 128, false, Spmd), std::make_pair(16u, 8u));
+  // A generic kernel: a block per iteration of its distribute loop.
+  EXPECT_EQ(Grid(100, 128, false, Generic), std::make_pair(100u, 128u));
+  // No trip count: the default blocks, within OMP_NUM_TEAMS.
+  EXPECT_EQ(Grid(0, 128, false, Generic), std::make_pair(3200u, 128u));
+  D.NumTeams = 7;
+  EXPECT_EQ(Grid(0, 128, false, Generic), std::make_pair(7u, 128u));
+}
+
+TEST(LaunchInfoTest, AGpuImagesBlocksKeepTheirThreads) {
+  // They run in waves, not all at once: the device's thread budget is not shared among them.
+  ompsim::LaunchOptions Options;
+  Options.GpuWarpSize = 32;
+  KernelConfiguration Spmd = flangKernel(0, 128);
+  LaunchShape S = launchShape(3200, 128, Spmd, twoCpus(), Options);
+  EXPECT_EQ(S.Blocks[0], 3200u);
+  EXPECT_EQ(S.Threads[0], 128u);
+}

@@ -4,7 +4,10 @@
 // thread and block ids and dimensions, the warp (lane id, active mask, sync,
 // shuffle, ballot), the block barrier, fences, atomics and the clock. The rest
 // of the runtime is target-independent C++ over these functions; on nvptx64
-// they are NVVM builtins, on amdgcn AMDGPU builtins.
+// they are NVVM builtins, on amdgcn AMDGPU builtins. Built for the simulated
+// GPU (OMPSIM_GPU_SIM: x86-64 bitcode the executor links into a GPU image it
+// retargets), they are calls into the virtual GPU's block runner, whose
+// threads are fibers (runtime/device/vgpu/VirtualGpu.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef OMPSIM_GPUDEVICE_HARDWARE_H
@@ -12,13 +15,52 @@
 
 #include "Abi.h"
 
-#if !defined(__NVPTX__) && !defined(__AMDGPU__)
-#error "the GPU device runtime builds for nvptx64 or amdgcn only"
+#if !defined(__NVPTX__) && !defined(__AMDGPU__) && !defined(OMPSIM_GPU_SIM)
+#error "the GPU device runtime builds for nvptx64, amdgcn or the simulated GPU only"
+#endif
+
+#if defined(OMPSIM_GPU_SIM)
+#include "../../device/vgpu/VirtualGpu.h"
 #endif
 
 namespace ompsim::gpu::hw {
 
-#if defined(__NVPTX__)
+#if defined(OMPSIM_GPU_SIM)
+/// The image's architecture decides: 32 lanes for nvptx64, 64 for amdgcn.
+inline uint32_t warpSize() { return __ompsim_vgpu_warp_size(); }
+/// A lane waiting at a barrier never holds up the rest of its warp (each
+/// thread is a fiber of its own).
+inline constexpr bool LanesWaitApart = false;
+
+inline uint32_t threadIdInBlock() { return __ompsim_vgpu_thread_id(0); }
+inline uint32_t threadId(int Dim) { return __ompsim_vgpu_thread_id(Dim); }
+inline uint32_t blockDim(int Dim) { return __ompsim_vgpu_block_dim(Dim); }
+inline uint32_t blockId(int Dim) { return __ompsim_vgpu_block_id(Dim); }
+inline uint32_t gridDim(int Dim) { return __ompsim_vgpu_grid_dim(Dim); }
+inline uint32_t laneId() { return __ompsim_vgpu_lane_id(); }
+inline uint64_t activeMask() { return __ompsim_vgpu_active_mask(); }
+inline void syncWarp(uint64_t Mask) { __ompsim_vgpu_sync_warp(Mask); }
+inline void syncBlock() { __ompsim_vgpu_sync_block(); }
+/// `Count` of the block's threads (a generic-mode parallel region's).
+inline void syncThreads(uint32_t Count) { __ompsim_vgpu_sync_threads(Count); }
+inline int32_t shuffleIdx(uint64_t Mask, int32_t Value, uint32_t Lane, uint32_t Width) {
+  uint32_t Self = laneId();
+  uint32_t Index = (Lane & (Width - 1)) + (Self & ~(Width - 1));
+  return __ompsim_vgpu_shuffle(Mask, Value, Index);
+}
+inline int32_t shuffleDown(uint64_t Mask, int32_t Value, uint32_t Delta, uint32_t Width) {
+  uint32_t Within = laneId() & (Width - 1);
+  return shuffleIdx(Mask, Value, Within + Delta < Width ? Within + Delta : Within, Width);
+}
+inline uint64_t ballot(uint64_t Mask, bool Predicate) { return __ompsim_vgpu_ballot(Mask, Predicate); }
+inline void fenceBlock() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+inline void fenceDevice() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+inline void fenceSystem() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+/// A spinning thread lets its block's other threads run.
+inline void pause() { __ompsim_vgpu_pause(); }
+inline uint64_t nanoseconds() { return __ompsim_vgpu_nanoseconds(); }
+[[noreturn]] inline void trap() { __ompsim_vgpu_fail("a trap"); }
+#elif defined(__NVPTX__)
 inline constexpr uint32_t WarpSize = 32;
 /// A warp's lanes may wait at different barriers (independent thread
 /// scheduling, sm_70 and later): the main warp's other lanes wait in the
@@ -119,7 +161,10 @@ inline void pause() { __builtin_amdgcn_s_sleep(2); }
 inline uint64_t nanoseconds() { return __builtin_readsteadycounter() * 10; }
 #endif
 
+#if !defined(OMPSIM_GPU_SIM)
+inline constexpr uint32_t warpSize() { return WarpSize; }
 [[noreturn]] inline void trap() { __builtin_trap(); }
+#endif
 
 /// Atomics on memory every thread of the device sees.
 template <typename T> T atomicLoad(T *P) { return __atomic_load_n(P, __ATOMIC_ACQUIRE); }

@@ -27,11 +27,27 @@ struct DispatchState {
   uint32_t Threads = 1;
 };
 
+#if defined(OMPSIM_GPU_SIM)
+/// The values one thread's shuffle-and-reduce function shuffles, in order
+/// (the simulated GPU's parallel reduction, Reduction.cpp): recorded as the
+/// thread passes its own values, replayed to thread 0 as its partner's.
+struct ShuffleTape {
+  enum : uint8_t { Off, Record, Replay } Mode = Off;
+  uint32_t Count = 0, Capacity = 0, Cursor = 0;
+  uint64_t *Values = nullptr;
+  /// While replaying: the tape whose values the shuffles bring.
+  const ShuffleTape *Source = nullptr;
+};
+#endif
+
 struct ThreadState {
   /// Parallel regions this thread runs inside the team's own level (each
   /// serialized, a team of one).
   uint32_t NestedLevels = 0;
   DispatchState Dispatch;
+#if defined(OMPSIM_GPU_SIM)
+  ShuffleTape Tape;
+#endif
 };
 
 struct TeamState {

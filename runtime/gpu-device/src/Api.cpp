@@ -24,6 +24,9 @@ OMPSIM_GPU_API int omp_get_max_threads() {
 OMPSIM_GPU_API int omp_get_thread_limit() { return int(hw::blockDim(0)); }
 OMPSIM_GPU_API int omp_get_team_num() { return int(hw::blockId(0)); }
 OMPSIM_GPU_API int omp_get_num_teams() { return int(hw::gridDim(0)); }
+/// nteams-var of the device: the most blocks a grid has (stock's plugins
+/// cap a launch's blocks at 65536), so no teams region exceeds it.
+OMPSIM_GPU_API int omp_get_max_teams() { return 65536; }
 OMPSIM_GPU_API int omp_get_level() { return int(level()); }
 OMPSIM_GPU_API int omp_get_active_level() { return numThreads() > 1 ? 1 : 0; }
 OMPSIM_GPU_API int omp_in_parallel() { return numThreads() > 1; }
@@ -53,7 +56,7 @@ OMPSIM_GPU_API int ompx_block_id(int Dim) { return int(hw::blockId(Dim)); }
 OMPSIM_GPU_API int ompx_block_dim(int Dim) { return int(hw::blockDim(Dim)); }
 OMPSIM_GPU_API int ompx_grid_dim(int Dim) { return int(hw::gridDim(Dim)); }
 OMPSIM_GPU_API int ompx_lane_id() { return int(hw::laneId()); }
-OMPSIM_GPU_API int ompx_warp_size() { return int(hw::WarpSize); }
+OMPSIM_GPU_API int ompx_warp_size() { return int(hw::warpSize()); }
 OMPSIM_GPU_API uint64_t ompx_ballot_sync(uint64_t Mask, int Predicate) {
   return hw::ballot(Mask, Predicate != 0);
 }

@@ -14,6 +14,22 @@ using namespace ompsim::gpu;
 
 #define OMPSIM_GPU_API extern "C" __attribute__((used, retain))
 
+#if defined(OMPSIM_GPU_SIM)
+// The simulated GPU serves the device environment's answers itself (the
+// executor binds omp_get_device_num and the indirect-call lookup to the
+// device runtime of its process, which knows the launch and the table), and
+// a failed assert or error directive names the kernel's block and thread.
+const DeviceEnvironmentTy &ompsim::gpu::deviceEnvironment() { return *__ompsim_vgpu_device_environment(); }
+
+OMPSIM_GPU_API [[noreturn]] void __assert_fail(const char *Assertion, const char *File, uint32_t Line,
+                                               const char *Function) {
+  __ompsim_vgpu_assert_fail(Assertion, File, Line, Function);
+}
+
+OMPSIM_GPU_API void __kmpc_error(IdentTy *, int32_t Severity, const char *Message) {
+  __ompsim_vgpu_error(Severity, Message);
+}
+#else
 /// Constant memory, filled in by the plugin; zero if it writes nothing.
 extern "C" [[gnu::weak, clang::loader_uninitialized]]
 __attribute__((address_space(4))) DeviceEnvironmentTy __omp_rtl_device_environment;
@@ -73,3 +89,4 @@ OMPSIM_GPU_API void __kmpc_error(IdentTy *, int32_t Severity, const char *Messag
   if (Severity == 2)
     hw::trap();
 }
+#endif

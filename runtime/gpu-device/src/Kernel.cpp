@@ -87,18 +87,24 @@ void invokeRegion(void *Fn, int32_t Tid, void **Args, int64_t NumArgs) {
 /// The generic-mode main thread: the first lane of the block's last warp
 /// (thread 0 of a block of one warp or less).
 uint32_t mainThreadOf(uint32_t BlockThreads) {
-  return BlockThreads <= hw::WarpSize ? 0 : ((BlockThreads - 1) / hw::WarpSize) * hw::WarpSize;
+  return BlockThreads <= hw::warpSize() ? 0 : ((BlockThreads - 1) / hw::warpSize()) * hw::warpSize();
 }
 
-void initTeam(KernelEnvironmentTy &Kernel, KernelLaunchEnvironmentTy &Launch, bool Spmd) {
+void initTeam(KernelEnvironmentTy &Kernel, KernelLaunchEnvironmentTy *Launch, bool Spmd) {
   TeamState &Team = team();
   Team.Spmd = Spmd;
   Team.MainThread = Spmd ? 0 : mainThreadOf(hw::blockDim(0));
   Team.WorkFn = nullptr;
   Team.Args = nullptr;
-  Team.ParallelTeamSize = Spmd ? hw::blockDim(0) : 1;
-  Team.ParallelLevel = Spmd ? 1 : 0;
-  Team.LaunchEnv = &Launch;
+  Team.ParallelTeamSize = 1;
+  Team.ParallelLevel = 0;
+#if defined(OMPSIM_GPU_SIM)
+  // The simulated GPU's plugin passes no launch environment: its executor
+  // keeps one per launch (the reduction buffer the kernel's environment
+  // asks for).
+  Launch = __ompsim_vgpu_launch_environment(&Kernel);
+#endif
+  Team.LaunchEnv = Launch;
   Team.KernelEnv = &Kernel;
   Team.BarrierArrived = 0;
   Team.BarrierGeneration = 0;
@@ -124,7 +130,7 @@ void stateMachine(uint32_t Tid) {
 
 } // namespace
 
-OMPSIM_GPU_API int32_t __kmpc_target_init(KernelEnvironmentTy &Kernel, KernelLaunchEnvironmentTy &Launch) {
+OMPSIM_GPU_API int32_t __kmpc_target_init(KernelEnvironmentTy &Kernel, KernelLaunchEnvironmentTy *Launch) {
   bool Spmd = Kernel.Configuration.ExecMode & ExecModeSpmd;
   uint32_t Tid = hw::threadIdInBlock();
   if (hw::blockDim(0) > MaxBlockThreads)
@@ -198,8 +204,20 @@ OMPSIM_GPU_API void __kmpc_parallel_60(IdentTy *, int32_t, int32_t IfExpr, int32
     return;
   }
   if (Team.Spmd) {
-    // Not reached: an SPMD kernel's threads are all in the team's region.
-    invokeRegion(Fn, int32_t(Tid), Args, NumArgs);
+    // Every thread of the block meets the region (the kernel's code runs on
+    // all of them) and those within its num_threads run it, as the team's
+    // level-1 region. The barrier before keeps the sequential part's
+    // threads at level 0 until all have left it.
+    uint32_t Block = hw::blockDim(0);
+    uint32_t Size = NumThreads > 0 && uint32_t(NumThreads) < Block ? uint32_t(NumThreads) : Block;
+    hw::syncBlock();
+    Team.ParallelTeamSize = Size;
+    Team.ParallelLevel = 1;
+    if (Tid < Size)
+      invokeRegion(Fn, int32_t(Tid), Args, NumArgs);
+    hw::syncBlock();
+    Team.ParallelLevel = 0;
+    Team.ParallelTeamSize = 1;
     return;
   }
   uint32_t Workers = Team.MainThread;
@@ -234,7 +252,7 @@ OMPSIM_GPU_API void __kmpc_get_shared_variables(void ***Args) { *Args = team().A
 OMPSIM_GPU_API int32_t __kmpc_global_thread_num(IdentTy *) { return int32_t(hw::threadIdInBlock()); }
 OMPSIM_GPU_API uint32_t __kmpc_get_hardware_thread_id_in_block() { return hw::threadIdInBlock(); }
 OMPSIM_GPU_API uint32_t __kmpc_get_hardware_num_threads_in_block() { return hw::blockDim(0); }
-OMPSIM_GPU_API uint32_t __kmpc_get_warp_size() { return hw::WarpSize; }
+OMPSIM_GPU_API uint32_t __kmpc_get_warp_size() { return hw::warpSize(); }
 OMPSIM_GPU_API int8_t __kmpc_is_spmd_exec_mode() { return team().Spmd; }
 OMPSIM_GPU_API int8_t __kmpc_parallel_level() { return int8_t(level()); }
 

@@ -23,7 +23,7 @@ using namespace ompsim::gpu;
 namespace {
 
 void regularWarpReduce(void *Data, ShuffleReduceFn Shuffle) {
-  for (uint32_t Offset = hw::WarpSize / 2; Offset > 0; Offset /= 2)
+  for (uint32_t Offset = hw::warpSize() / 2; Offset > 0; Offset /= 2)
     Shuffle(Data, 0, int16_t(Offset), 0);
 }
 
@@ -43,6 +43,102 @@ uint32_t TeamsReductionLock = 0;
 
 } // namespace
 
+#if defined(OMPSIM_GPU_SIM)
+// The simulated GPU's warps are fibers: a shuffle in lockstep costs every
+// lane two switches, and a reduction of L values log2(warp) * L shuffles.
+// Its parallel reduction instead runs the compiler's shuffle-and-reduce
+// function once on every thread but 0, as the lane that only copies what
+// its shuffles bring (algorithm 1, a lane at or above the offset: its own
+// values back), which records the values on the thread's tape; thread 0
+// then runs it once per other thread as the lane that combines, its
+// shuffles replaying that thread's tape. Thread 0 ends with the team's
+// values, combined in thread order rather than a warp tree's (the same
+// result up to floating-point rounding).
+namespace {
+
+uint64_t tapeShuffle(uint64_t Value, bool &Taped) {
+  ThreadState *T = threadIfAny();
+  Taped = T && T->Tape.Mode != ShuffleTape::Off;
+  if (!Taped)
+    return Value;
+  ShuffleTape &Tape = T->Tape;
+  if (Tape.Mode == ShuffleTape::Replay) {
+    if (!Tape.Source || Tape.Cursor >= Tape.Source->Count)
+      fail("a reduction shuffled more values than its partner did");
+    return Tape.Source->Values[Tape.Cursor++];
+  }
+  if (Tape.Count == Tape.Capacity) {
+    uint32_t Grown = Tape.Capacity ? 2 * Tape.Capacity : 16;
+    auto *Values = static_cast<uint64_t *>(heapAlloc(Grown * sizeof(uint64_t)));
+    if (!Values)
+      fail("the device heap is exhausted (a reduction's values)");
+    for (uint32_t I = 0; I < Tape.Count; ++I)
+      Values[I] = Tape.Values[I];
+    heapFree(Tape.Values);
+    Tape.Values = Values;
+    Tape.Capacity = Grown;
+  }
+  Tape.Values[Tape.Count++] = Value;
+  return Value;
+}
+
+/// A barrier of the parallel team's `Size` threads only (in SPMD mode the
+/// block's other threads wait at the region's end).
+void reductionBarrier(uint32_t Size) { hw::syncThreads(Size); }
+
+} // namespace
+
+OMPSIM_GPU_API int32_t __kmpc_shuffle_int32(int32_t Value, int16_t Delta, int16_t Width) {
+  bool Taped;
+  uint64_t Taken = tapeShuffle(uint32_t(Value), Taped);
+  if (Taped)
+    return int32_t(uint32_t(Taken));
+  return hw::shuffleDown(hw::activeMask(), Value, uint32_t(Delta), uint32_t(Width));
+}
+
+OMPSIM_GPU_API int64_t __kmpc_shuffle_int64(int64_t Value, int16_t Delta, int16_t Width) {
+  bool Taped;
+  uint64_t Taken = tapeShuffle(uint64_t(Value), Taped);
+  if (Taped)
+    return int64_t(Taken);
+  uint64_t Mask = hw::activeMask();
+  uint32_t Low = uint32_t(uint64_t(Value)), High = uint32_t(uint64_t(Value) >> 32);
+  Low = uint32_t(hw::shuffleDown(Mask, int32_t(Low), uint32_t(Delta), uint32_t(Width)));
+  High = uint32_t(hw::shuffleDown(Mask, int32_t(High), uint32_t(Delta), uint32_t(Width)));
+  return int64_t((uint64_t(High) << 32) | Low);
+}
+
+OMPSIM_GPU_API int32_t __kmpc_nvptx_parallel_reduce_nowait_v2(IdentTy *, uint64_t, void *Data,
+                                                              ShuffleReduceFn Shuffle, InterWarpCopyFn) {
+  uint32_t Threads = numThreads();
+  uint32_t Tid = threadNum();
+  if (Threads == 1)
+    return 1;
+  ShuffleTape &Tape = thread().Tape;
+  if (Tid != 0) {
+    Tape.Mode = ShuffleTape::Record;
+    Tape.Count = 0;
+    Shuffle(Data, /*LaneId=*/1, /*Offset=*/1, /*AlgoVersion=*/1);
+    Tape.Mode = ShuffleTape::Off;
+  }
+  reductionBarrier(Threads); // every tape is recorded
+  if (Tid == 0) {
+    TeamState &Team = team();
+    uint32_t Base = hw::threadIdInBlock();
+    for (uint32_t Other = 1; Other < Threads; ++Other) {
+      const ThreadState *Partner = Team.Threads[Base + Other];
+      Tape.Mode = ShuffleTape::Replay;
+      Tape.Source = Partner ? &Partner->Tape : nullptr;
+      Tape.Cursor = 0;
+      Shuffle(Data, /*LaneId=*/0, /*Offset=*/1, /*AlgoVersion=*/1);
+    }
+    Tape.Mode = ShuffleTape::Off;
+    Tape.Source = nullptr;
+  }
+  reductionBarrier(Threads); // thread 0 has read every tape
+  return Tid == 0;
+}
+#else
 OMPSIM_GPU_API int32_t __kmpc_shuffle_int32(int32_t Value, int16_t Delta, int16_t Width) {
   return hw::shuffleDown(hw::activeMask(), Value, uint32_t(Delta), uint32_t(Width));
 }
@@ -61,19 +157,20 @@ OMPSIM_GPU_API int32_t __kmpc_nvptx_parallel_reduce_nowait_v2(IdentTy *, uint64_
   uint32_t Tid = threadNum();
   if (Threads == 1)
     return 1;
-  uint32_t WarpsNeeded = (Threads + hw::WarpSize - 1) / hw::WarpSize;
-  uint32_t Warp = Tid / hw::WarpSize;
-  if (Threads % hw::WarpSize == 0 || Warp < WarpsNeeded - 1)
+  uint32_t WarpsNeeded = (Threads + hw::warpSize() - 1) / hw::warpSize();
+  uint32_t Warp = Tid / hw::warpSize();
+  if (Threads % hw::warpSize() == 0 || Warp < WarpsNeeded - 1)
     regularWarpReduce(Data, Shuffle);
   else
-    irregularWarpReduce(Data, Shuffle, Threads % hw::WarpSize, Tid % hw::WarpSize);
-  if (Threads > hw::WarpSize) {
+    irregularWarpReduce(Data, Shuffle, Threads % hw::warpSize(), Tid % hw::warpSize());
+  if (Threads > hw::warpSize()) {
     Copy(Data, int32_t(WarpsNeeded));
     if (Warp == 0)
       irregularWarpReduce(Data, Shuffle, WarpsNeeded, Tid);
   }
   return Tid == 0;
 }
+#endif
 
 OMPSIM_GPU_API void *__kmpc_reduction_get_fixed_buffer() { return team().LaunchEnv->ReductionBuffer; }
 

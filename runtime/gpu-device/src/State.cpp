@@ -4,7 +4,9 @@
 // initialized by the loader: __kmpc_target_init sets it). The device heap is
 // CUDA's malloc and free on nvptx64; amdgcn has no heap without ROCm's device
 // libraries, so the runtime serves malloc and free there from a fixed arena
-// of device memory (a bump allocator: free gives nothing back).
+// of device memory (a bump allocator: free gives nothing back). On the
+// simulated GPU the block's state is the block runner's memory for it, and
+// the heap is the host's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,13 +14,20 @@
 
 using namespace ompsim::gpu;
 
+#if !defined(OMPSIM_GPU_SIM)
 namespace {
 
 [[clang::loader_uninitialized]] TeamState SharedTeam __attribute__((address_space(3)));
 
 } // namespace
+#endif
 
-#if defined(__NVPTX__)
+#if defined(OMPSIM_GPU_SIM)
+extern "C" {
+void *malloc(unsigned long Bytes);
+void free(void *Ptr);
+}
+#elif defined(__NVPTX__)
 extern "C" {
 void *malloc(uint64_t Bytes);
 void free(void *Ptr);
@@ -42,7 +51,11 @@ extern "C" void free(void *) {}
 
 namespace ompsim::gpu {
 
+#if defined(OMPSIM_GPU_SIM)
+TeamState &team() { return *static_cast<TeamState *>(__ompsim_vgpu_block_state(sizeof(TeamState))); }
+#else
 TeamState &team() { return *(TeamState *)&SharedTeam; }
+#endif
 
 ThreadState *threadIfAny() {
   uint32_t Id = hw::threadIdInBlock();
@@ -66,6 +79,9 @@ ThreadState &thread() {
 void dropThreadState() {
   uint32_t Id = hw::threadIdInBlock();
   if (Id < MaxBlockThreads && team().Threads[Id]) {
+#if defined(OMPSIM_GPU_SIM)
+    heapFree(team().Threads[Id]->Tape.Values);
+#endif
     heapFree(team().Threads[Id]);
     team().Threads[Id] = nullptr;
   }
@@ -101,6 +117,10 @@ void teamBarrier() {
   uint32_t Size = Team.ParallelTeamSize;
   if (Team.ParallelLevel == 0 || Size <= 1)
     return;
+#if defined(OMPSIM_GPU_SIM)
+  // The simulated GPU's barrier of a thread count (a GPU's named barrier).
+  hw::syncThreads(Size);
+#else
   uint32_t Generation = hw::atomicLoad(&Team.BarrierGeneration);
   if (hw::atomicAdd(&Team.BarrierArrived, 1u) == Size - 1) {
     hw::atomicStore(&Team.BarrierArrived, 0u);
@@ -109,13 +129,16 @@ void teamBarrier() {
   }
   while (hw::atomicLoad(&Team.BarrierGeneration) == Generation)
     hw::pause();
+#endif
 }
 
 void *heapAlloc(uint64_t Bytes) { return malloc(Bytes); }
 void heapFree(void *Ptr) { free(Ptr); }
 
 void fail(const char *What) {
-#if defined(__NVPTX__)
+#if defined(OMPSIM_GPU_SIM)
+  __ompsim_vgpu_fail(What);
+#elif defined(__NVPTX__)
   struct {
     const char *What;
     uint32_t Block, Thread;

@@ -67,3 +67,19 @@ OMPSIM_GPU_API void __kmpc_taskloop(IdentTy *, int32_t Gtid, TaskDescriptor *Tas
                                     uint64_t *, int64_t, int32_t, int32_t, uint64_t, void *) {
   run(Task, Gtid);
 }
+
+// Task reductions. A GPU runs each task at once on the thread that meets
+// it, so a task's part of a reduction item is the item the encountering
+// thread sees (its private copy under a reduction(task, ...) modifier, the
+// original in a taskgroup): every lookup answers the item itself, and the
+// enclosing reduction combines as usual.
+OMPSIM_GPU_API void *__kmpc_taskred_init(int32_t, int32_t, void *Data) { return Data; }
+OMPSIM_GPU_API void *__kmpc_task_reduction_init(int32_t, int32_t, void *Data) { return Data; }
+OMPSIM_GPU_API void *__kmpc_taskred_modifier_init(IdentTy *, int32_t, int32_t, int32_t, void *Data) {
+  return Data;
+}
+OMPSIM_GPU_API void *__kmpc_task_reduction_modifier_init(IdentTy *, int32_t, int32_t, int32_t, void *Data) {
+  return Data;
+}
+OMPSIM_GPU_API void __kmpc_task_reduction_modifier_fini(IdentTy *, int32_t, int32_t) {}
+OMPSIM_GPU_API void *__kmpc_task_reduction_get_th_data(int32_t, void *, void *Item) { return Item; }

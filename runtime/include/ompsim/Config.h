@@ -2,7 +2,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ompsim {
@@ -78,5 +80,9 @@ struct Config {
 /// malformed one is reported once on stderr, naming the variable and the
 /// value, and the default is kept.
 const Config &config();
+
+/// Parses a flag as stock's BoolEnvar does (true/yes/on/1, false/no/off/0, any
+/// case); nullopt when stock would not take it either.
+std::optional<bool> parseStockBool(std::string_view S);
 
 } // namespace ompsim
