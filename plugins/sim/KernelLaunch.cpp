@@ -105,6 +105,24 @@ OMPSIM_EXPORT int32_t __tgt_rtl_run_target_region(int32_t Id, void *Kernel, void
   constexpr uint32_t kGpuMaxBlockThreads = 1024;
   if (K->isGpu())
     Threads = std::min(Threads, kGpuMaxBlockThreads);
+  // On fibers, a GPU image's kernel runs the grid a GPU runs: the teams the launch
+  // names, within the kernel's own (num_teams on a combined construct, 1 for
+  // a target without teams, whose environment says -1); else the grid
+  // stock's GPU plugins choose from the loop's trip count.
+  const bool Fibers = K->isGpu() && config().GpuFibers;
+  if (Fibers && !isBare(K->Environment)) {
+    if (!Teams && K->Environment && K->Environment->MaxTeams < 0)
+      Teams = 1;
+    if (K->Environment && K->Environment->MaxTeams > 0)
+      Teams =
+          Teams ? std::min(Teams, uint32_t(K->Environment->MaxTeams)) : uint32_t(K->Environment->MaxTeams);
+    if (!Teams) {
+      GpuGrid Grid = gpuGrid(Cfg ? Cfg->tripcount : 0, Threads, Cfg && Cfg->thread_limit,
+                             K->Environment ? K->Environment->ExecMode : 0, K->GpuWarpSize, Defaults);
+      Teams = Grid.Blocks;
+      Threads = Grid.Threads;
+    }
+  }
   // y and z: only a bare kernel's launch has them (the runtime refuses others).
   LaunchOptions Options;
   if (Cfg)
@@ -114,7 +132,9 @@ OMPSIM_EXPORT int32_t __tgt_rtl_run_target_region(int32_t Id, void *Kernel, void
     }
   if (K->isGpu()) {
     Options.GpuWarpSize = K->GpuWarpSize;
-    Options.Bare = isBare(K->Environment);
+    // A bare kernel, and every kernel of a GPU image on fibers: each thread
+    // of each block calls it.
+    Options.Bare = isBare(K->Environment) || Fibers;
     // A block's dynamic shared memory: the construct's ompx_dyn_cgroup_mem
     // and LIBOMPTARGET_SHARED_MEMORY_SIZE, within what the architecture has.
     uint64_t Dynamic = uint64_t(Cfg ? Cfg->dyn_cgroup_mem : 0) + Defaults.SharedMemorySize;

@@ -52,8 +52,8 @@ LaunchDefaults LaunchDefaults::fromEnvironment() {
   return D;
 }
 
-GpuGrid gpuGrid(uint64_t TripCount, uint32_t Threads, bool ThreadsFromUser, uint8_t ExecMode, uint32_t WarpSize,
-                const LaunchDefaults &Defaults) {
+GpuGrid gpuGrid(uint64_t TripCount, uint32_t Threads, bool ThreadsFromUser, uint8_t ExecMode,
+                uint32_t WarpSize, const LaunchDefaults &Defaults) {
   // llvm::omp's grid values: NVPTXGridValues' GV_Default_Num_Teams, and the
   // AMDGPU plugin's compute units times its default teams per unit.
   const uint64_t DefaultBlocks = WarpSize == 64 ? 440 : 3200;
@@ -62,7 +62,8 @@ GpuGrid gpuGrid(uint64_t TripCount, uint32_t Threads, bool ThreadsFromUser, uint
   G.Threads = std::max<uint32_t>(Threads, 1);
   uint64_t Blocks = DefaultBlocks;
   if (TripCount > 0) {
-    if (ExecMode == llvm::omp::OMP_TGT_EXEC_MODE_SPMD || ExecMode == llvm::omp::OMP_TGT_EXEC_MODE_SPMD_NO_LOOP) {
+    if (ExecMode == llvm::omp::OMP_TGT_EXEC_MODE_SPMD ||
+        ExecMode == llvm::omp::OMP_TGT_EXEC_MODE_SPMD_NO_LOOP) {
       uint32_t MinThreads = std::min(Defaults.MinThreadsForLowTripCount, G.Threads);
       if (TripCount >= DefaultBlocks * G.Threads || ThreadsFromUser) {
         // Enough iterations for the default blocks of full blocks.
@@ -118,7 +119,7 @@ LaunchShape launchShape(uint32_t NumTeams, uint32_t ThreadLimit,
                                         : std::max<uint32_t>(Defaults.Processors / S.Blocks[0], 1);
   uint32_t Cap =
       Defaults.NumThreads ? Defaults.NumThreads : std::max<uint32_t>(Defaults.ThreadBudget / S.Blocks[0], 1);
-  if (Options.GpuWarpSize)
+  if (Options.GpuWarpSize && Options.Bare)
     Cap = uint32_t(std::max<int64_t>(Threads, 1)); // blocks in waves: each has its threads
   S.Threads[0] = uint32_t(std::min<int64_t>(Threads, Cap));
   return S;

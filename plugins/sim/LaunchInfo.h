@@ -87,8 +87,8 @@ struct GpuGrid {
   uint32_t Blocks = 1;
   uint32_t Threads = 1;
 };
-GpuGrid gpuGrid(uint64_t TripCount, uint32_t Threads, bool ThreadsFromUser, uint8_t ExecMode, uint32_t WarpSize,
-                const LaunchDefaults &Defaults);
+GpuGrid gpuGrid(uint64_t TripCount, uint32_t Threads, bool ThreadsFromUser, uint8_t ExecMode,
+                uint32_t WarpSize, const LaunchDefaults &Defaults);
 
 /// True for a kernel whose environment says bare mode.
 bool isBare(const std::optional<KernelConfiguration> &Env);

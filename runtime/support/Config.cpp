@@ -157,7 +157,6 @@ void readStockBits(const char *Name, uint32_t &Out) {
   Out = Negative ? static_cast<uint32_t>(-static_cast<int64_t>(X)) : static_cast<uint32_t>(X);
 }
 
-
 /// The set ones of the variables stock libomptarget 22 and its plugins read
 /// that ompsim does not honour, in the order of docs/environment.md's table.
 std::vector<std::string> ignoredStockVariables() {
@@ -262,6 +261,12 @@ Config load() {
       C.TraceNormalize = *V == '1';
     else
       warnBad("OMPSIM_TRACE_NORMALIZE", V, "not a flag", "0 or 1");
+  }
+  if (const char *V = env("OMPSIM_GPU_FIBERS")) {
+    if (std::string_view(V) == "0" || std::string_view(V) == "1")
+      C.GpuFibers = *V == '1';
+    else
+      warnBad("OMPSIM_GPU_FIBERS", V, "not a flag", "0 or 1");
   }
   readU64("OMPSIM_TRACE_TRANSLATE_CAP", C.TraceTranslateCap, 0, 1ULL << 32, "an integer 0..4294967296");
   if (const char *V = env("OMPSIM_PLUGINS"))

@@ -101,7 +101,7 @@ Expected<uint64_t> DeviceController::loadBitcode(ArrayRef<char> Bytes, StringRef
       return diagnose(Libomp.takeError(), "loading libomp.so.5 for JIT images");
     auto NewJit =
         DeviceJIT::create(*Es, Opts.ArenaBase, Fns[proto::LazyReenterName], Fns[proto::LazyFailedName],
-                          Opts.JitOptLevel, Opts.JitCache, Opts.JitCacheMax, Opts.StockJit);
+                          Opts.JitOptLevel, Opts.JitCache, Opts.JitCacheMax, Opts.StockJit, Opts.LibDir);
     if (!NewJit)
       return makeError(Prefix + toString(NewJit.takeError()));
     Jit = std::move(*NewJit);

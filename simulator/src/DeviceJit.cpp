@@ -9,10 +9,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "DeviceJit.h"
+#include "gpu/GpuDeviceRuntime.h"
 
 #include "JitImageFunctions.h"
 #include "JitObjectCache.h"
 
+#include "ompsim/Config.h"
 #include "ompsim/Trace.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -213,13 +215,17 @@ DeviceJIT::DeviceJIT(ExecutionSession &Es, uint64_t DsoHandle, const Config::Sto
 Expected<std::unique_ptr<DeviceJIT>> DeviceJIT::create(ExecutionSession &Es, uint64_t DsoHandle,
                                                        uint64_t LazyReenter, uint64_t LazyFailed,
                                                        int OptLevel, StringRef CacheDir, uint64_t CacheMax,
-                                                       const Config::StockJit &Stock) {
+                                                       const Config::StockJit &Stock, StringRef LibDir) {
   static std::once_flag Targets;
   std::call_once(Targets, [] {
     InitializeNativeTarget();
     InitializeNativeTargetAsmPrinter();
   });
   std::unique_ptr<DeviceJIT> Jit(new DeviceJIT(Es, DsoHandle, Stock));
+  if (auto Runtime = gpu::loadGpuDeviceRuntime(LibDir))
+    Jit->GpuRuntime = std::move(*Runtime);
+  else
+    Jit->GpuRuntimeProblem = toString(Runtime.takeError());
   Jit->Linker = std::make_unique<ObjectLinkingLayer>(Es);
   Jit->Linker->addPlugin(std::make_shared<LinkedCodeRecorder>(Jit->LinkedMu, Jit->Linked));
   if (auto Eh = EHFrameRegistrationPlugin::Create(Es))
@@ -246,7 +252,11 @@ Expected<std::unique_ptr<DeviceJIT>> DeviceJIT::create(ExecutionSession &Es, uin
     // rewritten module and its summary.
     Jit->Salt = std::string("ompsim-jit-object-4\n") + LLVM_VERSION_STRING + "\n" +
                 Jtmb.getTargetTriple().str() + "\nlevel " + std::to_string(std::clamp(OptLevel, 0, 3)) +
-                "\n" + Jit->Stock.cacheSalt();
+                "\n" + Jit->Stock.cacheSalt() + "\ngpu fibers " + (config().GpuFibers ? "1" : "0") +
+                "\ngpu runtime " +
+                (Jit->GpuRuntime ? toHex(BLAKE3::hash(arrayRefFromStringRef(Jit->GpuRuntime->getBuffer())),
+                                         /*LowerCase=*/true)
+                                 : std::string("none"));
     Compiler = std::make_unique<CachingCompiler>(Jtmb, Jit->Cache, Jit->Salt, Jit->Images);
   }
   if (!Compiler)

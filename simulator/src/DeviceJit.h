@@ -13,6 +13,7 @@
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/ObjectLinkingLayer.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 #include <cstdint>
 #include <memory>
@@ -56,10 +57,12 @@ public:
   /// generating code. `Stock` holds stock libomptarget's JIT variables
   /// (StockJitPipeline): every image goes through their stages first, and
   /// the files they ask for are written at every load, from the cache too.
+  /// GPU images get ompsim's GPU device runtime from `LibDir`
+  /// (gpu/GpuDeviceRuntime.h).
   static llvm::Expected<std::unique_ptr<DeviceJIT>>
   create(llvm::orc::ExecutionSession &Es, uint64_t DsoHandle, uint64_t LazyReenter, uint64_t LazyFailed,
          int OptLevel, llvm::StringRef CacheDir = "", uint64_t CacheMax = 256ULL << 20,
-         const Config::StockJit &Stock = {});
+         const Config::StockJit &Stock = {}, llvm::StringRef LibDir = "");
   ~DeviceJIT();
 
   /// Parses `Bitcode` as image `Name` and links its data now; its functions
@@ -95,6 +98,10 @@ private:
                           llvm::StringRef Arch);
   llvm::orc::ExecutionSession &Es;
   uint64_t DsoHandle;
+  /// The GPU device runtime's bitcode, or why it could not be read (said
+  /// when a GPU image is loaded).
+  std::unique_ptr<llvm::MemoryBuffer> GpuRuntime;
+  std::string GpuRuntimeProblem;
   StockJitPipeline Stock;
   /// The target of every compile, for the stock stages' IR pipeline and saved objects.
   std::optional<llvm::orc::JITTargetMachineBuilder> Target;

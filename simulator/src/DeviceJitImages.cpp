@@ -12,7 +12,9 @@
 #include "JitImageFunctions.h"
 #include "JitImageSummary.h"
 #include "JitObjectCache.h"
+#include "gpu/GpuDeviceRuntime.h"
 #include "gpu/GpuImageRetarget.h"
+#include "ompsim/Config.h"
 
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/ExecutionEngine/Orc/AbsoluteSymbols.h"
@@ -122,8 +124,12 @@ Error DeviceJIT::checkServed(JITDylib &Jd, const Module &M, StringRef Name, Stri
   auto Found = Es.lookup(makeJITDylibSearchOrder(&Jd, JITDylibLookupFlags::MatchAllSymbols), std::move(Set));
   if (!Found)
     return makeError("image " + Name + ": " + toString(Found.takeError()));
+  // With ompsim's GPU device runtime linked in, a DeviceRTL entry it does not
+  // define is not served, whatever the executor's libomp defines under that
+  // name (libomp's would answer as the host).
+  const bool Linked = config().GpuFibers;
   for (const GlobalValue *Gv : Needed) {
-    if (Found->count(Es.intern(Gv->getName())))
+    if (Found->count(Es.intern(Gv->getName())) && !(Linked && Gv->getName().starts_with("__kmpc_")))
       continue;
     // The device runtime's names (DeviceRTL's and OpenMP's API); anything
     // else is the program's own, or a library's the device link lacked.
@@ -187,10 +193,17 @@ Expected<JITImage> DeviceJIT::add(ArrayRef<char> Bitcode, StringRef Name) {
     auto Layout = Target->getDefaultDataLayoutForTarget();
     if (!Layout)
       return Layout.takeError();
-    auto Retargeted = gpu::retargetGpuModule(M, Target->getTargetTriple().str(), *Layout, Name);
+    const bool Fibers = config().GpuFibers;
+    auto Retargeted = gpu::retargetGpuModule(M, Target->getTargetTriple().str(), *Layout, Name, Fibers);
     if (!Retargeted)
       return Retargeted.takeError();
     Arch = Retargeted->Arch;
+    if (Fibers) {
+      if (!GpuRuntime)
+        return makeError("image " + Name + ": " + GpuRuntimeProblem);
+      if (Error Err = gpu::linkGpuDeviceRuntime(M, GpuRuntime->getMemBufferRef(), Name))
+        return std::move(Err);
+    }
   }
   if (Whole)
     if (Error Err = runStockStages(M, Name, Digest))

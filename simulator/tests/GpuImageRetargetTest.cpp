@@ -32,7 +32,7 @@ protected:
     return M;
   }
   Expected<RetargetedImage> run(Module &M) {
-    return retargetGpuModule(M, HostTriple, DataLayout(HostLayout), "#1");
+    return retargetGpuModule(M, HostTriple, DataLayout(HostLayout), "#1", /*LinkedRuntime=*/false);
   }
 };
 

@@ -145,10 +145,12 @@ TEST(LaunchInfoTest, AGpuGridComesFromTheTripCountAsStocksPluginsChooseIt) {
   EXPECT_EQ(Grid(0, 128, false, Generic), std::make_pair(7u, 128u));
 }
 
-TEST(LaunchInfoTest, AGpuImagesBlocksKeepTheirThreads) {
-  // They run in waves, not all at once: the device's thread budget is not shared among them.
+TEST(LaunchInfoTest, AGpuImagesBlocksOnFibersKeepTheirThreads) {
+  // On fibers (OMPSIM_GPU_FIBERS) they run in waves, not all at once: the device's thread
+  // budget is not shared among them.
   ompsim::LaunchOptions Options;
   Options.GpuWarpSize = 32;
+  Options.Bare = true;
   KernelConfiguration Spmd = flangKernel(0, 128);
   LaunchShape S = launchShape(3200, 128, Spmd, twoCpus(), Options);
   EXPECT_EQ(S.Blocks[0], 3200u);

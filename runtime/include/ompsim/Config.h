@@ -25,6 +25,10 @@ struct Config {
   /// OMPSIM_DEVICE_THREADS: threads a simulated device runs at once (a launch's teams x threads
   /// per team); a thread_limit is honoured up to it
   uint32_t DeviceThreads = 256;
+  /// OMPSIM_GPU_FIBERS: 1 (the default), GPU images run on ompsim's GPU device runtime, linked
+  /// into them, with a block's threads as fibers in lockstep warps and stock's grid; 0, on libomp's
+  /// teams and threads, the earlier model (docs/gpu-images.md)
+  bool GpuFibers = true;
   double KernelTimeout = 60.0;   ///< OMPSIM_KERNEL_TIMEOUT: seconds before a kernel is stopped
   bool KernelTimeoutSet = false; ///< OMPSIM_KERNEL_TIMEOUT was given (and valid)
   /// OMPSIM_HIDDEN_HELPER_SLICE_US: the scheduler time slice, in microseconds, the runtime asks

@@ -300,12 +300,6 @@ StringRef gpuRuntimeName(StringRef Name) {
       // The device's own number and answer (libomp's are the host's).
       {"omp_get_device_num", "__ompsim_device_current_device"},
       {"omp_is_initial_device", "__ompsim_gpu_is_initial_device"},
-      // An SPMD kernel runs on every thread of its block (DeviceKernel.cpp).
-      {"__kmpc_target_init", "__ompsim_gpu_target_init"},
-      // A barrier in a team's sequential part (openmp-opt's SPMDized kernels
-      // place them there) has the team's one thread to wait for; libomp's
-      // would wait for the team's idle pool.
-      {"__kmpc_barrier", "__ompsim_gpu_barrier"},
       // The block's dynamic shared memory (libomp's answers the host's null).
       {"llvm_omp_target_dynamic_shared_alloc", "__ompsim_gpu_dynamic_shared"},
   };
@@ -315,7 +309,26 @@ StringRef gpuRuntimeName(StringRef Name) {
   return {};
 }
 
-void bindHostLibraries(Module &M, GpuArch Arch) {
+/// The same for an image on libomp's teams and threads (not linked with
+/// ompsim's GPU device runtime): entries whose GPU answer differs from
+/// libomp's.
+StringRef libompPathName(StringRef Name) {
+  static constexpr std::pair<StringLiteral, StringLiteral> Names[] = {
+      // An SPMD kernel runs on every thread of its block (DeviceKernel.cpp).
+      {"__kmpc_target_init", "__ompsim_gpu_target_init"},
+      // A barrier in a team's sequential part (openmp-opt's SPMDized kernels
+      // place them there) has the team's one thread to wait for; libomp's
+      // would wait for the team's idle pool.
+      {"__kmpc_barrier", "__ompsim_gpu_barrier"},
+      // The block's dynamic shared memory (libomp's answers the host's null).
+  };
+  for (const auto &[From, To] : Names)
+    if (Name == From)
+      return To;
+  return {};
+}
+
+void bindHostLibraries(Module &M, GpuArch Arch, bool LinkedRuntime) {
   for (Function &F : make_early_inc_range(M)) {
     if (!F.isDeclaration() || F.isIntrinsic())
       continue;
@@ -330,11 +343,17 @@ void bindHostLibraries(Module &M, GpuArch Arch) {
       rebind(M, F, To);
       continue;
     }
-    // Worksharing loops answer as a GPU's runtime answers (chunk 1 means one
-    // iteration per chunk to clang's GPU codegen, even in a team of one).
-    if (N.consume_front("__kmpc_for_static_init_")) {
-      rebind(M, F, ("__ompsim_gpu_for_static_init_" + N).str());
-      continue;
+    if (!LinkedRuntime) {
+      if (StringRef To = libompPathName(N); !To.empty()) {
+        rebind(M, F, To);
+        continue;
+      }
+      // Worksharing loops answer as a GPU's runtime answers (chunk 1 means
+      // one iteration per chunk to clang's GPU codegen, even in a team of one).
+      if (N.consume_front("__kmpc_for_static_init_")) {
+        rebind(M, F, ("__ompsim_gpu_for_static_init_" + N).str());
+        continue;
+      }
     }
     std::string Libm = libmName(N);
     if (!Libm.empty())
@@ -373,7 +392,7 @@ StringRef archName(GpuArch Arch) {
 uint64_t sharedMemoryLimit(GpuArch Arch) { return Arch == GpuArch::Amdgcn ? 64 * 1024 : 48 * 1024; }
 
 Expected<RetargetedImage> retargetGpuModule(Module &M, StringRef HostTriple, const DataLayout &HostLayout,
-                                            StringRef ImageName) {
+                                            StringRef ImageName, bool LinkedRuntime) {
   RetargetedImage Out;
   Out.Arch = gpuArchOf(M.getTargetTriple().str());
   Failure Fail(ImageName, Out.Arch);
@@ -396,7 +415,7 @@ Expected<RetargetedImage> retargetGpuModule(Module &M, StringRef HostTriple, con
                 archName(Out.Arch) + " gives a block at most " + Twine(Limit));
   moveAllocasToHostStack(M);
   dropGpuTargetDetails(M);
-  bindHostLibraries(M, Out.Arch);
+  bindHostLibraries(M, Out.Arch, LinkedRuntime);
   M.setTargetTriple(Triple(HostTriple));
   M.setDataLayout(HostLayout);
   // A rewrite this file lacks would otherwise stop the JIT's code

@@ -70,11 +70,15 @@ inline constexpr const char *TeamSharedEntry = "__ompsim_gpu_team_shared";
 ///    `__ocml_*`) bound to the device runtime's printf and the host's libm,
 ///    and the OpenMP routines whose answer differs on a device
 ///    (omp_get_device_num, omp_is_initial_device) to the device runtime's.
+/// With `LinkedRuntime` (OMPSIM_GPU_FIBERS: ompsim's GPU device runtime is
+/// linked in next, GpuDeviceRuntime.h) the runtime's entry points stay for
+/// it to define; else those whose libomp answer is not a GPU's (the kernel
+/// prologue, barriers, static loops) go to the executor's GPU-ABI forms.
 /// An error names the image, the object and what cannot be run (a GPU
 /// intrinsic, an initialized team-shared global); `M` is then unusable.
 llvm::Expected<RetargetedImage> retargetGpuModule(llvm::Module &M, llvm::StringRef HostTriple,
                                                   const llvm::DataLayout &HostLayout,
-                                                  llvm::StringRef ImageName);
+                                                  llvm::StringRef ImageName, bool LinkedRuntime);
 
 } // namespace ompsim::sim::gpu
 
