@@ -123,6 +123,11 @@ OMPSIM_EXPORT int32_t __tgt_rtl_run_target_region(int32_t Id, void *Kernel, void
       Threads = Grid.Threads;
     }
   }
+  // A generic kernel's thread_limit counts its parallel regions' threads:
+  // stock's GPU plugins add the warp of the team's main thread.
+  if (Fibers && Cfg && Cfg->thread_limit && K->Environment &&
+      K->Environment->ExecMode == llvm::omp::OMP_TGT_EXEC_MODE_GENERIC)
+    Threads = std::min(Threads + K->GpuWarpSize, kGpuMaxBlockThreads);
   // y and z: only a bare kernel's launch has them (the runtime refuses others).
   LaunchOptions Options;
   if (Cfg)

@@ -441,3 +441,73 @@ def test_a_task_in_a_target_region_and_a_conditional_lastprivate_run(offload, ar
     # OpenMP_VV's test_task_target_default_firstprivate.c and
     # test_target_parallel_for_lastprivate_conditional.c in small.
     run_ok(offload, TASK_AND_CONDITIONAL, arch, "task_conditional.c", "task 45 last 94\n")
+
+
+STOCK_GRID = r"""
+#include <omp.h>
+#include <stdio.h>
+int main(void) {
+  int teams = 0, threads = 0, count[128] = {0};
+#pragma omp target teams distribute parallel for map(tofrom : teams, threads, count)
+  for (int i = 0; i < 128; ++i) {
+    if (i == 0) {
+      teams = omp_get_num_teams();
+      threads = omp_get_num_threads();
+    }
+    count[i] += 1;
+  }
+  int once = 1;
+  for (int i = 0; i < 128; ++i)
+    once &= count[i] == 1;
+  printf("%d %d %d\n", teams, threads, once);
+  return 0;
+}
+"""
+
+DIVERGENT_BARRIER = r"""
+#include <omp.h>
+#include <stdio.h>
+int main(void) {
+  int sum = 0;
+#pragma omp target teams num_teams(1) thread_limit(128) map(tofrom : sum)
+  {
+    sum = 1; /* a generic kernel: the team's main thread runs this */
+#pragma omp parallel num_threads(32)
+    {
+      if (omp_get_thread_num() < 8) {
+#pragma omp barrier
+      }
+    }
+  }
+  printf("%d\n", sum);
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_a_loop_without_clauses_gets_the_grid_stocks_gpu_plugins_give_it(offload, arch):
+    # 128 iterations: stock's CUDA and AMDGPU plugins give 4 blocks of 32 threads (their
+    # LIBOMPTARGET_MIN_THREADS_FOR_LOW_TRIP_COUNT); every iteration still runs once.
+    r = run_ok(offload, STOCK_GRID, arch, "grid.c", "4 32 1\n", env={"LIBOMPTARGET_INFO": "16"})
+    assert "with [4,1,1] blocks and [32,1,1] threads in SPMD mode" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_a_barrier_some_threads_of_a_team_never_reach_is_named_not_a_hang(offload, arch):
+    # 8 of a parallel region's 32 threads wait at its barrier; the others have left the region.
+    exe = offload.compile(DIVERGENT_BARRIER, name="divergent.c", translate="pass", extra=["--gpu=" + arch, "-O0"])
+    r = offload.run(exe, backend="sim")
+    assert r.returncode != 0, (r.stdout, r.stderr)
+    assert ("block 0: a barrier can never complete: 8 of the 32 threads a team barrier waits for arrived"
+            in r.stderr), r.stderr
+    assert "during kernel __omp_offloading_" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_the_earlier_libomp_model_stays_selectable(offload, arch):
+    # OMPSIM_GPU_FIBERS=0: the launch's teams on libomp's threads, one team when the clauses
+    # name none.
+    r = run_ok(offload, STOCK_GRID, arch, "grid.c", "1 %s 1\n" % ("128" if arch == "sm_90" else "256"),
+               env={"OMPSIM_GPU_FIBERS": "0", "OMPSIM_DEVICE_THREADS": "256"})
+    assert r.returncode == 0

@@ -87,6 +87,12 @@ uint32_t threadNum();
 uint32_t numThreads();
 uint32_t level();
 
+/// The most threads a parallel region of the team may have (its thread
+/// limit): the block's in SPMD mode; in generic mode the block's but the
+/// main warp's (stock's plugins add that warp to a thread_limit clause),
+/// and no more than the workers below the main thread.
+uint32_t maxTeamThreads();
+
 /// A barrier of the current parallel team's threads.
 void teamBarrier();
 

@@ -16,12 +16,13 @@ using namespace ompsim::gpu;
 OMPSIM_GPU_API int omp_get_thread_num() { return int(threadNum()); }
 OMPSIM_GPU_API int omp_get_num_threads() { return int(numThreads()); }
 OMPSIM_GPU_API int omp_get_max_threads() {
-  return team().ParallelLevel ? 1
-                              : int(team().Spmd         ? hw::blockDim(0)
-                                    : team().MainThread ? team().MainThread
-                                                        : 1);
+  uint32_t Limit = maxTeamThreads();
+  return team().ParallelLevel || !Limit ? 1 : int(Limit);
 }
-OMPSIM_GPU_API int omp_get_thread_limit() { return int(hw::blockDim(0)); }
+OMPSIM_GPU_API int omp_get_thread_limit() {
+  uint32_t Limit = maxTeamThreads();
+  return Limit ? int(Limit) : 1;
+}
 OMPSIM_GPU_API int omp_get_team_num() { return int(hw::blockId(0)); }
 OMPSIM_GPU_API int omp_get_num_teams() { return int(hw::gridDim(0)); }
 /// nteams-var of the device: the most blocks a grid has (stock's plugins

@@ -220,7 +220,7 @@ OMPSIM_GPU_API void __kmpc_parallel_60(IdentTy *, int32_t, int32_t IfExpr, int32
     Team.ParallelTeamSize = 1;
     return;
   }
-  uint32_t Workers = Team.MainThread;
+  uint32_t Workers = maxTeamThreads();
   uint32_t Size = NumThreads > 0 && uint32_t(NumThreads) < Workers ? uint32_t(NumThreads) : Workers;
   if (Size == 0) {
     ThreadState &T = thread();

@@ -106,6 +106,16 @@ uint32_t numThreads() {
   return team().ParallelTeamSize;
 }
 
+uint32_t maxTeamThreads() {
+  TeamState &Team = team();
+  uint32_t Block = hw::blockDim(0);
+  if (Team.Spmd)
+    return Block;
+  uint32_t Warp = hw::warpSize();
+  uint32_t Workers = Block > Warp ? Block - Warp : 0;
+  return Workers < Team.MainThread ? Workers : Team.MainThread;
+}
+
 void teamBarrier() {
   TeamState &Team = team();
   if (Team.Spmd) {

@@ -414,21 +414,21 @@ def render_markdown(res):
                                                           ("sim", "sim-ir", "sim-nvptx", "sim-amdgcn"))))
         g = p["goal"]
         L.append("\n- Goal *a GPU image's loop at most %sx the x86 image's*: %s; sim-nvptx/sim = %s, "
-                 "sim-amdgcn/sim = %s. clang's GPU code gives each thread one iteration per chunk of the "
-                 "loop's static schedule, with runtime calls for each, where the x86 code runs each thread's "
-                 "share as one vectorized loop; and sim launches the one team the clauses ask for, where stock's "
-                 "CUDA plugin would launch a block per 128 iterations." % (
+                 "sim-amdgcn/sim = %s. The GPU image runs stock's grid (3200 blocks of 128 threads on "
+                 "nvptx64, 440 of 256 on amdgcn), each thread a fiber that runs its iterations one per chunk "
+                 "of the loop's static schedule, with runtime calls for each; the x86 image runs each team "
+                 "thread's share as one vectorized loop." % (
                      _fmt(LOOP_GOAL, 0), _goal(g["loop_met"]), _fmt(g["loop_nvptx_over_x86"]),
                      _fmt(g["loop_amdgcn_over_x86"])))
         L.append("- Goal *its first kernel with a warm JIT cache at most %sx the x86 bitcode image's*: %s; "
                  "sim-nvptx/sim-ir = %s." % (_fmt(FIRST_KERNEL_GOAL, 0), _goal(g["first_kernel_met"]),
                                              _fmt(g["first_kernel_gpu_over_ir"])))
         L.append("- Goal *1000 barriers of a 1024-thread team under %s s*: %s; sim-nvptx took %s s. A "
-                 "kernel's team threads are libomp's (OS threads) on sim, not fibers in lockstep warps, so an "
-                 "OpenMP barrier wakes 1024 threads on this machine's cores." % (
+                 "GPU image's team is a block of 1024 fibers (the x86 image's team is libomp's 1024 OS "
+                 "threads on this machine's cores)." % (
                      _fmt(BARRIER_GOAL_S, 1), _goal(g["barriers_met"]), _fmt(g["barriers_nvptx_s"], 3)))
-        L.append("- The same goal for a block barrier (`ompx_sync_block`) of an `ompx_bare` kernel, whose "
-                 "threads are fibers switched by Boost.Context: %s; sim-nvptx took %s s.\n" % (
+        L.append("- The same goal for a block barrier (`ompx_sync_block`) of an `ompx_bare` kernel, on the "
+                 "same fibers: %s; sim-nvptx took %s s.\n" % (
                      _goal(g.get("block_barriers_met")), _fmt(g.get("block_barriers_nvptx_s"), 3)))
     return "\n".join(L) + "\n"
 

@@ -6,8 +6,8 @@ host-offload images of the same programs. Three figures:
 * the first kernel of a process whose JIT cache is warm (the second run of the binary): the
   GPU image against the x86 bitcode image (sim-ir), which takes the same JIT path;
 * 1000 barriers of one team of 1024 threads: sim-nvptx against sim's x86 image; an OpenMP
-  barrier in a parallel region (the team's threads are libomp's OS threads), and a block
-  barrier (`ompx_sync_block`) of an `ompx_bare` kernel (the block's threads are fibers).
+  barrier in a parallel region (a GPU image's team is a block of fibers, the x86 image's
+  libomp's OS threads), and a block barrier (`ompx_sync_block`) of an `ompx_bare` kernel.
 """
 
 import os
