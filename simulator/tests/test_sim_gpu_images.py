@@ -511,3 +511,45 @@ def test_the_earlier_libomp_model_stays_selectable(offload, arch):
     r = run_ok(offload, STOCK_GRID, arch, "grid.c", "1 %s 1\n" % ("128" if arch == "sm_90" else "256"),
                env={"OMPSIM_GPU_FIBERS": "0", "OMPSIM_DEVICE_THREADS": "256"})
     assert r.returncode == 0
+
+
+STATIC_LOOP_ENTRIES = r"""
+#include <omp.h>
+#include <stdio.h>
+#pragma omp begin declare target
+extern void __kmpc_for_static_loop_4u(void *, void (*)(unsigned, void *), void *, unsigned, unsigned, unsigned,
+                                      unsigned char);
+extern void __kmpc_distribute_static_loop_4u(void *, void (*)(unsigned, void *), void *, unsigned, unsigned,
+                                             unsigned char);
+__attribute__((noinline)) static void byThread(unsigned I, void *A) { ((int *)A)[I] = omp_get_thread_num(); }
+__attribute__((noinline)) static void byTeam(unsigned I, void *A) { ((int *)A)[I] = omp_get_team_num(); }
+#pragma omp end declare target
+#if !defined(__NVPTX__) && !defined(__AMDGCN__) /* the host's fallback copies, never run */
+void __kmpc_for_static_loop_4u(void *L, void (*F)(unsigned, void *), void *A, unsigned N, unsigned T, unsigned C,
+                               unsigned char O) {}
+void __kmpc_distribute_static_loop_4u(void *L, void (*F)(unsigned, void *), void *A, unsigned N, unsigned C,
+                                      unsigned char O) {}
+#endif
+int main(void) {
+  int tid[10], team[10];
+#pragma omp target teams num_teams(1) thread_limit(4) map(from : tid)
+#pragma omp parallel num_threads(4)
+  __kmpc_for_static_loop_4u(0, byThread, tid, 10, 4, /*ThreadChunk=*/2, 0);
+#pragma omp target teams num_teams(3) map(from : team)
+  __kmpc_distribute_static_loop_4u(0, byTeam, team, 10, /*BlockChunk=*/0, 0);
+  for (int i = 0; i < 10; ++i)
+    printf("%d", tid[i]);
+  printf(" ");
+  for (int i = 0; i < 10; ++i)
+    printf("%d", team[i]);
+  printf("\n");
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_the_static_loop_entries_deal_chunks_to_threads_and_teams(offload, arch):
+    # OpenMPIRBuilder's *_static_loop entries (flang-22 emits them): chunks of 2 round-robin
+    # over 4 threads; 10 iterations over 3 teams in contiguous pieces of 4.
+    run_ok(offload, STATIC_LOOP_ENTRIES, arch, "static_loop.c", "0011223300 0000111122\n")

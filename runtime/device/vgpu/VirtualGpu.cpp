@@ -40,20 +40,6 @@ bare::ThreadView view() {
 
 uint32_t dimension(int Dim) { return Dim >= 0 && Dim < 3 ? uint32_t(Dim) : 0; }
 
-/// The device environment a GPU's plugin writes into the image (Abi.h's
-/// DeviceEnvironmentTy): the device's number; the rest is served by the
-/// executor's device runtime itself (the indirect-call table, the devices).
-struct DeviceEnvironment {
-  uint32_t DeviceDebugKind;
-  uint32_t NumDevices;
-  uint32_t DeviceNum;
-  uint32_t DynamicMemSize;
-  uint64_t ClockFrequency;
-  uint64_t IndirectCallTable;
-  uint64_t IndirectCallTableSize;
-  uint64_t HardwareParallelism;
-};
-
 [[noreturn]] void endLaunch() {
   std::fflush(stdout);
   std::fflush(stderr);
@@ -92,11 +78,14 @@ OMPSIM_DEVICE_API void *__ompsim_vgpu_block_state(uint64_t Bytes) {
 }
 
 OMPSIM_DEVICE_API const ompsim::gpu::DeviceEnvironmentTy *__ompsim_vgpu_device_environment(void) {
-  static thread_local DeviceEnvironment Env;
+  // The device environment a GPU's plugin writes into the image: its
+  // device number; the rest is served by the executor's device runtime
+  // itself (the indirect-call table, the devices).
+  static thread_local ompsim::gpu::DeviceEnvironmentTy Env;
   const ThreadPlace &Place = currentPlace();
   Env.DeviceNum = Place.Launch ? uint32_t(Place.Launch->Request->device_num)
                                : uint32_t(LastLaunchedDevice.load(std::memory_order_relaxed));
-  return reinterpret_cast<const ompsim::gpu::DeviceEnvironmentTy *>(&Env);
+  return &Env;
 }
 
 OMPSIM_DEVICE_API ompsim::gpu::KernelLaunchEnvironmentTy *

@@ -22,6 +22,7 @@ using namespace ompsim::gpu;
 
 namespace {
 
+#if !defined(OMPSIM_GPU_SIM)
 void regularWarpReduce(void *Data, ShuffleReduceFn Shuffle) {
   for (uint32_t Offset = hw::warpSize() / 2; Offset > 0; Offset /= 2)
     Shuffle(Data, 0, int16_t(Offset), 0);
@@ -36,6 +37,21 @@ void irregularWarpReduce(void *Data, ShuffleReduceFn Shuffle, uint32_t Size, uin
     Current = (Current + 1) / 2;
     Offset = Current / 2;
   }
+}
+#endif
+
+/// A shuffle down the running lanes of the caller's warp (64 bits as two
+/// halves).
+int32_t warpShuffle32(int32_t Value, int16_t Delta, int16_t Width) {
+  return hw::shuffleDown(hw::activeMask(), Value, uint32_t(Delta), uint32_t(Width));
+}
+
+int64_t warpShuffle64(int64_t Value, int16_t Delta, int16_t Width) {
+  uint64_t Mask = hw::activeMask();
+  uint32_t Low = uint32_t(uint64_t(Value)), High = uint32_t(uint64_t(Value) >> 32);
+  Low = uint32_t(hw::shuffleDown(Mask, int32_t(Low), uint32_t(Delta), uint32_t(Width)));
+  High = uint32_t(hw::shuffleDown(Mask, int32_t(High), uint32_t(Delta), uint32_t(Width)));
+  return int64_t((uint64_t(High) << 32) | Low);
 }
 
 /// Guards the reduction buffer's first record across the kernel's teams.
@@ -93,7 +109,7 @@ OMPSIM_GPU_API int32_t __kmpc_shuffle_int32(int32_t Value, int16_t Delta, int16_
   uint64_t Taken = tapeShuffle(uint32_t(Value), Taped);
   if (Taped)
     return int32_t(uint32_t(Taken));
-  return hw::shuffleDown(hw::activeMask(), Value, uint32_t(Delta), uint32_t(Width));
+  return warpShuffle32(Value, Delta, Width);
 }
 
 OMPSIM_GPU_API int64_t __kmpc_shuffle_int64(int64_t Value, int16_t Delta, int16_t Width) {
@@ -101,11 +117,7 @@ OMPSIM_GPU_API int64_t __kmpc_shuffle_int64(int64_t Value, int16_t Delta, int16_
   uint64_t Taken = tapeShuffle(uint64_t(Value), Taped);
   if (Taped)
     return int64_t(Taken);
-  uint64_t Mask = hw::activeMask();
-  uint32_t Low = uint32_t(uint64_t(Value)), High = uint32_t(uint64_t(Value) >> 32);
-  Low = uint32_t(hw::shuffleDown(Mask, int32_t(Low), uint32_t(Delta), uint32_t(Width)));
-  High = uint32_t(hw::shuffleDown(Mask, int32_t(High), uint32_t(Delta), uint32_t(Width)));
-  return int64_t((uint64_t(High) << 32) | Low);
+  return warpShuffle64(Value, Delta, Width);
 }
 
 OMPSIM_GPU_API int32_t __kmpc_nvptx_parallel_reduce_nowait_v2(IdentTy *, uint64_t, void *Data,
@@ -140,15 +152,11 @@ OMPSIM_GPU_API int32_t __kmpc_nvptx_parallel_reduce_nowait_v2(IdentTy *, uint64_
 }
 #else
 OMPSIM_GPU_API int32_t __kmpc_shuffle_int32(int32_t Value, int16_t Delta, int16_t Width) {
-  return hw::shuffleDown(hw::activeMask(), Value, uint32_t(Delta), uint32_t(Width));
+  return warpShuffle32(Value, Delta, Width);
 }
 
 OMPSIM_GPU_API int64_t __kmpc_shuffle_int64(int64_t Value, int16_t Delta, int16_t Width) {
-  uint64_t Mask = hw::activeMask();
-  uint32_t Low = uint32_t(uint64_t(Value)), High = uint32_t(uint64_t(Value) >> 32);
-  Low = uint32_t(hw::shuffleDown(Mask, int32_t(Low), uint32_t(Delta), uint32_t(Width)));
-  High = uint32_t(hw::shuffleDown(Mask, int32_t(High), uint32_t(Delta), uint32_t(Width)));
-  return int64_t((uint64_t(High) << 32) | Low);
+  return warpShuffle64(Value, Delta, Width);
 }
 
 OMPSIM_GPU_API int32_t __kmpc_nvptx_parallel_reduce_nowait_v2(IdentTy *, uint64_t, void *Data,

@@ -85,4 +85,6 @@ OMPSIM_GPU_API void __kmpc_task_reduction_modifier_fini(IdentTy *, int32_t, int3
 OMPSIM_GPU_API void *__kmpc_task_reduction_get_th_data(int32_t, void *, void *Item) { return Item; }
 
 /// A task's affinity clause: a hint a GPU's runtime has no places for.
-OMPSIM_GPU_API int32_t __kmpc_omp_reg_task_with_affinity(IdentTy *, int32_t, void *, int32_t, void *) { return 0; }
+OMPSIM_GPU_API int32_t __kmpc_omp_reg_task_with_affinity(IdentTy *, int32_t, void *, int32_t, void *) {
+  return 0;
+}

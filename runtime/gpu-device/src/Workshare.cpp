@@ -52,7 +52,78 @@ template <typename T, typename ST> int32_t dispatchNext(int32_t *Last, T *Lower,
   return 1;
 }
 
+/// The `*_static_loop` entries (OpenMPIRBuilder's, which flang-22 emits):
+/// the runtime calls the loop's body for each of the caller's iterations of
+/// [0, NumIters). Within a team, thread T takes the chunks of `ThreadChunk`
+/// iterations (1 when 0) T, T + N, ... of its share; across teams, block B
+/// the chunks of `BlockChunk` iterations B, B + M, ... (for `distribute`
+/// alone, one contiguous piece per block when 0; under a parallel loop,
+/// one chunk for each of the team's threads when 0).
+template <typename T> using LoopBody = void (*)(T, void *);
+
+template <typename T> void runChunks(LoopBody<T> Body, void *Arg, T Begin, T End, T Chunk, T First, T Step) {
+  for (T Start = Begin + First * Chunk; Start < End; Start += Step * Chunk) {
+    T Stop = End - Start < Chunk ? End : Start + Chunk;
+    for (T I = Start; I < Stop; ++I)
+      Body(I, Arg);
+    if (End - Start <= Step * Chunk)
+      break; // the next chunk would wrap around
+  }
+}
+
+template <typename T> T teamThreads(T NumThreads) {
+  return NumThreads > 0 && NumThreads < T(numThreads()) ? NumThreads : T(numThreads());
+}
+
+template <typename T>
+void forStaticLoop(LoopBody<T> Body, void *Arg, T NumIters, T NumThreads, T ThreadChunk) {
+  runChunks<T>(Body, Arg, 0, NumIters, ThreadChunk ? ThreadChunk : 1, T(threadNum()),
+               teamThreads(NumThreads));
+}
+
+template <typename T> void distributeStaticLoop(LoopBody<T> Body, void *Arg, T NumIters, T BlockChunk) {
+  T Blocks = T(hw::gridDim(0));
+  T Chunk = BlockChunk ? BlockChunk : (NumIters + Blocks - 1) / Blocks;
+  runChunks<T>(Body, Arg, 0, NumIters, Chunk ? Chunk : 1, T(hw::blockId(0)), Blocks);
+}
+
+template <typename T>
+void distributeForStaticLoop(LoopBody<T> Body, void *Arg, T NumIters, T NumThreads, T BlockChunk,
+                             T ThreadChunk) {
+  T Threads = teamThreads(NumThreads), Blocks = T(hw::gridDim(0));
+  T PerThread = ThreadChunk ? ThreadChunk : 1;
+  T PerBlock = BlockChunk ? BlockChunk : PerThread * Threads;
+  T Tid = T(threadNum());
+  for (T Begin = T(hw::blockId(0)) * PerBlock; Begin < NumIters; Begin += Blocks * PerBlock) {
+    T End = NumIters - Begin < PerBlock ? NumIters : Begin + PerBlock;
+    runChunks<T>(Body, Arg, Begin, End, PerThread, Tid, Threads);
+    if (NumIters - Begin <= Blocks * PerBlock)
+      break;
+  }
+}
+
 } // namespace
+
+#define OMPSIM_STATIC_LOOP(Suffix, T)                                                                        \
+  OMPSIM_GPU_API void __kmpc_for_static_loop_##Suffix(IdentTy *, LoopBody<T> Body, void *Arg, T NumIters,    \
+                                                      T NumThreads, T ThreadChunk, uint8_t) {                \
+    forStaticLoop<T>(Body, Arg, NumIters, NumThreads, ThreadChunk);                                          \
+  }                                                                                                          \
+  OMPSIM_GPU_API void __kmpc_distribute_static_loop_##Suffix(IdentTy *, LoopBody<T> Body, void *Arg,         \
+                                                             T NumIters, T BlockChunk, uint8_t) {            \
+    distributeStaticLoop<T>(Body, Arg, NumIters, BlockChunk);                                                \
+  }                                                                                                          \
+  OMPSIM_GPU_API void __kmpc_distribute_for_static_loop_##Suffix(IdentTy *, LoopBody<T> Body, void *Arg,     \
+                                                                 T NumIters, T NumThreads, T BlockChunk,     \
+                                                                 T ThreadChunk, uint8_t) {                   \
+    distributeForStaticLoop<T>(Body, Arg, NumIters, NumThreads, BlockChunk, ThreadChunk);                    \
+  }
+
+OMPSIM_STATIC_LOOP(4, int32_t)
+OMPSIM_STATIC_LOOP(4u, uint32_t)
+OMPSIM_STATIC_LOOP(8, int64_t)
+OMPSIM_STATIC_LOOP(8u, uint64_t)
+#undef OMPSIM_STATIC_LOOP
 
 #define OMPSIM_STATIC_INIT(Suffix, T, ST)                                                                    \
   OMPSIM_GPU_API void __kmpc_for_static_init_##Suffix(IdentTy *, int32_t, int32_t Sched, int32_t *Last,      \
