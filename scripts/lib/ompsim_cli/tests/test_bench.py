@@ -266,7 +266,7 @@ def test_gpuimages_goals_and_markdown_name_each_ratio_and_what_was_not_measured(
     assert "warm JIT cache at most 2x the x86 bitcode image's*: **not met**; sim-nvptx/sim-ir = 2.50." in md
     assert "under 0.1 s*: **met**; sim-nvptx took 0.080 s." in md
     assert "| 1000 block barriers, one ompx_bare block of 1024 threads | 40.000 |  | 150.000 |  |" in md
-    assert "switched by Boost.Context: **not met**; sim-nvptx took 0.150 s." in md
+    assert "on the same fibers: **not met**; sim-nvptx took 0.150 s." in md
 
 
 @pytest.mark.e2e
