@@ -58,8 +58,12 @@ struct TeamState {
   ParallelWrapperFn WorkFn;
   void **Args;
   uint32_t ParallelTeamSize;
-  /// 1 inside the team's parallel region, 0 in its sequential part.
+  /// Generic mode: 1 inside the team's parallel region, 0 in its sequential
+  /// part. SPMD mode keeps it per thread (InRegion): a region of fewer
+  /// threads than the block leaves the others at level 0, and those may
+  /// leave their barrier while the region's threads still run it.
   uint32_t ParallelLevel;
+  uint8_t InRegion[MaxBlockThreads];
   KernelLaunchEnvironmentTy *LaunchEnv;
   KernelEnvironmentTy *KernelEnv;
   /// The team barrier of a generic-mode parallel region (its threads only).
@@ -81,6 +85,10 @@ ThreadState &thread();
 ThreadState *threadIfAny();
 /// Frees the calling thread's state (it leaves the kernel).
 void dropThreadState();
+
+/// The calling thread's level within the team's own parallelism: 1 in the
+/// team's parallel region, 0 in its sequential part.
+uint32_t teamLevel();
 
 /// The thread's id in its parallel team, and the team's size.
 uint32_t threadNum();

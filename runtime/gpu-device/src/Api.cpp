@@ -17,7 +17,7 @@ OMPSIM_GPU_API int omp_get_thread_num() { return int(threadNum()); }
 OMPSIM_GPU_API int omp_get_num_threads() { return int(numThreads()); }
 OMPSIM_GPU_API int omp_get_max_threads() {
   uint32_t Limit = maxTeamThreads();
-  return team().ParallelLevel || !Limit ? 1 : int(Limit);
+  return teamLevel() || !Limit ? 1 : int(Limit);
 }
 OMPSIM_GPU_API int omp_get_thread_limit() {
   uint32_t Limit = maxTeamThreads();

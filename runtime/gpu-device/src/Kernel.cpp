@@ -109,8 +109,10 @@ void initTeam(KernelEnvironmentTy &Kernel, KernelLaunchEnvironmentTy *Launch, bo
   Team.BarrierArrived = 0;
   Team.BarrierGeneration = 0;
   Team.StackTop = 0;
-  for (uint32_t I = 0; I < MaxBlockThreads; ++I)
+  for (uint32_t I = 0; I < MaxBlockThreads; ++I) {
     Team.Threads[I] = nullptr;
+    Team.InRegion[I] = 0;
+  }
 }
 
 /// A worker's loop: wait for a region, run it if it is one of the region's
@@ -194,7 +196,7 @@ OMPSIM_GPU_API void __kmpc_parallel_60(IdentTy *, int32_t, int32_t IfExpr, int32
   TeamState &Team = team();
   uint32_t Tid = hw::threadIdInBlock();
   ThreadState *Self = threadIfAny();
-  bool Nested = Team.ParallelLevel > 0 || (Self && Self->NestedLevels);
+  bool Nested = teamLevel() > 0 || (Self && Self->NestedLevels);
   if (Nested || !IfExpr) {
     // Serialized: this thread alone, one level deeper.
     ThreadState &T = thread();
@@ -211,13 +213,15 @@ OMPSIM_GPU_API void __kmpc_parallel_60(IdentTy *, int32_t, int32_t IfExpr, int32
     uint32_t Block = hw::blockDim(0);
     uint32_t Size = NumThreads > 0 && uint32_t(NumThreads) < Block ? uint32_t(NumThreads) : Block;
     hw::syncBlock();
+    // Every thread writes the same size: no thread of an earlier region is
+    // still in it (all met the barrier above).
     Team.ParallelTeamSize = Size;
-    Team.ParallelLevel = 1;
-    if (Tid < Size)
+    if (Tid < Size) {
+      Team.InRegion[Tid] = 1;
       invokeRegion(Fn, int32_t(Tid), Args, NumArgs);
+      Team.InRegion[Tid] = 0;
+    }
     hw::syncBlock();
-    Team.ParallelLevel = 0;
-    Team.ParallelTeamSize = 1;
     return;
   }
   uint32_t Workers = maxTeamThreads();

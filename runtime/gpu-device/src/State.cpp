@@ -87,21 +87,29 @@ void dropThreadState() {
   }
 }
 
+uint32_t teamLevel() {
+  TeamState &Team = team();
+  if (!Team.Spmd)
+    return Team.ParallelLevel;
+  uint32_t Id = hw::threadIdInBlock();
+  return Id < MaxBlockThreads ? Team.InRegion[Id] : 0;
+}
+
 uint32_t level() {
   ThreadState *T = threadIfAny();
-  return team().ParallelLevel + (T ? T->NestedLevels : 0);
+  return teamLevel() + (T ? T->NestedLevels : 0);
 }
 
 uint32_t threadNum() {
   ThreadState *T = threadIfAny();
-  if (team().ParallelLevel == 0 || (T && T->NestedLevels))
+  if (teamLevel() == 0 || (T && T->NestedLevels))
     return 0;
   return hw::threadIdInBlock();
 }
 
 uint32_t numThreads() {
   ThreadState *T = threadIfAny();
-  if (team().ParallelLevel == 0 || (T && T->NestedLevels))
+  if (teamLevel() == 0 || (T && T->NestedLevels))
     return 1;
   return team().ParallelTeamSize;
 }
@@ -125,7 +133,7 @@ void teamBarrier() {
   // Generic mode: the region's threads only (the block's other threads wait
   // in the state machine), so a counting barrier in shared memory.
   uint32_t Size = Team.ParallelTeamSize;
-  if (Team.ParallelLevel == 0 || Size <= 1)
+  if (teamLevel() == 0 || Size <= 1)
     return;
 #if defined(OMPSIM_GPU_SIM)
   // The simulated GPU's barrier of a thread count (a GPU's named barrier).
