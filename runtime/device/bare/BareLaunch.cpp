@@ -64,6 +64,13 @@
 #define OMPSIM_DEVICE_API extern "C" __attribute__((visibility("default")))
 
 namespace ompsim::device::bare {
+
+uint64_t nanoseconds() {
+  timespec Now;
+  clock_gettime(CLOCK_MONOTONIC, &Now);
+  return uint64_t(Now.tv_sec) * 1000000000u + uint64_t(Now.tv_nsec);
+}
+
 namespace {
 
 constexpr uint32_t kMaxBlockThreads = OMPSIM_BARE_MAX_BLOCK_THREADS;
@@ -187,7 +194,7 @@ public:
     for (uint32_t W = 0; W < kMaxWarps; ++W)
       WarpArrived[W] = WarpMask[W] = WarpReleased[W] = Running[W] = 0;
     for (uint32_t T = 0; T < L.Threads; ++T)
-      Running[T / L.WarpSize] |= uint64_t(1) << (T % L.WarpSize);
+      Running[T / L.WarpSize] |= laneBit(T);
     uint64_t IdlePasses = 0;
     uint64_t IdleSince = 0;
     while (Live) {
@@ -232,11 +239,7 @@ public:
       releaseBlock();
       return;
     }
-    Fibers[Current].Wait = Fiber::AtBlock;
-    // It no longer runs in its warp: a warp barrier may now be complete.
-    Running[Current / Launch->WarpSize] &= ~(uint64_t(1) << (Current % Launch->WarpSize));
-    releaseWarpIfComplete(Current / Launch->WarpSize);
-    yield();
+    waitAway(Fiber::AtBlock);
   }
 
   /// A barrier of `Count` of the block's threads (a GPU's named barrier with
@@ -246,19 +249,12 @@ public:
     if (Count <= 1)
       return;
     if (++GroupArrived == Count) {
-      for (uint32_t T = 0; T < Launch->Threads; ++T)
-        if (Fibers[T].Wait == Fiber::AtGroup) {
-          Fibers[T].Wait = Fiber::Runs;
-          Running[T / Launch->WarpSize] |= uint64_t(1) << (T % Launch->WarpSize);
-        }
+      releaseAll(Fiber::AtGroup);
       GroupArrived = 0;
       return;
     }
     GroupCount = Count;
-    Fibers[Current].Wait = Fiber::AtGroup;
-    Running[Current / Launch->WarpSize] &= ~(uint64_t(1) << (Current % Launch->WarpSize));
-    releaseWarpIfComplete(Current / Launch->WarpSize);
-    yield();
+    waitAway(Fiber::AtGroup);
   }
 
   /// The lanes of the caller's warp that run (neither finished nor waiting at
@@ -269,7 +265,7 @@ public:
   void syncWarp(uint64_t Mask) {
     uint32_t W = Current / Launch->WarpSize;
     Progress = true;
-    WarpArrived[W] |= uint64_t(1) << (Current % Launch->WarpSize);
+    WarpArrived[W] |= laneBit(Current);
     WarpMask[W] |= Mask;
     if (releaseWarpIfComplete(W))
       return;
@@ -390,13 +386,36 @@ private:
 
   uint64_t runningLanes(uint32_t W) const { return Running[W]; }
 
-  void releaseBlock() {
-    uint32_t WarpSize = Launch->WarpSize;
+  /// Fiber `T`'s bit in its warp's lane masks.
+  uint64_t laneBit(uint32_t T) const { return uint64_t(1) << (T % Launch->WarpSize); }
+
+  /// Fiber `T` leaves its warp's running lanes (it waits at a barrier of the
+  /// block, or finished): a warp barrier may now be complete.
+  void leaveWarp(uint32_t T) {
+    Running[T / Launch->WarpSize] &= ~laneBit(T);
+    releaseWarpIfComplete(T / Launch->WarpSize);
+  }
+
+  /// The calling fiber waits at a barrier of the block (`Wait`) until it is
+  /// released.
+  void waitAway(decltype(Fiber::Wait) Wait) {
+    Fibers[Current].Wait = Wait;
+    leaveWarp(Current);
+    yield();
+  }
+
+  /// Releases every fiber waiting at `Wait` (a barrier of the block): they
+  /// run in their warps again.
+  void releaseAll(decltype(Fiber::Wait) Wait) {
     for (uint32_t T = 0; T < Launch->Threads; ++T)
-      if (Fibers[T].Wait == Fiber::AtBlock) {
+      if (Fibers[T].Wait == Wait) {
         Fibers[T].Wait = Fiber::Runs;
-        Running[T / WarpSize] |= uint64_t(1) << (T % WarpSize);
+        Running[T / Launch->WarpSize] |= laneBit(T);
       }
+  }
+
+  void releaseBlock() {
+    releaseAll(Fiber::AtBlock);
     BlockArrived = 0;
   }
 
@@ -423,16 +442,9 @@ private:
   void exited(uint32_t T) {
     Progress = true;
     --Live;
-    Running[T / Launch->WarpSize] &= ~(uint64_t(1) << (T % Launch->WarpSize));
-    releaseWarpIfComplete(T / Launch->WarpSize);
+    leaveWarp(T);
     if (BlockArrived && BlockArrived == Live)
       releaseBlock();
-  }
-
-  static uint64_t nanoseconds() {
-    timespec Now;
-    clock_gettime(CLOCK_MONOTONIC, &Now);
-    return uint64_t(Now.tv_sec) * 1000000000u + uint64_t(Now.tv_nsec);
   }
 
   /// The block can never go on: no thread can run, or (`SpunSeconds`) the
@@ -617,6 +629,14 @@ uint32_t gridDim(uint32_t Dim) {
 uint32_t warpSize() {
   const BlockRunner *R = BlockRunner::TRunner;
   return R ? R->launch().WarpSize : 32;
+}
+uint32_t linearBlock() {
+  const BlockRunner *R = BlockRunner::TRunner;
+  return R ? R->blockNum() : 0;
+}
+uint32_t linearThread() {
+  const BlockRunner *R = BlockRunner::TRunner;
+  return R ? R->current() : 0;
 }
 uint32_t laneId() {
   const BlockRunner *R = BlockRunner::TRunner;

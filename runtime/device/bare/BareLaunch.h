@@ -38,6 +38,12 @@ uint32_t blockDim(uint32_t Dim);
 uint32_t gridDim(uint32_t Dim);
 uint32_t warpSize();
 uint32_t laneId();
+/// The calling thread's block and thread, each as one number (x first).
+uint32_t linearBlock();
+uint32_t linearThread();
+
+/// Nanoseconds of the monotonic clock.
+uint64_t nanoseconds();
 
 /// A barrier of the block's threads (the calling fiber waits until every
 /// thread of its block that has not finished reached it).

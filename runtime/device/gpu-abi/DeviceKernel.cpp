@@ -43,6 +43,12 @@ namespace ompsim::device {
 
 std::atomic<int32_t> LastLaunchedDevice{-1};
 
+uint64_t reductionBufferBytes(const ompsim::gpu::ConfigurationEnvironmentTy *Env) {
+  if (Env && Env->ReductionDataSize > 0 && Env->ReductionBufferLength > 0)
+    return uint64_t(Env->ReductionDataSize) * uint64_t(Env->ReductionBufferLength);
+  return 0;
+}
+
 ThreadPlace &currentPlace() {
   static thread_local ThreadPlace Place;
   return Place;
@@ -87,8 +93,8 @@ void forkTeams(KernelLaunch *Launch, int32_t Teams, int32_t Threads);
 /// The bytes of the cross-team reduction buffer the kernel's environment
 /// asks for, kept in the launch.
 void noteReductionBuffer(KernelLaunch &Launch, const ConfigurationEnvironment *Env) {
-  if (Env && Env->ReductionDataSize > 0 && Env->ReductionBufferLength > 0)
-    Launch.ReductionBufferBytes = uint64_t(Env->ReductionDataSize) * uint64_t(Env->ReductionBufferLength);
+  if (uint64_t Bytes = reductionBufferBytes(Env))
+    Launch.ReductionBufferBytes = Bytes;
 }
 
 /// The teams of a launch made on a hidden helper thread.

@@ -18,7 +18,15 @@
 #include <atomic>
 #include <cstdint>
 
+namespace ompsim::gpu {
+struct ConfigurationEnvironmentTy;
+} // namespace ompsim::gpu
+
 namespace ompsim::device {
+
+/// Bytes of the cross-team reduction buffer a kernel environment asks for
+/// (0 when it asks none, or there is none).
+uint64_t reductionBufferBytes(const ompsim::gpu::ConfigurationEnvironmentTy *Env);
 
 /// One kernel launch, alive for the length of __ompsim_device_run_kernel.
 struct KernelLaunch {

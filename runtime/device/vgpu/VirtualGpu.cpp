@@ -14,29 +14,14 @@
 #include "../gpu-abi/KernelLaunchState.h"
 #include "Abi.h"
 
-#include <time.h>
-
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 
 #define OMPSIM_DEVICE_API extern "C" __attribute__((visibility("default")))
 
 using namespace ompsim::device;
 
 namespace {
-
-bare::ThreadView view() {
-  bare::ThreadView V;
-  if (!bare::current(V)) {
-    std::memset(&V, 0, sizeof V);
-    for (int D = 0; D < 3; ++D)
-      V.BlockDim[D] = V.GridDim[D] = 1;
-    V.Threads = 1;
-    V.WarpSize = 32;
-  }
-  return V;
-}
 
 uint32_t dimension(int Dim) { return Dim >= 0 && Dim < 3 ? uint32_t(Dim) : 0; }
 
@@ -65,11 +50,7 @@ OMPSIM_DEVICE_API uint64_t __ompsim_vgpu_ballot(uint64_t Mask, int Predicate) {
   return bare::warpBallot(Mask, Predicate != 0);
 }
 OMPSIM_DEVICE_API void __ompsim_vgpu_pause(void) { bare::pause(); }
-OMPSIM_DEVICE_API uint64_t __ompsim_vgpu_nanoseconds(void) {
-  timespec Now;
-  clock_gettime(CLOCK_MONOTONIC, &Now);
-  return uint64_t(Now.tv_sec) * 1000000000u + uint64_t(Now.tv_nsec);
-}
+OMPSIM_DEVICE_API uint64_t __ompsim_vgpu_nanoseconds(void) { return bare::nanoseconds(); }
 
 OMPSIM_DEVICE_API void *__ompsim_vgpu_block_state(uint64_t Bytes) {
   if (void *State = bare::blockState(Bytes))
@@ -95,12 +76,8 @@ __ompsim_vgpu_launch_environment(const ompsim::gpu::KernelEnvironmentTy *Kernel)
     __ompsim_vgpu_fail("a kernel runs outside a launch of the simulated GPU");
   pthread_mutex_lock(&L->SharedLock);
   if (!L->GpuLaunchEnvMade) {
-    // The head of the kernel environment: ConfigurationEnvironmentTy, whose
-    // last two fields size the cross-team reduction buffer.
-    const auto *Config = reinterpret_cast<const ompsim::gpu::ConfigurationEnvironmentTy *>(Kernel);
-    uint64_t Bytes = Config && Config->ReductionDataSize > 0 && Config->ReductionBufferLength > 0
-                         ? uint64_t(Config->ReductionDataSize) * uint64_t(Config->ReductionBufferLength)
-                         : 0;
+    // The head of the kernel environment is its configuration.
+    uint64_t Bytes = reductionBufferBytes(Kernel ? &Kernel->Configuration : nullptr);
     if (Bytes && !(L->GpuLaunchEnv.ReductionBuffer = std::calloc(1, Bytes))) {
       pthread_mutex_unlock(&L->SharedLock);
       __ompsim_vgpu_fail("cannot allocate the launch's reduction buffer");
@@ -112,18 +89,15 @@ __ompsim_vgpu_launch_environment(const ompsim::gpu::KernelEnvironmentTy *Kernel)
 }
 
 OMPSIM_DEVICE_API void __ompsim_vgpu_fail(const char *What) {
-  bare::ThreadView V = view();
-  std::fprintf(stderr, "ompsim: device runtime: %s (block %u, thread %u)\n", What,
-               V.BlockId[0] + V.BlockId[1] * V.GridDim[0] + V.BlockId[2] * V.GridDim[0] * V.GridDim[1],
-               V.LinearThread);
+  std::fprintf(stderr, "ompsim: device runtime: %s (block %u, thread %u)\n", What, bare::linearBlock(),
+               bare::linearThread());
   endLaunch();
 }
 
 OMPSIM_DEVICE_API void __ompsim_vgpu_assert_fail(const char *Assertion, const char *File, uint32_t Line,
                                                  const char *Function) {
-  bare::ThreadView V = view();
   std::fprintf(stderr, "%s:%u: %s: Assertion `%s' failed (block %u, thread %u).\n", File, Line, Function,
-               Assertion, V.BlockId[0], V.LinearThread);
+               Assertion, bare::linearBlock(), bare::linearThread());
   endLaunch();
 }
 

@@ -8,7 +8,7 @@
 // the runtime's x86-64 bitcode into every GPU image it retargets, so the
 // image calls the same runtime a GPU runs, and only these reach the host.
 //
-// Plain C: the runtime's bitcode is built freestanding.
+// C linkage, C++ types: the runtime's bitcode is built freestanding C++.
 //
 //===----------------------------------------------------------------------===//
 #ifndef OMPSIM_DEVICE_VGPU_VIRTUALGPU_H
@@ -16,21 +16,13 @@
 
 #include <stdint.h>
 
-#ifdef __cplusplus
 namespace ompsim::gpu {
 struct DeviceEnvironmentTy;
 struct KernelEnvironmentTy;
 struct KernelLaunchEnvironmentTy;
 } // namespace ompsim::gpu
+
 extern "C" {
-#define OMPSIM_VGPU_ENV const ompsim::gpu::DeviceEnvironmentTy
-#define OMPSIM_VGPU_KERNEL_ENV const ompsim::gpu::KernelEnvironmentTy
-#define OMPSIM_VGPU_LAUNCH_ENV ompsim::gpu::KernelLaunchEnvironmentTy
-#else
-#define OMPSIM_VGPU_ENV const void
-#define OMPSIM_VGPU_KERNEL_ENV const void
-#define OMPSIM_VGPU_LAUNCH_ENV void
-#endif
 
 /// The calling thread's id in its block, the block's extent, the block's id
 /// in the grid and the grid's extent, in dimension 0 (x), 1 (y) or 2 (z).
@@ -67,12 +59,13 @@ uint64_t __ompsim_vgpu_nanoseconds(void);
 void *__ompsim_vgpu_block_state(uint64_t Bytes);
 /// The device environment a plugin writes into a GPU image: device number,
 /// devices, and the indirect-call table.
-OMPSIM_VGPU_ENV *__ompsim_vgpu_device_environment(void);
+const ompsim::gpu::DeviceEnvironmentTy *__ompsim_vgpu_device_environment(void);
 /// The launch's environment (a GPU's plugin passes it as the kernel's first
 /// argument): made at the launch's first call, with the cross-team
 /// reduction buffer kernel environment `Kernel` asks for; the same for every
 /// block of the launch.
-OMPSIM_VGPU_LAUNCH_ENV *__ompsim_vgpu_launch_environment(OMPSIM_VGPU_KERNEL_ENV *Kernel);
+ompsim::gpu::KernelLaunchEnvironmentTy *
+__ompsim_vgpu_launch_environment(const ompsim::gpu::KernelEnvironmentTy *Kernel);
 /// Ends the launch with one line naming `What`, the kernel, the block and
 /// the thread.
 __attribute__((noreturn)) void __ompsim_vgpu_fail(const char *What);
@@ -82,11 +75,6 @@ __attribute__((noreturn)) void __ompsim_vgpu_assert_fail(const char *Assertion, 
 /// The error directive at execution time: severity 2 ends the launch.
 void __ompsim_vgpu_error(int32_t Severity, const char *Message);
 
-#ifdef __cplusplus
-}
-#endif
-#undef OMPSIM_VGPU_ENV
-#undef OMPSIM_VGPU_KERNEL_ENV
-#undef OMPSIM_VGPU_LAUNCH_ENV
+} // extern "C"
 
 #endif // OMPSIM_DEVICE_VGPU_VIRTUALGPU_H

@@ -49,25 +49,19 @@ Error linkGpuDeviceRuntime(Module &M, MemoryBufferRef Runtime, StringRef ImageNa
   for (const char *Name : {"llvm.used", "llvm.compiler.used"})
     if (GlobalVariable *Used = Rt->getNamedGlobal(Name))
       Used->eraseFromParent();
-  StringSet<> Defined;
-  for (Function &F : *Rt) {
-    if (F.isDeclaration())
-      continue;
-    if (servedByExecutor(F.getName())) {
+  for (Function &F : *Rt)
+    if (!F.isDeclaration() && servedByExecutor(F.getName()))
       F.deleteBody();
-      continue;
-    }
-    Defined.insert(F.getName());
-  }
+  StringSet<> Defined;
+  for (GlobalValue &G : Rt->global_values())
+    if (!G.isDeclaration() && G.hasExternalLinkage())
+      Defined.insert(G.getName());
   if (Linker::linkModules(M, std::move(Rt), Linker::Flags::LinkOnlyNeeded))
     return createStringError(inconvertibleErrorCode(), "image %s: cannot link ompsim's GPU device runtime",
                              ImageName.str().c_str());
   // The runtime is the image's own, as after a GPU's device link.
-  for (Function &F : M)
-    if (!F.isDeclaration() && Defined.contains(F.getName()))
-      F.setLinkage(GlobalValue::InternalLinkage);
-  for (GlobalVariable &G : M.globals())
-    if (!G.isDeclaration() && G.getName().contains("ompsim") && G.hasExternalLinkage())
+  for (GlobalValue &G : M.global_values())
+    if (!G.isDeclaration() && G.hasExternalLinkage() && Defined.contains(G.getName()))
       G.setLinkage(GlobalValue::InternalLinkage);
   return Error::success();
 }

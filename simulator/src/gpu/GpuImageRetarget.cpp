@@ -294,37 +294,31 @@ std::string libmName(StringRef Name) {
   return Base;
 }
 
-/// The device runtime's GPU form of an entry point GPU code calls, or empty.
-StringRef gpuRuntimeName(StringRef Name) {
-  static constexpr std::pair<StringLiteral, StringLiteral> Names[] = {
+/// The executor's GPU form of an entry point GPU code calls, or empty. With
+/// ompsim's GPU device runtime linked in (`LinkedRuntime`), that runtime
+/// serves the entries only the libomp model rebinds.
+StringRef gpuRuntimeName(StringRef Name, bool LinkedRuntime) {
+  struct Rebinding {
+    StringLiteral From, To;
+    bool LibompModelOnly;
+  };
+  static constexpr Rebinding Names[] = {
       // The device's own number and answer (libomp's are the host's).
-      {"omp_get_device_num", "__ompsim_device_current_device"},
-      {"omp_is_initial_device", "__ompsim_gpu_is_initial_device"},
+      {"omp_get_device_num", "__ompsim_device_current_device", false},
+      {"omp_is_initial_device", "__ompsim_gpu_is_initial_device", false},
       // The block's dynamic shared memory (libomp's answers the host's null).
-      {"llvm_omp_target_dynamic_shared_alloc", "__ompsim_gpu_dynamic_shared"},
+      {"llvm_omp_target_dynamic_shared_alloc", "__ompsim_gpu_dynamic_shared", false},
+      // On libomp's teams and threads: an SPMD kernel runs on every thread of
+      // its block (DeviceKernel.cpp).
+      {"__kmpc_target_init", "__ompsim_gpu_target_init", true},
+      // On libomp's teams and threads: a barrier in a team's sequential part
+      // (openmp-opt's SPMDized kernels place them there) has the team's one
+      // thread to wait for; libomp's would wait for the team's idle pool.
+      {"__kmpc_barrier", "__ompsim_gpu_barrier", true},
   };
-  for (const auto &[From, To] : Names)
-    if (Name == From)
-      return To;
-  return {};
-}
-
-/// The same for an image on libomp's teams and threads (not linked with
-/// ompsim's GPU device runtime): entries whose GPU answer differs from
-/// libomp's.
-StringRef libompPathName(StringRef Name) {
-  static constexpr std::pair<StringLiteral, StringLiteral> Names[] = {
-      // An SPMD kernel runs on every thread of its block (DeviceKernel.cpp).
-      {"__kmpc_target_init", "__ompsim_gpu_target_init"},
-      // A barrier in a team's sequential part (openmp-opt's SPMDized kernels
-      // place them there) has the team's one thread to wait for; libomp's
-      // would wait for the team's idle pool.
-      {"__kmpc_barrier", "__ompsim_gpu_barrier"},
-      // The block's dynamic shared memory (libomp's answers the host's null).
-  };
-  for (const auto &[From, To] : Names)
-    if (Name == From)
-      return To;
+  for (const Rebinding &R : Names)
+    if (Name == R.From && !(LinkedRuntime && R.LibompModelOnly))
+      return R.To;
   return {};
 }
 
@@ -339,15 +333,11 @@ void bindHostLibraries(Module &M, GpuArch Arch, bool LinkedRuntime) {
     }
     // Entry points whose GPU answer is not libomp's (the executor's libomp
     // answers as the host): the device runtime's own.
-    if (StringRef To = gpuRuntimeName(N); !To.empty()) {
+    if (StringRef To = gpuRuntimeName(N, LinkedRuntime); !To.empty()) {
       rebind(M, F, To);
       continue;
     }
     if (!LinkedRuntime) {
-      if (StringRef To = libompPathName(N); !To.empty()) {
-        rebind(M, F, To);
-        continue;
-      }
       // Worksharing loops answer as a GPU's runtime answers (chunk 1 means
       // one iteration per chunk to clang's GPU codegen, even in a team of one).
       if (N.consume_front("__kmpc_for_static_init_")) {
