@@ -299,15 +299,36 @@ Error runKernel(uint64_t Fn, ArrayRef<uint64_t> Args, uint32_t Teams, uint32_t T
   for (size_t I = 0; I < N; ++I)
     Slots[I] = &Values[I];
   // Team threads call the kernel at once: ffi_call only reads the description
-  // (the launching thread's) and the argument slots.
+  // (the launching thread's) and the argument slots. A GPU image's kernel is
+  // called by every thread of every block: with few arguments (all of them
+  // pointers), by a plain call of that many.
   struct KernelCall {
     ffi_cif *Cif;
     void (*Fn)();
     void **Slots;
-  } Call{&Cif, reinterpret_cast<void (*)()>(Fn), Slots.data()};
+    void *const *Values;
+    size_t N;
+  } Call{&Cif, reinterpret_cast<void (*)()>(Fn), Slots.data(), Values.data(), N};
   auto Invoke = [](void *Ctx) {
     auto *C = static_cast<KernelCall *>(Ctx);
-    ffi_call(C->Cif, C->Fn, nullptr, C->Slots);
+    void *const *V = C->Values;
+    using P = void *;
+    switch (C->N) {
+    case 1:
+      return reinterpret_cast<void (*)(P)>(C->Fn)(V[0]);
+    case 2:
+      return reinterpret_cast<void (*)(P, P)>(C->Fn)(V[0], V[1]);
+    case 3:
+      return reinterpret_cast<void (*)(P, P, P)>(C->Fn)(V[0], V[1], V[2]);
+    case 4:
+      return reinterpret_cast<void (*)(P, P, P, P)>(C->Fn)(V[0], V[1], V[2], V[3]);
+    case 5:
+      return reinterpret_cast<void (*)(P, P, P, P, P)>(C->Fn)(V[0], V[1], V[2], V[3], V[4]);
+    case 6:
+      return reinterpret_cast<void (*)(P, P, P, P, P, P)>(C->Fn)(V[0], V[1], V[2], V[3], V[4], V[5]);
+    default:
+      ffi_call(C->Cif, C->Fn, nullptr, C->Slots);
+    }
   };
   static auto RunKernel = D.runtimeFn<decltype(&__ompsim_device_run_kernel)>("__ompsim_device_run_kernel");
   if (RunKernel) {

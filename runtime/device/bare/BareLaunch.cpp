@@ -24,12 +24,13 @@
 //===----------------------------------------------------------------------===//
 #include "BareLaunch.h"
 
+#include "FiberSlots.h"
+
 #include "../gpu-abi/KernelLaunchState.h"
 #include "../gpu-abi/Libomp.h"
 #include "ompsim/device_runtime.h"
 
 #include <boost/context/detail/fcontext.hpp>
-#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -74,10 +75,6 @@ uint64_t nanoseconds() {
 namespace {
 
 constexpr uint32_t kMaxBlockThreads = OMPSIM_BARE_MAX_BLOCK_THREADS;
-/// Stack of one GPU thread, and the guard page below it (an overflow faults
-/// there, and the executor reports the fault).
-constexpr size_t kFiberStack = 64 * 1024;
-constexpr size_t kGuard = 4096;
 
 [[noreturn]] void fail(const char *Message, uint64_t Value) {
   std::fprintf(stderr, "ompsim: device runtime: ompx_bare launch: %s (%llu)\n", Message,
@@ -120,6 +117,9 @@ struct BlockMemory {
     Capacity = Size;
     return Base;
   }
+
+  /// The bytes a thread's registers say the block has (at most 4 GiB).
+  uint32_t registerBytes() const { return Capacity > UINT32_MAX ? UINT32_MAX : uint32_t(Capacity); }
 };
 
 namespace ctx = boost::context::detail;
@@ -146,28 +146,18 @@ public:
   void reserve(uint32_t Threads) {
     if (Threads <= Capacity)
       return;
-    size_t Per = kFiberStack + kGuard;
-    void *Mem = ::mmap(nullptr, Per * Threads, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     auto *NewFibers = static_cast<Fiber *>(std::calloc(Threads, sizeof(Fiber)));
     auto *NewSlots = static_cast<uint64_t *>(std::calloc(Threads, sizeof(uint64_t)));
-    if (Mem == MAP_FAILED || !NewFibers || !NewSlots)
+    if (!Stacks.reserve(Threads) || !NewFibers || !NewSlots)
       fail("cannot allocate the stacks of a block's threads", Threads);
-    for (uint32_t T = 0; T < Threads; ++T) {
-      ::mprotect(static_cast<char *>(Mem) + T * Per, kGuard, PROT_NONE);
 #ifdef OMPSIM_BARE_TSAN
+    for (uint32_t T = 0; T < Threads; ++T)
       NewFibers[T].TsanFiber = __tsan_create_fiber(0);
-#endif
-    }
-    if (Stacks)
-      ::munmap(Stacks, Per * Capacity);
-#ifdef OMPSIM_BARE_TSAN
     for (uint32_t T = 0; T < Capacity; ++T)
       __tsan_destroy_fiber(Fibers[T].TsanFiber);
 #endif
     std::free(Fibers);
     std::free(Slots);
-    Stacks = static_cast<char *>(Mem);
     Fibers = NewFibers;
     Slots = NewSlots;
     Capacity = Threads;
@@ -178,11 +168,23 @@ public:
     Launch = &L;
     Block = BlockNum;
     Gtid = GlobalTid;
+    vgpu::LaneRegisters Regs;
+    split(BlockNum, L.Grid, Regs.BlockId);
+    for (int D = 0; D < 3; ++D) {
+      Regs.BlockDim[D] = L.Block[D];
+      Regs.GridDim[D] = L.Grid[D];
+    }
+    Regs.WarpSize = uint16_t(L.WarpSize);
+    Regs.BlockState = State.Base;
+    Regs.BlockStateBytes = State.registerBytes();
     for (uint32_t T = 0; T < L.Threads; ++T) {
       Fiber &F = Fibers[T];
       F.Done = false;
       F.Wait = Fiber::Runs;
-      F.Context = ctx::make_fcontext(stackBottom(T) + kFiberStack, kFiberStack, &fiberEntry);
+      F.Context = ctx::make_fcontext(Stacks.stackTop(T), Stacks.stackBytes(T), &fiberEntry);
+      split(T, L.Block, Regs.ThreadId);
+      Regs.LaneId = uint16_t(T % L.WarpSize);
+      Stacks.registers(T) = Regs;
     }
 #ifdef OMPSIM_BARE_TSAN
     HomeTsan = __tsan_get_current_fiber();
@@ -205,6 +207,8 @@ public:
           continue;
         Ran = true;
         Current = T;
+        if (T + 1 < L.Threads)
+          prefetchFiber(T + 1);
         switchToFiber(T);
         if (Fibers[T].Done)
           exited(T);
@@ -315,36 +319,20 @@ public:
   }
 
   void view(ThreadView &V) const {
-    const LaunchContext &L = *Launch;
-    auto Split = [](uint32_t Linear, const uint32_t *Dim, uint32_t *Out) {
-      Out[0] = Linear % Dim[0];
-      Out[1] = (Linear / Dim[0]) % Dim[1];
-      Out[2] = Linear / (Dim[0] * Dim[1]);
-    };
-    Split(Current, L.Block, V.ThreadId);
-    Split(Block, L.Grid, V.BlockId);
+    const vgpu::LaneRegisters &R = registers();
     for (int D = 0; D < 3; ++D) {
-      V.BlockDim[D] = L.Block[D];
-      V.GridDim[D] = L.Grid[D];
+      V.ThreadId[D] = R.ThreadId[D];
+      V.BlockDim[D] = R.BlockDim[D];
+      V.BlockId[D] = R.BlockId[D];
+      V.GridDim[D] = R.GridDim[D];
     }
     V.LinearThread = Current;
-    V.Threads = L.Threads;
-    V.WarpSize = L.WarpSize;
+    V.Threads = Launch->Threads;
+    V.WarpSize = R.WarpSize;
   }
 
-  /// The calling thread's id, its block's and the extents, in `Dim`.
-  uint32_t threadId(uint32_t Dim) const {
-    const uint32_t *B = Launch->Block;
-    if (Dim == 0)
-      return B[1] == 1 && B[2] == 1 ? Current : Current % B[0];
-    return Dim == 1 ? (Current / B[0]) % B[1] : Current / (B[0] * B[1]);
-  }
-  uint32_t blockId(uint32_t Dim) const {
-    const uint32_t *G = Launch->Grid;
-    if (Dim == 0)
-      return G[1] == 1 && G[2] == 1 ? Block : Block % G[0];
-    return Dim == 1 ? (Block / G[0]) % G[1] : Block / (G[0] * G[1]);
-  }
+  /// The running fiber's registers.
+  const vgpu::LaneRegisters &registers() const { return Stacks.registers(Current); }
   const LaunchContext &launch() const { return *Launch; }
 
   uint64_t *slots() const { return Slots; }
@@ -372,6 +360,11 @@ public:
     void *Block = State.atLeast(Bytes);
     if (!Block)
       fail("cannot allocate a block's state of bytes", Bytes);
+    // The block's threads read it from their registers from now on.
+    for (uint32_t T = 0; T < Launch->Threads; ++T) {
+      Stacks.registers(T).BlockState = State.Base;
+      Stacks.registers(T).BlockStateBytes = State.registerBytes();
+    }
     return Block;
   }
 
@@ -382,7 +375,12 @@ private:
   /// The most warps a block has (1024 threads in warps of 32).
   static constexpr uint32_t kMaxWarps = kMaxBlockThreads / 32;
 
-  char *stackBottom(uint32_t T) const { return Stacks + T * (kFiberStack + kGuard) + kGuard; }
+  /// `Linear` (x first) as an index in the extents `Dim`.
+  static void split(uint32_t Linear, const uint32_t *Dim, uint32_t *Out) {
+    Out[0] = Linear % Dim[0];
+    Out[1] = (Linear / Dim[0]) % Dim[1];
+    Out[2] = Linear / (Dim[0] * Dim[1]);
+  }
 
   uint64_t runningLanes(uint32_t W) const { return Running[W]; }
 
@@ -485,10 +483,20 @@ private:
   static constexpr uint64_t kIdlePassesBeforeClock = 1 << 16;
   static constexpr uint64_t kSpinLimitNs = uint64_t(10) * 1000000000u;
 
+  /// Brings fiber `T`'s saved context and the frames above it toward the
+  /// cache while another fiber runs: a block's fibers take turns, and each
+  /// one's stack is cold when its turn comes.
+  void prefetchFiber(uint32_t T) const {
+    const char *Saved = static_cast<const char *>(Fibers[T].Context);
+    for (int Line = 0; Line < kPrefetchLines; ++Line)
+      __builtin_prefetch(Saved + Line * 64, /*rw=*/1);
+  }
+  static constexpr int kPrefetchLines = 8;
+
   void switchToFiber(uint32_t T) {
 #ifdef OMPSIM_BARE_ASAN
     void *Fake = nullptr;
-    __sanitizer_start_switch_fiber(&Fake, stackBottom(T), kFiberStack);
+    __sanitizer_start_switch_fiber(&Fake, Stacks.stackBottom(T), Stacks.stackBytes(T));
 #endif
 #ifdef OMPSIM_BARE_TSAN
     __tsan_switch_to_fiber(Fibers[T].TsanFiber, 0);
@@ -526,7 +534,7 @@ private:
   int32_t Btid = 0;
   Fiber *Fibers = nullptr;
   uint64_t *Slots = nullptr;
-  char *Stacks = nullptr;
+  FiberSlots Stacks;
   uint32_t Capacity = 0;
   BlockMemory Shared, Dynamic, State;
   /// Fibers that have not finished, and those at the block's barrier.
@@ -554,7 +562,9 @@ private:
 #endif
 };
 
-thread_local BlockRunner *BlockRunner::TRunner = nullptr;
+// Initial-exec: the runtime is loaded at the executor's start (and never
+// unloaded), and a block's fibers ask for it at every collective.
+__attribute__((tls_model("initial-exec"))) thread_local BlockRunner *BlockRunner::TRunner = nullptr;
 
 BlockRunner &runnerOfThisThread() {
   // Trivially destructible on purpose: no thread-exit hook (the runtime keeps
@@ -610,26 +620,19 @@ void syncBlock() {
     R->syncBlock();
 }
 
-uint32_t threadId(uint32_t Dim) {
+const vgpu::LaneRegisters &laneRegisters() {
+  // Code outside a block: thread 0 of a block of one, warps of 32.
+  static const vgpu::LaneRegisters Outside = {{0, 0, 0}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, 0, 32, 0, nullptr};
   const BlockRunner *R = BlockRunner::TRunner;
-  return R ? R->threadId(Dim) : 0;
+  return R ? R->registers() : Outside;
 }
-uint32_t blockId(uint32_t Dim) {
-  const BlockRunner *R = BlockRunner::TRunner;
-  return R ? R->blockId(Dim) : 0;
-}
-uint32_t blockDim(uint32_t Dim) {
-  const BlockRunner *R = BlockRunner::TRunner;
-  return R ? R->launch().Block[Dim] : 1;
-}
-uint32_t gridDim(uint32_t Dim) {
-  const BlockRunner *R = BlockRunner::TRunner;
-  return R ? R->launch().Grid[Dim] : 1;
-}
-uint32_t warpSize() {
-  const BlockRunner *R = BlockRunner::TRunner;
-  return R ? R->launch().WarpSize : 32;
-}
+
+uint32_t threadId(uint32_t Dim) { return laneRegisters().ThreadId[Dim]; }
+uint32_t blockId(uint32_t Dim) { return laneRegisters().BlockId[Dim]; }
+uint32_t blockDim(uint32_t Dim) { return laneRegisters().BlockDim[Dim]; }
+uint32_t gridDim(uint32_t Dim) { return laneRegisters().GridDim[Dim]; }
+uint32_t warpSize() { return laneRegisters().WarpSize; }
+uint32_t laneId() { return laneRegisters().LaneId; }
 uint32_t linearBlock() {
   const BlockRunner *R = BlockRunner::TRunner;
   return R ? R->blockNum() : 0;
@@ -637,10 +640,6 @@ uint32_t linearBlock() {
 uint32_t linearThread() {
   const BlockRunner *R = BlockRunner::TRunner;
   return R ? R->current() : 0;
-}
-uint32_t laneId() {
-  const BlockRunner *R = BlockRunner::TRunner;
-  return R ? R->current() % R->launch().WarpSize : 0;
 }
 
 uint64_t warpActiveMask() {

@@ -10,6 +10,7 @@
 #ifndef OMPSIM_DEVICE_BARE_BARELAUNCH_H
 #define OMPSIM_DEVICE_BARE_BARELAUNCH_H
 
+#include "../vgpu/VirtualGpu.h"
 #include "ompsim/device_runtime.h"
 
 #include <cstdint>
@@ -29,6 +30,10 @@ struct ThreadView {
 
 /// The calling thread's view when it runs a bare region's body; else false.
 bool current(ThreadView &View);
+
+/// The calling thread's registers (out of a block: ids 0, extents 1, warps
+/// of 32, no block state).
+const vgpu::LaneRegisters &laneRegisters();
 
 /// The calling thread's view, one number at a time (`Dim` 0, 1 or 2; out of
 /// a block: ids 0, extents 1, warps of 32).

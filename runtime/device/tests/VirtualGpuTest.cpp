@@ -23,6 +23,10 @@ struct Results {
   int BlockStateSeen[Blocks][Threads];
   std::atomic<int> EarlyPasses{0};
   int Arrived[Blocks][Threads];
+  /// The registers read from the fiber's slot, and whether the frame lies
+  /// in the process's slots and the runtime's call agrees.
+  uint32_t Ids[Blocks][Threads][4];
+  bool SameAsCall[Blocks][Threads];
 };
 
 Results *R;
@@ -30,8 +34,17 @@ Results *R;
 /// Every thread of the grid: lanes do different amounts of work before each
 /// collective, which must still meet in lockstep.
 void kernel(void *) {
-  uint32_t B = __ompsim_vgpu_block_id(0), T = __ompsim_vgpu_thread_id(0);
-  uint32_t Lane = __ompsim_vgpu_lane_id();
+  const ompsim::vgpu::LaneRegisters &Regs = ompsim::vgpu::laneRegisters();
+  uint32_t B = Regs.BlockId[0], T = Regs.ThreadId[0];
+  uint32_t Lane = Regs.LaneId;
+  R->Ids[B][T][0] = Regs.BlockDim[0];
+  R->Ids[B][T][1] = Regs.GridDim[0];
+  R->Ids[B][T][2] = Regs.WarpSize;
+  R->Ids[B][T][3] = Regs.ThreadId[1] + Regs.BlockId[1] + Regs.BlockDim[1] + Regs.GridDim[2];
+  // The fiber's frame lies in the process's slots, so the read took no call.
+  uintptr_t Frame = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+  R->SameAsCall[B][T] = &Regs == __ompsim_vgpu_registers() &&
+                        Frame - __ompsim_vgpu_fiber_slots.Base < __ompsim_vgpu_fiber_slots.Size;
   for (uint32_t Spin = 0; Spin < Lane % 5; ++Spin)
     __ompsim_vgpu_pause(); // lanes reach the shuffle at different turns
   R->Shuffled[B][T] = __ompsim_vgpu_shuffle(~0ULL, int32_t(1000 * B + T), (Lane + 1) % Warp);
@@ -77,6 +90,11 @@ TEST(VirtualGpuTest, WarpsMeetInLockstepAndBarriersCountTheThreadsThatRun) {
       EXPECT_EQ(R->Shuffled[B][T], int32_t(1000 * B + Base + (Lane + 1) % Warp)) << B << " " << T;
       EXPECT_EQ(R->Ballot[B][T], 0x9249249249249249ULL & 0xffffffffULL) << B << " " << T;
       EXPECT_EQ(R->BlockStateSeen[B][T], int(B + 1)) << B << " " << T;
+      EXPECT_EQ(R->Ids[B][T][0], Threads);
+      EXPECT_EQ(R->Ids[B][T][1], Blocks);
+      EXPECT_EQ(R->Ids[B][T][2], Warp);
+      EXPECT_EQ(R->Ids[B][T][3], 0u + 0u + 1u + 1u);
+      EXPECT_TRUE(R->SameAsCall[B][T]) << B << " " << T;
       // Never a finished lane; the first lane to run after the barrier sees
       // every lane that met it (the others then see fewer, as lanes ahead of
       // them wait at the block's barrier).
@@ -89,4 +107,16 @@ TEST(VirtualGpuTest, WarpsMeetInLockstepAndBarriersCountTheThreadsThatRun) {
     EXPECT_EQ(R->MaskAfterExits[B][0], 0x55555555ULL) << B;
   EXPECT_EQ(R->EarlyPasses.load(), 0);
   delete R;
+}
+
+TEST(VirtualGpuTest, RegistersOutsideABlockAreThoseOfAThreadAlone) {
+  // The test's own stack is no fiber's: the read goes to the call, which
+  // answers as for a block of one thread.
+  const ompsim::vgpu::LaneRegisters &Regs = ompsim::vgpu::laneRegisters();
+  EXPECT_EQ(&Regs, __ompsim_vgpu_registers());
+  EXPECT_EQ(Regs.ThreadId[0], 0u);
+  EXPECT_EQ(Regs.BlockDim[0], 1u);
+  EXPECT_EQ(Regs.GridDim[2], 1u);
+  EXPECT_EQ(Regs.WarpSize, 32u);
+  EXPECT_EQ(Regs.BlockState, nullptr);
 }

@@ -4,8 +4,10 @@
 // bitcode (runtime/gpu-device, OMPSIM_GPU_SIM), asks of the hardware. Every
 // thread of every block of a GPU image's launch runs the kernel as a fiber
 // of the block runner (bare/BareLaunch.cpp), which answers here: ids and
-// extents, the warp's running lanes, warp and block barriers, shuffles and
-// ballots, the block's state, and a fault that names the block and thread.
+// extents (which the runtime reads from the fiber's registers itself,
+// bare/FiberSlots.h, unless the fiber's slot lies apart), the warp's running
+// lanes, warp and block barriers, shuffles and ballots, the block's state,
+// and a fault that names the block and thread.
 //
 //===----------------------------------------------------------------------===//
 #include "VirtualGpu.h"
@@ -23,8 +25,6 @@ using namespace ompsim::device;
 
 namespace {
 
-uint32_t dimension(int Dim) { return Dim >= 0 && Dim < 3 ? uint32_t(Dim) : 0; }
-
 [[noreturn]] void endLaunch() {
   std::fflush(stdout);
   std::fflush(stderr);
@@ -33,12 +33,9 @@ uint32_t dimension(int Dim) { return Dim >= 0 && Dim < 3 ? uint32_t(Dim) : 0; }
 
 } // namespace
 
-OMPSIM_DEVICE_API uint32_t __ompsim_vgpu_thread_id(int Dim) { return bare::threadId(dimension(Dim)); }
-OMPSIM_DEVICE_API uint32_t __ompsim_vgpu_block_dim(int Dim) { return bare::blockDim(dimension(Dim)); }
-OMPSIM_DEVICE_API uint32_t __ompsim_vgpu_block_id(int Dim) { return bare::blockId(dimension(Dim)); }
-OMPSIM_DEVICE_API uint32_t __ompsim_vgpu_grid_dim(int Dim) { return bare::gridDim(dimension(Dim)); }
-OMPSIM_DEVICE_API uint32_t __ompsim_vgpu_warp_size(void) { return bare::warpSize(); }
-OMPSIM_DEVICE_API uint32_t __ompsim_vgpu_lane_id(void) { return bare::laneId(); }
+OMPSIM_DEVICE_API const ompsim::vgpu::LaneRegisters *__ompsim_vgpu_registers(void) {
+  return &bare::laneRegisters();
+}
 OMPSIM_DEVICE_API uint64_t __ompsim_vgpu_active_mask(void) { return bare::warpActiveMask(); }
 OMPSIM_DEVICE_API void __ompsim_vgpu_sync_warp(uint64_t Mask) { bare::syncWarp(Mask); }
 OMPSIM_DEVICE_API void __ompsim_vgpu_sync_block(void) { bare::syncBlock(); }

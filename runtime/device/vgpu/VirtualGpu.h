@@ -2,11 +2,14 @@
 //
 // ompsim's GPU device runtime (runtime/gpu-device) keeps everything it asks
 // of the hardware in its Hardware.h. Built for the simulated GPU, those
-// functions call these, which libompsim-device serves from the block runner
+// functions use these, which libompsim-device serves from the block runner
 // (runtime/device/bare/BareLaunch.cpp): a block's threads are fibers of one
 // device thread, in warps of the image's architecture. The executor links
 // the runtime's x86-64 bitcode into every GPU image it retargets, so the
 // image calls the same runtime a GPU runs, and only these reach the host.
+// A thread's ids and extents are read as a GPU reads its special registers,
+// without a call (laneRegisters() below); barriers, warp collectives and
+// faults are calls.
 //
 // C linkage, C++ types: the runtime's bitcode is built freestanding C++.
 //
@@ -22,18 +25,58 @@ struct KernelEnvironmentTy;
 struct KernelLaunchEnvironmentTy;
 } // namespace ompsim::gpu
 
+namespace ompsim::vgpu {
+
+/// A GPU thread's special registers, as the simulated GPU keeps them for
+/// each of its threads: ids and extents in dimensions 0 (x), 1 (y) and 2 (z),
+/// the lane and the warp's lanes (32 for an nvptx64 image, 64 for an amdgcn
+/// one), and the block's state once its runtime asked for it
+/// (__ompsim_vgpu_block_state).
+struct LaneRegisters {
+  uint32_t ThreadId[3];
+  uint32_t BlockDim[3];
+  uint32_t BlockId[3];
+  uint32_t GridDim[3];
+  uint16_t LaneId;
+  uint16_t WarpSize;
+  uint32_t BlockStateBytes;
+  void *BlockState;
+};
+
+/// A block's threads are fibers, each with a slot of FiberSlotBytes aligned
+/// to its size, near whose end its LaneRegisters lie (its stack grows down
+/// from below them, runtime/device/bare/FiberSlots.h, so a thread's registers
+/// share a page with its stack's top). The slots of most fibers lie in one
+/// range of the process, [Base, Base + Size).
+struct FiberSlotRange {
+  uintptr_t Base;
+  uintptr_t Size;
+};
+inline constexpr uintptr_t FiberSlotBytes = uintptr_t(128) << 10;
+inline constexpr uintptr_t CacheLineBytes = 64;
+/// The registers, and so the stack's top, lie a cache line lower in each
+/// slot than in the one before, round by FiberSlotColors slots: the hot
+/// lines of a block's fibers (registers, the frames of their barriers) would
+/// otherwise all lie at one offset of a page, which a cache holds in few
+/// sets, and a block of many fibers would miss the cache at every switch.
+inline constexpr uintptr_t FiberSlotColors = 64;
+static_assert(sizeof(LaneRegisters) <= CacheLineBytes, "a fiber's registers outgrow their cache line");
+
+/// Where the registers of the slot starting at `Slot` lie.
+inline uintptr_t laneRegistersOf(uintptr_t Slot) {
+  return Slot + FiberSlotBytes - CacheLineBytes * (1 + (Slot / FiberSlotBytes) % FiberSlotColors);
+}
+
+} // namespace ompsim::vgpu
+
 extern "C" {
 
-/// The calling thread's id in its block, the block's extent, the block's id
-/// in the grid and the grid's extent, in dimension 0 (x), 1 (y) or 2 (z).
-uint32_t __ompsim_vgpu_thread_id(int Dim);
-uint32_t __ompsim_vgpu_block_dim(int Dim);
-uint32_t __ompsim_vgpu_block_id(int Dim);
-uint32_t __ompsim_vgpu_grid_dim(int Dim);
-/// Lanes of a warp (32 for an nvptx64 image, 64 for an amdgcn one) and the
-/// calling thread's lane.
-uint32_t __ompsim_vgpu_warp_size(void);
-uint32_t __ompsim_vgpu_lane_id(void);
+/// Where the fibers' slots lie (empty before the first block runs).
+extern ompsim::vgpu::FiberSlotRange __ompsim_vgpu_fiber_slots;
+/// The calling thread's registers, by a call: for a fiber whose slot lies
+/// outside __ompsim_vgpu_fiber_slots, and for code outside a block (ids 0,
+/// extents 1, warps of 32, no block state).
+const ompsim::vgpu::LaneRegisters *__ompsim_vgpu_registers(void);
 /// The lanes of the caller's warp that run: neither finished nor waiting at
 /// the block's barrier.
 uint64_t __ompsim_vgpu_active_mask(void);
@@ -76,5 +119,19 @@ __attribute__((noreturn)) void __ompsim_vgpu_assert_fail(const char *Assertion, 
 void __ompsim_vgpu_error(int32_t Severity, const char *Message);
 
 } // extern "C"
+
+namespace ompsim::vgpu {
+
+/// The calling thread's registers: read from its fiber's slot, which its
+/// own frame lies in, without a call (a GPU's special registers cost no
+/// more); by __ompsim_vgpu_registers() for a frame elsewhere.
+__attribute__((always_inline)) inline const LaneRegisters &laneRegisters() {
+  uintptr_t Frame = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+  if (Frame - __ompsim_vgpu_fiber_slots.Base < __ompsim_vgpu_fiber_slots.Size) [[likely]]
+    return *reinterpret_cast<const LaneRegisters *>(laneRegistersOf(Frame & ~(FiberSlotBytes - 1)));
+  return *__ompsim_vgpu_registers();
+}
+
+} // namespace ompsim::vgpu
 
 #endif // OMPSIM_DEVICE_VGPU_VIRTUALGPU_H

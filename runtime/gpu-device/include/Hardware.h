@@ -26,18 +26,28 @@
 namespace ompsim::gpu::hw {
 
 #if defined(OMPSIM_GPU_SIM)
+/// The calling thread's special registers (read from its fiber, no call).
+inline const vgpu::LaneRegisters &registers() { return vgpu::laneRegisters(); }
+inline uint32_t dimension(int Dim) { return Dim >= 0 && Dim < 3 ? uint32_t(Dim) : 0; }
+
 /// The image's architecture decides: 32 lanes for nvptx64, 64 for amdgcn.
-inline uint32_t warpSize() { return __ompsim_vgpu_warp_size(); }
+inline uint32_t warpSize() { return registers().WarpSize; }
 /// A lane waiting at a barrier never holds up the rest of its warp (each
 /// thread is a fiber of its own).
 inline constexpr bool LanesWaitApart = false;
 
-inline uint32_t threadIdInBlock() { return __ompsim_vgpu_thread_id(0); }
-inline uint32_t threadId(int Dim) { return __ompsim_vgpu_thread_id(Dim); }
-inline uint32_t blockDim(int Dim) { return __ompsim_vgpu_block_dim(Dim); }
-inline uint32_t blockId(int Dim) { return __ompsim_vgpu_block_id(Dim); }
-inline uint32_t gridDim(int Dim) { return __ompsim_vgpu_grid_dim(Dim); }
-inline uint32_t laneId() { return __ompsim_vgpu_lane_id(); }
+inline uint32_t threadIdInBlock() { return registers().ThreadId[0]; }
+inline uint32_t threadId(int Dim) { return registers().ThreadId[dimension(Dim)]; }
+inline uint32_t blockDim(int Dim) { return registers().BlockDim[dimension(Dim)]; }
+inline uint32_t blockId(int Dim) { return registers().BlockId[dimension(Dim)]; }
+inline uint32_t gridDim(int Dim) { return registers().GridDim[dimension(Dim)]; }
+inline uint32_t laneId() { return registers().LaneId; }
+/// The block's state of `Bytes` (the runtime's team state, which a GPU
+/// keeps in the block's shared memory).
+inline void *blockState(uint64_t Bytes) {
+  const vgpu::LaneRegisters &R = registers();
+  return R.BlockStateBytes >= Bytes ? R.BlockState : __ompsim_vgpu_block_state(Bytes);
+}
 inline uint64_t activeMask() { return __ompsim_vgpu_active_mask(); }
 inline void syncWarp(uint64_t Mask) { __ompsim_vgpu_sync_warp(Mask); }
 inline void syncBlock() { __ompsim_vgpu_sync_block(); }

@@ -52,7 +52,7 @@ extern "C" void free(void *) {}
 namespace ompsim::gpu {
 
 #if defined(OMPSIM_GPU_SIM)
-TeamState &team() { return *static_cast<TeamState *>(__ompsim_vgpu_block_state(sizeof(TeamState))); }
+TeamState &team() { return *static_cast<TeamState *>(hw::blockState(sizeof(TeamState))); }
 #else
 TeamState &team() { return *(TeamState *)&SharedTeam; }
 #endif
