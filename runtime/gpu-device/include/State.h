@@ -59,11 +59,15 @@ struct TeamState {
   void **Args;
   uint32_t ParallelTeamSize;
   /// Generic mode: 1 inside the team's parallel region, 0 in its sequential
-  /// part. SPMD mode keeps it per thread (InRegion): a region of fewer
-  /// threads than the block leaves the others at level 0, and those may
-  /// leave their barrier while the region's threads still run it.
+  /// part.
   uint32_t ParallelLevel;
-  uint8_t InRegion[MaxBlockThreads];
+  /// SPMD mode keeps the level and the region's size per thread: the size
+  /// of the team's parallel region the thread runs, 0 in the sequential
+  /// part. A region of fewer threads than the block leaves the others at
+  /// level 0, and those may leave their barrier while the region's threads
+  /// still run it; a thread may enter a region while others still finish
+  /// the sequential part before it.
+  uint16_t RegionSize[MaxBlockThreads];
   KernelLaunchEnvironmentTy *LaunchEnv;
   KernelEnvironmentTy *KernelEnv;
   /// The team barrier of a generic-mode parallel region (its threads only).

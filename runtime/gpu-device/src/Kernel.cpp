@@ -109,9 +109,11 @@ void initTeam(KernelEnvironmentTy &Kernel, KernelLaunchEnvironmentTy *Launch, bo
   Team.BarrierArrived = 0;
   Team.BarrierGeneration = 0;
   Team.StackTop = 0;
-  for (uint32_t I = 0; I < MaxBlockThreads; ++I) {
+  // The block's threads only: no other thread of it asks.
+  uint32_t Threads = hw::blockDim(0) < MaxBlockThreads ? hw::blockDim(0) : MaxBlockThreads;
+  for (uint32_t I = 0; I < Threads; ++I) {
     Team.Threads[I] = nullptr;
-    Team.InRegion[I] = 0;
+    Team.RegionSize[I] = 0;
   }
 }
 
@@ -208,18 +210,15 @@ OMPSIM_GPU_API void __kmpc_parallel_60(IdentTy *, int32_t, int32_t IfExpr, int32
   if (Team.Spmd) {
     // Every thread of the block meets the region (the kernel's code runs on
     // all of them) and those within its num_threads run it, as the team's
-    // level-1 region. The barrier before keeps the sequential part's
-    // threads at level 0 until all have left it.
+    // level-1 region. The region's size is each thread's own (RegionSize):
+    // a thread that comes early needs no barrier before the region, and the
+    // barrier at its end (the region's implicit one) waits for the rest.
     uint32_t Block = hw::blockDim(0);
     uint32_t Size = NumThreads > 0 && uint32_t(NumThreads) < Block ? uint32_t(NumThreads) : Block;
-    hw::syncBlock();
-    // Every thread writes the same size: no thread of an earlier region is
-    // still in it (all met the barrier above).
-    Team.ParallelTeamSize = Size;
     if (Tid < Size) {
-      Team.InRegion[Tid] = 1;
+      Team.RegionSize[Tid] = uint16_t(Size);
       invokeRegion(Fn, int32_t(Tid), Args, NumArgs);
-      Team.InRegion[Tid] = 0;
+      Team.RegionSize[Tid] = 0;
     }
     hw::syncBlock();
     return;

@@ -92,7 +92,7 @@ uint32_t teamLevel() {
   if (!Team.Spmd)
     return Team.ParallelLevel;
   uint32_t Id = hw::threadIdInBlock();
-  return Id < MaxBlockThreads ? Team.InRegion[Id] : 0;
+  return Id < MaxBlockThreads && Team.RegionSize[Id] ? 1 : 0;
 }
 
 uint32_t level() {
@@ -111,7 +111,8 @@ uint32_t numThreads() {
   ThreadState *T = threadIfAny();
   if (teamLevel() == 0 || (T && T->NestedLevels))
     return 1;
-  return team().ParallelTeamSize;
+  TeamState &Team = team();
+  return Team.Spmd ? Team.RegionSize[hw::threadIdInBlock()] : Team.ParallelTeamSize;
 }
 
 uint32_t maxTeamThreads() {
