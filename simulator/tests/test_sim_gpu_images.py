@@ -553,3 +553,70 @@ def test_the_static_loop_entries_deal_chunks_to_threads_and_teams(offload, arch)
     # OpenMPIRBuilder's *_static_loop entries (flang-22 emits them): chunks of 2 round-robin
     # over 4 threads; 10 iterations over 3 teams in contiguous pieces of 4.
     run_ok(offload, STATIC_LOOP_ENTRIES, arch, "static_loop.c", "0011223300 0000111122\n")
+
+
+FORTRAN = r"""
+program main
+  use omp_lib
+  implicit none
+  integer, parameter :: n = 1000
+  integer :: a(n), i, s, threads, teams
+  s = 0
+  !$omp target teams distribute parallel do map(from: a) reduction(+: s)
+  do i = 1, n
+    a(i) = 2 * i
+    s = s + i
+  end do
+  !$omp target parallel map(from: threads)
+    threads = omp_get_num_threads()
+  !$omp end target parallel
+  !$omp target teams num_teams(3) map(from: teams)
+    teams = omp_get_num_teams()
+  !$omp end target teams
+  print '(a, i0, 1x, i0, 1x, i0, 1x, l1, 1x, i0)', 'fortran ', a(1), a(n), s, threads > 1, teams
+end program main
+"""
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_fortran_runs_on_the_virtual_gpu(offload, arch):
+    # flang-22 has no -fopenmp-target-jit: `ompsim cc` runs its jobs with the device code kept
+    # as the GPU's IR (scripts/lib/ompsim_cli/fortran_gpu.py), and sim runs flang's GPU code
+    # on the GPU device runtime (the OpenMPIRBuilder's kernels and loop entries).
+    exe = build(offload, FORTRAN, arch, "prog.f90")
+    r = subprocess.run([paths.tool("llvm-objdump"),
+                       "--offloading", str(exe)], stdout=subprocess.PIPE, text=True)
+    assert "llvm ir" in r.stdout and ("nvptx64" if arch.startswith("sm_") else "amdgcn") in r.stdout, r.stdout
+    r = offload.run(exe, backend="sim")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["fortran", "2", "2000", "500500", "T", "3"], (r.stdout, r.stderr)
+
+
+REGION_SIZES = r"""
+#include <omp.h>
+#include <stdio.h>
+int main(void) {
+  int n1[64] = {0}, n2[64] = {0}, lvl[64] = {0};
+#pragma omp target teams num_teams(2) thread_limit(64) map(tofrom : n1, n2, lvl)
+  {
+#pragma omp parallel num_threads(64)
+    if (omp_get_team_num() == 1) n1[omp_get_thread_num()] = omp_get_num_threads();
+#pragma omp parallel num_threads(16)
+    if (omp_get_team_num() == 1) {
+      n2[omp_get_thread_num()] = omp_get_num_threads();
+      lvl[omp_get_thread_num()] = omp_get_level();
+    }
+  }
+  int ok = 1;
+  for (int i = 0; i < 64; ++i) ok &= n1[i] == 64 && (i < 16 ? n2[i] == 16 && lvl[i] == 1 : n2[i] == 0);
+  printf("ok=%d %d %d %d\n", ok, n1[63], n2[15], n2[16]);
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_each_parallel_region_of_an_spmd_kernel_has_its_own_size(offload, arch):
+    # The region's size is each thread's own in SPMD mode: a thread that leaves the first region
+    # early enters the second, of 16 threads, while others still finish the first.
+    run_ok(offload, REGION_SIZES, arch, "regions.c", "ok=1 64 16 0\n")

@@ -22,7 +22,10 @@ command line already chooses them, and:
   does an object compiled apart (`-c`): the simulated device runs it, serving
   the device runtime itself (Debian's LLVM ships none for GPUs; for a real
   GPU, link with ompsim's, docs/gpu-device-runtime.md). Device code alone
-  (`--offload-device-only -S`) stays the GPU's assembly.
+  (`--offload-device-only -S`) stays the GPU's assembly. flang-22 has no
+  `-fopenmp-target-jit`: for Fortran, ompsim cc runs flang-22's own jobs with
+  the changes that flag makes (device bitcode, no ptxas, the IR embedded;
+  fortran_gpu.py), so Fortran runs on the simulated GPU too.
 * When linking for the host-offload target, the device link gets ompsim's
   device runtime (libompsim-device.so, with an rpath), so device code may also
   call `__kmpc_target_translate_fptr` / `__llvm_omp_indirect_call_lookup`, and
@@ -51,6 +54,8 @@ import subprocess
 import sys
 
 from ompsim_base import gpu, paths, toolchain
+
+from . import fortran_gpu
 
 #: The host-offload device triple (an ELF shared object, or bitcode with --image=ir).
 HOST_OFFLOAD_TRIPLE = "x86_64-pc-linux-gnu"
@@ -190,6 +195,11 @@ def pick_compiler(inputs, langs):
     return paths.tool("clang")
 
 
+def keeps_gpu_ir(args):
+    """True when a compile (-c) of a GPU build carries the device code as IR (not device-only)."""
+    return "-c" in args and "--offload-device-only" not in args
+
+
 def offload_flags(settings, args, links, fortran=False):
     """The flags ompsim cc adds in front of the user's arguments (see the module doc)."""
     flags = []
@@ -208,7 +218,8 @@ def offload_flags(settings, args, links, fortran=False):
         # link takes; device code alone (--offload-device-only -S) stays the
         # GPU's assembly. No compile needs a device library (clang-22's nvptx
         # compile asks for one otherwise).
-        if (links or ("-c" in args and "--offload-device-only" not in args)) and not asks_for_jit(args):
+        # flang-22 has no such flag: fortran_gpu.py runs its jobs as this flag would.
+        if (links or keeps_gpu_ir(args)) and not asks_for_jit(args) and not fortran:
             flags.append("-fopenmp-target-jit")
         if "-nogpulib" not in args:
             flags.append("-nogpulib")
@@ -310,6 +321,8 @@ def main_argv(argv):
     sys.stderr.flush()
     if links and not settings.gpu:
         return run_offload_link(cmd, argv)
+    if settings.gpu and os.path.basename(cmd[0]).startswith("flang") and (links or keeps_gpu_ir(cmd)):
+        return fortran_gpu.run(cmd, settings.gpu)
     try:
         # Output and exit status are the compiler's own; LLVM 22's bin comes first
         # on PATH for the tools the offload link runs (toolchain.environment).

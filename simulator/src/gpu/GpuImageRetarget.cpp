@@ -131,6 +131,27 @@ Error refuseGpuCode(Module &M, const Failure &Fail) {
   return Error::success();
 }
 
+/// flang-22's OpenMPIRBuilder emits a "keep alive" list of its own per
+/// target region, each an appending global in llvm.metadata whose name the
+/// module already had (llvm.compiler.used4, ...): LLVM takes them for plain
+/// globals. Their entries go into the module's one llvm.compiler.used.
+void foldStrayUsedLists(Module &M) {
+  std::vector<GlobalVariable *> Stray;
+  for (GlobalVariable &G : M.globals())
+    if (G.hasAppendingLinkage() && G.getSection() == "llvm.metadata" &&
+        G.getName().starts_with("llvm.compiler.used") && G.getName() != "llvm.compiler.used")
+      Stray.push_back(&G);
+  for (GlobalVariable *G : Stray) {
+    SmallVector<GlobalValue *, 4> Kept;
+    if (auto *List = dyn_cast_or_null<ConstantArray>(G->hasInitializer() ? G->getInitializer() : nullptr))
+      for (Value *Op : List->operands())
+        if (auto *Gv = dyn_cast<GlobalValue>(Op->stripPointerCasts()))
+          Kept.push_back(Gv);
+    G->eraseFromParent();
+    appendToCompilerUsed(M, Kept);
+  }
+}
+
 /// addrspace(3) globals: one block per team, each global at its offset.
 Expected<uint64_t> placeTeamShared(Module &M, const DataLayout &Layout, const Failure &Fail) {
   std::vector<GlobalVariable *> Shared;
@@ -389,6 +410,7 @@ Expected<RetargetedImage> retargetGpuModule(Module &M, StringRef HostTriple, con
   if (Out.Arch == GpuArch::None)
     return Fail("the module's triple " + M.getTargetTriple().str() + " is not a GPU's");
   foldArchitectureConstants(M, Out.Arch);
+  foldStrayUsedLists(M);
   if (Error Err = refuseGpuCode(M, Fail))
     return std::move(Err);
   // Sizes and alignments of the team-shared globals are the host's: the
