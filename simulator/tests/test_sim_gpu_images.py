@@ -560,7 +560,7 @@ program main
   use omp_lib
   implicit none
   integer, parameter :: n = 1000
-  integer :: a(n), i, s, threads, teams
+  integer :: a(n), i, s, threads, teams, first, last
   s = 0
   !$omp target teams distribute parallel do map(from: a) reduction(+: s)
   do i = 1, n
@@ -573,7 +573,18 @@ program main
   !$omp target teams num_teams(3) map(from: teams)
     teams = omp_get_num_teams()
   !$omp end target teams
-  print '(a, i0, 1x, i0, 1x, i0, 1x, l1, 1x, i0)', 'fortran ', a(1), a(n), s, threads > 1, teams
+  ! flang-22 makes this an SPMD kernel whose every thread meets the team's parallel region,
+  ! which if(.false.) serializes: a team of one runs each iteration once.
+  first = a(1)
+  last = a(n)
+  a = 0
+  !$omp target teams distribute parallel do if(parallel: threads < 0) num_threads(8) map(tofrom: a)
+  do i = 1, n
+    !$omp atomic
+    a(i) = a(i) + 1
+  end do
+  print '(a, i0, 1x, i0, 1x, i0, 1x, l1, 1x, i0, 1x, i0)', 'fortran ', first, last, s, threads > 1, teams, &
+      count(a == 1)
 end program main
 """
 
@@ -589,7 +600,7 @@ def test_fortran_runs_on_the_virtual_gpu(offload, arch):
     assert "llvm ir" in r.stdout and ("nvptx64" if arch.startswith("sm_") else "amdgcn") in r.stdout, r.stdout
     r = offload.run(exe, backend="sim")
     assert r.returncode == 0, r.stderr
-    assert r.stdout.split() == ["fortran", "2", "2000", "500500", "T", "3"], (r.stdout, r.stderr)
+    assert r.stdout.split() == ["fortran", "2", "2000", "500500", "T", "3", "1000"], (r.stdout, r.stderr)
 
 
 REGION_SIZES = r"""

@@ -200,11 +200,19 @@ OMPSIM_GPU_API void __kmpc_parallel_60(IdentTy *, int32_t, int32_t IfExpr, int32
   ThreadState *Self = threadIfAny();
   bool Nested = teamLevel() > 0 || (Self && Self->NestedLevels);
   if (Nested || !IfExpr) {
-    // Serialized: this thread alone, one level deeper.
-    ThreadState &T = thread();
-    ++T.NestedLevels;
-    invokeRegion(Fn, 0, Args, NumArgs);
-    --T.NestedLevels;
+    // Serialized: a team of one, one level deeper. The team's own region of
+    // an SPMD kernel (if(false)) is met by every thread of the block, as
+    // the kernel's code runs on all of them: the team's initial thread
+    // (thread 0) runs it, once, and the others wait for its end.
+    bool TeamsOwn = !Nested && Team.Spmd;
+    if (!TeamsOwn || Tid == 0) {
+      ThreadState &T = thread();
+      ++T.NestedLevels;
+      invokeRegion(Fn, 0, Args, NumArgs);
+      --T.NestedLevels;
+    }
+    if (TeamsOwn)
+      hw::syncBlock();
     return;
   }
   if (Team.Spmd) {
