@@ -30,6 +30,7 @@
 #include "llvm/Transforms/Utils/ModuleUtils.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -128,6 +129,59 @@ Error refuseGpuCode(Module &M, const Failure &Fail) {
         return Fail("function '" + F.getName() +
                     "' has GPU inline assembly, which the simulated device does not run");
   }
+  return Error::success();
+}
+
+/// The address space of a pointer narrower than the host's that `T` is or
+/// holds, in the GPU's `Layout`; none when it holds none.
+std::optional<unsigned> narrowPointerIn(Type *T, const DataLayout &Layout) {
+  if (auto *P = dyn_cast<PointerType>(T)) {
+    if (Layout.getPointerSizeInBits(P->getAddressSpace()) < 64)
+      return P->getAddressSpace();
+    return std::nullopt;
+  }
+  if (auto *V = dyn_cast<VectorType>(T))
+    return narrowPointerIn(V->getElementType(), Layout);
+  if (auto *A = dyn_cast<ArrayType>(T))
+    return narrowPointerIn(A->getElementType(), Layout);
+  if (auto *S = dyn_cast<StructType>(T))
+    for (Type *E : S->elements())
+      if (auto AS = narrowPointerIn(E, Layout))
+        return AS;
+  return std::nullopt;
+}
+
+/// amdgcn's private (address space 5) and LDS (3) pointers are 32 bits;
+/// the simulated GPU's are 64, the host's. Code that keeps one in memory
+/// laid that memory out for 32 bits (flang-22 hands a parallel region
+/// pointers to its private variables that way), and the host's code would
+/// overrun it: such an image is refused, naming the function.
+Error refuseNarrowPointersInMemory(Module &M, const Failure &Fail) {
+  const DataLayout &Layout = M.getDataLayout();
+  for (Function &F : M)
+    for (Instruction &I : instructions(F)) {
+      Type *T = nullptr;
+      if (auto *Load = dyn_cast<LoadInst>(&I))
+        T = Load->getType();
+      else if (auto *Store = dyn_cast<StoreInst>(&I))
+        T = Store->getValueOperand()->getType();
+      else if (auto *Rmw = dyn_cast<AtomicRMWInst>(&I))
+        T = Rmw->getValOperand()->getType();
+      else if (auto *Cas = dyn_cast<AtomicCmpXchgInst>(&I))
+        T = Cas->getNewValOperand()->getType();
+      else if (auto *Gep = dyn_cast<GetElementPtrInst>(&I))
+        T = Gep->getSourceElementType();
+      auto AS = T ? narrowPointerIn(T, Layout) : std::nullopt;
+      if (!AS)
+        continue;
+      return Fail(
+          "function '" + F.getName() + "' keeps a " + Twine(Layout.getPointerSizeInBits(*AS)) +
+          "-bit pointer of address space " + Twine(*AS) +
+          (*AS == 5   ? " (private)"
+           : *AS == 3 ? " (LDS)"
+                      : "") +
+          " in memory laid out for that size, which the simulated GPU's 64-bit pointers would overrun");
+    }
   return Error::success();
 }
 
@@ -412,6 +466,8 @@ Expected<RetargetedImage> retargetGpuModule(Module &M, StringRef HostTriple, con
   foldArchitectureConstants(M, Out.Arch);
   foldStrayUsedLists(M);
   if (Error Err = refuseGpuCode(M, Fail))
+    return std::move(Err);
+  if (Error Err = refuseNarrowPointersInMemory(M, Fail))
     return std::move(Err);
   // Sizes and alignments of the team-shared globals are the host's: the
   // host's code addresses them.
