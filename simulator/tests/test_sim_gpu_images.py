@@ -631,3 +631,47 @@ def test_each_parallel_region_of_an_spmd_kernel_has_its_own_size(offload, arch):
     # The region's size is each thread's own in SPMD mode: a thread that leaves the first region
     # early enters the second, of 16 threads, while others still finish the first.
     run_ok(offload, REGION_SIZES, arch, "regions.c", "ok=1 64 16 0\n")
+
+
+DO_CONCURRENT = r"""
+subroutine saxpy(a, x, y, n)
+  implicit none
+  integer, intent(in) :: n
+  real, intent(in) :: a, x(:)
+  real, intent(inout) :: y(:)
+  integer :: i
+  do concurrent (i = 1:n)
+    y(i) = a * x(i) + y(i)
+  end do
+end subroutine saxpy
+
+program main
+  implicit none
+  interface
+    subroutine saxpy(a, x, y, n)
+      integer, intent(in) :: n
+      real, intent(in) :: a, x(:)
+      real, intent(inout) :: y(:)
+    end subroutine saxpy
+  end interface
+  real :: x(16), y(16)
+  x = 1
+  y = 2
+  call saxpy(2.0, x, y, 16)
+  print *, y(1)
+end program main
+"""
+
+
+def test_an_amdgcn_image_keeping_32_bit_private_pointers_in_memory_is_refused_with_one_line(offload):
+    # flang-22 hands the parallel region of a `do concurrent` offloaded to an AMD GPU the
+    # addresses of its private bounds as 32-bit private pointers in a struct laid out for them;
+    # the simulated GPU's pointers are 64-bit, so sim names the function instead of corrupting it.
+    exe = offload.compile(DO_CONCURRENT, name="saxpy.f90", translate="pass",
+                          extra=["--gpu=gfx90a", "-fdo-concurrent-to-openmp=device"])
+    r = offload.run(exe, backend="sim")
+    assert r.returncode != 0
+    lines = [l for l in r.stderr.splitlines() if l.startswith("ompsim:")]
+    assert len(lines) == 1, r.stderr
+    assert "(amdgcn): function '" in lines[0] and "keeps a 32-bit pointer of address space 5 (private)" in lines[0], \
+        lines[0]
