@@ -200,10 +200,10 @@ MapClauseProcessor::mapOne(const MapArg &Arg, bool UpdateRef, bool CopyTo, bool 
     // maps it through the mapper. Like stock, not over an attached pointer.
     if (!UpdateRef && !IsNew && E.totalRef() == 1 && !E.isInfinite() && !hasShadowIn(E, Begin, Size))
       IsNew = true;
-    // Memory given by omp_target_associate_ptr moves with `always` as any
-    // other (stock); images' permanent entries (globals, functions) do not.
-    bool Movable = !E.isInfinite() || E.Associated;
-    if (CopyTo && (Always || IsNew) && Movable && Found.Contained) {
+    // `always` moves a block whatever its count, as stock: a declare-target
+    // global's (an image's permanent entry) and memory given by
+    // omp_target_associate_ptr too.
+    if (CopyTo && (Always || IsNew) && Found.Contained) {
       if (auto Err = copyToDevice(E, Begin, Size))
         return std::move(Err);
     } else if (PresentUse && KernelLaunch && !IsNew) {
@@ -453,8 +453,9 @@ llvm::Error MapClauseProcessor::exitList(const std::vector<MapArg> &Args, bool F
       return events::MapReleased{Point, E, Memory, eventItem(Arg), UpdateRef, Last, Del};
     };
     events::emitIfObserved([&] { return ReleaseEvent(events::Endpoint::Begin); });
-    if (has(Arg.Type, flag::From) && (Last || has(Arg.Type, flag::Always)) &&
-        (!E.isInfinite() || (E.Associated && has(Arg.Type, flag::Always))) && Found.Contained)
+    // A block of an infinite count is never the last release's; `always`
+    // moves it back all the same (stock).
+    if (has(Arg.Type, flag::From) && (Last || has(Arg.Type, flag::Always)) && Found.Contained)
       if (auto Err = copyFromDevice(E, Begin, Size, Arg.Name))
         return Err;
     events::emitIfObserved([&] { return ReleaseEvent(events::Endpoint::End); });

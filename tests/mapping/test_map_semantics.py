@@ -18,6 +18,7 @@ SAME_AS_STOCK = [
     "update_mapper.c",
     "lambda_capture.cpp",
     "mapper_first_component.c",
+    "always_global.c",
 ]
 
 
