@@ -93,13 +93,12 @@ def toolchain(language, translate, image):
         if not arch:
             return None, False, "cannot tell the GPU architecture for %s" % image
         if image in backends.SIM_GPU_ARCH:
-            # sim runs the GPU's IR: `ompsim cc` links it without a GPU device runtime.
-            if language == "fortran":
-                return None, False, ("flang-22 cannot embed a GPU's LLVM IR for the JIT (it has no "
-                                     "-fopenmp-target-jit)")
+            # sim runs the GPU's IR: `ompsim cc` links it without a GPU device runtime (for
+            # Fortran it runs flang-22's jobs as -fopenmp-target-jit would, fortran_gpu.py).
             if not have_ompsim_cc():
                 return None, False, "`ompsim cc` not available yet (%s missing)" % CC_MODULE
-            return [OMPSIM, "cc", "--translate=" + translate, "--gpu=" + arch], False, None
+            return ([OMPSIM, "cc", "--translate=" + translate, "--gpu=" + arch]
+                    + (FORTRAN_FLAGS if language == "fortran" else [])), False, None
         if translate == "pass":
             if not have_ompsim_cc():
                 return None, False, "`ompsim cc` not available yet (%s missing)" % CC_MODULE
