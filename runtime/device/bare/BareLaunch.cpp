@@ -193,6 +193,7 @@ public:
     TRunner = this;
     Live = L.Threads;
     BlockArrived = GroupArrived = GroupCount = 0;
+    RestartPass = false;
     for (uint32_t W = 0; W < kMaxWarps; ++W)
       WarpArrived[W] = WarpMask[W] = WarpReleased[W] = Running[W] = 0;
     for (uint32_t T = 0; T < L.Threads; ++T)
@@ -212,7 +213,10 @@ public:
         switchToFiber(T);
         if (Fibers[T].Done)
           exited(T);
+        if (RestartPass)
+          break;
       }
+      RestartPass = false;
       if (!Ran)
         stuck(0);
       // A pass in which every thread that ran only spun (no barrier, no end):
@@ -240,7 +244,12 @@ public:
   void syncBlock() {
     Progress = true;
     if (++BlockArrived == Live) {
+      // The last to arrive waits its turn too: after a barrier the block's
+      // threads go on in thread order, whichever came last (a GPU's run
+      // them at once; a fiber that spins on another's write without a
+      // runtime call would otherwise keep that one from running).
       releaseBlock();
+      yield();
       return;
     }
     waitAway(Fiber::AtBlock);
@@ -255,6 +264,7 @@ public:
     if (++GroupArrived == Count) {
       releaseAll(Fiber::AtGroup);
       GroupArrived = 0;
+      yield(); // in thread order, as after the block's barrier
       return;
     }
     GroupCount = Count;
@@ -410,6 +420,8 @@ private:
         Fibers[T].Wait = Fiber::Runs;
         Running[T / Launch->WarpSize] |= laneBit(T);
       }
+    // The next pass over the block starts from its first thread.
+    RestartPass = true;
   }
 
   void releaseBlock() {
@@ -544,6 +556,9 @@ private:
   uint32_t GroupCount = 0;
   /// A barrier was met or a fiber finished in the current pass.
   bool Progress = false;
+  /// A barrier of the block released its threads: the pass starts again
+  /// from the first thread.
+  bool RestartPass = false;
   uint32_t BlockArrived = 0;
   /// Each warp's barrier: the lanes that arrived, the masks they named, and
   /// the lanes its last release let go.
