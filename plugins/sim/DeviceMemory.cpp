@@ -43,8 +43,8 @@ std::string allocatedBy(const SimDevice::Allocation &A) {
   }
 }
 
-/// When [addr, addr+size) overlaps the memory of a simulated device, says
-/// which device and which allocation (or image symbol) it belongs to; else "".
+} // namespace
+
 std::string describeDeviceMemory(uint64_t Addr, uint64_t Size) {
   SimPlugin &P = SimPlugin::get();
   auto MappedHere = [&] {
@@ -81,6 +81,8 @@ std::string describeDeviceMemory(uint64_t Addr, uint64_t Size) {
   }
   return "";
 }
+
+namespace {
 
 /// One host<->device copy for data_submit/data_retrieve: `copy(controller,
 /// device address, bytes)` does it; a negative size or a failed copy becomes

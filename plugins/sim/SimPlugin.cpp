@@ -140,6 +140,7 @@ OMPSIM_EXPORT int32_t __tgt_rtl_init_device(int32_t Id) {
   if (!C)
     return failWith(D, C.takeError());
   D->Controller = std::move(*C);
+  installHostFaultReporter();
   // Devices are never moved (the vector is sized once), so `D` outlives the controller.
   D->Controller->setFaultAdvisor([D](const HostFault &F) { return D->Advisor.advise(F); });
   if (trace::enabled(trace::Cat::Translate))

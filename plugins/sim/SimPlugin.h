@@ -133,4 +133,12 @@ int32_t failWith(SimDevice *D, std::string Msg);
 /// Controller of an initialized device, or nullptr with the error recorded.
 DeviceController *controllerOf(int32_t Id, SimDevice *&D);
 
+/// When [Addr, Addr + Size) overlaps the memory of a simulated device, says
+/// which device and which allocation (or image symbol) it belongs to; else "".
+std::string describeDeviceMemory(uint64_t Addr, uint64_t Size);
+
+/// Installs the host process's report of a fault on a device address
+/// (HostFaultReporter.cpp), once; the handler before it still runs after.
+void installHostFaultReporter();
+
 } // namespace ompsim::sim

@@ -1,7 +1,8 @@
 """Diagnoses that say how to fix the program, on backend sim: one line, the fix in a `note:`."""
 import re
+import signal
 
-from reliability_helpers import KERNEL, run
+from reliability_helpers import KERNEL, ompsim_lines, run
 
 # tests/reliability/programs/fault_advice.c: argv[1] picks the mistake.
 PROGRAM = "fault_advice.c"
@@ -82,4 +83,21 @@ def test_device_pointer_mapped_as_host_data(built):
     line = run(built(PROGRAM), "sim", ["map"]).single_error()
     m = re.fullmatch(r"ompsim: device 0: copying 64 bytes to the device from host address (0x[0-9a-f]+): "
                      + DEVICE_MEMORY, line)
+    assert m and m.group(1) == m.group(2), line
+
+
+def test_host_code_dereferencing_device_memory_is_named(built):
+    # The host process faults, as on a GPU without unified memory; the line says whose memory the
+    # address is, and the process still ends with the fault's signal.
+    r = run(built(PROGRAM), "sim", ["hostderef"])
+    assert r.rc == -signal.SIGSEGV, (r.rc, r.err)
+    lines = ompsim_lines(r.err)
+    assert len(lines) == 1, r.err
+    assert r.leftover == [], "executor(s) %s outlived host %d" % (r.leftover, r.pid)
+    line = lines[0]
+    m = re.fullmatch(r"ompsim: host code dereferenced (0x[0-9a-f]+), which is device 0's allocation (0x[0-9a-f]+) "
+                     r"\(64 bytes, made by omp_target_alloc\): device memory is not the host's \(a use_device_ptr "
+                     r"or use_device_addr variable, or what omp_target_alloc or omp_get_mapped_ptr returned, was "
+                     r"read or written on the host\); the stock host plugin shares the host's memory and hides "
+                     r"this", line)
     assert m and m.group(1) == m.group(2), line

@@ -16,10 +16,13 @@ int main(int argc, char **argv) {
   /* An explicit firstprivate pointer keeps its host value on the device. */
   int *hp = &host_counter;
   int r = 41;
-  if (!strcmp(what, "memcpy") || !strcmp(what, "memcpy-to-host") || !strcmp(what, "map")) {
+  if (!strcmp(what, "memcpy") || !strcmp(what, "memcpy-to-host") || !strcmp(what, "map") ||
+      !strcmp(what, "hostderef")) {
     int *d = (int *)omp_target_alloc(16 * sizeof(int), dev);
     int rc = 0;
-    if (!strcmp(what, "memcpy")) /* d is device memory, passed as if it were on the host */
+    if (!strcmp(what, "hostderef")) /* device memory written by the host itself */
+      *(volatile int *)d = 1;
+    else if (!strcmp(what, "memcpy")) /* d is device memory, passed as if it were on the host */
       rc = omp_target_memcpy(d, d, 16 * sizeof(int), 0, 0, dev, host);
     else if (!strcmp(what, "memcpy-to-host"))
       rc = omp_target_memcpy(d, d, 16 * sizeof(int), 0, 0, host, dev);
