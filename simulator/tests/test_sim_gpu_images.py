@@ -673,5 +673,5 @@ def test_an_amdgcn_image_keeping_32_bit_private_pointers_in_memory_is_refused_wi
     assert r.returncode != 0
     lines = [l for l in r.stderr.splitlines() if l.startswith("ompsim:")]
     assert len(lines) == 1, r.stderr
-    assert "(amdgcn): function '" in lines[0] and "keeps a 32-bit pointer of address space 5 (private)" in lines[0], \
+    assert "(amdgcn): function '" in lines[0] and "keeps 32-bit pointers of address space 5 (private)" in lines[0], \
         lines[0]

@@ -153,35 +153,70 @@ std::optional<unsigned> narrowPointerIn(Type *T, const DataLayout &Layout) {
 
 /// amdgcn's private (address space 5) and LDS (3) pointers are 32 bits;
 /// the simulated GPU's are 64, the host's. Code that keeps one in memory
-/// laid that memory out for 32 bits (flang-22 hands a parallel region
-/// pointers to its private variables that way), and the host's code would
-/// overrun it: such an image is refused, naming the function.
+/// laid that memory out for 32 bits: where the next thing it keeps there
+/// starts less than 8 bytes after the pointer (flang-22 hands a parallel
+/// region pointers to its private variables 4 bytes apart), the host's
+/// code would overwrite it, and where an aggregate holds such pointers, the
+/// host's layout of it differs from the GPU's. Such an image is refused,
+/// naming the function. A pointer alone in 8 bytes of its own is kept.
 Error refuseNarrowPointersInMemory(Module &M, const Failure &Fail) {
   const DataLayout &Layout = M.getDataLayout();
-  for (Function &F : M)
+  auto Refuse = [&](const Function &F, unsigned AS) {
+    return Fail("function '" + F.getName() + "' keeps " + Twine(Layout.getPointerSizeInBits(AS)) +
+                "-bit pointers of address space " + Twine(AS) +
+                (AS == 5   ? " (private)"
+                 : AS == 3 ? " (LDS)"
+                           : "") +
+                " in memory laid out for that size, which the simulated GPU's 64-bit pointers would overrun");
+  };
+  struct Access {
+    const Value *Base;
+    int64_t Offset;
+    std::optional<unsigned> NarrowAS; ///< a narrow pointer is what is accessed
+  };
+  for (Function &F : M) {
+    std::vector<Access> Accesses;
     for (Instruction &I : instructions(F)) {
       Type *T = nullptr;
-      if (auto *Load = dyn_cast<LoadInst>(&I))
+      const Value *Address = nullptr;
+      if (auto *Load = dyn_cast<LoadInst>(&I)) {
         T = Load->getType();
-      else if (auto *Store = dyn_cast<StoreInst>(&I))
+        Address = Load->getPointerOperand();
+      } else if (auto *Store = dyn_cast<StoreInst>(&I)) {
         T = Store->getValueOperand()->getType();
-      else if (auto *Rmw = dyn_cast<AtomicRMWInst>(&I))
+        Address = Store->getPointerOperand();
+      } else if (auto *Rmw = dyn_cast<AtomicRMWInst>(&I)) {
         T = Rmw->getValOperand()->getType();
-      else if (auto *Cas = dyn_cast<AtomicCmpXchgInst>(&I))
+        Address = Rmw->getPointerOperand();
+      } else if (auto *Cas = dyn_cast<AtomicCmpXchgInst>(&I)) {
         T = Cas->getNewValOperand()->getType();
-      else if (auto *Gep = dyn_cast<GetElementPtrInst>(&I))
-        T = Gep->getSourceElementType();
-      auto AS = T ? narrowPointerIn(T, Layout) : std::nullopt;
-      if (!AS)
+        Address = Cas->getPointerOperand();
+      } else if (auto *Gep = dyn_cast<GetElementPtrInst>(&I)) {
+        // Indexing through an aggregate (or an array of pointers) that holds
+        // narrow pointers: its offsets are the GPU's layout's.
+        if (auto AS = narrowPointerIn(Gep->getSourceElementType(), Layout);
+            AS && (!Gep->getSourceElementType()->isPointerTy() || !Gep->hasAllZeroIndices()))
+          return Refuse(F, *AS);
         continue;
-      return Fail(
-          "function '" + F.getName() + "' keeps a " + Twine(Layout.getPointerSizeInBits(*AS)) +
-          "-bit pointer of address space " + Twine(*AS) +
-          (*AS == 5   ? " (private)"
-           : *AS == 3 ? " (LDS)"
-                      : "") +
-          " in memory laid out for that size, which the simulated GPU's 64-bit pointers would overrun");
+      } else {
+        continue;
+      }
+      auto AS = narrowPointerIn(T, Layout);
+      if (AS && !T->isPointerTy())
+        return Refuse(F, *AS); // an aggregate or vector of them, moved whole
+      APInt Offset(Layout.getIndexTypeSizeInBits(Address->getType()), 0);
+      const Value *Base =
+          Address->stripAndAccumulateConstantOffsets(Layout, Offset, /*AllowNonInbounds=*/true);
+      Accesses.push_back({Base, Offset.getSExtValue(), AS});
     }
+    for (const Access &Narrow : Accesses) {
+      if (!Narrow.NarrowAS)
+        continue;
+      for (const Access &Other : Accesses)
+        if (Other.Base == Narrow.Base && Other.Offset > Narrow.Offset && Other.Offset < Narrow.Offset + 8)
+          return Refuse(F, *Narrow.NarrowAS);
+    }
+  }
   return Error::success();
 }
 
