@@ -137,10 +137,16 @@ Error DeviceJIT::checkServed(JITDylib &Jd, const Module &M, StringRef Name, Stri
     bool Runtime = Missing.starts_with("__kmpc_") || Missing.starts_with("omp_") ||
                    Missing.starts_with("ompx_") || Missing.starts_with("__llvm_omp") ||
                    Missing.starts_with("llvm_omp_") || Missing.starts_with("__ompsim_");
+    // flang's runtime (flang-rt) has a GPU build of its own, which a GPU's
+    // device link adds; Debian's flang-22 ships it for the host only.
+    bool FortranRuntime = Missing.starts_with("_Fortran");
     return makeError("image " + Name + " (" + Arch + "): " + gpu::usedBy(*Gv) + " needs '" + Missing +
                      (Runtime ? "', which ompsim's simulated GPU does not provide yet"
-                              : "', which no device code of the program defines (compile the file that "
-                                "defines it with offloading, under declare target)"));
+                      : FortranRuntime
+                          ? "', a function of flang's Fortran runtime, whose GPU build (flang-rt "
+                            "for the GPU) the simulated GPU does not serve"
+                          : "', which no device code of the program defines (compile the file that "
+                            "defines it with offloading, under declare target)"));
   }
   return Error::success();
 }
