@@ -628,8 +628,8 @@ int main(void) {
 
 @pytest.mark.parametrize("arch", ARCHS)
 def test_each_parallel_region_of_an_spmd_kernel_has_its_own_size(offload, arch):
-    # The region's size is each thread's own in SPMD mode: a thread that leaves the first region
-    # early enters the second, of 16 threads, while others still finish the first.
+    # The region's size and level are each thread's own in SPMD mode: the second region, of 16
+    # threads, leaves the block's other threads at level 0.
     run_ok(offload, REGION_SIZES, arch, "regions.c", "ok=1 64 16 0\n")
 
 
@@ -675,3 +675,31 @@ def test_an_amdgcn_image_keeping_32_bit_private_pointers_in_memory_is_refused_wi
     assert len(lines) == 1, r.stderr
     assert "(amdgcn): function '" in lines[0] and "keeps 32-bit pointers of address space 5 (private)" in lines[0], \
         lines[0]
+
+
+SEQUENTIAL_PART = r"""
+program main
+  integer :: array(10) = 0
+  integer :: x, z
+  !$omp target
+  !$omp teams distribute
+  do x = 1, 1
+    array(2) = 42
+    !$omp parallel do
+    do z = 1, 10
+      array(z) = 20
+    end do
+    !$omp end parallel do
+  end do
+  !$omp end teams distribute
+  !$omp end target
+  print '(10(i0, 1x))', array
+end program main
+"""
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_the_sequential_part_every_spmd_thread_runs_ends_before_the_parallel_region(offload, arch):
+    # flang-22 makes this a Generic-SPMD kernel whose every thread stores 42, then runs its part
+    # of the loop: no thread's 42 may land after another thread's 20.
+    run_ok(offload, SEQUENTIAL_PART, arch, "seq.f90", "20 20 20 20 20 20 20 20 20 20\n")

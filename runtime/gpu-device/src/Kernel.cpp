@@ -218,11 +218,14 @@ OMPSIM_GPU_API void __kmpc_parallel_60(IdentTy *, int32_t, int32_t IfExpr, int32
   if (Team.Spmd) {
     // Every thread of the block meets the region (the kernel's code runs on
     // all of them) and those within its num_threads run it, as the team's
-    // level-1 region. The region's size is each thread's own (RegionSize):
-    // a thread that comes early needs no barrier before the region, and the
-    // barrier at its end (the region's implicit one) waits for the rest.
+    // level-1 region (its size each thread's own, RegionSize). The barrier
+    // before it keeps the sequential part before any thread's region: every
+    // thread runs that part, its stores too, in a Generic-SPMD kernel
+    // flang-22 emits (`array(2) = 42` before a parallel loop that stores 20
+    // there must not land after one of the loop's stores).
     uint32_t Block = hw::blockDim(0);
     uint32_t Size = NumThreads > 0 && uint32_t(NumThreads) < Block ? uint32_t(NumThreads) : Block;
+    hw::syncBlock();
     if (Tid < Size) {
       Team.RegionSize[Tid] = uint16_t(Size);
       invokeRegion(Fn, int32_t(Tid), Args, NumArgs);
