@@ -151,15 +151,47 @@ std::optional<unsigned> narrowPointerIn(Type *T, const DataLayout &Layout) {
   return std::nullopt;
 }
 
+/// True when `T` has the same size in both layouts and, for an aggregate,
+/// every element at the same offset: code the GPU's compiler wrote for it
+/// reads the same bytes on the host (a narrow pointer's field then has 8
+/// bytes of its own, the rest padding in the GPU's layout).
+bool sameLayout(Type *T, const DataLayout &Gpu, const DataLayout &Host) {
+  if (Gpu.getTypeAllocSize(T) != Host.getTypeAllocSize(T))
+    return false;
+  if (auto *A = dyn_cast<ArrayType>(T))
+    return sameLayout(A->getElementType(), Gpu, Host);
+  if (auto *V = dyn_cast<VectorType>(T))
+    return sameLayout(V->getElementType(), Gpu, Host);
+  if (auto *S = dyn_cast<StructType>(T)) {
+    const StructLayout *G = Gpu.getStructLayout(S), *H = Host.getStructLayout(S);
+    for (unsigned I = 0; I < S->getNumElements(); ++I) {
+      if (G->getElementOffset(I) != H->getElementOffset(I))
+        return false;
+      Type *E = S->getElementType(I);
+      if (E->isPointerTy()) {
+        // A narrow pointer's field needs the host pointer's 8 bytes before
+        // the next field (or the end).
+        uint64_t Next = I + 1 < S->getNumElements() ? G->getElementOffset(I + 1) : G->getSizeInBytes();
+        if (Next - G->getElementOffset(I) < Host.getTypeStoreSize(E))
+          return false;
+      } else if (!sameLayout(E, Gpu, Host)) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
 /// amdgcn's private (address space 5) and LDS (3) pointers are 32 bits;
 /// the simulated GPU's are 64, the host's. Code that keeps one in memory
 /// laid that memory out for 32 bits: where the next thing it keeps there
 /// starts less than 8 bytes after the pointer (flang-22 hands a parallel
 /// region pointers to its private variables 4 bytes apart), the host's
-/// code would overwrite it, and where an aggregate holds such pointers, the
-/// host's layout of it differs from the GPU's. Such an image is refused,
-/// naming the function. A pointer alone in 8 bytes of its own is kept.
-Error refuseNarrowPointersInMemory(Module &M, const Failure &Fail) {
+/// code would overwrite it, and where an aggregate that holds such pointers
+/// is laid out differently by the host, its code would read other bytes.
+/// Such an image is refused, naming the function. A pointer with 8 bytes of
+/// its own is kept.
+Error refuseNarrowPointersInMemory(Module &M, const DataLayout &HostLayout, const Failure &Fail) {
   const DataLayout &Layout = M.getDataLayout();
   auto Refuse = [&](const Function &F, unsigned AS) {
     return Fail("function '" + F.getName() + "' keeps " + Twine(Layout.getPointerSizeInBits(AS)) +
@@ -192,22 +224,22 @@ Error refuseNarrowPointersInMemory(Module &M, const Failure &Fail) {
         T = Cas->getNewValOperand()->getType();
         Address = Cas->getPointerOperand();
       } else if (auto *Gep = dyn_cast<GetElementPtrInst>(&I)) {
-        // Indexing through an aggregate (or an array of pointers) that holds
-        // narrow pointers: its offsets are the GPU's layout's.
-        if (auto AS = narrowPointerIn(Gep->getSourceElementType(), Layout);
-            AS && (!Gep->getSourceElementType()->isPointerTy() || !Gep->hasAllZeroIndices()))
+        // Indexing through a type that holds narrow pointers: its offsets
+        // are the GPU's layout's, the same on the host only if its layout is.
+        Type *Source = Gep->getSourceElementType();
+        if (auto AS = narrowPointerIn(Source, Layout); AS && !sameLayout(Source, Layout, HostLayout))
           return Refuse(F, *AS);
         continue;
       } else {
         continue;
       }
       auto AS = narrowPointerIn(T, Layout);
-      if (AS && !T->isPointerTy())
+      if (AS && !T->isPointerTy() && !sameLayout(T, Layout, HostLayout))
         return Refuse(F, *AS); // an aggregate or vector of them, moved whole
       APInt Offset(Layout.getIndexTypeSizeInBits(Address->getType()), 0);
       const Value *Base =
           Address->stripAndAccumulateConstantOffsets(Layout, Offset, /*AllowNonInbounds=*/true);
-      Accesses.push_back({Base, Offset.getSExtValue(), AS});
+      Accesses.push_back({Base, Offset.getSExtValue(), T->isPointerTy() ? AS : std::nullopt});
     }
     for (const Access &Narrow : Accesses) {
       if (!Narrow.NarrowAS)
@@ -502,7 +534,7 @@ Expected<RetargetedImage> retargetGpuModule(Module &M, StringRef HostTriple, con
   foldStrayUsedLists(M);
   if (Error Err = refuseGpuCode(M, Fail))
     return std::move(Err);
-  if (Error Err = refuseNarrowPointersInMemory(M, Fail))
+  if (Error Err = refuseNarrowPointersInMemory(M, HostLayout, Fail))
     return std::move(Err);
   // Sizes and alignments of the team-shared globals are the host's: the
   // host's code addresses them.
