@@ -703,3 +703,33 @@ def test_the_sequential_part_every_spmd_thread_runs_ends_before_the_parallel_reg
     # flang-22 makes this a Generic-SPMD kernel whose every thread stores 42, then runs its part
     # of the loop: no thread's 42 may land after another thread's 20.
     run_ok(offload, SEQUENTIAL_PART, arch, "seq.f90", "20 20 20 20 20 20 20 20 20 20\n")
+
+
+GENERIC_REGIONS = r"""
+program main
+  integer :: i, counter
+  counter = 0
+  !$omp target map(tofrom: counter)
+    counter = counter + 1
+    !$omp parallel do reduction(+: counter)
+    do i = 1, 100
+      counter = counter + 1
+    end do
+    counter = counter + 1
+    !$omp parallel do reduction(+: counter)
+    do i = 1, 100
+      counter = counter + 1
+    end do
+    counter = counter + 1
+  !$omp end target
+  print '(i0)', counter
+end program main
+"""
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_a_generic_kernels_regions_without_a_wrapper_run_on_the_workers(offload, arch):
+    # flang-22 makes this a generic kernel whose __kmpc_parallel_60 calls pass no wrapper; the
+    # runtime's workers then call the outlined region itself (before, they took the missing
+    # wrapper for the kernel's end, and the regions never ran).
+    run_ok(offload, GENERIC_REGIONS, arch, "generic.f90", "203\n")

@@ -56,6 +56,10 @@ struct TeamState {
   /// The generic-mode parallel region the workers run next (null: the
   /// kernel ends), its shared variables and its threads.
   ParallelWrapperFn WorkFn;
+  /// The outlined region itself and its number of shared variables (for a
+  /// region the compiler gave no wrapper).
+  void *RegionFn;
+  int64_t RegionArgs;
   void **Args;
   uint32_t ParallelTeamSize;
   /// Generic mode: 1 inside the team's parallel region, 0 in its sequential

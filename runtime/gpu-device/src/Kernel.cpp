@@ -84,6 +84,13 @@ void invokeRegion(void *Fn, int32_t Tid, void **Args, int64_t NumArgs) {
   }
 }
 
+/// A generic-mode region's wrapper where the compiler gave none: thread
+/// `Tid` calls the outlined region with its shared variables.
+void callOutlinedRegion(uint16_t, uint32_t Tid) {
+  TeamState &Team = team();
+  invokeRegion(Team.RegionFn, int32_t(Tid), Team.Args, Team.RegionArgs);
+}
+
 /// The generic-mode main thread: the first lane of the block's last warp
 /// (thread 0 of a block of one warp or less).
 uint32_t mainThreadOf(uint32_t BlockThreads) {
@@ -243,7 +250,11 @@ OMPSIM_GPU_API void __kmpc_parallel_60(IdentTy *, int32_t, int32_t IfExpr, int32
     --T.NestedLevels;
     return;
   }
-  Team.WorkFn = reinterpret_cast<ParallelWrapperFn>(WrapperFn);
+  // flang-22's code (OpenMPIRBuilder's) passes no wrapper: the workers then
+  // call the outlined region itself, with its shared variables.
+  Team.WorkFn = WrapperFn ? reinterpret_cast<ParallelWrapperFn>(WrapperFn) : &callOutlinedRegion;
+  Team.RegionFn = Fn;
+  Team.RegionArgs = NumArgs;
   Team.Args = Args;
   Team.ParallelTeamSize = Size;
   Team.ParallelLevel = 1;
