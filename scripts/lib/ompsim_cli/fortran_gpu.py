@@ -30,7 +30,8 @@ def driver_jobs(cmd, env):
     proc = subprocess.run(cmd + ["-###"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           text=True)
     if proc.returncode != 0:
-        raise DriverError(proc.stderr.strip() or "exit %d" % proc.returncode)
+        errors = [line for line in proc.stderr.splitlines() if "error:" in line]
+        raise DriverError("; ".join(errors) or proc.stderr.strip() or "exit %d" % proc.returncode)
     jobs = [shlex.split(line) for line in proc.stderr.splitlines() if line.startswith(' "')]
     if not jobs:
         raise DriverError("flang-22 -### printed no job")
