@@ -642,12 +642,6 @@ const vgpu::LaneRegisters &laneRegisters() {
   return R ? R->registers() : Outside;
 }
 
-uint32_t threadId(uint32_t Dim) { return laneRegisters().ThreadId[Dim]; }
-uint32_t blockId(uint32_t Dim) { return laneRegisters().BlockId[Dim]; }
-uint32_t blockDim(uint32_t Dim) { return laneRegisters().BlockDim[Dim]; }
-uint32_t gridDim(uint32_t Dim) { return laneRegisters().GridDim[Dim]; }
-uint32_t warpSize() { return laneRegisters().WarpSize; }
-uint32_t laneId() { return laneRegisters().LaneId; }
 uint32_t linearBlock() {
   const BlockRunner *R = BlockRunner::TRunner;
   return R ? R->blockNum() : 0;

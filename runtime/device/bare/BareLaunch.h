@@ -35,14 +35,6 @@ bool current(ThreadView &View);
 /// of 32, no block state).
 const vgpu::LaneRegisters &laneRegisters();
 
-/// The calling thread's view, one number at a time (`Dim` 0, 1 or 2; out of
-/// a block: ids 0, extents 1, warps of 32).
-uint32_t threadId(uint32_t Dim);
-uint32_t blockId(uint32_t Dim);
-uint32_t blockDim(uint32_t Dim);
-uint32_t gridDim(uint32_t Dim);
-uint32_t warpSize();
-uint32_t laneId();
 /// The calling thread's block and thread, each as one number (x first).
 uint32_t linearBlock();
 uint32_t linearThread();

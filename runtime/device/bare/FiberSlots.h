@@ -31,15 +31,9 @@ class FiberSlots {
 public:
   /// A page: the guard's.
   static constexpr size_t PageBytes = 4096;
-  /// The fewest bytes of a fiber's stack, between its slot's guard page and
-  /// its registers.
-  static constexpr size_t StackBytes =
-      vgpu::FiberSlotBytes - PageBytes - vgpu::CacheLineBytes * vgpu::FiberSlotColors;
 
   /// Room for at least `Count` fibers; false when the memory cannot be had.
   bool reserve(uint32_t Count);
-
-  uint32_t capacity() const { return Capacity; }
 
   /// Fiber `T`'s registers, near its slot's end.
   vgpu::LaneRegisters &registers(uint32_t T) const {
@@ -52,7 +46,8 @@ public:
   char *stackTop(uint32_t T) const {
     return reinterpret_cast<char *>(vgpu::laneRegistersOf(reinterpret_cast<uintptr_t>(slot(T))));
   }
-  /// Bytes of fiber `T`'s stack (at least StackBytes).
+  /// Bytes of fiber `T`'s stack (its slot's but the guard page and up to
+  /// FiberSlotColors cache lines above its registers).
   size_t stackBytes(uint32_t T) const { return size_t(stackTop(T) - stackBottom(T)); }
 
 private:

@@ -69,8 +69,7 @@ struct TeamState {
   /// of the team's parallel region the thread runs, 0 in the sequential
   /// part. A region of fewer threads than the block leaves the others at
   /// level 0, and those may leave their barrier while the region's threads
-  /// still run it; a thread may enter a region while others still finish
-  /// the sequential part before it.
+  /// still run it.
   uint16_t RegionSize[MaxBlockThreads];
   KernelLaunchEnvironmentTy *LaunchEnv;
   KernelEnvironmentTy *KernelEnv;

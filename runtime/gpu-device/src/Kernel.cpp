@@ -84,6 +84,15 @@ void invokeRegion(void *Fn, int32_t Tid, void **Args, int64_t NumArgs) {
   }
 }
 
+/// Runs a parallel region serialized on the calling thread: a team of one,
+/// one level deeper.
+void runSerialized(void *Fn, void **Args, int64_t NumArgs) {
+  ThreadState &T = thread();
+  ++T.NestedLevels;
+  invokeRegion(Fn, 0, Args, NumArgs);
+  --T.NestedLevels;
+}
+
 /// A generic-mode region's wrapper where the compiler gave none: thread
 /// `Tid` calls the outlined region with its shared variables.
 void callOutlinedRegion(uint16_t, uint32_t Tid) {
@@ -212,12 +221,8 @@ OMPSIM_GPU_API void __kmpc_parallel_60(IdentTy *, int32_t, int32_t IfExpr, int32
     // the kernel's code runs on all of them: the team's initial thread
     // (thread 0) runs it, once, and the others wait for its end.
     bool TeamsOwn = !Nested && Team.Spmd;
-    if (!TeamsOwn || Tid == 0) {
-      ThreadState &T = thread();
-      ++T.NestedLevels;
-      invokeRegion(Fn, 0, Args, NumArgs);
-      --T.NestedLevels;
-    }
+    if (!TeamsOwn || Tid == 0)
+      runSerialized(Fn, Args, NumArgs);
     if (TeamsOwn)
       hw::syncBlock();
     return;
@@ -244,10 +249,7 @@ OMPSIM_GPU_API void __kmpc_parallel_60(IdentTy *, int32_t, int32_t IfExpr, int32
   uint32_t Workers = maxTeamThreads();
   uint32_t Size = NumThreads > 0 && uint32_t(NumThreads) < Workers ? uint32_t(NumThreads) : Workers;
   if (Size == 0) {
-    ThreadState &T = thread();
-    ++T.NestedLevels;
-    invokeRegion(Fn, 0, Args, NumArgs);
-    --T.NestedLevels;
+    runSerialized(Fn, Args, NumArgs);
     return;
   }
   // flang-22's code (OpenMPIRBuilder's) passes no wrapper: the workers then

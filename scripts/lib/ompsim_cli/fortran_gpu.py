@@ -47,8 +47,8 @@ def _output_of(job):
 
 def _consumed(path, later):
     """True when a later job reads `path` (as an argument, or after `=` in one)."""
-    return any(arg == path or arg.endswith("=" + path) or ("=" + path + ",") in arg or
-               arg.endswith("file=" + path) for job in later for arg in job)
+    return any(arg == path or arg.endswith("=" + path) or ("=" + path + ",") in arg
+               for job in later for arg in job)
 
 
 def rewrite(jobs, triple):
