@@ -358,7 +358,6 @@ def _lit(cell, spec, features, image, workdir, record):
 
 # --- compile-only GPU columns -------------------------------------------------------------
 
-PTXAS = "/usr/local/cuda/bin/ptxas"
 SOURCE_EXTENSIONS = tuple(suites.LANGUAGES)
 #: Build flags a device-only compile keeps (the rest are link or output options).
 _KEPT_FLAG = re.compile(r"^(-D|-U|-I|-std=|-include|-f(?!PIC|pic|pass-plugin)|-O)")
@@ -409,16 +408,19 @@ def _gpu_build(cell, spec, out_root, workdir, record):
             prefix = [builder.OMPSIM, "cc", "--translate=pass", "--gpu=" + arch]
         else:
             prefix = [paths.tool("flang") if lang == "fortran" else paths.tool("clang++" if lang == "c++" else "clang"),
-                      "-fopenmp", "--offload-arch=" + arch, *gpu.ptx_feature_flags(arch, flags)]
+                      "-fopenmp", "--offload-arch=" + arch, *gpu.ptx_feature_flags(arch, flags, real_ptx=True)]
         base = os.path.join(workdir, "dev%d" % i)
         steps = [[*prefix, *builder._language_flags(lang), *(builder.FORTRAN_FLAGS if lang == "fortran" else []),
                   *flags, "--offload-device-only", "-nogpulib", "-S", "-emit-llvm", src, "-o", base + ".ll"]]
         if triple.startswith("nvptx"):
             steps.append([paths.tool("llc"), "-mtriple=" + triple, "-mcpu=" + arch, base + ".ll", "-o", base + ".ptx"])
-            if os.path.exists(PTXAS):
-                steps.append([PTXAS, "-arch=" + arch, "-c", base + ".ptx", "-o", base + ".cubin"])
+            cuda = gpu.cuda_installation()
+            if cuda:
+                steps.append([os.path.join(cuda, "bin", "ptxas"), "-arch=" + arch, "-c", base + ".ptx",
+                              "-o", base + ".cubin"])
             elif i == 0:
-                notes.append("PTX not assembled: %s not found" % PTXAS)
+                notes.append("PTX not assembled: no CUDA installation (ptxas) in %s"
+                             % " or ".join(gpu.CUDA_CANDIDATES))
         else:
             steps.append([paths.tool("llc"), "-mtriple=" + triple, "-mcpu=" + arch, "-filetype=obj",
                           base + ".ll", "-o", base + ".o"])

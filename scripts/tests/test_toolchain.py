@@ -89,4 +89,6 @@ def test_selfcheck_runs_every_language_image_and_backend(tmp_path, monkeypatch, 
     for lang, _, _, image, backend in cells:
         assert "%s %s image on %s: ok" % (lang, image, backend) in out
     assert {c[0] for c in cells} == {"C", "C++", "Fortran"}
-    assert {c[4] for c in cells} == {"sim", "sim-ir", "ours-host", "host-upstream"}
+    assert {c[4] for c in cells} == {"sim", "sim-ir", "ours-host", "host-upstream", "sim-nvptx"}
+    # One GPU program, which needs no CUDA (issue: nvptx builds used to read CUDA's PTX version).
+    assert ("C", "sm_90", "sim-nvptx") in {(c[0], c[3], c[4]) for c in cells}

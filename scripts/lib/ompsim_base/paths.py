@@ -47,6 +47,9 @@ DEVICE_MATH_HEADER = os.path.join(ROOT, "runtime", "device", "math", "include", 
 PASS_PLUGIN = os.path.join(LIB, "OmpsimIndirect.so")
 #: The executor of the simulated device.
 EXECUTOR = os.path.join(BIN, "ompsim-device")
+#: ompsim's GPU device runtime for the virtual GPU (x86-64 bitcode), which the
+#: executor links into every GPU image it runs.
+VGPU_RUNTIME = os.path.join(LIB, "ompsim-vgpu", "ompdevice.bc")
 
 
 def tool(name):

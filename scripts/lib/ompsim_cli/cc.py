@@ -211,7 +211,12 @@ def offload_flags(settings, args, links, fortran=False):
         triple = gpu.triple(settings.gpu)
         if not chooses_target:
             flags.append("--offload-arch=" + settings.gpu)
-        flags += gpu.ptx_feature_flags(settings.gpu, args)
+        # The PTX version is given (clang-22 reads it from a CUDA installation
+        # and falls back to PTX 4.2 without one), so IR builds need no CUDA;
+        # device code alone is a real GPU's, for CUDA's ptxas where one exists.
+        # (flang-22 has no --cuda-feature: fortran_gpu.py gives its jobs the version.)
+        if not fortran:
+            flags += gpu.ptx_feature_flags(settings.gpu, args, real_ptx="--offload-device-only" in args)
         # The device code stays LLVM IR, linked without a GPU device runtime:
         # the simulated device retargets it and serves the runtime's entry
         # points (simulator/src/gpu/). An object (-c) carries the IR such a
@@ -223,6 +228,11 @@ def offload_flags(settings, args, links, fortran=False):
             flags.append("-fopenmp-target-jit")
         if "-nogpulib" not in args:
             flags.append("-nogpulib")
+        # The offload link's device LTO (clang-linker-wrapper runs clang-22
+        # for the GPU) reads the PTX version again: the same one.
+        link_feature = gpu.device_link_feature(settings.gpu, args)
+        if links and link_feature and not fortran:
+            flags.append("-Wl,--device-compiler=%s=%s" % (triple, link_feature))
     else:
         triple = HOST_OFFLOAD_TRIPLE
         if not chooses_target:
@@ -321,8 +331,12 @@ def main_argv(argv):
     sys.stderr.flush()
     if links and not settings.gpu:
         return run_offload_link(cmd, argv)
-    if settings.gpu and os.path.basename(cmd[0]).startswith("flang") and (links or keeps_gpu_ir(cmd)):
-        return fortran_gpu.run(cmd, settings.gpu)
+    if settings.gpu and os.path.basename(cmd[0]).startswith("flang"):
+        if links or keeps_gpu_ir(cmd):
+            return fortran_gpu.run(cmd, settings.gpu)
+        if gpu.ptx_feature_flags(settings.gpu, cmd, real_ptx=True):
+            # Device code alone, without CUDA: flang-22's jobs with the PTX version given.
+            return fortran_gpu.run(cmd, settings.gpu, keep_ir=False)
     try:
         # Output and exit status are the compiler's own; LLVM 22's bin comes first
         # on PATH for the tools the offload link runs (toolchain.environment).

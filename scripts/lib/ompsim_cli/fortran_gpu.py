@@ -51,12 +51,28 @@ def _consumed(path, later):
                for job in later for arg in job)
 
 
-def rewrite(jobs, triple):
+def _give_ptx_version(job, arch):
+    """flang-22 has no --cuda-feature: the device compile's PTX version (CUDA's, or 4.2
+    without CUDA, which no OpenMP GPU accepts) becomes the one clang-22 builds are given."""
+    for i in range(len(job) - 1):
+        if job[i] == "-target-feature" and job[i + 1].startswith("+ptx"):
+            job[i + 1] = "+ptx%d" % gpu.ptx_version(arch)
+
+
+def rewrite(jobs, arch, keep_ir=True):
     """(jobs for an IR device image, the intermediate files they write).
 
-    `triple` is the GPU's. An intermediate file is one a later job reads (what the
-    user asked for is read by none).
+    `arch` is the GPU's. An intermediate file is one a later job reads (what the
+    user asked for is read by none). With `keep_ir` false (device code alone, built
+    without CUDA) the jobs stay flang-22's, but for the PTX version.
     """
+    triple = gpu.triple(arch)
+    if not keep_ir:
+        jobs = [list(job) for job in jobs]
+        for job in jobs:
+            if os.path.basename(job[0]).startswith("flang") and triple in job:
+                _give_ptx_version(job, arch)
+        return jobs, []
     out, bitcode_of = [], {}
     for job in jobs:
         tool = os.path.basename(job[0])
@@ -68,6 +84,7 @@ def rewrite(jobs, triple):
             job[job.index("-S")] = "-emit-llvm-bc"
             job[job.index("-o") + 1] = bc
             bitcode_of[asm] = bc
+            _give_ptx_version(job, arch)
         elif tool == "ptxas":
             # The assembler's input is the device compile's output, now bitcode.
             bitcode_of[_output_of(job)] = next((bitcode_of[a] for a in job if a in bitcode_of), None)
@@ -82,6 +99,10 @@ def rewrite(jobs, triple):
         elif tool == "clang-linker-wrapper":
             # What clang-22's driver gives the offload link for -fopenmp-target-jit.
             job[1:1] = ["--embed-bitcode", "--device-compiler=%s=-flto=full" % triple]
+            # Its device LTO runs clang-22, which reads the PTX version from CUDA again.
+            link_feature = gpu.device_link_feature(arch, [])
+            if link_feature:
+                job[1:1] = ["--device-compiler=%s=%s" % (triple, link_feature)]
         out.append(job)
     temps = []
     for i, job in enumerate(out):
@@ -91,15 +112,16 @@ def rewrite(jobs, triple):
     return out, temps
 
 
-def run(cmd, arch):
-    """Runs flang-22 command `cmd` for GPU `arch` with an IR device image; its exit status."""
+def run(cmd, arch, keep_ir=True):
+    """Runs flang-22 command `cmd` for GPU `arch` (with an IR device image unless `keep_ir`
+    is false, see rewrite); its exit status."""
     env = toolchain.environment()
     try:
         jobs = driver_jobs(cmd, env)
     except (DriverError, OSError) as e:
         sys.stderr.write("ompsim: cc: %s: cannot list flang-22's jobs: %s\n" % (cmd[0], e))
         return 1
-    jobs, temps = rewrite(jobs, gpu.triple(arch))
+    jobs, temps = rewrite(jobs, arch, keep_ir)
     try:
         for job in jobs:
             sys.stdout.flush()

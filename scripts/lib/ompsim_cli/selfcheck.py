@@ -2,8 +2,9 @@
 
 Compiles one tiny offload program per language and device-image kind that
 ompsim supports (C and C++ as ELF and bitcode images, Fortran as ELF; flang-22
-has no -fopenmp-target-jit) with `ompsim cc`, and runs each on every backend
-that runs that image kind here (sim, sim-ir, ours-host, host-upstream).
+has no -fopenmp-target-jit; C for an sm_90 GPU, which needs no CUDA) with
+`ompsim cc`, and runs each on every backend that runs that image kind here
+(sim, sim-ir, ours-host, host-upstream; the GPU image on sim's virtual GPU).
 `scripts/setup` runs it after every build whose outputs changed.
 
 A missing tool is one line naming it and the Debian package that provides it;
@@ -68,13 +69,16 @@ end program selfcheck
 
 #: (language, source file name, text, image kinds ompsim supports for it)
 PROGRAMS = [
-    ("C", "selfcheck.c", C_PROGRAM, ("elf", "ir")),
+    ("C", "selfcheck.c", C_PROGRAM, ("elf", "ir", "sm_90")),
     ("C++", "selfcheck.cpp", CXX_PROGRAM, ("elf", "ir")),
     ("Fortran", "selfcheck.f90", FORTRAN_PROGRAM, ("elf",)),
 ]
 
 #: image kind -> backends that run it
-BACKENDS = {"elf": ["sim", "ours-host", "host-upstream"], "ir": ["sim-ir"]}
+BACKENDS = {"elf": ["sim", "ours-host", "host-upstream"], "ir": ["sim-ir"], "sm_90": ["sim-nvptx"]}
+
+#: image kind -> the `ompsim cc` option that builds it
+IMAGE_OPTIONS = {"elf": "--image=elf", "ir": "--image=ir", "sm_90": "--gpu=sm_90"}
 
 #: tools each language's offload build needs
 TOOLS = {
@@ -97,7 +101,7 @@ def register(sub):
 def _stamp():
     """Changes whenever the build outputs or the installed toolchain change."""
     h = hashlib.sha256()
-    for p in (paths.RUNTIME, paths.DEVICE_RUNTIME, paths.PASS_PLUGIN, paths.EXECUTOR,
+    for p in (paths.RUNTIME, paths.DEVICE_RUNTIME, paths.PASS_PLUGIN, paths.EXECUTOR, paths.VGPU_RUNTIME,
               os.path.join(paths.LIB, "libompsim-plugin-sim.so"), os.path.join(paths.LIB, "libompsim-plugin-host.so"),
               toolchain.tool("clang"), toolchain.tool("flang"), toolchain.tool("clang-linker-wrapper"),
               os.path.join(toolchain.LLVM_LIB, "libomptarget.so.22.1")):
@@ -152,7 +156,7 @@ def main(args):
                     f.write(text)
                 exe = os.path.join(tmp, "%s-%s" % (name.replace(".", "-"), image))
                 cmd = [sys.executable, os.path.join(paths.ROOT, "scripts", "ompsim"), "cc",
-                       "--image=" + image, src, "-o", exe]
+                       IMAGE_OPTIONS[image], src, "-o", exe]
                 r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp,
                                    env=env, timeout=600)
                 built[key] = (exe, r)

@@ -263,18 +263,34 @@ def test_works_as_cc_in_a_makefile(tmp_path):
     assert (tmp_path / "a.o").exists() and (tmp_path / "prog").exists()
 
 
-def test_nvptx_builds_without_cuda_get_a_ptx_version_the_arch_accepts(monkeypatch):
-    # No CUDA installed: clang-22 alone would target PTX 4.2, which sm_90 refuses.
-    monkeypatch.setattr(gpu.shutil, "which", lambda name: None)
-    monkeypatch.setattr(gpu.os.path, "isdir", lambda d: False)
-    assert gpu.ptx_feature_flags("sm_90", []) == ["--cuda-feature=+ptx78"]
-    assert gpu.ptx_feature_flags("sm_90a", []) == ["--cuda-feature=+ptx80"]
-    assert gpu.ptx_feature_flags("sm_120", []) == ["--cuda-feature=+ptx87"]
+def test_nvptx_builds_are_given_a_ptx_version_the_arch_accepts(monkeypatch, tmp_path):
+    # clang-22 alone would target PTX 4.2 without CUDA, which sm_90 refuses; IR builds
+    # get CUDA 13's version (or the architecture's newer minimum) with or without CUDA.
+    monkeypatch.setattr(gpu, "CUDA_CANDIDATES", (str(tmp_path / "none"),))
+    assert gpu.ptx_feature_flags("sm_90", []) == ["--cuda-feature=+ptx88"]
+    assert gpu.ptx_feature_flags("sm_90a", []) == ["--cuda-feature=+ptx88"]
+    assert gpu.ptx_feature_flags("sm_110a", []) == ["--cuda-feature=+ptx90"]
+    assert gpu.ptx_feature_flags("sm_88", []) == ["--cuda-feature=+ptx90"]
     assert gpu.ptx_feature_flags("gfx90a", []) == []
     assert gpu.ptx_feature_flags("sm_90", ["--cuda-path=/opt/cuda"]) == []
-    # With CUDA installed clang takes its version.
-    monkeypatch.setattr(gpu.os.path, "isdir", lambda d: d == "/usr/local/cuda")
-    assert gpu.ptx_feature_flags("sm_90", []) == []
+    assert gpu.ptx_feature_flags("sm_90", ["--cuda-feature=+ptx80"]) == []
+    # Real PTX without CUDA: the version is given too (LLVM makes the PTX, no ptxas needed).
+    assert gpu.ptx_feature_flags("sm_90", [], real_ptx=True) == ["--cuda-feature=+ptx88"]
+    # A removed toolkit's wrapper on PATH is no installation; a folder with a ptxas is.
+    cuda = tmp_path / "cuda"
+    (cuda / "bin").mkdir(parents=True)
+    (cuda / "bin" / "ptxas").write_text("#!/bin/sh\n")
+    monkeypatch.setattr(gpu, "CUDA_CANDIDATES", (str(cuda),))
+    assert gpu.cuda_installation() is None
+    (cuda / "bin" / "ptxas").chmod(0o755)
+    assert gpu.cuda_installation() == str(cuda)
+    # Real PTX with CUDA: clang takes the installation's version, which its ptxas accepts.
+    assert gpu.ptx_feature_flags("sm_90", [], real_ptx=True) == []
+    assert gpu.ptx_feature_flags("sm_90", []) == ["--cuda-feature=+ptx88"]
+    cmd, _, _ = cc.command(["--gpu=sm_90", "--offload-device-only", "-S", "a.c"])
+    assert not any(a.startswith("--cuda-feature") for a in cmd)
+    cmd, _, _ = cc.command(["--offload-arch=sm_90", "a.c", "-o", "a"])
+    assert "--cuda-feature=+ptx88" in cmd
 
 
 @pytest.mark.e2e
