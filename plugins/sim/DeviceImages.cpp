@@ -251,8 +251,12 @@ OMPSIM_EXPORT int32_t __tgt_rtl_get_function(int32_t Id, ompsim_binary_handle Bi
   auto Addr = C->lookup(Binary->Image, Name);
   if (!Addr)
     return failWith(D, Addr.takeError());
-  D->Kernels.push_back(std::make_unique<KernelHandle>(
-      KernelHandle{*Addr, Name, Binary->Image, {}, false, Binary->GpuWarpSize}));
+  auto Handle = std::make_unique<KernelHandle>();
+  Handle->Entry = *Addr;
+  Handle->Name = Name;
+  Handle->Image = Binary->Image;
+  Handle->GpuWarpSize = Binary->GpuWarpSize;
+  D->Kernels.push_back(std::move(Handle));
   *Kernel = D->Kernels.back().get();
   return OMPSIM_OFFLOAD_SUCCESS;
 }

@@ -45,16 +45,16 @@ std::optional<KernelConfiguration> readKernelConfiguration(DeviceController &C, 
   return Config;
 }
 
-/// Reads kernel `K`'s environment on its first use that needs it. A GPU
-/// image's kernel without one (clang-22's ompx_bare kernels) gets a zeroed
-/// one, as from stock's plugins: execution mode 0, bare.
+/// Reads kernel `K`'s environment on its first use that needs it; every
+/// other caller, on any thread, waits until it is read. A GPU image's kernel
+/// without one (clang-22's ompx_bare kernels) gets a zeroed one, as from
+/// stock's plugins: execution mode 0, bare.
 void readEnvironmentOnce(DeviceController &C, KernelHandle &K) {
-  if (K.EnvironmentRead)
-    return;
-  K.EnvironmentRead = true;
-  K.Environment = readKernelConfiguration(C, K.Image, K.Name);
-  if (!K.Environment && K.isGpu())
-    K.Environment = KernelConfiguration{};
+  std::call_once(K.EnvironmentOnce, [&] {
+    K.Environment = readKernelConfiguration(C, K.Image, K.Name);
+    if (!K.Environment && K.isGpu())
+      K.Environment = KernelConfiguration{};
+  });
 }
 
 /// The most shared memory a block of a GPU image's architecture may have:

@@ -48,12 +48,16 @@ struct KernelHandle {
   std::string Name;
   uint64_t Image; ///< the controller's id of the image that defines it
   /// The kernel's `<name>_kernel_environment`, when the image has one; read
-  /// on the first launch that prints the launch line (no cost otherwise).
+  /// once, on the first launch that needs it (a GPU image's, or one that
+  /// prints the launch line; no cost otherwise), under EnvironmentOnce:
+  /// host threads may launch the kernel for the first time at once, and
+  /// none may see it before it is read (a GPU kernel without its
+  /// environment would run on the default grid).
   std::optional<KernelConfiguration> Environment;
-  bool EnvironmentRead = false;
   /// The image is a GPU's: its architecture's warp size (see ompsim_binary);
   /// 0 for an x86_64 image.
   uint32_t GpuWarpSize = 0;
+  std::once_flag EnvironmentOnce;
 
   bool isGpu() const { return GpuWarpSize != 0; }
 };
