@@ -302,3 +302,20 @@ def test_device_only_nvptx_build_without_cuda_compiles(tmp_path):
                        stderr=subprocess.STDOUT, text=True, timeout=300)
     assert r.returncode == 0, r.stdout
     assert "+ptx78" in (tmp_path / "p.ll").read_text()
+
+
+@pytest.mark.e2e
+def test_an_sm_90_object_is_the_same_with_and_without_cuda(tmp_path):
+    # clang-22 takes the PTX version from an installed CUDA; ompsim cc gives it
+    # explicitly, so an nvptx64 build needs no CUDA and does not change with one.
+    if not gpu.cuda_installation():
+        pytest.skip("no CUDA installation here to compare with")
+    if subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode != 0:
+        pytest.skip("no private mount namespace here (scripts/without-cuda needs root)")
+    (tmp_path / "p.c").write_text(PROGRAM)
+    build = [OMPSIM, "cc", "--gpu=sm_90", "-O2", "-c", "p.c", "-o"]
+    for prefix, out in (([], "with.o"), ([os.path.join(paths.ROOT, "scripts", "without-cuda")], "without.o")):
+        r = subprocess.run(prefix + build + [out], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True, timeout=300)
+        assert r.returncode == 0, r.stdout
+    assert (tmp_path / "with.o").read_bytes() == (tmp_path / "without.o").read_bytes()
