@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 from reliability_helpers import build_fake, ompsim_lines, run
-from ompsim_base import paths
+from ompsim_base import gpu, paths
 
 BACKENDS = ["sim", "ours-host"]
 DESC = r"descriptor 0x[0-9a-f]+"
@@ -116,8 +116,10 @@ def test_bad_gpu_image_on_sim(fake, tmp_path, case):
     exe, image, bitcode, kernel, add1, mul2 = fake
     (tmp_path / "f.c").write_text("int f(void) { return __nvvm_read_ptx_sreg_tid_x(); }\n")
     bc = tmp_path / "f.bc"
-    subprocess.run([paths.tool("clang"), "--target=nvptx64-nvidia-cuda", "-march=sm_90", "-O1", "-c", "-emit-llvm",
-                    str(tmp_path / "f.c"), "-o", str(bc)], check=True, capture_output=True)
+    # The PTX version is given: without CUDA clang-22 would target PTX 4.2, which sm_90 refuses.
+    subprocess.run([paths.tool("clang"), "--target=nvptx64-nvidia-cuda", "-march=sm_90",
+                    *gpu.ptx_feature_flags("sm_90", []), "-O1", "-c", "-emit-llvm", str(tmp_path / "f.c"),
+                    "-o", str(bc)], check=True, capture_output=True)
     make, expected = GPU_IMAGES[case]
     img = tmp_path / (case + ".bc")
     make(bc, img)
