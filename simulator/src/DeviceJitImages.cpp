@@ -140,11 +140,16 @@ Error DeviceJIT::checkServed(JITDylib &Jd, const Module &M, StringRef Name, Stri
     // flang's runtime (flang-rt) has a GPU build of its own, which a GPU's
     // device link adds; Debian's flang-22 ships it for the host only.
     bool FortranRuntime = Missing.starts_with("_Fortran");
-    return makeError("image " + Name + " (" + Arch + "): " + gpu::usedBy(*Gv) + " needs '" + Missing +
-                     (Runtime ? "', which ompsim's simulated GPU does not provide yet"
-                      : FortranRuntime
-                          ? "', a function of flang's Fortran runtime, whose GPU build (flang-rt "
+    // The GPU's device math library, of which the simulated GPU serves what
+    // gpu/DeviceMathBindings.cpp binds.
+    bool DeviceMath = Missing.starts_with("__nv_") || Missing.starts_with("__ocml_");
+    return makeError(
+        "image " + Name + " (" + Arch + "): " + gpu::usedBy(*Gv) + " needs '" + Missing +
+        (Runtime          ? "', which ompsim's simulated GPU does not provide yet"
+         : FortranRuntime ? "', a function of flang's Fortran runtime, whose GPU build (flang-rt "
                             "for the GPU) the simulated GPU does not serve"
+         : DeviceMath     ? "', a function of the GPU's device math library that ompsim's simulated GPU "
+                            "does not provide yet"
                           : "', which no device code of the program defines (compile the file that "
                             "defines it with offloading, under declare target)"));
   }

@@ -1,6 +1,7 @@
 // Retargeting GPU device modules for the host's CPU (simulator/src/gpu/):
 // what is rewritten, and the one line an image that cannot run gets.
 #include "gpu/GpuImageRetarget.h"
+#include "gpu/TeamSharedReach.h"
 
 #include "llvm/AsmParser/Parser.h"
 #include "llvm/IR/DataLayout.h"
@@ -11,6 +12,10 @@
 #include "llvm/Support/SourceMgr.h"
 
 #include <gtest/gtest.h>
+
+#include <string>
+#include <utility>
+#include <vector>
 
 using namespace llvm;
 using namespace ompsim::sim::gpu;
@@ -174,19 +179,122 @@ define void @f() {
             "differs from team to team");
 }
 
-TEST_F(Retarget, MoreTeamSharedMemoryThanABlockHasIsRefused) {
+TEST_F(Retarget, AKernelWithMoreTeamSharedMemoryThanABlockHasIsRefused) {
   auto M = parse(R"(
 target triple = "nvptx64-nvidia-cuda"
 @big = internal addrspace(3) global [49153 x i8] poison
-define void @f() {
+define ptx_kernel void @k() {
   store i8 1, ptr addrspace(3) @big
   ret void
 }
 )");
   auto R = run(*M);
   ASSERT_FALSE(bool(R));
-  EXPECT_EQ(toString(R.takeError()), "image #1 (nvptx64): its team-shared globals take 49168 bytes a team; "
-                                     "nvptx64 gives a block at most 49152");
+  EXPECT_EQ(toString(R.takeError()),
+            "image #1 (nvptx64): kernel 'k' needs 49153 bytes of team-shared globals a "
+            "team (its own and its callees'); nvptx64 gives a block at most 49152");
+}
+
+// Four kernels of 20000 bytes each: 80000 in the image, more than either GPU
+// gives a block, but no kernel over the limit; each reaches its global in
+// another way (its own use, a callee's, a parallel region's whose address it
+// hands the runtime, a table of functions it calls through).
+constexpr const char *FourKernels = R"(
+@a = internal addrspace(3) global [20000 x i8] poison, align 16
+@b = internal addrspace(3) global [20000 x i8] poison, align 16
+@c = internal addrspace(3) global [20000 x i8] poison, align 16
+@d = internal addrspace(3) global [20000 x i8] poison, align 16
+@table = internal constant [1 x ptr] [ptr @usesD]
+declare void @__kmpc_parallel_60(ptr, ptr)
+define KERNEL void @k1() {
+  store i8 1, ptr addrspace(3) @a
+  ret void
+}
+define internal void @usesB() {
+  %p = getelementptr i8, ptr addrspace(3) @b, i64 5
+  store i8 2, ptr addrspace(3) %p
+  ret void
+}
+define internal void @calls() {
+  call void @usesB()
+  ret void
+}
+define KERNEL void @k2() {
+  call void @calls()
+  ret void
+}
+define internal void @region(ptr %x) {
+  store i8 3, ptr addrspace(3) @c
+  ret void
+}
+define KERNEL void @k3() {
+  call void @__kmpc_parallel_60(ptr @region, ptr null)
+  ret void
+}
+define internal void @usesD() {
+  store i8 4, ptr addrspace(3) @d
+  ret void
+}
+define KERNEL void @k4() {
+  %f = load ptr, ptr @table
+  call void %f()
+  ret void
+}
+)";
+
+TEST_F(Retarget, TheSharedMemoryLimitHoldsKernelByKernel) {
+  for (auto [Triple, Kernel] :
+       {std::pair{"nvptx64-nvidia-cuda", "ptx_kernel"}, {"amdgcn-amd-amdhsa", "amdgpu_kernel"}}) {
+    std::string Ir = "target triple = \"" + std::string(Triple) + "\"\n" + FourKernels;
+    for (size_t At = Ir.find("KERNEL"); At != std::string::npos; At = Ir.find("KERNEL"))
+      Ir.replace(At, 6, Kernel);
+    auto M = parse(Ir.c_str());
+    ASSERT_TRUE(M);
+    std::vector<std::pair<std::string, uint64_t>> Reach;
+    for (const KernelTeamShared &K : teamSharedPerKernel(*M, DataLayout(HostLayout)))
+      Reach.emplace_back(K.Kernel->getName().str(), K.Bytes);
+    // k4 calls through a pointer: it may reach any function whose address is
+    // taken (@region, @usesD).
+    EXPECT_EQ(Reach, (std::vector<std::pair<std::string, uint64_t>>{
+                         {"k1", 20000}, {"k2", 20000}, {"k3", 20000}, {"k4", 40000}}))
+        << Triple;
+    auto R = run(*M);
+    ASSERT_TRUE(bool(R)) << toString(R.takeError());
+    // Every team still gets one block holding them all.
+    EXPECT_EQ(R->TeamSharedBytes, 80000u);
+  }
+}
+
+TEST_F(Retarget, AKernelOverTheLimitThroughItsCalleesIsNamed) {
+  auto M = parse(R"(
+target triple = "amdgcn-amd-amdhsa"
+@small = internal addrspace(3) global [1000 x i8] poison, align 16
+@tile = internal addrspace(3) global [40000 x i8] poison, align 16
+@more = internal addrspace(3) global [30000 x i8] poison, align 16
+define internal void @leaf() {
+  store i8 1, ptr addrspace(3) @more
+  ret void
+}
+define internal void @middle() {
+  call void @leaf()
+  ret void
+}
+define amdgpu_kernel void @fine() {
+  store i8 1, ptr addrspace(3) @small
+  store i8 1, ptr addrspace(3) @tile
+  ret void
+}
+define amdgpu_kernel void @over() {
+  store i8 1, ptr addrspace(3) @tile
+  call void @middle()
+  ret void
+}
+)");
+  auto R = run(*M);
+  ASSERT_FALSE(bool(R));
+  EXPECT_EQ(toString(R.takeError()),
+            "image #1 (amdgcn): kernel 'over' needs 70000 bytes of team-shared globals "
+            "a team (its own and its callees'); amdgcn gives a block at most 65536");
 }
 
 TEST_F(Retarget, AHostModuleIsNotRetargeted) {

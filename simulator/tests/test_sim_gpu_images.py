@@ -128,6 +128,24 @@ int main(void) {
 }
 """
 
+# A function of the GPU's device math library the simulated GPU does not serve (libm has no
+# sincospi): __nv_sincospif on nvptx64, __ocml_sincospi_f32 on amdgcn.
+UNSERVED_DEVICE_MATH = r"""
+#include <math.h>
+#include <stdio.h>
+int main(void) {
+  float s = 0, c = 0;
+#pragma omp target map(tofrom : s, c)
+  {
+#if defined(__NVPTX__) || defined(__AMDGCN__)
+    sincospif(0.25f, &s, &c); /* clang's GPU math wrappers have it; glibc has not */
+#endif
+  }
+  printf("%g %g\n", s, c);
+  return 0;
+}
+"""
+
 # openmp-opt SPMDizes this generic kernel at -O2 (Generic-SPMD): the team's sequential
 # statement runs guarded for thread 0, followed by a barrier of the team.
 SPMDIZED = r"""
@@ -182,6 +200,47 @@ int main(void) {
     e = erfinv(0.5);
   }
   printf("%.4f %.6f\n", p, e);
+  return 0;
+}
+"""
+
+# sincosf and sincos in GPU code: clang's wrappers call libdevice's __nv_sincosf(x, &s, &c) on
+# nvptx64 and the ROCm device libraries' __ocml_sincos_f32(x, &c), which returns the sine, on
+# amdgcn; frexp and modf write through a pointer too. Every value must be the host's, bit for bit.
+OUT_POINTER_MATH = r"""
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#define N 512
+static float sf[N], cf[N], mf[N], wf[N];
+static double sd[N], cd[N], md[N], wd[N];
+static int ef[N], ed[N];
+static float xf(int i) { return (i - N / 2) * 0.0625f + (i % 7) * 1e3f; }
+static double xd(int i) { return (i - N / 2) * 0.0625 + (i % 7) * 1e3; }
+#pragma omp declare target to(xf, xd)
+int main(void) {
+#pragma omp target teams distribute parallel for map(from : sf, cf, mf, wf, sd, cd, md, wd, ef, ed)
+  for (int i = 0; i < N; ++i) {
+    sincosf(xf(i), &sf[i], &cf[i]);
+    sincos(xd(i), &sd[i], &cd[i]);
+    mf[i] = modff(xf(i), &wf[i]) + frexpf(xf(i), &ef[i]);
+    md[i] = modf(xd(i), &wd[i]) + frexp(xd(i), &ed[i]);
+  }
+  int wrong = 0;
+  for (int i = 0; i < N; ++i) {
+    float s, c, w;
+    double ds, dc, dw;
+    int e, de;
+    sincosf(xf(i), &s, &c);
+    sincos(xd(i), &ds, &dc);
+    float m = modff(xf(i), &w) + frexpf(xf(i), &e);
+    double dm = modf(xd(i), &dw) + frexp(xd(i), &de);
+    wrong += memcmp(&s, &sf[i], sizeof s) || memcmp(&c, &cf[i], sizeof c) || memcmp(&ds, &sd[i], sizeof ds) ||
+             memcmp(&dc, &cd[i], sizeof dc) || memcmp(&m, &mf[i], sizeof m) || memcmp(&w, &wf[i], sizeof w) ||
+             memcmp(&dm, &md[i], sizeof dm) || memcmp(&dw, &wd[i], sizeof dw) || e != ef[i] || de != ed[i];
+  }
+  printf("wrong %d\n", wrong);
   return 0;
 }
 """
@@ -377,6 +436,17 @@ def test_cudas_device_math_functions_libm_lacks_are_served(offload, arch):
 
 
 @pytest.mark.parametrize("arch", ARCHS)
+def test_sincos_and_other_out_pointer_math_give_the_hosts_values(offload, arch):
+    # On amdgcn, __ocml_sincos_f32 was bound to libm's sincosf, whose second pointer it does
+    # not pass: the kernel wrote through a null pointer inside libm.
+    exe = offload.compile(OUT_POINTER_MATH, name="out_pointer_math.c", translate="pass",
+                          extra=["--gpu=" + arch, "-lm"])
+    r = offload.run(exe, backend="sim")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "wrong 0\n", (r.stdout, r.stderr)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
 def test_omp_teams_thread_limit_caps_a_gpu_kernels_block(offload, arch):
     exe = build(offload, SPMD_AND_GENERIC, arch, "kernels.c")
     r = offload.run(exe, backend="sim", env={"OMP_TEAMS_THREAD_LIMIT": "16", "LIBOMPTARGET_INFO": "16"})
@@ -398,6 +468,14 @@ def test_an_entry_point_sim_does_not_serve_yet_is_named_at_load(offload, arch):
     assert "(%s)" % ("nvptx64" if arch.startswith("sm_") else "amdgcn") in line, line
     assert "function '__omp_offloading_" in line, line
     assert line.endswith("needs '__kmpc_alloc_aggregate_arg', which ompsim's simulated GPU does not provide yet"), line
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_a_device_math_function_sim_does_not_serve_is_named_at_load(offload, arch):
+    line = single_line(offload.run(build(offload, UNSERVED_DEVICE_MATH, arch, "sincospi.c"), backend="sim"))
+    missing = "__nv_sincospif" if arch.startswith("sm_") else "__ocml_sincospi_f32"
+    assert line.endswith("needs '%s', a function of the GPU's device math library that ompsim's simulated "
+                         "GPU does not provide yet" % missing), line
 
 
 @pytest.mark.parametrize("arch", ARCHS)
@@ -733,3 +811,88 @@ def test_a_generic_kernels_regions_without_a_wrapper_run_on_the_workers(offload,
     # runtime's workers then call the outlined region itself (before, they took the missing
     # wrapper for the kernel's end, and the regions never ran).
     run_ok(offload, GENERIC_REGIONS, arch, "generic.f90", "203\n")
+
+
+# Four kernels with 20 KiB of team-shared memory each: 80 KiB in the image, more than a block
+# has on either GPU, but each kernel within the limit, as ptxas and the AMDGPU backend check it.
+KERNELS_SHARING_AN_IMAGE = r"""
+#include <omp.h>
+#include <stdio.h>
+#define N 5120
+#define TEAMS 3
+#define KERNEL(K)                                                                              \
+  static void kernel##K(int *out) {                                                            \
+    _Pragma("omp target teams num_teams(TEAMS) thread_limit(64) map(from : out[0 : TEAMS])")   \
+    {                                                                                          \
+      static int tile[N];                                                                      \
+      _Pragma("omp allocate(tile) allocator(omp_pteam_mem_alloc)")                             \
+      int team = omp_get_team_num();                                                           \
+      _Pragma("omp parallel num_threads(64)")                                                  \
+      for (int i = omp_get_thread_num(); i < N; i += 64)                                       \
+        tile[i] = i * (K + 1) + team;                                                          \
+      long sum = 0;                                                                            \
+      for (int i = 0; i < N; ++i)                                                              \
+        sum += tile[i];                                                                        \
+      out[team] = (int)(sum % 1000003);                                                        \
+    }                                                                                          \
+  }
+KERNEL(0)
+KERNEL(1)
+KERNEL(2)
+KERNEL(3)
+int main(void) {
+  int out[4][TEAMS], wrong = 0;
+  kernel0(out[0]);
+  kernel1(out[1]);
+  kernel2(out[2]);
+  kernel3(out[3]);
+  for (int k = 0; k < 4; ++k)
+    for (int t = 0; t < TEAMS; ++t) {
+      long sum = 0;
+      for (int i = 0; i < N; ++i)
+        sum += i * (k + 1) + t;
+      wrong += out[k][t] != (int)(sum % 1000003);
+    }
+  printf("wrong %d\n", wrong);
+  return 0;
+}
+"""
+
+# One kernel with 68000 bytes of team-shared memory: more than a block has on either GPU.
+A_KERNEL_OVER_THE_SHARED_LIMIT = r"""
+#include <omp.h>
+#include <stdio.h>
+static void too_big(int *out) {
+#pragma omp target teams num_teams(2) map(from : out[0 : 2])
+  {
+    static int tile[17000];
+#pragma omp allocate(tile) allocator(omp_pteam_mem_alloc)
+    int team = omp_get_team_num();
+    for (int i = 0; i < 17000; ++i)
+      tile[i] = i + team;
+    out[team] = tile[16999];
+  }
+}
+int main(void) {
+  int out[2] = {0, 0};
+  too_big(out);
+  printf("%d %d\n", out[0], out[1]);
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_kernels_each_within_the_shared_memory_limit_load_together(offload, arch):
+    # The limit was checked over the whole image's team-shared globals (81984 bytes here).
+    run_ok(offload, KERNELS_SHARING_AN_IMAGE, arch, "four_kernels.c", "wrong 0\n")
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_a_kernel_over_the_shared_memory_limit_is_refused_naming_it(offload, arch):
+    line = single_line(offload.run(build(offload, A_KERNEL_OVER_THE_SHARED_LIMIT, arch, "too_big.c"),
+                                   backend="sim"))
+    gpu, limit = ("nvptx64", 49152) if arch.startswith("sm_") else ("amdgcn", 65536)
+    assert "image #1 (%s): kernel '__omp_offloading_" % gpu in line, line
+    assert line.endswith("_too_big_l5' needs 68000 bytes of team-shared globals a team (its own and its "
+                         "callees'); %s gives a block at most %d" % (gpu, limit)), line

@@ -12,6 +12,9 @@
 //===----------------------------------------------------------------------===//
 #include "GpuImageRetarget.h"
 
+#include "DeviceMathBindings.h"
+#include "TeamSharedReach.h"
+
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Frontend/OpenMP/OMPGridValues.h"
@@ -39,8 +42,6 @@ namespace ompsim::sim::gpu {
 using namespace llvm;
 
 namespace {
-
-constexpr unsigned TeamSharedAS = 3;
 
 /// The first user of `V` of type `UserT`, looking through constants (a
 /// constant expression, an initializer), or null.
@@ -277,7 +278,7 @@ void foldStrayUsedLists(Module &M) {
 Expected<uint64_t> placeTeamShared(Module &M, const DataLayout &Layout, const Failure &Fail) {
   std::vector<GlobalVariable *> Shared;
   for (GlobalVariable &G : M.globals())
-    if (G.getAddressSpace() == TeamSharedAS)
+    if (G.getAddressSpace() == TeamSharedAddressSpace)
       Shared.push_back(&G);
   if (Shared.empty())
     return 0;
@@ -285,7 +286,7 @@ Expected<uint64_t> placeTeamShared(Module &M, const DataLayout &Layout, const Fa
   // the globals are about to go.
   removeFromUsedLists(M, [](Constant *C) {
     auto *G = dyn_cast<GlobalVariable>(C->stripPointerCasts());
-    return G && G->getAddressSpace() == TeamSharedAS;
+    return G && G->getAddressSpace() == TeamSharedAddressSpace;
   });
   std::vector<std::pair<GlobalVariable *, uint64_t>> Offsets;
   uint64_t Size = 0;
@@ -300,8 +301,7 @@ Expected<uint64_t> placeTeamShared(Module &M, const DataLayout &Layout, const Fa
     if (const GlobalValue *Other = globalHolding(*G))
       return Fail("global '" + Other->getName() + "' holds the address of team-shared '" + G->getName() +
                   "', which differs from team to team");
-    Align A = std::max(G->getAlign().value_or(Layout.getABITypeAlign(G->getValueType())), Align(1));
-    Size = alignTo(Size, A);
+    Size = alignTo(Size, teamSharedAlign(*G, Layout));
     Offsets.emplace_back(G, Size);
     Size += Layout.getTypeAllocSize(G->getValueType());
   }
@@ -320,7 +320,8 @@ Expected<uint64_t> placeTeamShared(Module &M, const DataLayout &Layout, const Fa
     if (New) {
       IRBuilder<> B(&*F->getEntryBlock().getFirstInsertionPt());
       Value *Block = B.CreateCall(Entry, {B.getInt64(Size)}, "team.shared");
-      It->second = B.CreateAddrSpaceCast(Block, PointerType::get(Ctx, TeamSharedAS), "team.shared.as3");
+      It->second =
+          B.CreateAddrSpaceCast(Block, PointerType::get(Ctx, TeamSharedAddressSpace), "team.shared.as3");
     }
     return It->second;
   };
@@ -408,34 +409,6 @@ void rebind(Module &M, Function &F, StringRef To) {
   F.setName(To);
 }
 
-/// The device math libraries' functions, by their libm names.
-/// CUDA's device math functions libm lacks; libompsim-device computes them
-/// (docs/device-math.md), as `__ompsim_<name>`.
-bool isDeviceMathOnly(StringRef Name) {
-  static constexpr StringLiteral Names[] = {"normcdf", "normcdff", "normcdfinv", "normcdfinvf",
-                                            "erfinv",  "erfinvf",  "erfcinv",    "erfcinvf"};
-  return is_contained(Names, Name);
-}
-
-std::string libmName(StringRef Name) {
-  std::string Base;
-  if (Name.consume_front("__nv_")) {
-    Base = Name.str();
-  } else if (Name.consume_front("__ocml_")) {
-    if (Name.consume_back("_f64"))
-      Base = Name.str();
-    else if (Name.consume_back("_f32"))
-      Base = (Name + "f").str();
-  } else {
-    Base = Name.str(); // a direct call: only the functions libm lacks are renamed
-    if (!isDeviceMathOnly(Base))
-      return {};
-  }
-  if (isDeviceMathOnly(Base))
-    return "__ompsim_" + Base;
-  return Base;
-}
-
 /// The executor's GPU form of an entry point GPU code calls, or empty. With
 /// ompsim's GPU device runtime linked in (`LinkedRuntime`), that runtime
 /// serves the entries only the libomp model rebinds.
@@ -487,9 +460,8 @@ void bindHostLibraries(Module &M, GpuArch Arch, bool LinkedRuntime) {
         continue;
       }
     }
-    std::string Libm = libmName(N);
-    if (!Libm.empty())
-      rebind(M, F, Libm);
+    if (StringRef Host = hostMathFunction(N); !Host.empty())
+      rebind(M, F, Host);
   }
 }
 
@@ -537,17 +509,22 @@ Expected<RetargetedImage> retargetGpuModule(Module &M, StringRef HostTriple, con
   if (Error Err = refuseNarrowPointersInMemory(M, HostLayout, Fail))
     return std::move(Err);
   // Sizes and alignments of the team-shared globals are the host's: the
-  // host's code addresses them.
+  // host's code addresses them. What the GPU's own build would refuse: a
+  // kernel whose static shared memory (its own team-shared globals and its
+  // callees') is beyond what the architecture gives a block (ptxas and the
+  // AMDGPU backend check each kernel, not the image).
+  uint64_t Limit = sharedMemoryLimit(Out.Arch);
+  for (const KernelTeamShared &K : teamSharedPerKernel(M, HostLayout))
+    if (K.Bytes > Limit)
+      return Fail("kernel '" + K.Kernel->getName() + "' needs " + Twine(K.Bytes) +
+                  " bytes of team-shared globals a team (its own and its callees'); " + archName(Out.Arch) +
+                  " gives a block at most " + Twine(Limit));
+  // Every team gets one block holding all of them: a kernel uses its own at
+  // their offsets there.
   auto Shared = placeTeamShared(M, HostLayout, Fail);
   if (!Shared)
     return Shared.takeError();
   Out.TeamSharedBytes = *Shared;
-  // What the GPU's own build would refuse: a block's static shared memory
-  // beyond what the architecture gives one (ptxas, the AMDGPU backend).
-  uint64_t Limit = sharedMemoryLimit(Out.Arch);
-  if (Out.TeamSharedBytes > Limit)
-    return Fail("its team-shared globals take " + Twine(Out.TeamSharedBytes) + " bytes a team; " +
-                archName(Out.Arch) + " gives a block at most " + Twine(Limit));
   moveAllocasToHostStack(M);
   dropGpuTargetDetails(M);
   bindHostLibraries(M, Out.Arch, LinkedRuntime);

@@ -66,16 +66,20 @@ inline constexpr const char *TeamSharedEntry = "__ompsim_gpu_team_shared";
 ///    GPU) laid out in one block per team: its uses become offsets from the
 ///    team's block (TeamSharedEntry);
 ///  - the GPU's printf (nvptx's `vprintf` with its packed argument buffer)
-///    and math library (libdevice's `__nv_*`, the ROCm device libraries'
-///    `__ocml_*`) bound to the device runtime's printf and the host's libm,
-///    and the OpenMP routines whose answer differs on a device
+///    bound to the device runtime's printf, the GPU's math library
+///    (libdevice's `__nv_*`, the ROCm device libraries' `__ocml_*`) to the
+///    functions of the same signature and meaning DeviceMathBindings.h
+///    lists (libm's, or libompsim-device's where libm's differ), and the
+///    OpenMP routines whose answer differs on a device
 ///    (omp_get_device_num, omp_is_initial_device) to the device runtime's.
 /// With `LinkedRuntime` (OMPSIM_GPU_FIBERS: ompsim's GPU device runtime is
 /// linked in next, GpuDeviceRuntime.h) the runtime's entry points stay for
 /// it to define; else those whose libomp answer is not a GPU's (the kernel
 /// prologue, barriers, static loops) go to the executor's GPU-ABI forms.
 /// An error names the image, the object and what cannot be run (a GPU
-/// intrinsic, an initialized team-shared global); `M` is then unusable.
+/// intrinsic, an initialized team-shared global, a kernel with more
+/// team-shared memory than a block has, TeamSharedReach.h); `M` is then
+/// unusable.
 llvm::Expected<RetargetedImage> retargetGpuModule(llvm::Module &M, llvm::StringRef HostTriple,
                                                   const llvm::DataLayout &HostLayout,
                                                   llvm::StringRef ImageName, bool LinkedRuntime);
