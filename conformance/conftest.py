@@ -2,7 +2,8 @@
 
 Options: --backend (repeatable or comma list), --translate (pass, native; repeatable),
 --program (name filter, repeatable), --suite DIR (user suites instead of ompsim's own
-programs; repeatable), --shard K/N, --conformance-out DIR (build cache and results).
+programs; repeatable), --shard K/N, --repeat N (build once, run each program N times:
+a cell that fails some runs only is flaky), --conformance-out DIR (build cache and results).
 
 Each cell's record travels back to the controller on its test report, so workers on
 other hosts (pytest-xdist `--tx ssh=...`, `--tx socket=...`) need no shared folder for
@@ -58,6 +59,9 @@ def add_conformance_options(parser):
     g.addoption("--map-check", action="store_true",
                 help="run the sim column under the map checker (OMPSIM_CHECK=1): a passing cell whose run "
                      "prints an 'ompsim: check:' line fails (docs/checker.md)")
+    g.addoption("--repeat", default=1, type=int, metavar="N",
+                help="build each cell once and run its program N times (default 1); a cell that fails some "
+                     "runs only fails as flaky, naming the runs; a run that times out ends the repeats")
     g.addoption("--conformance-out", default=DEFAULT_OUT, metavar="DIR",
                 help="build cache and results folder (default conformance/out)")
     g.addoption("--conformance-progress", metavar="FD", type=int,
@@ -137,6 +141,14 @@ def shard(config):
     return int(k), int(n)
 
 
+def repeat(config):
+    """N from --repeat N (1: each program runs once)."""
+    value = config.getoption("--repeat")
+    if value < 1:
+        raise pytest.UsageError("--repeat %d: expected N >= 1" % value)
+    return value
+
+
 def programs(config):
     """[(path, suite root or None)] the session runs, after --program."""
     wanted = _split(config.getoption("--program"))
@@ -159,7 +171,7 @@ def pytest_generate_tests(metafunc):
     for p, root in programs(metafunc.config):
         for backend, translate in cols:
             cell = Cell(p, backend, translate, root, expectations_file(metafunc.config) if root else None,
-                        map_check=bool(metafunc.config.getoption("--map-check")))
+                        map_check=bool(metafunc.config.getoption("--map-check")), repeat=repeat(metafunc.config))
             params.append(pytest.param(cell, id=cell.id, marks=pytest.mark.e2e))
     metafunc.parametrize("cell", params)
 
@@ -270,6 +282,7 @@ def pytest_configure(config):
         expectations_file(config)
         suite_roots(config)
         shard(config)
+        repeat(config)
     _SESSION["config"] = config
     _SESSION["records"] = []
     fd = config.getoption("--conformance-progress", None)

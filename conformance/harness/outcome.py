@@ -184,3 +184,50 @@ def classify_compile_only(spec, features, problems):
     xfail = next((e for e in spec.xfail if e.expr(features)
                   and any(n == "gpu-build" or n.startswith("gpu-build:") for n in e.expr.names)), None)
     return finish(problems, xfail)
+
+
+#: The per-run codes of a run that did what its checks ask (XPASS: it did, under an XFAIL).
+RUN_PASSED = (PASS, XPASS)
+#: How many failing run numbers a flaky cell's reason lists (the record has them all).
+LISTED_RUNS = 20
+
+
+def _runs(numbers):
+    shown = ", ".join(str(n) for n in numbers[:LISTED_RUNS])
+    more = " and %d more" % (len(numbers) - LISTED_RUNS) if len(numbers) > LISTED_RUNS else ""
+    return "%s %s%s" % ("run" if len(numbers) == 1 else "runs", shown, more)
+
+
+def failed_runs(outcomes):
+    """The 1-based numbers of the runs in `outcomes` whose program did not pass."""
+    return [i for i, o in enumerate(outcomes, 1) if o.code not in RUN_PASSED]
+
+
+def combine_runs(outcomes, repeat):
+    """One outcome for a cell whose program ran len(outcomes) times of the `repeat` asked
+    for (fewer: a run timed out and the repeats stopped there).
+
+    Every run passed: the first run's outcome (PASS, or XPASS under an XFAIL). Every run
+    failed: the outcome of the first run that failed unexpectedly (TIMEOUT under an
+    XFAIL), else the first run's (XFAIL under an XFAIL), as one run would report it. Some
+    passed and some failed: flaky, which is never expected, XFAIL or not: FAIL (TIMEOUT or
+    UNRESOLVED when the first failure was that) naming the failed runs and the first failure.
+    """
+    done = len(outcomes)
+    failed = failed_runs(outcomes)
+    if not failed:
+        return outcomes[0]
+    stopped = "; stopped repeating after run %d of %d: it timed out" % (done, repeat) if done < repeat else ""
+    if len(failed) == done:
+        first = next((o for o in outcomes if not o.expected), outcomes[0])
+        every = "failed all %d runs" % done if done > 1 else "failed its only run"
+        return Outcome(first.code, "%s (%s%s)" % (first.reason, every, stopped), first.expected,
+                       first.compiler_message)
+    first = outcomes[failed[0] - 1]
+    code = first.code if not first.expected and first.code in (TIMEOUT, UNRESOLVED) else FAIL
+    under_xfail = any(o.code in (XFAIL, XPASS) for o in outcomes)
+    return Outcome(code, "flaky: failed %d of %d runs (%s)%s%s; first failure: %s" % (
+        len(failed), done, _runs(failed),
+        ", passed the other %d though XFAIL expects every run to fail" % (done - len(failed)) if under_xfail else "",
+        stopped, first.reason), False,
+        first.compiler_message)

@@ -28,6 +28,7 @@ class Cell:
     suite: str = None
     expectations: str = None   # --expectations FILE: used instead of the suite's own
     map_check: bool = False    # --map-check: run CHECKED_BACKENDS under OMPSIM_CHECK=1
+    repeat: int = 1            # --repeat N: build once, run the program N times
 
     @property
     def name(self):
@@ -100,6 +101,9 @@ def run_cell(cell, out_root, workdir):
               "image": "gpu" if cell.backend in GPU_BUILD_BACKENDS else backends.image_kind(cell.backend),
               "checks": "", "xfail_reasons": [], "style": "", "notes": "",
               "compile_command": "", "exit_code": None, "stdout_tail": "", "stderr_tail": "", "run_s": None}
+    if cell.repeat > 1:
+        # How many times the program ran (0: it did not run), and which runs failed (from 1).
+        record.update(repeat=cell.repeat, runs=0, failed_runs=[])
     result = _run(cell, out_root, workdir, record)
     record.update(outcome=result.code, expected=result.expected, reason=result.reason,
                   compiler_message=result.compiler_message, duration=round(time.monotonic() - start, 3))
@@ -154,21 +158,53 @@ def _run(cell, out_root, workdir, record):
         env[k] = builder.substitute(v, source_dir, b.directory)
     args = [builder.substitute(a, source_dir, b.directory) for a in spec.args]
     checked = _checked(cell, env)
-    run_start = time.monotonic()
-    run = execute([b.exe, *args], env, workdir, spec.timeout or DEFAULT_TIMEOUT,
-                  merge_stderr=spec.style == "dejagnu")
-    # The run phase alone (no build, no cache look-up): what `ompsim bench` compares across columns.
-    record["run_s"] = round(time.monotonic() - run_start, 4)
-    record["exit_code"] = run.exit_code
-    record["stdout_tail"] = run.stdout[-2000:]
-    record["stderr_tail"] = run.stderr[-2000:]
-    if spec.style == "dejagnu":
-        result = oc.classify_dejagnu_run(spec, features, run)
-    else:
-        result = oc.classify_run(spec, features, run, lambda prefix, text: filecheck(spec.path, prefix, text))
-    if not checked:
-        return result
-    return _check_reports(result, run.stdout + "\n" + run.stderr, spec.first_holding(spec.xfail, features))
+
+    def once():
+        run_start = time.monotonic()
+        run = execute([b.exe, *args], env, workdir, spec.timeout or DEFAULT_TIMEOUT,
+                      merge_stderr=spec.style == "dejagnu")
+        # The run phase alone (no build, no cache look-up): what `ompsim bench` compares across columns.
+        record["run_s"] = round(time.monotonic() - run_start, 4)
+        record["exit_code"] = run.exit_code
+        record["stdout_tail"] = run.stdout[-2000:]
+        record["stderr_tail"] = run.stderr[-2000:]
+        if spec.style == "dejagnu":
+            result = oc.classify_dejagnu_run(spec, features, run)
+        else:
+            result = oc.classify_run(spec, features, run, lambda prefix, text: filecheck(spec.path, prefix, text))
+        if not checked:
+            return result
+        return _check_reports(result, run.stdout + "\n" + run.stderr, spec.first_holding(spec.xfail, features))
+    return repeated(cell.repeat, record, once)
+
+
+#: The record's fields a run sets besides run_s; a repeated cell keeps the first failed run's.
+RUN_FIELDS = ("exit_code", "stdout_tail", "stderr_tail")
+
+
+def repeated(repeat, record, once):
+    """Calls `once` (one run of the built program: it fills the record's run fields and
+    returns the run's Outcome) `repeat` times and combines the outcomes (oc.combine_runs).
+
+    Every run is made, passing or not, except that a run that times out ends the repeats
+    (another could hang as long). With `repeat` 1 this is `once()`. Otherwise the record
+    keeps the exit code and output of the first failed run (else of the last run), run_s
+    summed over the runs, `runs` (how many ran) and `failed_runs` (their numbers, from 1).
+    """
+    if repeat <= 1:
+        return once()
+    outcomes, total, shown = [], 0.0, None
+    while len(outcomes) < repeat:
+        record["run_s"] = None
+        outcome = once()
+        outcomes.append(outcome)
+        total += record["run_s"] or 0
+        if shown is None and outcome.code not in oc.RUN_PASSED:
+            shown = {k: record[k] for k in RUN_FIELDS}
+        if outcome.code == oc.TIMEOUT:
+            break
+    record.update(shown or {}, run_s=round(total, 4), runs=len(outcomes), failed_runs=oc.failed_runs(outcomes))
+    return oc.combine_runs(outcomes, repeat)
 
 
 # --- lit --------------------------------------------------------------------------------
@@ -328,32 +364,53 @@ def _lit(cell, spec, features, image, workdir, record):
     checked = _checked(cell, run_env)
     record["compile_command"] = "\n".join(cmd for kind, cmd in steps if kind == "compile")
     timeout = spec.timeout or DEFAULT_TIMEOUT
-    out = []
-    reports = []
-    for kind, cmd in steps:
-        step_start = time.monotonic()
-        # `not --crash` (run-fail) hides the crash it expects from the shell's status.
-        r = execute(["bash", "-o", "pipefail", "-c", cmd], plain_env if kind == "compile" else run_env, workdir,
-                    builder.COMPILE_TIMEOUT if kind == "compile" else timeout, merge_stderr=True,
-                    crash_expected=kind == "run" and " --crash " in cmd)
-        if kind == "run":
-            record["run_s"] = round((record["run_s"] or 0) + time.monotonic() - step_start, 4)
-        out.append("$ %s\n%s" % (cmd, r.stdout))
-        record["stdout_tail"] = "\n".join(out)[-2000:]
-        if kind == "compile" and r.exit_code != 0:
-            return oc.classify_build(spec, features, False, r.stdout)
-        if kind == "run":
-            reports.append(r.stdout)
-            record["exit_code"] = r.exit_code
-            if r.timed_out:
-                return oc.Outcome(oc.TIMEOUT, "no exit within the time limit (a hang is never an expected outcome)", False)
-            if r.exit_code != 0:
-                shown = cmd.replace(os.path.dirname(tmp), "%T")
-                return oc.finish([oc.step_problem(shown, r)], spec.first_holding(spec.xfail, features))
-    result = oc.finish([], spec.first_holding(spec.xfail, features))
-    if not checked:
-        return result
-    return _check_reports(result, "\n".join(reports), spec.first_holding(spec.xfail, features))
+    built = []
+
+    def steps_outcome(todo, out, reports):
+        """Runs `todo` in order, adding to the transcript `out` and the run steps' outputs
+        `reports`; the Outcome of the step that ends the test, else None."""
+        for kind, cmd in todo:
+            step_start = time.monotonic()
+            # `not --crash` (run-fail) hides the crash it expects from the shell's status.
+            r = execute(["bash", "-o", "pipefail", "-c", cmd], plain_env if kind == "compile" else run_env, workdir,
+                        builder.COMPILE_TIMEOUT if kind == "compile" else timeout, merge_stderr=True,
+                        crash_expected=kind == "run" and " --crash " in cmd)
+            if kind == "run":
+                record["run_s"] = round((record["run_s"] or 0) + time.monotonic() - step_start, 4)
+            out.append("$ %s\n%s" % (cmd, r.stdout))
+            record["stdout_tail"] = "\n".join(out)[-2000:]
+            if kind == "compile" and r.exit_code != 0:
+                return oc.classify_build(spec, features, False, r.stdout)
+            if kind == "run":
+                reports.append(r.stdout)
+                record["exit_code"] = r.exit_code
+                if r.timed_out:
+                    return oc.Outcome(oc.TIMEOUT, "no exit within the time limit (a hang is never an expected outcome)",
+                                      False)
+                if r.exit_code != 0:
+                    shown = cmd.replace(os.path.dirname(tmp), "%T")
+                    return oc.finish([oc.step_problem(shown, r)], spec.first_holding(spec.xfail, features))
+        return None
+
+    def passed(reports):
+        result = oc.finish([], spec.first_holding(spec.xfail, features))
+        if not checked:
+            return result
+        return _check_reports(result, "\n".join(reports), spec.first_holding(spec.xfail, features))
+
+    def once():
+        reports = []
+        return steps_outcome(steps[first_run:], list(built), reports) or passed(reports)
+
+    # The compiles before the first run step build once; under --repeat the rest (every
+    # run step, and any compile among them) is what repeats.
+    first_run = next((i for i, (kind, _) in enumerate(steps) if kind == "run"), len(steps))
+    ended = steps_outcome(steps[:first_run], built, [])
+    if ended:
+        return ended
+    if first_run == len(steps):
+        return passed([])
+    return repeated(cell.repeat, record, once)
 
 
 # --- compile-only GPU columns -------------------------------------------------------------

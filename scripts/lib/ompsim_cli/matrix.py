@@ -11,6 +11,7 @@ program with every cell's outcome. -q prints only the final table.
 
   ompsim matrix --suite DIR ...          run a lit / DejaGnu / plain suite instead of ompsim's programs
   ompsim matrix --shard K/N ...          run one deterministic slice of the cells (CI job matrices)
+  ompsim matrix --repeat 200 ...         run each cell's program 200 times: a cell failing some runs is flaky
   ompsim matrix --tx ssh=host//python=python3 ...   spread the cells over other machines (pytest-xdist)
   ompsim matrix merge --out DIR A B ...  join shard results (folders or results.json files)
   ompsim matrix diff OLD.json NEW.json   cells whose outcome changed, regressions first (exit 1 on one)
@@ -47,6 +48,11 @@ def register(sub):
     p.add_argument("--suite", action="append", metavar="DIR",
                    help="run the programs under DIR (lit, DejaGnu, plain or ompsim style; repeatable)")
     p.add_argument("--shard", metavar="K/N", help="run only the K-th of N deterministic slices of the cells")
+    p.add_argument("--repeat", type=_positive, default=1, metavar="N",
+                   help="build each cell once and run its program N times, every run even when all pass "
+                        "(default 1). A cell that fails some runs only fails as flaky, naming the failed "
+                        "runs and the first failure's reason, XFAIL or not; one failing every run is "
+                        "reported as a single run would be. A run that times out ends the cell's repeats")
     p.add_argument("--expectations", metavar="FILE",
                    help="expectations file for every --suite instead of each suite's ompsim-expectations.txt "
                         "(for a suite folder you cannot write to)")
@@ -72,6 +78,16 @@ def register(sub):
     m.add_argument("inputs", nargs="+", metavar="SHARD", help="a shard's report folder or its results.json")
     m.add_argument("--out", required=True, metavar="DIR", help="folder for the merged reports")
     m.set_defaults(func=main_merge)
+
+
+def _positive(text):
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError("expected a whole number N >= 1, not %r" % text)
+    return value
 
 
 def _harness():
@@ -182,6 +198,7 @@ def main(args):
     for opt, values in (("--backend", args.backend), ("--translate", args.translate), ("--program", args.program),
                         ("--suite", [os.path.abspath(d) for d in args.suite or []]),
                         ("--shard", [args.shard] if args.shard else []),
+                        ("--repeat", [args.repeat] if args.repeat != 1 else []),
                         ("--expectations", [os.path.abspath(args.expectations)] if args.expectations else [])):
         for v in values or []:
             cmd.append("%s=%s" % (opt, v))
