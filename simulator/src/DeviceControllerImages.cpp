@@ -61,8 +61,14 @@ Expected<uint64_t> DeviceController::loadImage(ArrayRef<char> Bytes, StringRef N
       proto::LoadElfName, Context, Loaded,
       Scratch ? std::vector<char>() : std::vector<char>(Bytes.begin(), Bytes.end()), Scratch,
       Scratch ? uint64_t(Bytes.size()) : uint64_t(0), Name.str(), Provides.vec());
-  if (Scratch)
+  if (Scratch) {
+    // Cleared before the heap hands the block out again: the program's next
+    // allocation must not start with the image's bytes (what fresh device
+    // memory holds would then depend on the image's layout, and on whether
+    // the map checker's guarded heap or this one placed the block).
+    std::memset(Shared + LaunchMailbox::kBytes + (Scratch - Opts.ArenaBase), 0, Bytes.size());
     Heap->release(Scratch);
+  }
   if (Sent)
     return std::move(Sent);
   if (!Loaded)

@@ -437,3 +437,34 @@ def test_a_library_linked_by_path_is_its_device_image(offload):
     exe = offload.compile(SHARED_LIB_GLOBAL, name="main.c", translate="pass", extra=("./libglob.so",))
     r = offload.run(exe, backend="sim", env={"LD_LIBRARY_PATH": str(offload.tmp)})
     assert r.returncode == 0 and r.stdout == "first=42 second=999\n", (r.stdout, r.stderr)
+
+
+FRESH_MEMORY = r"""
+#include <omp.h>
+#include <stdio.h>
+int main(void) {
+  int dev = omp_get_default_device(), bad = 0;
+#pragma omp target map(tofrom : bad)
+  bad = 0; /* the image is loaded: the block that carried it to the device is free again */
+  for (int kib = 1; kib <= 512; kib *= 2) {
+    unsigned char *p = omp_target_alloc(kib * 1024, dev);
+    long nonzero = 0;
+#pragma omp target is_device_ptr(p) map(tofrom : nonzero)
+    for (long i = 0; i < kib * 1024L; ++i)
+      nonzero += p[i] != 0;
+    printf("%d KiB: %ld nonzero\n", kib, nonzero);
+    bad |= nonzero != 0;
+  }
+  return bad;
+}
+"""
+
+
+@pytest.mark.parametrize("image", IMAGES)
+def test_fresh_device_memory_holds_none_of_the_images_bytes(offload, image):
+    # The image travels to the executor through a heap block; what the program
+    # allocates next must not start with the image's bytes (the map checker's
+    # heap would place the block elsewhere, and its results would differ).
+    exe = offload.compile(FRESH_MEMORY, name="fresh.c", image=image)
+    rc, out, err = run(offload, exe)
+    assert rc == 0 and out.count(" 0 nonzero") == 10, out + err
