@@ -26,6 +26,9 @@ command line already chooses them, and:
   `-fopenmp-target-jit`: for Fortran, ompsim cc runs flang-22's own jobs with
   the changes that flag makes (device bitcode, no ptxas, the IR embedded;
   fortran_gpu.py), so Fortran runs on the simulated GPU too.
+* A link uses ld.lld-22 for the host program unless `-fuse-ld=` or
+  `--ld-path=` chooses another linker (GNU ld spends about a second reading
+  the symbols of the libraries libomptarget.so needs).
 * When linking for the host-offload target, the device link gets ompsim's
   device runtime (libompsim-device.so, with an rpath), so device code may also
   call `__kmpc_target_translate_fptr` / `__llvm_omp_indirect_call_lookup`, and
@@ -262,6 +265,11 @@ def offload_flags(settings, args, links, fortran=False):
         if links:
             # The JIT image is an LTO link emitting bitcode, which only lld does.
             flags.append("-Wl,--device-compiler=-fuse-ld=lld")
+    elif links and not settings.gpu and not chooses_linker(args):
+        # The image's link uses the host link's linker, ld.lld-22 (host_link_flags):
+        # the clang-22 that links the image gets the host linker's options the
+        # driver passes on for lld (-save-temps's --save-temps), which GNU ld refuses.
+        flags.append("-Wl,--device-compiler=%s=-fuse-ld=lld" % HOST_OFFLOAD_TRIPLE)
     if links and not settings.gpu:
         # The device's OpenMP API answers (omp_is_initial_device, ...) go
         # into the image itself, hidden, so its calls bind to them before
@@ -275,17 +283,30 @@ def offload_flags(settings, args, links, fortran=False):
     return flags
 
 
-def host_link_flags(links):
+#: Options that choose the host linker; without one, a link uses ld.lld-22.
+LINKER_CHOICE = ("-fuse-ld=", "--ld-path=")
+
+
+def chooses_linker(args):
+    """True when the compiler arguments choose the host linker themselves."""
+    return any(a.startswith(LINKER_CHOICE) for a in args)
+
+
+def host_link_flags(links, args=()):
     """Flags after the user's arguments (libraries must follow the objects).
 
     The host fallback of a target region that calls the translate API needs
     it too (an identity there: the host has no published table); --as-needed
-    keeps programs that do not call it free of the library.
+    keeps programs that do not call it free of the library. The host link is
+    ld.lld-22's unless the arguments choose a linker: GNU ld reads the symbol
+    table of every library an offload program's libomptarget.so needs (libLLVM
+    among them), a second of a small program's link that lld does not spend.
     """
     if not links:
         return []
-    return ["-L" + paths.LIB, "-Wl,--push-state,--as-needed", "-lompsim-device",
-            "-Wl,--pop-state", "-Wl,-rpath," + paths.LIB]
+    return (([] if chooses_linker(args) else ["-fuse-ld=lld"])
+            + ["-L" + paths.LIB, "-Wl,--push-state,--as-needed", "-lompsim-device",
+               "-Wl,--pop-state", "-Wl,-rpath," + paths.LIB])
 
 
 def command(argv):
@@ -298,7 +319,7 @@ def command(argv):
         raise UsageError("--image=ir: flang-22 cannot embed a bitcode device image (it has no "
                          "-fopenmp-target-jit); build Fortran with --image=elf (the default), which runs "
                          "on sim, ours-host and host-upstream")
-    return ([compiler] + offload_flags(settings, args, links, fortran) + args + host_link_flags(links),
+    return ([compiler] + offload_flags(settings, args, links, fortran) + args + host_link_flags(links, args),
             settings, links)
 
 

@@ -22,6 +22,11 @@ def main(argv):
     # also reaches the programs `ompsim run` and `ompsim cc` exec, which would
     # otherwise inherit Python's "ignore SIGPIPE".
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    if argv and argv[0] == "cc":
+        # cc passes everything else through to clang untouched; it is what the
+        # matrix runs thousands of times, so it does not import the other commands.
+        from . import cc
+        return cc.main_argv(argv[1:])
     parser = argparse.ArgumentParser(prog="ompsim", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -33,10 +38,6 @@ def main(argv):
                 raise
             continue
         mod.register(sub)
-    if argv and argv[0] == "cc":
-        # cc passes everything else through to clang untouched.
-        from . import cc
-        return cc.main_argv(argv[1:])
     args = parser.parse_args(argv)
     return args.func(args) or 0
 

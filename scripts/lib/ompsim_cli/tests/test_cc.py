@@ -80,6 +80,26 @@ def test_command_adds_offload_flags_once():
     assert "-Xoffload-linker" not in cmd  # compile only: nothing for the device link
 
 
+def test_host_link_is_lld_unless_the_arguments_choose_a_linker(tmp_path):
+    cmd, _, _ = cc.command(["a.c", "-o", "a"])
+    assert cmd.count("-fuse-ld=lld") == 1
+    for choice in (["-fuse-ld=bfd"], ["--ld-path=/usr/bin/ld.gold"]):
+        cmd, _, _ = cc.command(["a.c", *choice, "-o", "a"])
+        assert not [a for a in cmd if a == "-fuse-ld=lld"] and cmd.count(choice[0]) == 1
+    cmd, _, _ = cc.command(["a.c", "-c"])
+    assert "-fuse-ld=lld" not in cmd  # no link: no linker flag (clang would warn it is unused)
+    # What the program records of its linker: lld's name in .comment, GNU ld's none.
+    src = tmp_path / "p.c"
+    src.write_text("int main(void) {\n  int x = 0;\n#pragma omp target map(tofrom: x)\n  x = 1;\n  return !x;\n}\n")
+    for extra, linker in (([], "Linker: Debian LLD 22"), (["-fuse-ld=bfd"], None)):
+        exe = tmp_path / ("p-%s" % (extra[0][9:] if extra else "lld"))
+        r = run_cc(["--translate=native", str(src), *extra, "-o", str(exe)], tmp_path)
+        assert r.returncode == 0, r.stderr
+        comment = subprocess.run([paths.tool("llvm-readelf"), "-p", ".comment", str(exe)], stdout=subprocess.PIPE,
+                                 text=True, check=True).stdout
+        assert (linker in comment) if linker else ("LLD" not in comment), comment
+
+
 def test_language_picks_the_driver():
     assert os.path.basename(cc.command(["-x", "c++", "a.c"])[0][0]) == "clang++"
     assert os.path.basename(cc.command(["-xc++", "a.c"])[0][0]) == "clang++"
