@@ -169,10 +169,8 @@ def build(spec, translate, image, out_root):
     for helpers in ("inputs", "Inputs"):
         if os.path.isdir(os.path.join(source_dir, helpers)):
             h.update(_dir_digest(os.path.join(source_dir, helpers)).encode())
-    ident = [*prefix, *_language_flags(spec.language), translate, image, spec.action, *spec.build_args]
-    for p in (prefix[0], CC_MODULE, paths.PASS_PLUGIN, paths.DEVICE_RUNTIME, paths.DEVICE_API,
-              os.path.join(paths.OMPX_INCLUDE, "ompx.h"), os.path.abspath(__file__)):
-        ident.append(_file_stamp(p))
+    ident = [*prefix, *_language_flags(spec.language), translate, image, spec.action, *spec.build_args,
+             *_tool_stamps(prefix[0])]
     h.update("\0".join(ident).encode())
     key = "%s-%s-%s-%s" % (re.sub(r"[^\w.+-]", "_", spec.name), translate, image, h.hexdigest()[:12])
     build_root = os.path.join(out_root, "build")
@@ -198,6 +196,93 @@ def build(spec, translate, image, out_root):
     fix = (lambda t: t.replace(tmp_name, final)) if tmp_name else (lambda t: t)
     return Build(ok=rec["ok"], directory=final, exe=os.path.join(final, "prog"), output=fix(rec["output"]),
                  command=fix(rec["command"]), device_runtime=device_runtime), None
+
+
+#: How a lit test's compile commands spell the working folder they run in (build_lit).
+LIT_WORKDIR = "@OMPSIM_LIT_WORKDIR@"
+#: A lit test's own files its compiles may read beside it (headers, helper sources).
+_LIT_NEIGHBOURS = (".h", ".hpp", ".hh", ".inc", ".def", ".c", ".cpp", ".f90", ".F90", ".cu")
+
+
+@dataclasses.dataclass
+class LitBuild:
+    """A lit test's compiles, made once: `directory` is laid out as a cell's working
+    folder after them; `steps` is [(command, exit code, output)], a failing one last."""
+    directory: str
+    steps: list
+
+
+def _tool_stamps(prefix):
+    return [_file_stamp(p) for p in (prefix, CC_MODULE, paths.PASS_PLUGIN, paths.DEVICE_RUNTIME, paths.DEVICE_API,
+                                     os.path.join(paths.OMPX_INCLUDE, "ompx.h"), os.path.abspath(__file__))]
+
+
+def build_lit(spec, commands, out_root, env):
+    """Runs the compile commands before a lit test's first run step, once per (commands,
+    sources, tools): columns whose compiles read the same (sim and ours-host both run
+    `ompsim cc --image=elf`) share them, and so does a second run of the matrix.
+
+    `commands` spell the cell's working folder LIT_WORKDIR; they run in the shared folder
+    `<out>/build/lit-<program>-<key>/`, made in place under a file lock (no rename: a
+    build may record its own paths, a library's rpath or DT_NEEDED).
+    """
+    source_dir = os.path.dirname(os.path.abspath(spec.path))
+    h = hashlib.sha256()
+    h.update("\0".join([*commands, *_tool_stamps(paths.tool("clang")), _file_stamp(FLANG)]).encode())
+    for name in sorted(os.listdir(source_dir)):
+        path = os.path.join(source_dir, name)
+        if name.endswith(_LIT_NEIGHBOURS) and os.path.isfile(path):
+            h.update(name.encode())
+            with open(path, "rb") as f:
+                h.update(hashlib.sha256(f.read()).digest())
+        elif name in ("inputs", "Inputs") and os.path.isdir(path):
+            h.update(_dir_digest(path).encode())
+    key = "lit-%s-%s" % (re.sub(r"[^\w.+-]", "_", spec.name), h.hexdigest()[:16])
+    build_root = os.path.join(out_root, "build")
+    os.makedirs(build_root, exist_ok=True)
+    final = os.path.join(build_root, key)
+    record = os.path.join(final, "build.json")
+    with open(final + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if not os.path.exists(record):
+                shutil.rmtree(final, ignore_errors=True)   # an interrupted build's remains
+                os.makedirs(os.path.join(final, "Output"))
+                steps = []
+                for cmd in commands:
+                    cmd = cmd.replace(LIT_WORKDIR, final)
+                    rc, out, _, timed_out = process.communicate(
+                        ["bash", "-o", "pipefail", "-c", cmd], COMPILE_TIMEOUT, stdout=subprocess.PIPE,
+                        stderr=subprocess.STDOUT, text=True, errors="replace", cwd=final, env=env)
+                    if timed_out:
+                        out += "error: compiler timed out after %ds\n" % COMPILE_TIMEOUT
+                    steps.append((cmd, rc, out))
+                    if rc != 0:
+                        break
+                with open(record + ".tmp", "w") as f:
+                    json.dump({"steps": steps}, f, indent=1)
+                os.rename(record + ".tmp", record)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    with open(record) as f:
+        return LitBuild(directory=final, steps=[tuple(s) for s in json.load(f)["steps"]])
+
+
+def mirror(build_dir, workdir):
+    """Copies what a lit build made into a cell's working folder (copies, not links: a run
+    step writing to a file the build made must not change the shared one)."""
+    for root, dirs, files in os.walk(build_dir):
+        rel = os.path.relpath(root, build_dir)
+        target = os.path.normpath(os.path.join(workdir, rel))
+        os.makedirs(target, exist_ok=True)
+        for name in files:
+            if rel == "." and name == "build.json":
+                continue
+            src = os.path.join(root, name)
+            if os.path.islink(src):
+                os.symlink(os.readlink(src), os.path.join(target, name))
+            else:
+                shutil.copy2(src, os.path.join(target, name))
 
 
 def _compile_into(spec, prefix, source_dir, out_dir, device_runtime):

@@ -141,7 +141,7 @@ def _run(cell, out_root, workdir, record):
     if pre:
         return pre
     if spec.style == "lit":
-        return _lit(cell, spec, features, image, workdir, record)
+        return _lit(cell, spec, features, image, workdir, record, out_root)
     b, why = builder.build(spec, cell.translate, image, out_root)
     if why:
         return oc.Outcome(oc.UNAVAILABLE, why, True)
@@ -230,6 +230,11 @@ _LIT_COMPOSITE = {
     "compileopt-and-run": "%libomptarget-compileopt-{t} && %libomptarget-run-{t}",
     "compileoptxx-and-run": "%libomptarget-compileoptxx-{t} && %libomptarget-run-{t}",
 }
+#: The link lit's compile-and-link substitutions make uses ld.lld-22 on every column (as
+#: `ompsim cc` does): GNU ld spends about a second of each link reading the symbols of
+#: the libraries libomptarget.so needs, and which linker links the host program is not
+#: what a column tests.
+LIT_LINKER = "-fuse-ld=lld"
 _LIT_COMPILE = {
     "compile": ("c", ""), "compilexx": ("c++", ""), "compile-fortran": ("fortran", ""),
     "compileopt": ("c", "-O3"), "compileoptxx": ("c++", "-O3"), "compilexxx-force-usm": ("c++", "-fopenmp-force-usm"),
@@ -277,7 +282,7 @@ def lit_steps(spec, backend, prefixes, suite_root, tmp):
             key = name[len("libomptarget-"):]
             if key in _LIT_COMPILE:
                 lang, extra = _LIT_COMPILE[key]
-                return "%s %s %s %s -o %s" % (quote(prefixes[lang]), flags, extra, spec.path, tmp)
+                return "%s %s %s %s %s -o %s" % (quote(prefixes[lang]), flags, LIT_LINKER, extra, spec.path, tmp)
             if key == "run":
                 return tmp
             if key == "run-fail":
@@ -338,7 +343,7 @@ def _split_and(line):
     return [p for p in parts if p.strip()]
 
 
-def _lit(cell, spec, features, image, workdir, record):
+def _lit(cell, spec, features, image, workdir, record, out_root=None):
     # A language the column cannot build (Fortran for a GPU's JIT image) makes only the
     # tests whose RUN lines use its compiler unavailable: its prefix is a marker here.
     prefixes, missing = {}, {}
@@ -405,9 +410,24 @@ def _lit(cell, spec, features, image, workdir, record):
     # The compiles before the first run step build once; under --repeat the rest (every
     # run step, and any compile among them) is what repeats.
     first_run = next((i for i, (kind, _) in enumerate(steps) if kind == "run"), len(steps))
-    ended = steps_outcome(steps[:first_run], built, [])
-    if ended:
-        return ended
+    if first_run and out_root:
+        # Made once for the columns that compile alike, in a shared folder laid out as
+        # this cell's working folder, and copied here (builder.build_lit).
+        shared_tmp = os.path.join(builder.LIT_WORKDIR, os.path.relpath(tmp, workdir))
+        commands = [cmd for _, cmd in lit_steps(spec, cell.backend, prefixes, cell.suite or os.path.dirname(spec.path),
+                                                shared_tmp)[:first_run]]
+        lit_build = builder.build_lit(spec, commands, out_root, plain_env)
+        builder.mirror(lit_build.directory, workdir)
+        for cmd, rc, out in lit_build.steps:
+            shown = (lambda text: text.replace(lit_build.directory, workdir))
+            built.append("$ %s\n%s" % (shown(cmd), shown(out)))
+            record["stdout_tail"] = "\n".join(built)[-2000:]
+            if rc != 0:
+                return oc.classify_build(spec, features, False, shown(out))
+    else:
+        ended = steps_outcome(steps[:first_run], built, [])
+        if ended:
+            return ended
     if first_run == len(steps):
         return passed([])
     return repeated(cell.repeat, record, once)

@@ -227,3 +227,32 @@ def test_expectations_lines_through_the_cli_stale_fails_optional_runs(tmp_path):
     doc = json.load(open(tmp_path / "out" / "results.json"))
     assert {k[0]: v for k, v in outcomes(doc).items()} == {"mine/ok.c": ("PASS", True),
                                                            "mine/skipped.c": ("UNSUPPORTED", True)}
+
+
+def test_columns_that_compile_alike_share_a_lit_tests_compiles(tmp_path):
+    """sim and ours-host run the same `ompsim cc` build of a lit test: it is compiled once,
+    each cell runs its own copy (a run writing beside %t leaves the other's alone), and a
+    compile error is each cell's outcome."""
+    need_build()
+    suite = tmp_path / "lit"
+    suite.mkdir()
+    (suite / "ok.c").write_text(
+        "// RUN: %libomptarget-compile-generic -DVALUE=7\n"
+        "// RUN: %libomptarget-run-generic > %t.out && %fcheck-generic < %t.out && rm %t\n"
+        '#include <stdio.h>\nint main(void) {\n  int x = 0;\n#pragma omp target map(tofrom : x)\n'
+        '  x = VALUE;\n  printf("x=%d\\n", x);\n  return 0;\n}\n// CHECK: x=7\n')
+    (suite / "bad.c").write_text("// RUN: %libomptarget-compile-run-and-check-generic\nint main(void) { return nope; }\n")
+    out = tmp_path / "out"
+    for backend in ("sim", "ours-host"):
+        work = tmp_path / ("w-" + backend)
+        work.mkdir()
+        res, record = run_cell(Cell(str(suite / "ok.c"), backend, "pass", str(suite)), str(out), str(work))
+        assert res.code == oc.PASS, (backend, res, record["stdout_tail"])
+        assert (work / "Output" / "ok.c.tmp.out").read_text() == "x=7\n"
+        assert str(work) in record["stdout_tail"] and "lit-" not in record["stdout_tail"]
+        res, record = run_cell(Cell(str(suite / "bad.c"), backend, "pass", str(suite)), str(out), str(work))
+        assert res.code == oc.COMPILE_ERROR and "nope" in res.reason, (backend, res)
+    builds = sorted(p.name for p in (out / "build").iterdir() if p.is_dir())
+    assert [b.split("-")[1] for b in builds] == ["lit_bad.c", "lit_ok.c"], builds
+    # The shared build keeps its program although the first cell's run step removed its copy.
+    assert [p.name for p in (out / "build" / builds[1] / "Output").iterdir()] == ["ok.c.tmp"]

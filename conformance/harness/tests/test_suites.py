@@ -134,13 +134,13 @@ def test_lit_steps_map_onto_the_column(tmp_path):
     spec = suites.parse_program(p)
     prefixes = {"c": ["CC"], "c++": ["CXX"], "fortran": ["FC"]}
     steps = lit_steps(spec, "sim", prefixes, str(tmp_path / "s"), "/w/Output/t.c.tmp")
-    assert steps[0] == ("compile", "CC -I%s  %s -o /w/Output/t.c.tmp" % (tmp_path / "s", p))
+    assert steps[0] == ("compile", "CC -I%s -fuse-ld=lld  %s -o /w/Output/t.c.tmp" % (tmp_path / "s", p))
     assert steps[1][0] == "run" and steps[1][1].startswith("/w/Output/t.c.tmp | ")
     assert steps[1][1].endswith("FileCheck " + p)
     assert steps[2] == ("run", "true ignored-command")                # another target's substitution
     assert steps[3][1].startswith("CC ") and "%s/Inputs/a.c -o /w/Output/t.c.tmp.so" % os.path.dirname(p) in steps[3][1]
     gpu = lit_steps(spec, "gpu-build:sm_90", prefixes, str(tmp_path), "/t")
-    assert gpu[2] == ("compile", "CC -I%s  %s -o /t" % (tmp_path, p))
+    assert gpu[2] == ("compile", "CC -I%s -fuse-ld=lld  %s -o /t" % (tmp_path, p))
 
 
 def test_lit_clangxx_and_basename_substitutions(tmp_path):
