@@ -419,11 +419,12 @@ def _lit(cell, spec, features, image, workdir, record, out_root=None):
         lit_build = builder.build_lit(spec, commands, out_root, plain_env)
         builder.mirror(lit_build.directory, workdir)
         for cmd, rc, out in lit_build.steps:
-            shown = (lambda text: text.replace(lit_build.directory, workdir))
-            built.append("$ %s\n%s" % (shown(cmd), shown(out)))
+            # The transcript names this cell's folder, as if the compile had run here.
+            cmd, out = (text.replace(lit_build.directory, workdir) for text in (cmd, out))
+            built.append("$ %s\n%s" % (cmd, out))
             record["stdout_tail"] = "\n".join(built)[-2000:]
             if rc != 0:
-                return oc.classify_build(spec, features, False, shown(out))
+                return oc.classify_build(spec, features, False, out)
     else:
         ended = steps_outcome(steps[:first_run], built, [])
         if ended:
