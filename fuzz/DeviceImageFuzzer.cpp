@@ -16,6 +16,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -73,6 +74,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
   uintptr_t Entries = At(delta(RawEntries, Size)) & ~uintptr_t(7);
 
   using namespace ompsim;
+  auto Near = [&](uintptr_t P) {
+    return P >= reinterpret_cast<uintptr_t>(Map) && P <= reinterpret_cast<uintptr_t>(Map) + Total;
+  };
   // The runtime: empty or inverted ranges are refused before anything else.
   if (Start && End > Start && End - Start <= host::kMaxDeviceImageBytes) {
     size_t Bytes = size_t(End - Start);
@@ -80,15 +84,28 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
     // harness's own mapping go on to the validator: elsewhere "readable" may
     // be ASan's shadow, which instrumented code must not read (a real host
     // has no shadow), and the copy the validator makes stays bounded.
-    bool InBuffer =
-        Start >= reinterpret_cast<uintptr_t>(Map) && End <= reinterpret_cast<uintptr_t>(Map) + Total;
-    if (!host::firstUnreadable(reinterpret_cast<const void *>(Start), Bytes) && InBuffer &&
+    bool InBuffer = Near(Start) && Near(End);
+    // Far from the buffer one page is probed: a probe of gigabytes through
+    // ASan's shadow (readable here, absent on a real host) commits its pages
+    // until the run is out of memory.
+    size_t Probed = InBuffer ? Bytes : std::min(Bytes, Page);
+    if (!host::firstUnreadable(reinterpret_cast<const void *>(Start), Probed) && InBuffer &&
         Bytes <= kMaxValidated) {
       llvm::consumeError(sim::ElfImageLoader::validate(
           llvm::ArrayRef<char>(reinterpret_cast<const char *>(Start), Bytes), "fuzz"));
     }
   }
-  // The entry table the image points at, up to the end of the buffer.
+  // The entry table the image points at, up to the end of the buffer. One
+  // that starts below the buffer spans its guard page, and the parser refuses
+  // it, but its probe of the range would first walk gigabytes of ASan's shadow
+  // (readable here, absent on a real host), committing pages until the run is
+  // out of memory: such a table is parsed where its first page is unreadable,
+  // where the probe stops at once.
+  bool Below = Entries < reinterpret_cast<uintptr_t>(Map);
+  if (Below && !host::firstUnreadable(reinterpret_cast<const void *>(Entries), 1)) {
+    ::munmap(Map, Total);
+    return 0;
+  }
   auto Parsed = host::parseEntryTable(reinterpret_cast<const void *>(Entries), Buf + Size, "fuzzed image");
   if (!Parsed)
     llvm::consumeError(Parsed.takeError());
