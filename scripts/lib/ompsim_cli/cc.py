@@ -26,9 +26,9 @@ command line already chooses them, and:
   `-fopenmp-target-jit`: for Fortran, ompsim cc runs flang-22's own jobs with
   the changes that flag makes (device bitcode, no ptxas, the IR embedded;
   fortran_gpu.py), so Fortran runs on the simulated GPU too.
-* A link uses ld.lld-22 for the host program unless `-fuse-ld=` or
-  `--ld-path=` chooses another linker (GNU ld spends about a second reading
-  the symbols of the libraries libomptarget.so needs).
+* A link uses ld.lld-22 for the host program and the host-offload image
+  unless `-fuse-ld=` or `--ld-path=` chooses another linker (GNU ld spends
+  about a second reading the symbols of the libraries libomptarget.so needs).
 * When linking for the host-offload target, the device link gets ompsim's
   device runtime (libompsim-device.so, with an rpath), so device code may also
   call `__kmpc_target_translate_fptr` / `__llvm_omp_indirect_call_lookup`, and
