@@ -166,9 +166,7 @@ def build(spec, translate, image, out_root):
                 h.update(f.read())
         except OSError:
             h.update(("missing:" + src).encode())   # the compiler names it
-    for helpers in ("inputs", "Inputs"):
-        if os.path.isdir(os.path.join(source_dir, helpers)):
-            h.update(_dir_digest(os.path.join(source_dir, helpers)).encode())
+    _hash_helpers(h, source_dir)
     ident = [*prefix, *_language_flags(spec.language), translate, image, spec.action, *spec.build_args,
              *_tool_stamps(prefix[0])]
     h.update("\0".join(ident).encode())
@@ -176,19 +174,16 @@ def build(spec, translate, image, out_root):
     build_root = os.path.join(out_root, "build")
     os.makedirs(build_root, exist_ok=True)
     final = os.path.join(build_root, key)
-    with open(final + ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+
+    def make():
+        tmp = tempfile.mkdtemp(prefix=key + ".tmp-", dir=build_root)
         try:
-            if not os.path.exists(os.path.join(final, "build.json")):
-                tmp = tempfile.mkdtemp(prefix=key + ".tmp-", dir=build_root)
-                try:
-                    _compile_into(spec, prefix, source_dir, tmp, device_runtime)
-                    os.rename(tmp, final)
-                except BaseException:
-                    shutil.rmtree(tmp, ignore_errors=True)
-                    raise
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+            _compile_into(spec, prefix, source_dir, tmp, device_runtime)
+            os.rename(tmp, final)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+    _made_once(final, os.path.join(final, "build.json"), make)
     with open(os.path.join(final, "build.json")) as f:
         rec = json.load(f)
     # Commands and messages name the temporary folder the build was made in; show the final one.
@@ -210,6 +205,36 @@ class LitBuild:
     folder after them; `steps` is [(command, exit code, output)], a failing one last."""
     directory: str
     steps: list
+
+
+def _hash_helpers(h, source_dir):
+    """Adds the program's helper folder (inputs/ or Inputs/) to the build key `h`."""
+    for helpers in ("inputs", "Inputs"):
+        if os.path.isdir(os.path.join(source_dir, helpers)):
+            h.update(_dir_digest(os.path.join(source_dir, helpers)).encode())
+
+
+def _made_once(final, record, make):
+    """Calls make() unless `record` exists, under `final`'s file lock: pytest-xdist workers
+    and columns needing one build wait for the first to make it."""
+    with open(final + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if not os.path.exists(record):
+                make()
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _compile(argv, cwd, env):
+    """(exit status, output) of one compile step, in its own process group: a timeout kills
+    the driver's jobs (clang -cc1, the linker wrapper) too, and the output says so."""
+    rc, out, _, timed_out = process.communicate(argv, COMPILE_TIMEOUT, stdout=subprocess.PIPE,
+                                                stderr=subprocess.STDOUT, text=True, errors="replace",
+                                                cwd=cwd, env=env)
+    if timed_out:
+        out += "error: compiler timed out after %ds\n" % COMPILE_TIMEOUT
+    return rc, out
 
 
 def _tool_stamps(prefix):
@@ -235,35 +260,27 @@ def build_lit(spec, commands, out_root, env):
             h.update(name.encode())
             with open(path, "rb") as f:
                 h.update(hashlib.sha256(f.read()).digest())
-        elif name in ("inputs", "Inputs") and os.path.isdir(path):
-            h.update(_dir_digest(path).encode())
+    _hash_helpers(h, source_dir)
     key = "lit-%s-%s" % (re.sub(r"[^\w.+-]", "_", spec.name), h.hexdigest()[:16])
     build_root = os.path.join(out_root, "build")
     os.makedirs(build_root, exist_ok=True)
     final = os.path.join(build_root, key)
     record = os.path.join(final, "build.json")
-    with open(final + ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            if not os.path.exists(record):
-                shutil.rmtree(final, ignore_errors=True)   # an interrupted build's remains
-                os.makedirs(os.path.join(final, "Output"))
-                steps = []
-                for cmd in commands:
-                    cmd = cmd.replace(LIT_WORKDIR, final)
-                    rc, out, _, timed_out = process.communicate(
-                        ["bash", "-o", "pipefail", "-c", cmd], COMPILE_TIMEOUT, stdout=subprocess.PIPE,
-                        stderr=subprocess.STDOUT, text=True, errors="replace", cwd=final, env=env)
-                    if timed_out:
-                        out += "error: compiler timed out after %ds\n" % COMPILE_TIMEOUT
-                    steps.append((cmd, rc, out))
-                    if rc != 0:
-                        break
-                with open(record + ".tmp", "w") as f:
-                    json.dump({"steps": steps}, f, indent=1)
-                os.rename(record + ".tmp", record)
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def make():
+        shutil.rmtree(final, ignore_errors=True)   # an interrupted build's remains
+        os.makedirs(os.path.join(final, "Output"))
+        steps = []
+        for cmd in commands:
+            cmd = cmd.replace(LIT_WORKDIR, final)
+            rc, out = _compile(["bash", "-o", "pipefail", "-c", cmd], final, env)
+            steps.append((cmd, rc, out))
+            if rc != 0:
+                break
+        with open(record + ".tmp", "w") as f:
+            json.dump({"steps": steps}, f, indent=1)
+        os.rename(record + ".tmp", record)
+    _made_once(final, record, make)
     with open(record) as f:
         return LitBuild(directory=final, steps=[tuple(s) for s in json.load(f)["steps"]])
 
@@ -302,15 +319,9 @@ def _compile_into(spec, prefix, source_dir, out_dir, device_runtime):
     output, ok, shown = "", True, []
     for cmd in steps:
         shown.append(" ".join(cmd))
-        # Its own process group: a timeout kills the driver's jobs (clang -cc1, the
-        # linker wrapper) too, not only the driver.
-        rc, out, _, timed_out = process.communicate(cmd, COMPILE_TIMEOUT, stdout=subprocess.PIPE,
-                                                    stderr=subprocess.STDOUT, text=True, cwd=out_dir,
-                                                    env=llvm_toolchain.environment())
+        rc, out = _compile(cmd, out_dir, llvm_toolchain.environment())
         output += out
         ok = rc == 0
-        if timed_out:
-            output += "error: compiler timed out after %ds\n" % COMPILE_TIMEOUT
         if not ok:
             break
     with open(os.path.join(out_dir, "build.json"), "w") as f:
