@@ -55,8 +55,9 @@ Expected<uint64_t> DeviceController::loadImage(ArrayRef<char> Bytes, StringRef N
   // The image travels through the shared arena (one memcpy) when a heap block
   // can hold it for the call, else through the socket.
   uint64_t Scratch = Bytes.empty() ? 0 : Heap->allocate(Bytes.size(), 4096);
+  char *ScratchBytes = Scratch ? Shared + LaunchMailbox::kBytes + (Scratch - Opts.ArenaBase) : nullptr;
   if (Scratch)
-    std::memcpy(Shared + LaunchMailbox::kBytes + (Scratch - Opts.ArenaBase), Bytes.data(), Bytes.size());
+    std::memcpy(ScratchBytes, Bytes.data(), Bytes.size());
   Error Sent = call<proto::LoadElfSignature>(
       proto::LoadElfName, Context, Loaded,
       Scratch ? std::vector<char>() : std::vector<char>(Bytes.begin(), Bytes.end()), Scratch,
@@ -66,7 +67,7 @@ Expected<uint64_t> DeviceController::loadImage(ArrayRef<char> Bytes, StringRef N
     // allocation must not start with the image's bytes (what fresh device
     // memory holds would then depend on the image's layout, and on whether
     // the map checker's guarded heap or this one placed the block).
-    std::memset(Shared + LaunchMailbox::kBytes + (Scratch - Opts.ArenaBase), 0, Bytes.size());
+    std::memset(ScratchBytes, 0, Bytes.size());
     Heap->release(Scratch);
   }
   if (Sent)
