@@ -20,13 +20,13 @@
 // distribute chunk made a 1 Mi-iteration loop take seconds). A GPU image's
 // launch of one block runs it on the launching thread, outside any libomp
 // teams construct (whose initial thread has no task team for the region's
-// tasks); a GPU image's bare kernel runs on the bare launcher's fibers.
+// tasks); a GPU image's bare kernel runs on the virtual GPU (GridLaunch.cpp).
 //
 //===----------------------------------------------------------------------===//
-#include "../bare/BareLaunch.h"
+#include "../libomp/Libomp.h"
 #include "Abi.h"
+#include "GridLaunch.h"
 #include "KernelLaunchState.h"
-#include "Libomp.h"
 
 #include "ompsim/HiddenHelpers.h"
 
@@ -200,7 +200,7 @@ OMPSIM_DEVICE_API int32_t __ompsim_device_run_kernel(const ompsim_kernel_launch 
   Place.Launch = &Launch;
   ScopedPlace Scope(Place);
   if (Request->bare)
-    bare::runGpuKernel(*Request); // every thread of every block runs a GPU image's bare (or fiber) kernel
+    runGpuKernel(*Request); // every thread of every block runs a GPU image's bare (or fiber) kernel
   else
     Request->invoke(Request->invoke_context);
   return 0;

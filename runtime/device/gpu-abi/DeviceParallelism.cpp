@@ -8,8 +8,8 @@
 // it. `tid` is libomp's global thread id, which those libomp calls expect.
 //
 //===----------------------------------------------------------------------===//
+#include "../libomp/Libomp.h"
 #include "KernelLaunchState.h"
-#include "Libomp.h"
 
 #include <array>
 #include <cstdio>

@@ -18,8 +18,8 @@
 // gives the same iterations without relying on it.
 //
 //===----------------------------------------------------------------------===//
+#include "../libomp/Libomp.h"
 #include "KernelLaunchState.h"
-#include "Libomp.h"
 
 #include <algorithm>
 #include <type_traits>

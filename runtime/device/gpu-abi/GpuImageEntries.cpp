@@ -10,9 +10,9 @@
 // threads, so "the thread's id in its block" is its libomp thread number.
 //
 //===----------------------------------------------------------------------===//
-#include "../bare/BareLaunch.h"
+#include "../libomp/Libomp.h"
+#include "../vgpu/Block.h"
 #include "KernelLaunchState.h"
-#include "Libomp.h"
 #include "StaticSchedule.h"
 
 #include <sched.h>
@@ -472,7 +472,7 @@ OMPSIM_DEVICE_API int32_t __kmpc_nvptx_teams_reduce_nowait_v2(void *, void *Buff
 }
 
 OMPSIM_DEVICE_API void *__ompsim_gpu_team_shared(uint64_t Bytes) {
-  if (void *Block = bare::blockShared(Bytes))
+  if (void *Block = ompsim::vgpu::blockShared(Bytes))
     return Block; // a bare kernel's block
   KernelLaunch &L = launchOf("__ompsim_gpu_team_shared");
   void *Block = teamEntry(L, L.TeamShared, L.TeamSharedCount, [Bytes] { return newTeamBlock(Bytes); });
@@ -486,7 +486,7 @@ OMPSIM_DEVICE_API void *__ompsim_gpu_team_shared(uint64_t Bytes) {
 // LIBOMPTARGET_SHARED_MEMORY_SIZE), null when the launch has none.
 OMPSIM_DEVICE_API void *__ompsim_gpu_dynamic_shared(void) {
   bool InBare = false;
-  void *Block = bare::blockDynamicShared(InBare);
+  void *Block = ompsim::vgpu::blockDynamicShared(InBare);
   if (InBare)
     return Block;
   KernelLaunch &L = launchOf("llvm_omp_target_dynamic_shared_alloc");

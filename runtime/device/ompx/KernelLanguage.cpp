@@ -18,7 +18,7 @@
 //    without ompsim's pass plugin: clang-22's x86_64 code does not run it on
 //    every thread);
 //  - in an ompx_bare region that ompsim's pass plugin handed to the device
-//    runtime (bare/BareLaunch.cpp), every thread of every block runs the
+//    runtime (vgpu/), every thread of every block runs the
 //    region: the ids, sizes, barriers and warps are that launch's, in three
 //    dimensions;
 //  - elsewhere clang-22's x86_64 code launches teams and threads in x only, so y and z
@@ -34,8 +34,8 @@
 // built with clang's header.
 //
 //===----------------------------------------------------------------------===//
-#include "../bare/BareLaunch.h"
-#include "../gpu-abi/Libomp.h"
+#include "../libomp/Libomp.h"
+#include "../vgpu/Block.h"
 #include "ompsim/device_runtime.h"
 
 #include <cstdint>
@@ -61,14 +61,14 @@ bool onOmpsimDevice() { return __ompsim_device_current_device() >= 0; }
 /// thread; libomp's omp_get_num_threads() answers the team's thread limit
 /// there).
 int threadsInBlock() {
-  if (ompsim::device::bare::ThreadView V; ompsim::device::bare::current(V))
+  if (ompsim::vgpu::ThreadView V; ompsim::vgpu::current(V))
     return int(V.Threads);
   const Libomp &L = Libomp::get();
   return L.GetLevel() == 0 ? 1 : L.GetNumThreads();
 }
 
 int threadInBlock() {
-  if (ompsim::device::bare::ThreadView V; ompsim::device::bare::current(V))
+  if (ompsim::vgpu::ThreadView V; ompsim::vgpu::current(V))
     return int(V.LinearThread);
   const Libomp &L = Libomp::get();
   return L.GetLevel() == 0 ? 0 : L.GetThreadNum();
@@ -91,7 +91,7 @@ struct WarpView {
 /// Lanes of the caller's warps: a bare launch's (its GPU image's), else
 /// kWarpSize.
 int warpSize() {
-  if (ompsim::device::bare::ThreadView V; ompsim::device::bare::current(V))
+  if (ompsim::vgpu::ThreadView V; ompsim::vgpu::current(V))
     return int(V.WarpSize);
   return kWarpSize;
 }
@@ -117,9 +117,9 @@ WarpView warpOf(int Tid, int Threads, int Lanes) {
 /// the team's: one thread allocates it and libomp's copyprivate hands its
 /// address to the others.
 uint64_t *exchange(uint64_t Value, int Tid, int Threads, const char *What) {
-  if (uint64_t *Slots = ompsim::device::bare::exchangeSlots()) {
+  if (uint64_t *Slots = ompsim::vgpu::exchangeSlots()) {
     Slots[Tid] = Value;
-    ompsim::device::bare::syncBlock();
+    ompsim::vgpu::syncBlock();
     return Slots;
   }
   const Libomp &L = Libomp::get();
@@ -141,8 +141,8 @@ uint64_t *exchange(uint64_t Value, int Tid, int Threads, const char *What) {
 }
 
 void releaseExchange(uint64_t *Slots) {
-  if (ompsim::device::bare::exchangeSlots()) {
-    ompsim::device::bare::syncBlock(); // the block's slots: nothing to free
+  if (ompsim::vgpu::exchangeSlots()) {
+    ompsim::vgpu::syncBlock(); // the block's slots: nothing to free
     return;
   }
   // Nobody reads the buffer once every thread is past this barrier.
@@ -202,7 +202,7 @@ OMPSIM_OMPX_API uint32_t __ompsim_ompx_warp_size(void) {
 }
 
 OMPSIM_OMPX_API int ompx_thread_id(int Dim) {
-  if (ompsim::device::bare::ThreadView V; ompsim::device::bare::current(V))
+  if (ompsim::vgpu::ThreadView V; ompsim::vgpu::current(V))
     return Dim >= 0 && Dim < 3 ? int(V.ThreadId[Dim]) : 0;
   if (!onOmpsimDevice())
     return Libomp::get().GetAncestorThreadNum(Dim + 1);
@@ -210,7 +210,7 @@ OMPSIM_OMPX_API int ompx_thread_id(int Dim) {
 }
 
 OMPSIM_OMPX_API int ompx_block_dim(int Dim) {
-  if (ompsim::device::bare::ThreadView V; ompsim::device::bare::current(V))
+  if (ompsim::vgpu::ThreadView V; ompsim::vgpu::current(V))
     return Dim >= 0 && Dim < 3 ? int(V.BlockDim[Dim]) : 0;
   if (!onOmpsimDevice())
     return Libomp::get().GetTeamSize(Dim + 1);
@@ -218,7 +218,7 @@ OMPSIM_OMPX_API int ompx_block_dim(int Dim) {
 }
 
 OMPSIM_OMPX_API int ompx_block_id(int Dim) {
-  if (ompsim::device::bare::ThreadView V; ompsim::device::bare::current(V))
+  if (ompsim::vgpu::ThreadView V; ompsim::vgpu::current(V))
     return Dim >= 0 && Dim < 3 ? int(V.BlockId[Dim]) : 0;
   if (!onOmpsimDevice())
     return 0;
@@ -226,7 +226,7 @@ OMPSIM_OMPX_API int ompx_block_id(int Dim) {
 }
 
 OMPSIM_OMPX_API int ompx_grid_dim(int Dim) {
-  if (ompsim::device::bare::ThreadView V; ompsim::device::bare::current(V))
+  if (ompsim::vgpu::ThreadView V; ompsim::vgpu::current(V))
     return Dim >= 0 && Dim < 3 ? int(V.GridDim[Dim]) : 0;
   if (!onOmpsimDevice())
     return 1;
@@ -235,8 +235,8 @@ OMPSIM_OMPX_API int ompx_grid_dim(int Dim) {
 
 OMPSIM_OMPX_API void ompx_sync_block(int Ordering) {
   (void)Ordering; // a barrier orders every access
-  if (ompsim::device::bare::ThreadView V; ompsim::device::bare::current(V))
-    return ompsim::device::bare::syncBlock();
+  if (ompsim::vgpu::ThreadView V; ompsim::vgpu::current(V))
+    return ompsim::vgpu::syncBlock();
   // A team's own region runs on one thread: its barrier has nobody to wait
   // for (and libomp's barrier there would wait for the team's pool).
   if (onOmpsimDevice() && threadsInBlock() == 1)

@@ -3,7 +3,7 @@
 // ompsim's GPU device runtime (runtime/gpu-device) keeps everything it asks
 // of the hardware in its Hardware.h. Built for the simulated GPU, those
 // functions use these, which libompsim-device serves from the block runner
-// (runtime/device/bare/BareLaunch.cpp): a block's threads are fibers of one
+// (BlockRunner.h, in this folder): a block's threads are fibers of one
 // device thread, in warps of the image's architecture. The executor links
 // the runtime's x86-64 bitcode into every GPU image it retargets, so the
 // image calls the same runtime a GPU runs, and only these reach the host.
@@ -45,7 +45,7 @@ struct LaneRegisters {
 
 /// A block's threads are fibers, each with a slot of FiberSlotBytes aligned
 /// to its size, near whose end its LaneRegisters lie (its stack grows down
-/// from below them, runtime/device/bare/FiberSlots.h, so a thread's registers
+/// from below them, FiberSlots.h, so a thread's registers
 /// share a page with its stack's top). The slots of most fibers lie in one
 /// range of the process, [Base, Base + Size).
 struct FiberSlotRange {

@@ -1,4 +1,4 @@
-//===- Libomp.h - the libomp entry points the GPU-ABI runtime forks with --===//
+//===- Libomp.h - the libomp entry points the device runtime forks with --===//
 //
 // flang-22's device code mixes two runtimes: the GPU device-runtime ABI
 // (__kmpc_target_init, __kmpc_parallel_60, the static loop entry points),
@@ -6,14 +6,15 @@
 // __kmpc_barrier, __kmpc_global_thread_num, omp_get_thread_num), which it
 // calls straight into libomp. Teams and parallel regions are therefore
 // libomp's own teams and threads, so both halves see one team structure.
+// The virtual GPU (vgpu/) runs a grid's blocks on libomp's teams too.
 //
 // libomp is looked up at run time rather than linked: every image that uses
 // the GPU ABI needs libomp and loads it, and the device runtime is loaded into
 // executors whose images may never need it.
 //
 //===----------------------------------------------------------------------===//
-#ifndef OMPSIM_DEVICE_GPUABI_LIBOMP_H
-#define OMPSIM_DEVICE_GPUABI_LIBOMP_H
+#ifndef OMPSIM_DEVICE_LIBOMP_LIBOMP_H
+#define OMPSIM_DEVICE_LIBOMP_LIBOMP_H
 
 #include <cstddef>
 #include <cstdint>
@@ -67,4 +68,4 @@ Ident *runtimeIdent();
 
 } // namespace ompsim::device
 
-#endif // OMPSIM_DEVICE_GPUABI_LIBOMP_H
+#endif // OMPSIM_DEVICE_LIBOMP_LIBOMP_H

@@ -1,8 +1,8 @@
 //===- FiberSlots.h - the stacks of a block runner's fibers -----*- C++ -*-===//
 //
-// A block's threads are fibers; each has a slot of vgpu::FiberSlotBytes,
+// A block's threads are fibers; each has a slot of FiberSlotBytes,
 // aligned to its size: a guard page, the fiber's stack, and at the slot's
-// end the thread's registers (vgpu::LaneRegisters), in the page of the
+// end the thread's registers (LaneRegisters), in the page of the
 // stack's top (a fiber that runs touches one page more than its frames'
 // at most, and 1024 fibers' pages stay within the TLB). Code running on a fiber
 // finds its registers from its own frame address, with no call and no
@@ -15,15 +15,15 @@
 // __ompsim_vgpu_registers (a call).
 //
 //===----------------------------------------------------------------------===//
-#ifndef OMPSIM_DEVICE_BARE_FIBERSLOTS_H
-#define OMPSIM_DEVICE_BARE_FIBERSLOTS_H
+#ifndef OMPSIM_DEVICE_VGPU_FIBERSLOTS_H
+#define OMPSIM_DEVICE_VGPU_FIBERSLOTS_H
 
-#include "../vgpu/VirtualGpu.h"
+#include "VirtualGpu.h"
 
 #include <cstddef>
 #include <cstdint>
 
-namespace ompsim::device::bare {
+namespace ompsim::vgpu {
 
 /// The slots of one block runner's fibers. Never freed (a runner lives as
 /// long as its device thread); it only grows.
@@ -36,22 +36,20 @@ public:
   bool reserve(uint32_t Count);
 
   /// Fiber `T`'s registers, near its slot's end.
-  vgpu::LaneRegisters &registers(uint32_t T) const {
-    return *reinterpret_cast<vgpu::LaneRegisters *>(stackTop(T));
-  }
+  LaneRegisters &registers(uint32_t T) const { return *reinterpret_cast<LaneRegisters *>(stackTop(T)); }
 
   /// The lowest address of fiber `T`'s stack (which grows down to it).
   char *stackBottom(uint32_t T) const { return slot(T) + PageBytes; }
   /// The address fiber `T`'s stack starts from (its registers lie above).
   char *stackTop(uint32_t T) const {
-    return reinterpret_cast<char *>(vgpu::laneRegistersOf(reinterpret_cast<uintptr_t>(slot(T))));
+    return reinterpret_cast<char *>(laneRegistersOf(reinterpret_cast<uintptr_t>(slot(T))));
   }
   /// Bytes of fiber `T`'s stack (its slot's but the guard page and up to
   /// FiberSlotColors cache lines above its registers).
   size_t stackBytes(uint32_t T) const { return size_t(stackTop(T) - stackBottom(T)); }
 
 private:
-  char *slot(uint32_t T) const { return Base + size_t(T) * vgpu::FiberSlotBytes; }
+  char *slot(uint32_t T) const { return Base + size_t(T) * FiberSlotBytes; }
 
   /// Makes slots [From, To) usable: stack and registers writable, the guard
   /// page below the stack not (an overflow faults there, and the executor
@@ -68,6 +66,6 @@ private:
   size_t MappingBytes = 0;
 };
 
-} // namespace ompsim::device::bare
+} // namespace ompsim::vgpu
 
-#endif // OMPSIM_DEVICE_BARE_FIBERSLOTS_H
+#endif // OMPSIM_DEVICE_VGPU_FIBERSLOTS_H

@@ -1,23 +1,24 @@
-//===- BareLaunch.h - ompx_bare regions run as a GPU runs them -----------===//
+//===- Block.h - what a running block's threads ask of it -------*- C++ -*-===//
 //
-// A GPU runs an ompx_bare region on every thread of every block; clang-22's
-// x86_64 code runs it once per team. ompsim's pass plugin hands a bare
-// kernel's region to __ompsim_bare_fork_teams (BareLaunch.cpp), which runs a
-// block's threads as fibers of one device thread. What the ompx API answers
-// inside such a region comes from here.
+// The calling GPU thread's view of the virtual GPU while it runs a block of
+// a grid (Grid.h): its ids, the block's barriers, its warp's collectives,
+// and the block's memories. Outside a block each answers as for thread 0 of
+// a block of one (ids 0, extents 1, barriers that return at once) or with
+// null where there is nothing to give. The ompx API (ompx/), the GPU
+// device runtime's hardware layer (VirtualGpu.cpp) and the GPU ABI's
+// team-shared memory (gpu-abi/) call these.
 //
 //===----------------------------------------------------------------------===//
-#ifndef OMPSIM_DEVICE_BARE_BARELAUNCH_H
-#define OMPSIM_DEVICE_BARE_BARELAUNCH_H
+#ifndef OMPSIM_DEVICE_VGPU_BLOCK_H
+#define OMPSIM_DEVICE_VGPU_BLOCK_H
 
-#include "../vgpu/VirtualGpu.h"
-#include "ompsim/device_runtime.h"
+#include "VirtualGpu.h"
 
 #include <cstdint>
 
-namespace ompsim::device::bare {
+namespace ompsim::vgpu {
 
-/// The calling GPU thread of a bare region, in three dimensions.
+/// The calling GPU thread, in three dimensions.
 struct ThreadView {
   uint32_t ThreadId[3];
   uint32_t BlockDim[3];
@@ -25,15 +26,16 @@ struct ThreadView {
   uint32_t GridDim[3];
   uint32_t LinearThread; ///< x + y * dim.x + z * dim.x * dim.y
   uint32_t Threads;      ///< threads in the block
-  uint32_t WarpSize;     ///< lanes of a warp (the GPU image's, else 32)
+  uint32_t WarpSize;     ///< lanes of a warp (the grid's)
 };
 
-/// The calling thread's view when it runs a bare region's body; else false.
+/// The calling thread's view when it runs a block's thread; else false.
 bool current(ThreadView &View);
 
-/// The calling thread's registers (out of a block: ids 0, extents 1, warps
-/// of 32, no block state).
-const vgpu::LaneRegisters &laneRegisters();
+/// The calling thread's registers, found through its device thread (out of
+/// a block: ids 0, extents 1, warps of 32, no block state). A fiber reads
+/// its own faster, with laneRegisters() (VirtualGpu.h).
+const LaneRegisters &runnerRegisters();
 
 /// The calling thread's block and thread, each as one number (x first).
 uint32_t linearBlock();
@@ -71,23 +73,19 @@ void syncThreads(uint32_t Count);
 void *blockState(uint64_t Bytes);
 
 /// The block's exchange buffer for warp collectives: one slot per thread,
-/// valid between two syncBlock() calls of the whole block.
+/// valid between two syncBlock() calls of the whole block; null outside a
+/// block.
 uint64_t *exchangeSlots();
 
 /// The calling block's shared memory of `Bytes` (a GPU image's team-shared
-/// globals), or null outside a bare region. Like a GPU's, it is not cleared
+/// globals), or null outside a block. Like a GPU's, it is not cleared
 /// between the blocks a device thread runs.
 void *blockShared(uint64_t Bytes);
 
 /// The calling block's dynamic shared memory (null when the launch asked
-/// for none); `InBare` says whether the caller runs a bare region at all.
-void *blockDynamicShared(bool &InBare);
+/// for none); `InBlock` says whether the caller runs a block at all.
+void *blockDynamicShared(bool &InBlock);
 
-/// Runs a GPU image's bare kernel as a GPU does: every thread of every
-/// block of `Launch`'s grid calls the kernel (Launch.gpu_warp_size lanes a
-/// warp).
-void runGpuKernel(const ompsim_kernel_launch &Launch);
+} // namespace ompsim::vgpu
 
-} // namespace ompsim::device::bare
-
-#endif // OMPSIM_DEVICE_BARE_BARELAUNCH_H
+#endif // OMPSIM_DEVICE_VGPU_BLOCK_H

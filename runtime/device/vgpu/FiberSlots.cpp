@@ -14,7 +14,7 @@
 /// address with it.
 OMPSIM_DEVICE_API ompsim::vgpu::FiberSlotRange __ompsim_vgpu_fiber_slots = {0, 0};
 
-namespace ompsim::device::bare {
+namespace ompsim::vgpu {
 namespace {
 
 /// Runners whose slots the reservation holds: more than the device threads
@@ -22,19 +22,18 @@ namespace {
 /// of several host threads at once. 64 pieces of 128 MiB of address space,
 /// none of it memory until a fiber's page is touched.
 constexpr uint32_t ReservedRunners = 64;
-constexpr size_t PieceBytes = size_t(OMPSIM_BARE_MAX_BLOCK_THREADS) * vgpu::FiberSlotBytes;
+constexpr size_t PieceBytes = size_t(OMPSIM_BARE_MAX_BLOCK_THREADS) * FiberSlotBytes;
 
 /// A piece of the reservation for one runner's slots, or null when all are
 /// taken (or the reservation could not be made).
 char *claimPiece() {
   static char *const Reservation = [] {
     // One slot more than the pieces, to align the first to a slot.
-    size_t Bytes = ReservedRunners * PieceBytes + vgpu::FiberSlotBytes;
+    size_t Bytes = ReservedRunners * PieceBytes + FiberSlotBytes;
     void *Mem = ::mmap(nullptr, Bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (Mem == MAP_FAILED)
       return static_cast<char *>(nullptr);
-    uintptr_t Start =
-        (reinterpret_cast<uintptr_t>(Mem) + vgpu::FiberSlotBytes - 1) & ~(vgpu::FiberSlotBytes - 1);
+    uintptr_t Start = (reinterpret_cast<uintptr_t>(Mem) + FiberSlotBytes - 1) & ~(FiberSlotBytes - 1);
     __ompsim_vgpu_fiber_slots.Base = Start;
     __ompsim_vgpu_fiber_slots.Size = ReservedRunners * PieceBytes;
     return reinterpret_cast<char *>(Start);
@@ -52,7 +51,7 @@ bool FiberSlots::prepare(uint32_t From, uint32_t To) {
   if (To <= From)
     return true;
   char *Start = slot(From);
-  size_t Bytes = size_t(To - From) * vgpu::FiberSlotBytes;
+  size_t Bytes = size_t(To - From) * FiberSlotBytes;
   if (::mprotect(Start, Bytes, PROT_READ | PROT_WRITE) != 0)
     return false;
   for (uint32_t T = From; T < To; ++T)
@@ -77,7 +76,7 @@ bool FiberSlots::reserve(uint32_t Count) {
   }
   // Slots of the runner's own, aligned to a slot (a block never grows while
   // it runs: the old slots hold nothing to keep).
-  size_t Bytes = size_t(Count) * vgpu::FiberSlotBytes + vgpu::FiberSlotBytes;
+  size_t Bytes = size_t(Count) * FiberSlotBytes + FiberSlotBytes;
   void *Mem = ::mmap(nullptr, Bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (Mem == MAP_FAILED)
     return false;
@@ -85,8 +84,8 @@ bool FiberSlots::reserve(uint32_t Count) {
     ::munmap(Mapping, MappingBytes);
   Mapping = Mem;
   MappingBytes = Bytes;
-  Base = reinterpret_cast<char *>((reinterpret_cast<uintptr_t>(Mem) + vgpu::FiberSlotBytes - 1) &
-                                  ~(vgpu::FiberSlotBytes - 1));
+  Base = reinterpret_cast<char *>((reinterpret_cast<uintptr_t>(Mem) + FiberSlotBytes - 1) &
+                                  ~(FiberSlotBytes - 1));
   Capacity = 0;
   if (!prepare(0, Count))
     return false;
@@ -94,4 +93,4 @@ bool FiberSlots::reserve(uint32_t Count) {
   return true;
 }
 
-} // namespace ompsim::device::bare
+} // namespace ompsim::vgpu

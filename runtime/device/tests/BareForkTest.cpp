@@ -1,4 +1,4 @@
-// Unit tests of ompx_bare launches in libompsim-device (bare/BareLaunch.cpp):
+// Unit tests of ompx_bare launches in libompsim-device (bare/BareFork.cpp, on the virtual GPU of vgpu/):
 // the body runs once on every thread of every block of a three-dimensional
 // grid, the ompx ids answer in x, y and z, and a barrier holds every thread
 // of a block until all of them reached it.
@@ -35,7 +35,7 @@ const auto PushNumTeams = entry<void (*)(void *, int32_t, int32_t, int32_t)>("__
 struct Ident {
   int32_t Reserved1, Flags, Reserved2, Reserved3;
   const char *Source;
-} Loc = {0, 2, 0, 0, ";BareLaunchTest;unknown;0;0;;"};
+} Loc = {0, 2, 0, 0, ";BareForkTest;unknown;0;0;;"};
 
 constexpr int GX = 3, GY = 2, GZ = 1, BX = 4, BY = 3, BZ = 2;
 constexpr int Blocks = GX * GY * GZ, Threads = BX * BY * BZ;
@@ -79,7 +79,7 @@ void kernel(void *Ctx) {
 
 } // namespace
 
-TEST(BareLaunchTest, EveryThreadOfEveryBlockRunsTheBodyOnceInThreeDimensions) {
+TEST(BareForkTest, EveryThreadOfEveryBlockRunsTheBodyOnceInThreeDimensions) {
   auto *G = new Grid{};
   KernelCall Call{G};
   ompsim_kernel_launch Launch{5, GX, BX, 0, &kernel, &Call, {GY, GZ}, {BY, BZ}, 0, 0, 0};
@@ -108,7 +108,7 @@ std::atomic<int> OncePerTeam{0};
 void countBody(int32_t *, int32_t *, void **) { OncePerTeam.fetch_add(1); }
 } // namespace
 
-TEST(BareLaunchTest, OutsideAnOmpsimLaunchTheBodyRunsOncePerTeamAsClangsKernelDoes) {
+TEST(BareForkTest, OutsideAnOmpsimLaunchTheBodyRunsOncePerTeamAsClangsKernelDoes) {
   // Stock's host plugin calls the kernel itself: no ompsim launch, so the
   // teams the kernel pushed run the body once each.
   PushNumTeams(&Loc, GlobalThreadNum(&Loc), 2, 1);
@@ -121,9 +121,9 @@ void noBody(int32_t *, int32_t *, void **) {}
 void bigKernel(void *) { BareForkTeams(nullptr, &noBody, nullptr); }
 } // namespace
 
-TEST(BareLaunchDeathTest, ABlockOfMoreThan1024ThreadsEndsWithOneLine) {
+TEST(BareForkDeathTest, ABlockOfMoreThan1024ThreadsEndsWithOneLine) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   ompsim_kernel_launch Launch{0, 1, 64, 0, &bigKernel, nullptr, {0, 0}, {32, 1}, 0, 0, 0};
   EXPECT_EXIT(__ompsim_device_run_kernel(&Launch), testing::ExitedWithCode(1),
-              "ompx_bare launch: more threads in a block than the device's 1024 \\(2048\\)");
+              "launch on the virtual GPU: more threads in a block than the device's 1024 \\(2048\\)");
 }

@@ -1,0 +1,417 @@
+//===- BlockRunner.cpp - a block's threads as fibers ----------------------===//
+#include "BlockRunner.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#ifdef OMPSIM_VGPU_ASAN
+#include <sanitizer/common_interface_defs.h>
+#endif
+#ifdef OMPSIM_VGPU_TSAN
+#include <sanitizer/tsan_interface.h>
+#endif
+
+namespace ompsim::vgpu {
+
+namespace ctx = boost::context::detail;
+
+void failLaunch(const char *Message, uint64_t Value) {
+  std::fprintf(stderr, "ompsim: device runtime: launch on the virtual GPU: %s (%llu)\n", Message,
+               static_cast<unsigned long long>(Value));
+  std::fflush(stderr);
+  std::_Exit(1);
+}
+
+void *BlockMemory::atLeast(uint64_t Bytes) {
+  if (Bytes <= Capacity && Base)
+    return Base;
+  uint64_t Size = (std::max<uint64_t>(Bytes, 16) + 15) & ~uint64_t(15);
+  void *New = std::aligned_alloc(16, Size);
+  if (!New)
+    return nullptr;
+  std::memset(New, 0, Size);
+  std::free(Base);
+  Base = New;
+  Capacity = Size;
+  return Base;
+}
+
+// Initial-exec: the runtime is loaded at the executor's start (and never
+// unloaded), and a block's fibers ask for it at every collective.
+__attribute__((tls_model("initial-exec"))) thread_local BlockRunner *BlockRunner::TRunner = nullptr;
+
+BlockRunner &BlockRunner::ofThisThread() {
+  // Trivially destructible on purpose: no thread-exit hook (the runtime keeps
+  // libstdc++ out of its dependencies); a libomp thread lives as long as the
+  // process.
+  static thread_local BlockRunner *Runner = nullptr;
+  if (!Runner) {
+    Runner = static_cast<BlockRunner *>(std::calloc(1, sizeof(BlockRunner)));
+    if (!Runner)
+      failLaunch("cannot allocate a block runner", sizeof(BlockRunner));
+    new (Runner) BlockRunner();
+  }
+  return *Runner;
+}
+
+void BlockRunner::reserve(uint32_t Threads) {
+  if (Threads <= Capacity)
+    return;
+  auto *NewFibers = static_cast<Fiber *>(std::calloc(Threads, sizeof(Fiber)));
+  auto *NewSlots = static_cast<uint64_t *>(std::calloc(Threads, sizeof(uint64_t)));
+  if (!Stacks.reserve(Threads) || !NewFibers || !NewSlots)
+    failLaunch("cannot allocate the stacks of a block's threads", Threads);
+#ifdef OMPSIM_VGPU_TSAN
+  for (uint32_t T = 0; T < Threads; ++T)
+    NewFibers[T].TsanFiber = __tsan_create_fiber(0);
+  for (uint32_t T = 0; T < Capacity; ++T)
+    __tsan_destroy_fiber(Fibers[T].TsanFiber);
+#endif
+  std::free(Fibers);
+  std::free(Slots);
+  Fibers = NewFibers;
+  Slots = NewSlots;
+  Capacity = Threads;
+}
+
+namespace {
+
+/// `Linear` (x first) as an index in the extents `Dim`.
+void split(uint32_t Linear, const uint32_t *Dim, uint32_t *Out) {
+  Out[0] = Linear % Dim[0];
+  Out[1] = (Linear / Dim[0]) % Dim[1];
+  Out[2] = Linear / (Dim[0] * Dim[1]);
+}
+
+} // namespace
+
+void BlockRunner::run(Grid &G, uint32_t BlockNum, int32_t *GlobalTid) {
+  TheGrid = &G;
+  Block = BlockNum;
+  Gtid = GlobalTid;
+  LaneRegisters Regs;
+  split(BlockNum, G.GridDim, Regs.BlockId);
+  for (int D = 0; D < 3; ++D) {
+    Regs.BlockDim[D] = G.BlockDim[D];
+    Regs.GridDim[D] = G.GridDim[D];
+  }
+  Regs.WarpSize = uint16_t(G.WarpSize);
+  Regs.BlockState = State.Base;
+  Regs.BlockStateBytes = State.registerBytes();
+  for (uint32_t T = 0; T < G.Threads; ++T) {
+    Fiber &F = Fibers[T];
+    F.Done = false;
+    F.Wait = Fiber::Runs;
+    F.Context = ctx::make_fcontext(Stacks.stackTop(T), Stacks.stackBytes(T), &fiberEntry);
+    split(T, G.BlockDim, Regs.ThreadId);
+    Regs.LaneId = uint16_t(T % G.WarpSize);
+    Stacks.registers(T) = Regs;
+  }
+#ifdef OMPSIM_VGPU_TSAN
+  HomeTsan = __tsan_get_current_fiber();
+#endif
+  BlockRunner *Outer = TRunner;
+  TRunner = this;
+  Live = G.Threads;
+  BlockArrived = GroupArrived = GroupCount = 0;
+  RestartPass = false;
+  for (uint32_t W = 0; W < kMaxWarps; ++W)
+    WarpArrived[W] = WarpMask[W] = WarpReleased[W] = Running[W] = 0;
+  for (uint32_t T = 0; T < G.Threads; ++T)
+    Running[T / G.WarpSize] |= laneBit(T);
+  uint64_t IdlePasses = 0;
+  uint64_t IdleSince = 0;
+  while (Live) {
+    bool Ran = false;
+    Progress = false;
+    for (uint32_t T = 0; T < G.Threads; ++T) {
+      if (Fibers[T].Done || Fibers[T].Wait != Fiber::Runs)
+        continue;
+      Ran = true;
+      Current = T;
+      if (T + 1 < G.Threads)
+        prefetchFiber(T + 1);
+      switchToFiber(T);
+      if (Fibers[T].Done)
+        exited(T);
+      if (RestartPass)
+        break;
+    }
+    RestartPass = false;
+    if (!Ran)
+      stuck(0);
+    // A pass in which every thread that ran only spun (no barrier, no end):
+    // after many such passes for long enough, nothing the block does can
+    // release it (a lock or a team barrier some threads never reach, or a
+    // wait on a block that has not run).
+    if (Progress) {
+      IdlePasses = 0;
+      continue;
+    }
+    if (++IdlePasses == kIdlePassesBeforeClock)
+      IdleSince = nanoseconds();
+    else if (IdlePasses % kIdlePassesBeforeClock == 0 && nanoseconds() - IdleSince > kSpinLimitNs)
+      stuck(kSpinLimitNs / 1000000000);
+  }
+  TRunner = Outer;
+}
+
+void BlockRunner::syncBlock() {
+  Progress = true;
+  if (++BlockArrived == Live) {
+    // The last to arrive waits its turn too: after a barrier the block's
+    // threads go on in thread order, whichever came last (a GPU's run
+    // them at once; a fiber that spins on another's write without a
+    // runtime call would otherwise keep that one from running).
+    releaseBlock();
+    yield();
+    return;
+  }
+  waitAway(Fiber::AtBlock);
+}
+
+void BlockRunner::syncThreads(uint32_t Count) {
+  Progress = true;
+  if (Count <= 1)
+    return;
+  if (++GroupArrived == Count) {
+    releaseAll(Fiber::AtGroup);
+    GroupArrived = 0;
+    yield(); // in thread order, as after the block's barrier
+    return;
+  }
+  GroupCount = Count;
+  waitAway(Fiber::AtGroup);
+}
+
+void BlockRunner::syncWarp(uint64_t Mask) {
+  uint32_t W = Current / TheGrid->WarpSize;
+  Progress = true;
+  WarpArrived[W] |= laneBit(Current);
+  WarpMask[W] |= Mask;
+  if (releaseWarpIfComplete(W))
+    return;
+  Fibers[Current].Wait = Fiber::AtWarp;
+  yield();
+}
+
+uint64_t BlockRunner::shuffle(uint64_t Mask, uint64_t Value, uint32_t Source) {
+  uint32_t WarpSize = TheGrid->WarpSize, Base = Current - Current % WarpSize;
+  Slots[Current] = Value;
+  syncWarp(Mask);
+  uint32_t From = Base + (Source < WarpSize ? Source : Current - Base);
+  uint64_t Result = From < TheGrid->Threads ? Slots[From] : Value;
+  syncWarp(Mask);
+  return Result;
+}
+
+uint64_t BlockRunner::ballot(uint64_t Mask, bool Predicate) {
+  uint32_t WarpSize = TheGrid->WarpSize, W = Current / WarpSize, Base = W * WarpSize;
+  Slots[Current] = Predicate;
+  syncWarp(Mask);
+  uint64_t Took = WarpReleased[W] & Mask, Result = 0;
+  for (uint32_t Lane = 0; Lane < WarpSize && Base + Lane < TheGrid->Threads; ++Lane)
+    if ((Took >> Lane & 1) && Slots[Base + Lane])
+      Result |= uint64_t(1) << Lane;
+  syncWarp(Mask);
+  return Result;
+}
+
+void BlockRunner::view(ThreadView &V) const {
+  const LaneRegisters &R = registers();
+  for (int D = 0; D < 3; ++D) {
+    V.ThreadId[D] = R.ThreadId[D];
+    V.BlockDim[D] = R.BlockDim[D];
+    V.BlockId[D] = R.BlockId[D];
+    V.GridDim[D] = R.GridDim[D];
+  }
+  V.LinearThread = Current;
+  V.Threads = TheGrid->Threads;
+  V.WarpSize = R.WarpSize;
+}
+
+void *BlockRunner::shared(uint64_t Bytes) {
+  void *Memory = Shared.atLeast(Bytes);
+  if (!Memory)
+    failLaunch("cannot allocate a block's shared memory of bytes", Bytes);
+  return Memory;
+}
+
+void *BlockRunner::dynamicShared() {
+  if (!TheGrid->DynamicSharedBytes)
+    return nullptr;
+  void *Memory = Dynamic.atLeast(TheGrid->DynamicSharedBytes);
+  if (!Memory)
+    failLaunch("cannot allocate a block's dynamic shared memory of bytes", TheGrid->DynamicSharedBytes);
+  return Memory;
+}
+
+void *BlockRunner::state(uint64_t Bytes) {
+  void *Memory = State.atLeast(Bytes);
+  if (!Memory)
+    failLaunch("cannot allocate a block's state of bytes", Bytes);
+  // The block's threads read it from their registers from now on.
+  for (uint32_t T = 0; T < TheGrid->Threads; ++T) {
+    Stacks.registers(T).BlockState = State.Base;
+    Stacks.registers(T).BlockStateBytes = State.registerBytes();
+  }
+  return Memory;
+}
+
+/// From the running fiber back to the block's scheduler; returns when the
+/// scheduler resumes it.
+void BlockRunner::yield() {
+#ifdef OMPSIM_VGPU_ASAN
+  void *Fake = nullptr;
+  __sanitizer_start_switch_fiber(&Fake, HomeBottom, HomeSize);
+#endif
+#ifdef OMPSIM_VGPU_TSAN
+  __tsan_switch_to_fiber(HomeTsan, 0);
+#endif
+  // The scheduler's context is new at every switch into a fiber.
+  Home = ctx::jump_fcontext(Home, nullptr).fctx;
+#ifdef OMPSIM_VGPU_ASAN
+  __sanitizer_finish_switch_fiber(Fake, &HomeBottom, &HomeSize);
+#endif
+}
+
+/// Fiber `T` leaves its warp's running lanes (it waits at a barrier of the
+/// block, or finished): a warp barrier may now be complete.
+void BlockRunner::leaveWarp(uint32_t T) {
+  Running[T / TheGrid->WarpSize] &= ~laneBit(T);
+  releaseWarpIfComplete(T / TheGrid->WarpSize);
+}
+
+/// The calling fiber waits at a barrier of the block (`Wait`) until it is
+/// released.
+void BlockRunner::waitAway(decltype(Fiber::Wait) Wait) {
+  Fibers[Current].Wait = Wait;
+  leaveWarp(Current);
+  yield();
+}
+
+/// Releases every fiber waiting at `Wait` (a barrier of the block): they
+/// run in their warps again.
+void BlockRunner::releaseAll(decltype(Fiber::Wait) Wait) {
+  for (uint32_t T = 0; T < TheGrid->Threads; ++T)
+    if (Fibers[T].Wait == Wait) {
+      Fibers[T].Wait = Fiber::Runs;
+      Running[T / TheGrid->WarpSize] |= laneBit(T);
+    }
+  // The next pass over the block starts from its first thread.
+  RestartPass = true;
+}
+
+void BlockRunner::releaseBlock() {
+  releaseAll(Fiber::AtBlock);
+  BlockArrived = 0;
+}
+
+/// Releases warp `W`'s barrier if every running lane it waits for arrived.
+bool BlockRunner::releaseWarpIfComplete(uint32_t W) {
+  uint64_t Arrived = WarpArrived[W];
+  if (!Arrived)
+    return false;
+  uint64_t Expected = (WarpMask[W] | Arrived) & Running[W];
+  if ((Arrived & Expected) != Expected)
+    return false;
+  uint32_t Base = W * TheGrid->WarpSize;
+  for (uint64_t Left = Arrived; Left; Left &= Left - 1) {
+    Fiber &F = Fibers[Base + uint32_t(__builtin_ctzll(Left))];
+    if (F.Wait == Fiber::AtWarp)
+      F.Wait = Fiber::Runs;
+  }
+  WarpReleased[W] = Arrived;
+  WarpArrived[W] = WarpMask[W] = 0;
+  return true;
+}
+
+/// Fiber `T` finished: the barriers it will not come to may be complete.
+void BlockRunner::exited(uint32_t T) {
+  Progress = true;
+  --Live;
+  leaveWarp(T);
+  if (BlockArrived && BlockArrived == Live)
+    releaseBlock();
+}
+
+/// The block can never go on: no thread can run, or (`SpunSeconds`) the
+/// threads that run have only spun that long. Names where they are.
+void BlockRunner::stuck(uint64_t SpunSeconds) const {
+  uint32_t AtBlock = 0, AtWarp = 0, AtGroup = 0, Spinning = 0, Done = 0;
+  for (uint32_t T = 0; T < TheGrid->Threads; ++T) {
+    const Fiber &F = Fibers[T];
+    Done += F.Done;
+    AtBlock += !F.Done && F.Wait == Fiber::AtBlock;
+    AtWarp += !F.Done && F.Wait == Fiber::AtWarp;
+    AtGroup += !F.Done && F.Wait == Fiber::AtGroup;
+    Spinning += !F.Done && F.Wait == Fiber::Runs;
+  }
+  if (SpunSeconds)
+    std::fprintf(stderr,
+                 "ompsim: device runtime: block %u can never finish: for %llu s its %u running threads "
+                 "have only spun (a lock, or a team barrier some threads never reach), while %u wait at "
+                 "the block's barrier, %u at a warp's, and %u have finished\n",
+                 Block, static_cast<unsigned long long>(SpunSeconds), Spinning, AtBlock, AtWarp, Done);
+  else if (AtGroup)
+    std::fprintf(stderr,
+                 "ompsim: device runtime: block %u: a barrier can never complete: %u of the %u threads a "
+                 "team barrier waits for arrived, while %u wait at the block's barrier, %u at a warp's, "
+                 "and %u have finished\n",
+                 Block, AtGroup, GroupCount, AtBlock, AtWarp, Done);
+  else
+    std::fprintf(stderr,
+                 "ompsim: device runtime: block %u: a barrier can never complete: %u threads wait at the "
+                 "block's barrier and %u at a warp's\n",
+                 Block, AtBlock, AtWarp);
+  std::fflush(stderr);
+  std::_Exit(1);
+}
+
+/// Brings fiber `T`'s saved context and the frames above it toward the
+/// cache while another fiber runs: a block's fibers take turns, and each
+/// one's stack is cold when its turn comes.
+void BlockRunner::prefetchFiber(uint32_t T) const {
+  const char *Saved = static_cast<const char *>(Fibers[T].Context);
+  for (int Line = 0; Line < kPrefetchLines; ++Line)
+    __builtin_prefetch(Saved + Line * 64, /*rw=*/1);
+}
+
+void BlockRunner::switchToFiber(uint32_t T) {
+#ifdef OMPSIM_VGPU_ASAN
+  void *Fake = nullptr;
+  __sanitizer_start_switch_fiber(&Fake, Stacks.stackBottom(T), Stacks.stackBytes(T));
+#endif
+#ifdef OMPSIM_VGPU_TSAN
+  __tsan_switch_to_fiber(Fibers[T].TsanFiber, 0);
+#endif
+  // Back here when the fiber waits or ends: where it stopped.
+  Fibers[T].Context = ctx::jump_fcontext(Fibers[T].Context, nullptr).fctx;
+#ifdef OMPSIM_VGPU_ASAN
+  __sanitizer_finish_switch_fiber(Fake, nullptr, nullptr);
+#endif
+}
+
+void BlockRunner::fiberEntry(ctx::transfer_t From) {
+  BlockRunner &R = *TRunner;
+  R.Home = From.fctx;
+#ifdef OMPSIM_VGPU_ASAN
+  __sanitizer_finish_switch_fiber(nullptr, &R.HomeBottom, &R.HomeSize);
+#endif
+  R.TheGrid->Body(R.Gtid, &R.Btid, R.TheGrid->Argv);
+  R.Fibers[R.Current].Done = true;
+#ifdef OMPSIM_VGPU_ASAN
+  __sanitizer_start_switch_fiber(nullptr, R.HomeBottom, R.HomeSize);
+#endif
+#ifdef OMPSIM_VGPU_TSAN
+  __tsan_switch_to_fiber(R.HomeTsan, 0);
+#endif
+  // A context function must not return: back to the scheduler for good.
+  ctx::jump_fcontext(R.Home, nullptr);
+  __builtin_unreachable();
+}
+
+} // namespace ompsim::vgpu

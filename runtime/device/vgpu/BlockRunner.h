@@ -1,0 +1,195 @@
+//===- BlockRunner.h - a block's threads as fibers --------------*- C++ -*-===//
+//
+// A block's threads are fibers of the device thread that runs the block:
+// each fiber runs until its next barrier or its end, then the next one
+// runs. A barrier is a switch back to the block's scheduler, which resumes
+// the fibers in thread order once every fiber that has not finished reached
+// it, so no thread passes a barrier before all its block's threads arrived
+// (threads that finished do not count, as on a GPU). Warp collectives
+// exchange values through the block's slots between two such barriers, and
+// a block that can never finish (a barrier some threads never reach, a
+// spin nothing releases) ends the process with one line saying where its
+// threads are.
+//
+// Each device thread has one runner, which keeps its fibers' stacks, the
+// block's memories and its scheduler state from one block to the next; it
+// serves one grid's block at a time (BlockRunner::TRunner while it runs).
+//
+//===----------------------------------------------------------------------===//
+#ifndef OMPSIM_DEVICE_VGPU_BLOCKRUNNER_H
+#define OMPSIM_DEVICE_VGPU_BLOCKRUNNER_H
+
+#include "Block.h"
+#include "FiberSlots.h"
+#include "Grid.h"
+
+#include <boost/context/detail/fcontext.hpp>
+
+#include <cstddef>
+#include <cstdint>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define OMPSIM_VGPU_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define OMPSIM_VGPU_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define OMPSIM_VGPU_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define OMPSIM_VGPU_TSAN 1
+#endif
+#endif
+
+namespace ompsim::vgpu {
+
+/// Ends the process with one line: a launch the virtual GPU cannot run.
+[[noreturn]] void failLaunch(const char *Message, uint64_t Value);
+
+/// A block's memory that persists across the blocks one device thread runs.
+struct BlockMemory {
+  void *Base = nullptr;
+  uint64_t Capacity = 0;
+
+  /// At least `Bytes` (16-aligned, zeroed when it grows); null if it cannot.
+  void *atLeast(uint64_t Bytes);
+
+  /// The bytes a thread's registers say the block has (at most 4 GiB).
+  uint32_t registerBytes() const { return Capacity > UINT32_MAX ? UINT32_MAX : uint32_t(Capacity); }
+};
+
+/// A GPU thread: its stack's saved context while it waits (Boost.Context's
+/// fcontext: a switch saves a few registers, with no system call, so a
+/// barrier of a 1024-thread block costs microseconds).
+struct Fiber {
+  boost::context::detail::fcontext_t Context;
+  bool Done;
+  /// What the fiber waits for: nothing (it runs when its turn comes), the
+  /// block's barrier, its warp's, or a barrier of a thread count.
+  enum : uint8_t { Runs, AtBlock, AtWarp, AtGroup } Wait;
+#ifdef OMPSIM_VGPU_TSAN
+  void *TsanFiber;
+#endif
+};
+
+/// The blocks one device thread runs. Never destroyed: libomp keeps its
+/// threads, and the next launch reuses the stacks.
+class BlockRunner {
+public:
+  /// The calling device thread's runner, made at its first block.
+  static BlockRunner &ofThisThread();
+
+  /// The runner whose block the calling thread is running, if any.
+  static thread_local BlockRunner *TRunner;
+
+  /// Stacks and fibers for blocks of `Threads` threads.
+  void reserve(uint32_t Threads);
+
+  /// Runs block `BlockNum` of `G` to its end.
+  void run(Grid &G, uint32_t BlockNum, int32_t *GlobalTid);
+
+  /// A spinning thread's turn: the block's other threads run.
+  void pause() { yield(); }
+
+  /// The block's barrier: the calling fiber waits until every fiber of the
+  /// block that has not finished arrived.
+  void syncBlock();
+
+  /// A barrier of `Count` of the block's threads (a GPU's named barrier with
+  /// a thread count: a generic-mode parallel region's threads).
+  void syncThreads(uint32_t Count);
+
+  /// The lanes of the caller's warp that run.
+  uint64_t activeMask() const { return Running[Current / TheGrid->WarpSize]; }
+
+  /// A barrier of the running lanes of `Mask` in the caller's warp.
+  void syncWarp(uint64_t Mask);
+
+  /// Lane `Source`'s value of the warp's exchange, for every lane that calls.
+  uint64_t shuffle(uint64_t Mask, uint64_t Value, uint32_t Source);
+
+  /// The lanes of `Mask` that took part and passed a true predicate.
+  uint64_t ballot(uint64_t Mask, bool Predicate);
+
+  void view(ThreadView &V) const;
+
+  /// The running fiber's registers.
+  const LaneRegisters &registers() const { return Stacks.registers(Current); }
+
+  uint64_t *slots() const { return Slots; }
+  void *shared(uint64_t Bytes);
+  void *dynamicShared();
+  void *state(uint64_t Bytes);
+
+  uint32_t blockNum() const { return Block; }
+  uint32_t current() const { return Current; }
+
+private:
+  /// The most warps a block has (1024 threads in warps of 32).
+  static constexpr uint32_t kMaxWarps = MaxBlockThreads / 32;
+
+  /// Passes without progress before the clock is read, and how long the
+  /// block's threads may only spin.
+  static constexpr uint64_t kIdlePassesBeforeClock = 1 << 16;
+  static constexpr uint64_t kSpinLimitNs = uint64_t(10) * 1000000000u;
+  static constexpr int kPrefetchLines = 8;
+
+  /// Fiber `T`'s bit in its warp's lane masks.
+  uint64_t laneBit(uint32_t T) const { return uint64_t(1) << (T % TheGrid->WarpSize); }
+
+  void yield();
+  void leaveWarp(uint32_t T);
+  void waitAway(decltype(Fiber::Wait) Wait);
+  void releaseAll(decltype(Fiber::Wait) Wait);
+  void releaseBlock();
+  bool releaseWarpIfComplete(uint32_t W);
+  void exited(uint32_t T);
+  [[noreturn]] void stuck(uint64_t SpunSeconds) const;
+  void prefetchFiber(uint32_t T) const;
+  void switchToFiber(uint32_t T);
+  static void fiberEntry(boost::context::detail::transfer_t From);
+
+  Grid *TheGrid = nullptr;
+  uint32_t Block = 0;
+  uint32_t Current = 0;
+  int32_t *Gtid = nullptr;
+  int32_t Btid = 0;
+  Fiber *Fibers = nullptr;
+  uint64_t *Slots = nullptr;
+  FiberSlots Stacks;
+  uint32_t Capacity = 0;
+  BlockMemory Shared, Dynamic, State;
+  /// Fibers that have not finished.
+  uint32_t Live = 0;
+  /// The threads at the barrier of a count (syncThreads), and its count.
+  uint32_t GroupArrived = 0;
+  uint32_t GroupCount = 0;
+  /// A barrier was met or a fiber finished in the current pass.
+  bool Progress = false;
+  /// A barrier of the block released its threads: the pass starts again
+  /// from the first thread.
+  bool RestartPass = false;
+  /// The threads at the block's barrier.
+  uint32_t BlockArrived = 0;
+  /// Each warp's barrier: the lanes that arrived, the masks they named, and
+  /// the lanes its last release let go.
+  uint64_t WarpArrived[kMaxWarps];
+  uint64_t WarpMask[kMaxWarps];
+  uint64_t WarpReleased[kMaxWarps];
+  /// Each warp's lanes that run (neither finished nor at the block's barrier).
+  uint64_t Running[kMaxWarps];
+  boost::context::detail::fcontext_t Home = nullptr; ///< the scheduler, while a fiber runs
+#ifdef OMPSIM_VGPU_ASAN
+  const void *HomeBottom = nullptr;
+  size_t HomeSize = 0;
+#endif
+#ifdef OMPSIM_VGPU_TSAN
+  void *HomeTsan = nullptr;
+#endif
+};
+
+} // namespace ompsim::vgpu
+
+#endif // OMPSIM_DEVICE_VGPU_BLOCKRUNNER_H
