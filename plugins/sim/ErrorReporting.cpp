@@ -48,6 +48,8 @@ OMPSIM_EXPORT int32_t __tgt_rtl_last_fault(int32_t Id, ompsim_fault_info *Info) 
                                                             : OMPSIM_GUARD_NONE;
   Info->guard_block = Kept.GuardBlock;
   Info->guard_offset = Kept.GuardOffset;
+  Info->library = Kept.Library.empty() ? nullptr : Kept.Library.c_str();
+  Info->library_function = Kept.LibraryFunction.c_str();
   return 1;
 }
 

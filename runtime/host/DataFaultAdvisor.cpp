@@ -299,6 +299,18 @@ std::string DataFaultAdvisor::describe(const DataFaultSite &F) const {
     What = fmt::format("unmapped address 0x{:x} (neither host nor device memory)", F.Addr);
     Note = "note: the pointer holds a wild value (uninitialized, or computed out of bounds)";
   }
+  if (!F.Library.empty()) {
+    // The kernel's own code did not fault: a library function it called
+    // did, with a pointer the kernel passed it. What the map clauses lack is
+    // not known, so no clause is suggested.
+    std::string Function = F.LibraryFunction.empty()
+                               ? "a function of " + F.Library
+                               : fmt::format("the library function '{}' ({})", F.LibraryFunction, F.Library);
+    Note = fmt::format("note: the fault is inside {}, which the kernel called: a pointer the kernel passes "
+                       "it (an out-pointer, a buffer) does not hold device memory of the size the function "
+                       "uses",
+                       Function);
+  }
   return fmt::format("device {}: {} {} {} from {}; {}{}", F.Device, F.Context, F.Write ? "wrote" : "read",
                      What, F.Instruction, Because.empty() ? "" : Because + "; ", Note);
 }

@@ -21,6 +21,10 @@ struct DataFaultSite {
   int64_t OwnerDevice = -1; ///< the device whose memory holds `Addr`, or -1
   std::string Context;      ///< "kernel __omp_offloading_..."
   std::string Instruction;  ///< "dev:sym+0x1c (0x...)"
+  /// The shared library whose code faulted ("libm.so.6") when device code
+  /// called one, and its function ("sincos", or "" unnamed); else empty.
+  std::string Library;
+  std::string LibraryFunction;
 };
 
 /// Classifies a faulting data address: host stack (and whose frame), host

@@ -221,6 +221,10 @@ llvm::Error Runtime::adviseDataFault(Device &D, llvm::Error Err, const std::vect
   Site.Device = D.deviceNumber();
   Site.Context = Info.context ? Info.context : "a kernel";
   Site.Instruction = Info.instruction ? Info.instruction : "?";
+  if (Info.library) {
+    Site.Library = Info.library;
+    Site.LibraryFunction = Info.library_function ? Info.library_function : "";
+  }
   if (Info.owner_device >= 0)
     for (auto &Other : Devices)
       if (&Other->plugin() == &P && Other->localId() == Info.owner_device)

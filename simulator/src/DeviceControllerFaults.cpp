@@ -22,6 +22,7 @@
 #include "llvm/ExecutionEngine/Orc/Core.h"
 #include "llvm/ExecutionEngine/Orc/SimpleRemoteEPC.h"
 #include "llvm/ExecutionEngine/Orc/TaskDispatch.h"
+#include "llvm/Support/Path.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -213,6 +214,20 @@ std::string DeviceController::describeDeath(int Status, const std::string &Launc
     std::string Where;
     std::string Sym = symbolize(F.Rip);
     Where = Sym.empty() ? fmt::format("0x{:x}", F.Rip) : fmt::format("dev:{} (0x{:x})", Sym, F.Rip);
+    // Code of a library the device code called (libm's sincos, libc's
+    // memcpy): its function and file, which the runtime's advice names.
+    std::string Library, LibraryFunction;
+    if (Sym.empty() && F.CodeObject[0]) {
+      std::string Path(F.CodeObject, strnlen(F.CodeObject, sizeof F.CodeObject));
+      Library = llvm::sys::path::filename(Path).str();
+      uint64_t LinkAddress = 0;
+      if (auto Symbols = ImageSymbolTable::fromLibraryFile(Path, F.CodeFileOffset, LinkAddress))
+        LibraryFunction = Symbols->symbolize(LinkAddress);
+      Where = LibraryFunction.empty() ? fmt::format("{}+0x{:x} (0x{:x})", Library, F.CodeFileOffset, F.Rip)
+                                      : fmt::format("{} in {} (0x{:x})", LibraryFunction, Library, F.Rip);
+      if (size_t Plus = LibraryFunction.rfind('+'); Plus != std::string::npos)
+        LibraryFunction.resize(Plus);
+    }
     bool Write = F.Signo == SIGSEGV && (F.PageFaultCode & 2);
     if (isStackOverflow(F)) {
       uint64_t StackKiB = (F.StackHigh - F.StackLow) / 1024;
@@ -231,7 +246,7 @@ std::string DeviceController::describeDeath(int Status, const std::string &Launc
     auto HostSym = HostObject.empty() ? std::nullopt : Hs.lookup(F.Addr);
     bool Vtable = HostSym && StringRef(HostSym->Name).starts_with("vtable for ");
     if (F.Signo == SIGSEGV && F.Rip != F.Addr && !Vtable) {
-      LastDataFault = DataFault{F.Addr, Write, Context, Where};
+      LastDataFault = DataFault{F.Addr, Write, Context, Where, Library, LibraryFunction};
       if (std::optional<GuardHit> Hit = Guarded ? Guarded->classify(F.Addr) : std::nullopt) {
         LastDataFault->GuardKind =
             Hit->What == GuardHit::PastEnd ? DataFault::Guard::PastEnd : DataFault::Guard::Freed;

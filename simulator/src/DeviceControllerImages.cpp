@@ -55,7 +55,7 @@ Expected<uint64_t> DeviceController::loadImage(ArrayRef<char> Bytes, StringRef N
   // The image travels through the shared arena (one memcpy) when a heap block
   // can hold it for the call, else through the socket.
   uint64_t Scratch = Bytes.empty() ? 0 : Heap->allocate(Bytes.size(), 4096);
-  char *ScratchBytes = Scratch ? Shared + LaunchMailbox::kBytes + (Scratch - Opts.ArenaBase) : nullptr;
+  char *ScratchBytes = Scratch ? sharedBytesOf(Scratch) : nullptr;
   if (Scratch)
     std::memcpy(ScratchBytes, Bytes.data(), Bytes.size());
   Error Sent = call<proto::LoadElfSignature>(

@@ -213,8 +213,12 @@ Error DeviceController::write(uint64_t Dst, const void *Src, uint64_t Size) {
     if (auto Err = checkRange(Dst, Size, "write"))
       return Err;
   }
-  std::memcpy(Shared + LaunchMailbox::kBytes + (Dst - Opts.ArenaBase), Src, Size);
+  std::memcpy(sharedBytesOf(Dst), Src, Size);
   return Error::success();
+}
+
+char *DeviceController::sharedBytesOf(uint64_t Addr) const {
+  return Shared + LaunchMailbox::kBytes + (Addr - Opts.ArenaBase);
 }
 
 Error DeviceController::read(void *Dst, uint64_t Src, uint64_t Size) {
@@ -227,7 +231,7 @@ Error DeviceController::read(void *Dst, uint64_t Src, uint64_t Size) {
     if (auto Err = checkRange(Src, Size, "read"))
       return Err;
   }
-  std::memcpy(Dst, Shared + LaunchMailbox::kBytes + (Src - Opts.ArenaBase), Size);
+  std::memcpy(Dst, sharedBytesOf(Src), Size);
   return Error::success();
 }
 

@@ -7,6 +7,8 @@
 
 #include "ExecutorServices.h"
 
+#include <fcntl.h>
+
 namespace ompsim::sim::executor {
 
 int GFaultFd = -1;
@@ -27,6 +29,85 @@ namespace {
 /// this non-PIE executable, so reading it in the handler is safe.
 thread_local uint64_t TStackLow = 0, TStackHigh = 0;
 
+/// Reads a hex number at `P` and moves past it.
+uint64_t readHex(const char *&P) {
+  uint64_t V = 0;
+  for (;; ++P) {
+    char C = *P;
+    unsigned D = C >= '0' && C <= '9'   ? unsigned(C - '0')
+                 : C >= 'a' && C <= 'f' ? unsigned(C - 'a' + 10)
+                                        : 16;
+    if (D == 16)
+      return V;
+    V = V * 16 + D;
+  }
+}
+
+/// Moves `P` past one field of a /proc/self/maps line and the blanks after it.
+void skipField(const char *&P) {
+  while (*P && *P != ' ')
+    ++P;
+  while (*P == ' ')
+    ++P;
+}
+
+/// Whether the line of /proc/self/maps ("begin-end perms offset dev inode
+/// path") is the mapping that holds Rec.Rip; when it is a library's file,
+/// its path and Rip's offset in it go into `Rec`.
+bool holdsCode(const char *Line, proto::FaultRecord &Rec) {
+  const char *P = Line;
+  uint64_t Begin = readHex(P);
+  if (*P++ != '-')
+    return false;
+  uint64_t End = readHex(P);
+  if (Rec.Rip < Begin || Rec.Rip >= End)
+    return false;
+  while (*P == ' ')
+    ++P;
+  skipField(P); // perms
+  uint64_t Offset = readHex(P);
+  skipField(P); // offset
+  skipField(P); // dev
+  skipField(P); // inode
+  // Device code lies in anonymous memory or in the arena's memfd.
+  const char Memfd[] = "/memfd:";
+  if (*P != '/' || __builtin_strncmp(P, Memfd, sizeof Memfd - 1) == 0)
+    return true;
+  size_t Len = 0;
+  while (P[Len] && Len + 1 < sizeof Rec.CodeObject)
+    ++Len;
+  __builtin_memcpy(Rec.CodeObject, P, Len);
+  Rec.CodeObject[Len] = 0;
+  Rec.CodeFileOffset = Rec.Rip - Begin + Offset;
+  return true;
+}
+
+/// Names the library whose code faulted (libm, libc, the device runtime), so
+/// the controller can name its function: scans /proc/self/maps for the
+/// mapping of Rec.Rip. Async-signal-safe: open, read and close on buffers
+/// of the handler's stack.
+void findCodeObject(proto::FaultRecord &Rec) {
+  int Fd = ::open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+  if (Fd < 0)
+    return;
+  char Chunk[2048];
+  char Line[512];
+  size_t Len = 0;
+  bool Found = false;
+  for (ssize_t N; !Found && (N = ::read(Fd, Chunk, sizeof Chunk)) > 0;)
+    for (ssize_t I = 0; I < N && !Found; ++I) {
+      if (Chunk[I] != '\n') {
+        if (Len + 1 < sizeof Line)
+          Line[Len++] = Chunk[I];
+        continue;
+      }
+      Line[Len] = 0;
+      Found = holdsCode(Line, Rec);
+      Len = 0;
+    }
+  ::close(Fd);
+}
+
 /// Reports a fatal signal to the controller and exits. Async-signal-safe.
 void onFatalSignal(int Signo, siginfo_t *Info, void *Ctx) {
   proto::FaultRecord Rec{};
@@ -41,6 +122,8 @@ void onFatalSignal(int Signo, siginfo_t *Info, void *Ctx) {
   Rec.StackLow = TStackLow;
   Rec.StackHigh = TStackHigh;
   Rec.Slot = TLaunchSlot;
+  if (Rec.Rip)
+    findCodeObject(Rec);
   if (GFaultFd >= 0) {
     ssize_t N = ::write(GFaultFd, &Rec, sizeof Rec);
     (void)N;

@@ -5,6 +5,8 @@
 #include "llvm/Object/ELFObjectFile.h"
 #include "llvm/Support/MemoryBuffer.h"
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <fmt/format.h>
 
@@ -44,6 +46,59 @@ ImageSymbolTable ImageSymbolTable::fromElf(llvm::ArrayRef<char> Bytes, uint64_t 
   AddAll(Elf->getDynamicSymbolIterators());
   T.addDebugInfoFunctions(*Elf, Base);
   return T;
+}
+
+std::unique_ptr<ImageSymbolTable> ImageSymbolTable::fromLibraryFile(const std::string &Path,
+                                                                    uint64_t FileOffset, uint64_t &Address) {
+  auto Buffer = llvm::MemoryBuffer::getFile(Path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  if (!Buffer)
+    return nullptr;
+  auto Obj = llvm::object::ELF64LEObjectFile::create((*Buffer)->getMemBufferRef());
+  if (!Obj) {
+    llvm::consumeError(Obj.takeError());
+    return nullptr;
+  }
+  auto Headers = Obj->getELFFile().program_headers();
+  if (!Headers) {
+    llvm::consumeError(Headers.takeError());
+    return nullptr;
+  }
+  for (const auto &Ph : *Headers)
+    if (Ph.p_type == llvm::ELF::PT_LOAD && FileOffset >= Ph.p_offset &&
+        FileOffset - Ph.p_offset < Ph.p_filesz) {
+      Address = FileOffset - Ph.p_offset + Ph.p_vaddr;
+      llvm::StringRef Bytes = (*Buffer)->getBuffer();
+      auto Table =
+          std::make_unique<ImageSymbolTable>(fromElf(llvm::ArrayRef<char>(Bytes.data(), Bytes.size()), 0));
+      Table->addIfuncTargets(Path, *Obj);
+      return Table;
+    }
+  return nullptr;
+}
+
+void ImageSymbolTable::addIfuncTargets(const std::string &Path, const llvm::object::ELFObjectFileBase &Obj) {
+  // An IFUNC's symbol is its resolver; the code that runs (libm's sincos is
+  // __sincos_fma on a CPU with FMA) has no symbol in a stripped library.
+  // The executor runs on this machine's CPU, so this process's resolution
+  // of the same file is the executor's: where the library is loaded here
+  // too, each IFUNC's target gets its name.
+  void *Handle = dlopen(Path.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+  if (!Handle)
+    return;
+  for (const llvm::object::ELFSymbolRef &S : Obj.getDynamicSymbolIterators()) {
+    if (S.getELFType() != llvm::ELF::STT_GNU_IFUNC)
+      continue;
+    auto Name = S.getName();
+    if (!Name) {
+      llvm::consumeError(Name.takeError());
+      continue;
+    }
+    Dl_info Info;
+    void *Target = dlsym(Handle, Name->str().c_str());
+    if (Target && dladdr(Target, &Info) && Info.dli_fbase)
+      add(Name->str(), reinterpret_cast<uint64_t>(Target) - reinterpret_cast<uint64_t>(Info.dli_fbase), 0);
+  }
+  dlclose(Handle);
 }
 
 void ImageSymbolTable::addDebugInfoFunctions(const llvm::object::ObjectFile &Obj, uint64_t Base) {
@@ -94,8 +149,19 @@ void ImageSymbolTable::add(std::string Name, uint64_t Addr, uint64_t Size) {
 
 std::string ImageSymbolTable::symbolize(uint64_t Addr) const {
   if (!Sorted) {
-    std::sort(Entries.begin(), Entries.end(), [](const Entry &A, const Entry &B) {
-      return A.Addr != B.Addr ? A.Addr < B.Addr : A.Size > B.Size;
+    // Of the names of one address, the last wins: the one a program calls
+    // (libm's sincos, not its aliases sincosf64 and __sincos): fewest
+    // leading underscores, then shortest.
+    auto Plainness = [](const std::string &N) {
+      size_t Underscores = N.find_first_not_of('_');
+      return std::make_pair(Underscores == std::string::npos ? N.size() : Underscores, N.size());
+    };
+    std::sort(Entries.begin(), Entries.end(), [&](const Entry &A, const Entry &B) {
+      if (A.Addr != B.Addr)
+        return A.Addr < B.Addr;
+      if (A.Size != B.Size)
+        return A.Size > B.Size;
+      return Plainness(A.Name) > Plainness(B.Name);
     });
     Sorted = true;
   }

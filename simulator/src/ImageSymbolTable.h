@@ -2,9 +2,11 @@
 #pragma once
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/Object/ELFObjectFile.h"
 #include "llvm/Object/ObjectFile.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,11 @@ public:
   /// Reads .symtab and .dynsym of an ELF image loaded at `Base`; an
   /// unreadable image gives an empty table.
   static ImageSymbolTable fromElf(llvm::ArrayRef<char> Bytes, uint64_t Base);
+  /// The symbols of the shared library at `Path`, at its link addresses,
+  /// and the link address of its byte at `FileOffset` (in a PT_LOAD
+  /// segment); null when the file cannot be read or holds no such byte.
+  static std::unique_ptr<ImageSymbolTable> fromLibraryFile(const std::string &Path, uint64_t FileOffset,
+                                                           uint64_t &Address);
   /// Adds one symbol (JIT-linked images add theirs one by one).
   void add(std::string Name, uint64_t Addr, uint64_t Size);
   /// "name+0xoff" when `Addr` lies in a symbol (or within 4 KiB past a
@@ -23,6 +30,9 @@ public:
   std::string symbolize(uint64_t Addr) const;
 
 private:
+  /// Adds the code the IFUNCs of the library at `Path` resolve to on this
+  /// CPU, under their names, where this process has the library loaded.
+  void addIfuncTargets(const std::string &Path, const llvm::object::ELFObjectFileBase &Obj);
   /// Adds the functions the image's DWARF describes where no symbol covers them.
   void addDebugInfoFunctions(const llvm::object::ObjectFile &Obj, uint64_t Base);
 

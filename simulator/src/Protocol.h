@@ -97,6 +97,11 @@ struct FaultRecord {
   /// in flight, it names the kernel that faulted.
   int32_t Slot;
   uint32_t Reserved;
+  /// The file whose mapping holds Rip when that is a shared library (libm,
+  /// libc, the device runtime), not device code: its path as
+  /// /proc/self/maps gives it ("" otherwise), and Rip's offset in the file.
+  uint64_t CodeFileOffset;
+  char CodeObject[256];
 };
 
 /// Follows a FaultRecord when the device runtime is loaded: the translate log

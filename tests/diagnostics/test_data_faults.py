@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from reliability_helpers import run
+from reliability_helpers import compile_program, run
 
 PROGRAM = "data_faults.c"
 HEX = r"0x[0-9a-f]+"
@@ -202,3 +202,21 @@ def test_inspect_of_the_trace_names_the_fault(built, tmp_path):
     lines = shown.stdout.splitlines()
     assert "  data faults (1):" in lines, shown.stdout
     assert lines[lines.index("  data faults (1):") + 1] == "    " + printed
+
+
+@pytest.mark.parametrize("image", ["x86_64", "nvptx64"])
+def test_a_fault_inside_a_library_function_names_the_function_not_a_map_clause(built, tmp_path, image):
+    # The kernel's own code did not fault: libm's sincos did, with the null
+    # out-pointer the kernel passed it. sincos is an IFUNC (its code is
+    # __sincos_fma or another variant, which a stripped libm does not name).
+    if image == "x86_64":
+        exe = built("library_fault.c", ["-lm"])
+    else:
+        exe = compile_program(os.path.join(os.path.dirname(os.path.abspath(__file__)), "programs",
+                                           "library_fault.c"), tmp_path, "pass", ["--offload-arch=sm_90", "-lm"])
+    line = run(exe, "sim").single_error()
+    assert re.fullmatch(
+        r"ompsim: device 0: kernel %s wrote a null pointer \(address 0x0\) from sincos\+0x[0-9a-f]+ in "
+        r"libm\.so\.6 \(%s\); note: the fault is inside the library function 'sincos' \(libm\.so\.6\), which "
+        r"the kernel called: a pointer the kernel passes it \(an out-pointer, a buffer\) does not hold device "
+        r"memory of the size the function uses" % (kernel("main"), HEX), line), line

@@ -96,4 +96,28 @@ TEST(DataFaultAdvisor, AnotherDevicesMemoryAndNull) {
       "before the region");
 }
 
+TEST(DataFaultAdvisor, AFaultInsideALibraryFunctionNamesItAndSuggestsNoMapClause) {
+  MappingTable Table;
+  DataFaultSite F = deviceFault(0);
+  F.OwnerDevice = -1;
+  F.Write = true;
+  F.Instruction = "memset+0x40 in libc.so.6 (0x7f0000001040)";
+  F.Library = "libc.so.6";
+  F.LibraryFunction = "memset";
+  EXPECT_EQ(DataFaultAdvisor(Table, {}).describe(F),
+            "device 0: kernel K wrote a null pointer (address 0x0) from memset+0x40 in libc.so.6 "
+            "(0x7f0000001040); note: the fault is inside the library function 'memset' (libc.so.6), which "
+            "the kernel called: a pointer the kernel passes it (an out-pointer, a buffer) does not hold "
+            "device memory of the size the function uses");
+  // A function no symbol of the library names: its code, by the library.
+  F.LibraryFunction.clear();
+  F.Library = "libm.so.6";
+  F.Instruction = "libm.so.6+0x716a1 (0x7f00000716a1)";
+  EXPECT_EQ(DataFaultAdvisor(Table, {}).describe(F),
+            "device 0: kernel K wrote a null pointer (address 0x0) from libm.so.6+0x716a1 (0x7f00000716a1); "
+            "note: the fault is inside a function of libm.so.6, which the kernel called: a pointer the "
+            "kernel passes it (an out-pointer, a buffer) does not hold device memory of the size the "
+            "function uses");
+}
+
 } // namespace

@@ -181,6 +181,12 @@ typedef struct ompsim_fault_info {
   int32_t guard;           /* OMPSIM_GUARD_*: the checker's block placement says why */
   uint64_t guard_block;    /* the device block the guard belongs to */
   uint64_t guard_offset;   /* the address's offset from guard_block */
+  /* The shared library whose code faulted when device code called one (libm,
+   * libc, the device runtime): its file name ("libm.so.6") and the function
+   * ("sincos"; "" when no symbol covers the instruction); null when the
+   * faulting instruction is the image's own. */
+  const char *library;
+  const char *library_function;
 } ompsim_fault_info;
 
 /** Describes the fault that __tgt_rtl_last_error(device_id) names when it was

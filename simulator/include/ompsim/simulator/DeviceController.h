@@ -97,7 +97,12 @@ struct DataFault {
   uint64_t Addr = 0;
   bool Write = false;
   std::string Context;     ///< what ran: "kernel __omp_offloading_..."
-  std::string Instruction; ///< "dev:sym+0x1c (0x...)" or "0x..."
+  std::string Instruction; ///< "dev:sym+0x1c (0x...)", "sym+0x1c in libm.so.6 (0x...)" or "0x..."
+  /// When the faulting instruction lies in a shared library the device code
+  /// called (libm, libc, the device runtime), not in the image: the
+  /// library's file name, and its function ("" when no symbol covers it).
+  std::string Library;
+  std::string LibraryFunction;
   /// Under the map checker's placement: the address lies in the guard page
   /// after a live block (PastEnd) or in a block freed earlier (Freed).
   enum class Guard { None, PastEnd, Freed } GuardKind = Guard::None;
@@ -301,6 +306,9 @@ private:
   /// (LaunchMailbox::kBytes on). Null while no executor runs.
   char *Shared = nullptr;
   uint64_t SharedBytes = 0;
+  /// Where device address `Addr` (in the arena) lies in this process's
+  /// mapping of the memfd.
+  char *sharedBytesOf(uint64_t Addr) const;
   /// Our descriptor of that memfd, kept to map host-visible blocks; -1 while
   /// no executor runs.
   int MemoryFd = -1;
