@@ -13,9 +13,11 @@
 
 #include "JitImageFunctions.h"
 #include "JitObjectCache.h"
+#include "LingeringTaskDispatcher.h"
 
 #include "ompsim/Config.h"
 #include "ompsim/Trace.h"
+#include "ompsim/TsanHandover.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
@@ -108,21 +110,45 @@ class LinkedCodeRecorder : public ObjectLinkingLayer::Plugin {
 public:
   LinkedCodeRecorder(std::shared_ptr<std::mutex> Mu, std::shared_ptr<ImageSymbolTable> Table)
       : Mu(std::move(Mu)), Table(std::move(Table)) {}
-  void modifyPassConfig(MaterializationResponsibility &, jitlink::LinkGraph &,
+  void modifyPassConfig(MaterializationResponsibility &, jitlink::LinkGraph &Graph,
                         jitlink::PassConfiguration &Config) override {
+    if constexpr (TsanBuild)
+      orderPhasesForTsan(Config);
     Config.PostFixupPasses.push_back([Mu = Mu, Table = Table](jitlink::LinkGraph &G) {
+      tsanAcquire(&G);
       std::lock_guard<std::mutex> Lock(*Mu);
       for (jitlink::Symbol *Sym : G.defined_symbols())
         if (Sym->hasName() && Sym->isCallable())
           Table->add(sourceName(*Sym->getName()), Sym->getAddress().getValue(), Sym->getSize());
       return Error::success();
     });
+    tsanRelease(&Graph);
   }
   Error notifyFailed(MaterializationResponsibility &) override { return Error::success(); }
   Error notifyRemovingResources(JITDylib &, ResourceKey) override { return Error::success(); }
   void notifyTransferringResources(JITDylib &, ResourceKey, ResourceKey) override {}
 
 private:
+  /// JITLink runs a link's phases on ORC's dispatcher threads and hands the
+  /// graph from one phase to the next inside libLLVM, where ThreadSanitizer
+  /// cannot see it: each phase's passes begin by taking the graph over and
+  /// end by handing it on.
+  static void orderPhasesForTsan(jitlink::PassConfiguration &Config) {
+    auto Take = [](jitlink::LinkGraph &G) {
+      tsanAcquire(&G);
+      return Error::success();
+    };
+    auto HandOn = [](jitlink::LinkGraph &G) {
+      tsanRelease(&G);
+      return Error::success();
+    };
+    for (jitlink::LinkGraphPassList *Passes : {&Config.PrePrunePasses, &Config.PostPrunePasses,
+                                               &Config.PostAllocationPasses, &Config.PreFixupPasses}) {
+      Passes->insert(Passes->begin(), Take);
+      Passes->push_back(HandOn);
+    }
+  }
+
   std::shared_ptr<std::mutex> Mu;
   std::shared_ptr<ImageSymbolTable> Table;
 };
@@ -205,8 +231,11 @@ std::string DeviceJIT::symbolize(uint64_t Addr) const {
 DeviceJIT::~DeviceJIT() {
   Lazy.reset();
   Partitioner.reset();
-  if (Indirection)
-    consumeError(Indirection->cleanup()); // the executor may be gone already
+  if (Indirection) {
+    Error Cleanup = Indirection->cleanup(); // the executor may be gone already
+    LingeringTaskDispatcher::takeOverFinishedTasks(); // the error was made by an ORC task
+    consumeError(std::move(Cleanup));
+  }
 }
 
 DeviceJIT::DeviceJIT(ExecutionSession &Es, uint64_t DsoHandle, const Config::StockJit &Stock)

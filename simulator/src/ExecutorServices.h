@@ -13,6 +13,7 @@
 #include "RangeAllocator.h"
 
 #include "ompsim/LaunchOptions.h"
+#include "ompsim/TsanHandover.h"
 #include "ompsim/device_runtime.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -49,13 +50,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#if defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#include <sanitizer/tsan_interface.h>
-#define OMPSIM_TSAN_HANDOVER 1
-#endif
-#endif
 
 using namespace llvm;
 using namespace llvm::orc;

@@ -1,10 +1,33 @@
 #include "LingeringTaskDispatcher.h"
 
+#include "ompsim/TsanHandover.h"
+
+#include <atomic>
+#include <chrono>
 #include <thread>
 
 namespace ompsim::sim {
 
 LingeringTaskDispatcher::~LingeringTaskDispatcher() { shutdown(); }
+
+namespace {
+/// Tasks running now, over every dispatcher (kept in TSan builds only).
+std::atomic<int> RunningTasks{0};
+} // namespace
+
+const void *LingeringTaskDispatcher::handoverToken() {
+  static const char Token = 0;
+  return &Token;
+}
+
+void LingeringTaskDispatcher::takeOverFinishedTasks() {
+  if constexpr (!TsanBuild)
+    return;
+  auto Deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (RunningTasks.load() != 0 && std::chrono::steady_clock::now() < Deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  tsanAcquire(handoverToken());
+}
 
 void LingeringTaskDispatcher::dispatch(std::unique_ptr<llvm::orc::Task> T) {
   std::lock_guard<std::mutex> Lock(Mu);
@@ -28,8 +51,14 @@ void LingeringTaskDispatcher::work() {
       std::unique_ptr<llvm::orc::Task> T = std::move(Queue.front());
       Queue.pop_front();
       Lock.unlock();
+      if constexpr (TsanBuild)
+        RunningTasks.fetch_add(1);
+      tsanAcquire(handoverToken());
       T->run();
       T.reset(); // its destructor may dispatch too: not under the lock
+      tsanRelease(handoverToken());
+      if constexpr (TsanBuild)
+        RunningTasks.fetch_sub(1);
       Lock.lock();
       continue;
     }

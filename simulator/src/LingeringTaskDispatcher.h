@@ -34,6 +34,20 @@ public:
   /// Waits until every task has run and every thread has ended.
   void shutdown() override;
 
+  /// What ThreadSanitizer is told a task hands over when it ends, and takes
+  /// over when it starts: ORC passes a task's results to the next task, or to
+  /// a thread that waits for them, inside libLLVM, where TSan cannot see it.
+  /// A thread that waited for ORC's tasks acquires it
+  /// (ompsim::tsanAcquire) before it reads what they made.
+  static const void *handoverToken();
+
+  /// In a ThreadSanitizer build: waits (up to two seconds) until no task of
+  /// any dispatcher runs, then acquires handoverToken(). For a thread that
+  /// got an ORC task's result through a wait inside libLLVM: the task that
+  /// fulfilled it releases the token only as it ends, after the wait may
+  /// already have returned. Nothing in other builds.
+  static void takeOverFinishedTasks();
+
 private:
   void work();
 

@@ -50,7 +50,7 @@
 #include <thread>
 #include <vector>
 
-// OMPSIM_TSAN_HANDOVER, the llvm/orc namespaces, `sps` and `proto` come from
+// The llvm/orc namespaces, `sps` and `proto` come from
 // ExecutorServices.h.
 using namespace ompsim::sim::executor;
 
@@ -407,7 +407,7 @@ void lazyFailed() {
 /// that Create sends after that read, a chain through another process that
 /// TSan cannot see. main releases the token once Create returned, shutdown()
 /// acquires it.
-[[maybe_unused]] char GServerCreatedToken;
+char GServerCreatedToken;
 
 /// Hands every request to the device thread; at disconnect, lets it finish
 /// what is queued.
@@ -415,9 +415,7 @@ class DeviceThreadDispatcher : public SimpleRemoteEPCServer::Dispatcher {
 public:
   void dispatch(unique_function<void()> Work) override { GDeviceThreads[0].post(std::move(Work)); }
   void shutdown() override {
-#ifdef OMPSIM_TSAN_HANDOVER
-    __tsan_acquire(&GServerCreatedToken);
-#endif
+    ompsim::tsanAcquire(&GServerCreatedToken);
     stopDeviceThreads();
   }
 };
@@ -520,9 +518,7 @@ int main(int argc, char **argv) {
     stopDeviceThreads();
     return 1;
   }
-#ifdef OMPSIM_TSAN_HANDOVER
-  __tsan_release(&GServerCreatedToken);
-#endif
+  ompsim::tsanRelease(&GServerCreatedToken);
   if (auto Err = (*Server)->waitForDisconnect())
     consumeError(std::move(Err)); // the host went away; nothing to report to
   stopDeviceThreads();            // the dispatcher's shutdown already drained them

@@ -10,7 +10,7 @@
 #ifdef OMPSIM_VGPU_ASAN
 #include <sanitizer/common_interface_defs.h>
 #endif
-#ifdef OMPSIM_VGPU_TSAN
+#ifdef OMPSIM_TSAN
 #include <sanitizer/tsan_interface.h>
 #endif
 
@@ -64,7 +64,7 @@ void BlockRunner::reserve(uint32_t Threads) {
   auto *NewSlots = static_cast<uint64_t *>(std::calloc(Threads, sizeof(uint64_t)));
   if (!Stacks.reserve(Threads) || !NewFibers || !NewSlots)
     failLaunch("cannot allocate the stacks of a block's threads", Threads);
-#ifdef OMPSIM_VGPU_TSAN
+#ifdef OMPSIM_TSAN
   for (uint32_t T = 0; T < Threads; ++T)
     NewFibers[T].TsanFiber = __tsan_create_fiber(0);
   for (uint32_t T = 0; T < Capacity; ++T)
@@ -110,7 +110,7 @@ void BlockRunner::run(Grid &G, uint32_t BlockNum, int32_t *GlobalTid) {
     Regs.LaneId = uint16_t(T % G.WarpSize);
     Stacks.registers(T) = Regs;
   }
-#ifdef OMPSIM_VGPU_TSAN
+#ifdef OMPSIM_TSAN
   HomeTsan = __tsan_get_current_fiber();
 #endif
   BlockRunner *Outer = TRunner;
@@ -268,7 +268,7 @@ void BlockRunner::yield() {
   void *Fake = nullptr;
   __sanitizer_start_switch_fiber(&Fake, HomeBottom, HomeSize);
 #endif
-#ifdef OMPSIM_VGPU_TSAN
+#ifdef OMPSIM_TSAN
   __tsan_switch_to_fiber(HomeTsan, 0);
 #endif
   // The scheduler's context is new at every switch into a fiber.
@@ -385,7 +385,7 @@ void BlockRunner::switchToFiber(uint32_t T) {
   void *Fake = nullptr;
   __sanitizer_start_switch_fiber(&Fake, Stacks.stackBottom(T), Stacks.stackBytes(T));
 #endif
-#ifdef OMPSIM_VGPU_TSAN
+#ifdef OMPSIM_TSAN
   __tsan_switch_to_fiber(Fibers[T].TsanFiber, 0);
 #endif
   // Back here when the fiber waits or ends: where it stopped.
@@ -406,7 +406,7 @@ void BlockRunner::fiberEntry(ctx::transfer_t From) {
 #ifdef OMPSIM_VGPU_ASAN
   __sanitizer_start_switch_fiber(nullptr, R.HomeBottom, R.HomeSize);
 #endif
-#ifdef OMPSIM_VGPU_TSAN
+#ifdef OMPSIM_TSAN
   __tsan_switch_to_fiber(R.HomeTsan, 0);
 #endif
   // A context function must not return: back to the scheduler for good.

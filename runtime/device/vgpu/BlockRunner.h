@@ -23,6 +23,8 @@
 #include "FiberSlots.h"
 #include "Grid.h"
 
+#include "ompsim/TsanHandover.h"
+
 #include <boost/context/detail/fcontext.hpp>
 
 #include <cstddef>
@@ -33,13 +35,6 @@
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
 #define OMPSIM_VGPU_ASAN 1
-#endif
-#endif
-#if defined(__SANITIZE_THREAD__)
-#define OMPSIM_VGPU_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define OMPSIM_VGPU_TSAN 1
 #endif
 #endif
 
@@ -69,7 +64,7 @@ struct Fiber {
   /// What the fiber waits for: nothing (it runs when its turn comes), the
   /// block's barrier, its warp's, or a barrier of a thread count.
   enum : uint8_t { Runs, AtBlock, AtWarp, AtGroup } Wait;
-#ifdef OMPSIM_VGPU_TSAN
+#ifdef OMPSIM_TSAN
   void *TsanFiber;
 #endif
 };
@@ -185,7 +180,7 @@ private:
   const void *HomeBottom = nullptr;
   size_t HomeSize = 0;
 #endif
-#ifdef OMPSIM_VGPU_TSAN
+#ifdef OMPSIM_TSAN
   void *HomeTsan = nullptr;
 #endif
 };

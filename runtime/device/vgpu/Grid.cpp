@@ -3,6 +3,8 @@
 
 #include "BlockRunner.h"
 
+#include "ompsim/TsanHandover.h"
+
 #include <unistd.h>
 
 namespace ompsim::vgpu {
@@ -35,10 +37,15 @@ namespace {
 
 /// One device thread of the grid: runs blocks until none is left.
 void deviceThreadMicrotask(int32_t *Gtid, int32_t *, Grid *G) {
+  // libomp's fork hands the grid (and the arguments the launching thread
+  // wrote) to this device thread, and its join hands back what the blocks
+  // wrote; the blocks' fibers have no libomp frame that tsan.supp would match.
+  tsanAcquire(G);
   if (G->DeviceThread)
     G->DeviceThread(*G, Gtid);
   else
     runBlocks(*G, Gtid);
+  tsanRelease(G);
 }
 
 uint32_t processors() {
@@ -70,7 +77,9 @@ void runGrid(device::Ident *Loc, Grid &G, uint32_t Workers) {
   // One libomp team per device thread (a team, not a parallel region: the
   // kernel may run inside the host program's parallel region on ours-host).
   Omp.PushNumTeams(Loc, Gtid, int32_t(Workers), 1);
+  tsanRelease(&G);
   Omp.ForkTeams(Loc, 1, reinterpret_cast<device::Microtask>(&deviceThreadMicrotask), &G);
+  tsanAcquire(&G);
 }
 
 } // namespace ompsim::vgpu
