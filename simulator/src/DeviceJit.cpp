@@ -232,7 +232,7 @@ DeviceJIT::~DeviceJIT() {
   Lazy.reset();
   Partitioner.reset();
   if (Indirection) {
-    Error Cleanup = Indirection->cleanup(); // the executor may be gone already
+    Error Cleanup = Indirection->cleanup();           // the executor may be gone already
     LingeringTaskDispatcher::takeOverFinishedTasks(); // the error was made by an ORC task
     consumeError(std::move(Cleanup));
   }
