@@ -133,9 +133,10 @@ def test_gpu_kernels_launched_at_once_from_many_threads_run_once_each(tmp_path, 
     # second). Two programs at a time, as on a busy machine.
     if not os.path.exists(paths.VGPU_RUNTIME):
         pytest.skip("the GPU device runtime for the virtual GPU is not built here (%s)" % paths.VGPU_RUNTIME)
-    if "tsan" in os.environ.get("OMPSIM_SANITIZER_PRELOAD", ""):
-        # ThreadSanitizer looks for the race itself, in every run, over the launches'
-        # threads and the virtual GPU's device threads and fibers: a third of the runs.
+    if os.environ.get("OMPSIM_SANITIZER_PRELOAD"):
+        # Under a sanitizer each run is checked for the bug itself (ThreadSanitizer for a
+        # race over the launches' threads and the virtual GPU's device threads and
+        # fibers, ASan for a bad access), and runs are slower: a third of them.
         runs //= 3
     exe = compile_program(os.path.join(CONFORMANCE, program), tmp_path, "native-cc", ["--gpu=" + arch])
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
