@@ -221,12 +221,13 @@ std::string DeviceController::describeDeath(int Status, const std::string &Launc
       std::string Path(F.CodeObject, strnlen(F.CodeObject, sizeof F.CodeObject));
       Library = llvm::sys::path::filename(Path).str();
       uint64_t LinkAddress = 0;
+      std::optional<ImageSymbolTable::SymbolAt> At;
       if (auto Symbols = ImageSymbolTable::fromLibraryFile(Path, F.CodeFileOffset, LinkAddress))
-        LibraryFunction = Symbols->symbolize(LinkAddress);
-      Where = LibraryFunction.empty() ? fmt::format("{}+0x{:x} (0x{:x})", Library, F.CodeFileOffset, F.Rip)
-                                      : fmt::format("{} in {} (0x{:x})", LibraryFunction, Library, F.Rip);
-      if (size_t Plus = LibraryFunction.rfind('+'); Plus != std::string::npos)
-        LibraryFunction.resize(Plus);
+        At = Symbols->lookup(LinkAddress);
+      if (At)
+        LibraryFunction = At->Name;
+      Where = At ? fmt::format("{}+0x{:x} in {} (0x{:x})", At->Name, At->Offset, Library, F.Rip)
+                 : fmt::format("{}+0x{:x} (0x{:x})", Library, F.CodeFileOffset, F.Rip);
     }
     bool Write = F.Signo == SIGSEGV && (F.PageFaultCode & 2);
     if (isStackOverflow(F)) {

@@ -20,9 +20,12 @@ ImageSymbolTable ImageSymbolTable::fromElf(llvm::ArrayRef<char> Bytes, uint64_t 
     llvm::consumeError(Obj.takeError());
     return T;
   }
-  auto *Elf = llvm::dyn_cast<llvm::object::ELFObjectFileBase>(Obj->get());
-  if (!Elf)
-    return T;
+  if (auto *Elf = llvm::dyn_cast<llvm::object::ELFObjectFileBase>(Obj->get()))
+    T.addElfSymbols(*Elf, Base);
+  return T;
+}
+
+void ImageSymbolTable::addElfSymbols(const llvm::object::ELFObjectFileBase &Elf, uint64_t Base) {
   auto AddAll = [&](auto Range) {
     for (const llvm::object::ELFSymbolRef &S : Range) {
       auto Name = S.getName();
@@ -39,13 +42,12 @@ ImageSymbolTable ImageSymbolTable::fromElf(llvm::ArrayRef<char> Bytes, uint64_t 
       }
       if (*Type != llvm::object::SymbolRef::ST_Function && *Type != llvm::object::SymbolRef::ST_Data)
         continue;
-      T.add(Name->str(), Base + *Addr, S.getSize());
+      add(Name->str(), Base + *Addr, S.getSize());
     }
   };
-  AddAll(Elf->symbols());
-  AddAll(Elf->getDynamicSymbolIterators());
-  T.addDebugInfoFunctions(*Elf, Base);
-  return T;
+  AddAll(Elf.symbols());
+  AddAll(Elf.getDynamicSymbolIterators());
+  addDebugInfoFunctions(Elf, Base);
 }
 
 std::unique_ptr<ImageSymbolTable> ImageSymbolTable::fromLibraryFile(const std::string &Path,
@@ -67,9 +69,8 @@ std::unique_ptr<ImageSymbolTable> ImageSymbolTable::fromLibraryFile(const std::s
     if (Ph.p_type == llvm::ELF::PT_LOAD && FileOffset >= Ph.p_offset &&
         FileOffset - Ph.p_offset < Ph.p_filesz) {
       Address = FileOffset - Ph.p_offset + Ph.p_vaddr;
-      llvm::StringRef Bytes = (*Buffer)->getBuffer();
-      auto Table =
-          std::make_unique<ImageSymbolTable>(fromElf(llvm::ArrayRef<char>(Bytes.data(), Bytes.size()), 0));
+      auto Table = std::make_unique<ImageSymbolTable>();
+      Table->addElfSymbols(*Obj, 0);
       Table->addIfuncTargets(Path, *Obj);
       return Table;
     }
@@ -148,6 +149,11 @@ void ImageSymbolTable::add(std::string Name, uint64_t Addr, uint64_t Size) {
 }
 
 std::string ImageSymbolTable::symbolize(uint64_t Addr) const {
+  std::optional<SymbolAt> At = lookup(Addr);
+  return At ? fmt::format("{}+0x{:x}", At->Name, At->Offset) : "";
+}
+
+std::optional<ImageSymbolTable::SymbolAt> ImageSymbolTable::lookup(uint64_t Addr) const {
   if (!Sorted) {
     // Of the names of one address, the last wins: the one a program calls
     // (libm's sincos, not its aliases sincosf64 and __sincos): fewest
@@ -168,12 +174,12 @@ std::string ImageSymbolTable::symbolize(uint64_t Addr) const {
   auto It = std::upper_bound(Entries.begin(), Entries.end(), Addr,
                              [](uint64_t A, const Entry &E) { return A < E.Addr; });
   if (It == Entries.begin())
-    return "";
+    return std::nullopt;
   const Entry &E = *std::prev(It);
   uint64_t Off = Addr - E.Addr;
   if (E.Size ? Off >= E.Size : Off >= 4096)
-    return "";
-  return fmt::format("{}+0x{:x}", llvm::demangle(E.Name), Off);
+    return std::nullopt;
+  return SymbolAt{llvm::demangle(E.Name), Off};
 }
 
 } // namespace ompsim::sim

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,11 +26,20 @@ public:
                                                            uint64_t &Address);
   /// Adds one symbol (JIT-linked images add theirs one by one).
   void add(std::string Name, uint64_t Addr, uint64_t Size);
-  /// "name+0xoff" when `Addr` lies in a symbol (or within 4 KiB past a
-  /// sizeless one), else "".
+  /// The symbol `Addr` lies in (or within 4 KiB past, when it has no size),
+  /// demangled, and `Addr`'s offset from its start.
+  struct SymbolAt {
+    std::string Name;
+    uint64_t Offset;
+  };
+  std::optional<SymbolAt> lookup(uint64_t Addr) const;
+  /// "name+0xoff" of lookup(Addr), else "".
   std::string symbolize(uint64_t Addr) const;
 
 private:
+  /// Adds the function and object symbols of .symtab and .dynsym, at `Base`,
+  /// and the functions its DWARF describes.
+  void addElfSymbols(const llvm::object::ELFObjectFileBase &Elf, uint64_t Base);
   /// Adds the code the IFUNCs of the library at `Path` resolve to on this
   /// CPU, under their names, where this process has the library loaded.
   void addIfuncTargets(const std::string &Path, const llvm::object::ELFObjectFileBase &Obj);
