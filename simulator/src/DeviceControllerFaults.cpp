@@ -23,6 +23,7 @@
 #include "llvm/ExecutionEngine/Orc/SimpleRemoteEPC.h"
 #include "llvm/ExecutionEngine/Orc/TaskDispatch.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Regex.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -159,6 +160,30 @@ std::string DeviceController::describeDeath(int Status, const std::string &Launc
   }
   if (HaveFault)
     Context = faultContext(F.Slot, F.Rip, Context);
+  if (HaveFault && F.RuntimeStop) {
+    std::string Message(F.Message, strnlen(F.Message, sizeof F.Message));
+    // The runtime names device code by address ("called from 0x..."): add
+    // the function, as a fault's line does.
+    static const llvm::Regex CalledFrom("called from 0x([0-9a-f]+)");
+    std::string Named;
+    StringRef Rest = Message;
+    SmallVector<StringRef, 2> Match;
+    while (CalledFrom.match(Rest, &Match)) {
+      size_t At = Match[0].data() - Rest.data();
+      Named += Rest.take_front(At).str();
+      uint64_t Addr = 0;
+      Match[1].getAsInteger(16, Addr);
+      std::string Sym = symbolize(Addr);
+      Named += Sym.empty() ? Match[0].str() : fmt::format("called from dev:{} (0x{:x})", Sym, Addr);
+      Rest = Rest.drop_front(At + Match[0].size());
+    }
+    Message = Named + Rest.str();
+    OMPSIM_TRACE_EVENT(Cat::Fault, "device-stop")
+        .num("device", Opts.DeviceId)
+        .str("context", Context)
+        .str("message", Message);
+    return fmt::format("{}{}: {}", Dev, Context, Message);
+  }
   if (HaveFault && F.Signo == 0) {
     // The host ends with the status device code gave exit(), as stock does.
     trace::setFatalExitStatus(F.Code);

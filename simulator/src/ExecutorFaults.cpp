@@ -1,7 +1,8 @@
 //===- ExecutorFaults.cpp - Reporting faults to the controller ------------===//
 //
-// The executor's fatal-signal handlers and exit(): each sends a fault record
-// to the controller over the fault fd and ends the process.
+// The executor's fatal-signal handlers, exit() and the device runtime's
+// stops of a launch: each sends a fault record to the controller over the
+// fault fd and ends the process.
 //
 //===----------------------------------------------------------------------===//
 
@@ -179,6 +180,26 @@ void announceExit() {
   if (GFaultFd >= 0) {
     ssize_t N = ::write(GFaultFd, &Rec, sizeof Rec);
     (void)N;
+  }
+  announceExit();
+  ::_exit(proto::kFaultExitStatus);
+}
+
+/// What the device runtime calls when it stops a launch: hands its line to
+/// the controller, which names the kernel, and ends the executor.
+[[noreturn]] void deviceStop(const char *Message) {
+  proto::FaultRecord Rec{};
+  Rec.Magic = proto::FaultRecord::kMagic;
+  Rec.RuntimeStop = 1;
+  Rec.Tid = int32_t(::syscall(SYS_gettid));
+  Rec.Slot = TLaunchSlot;
+  std::strncpy(Rec.Message, Message ? Message : "", sizeof Rec.Message - 1);
+  std::fflush(stdout);
+  if (GFaultFd >= 0) {
+    ssize_t N = ::write(GFaultFd, &Rec, sizeof Rec);
+    (void)N;
+  } else {
+    std::fprintf(stderr, "ompsim: device runtime: %s\n", Rec.Message);
   }
   announceExit();
   ::_exit(proto::kFaultExitStatus);

@@ -89,6 +89,8 @@ void installFaultHandlers();
 void announceExit();
 /// What device code calls for exit() (see ExecutorFaults.cpp).
 [[noreturn]] void deviceExit(int Status);
+/// What the device runtime calls when it stops a launch with a line.
+[[noreturn]] void deviceStop(const char *Message);
 
 /// Reserves each host range PROT_NONE; returns those that collided with a
 /// mapping of the executor's own.

@@ -96,13 +96,19 @@ struct FaultRecord {
   /// (libomp's workers, the service threads). With launches of several slots
   /// in flight, it names the kernel that faulted.
   int32_t Slot;
-  uint32_t Reserved;
+  /// Non-zero when no signal came and no exit() was called: the device
+  /// runtime stopped the launch with the line in Message.
+  uint32_t RuntimeStop;
   /// The file whose mapping holds Rip when that is a shared library (libm,
   /// libc, the device runtime), not device code: its path as
   /// /proc/self/maps gives it ("" otherwise), and Rip's offset in the file.
   uint64_t CodeFileOffset;
   char CodeObject[256];
+  /// The device runtime's line (RuntimeStop), without "ompsim: ".
+  char Message[1024];
 };
+// One write of a pipe: the controller reads the record whole.
+static_assert(sizeof(FaultRecord) <= 4096, "a fault record outgrows PIPE_BUF");
 
 /// Follows a FaultRecord when the device runtime is loaded: the translate log
 /// of the kernel that faulted, so a trace still shows the lookups (and the

@@ -26,7 +26,13 @@
 //  - ompx_sync_block* is a barrier of the team's threads;
 //  - a warp is kWarpSize consecutive thread ids of the team (a GPU image's
 //    bare kernel: its architecture's lanes, 64 on amdgcn); shuffles and
-//    ballots exchange values through a buffer the team's threads share.
+//    ballots exchange values through a buffer the team's threads share;
+//  - on the virtual GPU (a bare region, a GPU image) a shuffle or ballot is
+//    the warp's own collective, in lockstep as on a GPU, and on warps of 32
+//    it follows CUDA's rules (vgpu/WarpCheck.h: a break ends the launch with
+//    a line); AMD's warps of 64 ignore the mask, as AMD's hardware does;
+//    ompx_sync_block is the block's barrier, named when the block's threads
+//    wait at different ones (vgpu/BarrierReport.h).
 //
 // A kernel run by stock's host plugin (host-upstream) is no ompsim device
 // (__ompsim_device_current_device() < 0): there every function gives
@@ -35,6 +41,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "../libomp/Libomp.h"
+#include "../vgpu/BarrierSite.h"
 #include "../vgpu/Block.h"
 #include "ompsim/device_runtime.h"
 
@@ -167,12 +174,35 @@ template <typename T> T fromBits(uint64_t Bits) {
   return V;
 }
 
+/// Whether a collective's mask counts: on warps of 32 (NVIDIA's), not on
+/// AMD's of 64, whose hardware reads any lane of its wavefront (DeviceRTL's
+/// amdgcn shuffle has no use for the mask: programs pass NVIDIA's 32-bit
+/// ~0U).
+bool maskCounts(int Lanes) { return Lanes != 64; }
+
 /// CUDA's __shfl_down_sync: the value of lane + Delta when that lane lies in
 /// the caller's segment of Width lanes (and is a thread of the team, and in
-/// Mask on a warp of 32), else the caller's own value.
-template <typename T> T shuffleDown(uint64_t Mask, T Var, unsigned Delta, int Width, const char *What) {
+/// Mask on a warp of 32), else the caller's own value. `Program`: the
+/// program's call.
+template <typename T>
+T shuffleDown(uint64_t Mask, T Var, unsigned Delta, int Width, const char *What, const void *Program) {
   if (!onOmpsimDevice())
     __builtin_trap(); // clang-22's host answer
+  if (ompsim::vgpu::ThreadView V; ompsim::vgpu::current(V)) {
+    int Lanes = int(V.WarpSize);
+    WarpView W = warpOf(int(V.LinearThread), int(V.Threads), Lanes);
+    int Segment = Width > 0 && Width <= Lanes ? Width : Lanes;
+    int SegmentEnd = W.Lane - W.Lane % Segment + Segment;
+    uint64_t Source = uint64_t(W.Lane) + Delta;
+    // Out of the caller's segment: its own value, as on a GPU. On a warp of
+    // 32 a lane the mask does not name, or past the block's threads, has an
+    // undefined value there: the virtual GPU names the read.
+    bool Strict = maskCounts(Lanes);
+    bool Take = Source < uint64_t(SegmentEnd) && (Strict || Source < uint64_t(W.Lanes));
+    return fromBits<T>(ompsim::vgpu::warpShuffle(Strict ? Mask : ~uint64_t(0), toBits(Var),
+                                                 uint32_t(Take ? Source : uint64_t(W.Lane)),
+                                                 Strict ? Program : nullptr));
+  }
   int Threads = threadsInBlock();
   if (Threads == 1)
     return Var;
@@ -184,9 +214,7 @@ template <typename T> T shuffleDown(uint64_t Mask, T Var, unsigned Delta, int Wi
   int SegmentBase = W.Lane - W.Lane % Segment;
   uint64_t Source = uint64_t(W.Lane) + Delta;
   T Result = Var;
-  // AMD's shuffle reads any lane of its wavefront (DeviceRTL's amdgcn
-  // shuffle has no use for the mask: programs pass NVIDIA's 32-bit ~0U).
-  bool InMask = Lanes == 64 || ((Mask >> Source) & 1);
+  bool InMask = !maskCounts(Lanes) || ((Mask >> Source) & 1);
   if (Source < uint64_t(SegmentBase + Segment) && Source < uint64_t(W.Lanes) && InMask)
     Result = fromBits<T>(Slots[W.WarpBase + int(Source)]);
   releaseExchange(Slots);
@@ -233,10 +261,15 @@ OMPSIM_OMPX_API int ompx_grid_dim(int Dim) {
   return Dim == 0 ? Libomp::get().GetNumTeams() : 1;
 }
 
-OMPSIM_OMPX_API void ompx_sync_block(int Ordering) {
-  (void)Ordering; // a barrier orders every access
-  if (ompsim::vgpu::ThreadView V; ompsim::vgpu::current(V))
-    return ompsim::vgpu::syncBlock();
+namespace {
+
+/// ompx_sync_block*, called from `Program` (a barrier orders every access);
+/// null: a divergent one, which any of the block's barriers completes.
+void syncBlock(const void *Program) {
+  if (ompsim::vgpu::ThreadView V; ompsim::vgpu::current(V)) {
+    const ompsim::vgpu::BarrierSite Site = {Program, nullptr, ompsim::vgpu::BarrierSite::BlockBarrier, 0};
+    return ompsim::vgpu::syncBlock(Program ? &Site : nullptr);
+  }
   // A team's own region runs on one thread: its barrier has nobody to wait
   // for (and libomp's barrier there would wait for the team's pool).
   if (onOmpsimDevice() && threadsInBlock() == 1)
@@ -244,13 +277,24 @@ OMPSIM_OMPX_API void ompx_sync_block(int Ordering) {
   teamBarrier();
 }
 
-OMPSIM_OMPX_API void ompx_sync_block_acq_rel(void) { ompx_sync_block(__ATOMIC_ACQ_REL); }
+} // namespace
 
-OMPSIM_OMPX_API void ompx_sync_block_divergent(int Ordering) { ompx_sync_block(Ordering); }
+OMPSIM_OMPX_API void ompx_sync_block(int) { syncBlock(__builtin_return_address(0)); }
+
+OMPSIM_OMPX_API void ompx_sync_block_acq_rel(void) { syncBlock(__builtin_return_address(0)); }
+
+// A barrier its block's threads may meet at different calls (DeviceRTL's
+// unaligned barrier): none is named.
+OMPSIM_OMPX_API void ompx_sync_block_divergent(int) { syncBlock(nullptr); }
 
 OMPSIM_OMPX_API uint64_t ompx_ballot_sync(uint64_t Mask, int Pred) {
   if (!onOmpsimDevice())
     __builtin_trap(); // clang-22's host answer
+  if (ompsim::vgpu::ThreadView V; ompsim::vgpu::current(V)) {
+    if (maskCounts(int(V.WarpSize)))
+      return ompsim::vgpu::warpBallot(Mask, Pred != 0, __builtin_return_address(0));
+    return ompsim::vgpu::warpBallot(~uint64_t(0), Pred != 0) & Mask;
+  }
   int Threads = threadsInBlock();
   if (Threads == 1)
     return Pred && (Mask & 1) ? 1 : 0;
@@ -266,17 +310,17 @@ OMPSIM_OMPX_API uint64_t ompx_ballot_sync(uint64_t Mask, int Pred) {
 }
 
 OMPSIM_OMPX_API int ompx_shfl_down_sync_i(uint64_t Mask, int Var, unsigned Delta, int Width) {
-  return shuffleDown(Mask, Var, Delta, Width, "ompx_shfl_down_sync_i");
+  return shuffleDown(Mask, Var, Delta, Width, "ompx_shfl_down_sync_i", __builtin_return_address(0));
 }
 
 OMPSIM_OMPX_API float ompx_shfl_down_sync_f(uint64_t Mask, float Var, unsigned Delta, int Width) {
-  return shuffleDown(Mask, Var, Delta, Width, "ompx_shfl_down_sync_f");
+  return shuffleDown(Mask, Var, Delta, Width, "ompx_shfl_down_sync_f", __builtin_return_address(0));
 }
 
 OMPSIM_OMPX_API long ompx_shfl_down_sync_l(uint64_t Mask, long Var, unsigned Delta, int Width) {
-  return shuffleDown(Mask, Var, Delta, Width, "ompx_shfl_down_sync_l");
+  return shuffleDown(Mask, Var, Delta, Width, "ompx_shfl_down_sync_l", __builtin_return_address(0));
 }
 
 OMPSIM_OMPX_API double ompx_shfl_down_sync_d(uint64_t Mask, double Var, unsigned Delta, int Width) {
-  return shuffleDown(Mask, Var, Delta, Width, "ompx_shfl_down_sync_d");
+  return shuffleDown(Mask, Var, Delta, Width, "ompx_shfl_down_sync_d", __builtin_return_address(0));
 }

@@ -65,7 +65,10 @@ void body(int32_t *, int32_t *, void **Argv) {
   for (int Other = 0; Other < Threads; ++Other)
     if (!G->Arrived[B][Other])
       G->EarlyPasses.fetch_add(1);
-  G->Shuffled[B][T] = ShuffleDown(~0ULL, 100 * B + T, 1, 32);
+  // Segments of 8 lanes: a block of 24 threads has no lane past its own
+  // segment to read (a shuffle that reads one ends the launch, as CUDA
+  // leaves its value undefined).
+  G->Shuffled[B][T] = ShuffleDown(~0ULL, 100 * B + T, 1, 8);
 }
 
 struct KernelCall {
@@ -96,8 +99,8 @@ TEST(BareForkTest, EveryThreadOfEveryBlockRunsTheBodyOnceInThreeDimensions) {
       int Expected[6] = {GX, GY, GZ, BX, BY, BZ};
       for (int D = 0; D < 6; ++D)
         EXPECT_EQ(G->Dims[B][T][D], Expected[D]);
-      // One warp of 24 lanes: the last lane keeps its own value.
-      EXPECT_EQ(G->Shuffled[B][T], 100 * B + (T + 1 < Threads ? T + 1 : T));
+      // The last lane of each segment of 8 keeps its own value.
+      EXPECT_EQ(G->Shuffled[B][T], 100 * B + (T % 8 + 1 < 8 ? T + 1 : T));
     }
   EXPECT_EQ(G->EarlyPasses.load(), 0);
   delete G;

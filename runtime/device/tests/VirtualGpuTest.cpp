@@ -1,7 +1,8 @@
 // Unit tests of the simulated GPU's hardware (vgpu/VirtualGpu.cpp over the
 // block runner): warps in lockstep at their collectives, lanes that finished
 // or wait at the block's barrier out of a warp's running lanes, the block's
-// barrier counting finished threads out, and a block's own state.
+// barrier counting finished threads out, a block's own state, and the line
+// that names the program barriers a block's threads wait at apart.
 #include "../vgpu/VirtualGpu.h"
 
 #include "ompsim/device_runtime.h"
@@ -119,4 +120,71 @@ TEST(VirtualGpuTest, RegistersOutsideABlockAreThoseOfAThreadAlone) {
   EXPECT_EQ(Regs.GridDim[2], 1u);
   EXPECT_EQ(Regs.WarpSize, 32u);
   EXPECT_EQ(Regs.BlockState, nullptr);
+}
+
+namespace {
+
+using ompsim::vgpu::BarrierSite;
+
+/// Two program barriers and a launch of one block of four threads whose
+/// threads 0-1 meet the first and 2-3 the second.
+BarrierSite FirstSite, SecondSite;
+std::atomic<int> PassedApart{0};
+
+void apartKernel(void *) {
+  const BarrierSite &Site = ompsim::vgpu::laneRegisters().ThreadId[0] < 2 ? FirstSite : SecondSite;
+  __ompsim_vgpu_sync_block_at(&Site);
+  PassedApart.fetch_add(1);
+}
+
+int runApart() {
+  ompsim_kernel_launch Launch{};
+  Launch.num_teams = 1;
+  Launch.thread_limit = 4;
+  Launch.bare_workers = 1;
+  Launch.invoke = &apartKernel;
+  Launch.gpu_warp_size = Warp;
+  Launch.bare = 1;
+  return __ompsim_device_run_kernel(&Launch);
+}
+
+const char *const CodeA = "a", *const CodeB = "b";
+
+} // namespace
+
+TEST(VirtualGpuDeathTest, ThreadsAtDifferentBarriersEndTheLaunchNamingEachAndItsThreads) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  FirstSite = {CodeA, ";f.c;k;3;5;;", BarrierSite::Construct, 0x20};
+  SecondSite = {CodeB, ";f.c;k;7;9;;", BarrierSite::Construct, 0x40};
+  EXPECT_EXIT(
+      runApart(), testing::ExitedWithCode(1),
+      "ompsim: device runtime: block 0: its threads wait at different barriers, which a GPU hangs on or "
+      "passes wrongly: threads 0-1 wait at the barrier at f.c:3:5; threads 2-3 wait at the implicit "
+      "barrier at f.c:7:9; every thread of a team must meet the same barriers in the same order\n");
+  // Without a source location (no -g) the call names each.
+  FirstSite = {CodeA, ";unknown;unknown;0;0;;", BarrierSite::Construct, 0x20};
+  SecondSite = {CodeB, ";unknown;unknown;0;0;;", BarrierSite::Construct, 0x20};
+  EXPECT_EXIT(runApart(), testing::ExitedWithCode(1),
+              "threads 0-1 wait at the barrier called from 0x[0-9a-f]+ \\(build with -g to name its line\\); "
+              "threads 2-3 wait at the barrier called from 0x[0-9a-f]+ \\(build");
+  // The end of a region and ompx_sync_block.
+  FirstSite = {CodeA, ";f.c;k;3;5;;", BarrierSite::RegionEnd, 0};
+  SecondSite = {CodeB, nullptr, BarrierSite::BlockBarrier, 0};
+  EXPECT_EXIT(runApart(), testing::ExitedWithCode(1),
+              "threads 0-1 wait at the end of the parallel region at f.c:3:5; threads 2-3 wait at "
+              "ompx_sync_block called from 0x[0-9a-f]+; every");
+}
+
+TEST(VirtualGpuTest, OneConstructTheCompilerCopiedIsOneBarrier) {
+  // Two calls of one construct's source location: one barrier.
+  FirstSite = {CodeA, ";f.c;k;3;5;;", BarrierSite::Construct, 0x20};
+  SecondSite = {CodeB, ";f.c;k;3;5;;", BarrierSite::Construct, 0x20};
+  PassedApart = 0;
+  ASSERT_EQ(runApart(), 0);
+  EXPECT_EQ(PassedApart.load(), 4);
+  // One call without a location: one barrier.
+  FirstSite = SecondSite = {CodeA, ";unknown;unknown;0;0;;", BarrierSite::Construct, 0x20};
+  PassedApart = 0;
+  ASSERT_EQ(runApart(), 0);
+  EXPECT_EQ(PassedApart.load(), 4);
 }

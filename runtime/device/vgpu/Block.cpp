@@ -38,9 +38,9 @@ uint32_t linearThread() {
   return R ? R->current() : 0;
 }
 
-void syncBlock() {
+void syncBlock(const BarrierSite *Site) {
   if (BlockRunner *R = BlockRunner::TRunner)
-    R->syncBlock();
+    R->syncBlock(Site);
 }
 
 uint64_t warpActiveMask() {
@@ -53,14 +53,14 @@ void syncWarp(uint64_t Mask) {
     R->syncWarp(Mask);
 }
 
-uint64_t warpShuffle(uint64_t Mask, uint64_t Value, uint32_t SourceLane) {
+uint64_t warpShuffle(uint64_t Mask, uint64_t Value, uint32_t SourceLane, const void *Program) {
   BlockRunner *R = BlockRunner::TRunner;
-  return R ? R->shuffle(Mask, Value, SourceLane) : Value;
+  return R ? R->shuffle(Mask, Value, SourceLane, Program) : Value;
 }
 
-uint64_t warpBallot(uint64_t Mask, bool Predicate) {
+uint64_t warpBallot(uint64_t Mask, bool Predicate, const void *Program) {
   BlockRunner *R = BlockRunner::TRunner;
-  return R ? R->ballot(Mask, Predicate) : uint64_t(Predicate);
+  return R ? R->ballot(Mask, Predicate, Program) : uint64_t(Predicate);
 }
 
 void pause() {
@@ -68,9 +68,9 @@ void pause() {
     R->pause();
 }
 
-void syncThreads(uint32_t Count) {
+void syncThreads(uint32_t Count, const BarrierSite *Site) {
   if (BlockRunner *R = BlockRunner::TRunner)
-    R->syncThreads(Count);
+    R->syncThreads(Count, Site);
 }
 
 void *blockState(uint64_t Bytes) {

@@ -45,8 +45,9 @@ uint32_t linearThread();
 uint64_t nanoseconds();
 
 /// A barrier of the block's threads (the calling fiber waits until every
-/// thread of its block that has not finished reached it).
-void syncBlock();
+/// thread of its block that has not finished reached it); `Site` is the
+/// program's barrier, null for a runtime's own (BarrierSite.h).
+void syncBlock(const BarrierSite *Site = nullptr);
 
 /// The lanes of the calling thread's warp that run (neither finished nor
 /// waiting at the block's barrier).
@@ -56,17 +57,19 @@ uint64_t warpActiveMask();
 void syncWarp(uint64_t Mask);
 
 /// Lane `SourceLane`'s `Value`, exchanged by the lanes of `Mask` that run.
-uint64_t warpShuffle(uint64_t Mask, uint64_t Value, uint32_t SourceLane);
+/// `Program`: the call of a program's collective, whose mask must name
+/// only lanes that make it (null: the runtime's own).
+uint64_t warpShuffle(uint64_t Mask, uint64_t Value, uint32_t SourceLane, const void *Program = nullptr);
 
 /// The lanes of `Mask` that took part with a true `Predicate`.
-uint64_t warpBallot(uint64_t Mask, bool Predicate);
+uint64_t warpBallot(uint64_t Mask, bool Predicate, const void *Program = nullptr);
 
 /// Lets the block's other threads run (a spinning thread's turn).
 void pause();
 
 /// A barrier of `Count` of the block's threads: the calling thread waits
 /// until that many arrived.
-void syncThreads(uint32_t Count);
+void syncThreads(uint32_t Count, const BarrierSite *Site = nullptr);
 
 /// The calling block's state of `Bytes` (the GPU device runtime's team
 /// state), or null outside a block. Not cleared between blocks.

@@ -1,6 +1,10 @@
 //===- BlockRunner.cpp - a block's threads as fibers ----------------------===//
 #include "BlockRunner.h"
 
+#include "BarrierReport.h"
+#include "LaunchStop.h"
+#include "WarpCheck.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -19,10 +23,7 @@ namespace ompsim::vgpu {
 namespace ctx = boost::context::detail;
 
 void failLaunch(const char *Message, uint64_t Value) {
-  std::fprintf(stderr, "ompsim: device runtime: launch on the virtual GPU: %s (%llu)\n", Message,
-               static_cast<unsigned long long>(Value));
-  std::fflush(stderr);
-  std::_Exit(1);
+  stopLaunch("launch on the virtual GPU: %s (%llu)", Message, static_cast<unsigned long long>(Value));
 }
 
 void *BlockMemory::atLeast(uint64_t Bytes) {
@@ -105,6 +106,7 @@ void BlockRunner::run(Grid &G, uint32_t BlockNum, int32_t *GlobalTid) {
     Fiber &F = Fibers[T];
     F.Done = false;
     F.Wait = Fiber::Runs;
+    F.Site = nullptr;
     F.Context = ctx::make_fcontext(Stacks.stackTop(T), Stacks.stackBytes(T), &fiberEntry);
     split(T, G.BlockDim, Regs.ThreadId);
     Regs.LaneId = uint16_t(T % G.WarpSize);
@@ -117,9 +119,13 @@ void BlockRunner::run(Grid &G, uint32_t BlockNum, int32_t *GlobalTid) {
   TRunner = this;
   Live = G.Threads;
   BlockArrived = GroupArrived = GroupCount = 0;
+  BlockSite = GroupSite = nullptr;
+  BlockDiverged = GroupDiverged = false;
   RestartPass = false;
-  for (uint32_t W = 0; W < kMaxWarps; ++W)
+  for (uint32_t W = 0; W < kMaxWarps; ++W) {
     WarpArrived[W] = WarpMask[W] = WarpReleased[W] = Running[W] = 0;
+    WarpProgram[W] = nullptr;
+  }
   for (uint32_t T = 0; T < G.Threads; ++T)
     Running[T / G.WarpSize] |= laneBit(T);
   uint64_t IdlePasses = 0;
@@ -159,8 +165,24 @@ void BlockRunner::run(Grid &G, uint32_t BlockNum, int32_t *GlobalTid) {
   TRunner = Outer;
 }
 
-void BlockRunner::syncBlock() {
+namespace {
+
+/// A thread arrives at a barrier whose first program site is `First`.
+void noteSite(const BarrierSite *Site, const BarrierSite *&First, bool &Diverged) {
+  if (!Site)
+    return;
+  if (!First)
+    First = Site;
+  else if (!sameBarrier(*First, *Site))
+    Diverged = true;
+}
+
+} // namespace
+
+void BlockRunner::syncBlock(const BarrierSite *Site) {
   Progress = true;
+  Fibers[Current].Site = Site;
+  noteSite(Site, BlockSite, BlockDiverged);
   if (++BlockArrived == Live) {
     // The last to arrive waits its turn too: after a barrier the block's
     // threads go on in thread order, whichever came last (a GPU's run
@@ -173,13 +195,18 @@ void BlockRunner::syncBlock() {
   waitAway(Fiber::AtBlock);
 }
 
-void BlockRunner::syncThreads(uint32_t Count) {
+void BlockRunner::syncThreads(uint32_t Count, const BarrierSite *Site) {
   Progress = true;
   if (Count <= 1)
     return;
+  Fibers[Current].Site = Site;
+  noteSite(Site, GroupSite, GroupDiverged);
   if (++GroupArrived == Count) {
+    if (GroupDiverged)
+      diverged(Fiber::AtGroup);
     releaseAll(Fiber::AtGroup);
     GroupArrived = 0;
+    GroupSite = nullptr;
     yield(); // in thread order, as after the block's barrier
     return;
   }
@@ -187,36 +214,41 @@ void BlockRunner::syncThreads(uint32_t Count) {
   waitAway(Fiber::AtGroup);
 }
 
-void BlockRunner::syncWarp(uint64_t Mask) {
+void BlockRunner::syncWarp(uint64_t Mask, const void *Program) {
   uint32_t W = Current / TheGrid->WarpSize;
   Progress = true;
+  if (Program)
+    checkWarpMask(Mask, Program);
   WarpArrived[W] |= laneBit(Current);
-  WarpMask[W] |= Mask;
+  // A GPU reads as many bits of the mask as its warp has lanes.
+  WarpMask[W] |= TheGrid->WarpSize >= 64 ? Mask : Mask & ((uint64_t(1) << TheGrid->WarpSize) - 1);
   if (releaseWarpIfComplete(W))
     return;
   Fibers[Current].Wait = Fiber::AtWarp;
   yield();
 }
 
-uint64_t BlockRunner::shuffle(uint64_t Mask, uint64_t Value, uint32_t Source) {
+uint64_t BlockRunner::shuffle(uint64_t Mask, uint64_t Value, uint32_t Source, const void *Program) {
   uint32_t WarpSize = TheGrid->WarpSize, Base = Current - Current % WarpSize;
   Slots[Current] = Value;
-  syncWarp(Mask);
+  syncWarp(Mask, Program);
   uint32_t From = Base + (Source < WarpSize ? Source : Current - Base);
+  if (Program && From != Current)
+    checkShuffleRead(Mask, From, Program);
   uint64_t Result = From < TheGrid->Threads ? Slots[From] : Value;
-  syncWarp(Mask);
+  syncWarp(Mask, Program);
   return Result;
 }
 
-uint64_t BlockRunner::ballot(uint64_t Mask, bool Predicate) {
+uint64_t BlockRunner::ballot(uint64_t Mask, bool Predicate, const void *Program) {
   uint32_t WarpSize = TheGrid->WarpSize, W = Current / WarpSize, Base = W * WarpSize;
   Slots[Current] = Predicate;
-  syncWarp(Mask);
+  syncWarp(Mask, Program);
   uint64_t Took = WarpReleased[W] & Mask, Result = 0;
   for (uint32_t Lane = 0; Lane < WarpSize && Base + Lane < TheGrid->Threads; ++Lane)
     if ((Took >> Lane & 1) && Slots[Base + Lane])
       Result |= uint64_t(1) << Lane;
-  syncWarp(Mask);
+  syncWarp(Mask, Program);
   return Result;
 }
 
@@ -281,8 +313,13 @@ void BlockRunner::yield() {
 /// Fiber `T` leaves its warp's running lanes (it waits at a barrier of the
 /// block, or finished): a warp barrier may now be complete.
 void BlockRunner::leaveWarp(uint32_t T) {
-  Running[T / TheGrid->WarpSize] &= ~laneBit(T);
-  releaseWarpIfComplete(T / TheGrid->WarpSize);
+  uint32_t W = T / TheGrid->WarpSize;
+  Running[W] &= ~laneBit(T);
+  // A program's collective that names the lane waits for it in vain, unless
+  // it finished (CUDA: the mask's lanes that have not exited make the call).
+  if (WarpProgram[W] && !Fibers[T].Done && (WarpMask[W] & laneBit(T)) && !(WarpArrived[W] & laneBit(T)))
+    reportLaneLeft({Block, TheGrid->WarpSize, WarpMask[W], WarpProgram[W]}, T, WarpArrived[W]);
+  releaseWarpIfComplete(W);
 }
 
 /// The calling fiber waits at a barrier of the block (`Wait`) until it is
@@ -306,8 +343,11 @@ void BlockRunner::releaseAll(decltype(Fiber::Wait) Wait) {
 }
 
 void BlockRunner::releaseBlock() {
+  if (BlockDiverged)
+    diverged(Fiber::AtBlock);
   releaseAll(Fiber::AtBlock);
   BlockArrived = 0;
+  BlockSite = nullptr;
 }
 
 /// Releases warp `W`'s barrier if every running lane it waits for arrived.
@@ -326,7 +366,43 @@ bool BlockRunner::releaseWarpIfComplete(uint32_t W) {
   }
   WarpReleased[W] = Arrived;
   WarpArrived[W] = WarpMask[W] = 0;
+  WarpProgram[W] = nullptr;
   return true;
+}
+
+/// A program's warp collective, called from `Program` by the running fiber
+/// (WarpCheck.h): its mask names the caller, and no lane it names waits at
+/// a barrier of the block.
+void BlockRunner::checkWarpMask(uint64_t Mask, const void *Program) {
+  uint32_t WarpSize = TheGrid->WarpSize, W = Current / WarpSize, Base = W * WarpSize;
+  Mask &= WarpSize >= 64 ? ~uint64_t(0) : (uint64_t(1) << WarpSize) - 1;
+  if (!(Mask & laneBit(Current)))
+    reportUnnamedCaller({Block, WarpSize, Mask, Program}, Current);
+  uint32_t Lanes = std::min(WarpSize, TheGrid->Threads - Base);
+  uint64_t There = Lanes >= 64 ? ~uint64_t(0) : (uint64_t(1) << Lanes) - 1;
+  for (uint64_t Away = Mask & There & ~Running[W]; Away; Away &= Away - 1) {
+    uint32_t T = Base + uint32_t(__builtin_ctzll(Away));
+    if (!Fibers[T].Done)
+      reportNamedLaneAtBarrier({Block, WarpSize, Mask, Program}, Current, T);
+  }
+  WarpProgram[W] = Program;
+}
+
+/// The running fiber's shuffle, called from `Program`, reads thread `From`
+/// of its warp: a lane its mask names that took part (WarpCheck.h).
+void BlockRunner::checkShuffleRead(uint64_t Mask, uint32_t From, const void *Program) const {
+  uint32_t WarpSize = TheGrid->WarpSize, W = Current / WarpSize, Lane = From - W * WarpSize;
+  const char *Why = nullptr;
+  if (From >= TheGrid->Threads)
+    Why = "is not there (the block has fewer threads)";
+  else if (!(Mask >> Lane & 1))
+    Why = "is not in the mask";
+  else if (Fibers[From].Done)
+    Why = "has finished";
+  else if (!(WarpReleased[W] & laneBit(From)))
+    Why = "did not take part";
+  if (Why)
+    reportShuffleRead({Block, WarpSize, Mask, Program}, Current, Lane, Why);
 }
 
 /// Fiber `T` finished: the barriers it will not come to may be complete.
@@ -341,34 +417,23 @@ void BlockRunner::exited(uint32_t T) {
 /// The block can never go on: no thread can run, or (`SpunSeconds`) the
 /// threads that run have only spun that long. Names where they are.
 void BlockRunner::stuck(uint64_t SpunSeconds) const {
-  uint32_t AtBlock = 0, AtWarp = 0, AtGroup = 0, Spinning = 0, Done = 0;
-  for (uint32_t T = 0; T < TheGrid->Threads; ++T) {
-    const Fiber &F = Fibers[T];
-    Done += F.Done;
-    AtBlock += !F.Done && F.Wait == Fiber::AtBlock;
-    AtWarp += !F.Done && F.Wait == Fiber::AtWarp;
-    AtGroup += !F.Done && F.Wait == Fiber::AtGroup;
-    Spinning += !F.Done && F.Wait == Fiber::Runs;
-  }
+  BarrierReport Report(Fibers, TheGrid->Threads);
   if (SpunSeconds)
-    std::fprintf(stderr,
-                 "ompsim: device runtime: block %u can never finish: for %llu s its %u running threads "
-                 "have only spun (a lock, or a team barrier some threads never reach), while %u wait at "
-                 "the block's barrier, %u at a warp's, and %u have finished\n",
-                 Block, static_cast<unsigned long long>(SpunSeconds), Spinning, AtBlock, AtWarp, Done);
-  else if (AtGroup)
-    std::fprintf(stderr,
-                 "ompsim: device runtime: block %u: a barrier can never complete: %u of the %u threads a "
-                 "team barrier waits for arrived, while %u wait at the block's barrier, %u at a warp's, "
-                 "and %u have finished\n",
-                 Block, AtGroup, GroupCount, AtBlock, AtWarp, Done);
-  else
-    std::fprintf(stderr,
-                 "ompsim: device runtime: block %u: a barrier can never complete: %u threads wait at the "
-                 "block's barrier and %u at a warp's\n",
-                 Block, AtBlock, AtWarp);
-  std::fflush(stderr);
-  std::_Exit(1);
+    stopLaunch("block %u can never finish: for %llu s its running threads have only spun (a lock, or a "
+               "barrier some threads never reach): %s",
+               Block, static_cast<unsigned long long>(SpunSeconds), Report.whereThreadsAre(GroupCount));
+  stopLaunch("block %u: a barrier can never complete: %s", Block, Report.whereThreadsAre(GroupCount));
+}
+
+/// The threads of the barrier `Wait` about to be released wait at
+/// different program barriers: a GPU hangs or passes them wrongly.
+void BlockRunner::diverged(decltype(Fiber::Wait) Wait) const {
+  BarrierReport Report(Fibers, TheGrid->Threads);
+  // The last to arrive has not marked its wait.
+  Report.treatAsWaiting(Current, Wait);
+  stopLaunch("block %u: its threads wait at different barriers, which a GPU hangs on or passes wrongly: %s; "
+             "every thread of a team must meet the same barriers in the same order",
+             Block, Report.whereThreadsAre(GroupCount));
 }
 
 /// Brings fiber `T`'s saved context and the frames above it toward the

@@ -19,6 +19,7 @@
 #ifndef OMPSIM_DEVICE_VGPU_BLOCKRUNNER_H
 #define OMPSIM_DEVICE_VGPU_BLOCKRUNNER_H
 
+#include "BarrierSite.h"
 #include "Block.h"
 #include "FiberSlots.h"
 #include "Grid.h"
@@ -64,6 +65,9 @@ struct Fiber {
   /// What the fiber waits for: nothing (it runs when its turn comes), the
   /// block's barrier, its warp's, or a barrier of a thread count.
   enum : uint8_t { Runs, AtBlock, AtWarp, AtGroup } Wait;
+  /// The program's barrier it waits at (AtBlock, AtGroup), in its own
+  /// frame; null for a barrier of the runtime.
+  const BarrierSite *Site;
 #ifdef OMPSIM_TSAN
   void *TsanFiber;
 #endif
@@ -89,24 +93,27 @@ public:
   void pause() { yield(); }
 
   /// The block's barrier: the calling fiber waits until every fiber of the
-  /// block that has not finished arrived.
-  void syncBlock();
+  /// block that has not finished arrived. `Site` is the program's barrier
+  /// (null: the runtime's): threads at different ones end the launch.
+  void syncBlock(const BarrierSite *Site = nullptr);
 
   /// A barrier of `Count` of the block's threads (a GPU's named barrier with
   /// a thread count: a generic-mode parallel region's threads).
-  void syncThreads(uint32_t Count);
+  void syncThreads(uint32_t Count, const BarrierSite *Site = nullptr);
 
   /// The lanes of the caller's warp that run.
   uint64_t activeMask() const { return Running[Current / TheGrid->WarpSize]; }
 
   /// A barrier of the running lanes of `Mask` in the caller's warp.
-  void syncWarp(uint64_t Mask);
+  /// `Program`: the call of a program's warp collective (null: the
+  /// runtime's own), whose mask must name only lanes that make the call.
+  void syncWarp(uint64_t Mask, const void *Program = nullptr);
 
   /// Lane `Source`'s value of the warp's exchange, for every lane that calls.
-  uint64_t shuffle(uint64_t Mask, uint64_t Value, uint32_t Source);
+  uint64_t shuffle(uint64_t Mask, uint64_t Value, uint32_t Source, const void *Program = nullptr);
 
   /// The lanes of `Mask` that took part and passed a true predicate.
-  uint64_t ballot(uint64_t Mask, bool Predicate);
+  uint64_t ballot(uint64_t Mask, bool Predicate, const void *Program = nullptr);
 
   void view(ThreadView &V) const;
 
@@ -142,6 +149,9 @@ private:
   bool releaseWarpIfComplete(uint32_t W);
   void exited(uint32_t T);
   [[noreturn]] void stuck(uint64_t SpunSeconds) const;
+  [[noreturn]] void diverged(decltype(Fiber::Wait) Wait) const;
+  void checkWarpMask(uint64_t Mask, const void *Program);
+  void checkShuffleRead(uint64_t Mask, uint32_t From, const void *Program) const;
   void prefetchFiber(uint32_t T) const;
   void switchToFiber(uint32_t T);
   static void fiberEntry(boost::context::detail::transfer_t From);
@@ -168,11 +178,20 @@ private:
   bool RestartPass = false;
   /// The threads at the block's barrier.
   uint32_t BlockArrived = 0;
+  /// The first program barrier a thread waits at, of the block's barrier
+  /// and of the counted one, and whether a thread waits at another.
+  const BarrierSite *BlockSite = nullptr;
+  const BarrierSite *GroupSite = nullptr;
+  bool BlockDiverged = false;
+  bool GroupDiverged = false;
   /// Each warp's barrier: the lanes that arrived, the masks they named, and
   /// the lanes its last release let go.
   uint64_t WarpArrived[kMaxWarps];
   uint64_t WarpMask[kMaxWarps];
   uint64_t WarpReleased[kMaxWarps];
+  /// The call of the program's warp collective a warp's lanes wait at (null:
+  /// none, or the runtime's).
+  const void *WarpProgram[kMaxWarps];
   /// Each warp's lanes that run (neither finished nor at the block's barrier).
   uint64_t Running[kMaxWarps];
   boost::context::detail::fcontext_t Home = nullptr; ///< the scheduler, while a fiber runs

@@ -14,6 +14,7 @@
 #include "VirtualGpu.h"
 
 #include "Block.h"
+#include "LaunchStop.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -39,6 +40,10 @@ OMPSIM_DEVICE_API uint64_t __ompsim_vgpu_active_mask(void) { return warpActiveMa
 OMPSIM_DEVICE_API void __ompsim_vgpu_sync_warp(uint64_t Mask) { syncWarp(Mask); }
 OMPSIM_DEVICE_API void __ompsim_vgpu_sync_block(void) { syncBlock(); }
 OMPSIM_DEVICE_API void __ompsim_vgpu_sync_threads(uint32_t Count) { syncThreads(Count); }
+OMPSIM_DEVICE_API void __ompsim_vgpu_sync_block_at(const BarrierSite *Site) { syncBlock(Site); }
+OMPSIM_DEVICE_API void __ompsim_vgpu_sync_threads_at(uint32_t Count, const BarrierSite *Site) {
+  syncThreads(Count, Site);
+}
 OMPSIM_DEVICE_API int32_t __ompsim_vgpu_shuffle(uint64_t Mask, int32_t Value, uint32_t SourceLane) {
   return int32_t(uint32_t(warpShuffle(Mask, uint32_t(Value), SourceLane)));
 }
@@ -55,9 +60,7 @@ OMPSIM_DEVICE_API void *__ompsim_vgpu_block_state(uint64_t Bytes) {
 }
 
 OMPSIM_DEVICE_API void __ompsim_vgpu_fail(const char *What) {
-  std::fprintf(stderr, "ompsim: device runtime: %s (block %u, thread %u)\n", What, linearBlock(),
-               linearThread());
-  endLaunch();
+  stopLaunch("%s (block %u, thread %u)", What, linearBlock(), linearThread());
 }
 
 OMPSIM_DEVICE_API void __ompsim_vgpu_assert_fail(const char *Assertion, const char *File, uint32_t Line,

@@ -17,6 +17,8 @@
 #ifndef OMPSIM_DEVICE_VGPU_VIRTUALGPU_H
 #define OMPSIM_DEVICE_VGPU_VIRTUALGPU_H
 
+#include "BarrierSite.h"
+
 #include <stdint.h>
 
 namespace ompsim::gpu {
@@ -88,6 +90,12 @@ void __ompsim_vgpu_sync_block(void);
 /// A barrier of `Count` of the block's threads (a GPU's named barrier with
 /// a thread count): waits until that many arrived.
 void __ompsim_vgpu_sync_threads(uint32_t Count);
+/// The two barriers above met at a program's barrier `Site` (its frame
+/// holds *Site while it waits): a block whose threads wait at different
+/// program barriers, or can never complete one, ends the launch with one
+/// line naming the barriers and which threads wait at each.
+void __ompsim_vgpu_sync_block_at(const ompsim::vgpu::BarrierSite *Site);
+void __ompsim_vgpu_sync_threads_at(uint32_t Count, const ompsim::vgpu::BarrierSite *Site);
 /// Lane `SourceLane`'s `Value` (of the lanes of `Mask` that run), for every
 /// lane of the warp that calls it.
 int32_t __ompsim_vgpu_shuffle(uint64_t Mask, int32_t Value, uint32_t SourceLane);

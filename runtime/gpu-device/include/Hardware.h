@@ -19,11 +19,22 @@
 #error "the GPU device runtime builds for nvptx64, amdgcn or the simulated GPU only"
 #endif
 
+#include "../../device/vgpu/BarrierSite.h"
 #if defined(OMPSIM_GPU_SIM)
 #include "../../device/vgpu/VirtualGpu.h"
 #endif
 
+/// The address an entry point of the runtime returns to, in the program's
+/// code (a BarrierSite's Code): only the simulated GPU asks for it.
+#if defined(OMPSIM_GPU_SIM)
+#define OMPSIM_GPU_CALLER() __builtin_return_address(0)
+#else
+#define OMPSIM_GPU_CALLER() nullptr
+#endif
+
 namespace ompsim::gpu::hw {
+
+using BarrierSite = vgpu::BarrierSite;
 
 #if defined(OMPSIM_GPU_SIM)
 /// The calling thread's special registers (read from its fiber, no call).
@@ -53,6 +64,12 @@ inline void syncWarp(uint64_t Mask) { __ompsim_vgpu_sync_warp(Mask); }
 inline void syncBlock() { __ompsim_vgpu_sync_block(); }
 /// `Count` of the block's threads (a generic-mode parallel region's).
 inline void syncThreads(uint32_t Count) { __ompsim_vgpu_sync_threads(Count); }
+/// The two at a program's barrier: the simulated GPU names the barriers of
+/// a block whose threads wait at different ones.
+inline void syncBlockAt(const BarrierSite &Site) { __ompsim_vgpu_sync_block_at(&Site); }
+inline void syncThreadsAt(uint32_t Count, const BarrierSite &Site) {
+  __ompsim_vgpu_sync_threads_at(Count, &Site);
+}
 inline int32_t shuffleIdx(uint64_t Mask, int32_t Value, uint32_t Lane, uint32_t Width) {
   uint32_t Self = laneId();
   uint32_t Index = (Lane & (Width - 1)) + (Self & ~(Width - 1));
@@ -173,6 +190,8 @@ inline uint64_t nanoseconds() { return __builtin_readsteadycounter() * 10; }
 
 #if !defined(OMPSIM_GPU_SIM)
 inline constexpr uint32_t warpSize() { return WarpSize; }
+/// A GPU's barriers carry no site: only the simulated GPU names them.
+inline void syncBlockAt(const BarrierSite &) { syncBlock(); }
 [[noreturn]] inline void trap() { __builtin_trap(); }
 #endif
 

@@ -62,6 +62,8 @@ struct TeamState {
   int64_t RegionArgs;
   void **Args;
   uint32_t ParallelTeamSize;
+  /// Where the generic-mode region's threads meet at its end.
+  hw::BarrierSite RegionEnd;
   /// Generic mode: 1 inside the team's parallel region, 0 in its sequential
   /// part.
   uint32_t ParallelLevel;
@@ -108,8 +110,9 @@ uint32_t level();
 /// and no more than the workers below the main thread.
 uint32_t maxTeamThreads();
 
-/// A barrier of the current parallel team's threads.
-void teamBarrier();
+/// A barrier of the current parallel team's threads, the program's barrier
+/// `Site` (a no-op for a team of one).
+void teamBarrier(const hw::BarrierSite &Site);
 
 /// The device heap (malloc and free on nvptx64; ompsim's own on amdgcn).
 void *heapAlloc(uint64_t Bytes);

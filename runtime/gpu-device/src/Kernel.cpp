@@ -142,9 +142,12 @@ void stateMachine(uint32_t Tid) {
     ParallelWrapperFn Work = Team.WorkFn;
     if (!Work)
       return;
-    if (Tid < Team.ParallelTeamSize)
+    if (Tid < Team.ParallelTeamSize) {
       Work(/*ParallelLevel=*/0, Tid);
-    hw::syncBlock();
+      hw::syncBlockAt(Team.RegionEnd);
+    } else {
+      hw::syncBlock();
+    }
   }
 }
 
@@ -209,9 +212,14 @@ OMPSIM_GPU_API bool __kmpc_kernel_parallel(ParallelWrapperFn *WorkFn) {
 
 OMPSIM_GPU_API void __kmpc_kernel_end_parallel() {}
 
-OMPSIM_GPU_API void __kmpc_parallel_60(IdentTy *, int32_t, int32_t IfExpr, int32_t NumThreads, int32_t,
-                                       void *Fn, void *WrapperFn, void **Args, int64_t NumArgs, int32_t) {
+namespace {
+
+/// A parallel region called from `Code` in the program (where its threads
+/// meet at its end).
+void parallel(const IdentTy *Loc, int32_t IfExpr, int32_t NumThreads, void *Fn, void *WrapperFn, void **Args,
+              int64_t NumArgs, const void *Code) {
   TeamState &Team = team();
+  const hw::BarrierSite End = {Code, Loc ? Loc->PSource : nullptr, hw::BarrierSite::RegionEnd, 0u};
   uint32_t Tid = hw::threadIdInBlock();
   ThreadState *Self = threadIfAny();
   bool Nested = teamLevel() > 0 || (Self && Self->NestedLevels);
@@ -242,8 +250,10 @@ OMPSIM_GPU_API void __kmpc_parallel_60(IdentTy *, int32_t, int32_t IfExpr, int32
       Team.RegionSize[Tid] = uint16_t(Size);
       invokeRegion(Fn, int32_t(Tid), Args, NumArgs);
       Team.RegionSize[Tid] = 0;
+      hw::syncBlockAt(End);
+    } else {
+      hw::syncBlock();
     }
-    hw::syncBlock();
     return;
   }
   uint32_t Workers = maxTeamThreads();
@@ -260,6 +270,7 @@ OMPSIM_GPU_API void __kmpc_parallel_60(IdentTy *, int32_t, int32_t IfExpr, int32
   Team.Args = Args;
   Team.ParallelTeamSize = Size;
   Team.ParallelLevel = 1;
+  Team.RegionEnd = End;
   hw::fenceBlock();
   hw::syncBlock(); // the workers take the region
   hw::syncBlock(); // and finish it
@@ -268,10 +279,21 @@ OMPSIM_GPU_API void __kmpc_parallel_60(IdentTy *, int32_t, int32_t IfExpr, int32
   Team.Args = nullptr;
 }
 
-OMPSIM_GPU_API void __kmpc_parallel_51(IdentTy *Loc, int32_t Gtid, int32_t IfExpr, int32_t NumThreads,
-                                       int32_t ProcBind, void *Fn, void *WrapperFn, void **Args,
-                                       int64_t NumArgs) {
-  __kmpc_parallel_60(Loc, Gtid, IfExpr, NumThreads, ProcBind, Fn, WrapperFn, Args, NumArgs, 0);
+} // namespace
+
+// Never inlined: the return address is the region's call in the program.
+OMPSIM_GPU_API __attribute__((noinline)) void __kmpc_parallel_60(IdentTy *Loc, int32_t, int32_t IfExpr,
+                                                                 int32_t NumThreads, int32_t, void *Fn,
+                                                                 void *WrapperFn, void **Args,
+                                                                 int64_t NumArgs, int32_t) {
+  parallel(Loc, IfExpr, NumThreads, Fn, WrapperFn, Args, NumArgs, OMPSIM_GPU_CALLER());
+}
+
+OMPSIM_GPU_API __attribute__((noinline)) void __kmpc_parallel_51(IdentTy *Loc, int32_t, int32_t IfExpr,
+                                                                 int32_t NumThreads, int32_t, void *Fn,
+                                                                 void *WrapperFn, void **Args,
+                                                                 int64_t NumArgs) {
+  parallel(Loc, IfExpr, NumThreads, Fn, WrapperFn, Args, NumArgs, OMPSIM_GPU_CALLER());
 }
 
 OMPSIM_GPU_API void __kmpc_get_shared_variables(void ***Args) { *Args = team().Args; }

@@ -125,21 +125,30 @@ uint32_t maxTeamThreads() {
   return Workers < Team.MainThread ? Workers : Team.MainThread;
 }
 
-void teamBarrier() {
+void teamBarrier(const hw::BarrierSite &Site) {
+  // A team of one (the sequential part, a serialized region) has nothing
+  // to wait for, as in stock's runtime.
+  uint32_t Size = numThreads();
+  if (Size <= 1)
+    return;
   TeamState &Team = team();
+#if defined(OMPSIM_GPU_SIM)
+  // The block's barrier where the region has all its threads; else the
+  // region's threads only, a barrier of their count (a GPU's named
+  // barrier): in generic mode the block's other threads wait in the state
+  // machine, and an SPMD region of fewer threads (num_threads) leaves the
+  // others at the region's end, which its barriers must not release.
+  if (Team.Spmd && Size >= hw::blockDim(0))
+    hw::syncBlockAt(Site);
+  else
+    hw::syncThreadsAt(Size, Site);
+#else
   if (Team.Spmd) {
-    hw::syncBlock();
+    hw::syncBlockAt(Site);
     return;
   }
-  // Generic mode: the region's threads only (the block's other threads wait
-  // in the state machine), so a counting barrier in shared memory.
-  uint32_t Size = Team.ParallelTeamSize;
-  if (teamLevel() == 0 || Size <= 1)
-    return;
-#if defined(OMPSIM_GPU_SIM)
-  // The simulated GPU's barrier of a thread count (a GPU's named barrier).
-  hw::syncThreads(Size);
-#else
+  // Generic mode: the region's threads only (the block's other threads
+  // wait in the state machine), so a counting barrier in shared memory.
   uint32_t Generation = hw::atomicLoad(&Team.BarrierGeneration);
   if (hw::atomicAdd(&Team.BarrierArrived, 1u) == Size - 1) {
     hw::atomicStore(&Team.BarrierArrived, 0u);

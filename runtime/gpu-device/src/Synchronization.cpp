@@ -13,6 +13,9 @@
 using namespace ompsim::gpu;
 
 #define OMPSIM_GPU_API extern "C" __attribute__((used, retain))
+/// A program's barrier: never inlined, so that the return address is the
+/// program's call (hw::BarrierSite::Code).
+#define OMPSIM_GPU_BARRIER OMPSIM_GPU_API __attribute__((noinline))
 
 namespace {
 
@@ -27,13 +30,20 @@ void unlock(uint32_t *Word) {
   hw::atomicStore(Word, 0u);
 }
 
+/// An OpenMP barrier called from `Code`, of the construct `Loc`.
+hw::BarrierSite constructSite(const IdentTy *Loc, const void *Code) {
+  return {Code, Loc ? Loc->PSource : nullptr, hw::BarrierSite::Construct, Loc ? uint32_t(Loc->Flags) : 0u};
+}
+
 } // namespace
 
-OMPSIM_GPU_API void __kmpc_barrier(IdentTy *, int32_t) { teamBarrier(); }
+OMPSIM_GPU_BARRIER void __kmpc_barrier(IdentTy *Loc, int32_t) {
+  teamBarrier(constructSite(Loc, OMPSIM_GPU_CALLER()));
+}
 OMPSIM_GPU_API void __kmpc_barrier_simple_spmd(IdentTy *, int32_t) { hw::syncBlock(); }
 OMPSIM_GPU_API void __kmpc_barrier_simple_generic(IdentTy *, int32_t) { hw::syncBlock(); }
-OMPSIM_GPU_API int32_t __kmpc_cancel_barrier(IdentTy *, int32_t) {
-  teamBarrier();
+OMPSIM_GPU_BARRIER int32_t __kmpc_cancel_barrier(IdentTy *Loc, int32_t) {
+  teamBarrier(constructSite(Loc, OMPSIM_GPU_CALLER()));
   return 0;
 }
 
@@ -67,6 +77,8 @@ OMPSIM_GPU_API void omp_unset_lock(uint32_t *Lock) { unlock(Lock); }
 OMPSIM_GPU_API int omp_test_lock(uint32_t *Lock) { return hw::atomicCas(Lock, 0u, 1u); }
 
 // ompx_ block and warp synchronization.
+// On the simulated GPU the executor's ompx API answers these instead
+// (runtime/device/ompx), which names the barriers.
 OMPSIM_GPU_API void ompx_sync_block(int) { hw::syncBlock(); }
 OMPSIM_GPU_API void ompx_sync_block_acq_rel() { hw::syncBlock(); }
 OMPSIM_GPU_API void ompx_sync_block_divergent(int) { hw::syncBlock(); }

@@ -32,6 +32,15 @@ void *__llvm_omp_indirect_call_lookup(void *host_ptr);
  * with kernels (plugins call it between launches). */
 int32_t __ompsim_device_set_fptr_table(const __omp_offloading_fptr_map_ty *table, uint64_t n);
 
+/** Ends the launch (and the process) with one line, `message`: what the
+ * device runtime calls when a kernel cannot go on (a barrier its block's
+ * threads wait at apart, a launch the virtual GPU cannot run). An executor
+ * sets it, to hand the line to its controller, which names the kernel;
+ * unset (the host plugin's in-process device), the runtime prints
+ * "ompsim: device runtime: <message>" and exits with status 1. */
+typedef void (*ompsim_stop_handler)(const char *message);
+void __ompsim_device_set_stop_handler(ompsim_stop_handler handler);
+
 /** One recorded translate call. */
 typedef struct ompsim_translate_record {
   uint64_t host_ptr;

@@ -1,0 +1,37 @@
+//===- LaunchStop.cpp - a launch that cannot go on, in one line -----------===//
+#include "LaunchStop.h"
+
+#include "ompsim/device_runtime.h"
+
+#include <atomic>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+
+namespace ompsim::vgpu {
+namespace {
+
+std::atomic<ompsim_stop_handler> StopHandler{nullptr};
+
+} // namespace
+
+void stopLaunch(const char *Format, ...) {
+  char Line[2048];
+  va_list Args;
+  va_start(Args, Format);
+  std::vsnprintf(Line, sizeof Line, Format, Args);
+  va_end(Args);
+  if (ompsim_stop_handler Handler = StopHandler.load(std::memory_order_acquire))
+    Handler(Line);
+  std::fprintf(stderr, "ompsim: device runtime: %s\n", Line);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::_Exit(1);
+}
+
+} // namespace ompsim::vgpu
+
+extern "C" __attribute__((visibility("default"))) void
+__ompsim_device_set_stop_handler(ompsim_stop_handler Handler) {
+  ompsim::vgpu::StopHandler.store(Handler, std::memory_order_release);
+}
