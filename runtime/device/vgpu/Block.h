@@ -81,8 +81,8 @@ void *blockState(uint64_t Bytes);
 uint64_t *exchangeSlots();
 
 /// The calling block's shared memory of `Bytes` (a GPU image's team-shared
-/// globals), or null outside a block. Like a GPU's, it is not cleared
-/// between the blocks a device thread runs.
+/// globals), or null outside a block. Like a GPU's, it holds nothing to
+/// count on until the block writes it: each block finds every byte 0x7f.
 void *blockShared(uint64_t Bytes);
 
 /// The calling block's dynamic shared memory (null when the launch asked

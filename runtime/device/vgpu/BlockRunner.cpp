@@ -121,6 +121,7 @@ void BlockRunner::run(Grid &G, uint32_t BlockNum, int32_t *GlobalTid) {
   BlockArrived = GroupArrived = GroupCount = 0;
   BlockSite = GroupSite = nullptr;
   BlockDiverged = GroupDiverged = false;
+  SharedFresh = DynamicFresh = false;
   RestartPass = false;
   for (uint32_t W = 0; W < kMaxWarps; ++W) {
     WarpArrived[W] = WarpMask[W] = WarpReleased[W] = Running[W] = 0;
@@ -269,15 +270,24 @@ void *BlockRunner::shared(uint64_t Bytes) {
   void *Memory = Shared.atLeast(Bytes);
   if (!Memory)
     failLaunch("cannot allocate a block's shared memory of bytes", Bytes);
+  if (!SharedFresh) {
+    std::memset(Memory, UnwrittenSharedByte, Bytes);
+    SharedFresh = true;
+  }
   return Memory;
 }
 
 void *BlockRunner::dynamicShared() {
-  if (!TheGrid->DynamicSharedBytes)
+  uint64_t Bytes = TheGrid->DynamicSharedBytes;
+  if (!Bytes)
     return nullptr;
-  void *Memory = Dynamic.atLeast(TheGrid->DynamicSharedBytes);
+  void *Memory = Dynamic.atLeast(Bytes);
   if (!Memory)
-    failLaunch("cannot allocate a block's dynamic shared memory of bytes", TheGrid->DynamicSharedBytes);
+    failLaunch("cannot allocate a block's dynamic shared memory of bytes", Bytes);
+  if (!DynamicFresh) {
+    std::memset(Memory, UnwrittenSharedByte, Bytes);
+    DynamicFresh = true;
+  }
   return Memory;
 }
 

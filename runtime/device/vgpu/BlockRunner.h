@@ -41,6 +41,12 @@
 
 namespace ompsim::vgpu {
 
+/// What every byte of a block's shared memory holds until the block writes
+/// it: a GPU's holds what the last block left, never zeros to count on, so
+/// a program that reads it unwritten fails here as there (0x7f... is a huge
+/// int, float and double, and no pointer).
+inline constexpr unsigned char UnwrittenSharedByte = 0x7f;
+
 /// Ends the process with one line: a launch the virtual GPU cannot run.
 [[noreturn]] void failLaunch(const char *Message, uint64_t Value);
 
@@ -166,6 +172,9 @@ private:
   FiberSlots Stacks;
   uint32_t Capacity = 0;
   BlockMemory Shared, Dynamic, State;
+  /// The block's shared memories got their unwritten pattern.
+  bool SharedFresh = false;
+  bool DynamicFresh = false;
   /// Fibers that have not finished.
   uint32_t Live = 0;
   /// The threads at the barrier of a count (syncThreads), and its count.

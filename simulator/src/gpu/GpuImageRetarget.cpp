@@ -293,8 +293,9 @@ Expected<uint64_t> placeTeamShared(Module &M, const DataLayout &Layout, const Fa
   for (GlobalVariable *G : Shared) {
     if (G->isDeclaration())
       return Fail("team-shared global '" + G->getName() + "' has no definition in the image");
-    // clang-22 gives a team-shared static zero as its initializer; a team's
-    // block starts zeroed (a GPU's starts with whatever it held).
+    // clang-22 gives a team-shared static zero as its initializer, which a
+    // GPU's backend drops: a team's block starts with whatever it held, and
+    // the simulated GPU's with 0x7f bytes (vgpu::UnwrittenSharedByte).
     if (G->hasInitializer() && !isa<UndefValue>(G->getInitializer()) && !G->getInitializer()->isNullValue())
       return Fail("team-shared global '" + G->getName() +
                   "' has an initializer other than zero, which a GPU's shared memory cannot have");
