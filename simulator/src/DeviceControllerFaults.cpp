@@ -44,6 +44,28 @@ namespace ompsim::sim {
 
 namespace {
 
+/// Device code at `Addr` as a fault's line gives it: "dev:<symbol> (0x...)",
+/// or the address alone when `Sym` (its symbol) is empty.
+std::string deviceCodeText(uint64_t Addr, const std::string &Sym) {
+  return Sym.empty() ? fmt::format("0x{:x}", Addr) : fmt::format("dev:{} (0x{:x})", Sym, Addr);
+}
+
+/// `Message` with each "called from 0x..." the device runtime wrote naming
+/// the code there, as a fault's line does.
+std::string nameCalledCode(StringRef Message, function_ref<std::string(uint64_t)> Symbolize) {
+  static const llvm::Regex CalledFrom("called from 0x([0-9a-f]+)");
+  std::string Named;
+  SmallVector<StringRef, 2> Match;
+  while (CalledFrom.match(Message, &Match)) {
+    size_t At = Match[0].data() - Message.data();
+    uint64_t Addr = 0;
+    Match[1].getAsInteger(16, Addr);
+    Named += Message.take_front(At).str() + "called from " + deviceCodeText(Addr, Symbolize(Addr));
+    Message = Message.drop_front(At + Match[0].size());
+  }
+  return Named + Message.str();
+}
+
 const char *signalName(int Sig) {
   switch (Sig) {
   case SIGSEGV:
@@ -161,23 +183,9 @@ std::string DeviceController::describeDeath(int Status, const std::string &Launc
   if (HaveFault)
     Context = faultContext(F.Slot, F.Rip, Context);
   if (HaveFault && F.RuntimeStop) {
-    std::string Message(F.Message, strnlen(F.Message, sizeof F.Message));
-    // The runtime names device code by address ("called from 0x..."): add
-    // the function, as a fault's line does.
-    static const llvm::Regex CalledFrom("called from 0x([0-9a-f]+)");
-    std::string Named;
-    StringRef Rest = Message;
-    SmallVector<StringRef, 2> Match;
-    while (CalledFrom.match(Rest, &Match)) {
-      size_t At = Match[0].data() - Rest.data();
-      Named += Rest.take_front(At).str();
-      uint64_t Addr = 0;
-      Match[1].getAsInteger(16, Addr);
-      std::string Sym = symbolize(Addr);
-      Named += Sym.empty() ? Match[0].str() : fmt::format("called from dev:{} (0x{:x})", Sym, Addr);
-      Rest = Rest.drop_front(At + Match[0].size());
-    }
-    Message = Named + Rest.str();
+    // The runtime names device code by address: add the function.
+    std::string Message = nameCalledCode(StringRef(F.Message, strnlen(F.Message, sizeof F.Message)),
+                                         [&](uint64_t Addr) { return symbolize(Addr); });
     OMPSIM_TRACE_EVENT(Cat::Fault, "device-stop")
         .num("device", Opts.DeviceId)
         .str("context", Context)
@@ -236,9 +244,8 @@ std::string DeviceController::describeDeath(int Status, const std::string &Launc
     if (!HostObject.empty() && F.Rip == F.Addr)
       return fmt::format("{}{} called untranslated host function pointer 0x{:x} ({})", Dev, Context, F.Addr,
                          HostSymbolText(F.Addr));
-    std::string Where;
     std::string Sym = symbolize(F.Rip);
-    Where = Sym.empty() ? fmt::format("0x{:x}", F.Rip) : fmt::format("dev:{} (0x{:x})", Sym, F.Rip);
+    std::string Where = deviceCodeText(F.Rip, Sym);
     // Code of a library the device code called (libm's sincos, libc's
     // memcpy): its function and file, which the runtime's advice names.
     std::string Library, LibraryFunction;

@@ -109,25 +109,47 @@ void findCodeObject(proto::FaultRecord &Rec) {
   ::close(Fd);
 }
 
-/// Reports a fatal signal to the controller and exits. Async-signal-safe.
-void onFatalSignal(int Signo, siginfo_t *Info, void *Ctx) {
+/// A fault record of the calling thread (its thread and launch slot), the
+/// rest zero. Async-signal-safe.
+proto::FaultRecord recordOfThisThread() {
   proto::FaultRecord Rec{};
   Rec.Magic = proto::FaultRecord::kMagic;
+  Rec.Tid = int32_t(::syscall(SYS_gettid));
+  Rec.Slot = TLaunchSlot;
+  return Rec;
+}
+
+/// Sends `Bytes` at `Data` to the controller; false without a fault fd.
+/// Async-signal-safe.
+bool sendToController(const void *Data, size_t Bytes) {
+  if (GFaultFd < 0)
+    return false;
+  ssize_t N = ::write(GFaultFd, Data, Bytes);
+  (void)N;
+  return true;
+}
+
+/// Tells the controller that the executor ends (its record sent), and ends
+/// it. Async-signal-safe.
+[[noreturn]] void endExecutor() {
+  announceExit();
+  ::_exit(proto::kFaultExitStatus);
+}
+
+/// Reports a fatal signal to the controller and exits. Async-signal-safe.
+void onFatalSignal(int Signo, siginfo_t *Info, void *Ctx) {
+  proto::FaultRecord Rec = recordOfThisThread();
   Rec.Signo = Signo;
   Rec.Code = Info ? Info->si_code : 0;
-  Rec.Tid = int32_t(::syscall(SYS_gettid));
   Rec.Addr = Info ? reinterpret_cast<uint64_t>(Info->si_addr) : 0;
   Rec.Rip = Ctx ? uint64_t(static_cast<ucontext_t *>(Ctx)->uc_mcontext.gregs[REG_RIP]) : 0;
   Rec.PageFaultCode = Ctx ? uint64_t(static_cast<ucontext_t *>(Ctx)->uc_mcontext.gregs[REG_ERR]) : 0;
   Rec.Rsp = Ctx ? uint64_t(static_cast<ucontext_t *>(Ctx)->uc_mcontext.gregs[REG_RSP]) : 0;
   Rec.StackLow = TStackLow;
   Rec.StackHigh = TStackHigh;
-  Rec.Slot = TLaunchSlot;
   if (Rec.Rip)
     findCodeObject(Rec);
-  if (GFaultFd >= 0) {
-    ssize_t N = ::write(GFaultFd, &Rec, sizeof Rec);
-    (void)N;
+  if (sendToController(&Rec, sizeof Rec)) {
     // Publication never overlaps a kernel, so the runtime's publish lock is
     // free here; static buffers keep the handler free of allocation.
     if (TakeTranslateLogFn Take = GTakeTranslateLog.load(std::memory_order_acquire)) {
@@ -144,12 +166,10 @@ void onFatalSignal(int Signo, siginfo_t *Info, void *Ctx) {
       Log.Dropped = St.dropped + (St.recorded - Count);
       for (uint64_t I = 0; I < Count; ++I)
         Log.Records[I] = {Recs[I].host_ptr, Recs[I].result, Recs[I].hit};
-      N = ::write(GFaultFd, &Log, sizeof Log);
-      (void)N;
+      sendToController(&Log, sizeof Log);
     }
   }
-  announceExit();
-  ::_exit(proto::kFaultExitStatus);
+  endExecutor();
 }
 
 } // namespace
@@ -170,39 +190,24 @@ void announceExit() {
 /// executor's atexit handlers and static destructors while its service and
 /// device threads still run (std::terminate, SIGABRT).
 [[noreturn]] void deviceExit(int Status) {
-  proto::FaultRecord Rec{};
-  Rec.Magic = proto::FaultRecord::kMagic;
+  proto::FaultRecord Rec = recordOfThisThread();
   Rec.Signo = 0; // no signal: exit() was called
   Rec.Code = Status;
-  Rec.Tid = int32_t(::syscall(SYS_gettid));
   Rec.Rip = reinterpret_cast<uint64_t>(__builtin_return_address(0));
-  Rec.Slot = TLaunchSlot;
-  if (GFaultFd >= 0) {
-    ssize_t N = ::write(GFaultFd, &Rec, sizeof Rec);
-    (void)N;
-  }
-  announceExit();
-  ::_exit(proto::kFaultExitStatus);
+  sendToController(&Rec, sizeof Rec);
+  endExecutor();
 }
 
 /// What the device runtime calls when it stops a launch: hands its line to
 /// the controller, which names the kernel, and ends the executor.
 [[noreturn]] void deviceStop(const char *Message) {
-  proto::FaultRecord Rec{};
-  Rec.Magic = proto::FaultRecord::kMagic;
+  proto::FaultRecord Rec = recordOfThisThread();
   Rec.RuntimeStop = 1;
-  Rec.Tid = int32_t(::syscall(SYS_gettid));
-  Rec.Slot = TLaunchSlot;
   std::strncpy(Rec.Message, Message ? Message : "", sizeof Rec.Message - 1);
   std::fflush(stdout);
-  if (GFaultFd >= 0) {
-    ssize_t N = ::write(GFaultFd, &Rec, sizeof Rec);
-    (void)N;
-  } else {
+  if (!sendToController(&Rec, sizeof Rec))
     std::fprintf(stderr, "ompsim: device runtime: %s\n", Rec.Message);
-  }
-  announceExit();
-  ::_exit(proto::kFaultExitStatus);
+  endExecutor();
 }
 
 /// Gives the calling thread an alternate signal stack so a stack overflow in

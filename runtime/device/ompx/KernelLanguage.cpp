@@ -188,34 +188,27 @@ template <typename T>
 T shuffleDown(uint64_t Mask, T Var, unsigned Delta, int Width, const char *What, const void *Program) {
   if (!onOmpsimDevice())
     __builtin_trap(); // clang-22's host answer
+  int Threads = threadsInBlock(), Tid = threadInBlock(), Lanes = warpSize();
+  WarpView W = warpOf(Tid, Threads, Lanes);
+  int Segment = Width > 0 && Width <= Lanes ? Width : Lanes;
+  uint64_t SegmentEnd = uint64_t(W.Lane - W.Lane % Segment + Segment);
+  uint64_t Source = uint64_t(W.Lane) + Delta;
+  bool Strict = maskCounts(Lanes);
   if (ompsim::vgpu::ThreadView V; ompsim::vgpu::current(V)) {
-    int Lanes = int(V.WarpSize);
-    WarpView W = warpOf(int(V.LinearThread), int(V.Threads), Lanes);
-    int Segment = Width > 0 && Width <= Lanes ? Width : Lanes;
-    int SegmentEnd = W.Lane - W.Lane % Segment + Segment;
-    uint64_t Source = uint64_t(W.Lane) + Delta;
     // Out of the caller's segment: its own value, as on a GPU. On a warp of
     // 32 a lane the mask does not name, or past the block's threads, has an
     // undefined value there: the virtual GPU names the read.
-    bool Strict = maskCounts(Lanes);
-    bool Take = Source < uint64_t(SegmentEnd) && (Strict || Source < uint64_t(W.Lanes));
+    bool Take = Source < SegmentEnd && (Strict || Source < uint64_t(W.Lanes));
     return fromBits<T>(ompsim::vgpu::warpShuffle(Strict ? Mask : ~uint64_t(0), toBits(Var),
                                                  uint32_t(Take ? Source : uint64_t(W.Lane)),
                                                  Strict ? Program : nullptr));
   }
-  int Threads = threadsInBlock();
   if (Threads == 1)
     return Var;
-  int Tid = threadInBlock();
   uint64_t *Slots = exchange(toBits(Var), Tid, Threads, What);
-  int Lanes = warpSize();
-  WarpView W = warpOf(Tid, Threads, Lanes);
-  int Segment = Width > 0 && Width <= Lanes ? Width : Lanes;
-  int SegmentBase = W.Lane - W.Lane % Segment;
-  uint64_t Source = uint64_t(W.Lane) + Delta;
   T Result = Var;
-  bool InMask = !maskCounts(Lanes) || ((Mask >> Source) & 1);
-  if (Source < uint64_t(SegmentBase + Segment) && Source < uint64_t(W.Lanes) && InMask)
+  bool InMask = !Strict || ((Mask >> Source) & 1);
+  if (Source < SegmentEnd && Source < uint64_t(W.Lanes) && InMask)
     Result = fromBits<T>(Slots[W.WarpBase + int(Source)]);
   releaseExchange(Slots);
   return Result;

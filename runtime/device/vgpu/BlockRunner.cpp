@@ -218,11 +218,12 @@ void BlockRunner::syncThreads(uint32_t Count, const BarrierSite *Site) {
 void BlockRunner::syncWarp(uint64_t Mask, const void *Program) {
   uint32_t W = Current / TheGrid->WarpSize;
   Progress = true;
+  // A GPU reads as many bits of the mask as its warp has lanes.
+  Mask &= firstLanes(TheGrid->WarpSize);
   if (Program)
     checkWarpMask(Mask, Program);
   WarpArrived[W] |= laneBit(Current);
-  // A GPU reads as many bits of the mask as its warp has lanes.
-  WarpMask[W] |= TheGrid->WarpSize >= 64 ? Mask : Mask & ((uint64_t(1) << TheGrid->WarpSize) - 1);
+  WarpMask[W] |= Mask;
   if (releaseWarpIfComplete(W))
     return;
   Fibers[Current].Wait = Fiber::AtWarp;
@@ -381,15 +382,13 @@ bool BlockRunner::releaseWarpIfComplete(uint32_t W) {
 }
 
 /// A program's warp collective, called from `Program` by the running fiber
-/// (WarpCheck.h): its mask names the caller, and no lane it names waits at
-/// a barrier of the block.
+/// with `Mask` (of its warp's lanes, WarpCheck.h): its mask names the
+/// caller, and no lane it names waits at a barrier of the block.
 void BlockRunner::checkWarpMask(uint64_t Mask, const void *Program) {
   uint32_t WarpSize = TheGrid->WarpSize, W = Current / WarpSize, Base = W * WarpSize;
-  Mask &= WarpSize >= 64 ? ~uint64_t(0) : (uint64_t(1) << WarpSize) - 1;
   if (!(Mask & laneBit(Current)))
     reportUnnamedCaller({Block, WarpSize, Mask, Program}, Current);
-  uint32_t Lanes = std::min(WarpSize, TheGrid->Threads - Base);
-  uint64_t There = Lanes >= 64 ? ~uint64_t(0) : (uint64_t(1) << Lanes) - 1;
+  uint64_t There = firstLanes(std::min(WarpSize, TheGrid->Threads - Base));
   for (uint64_t Away = Mask & There & ~Running[W]; Away; Away &= Away - 1) {
     uint32_t T = Base + uint32_t(__builtin_ctzll(Away));
     if (!Fibers[T].Done)

@@ -147,6 +147,11 @@ private:
   /// Fiber `T`'s bit in its warp's lane masks.
   uint64_t laneBit(uint32_t T) const { return uint64_t(1) << (T % TheGrid->WarpSize); }
 
+  /// The mask of a warp's first `Lanes` lanes.
+  static uint64_t firstLanes(uint32_t Lanes) {
+    return Lanes >= 64 ? ~uint64_t(0) : (uint64_t(1) << Lanes) - 1;
+  }
+
   void yield();
   void leaveWarp(uint32_t T);
   void waitAway(decltype(Fiber::Wait) Wait);
