@@ -7,6 +7,8 @@
 // alignment DeviceRTL gives (16 bytes, what malloc returns on x86-64).
 //
 //===----------------------------------------------------------------------===//
+#include "../DeviceStop.h"
+
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -15,12 +17,9 @@
 
 OMPSIM_DEVICE_API void *__kmpc_alloc_shared(uint64_t Bytes) {
   void *Ptr = std::malloc(Bytes ? Bytes : 1);
-  if (!Ptr) {
-    std::fprintf(stderr, "ompsim: device runtime: __kmpc_alloc_shared(%llu): out of memory\n",
-                 static_cast<unsigned long long>(Bytes));
-    std::fflush(stderr);
-    std::_Exit(1);
-  }
+  if (!Ptr)
+    ompsim::device::stopDevice("__kmpc_alloc_shared(%llu): out of memory",
+                               static_cast<unsigned long long>(Bytes));
   return Ptr;
 }
 

@@ -8,6 +8,7 @@
 // it. `tid` is libomp's global thread id, which those libomp calls expect.
 //
 //===----------------------------------------------------------------------===//
+#include "../DeviceStop.h"
 #include "../libomp/Libomp.h"
 #include "KernelLaunchState.h"
 
@@ -45,10 +46,8 @@ template <size_t... N> constexpr auto makeInvokers(std::index_sequence<N...>) {
 void invokeRegion(void *Fn, int32_t *Tid, int32_t *Bound, void **Args, int64_t NumArgs) {
   static constexpr auto Invokers = makeInvokers(std::make_index_sequence<kMaxRegionArgs + 1>{});
   if (NumArgs < 0 || NumArgs > kMaxRegionArgs) {
-    std::fprintf(stderr, "ompsim: device runtime: a parallel region with %lld arguments (at most %lld)\n",
-                 static_cast<long long>(NumArgs), static_cast<long long>(kMaxRegionArgs));
-    std::fflush(stderr);
-    std::_Exit(1);
+    stopDevice("a parallel region with %lld arguments (at most %lld)", static_cast<long long>(NumArgs),
+               static_cast<long long>(kMaxRegionArgs));
   }
   Invokers[size_t(NumArgs)](reinterpret_cast<AnyRegionFn>(Fn), Tid, Bound, Args);
 }

@@ -10,6 +10,7 @@
 // threads, so "the thread's id in its block" is its libomp thread number.
 //
 //===----------------------------------------------------------------------===//
+#include "../DeviceStop.h"
 #include "../libomp/Libomp.h"
 #include "../vgpu/Block.h"
 #include "KernelLaunchState.h"
@@ -31,11 +32,7 @@ namespace ompsim::device {
 
 namespace {
 
-[[noreturn]] void fail(const char *Entry, const char *Message) {
-  std::fprintf(stderr, "ompsim: device runtime: %s: %s\n", Entry, Message);
-  std::fflush(stderr);
-  std::_Exit(1);
-}
+[[noreturn]] void fail(const char *Entry, const char *Message) { stopDevice("%s: %s", Entry, Message); }
 
 /// DeviceRTL's schedule numbers for `distribute` (OpenMP's kmp_sched_t).
 constexpr int32_t kDistributeStaticChunk = 91;

@@ -10,6 +10,7 @@
 // hands every other barrier to libomp.
 //
 //===----------------------------------------------------------------------===//
+#include "ompsim/OpenMPRegistration.h"
 #include "ompsim/device_runtime.h"
 
 #include <dlfcn.h>
@@ -34,8 +35,10 @@ BarrierFn libompBarrier() {
   // finds libomp's.
   Fn = reinterpret_cast<BarrierFn>(dlsym(RTLD_DEFAULT, "__kmpc_barrier"));
   if (!Fn) {
+    // In the image, not libompsim-device: its own line and end.
     std::fprintf(stderr, "ompsim: device runtime: libomp's __kmpc_barrier is not loaded\n");
     std::fflush(stderr);
+    ompsim::removeOpenMPRegistration(::getpid());
     std::_Exit(1);
   }
   LibompBarrier.store(Fn, std::memory_order_relaxed);

@@ -1,6 +1,7 @@
 //===- Libomp.cpp - resolving libomp's entry points ------------------------===//
 #include "Libomp.h"
 
+#include "../DeviceStop.h"
 #include <dlfcn.h>
 
 #include <cstdio>
@@ -12,12 +13,9 @@ namespace {
 template <typename Fn> void resolve(Fn &Slot, const char *Name) {
   Slot = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, Name));
   if (!Slot) {
-    std::fprintf(stderr,
-                 "ompsim: device runtime: libomp's %s is not loaded; device code in the GPU ABI "
-                 "(flang's kernels) or calling the ompx API runs its teams and threads on libomp\n",
-                 Name);
-    std::fflush(stderr);
-    std::_Exit(1);
+    stopDevice("libomp's %s is not loaded; device code in the GPU ABI (flang's kernels) or calling the "
+               "ompx API runs its teams and threads on libomp",
+               Name);
   }
 }
 

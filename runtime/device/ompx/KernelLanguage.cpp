@@ -40,6 +40,7 @@
 // built with clang's header.
 //
 //===----------------------------------------------------------------------===//
+#include "../DeviceStop.h"
 #include "../libomp/Libomp.h"
 #include "../vgpu/BarrierSite.h"
 #include "../vgpu/Block.h"
@@ -112,9 +113,7 @@ WarpView warpOf(int Tid, int Threads, int Lanes) {
 }
 
 [[noreturn]] void outOfMemory(const char *What) {
-  std::fprintf(stderr, "ompsim: device runtime: %s: cannot allocate the team's exchange buffer\n", What);
-  std::fflush(stderr);
-  std::_Exit(1);
+  ompsim::device::stopDevice("%s: cannot allocate the team's exchange buffer", What);
 }
 
 /// Every thread of the team publishes `Value`; returns the values of all the

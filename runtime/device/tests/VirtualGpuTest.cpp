@@ -9,9 +9,16 @@
 
 #include <gtest/gtest.h>
 
+#include <dirent.h>
+#include <signal.h>
+
 #include <atomic>
+#include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <set>
+#include <string>
 
 namespace {
 
@@ -150,10 +157,29 @@ int runApart() {
 
 const char *const CodeA = "a", *const CodeB = "b";
 
+/// libomp's registration files in /dev/shm of processes that have exited.
+std::set<std::string> registrationsOfExitedProcesses() {
+  std::set<std::string> Found;
+  DIR *Dir = ::opendir("/dev/shm");
+  if (!Dir)
+    return Found;
+  while (const dirent *Entry = ::readdir(Dir)) {
+    int Pid = 0;
+    if (std::sscanf(Entry->d_name, "__KMP_REGISTERED_LIB_%d_", &Pid) == 1 && ::kill(Pid, 0) != 0 &&
+        errno == ESRCH)
+      Found.insert(Entry->d_name);
+  }
+  ::closedir(Dir);
+  return Found;
+}
+
 } // namespace
 
 TEST(VirtualGpuDeathTest, ThreadsAtDifferentBarriersEndTheLaunchNamingEachAndItsThreads) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
+  // The launch runs on libomp's threads: each stop ends a process libomp
+  // registered, whose file the stop must remove.
+  std::set<std::string> Before = registrationsOfExitedProcesses();
   FirstSite = {CodeA, ";f.c;k;3;5;;", BarrierSite::Construct, 0x20};
   SecondSite = {CodeB, ";f.c;k;7;9;;", BarrierSite::Construct, 0x40};
   EXPECT_EXIT(
@@ -173,6 +199,8 @@ TEST(VirtualGpuDeathTest, ThreadsAtDifferentBarriersEndTheLaunchNamingEachAndIts
   EXPECT_EXIT(runApart(), testing::ExitedWithCode(1),
               "threads 0-1 wait at the end of the parallel region at f.c:3:5; threads 2-3 wait at "
               "ompx_sync_block called from 0x[0-9a-f]+; every");
+  for (const std::string &Name : registrationsOfExitedProcesses())
+    EXPECT_TRUE(Before.count(Name)) << "a stopped launch left /dev/shm/" << Name;
 }
 
 TEST(VirtualGpuTest, OneConstructTheCompilerCopiedIsOneBarrier) {

@@ -1,8 +1,8 @@
 //===- BlockRunner.cpp - a block's threads as fibers ----------------------===//
 #include "BlockRunner.h"
 
+#include "../DeviceStop.h"
 #include "BarrierReport.h"
-#include "LaunchStop.h"
 #include "WarpCheck.h"
 
 #include <algorithm>
@@ -23,7 +23,7 @@ namespace ompsim::vgpu {
 namespace ctx = boost::context::detail;
 
 void failLaunch(const char *Message, uint64_t Value) {
-  stopLaunch("launch on the virtual GPU: %s (%llu)", Message, static_cast<unsigned long long>(Value));
+  device::stopDevice("launch on the virtual GPU: %s (%llu)", Message, static_cast<unsigned long long>(Value));
 }
 
 void *BlockMemory::atLeast(uint64_t Bytes) {
@@ -428,10 +428,11 @@ void BlockRunner::exited(uint32_t T) {
 void BlockRunner::stuck(uint64_t SpunSeconds) const {
   BarrierReport Report(Fibers, TheGrid->Threads);
   if (SpunSeconds)
-    stopLaunch("block %u can never finish: for %llu s its running threads have only spun (a lock, or a "
-               "barrier some threads never reach): %s",
-               Block, static_cast<unsigned long long>(SpunSeconds), Report.whereThreadsAre(GroupCount));
-  stopLaunch("block %u: a barrier can never complete: %s", Block, Report.whereThreadsAre(GroupCount));
+    device::stopDevice(
+        "block %u can never finish: for %llu s its running threads have only spun (a lock, or a "
+        "barrier some threads never reach): %s",
+        Block, static_cast<unsigned long long>(SpunSeconds), Report.whereThreadsAre(GroupCount));
+  device::stopDevice("block %u: a barrier can never complete: %s", Block, Report.whereThreadsAre(GroupCount));
 }
 
 /// The threads of the barrier `Wait` about to be released wait at
@@ -440,9 +441,10 @@ void BlockRunner::diverged(decltype(Fiber::Wait) Wait) const {
   BarrierReport Report(Fibers, TheGrid->Threads);
   // The last to arrive has not marked its wait.
   Report.treatAsWaiting(Current, Wait);
-  stopLaunch("block %u: its threads wait at different barriers, which a GPU hangs on or passes wrongly: %s; "
-             "every thread of a team must meet the same barriers in the same order",
-             Block, Report.whereThreadsAre(GroupCount));
+  device::stopDevice(
+      "block %u: its threads wait at different barriers, which a GPU hangs on or passes wrongly: %s; "
+      "every thread of a team must meet the same barriers in the same order",
+      Block, Report.whereThreadsAre(GroupCount));
 }
 
 /// Brings fiber `T`'s saved context and the frames above it toward the

@@ -13,8 +13,8 @@
 //===----------------------------------------------------------------------===//
 #include "VirtualGpu.h"
 
+#include "../DeviceStop.h"
 #include "Block.h"
-#include "LaunchStop.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -22,16 +22,6 @@
 #define OMPSIM_DEVICE_API extern "C" __attribute__((visibility("default")))
 
 using namespace ompsim::vgpu;
-
-namespace {
-
-[[noreturn]] void endLaunch() {
-  std::fflush(stdout);
-  std::fflush(stderr);
-  std::_Exit(1);
-}
-
-} // namespace
 
 OMPSIM_DEVICE_API const ompsim::vgpu::LaneRegisters *__ompsim_vgpu_registers(void) {
   return &runnerRegisters();
@@ -60,19 +50,19 @@ OMPSIM_DEVICE_API void *__ompsim_vgpu_block_state(uint64_t Bytes) {
 }
 
 OMPSIM_DEVICE_API void __ompsim_vgpu_fail(const char *What) {
-  stopLaunch("%s (block %u, thread %u)", What, linearBlock(), linearThread());
+  ompsim::device::stopDevice("%s (block %u, thread %u)", What, linearBlock(), linearThread());
 }
 
 OMPSIM_DEVICE_API void __ompsim_vgpu_assert_fail(const char *Assertion, const char *File, uint32_t Line,
                                                  const char *Function) {
   std::fprintf(stderr, "%s:%u: %s: Assertion `%s' failed (block %u, thread %u).\n", File, Line, Function,
                Assertion, linearBlock(), linearThread());
-  endLaunch();
+  ompsim::device::endDeviceProcess();
 }
 
 OMPSIM_DEVICE_API void __ompsim_vgpu_error(int32_t Severity, const char *Message) {
   std::fprintf(stderr, Severity == 2 ? "OMP: Error: %s\n" : "OMP: Warning: %s\n",
                Message ? Message : "(no message)");
   if (Severity == 2)
-    endLaunch();
+    ompsim::device::endDeviceProcess();
 }

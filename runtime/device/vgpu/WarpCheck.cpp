@@ -1,7 +1,7 @@
 //===- WarpCheck.cpp - a program's warp collectives, as CUDA's rules say --===//
 #include "WarpCheck.h"
 
-#include "LaunchStop.h"
+#include "../DeviceStop.h"
 
 #include <cstdio>
 
@@ -17,7 +17,7 @@ unsigned long long bitsOf(uint64_t Mask) { return static_cast<unsigned long long
 } // namespace
 
 void reportUnnamedCaller(const WarpCall &Call, uint32_t Caller) {
-  stopLaunch(
+  device::stopDevice(
       "block %u, warp %u: lane %u (thread %u) calls a warp collective, called from 0x%llx, with mask 0x%llx, "
       "which does not name the calling lane: a GPU's result is undefined; a lane's mask names the lane",
       Call.Block, Caller / Call.WarpSize, Caller % Call.WarpSize, Caller, addressOf(Call.Program),
@@ -25,7 +25,7 @@ void reportUnnamedCaller(const WarpCall &Call, uint32_t Caller) {
 }
 
 void reportNamedLaneAtBarrier(const WarpCall &Call, uint32_t Caller, uint32_t Named) {
-  stopLaunch(
+  device::stopDevice(
       "block %u, warp %u: lane %u (thread %u) calls a warp collective, called from 0x%llx, with mask 0x%llx, "
       "which names lane %u (thread %u), which waits at a barrier of the block: on a GPU each waits for the "
       "other forever; every lane a mask names that has not finished makes the same call",
@@ -46,7 +46,7 @@ void reportLaneLeft(const WarpCall &Call, uint32_t T, uint64_t Arrived) {
   }
   if (Count > Listed)
     std::snprintf(Lanes + Used, sizeof Lanes - Used, " and %u more", Count - Listed);
-  stopLaunch(
+  device::stopDevice(
       "block %u, warp %u: lane%s %s wait%s at a warp collective called from 0x%llx whose mask 0x%llx names "
       "lane %u (thread %u), which waits at a barrier of the block instead: on a GPU each waits for the other "
       "forever; every lane a mask names that has not finished makes the same call",
@@ -55,11 +55,12 @@ void reportLaneLeft(const WarpCall &Call, uint32_t T, uint64_t Arrived) {
 }
 
 void reportShuffleRead(const WarpCall &Call, uint32_t Caller, uint32_t Source, const char *Why) {
-  stopLaunch("block %u, warp %u: lane %u (thread %u) reads lane %u in a shuffle called from 0x%llx with mask "
-             "0x%llx, "
-             "but lane %u %s: a GPU gives an undefined value; a shuffle reads only lanes that take part",
-             Call.Block, Caller / Call.WarpSize, Caller % Call.WarpSize, Caller, Source,
-             addressOf(Call.Program), bitsOf(Call.Mask), Source, Why);
+  device::stopDevice(
+      "block %u, warp %u: lane %u (thread %u) reads lane %u in a shuffle called from 0x%llx with mask "
+      "0x%llx, "
+      "but lane %u %s: a GPU gives an undefined value; a shuffle reads only lanes that take part",
+      Call.Block, Caller / Call.WarpSize, Caller % Call.WarpSize, Caller, Source, addressOf(Call.Program),
+      bitsOf(Call.Mask), Source, Why);
 }
 
 } // namespace ompsim::vgpu

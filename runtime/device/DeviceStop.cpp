@@ -1,21 +1,24 @@
-//===- LaunchStop.cpp - a launch that cannot go on, in one line -----------===//
-#include "LaunchStop.h"
+//===- DeviceStop.cpp - a device runtime that cannot go on, in one line ---===//
+#include "DeviceStop.h"
 
+#include "ompsim/OpenMPRegistration.h"
 #include "ompsim/device_runtime.h"
+
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 
-namespace ompsim::vgpu {
+namespace ompsim::device {
 namespace {
 
 std::atomic<ompsim_stop_handler> StopHandler{nullptr};
 
 } // namespace
 
-void stopLaunch(const char *Format, ...) {
+void stopDevice(const char *Format, ...) {
   char Line[2048];
   va_list Args;
   va_start(Args, Format);
@@ -24,14 +27,19 @@ void stopLaunch(const char *Format, ...) {
   if (ompsim_stop_handler Handler = StopHandler.load(std::memory_order_acquire))
     Handler(Line);
   std::fprintf(stderr, "ompsim: device runtime: %s\n", Line);
+  endDeviceProcess();
+}
+
+void endDeviceProcess() {
   std::fflush(stdout);
   std::fflush(stderr);
+  removeOpenMPRegistration(::getpid());
   std::_Exit(1);
 }
 
-} // namespace ompsim::vgpu
+} // namespace ompsim::device
 
 extern "C" __attribute__((visibility("default"))) void
 __ompsim_device_set_stop_handler(ompsim_stop_handler Handler) {
-  ompsim::vgpu::StopHandler.store(Handler, std::memory_order_release);
+  ompsim::device::StopHandler.store(Handler, std::memory_order_release);
 }
