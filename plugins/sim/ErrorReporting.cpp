@@ -50,6 +50,8 @@ OMPSIM_EXPORT int32_t __tgt_rtl_last_fault(int32_t Id, ompsim_fault_info *Info) 
   Info->guard_offset = Kept.GuardOffset;
   Info->library = Kept.Library.empty() ? nullptr : Kept.Library.c_str();
   Info->library_function = Kept.LibraryFunction.c_str();
+  Info->device_what = Kept.DeviceWhat.empty() ? nullptr : Kept.DeviceWhat.c_str();
+  Info->device_note = Kept.DeviceWhat.empty() ? nullptr : Kept.DeviceNote.c_str();
   return 1;
 }
 

@@ -286,6 +286,9 @@ std::string DataFaultAdvisor::describe(const DataFaultSite &F) const {
     What = fmt::format("a null pointer (address 0x{:x})", F.Addr);
     Note = "note: a pointer the kernel dereferences is null on the device: map its pointee "
            "('map(to: p[0:n])') or set it before the region";
+  } else if (!F.DeviceWhat.empty()) {
+    What = F.DeviceWhat;
+    Note = F.DeviceNote;
   } else if (F.OwnerDevice == F.Device) {
     What = describeDevice(F, Note);
   } else if (F.OwnerDevice >= 0) {

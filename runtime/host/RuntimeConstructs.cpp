@@ -225,6 +225,10 @@ llvm::Error Runtime::adviseDataFault(Device &D, llvm::Error Err, const std::vect
     Site.Library = Info.library;
     Site.LibraryFunction = Info.library_function ? Info.library_function : "";
   }
+  if (Info.device_what) {
+    Site.DeviceWhat = Info.device_what;
+    Site.DeviceNote = Info.device_note ? Info.device_note : "";
+  }
   if (Info.owner_device >= 0)
     for (auto &Other : Devices)
       if (&Other->plugin() == &P && Other->localId() == Info.owner_device)

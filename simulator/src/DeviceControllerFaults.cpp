@@ -286,6 +286,11 @@ std::string DeviceController::describeDeath(int Status, const std::string &Launc
         LastDataFault->GuardBlock = Hit->Block;
         LastDataFault->GuardOffset = Hit->Offset;
       }
+      if (F.Message[0]) {
+        LastDataFault->DeviceWhat = nameCalledCode(StringRef(F.Message, strnlen(F.Message, sizeof F.Message)),
+                                                   [&](uint64_t Addr) { return symbolize(Addr); });
+        LastDataFault->DeviceNote = std::string(F.Advice, strnlen(F.Advice, sizeof F.Advice));
+      }
     }
     if (!HostObject.empty())
       return fmt::format("{}{} {} host data at host:0x{:x} ({}) from {}", Dev, Context,
@@ -297,7 +302,9 @@ std::string DeviceController::describeDeath(int Status, const std::string &Launc
       // checker, a guard page or a quarantined block says why.
       bool InArena = F.Addr >= Opts.ArenaBase && F.Addr - Opts.ArenaBase < Opts.ArenaSize;
       const char *Side = InArena ? "dev:" : F.Addr >= 4096 && hostMemoryRegion(F.Addr) ? "host:" : "";
-      std::string Guard = Guarded ? Guarded->describe(F.Addr) : std::string();
+      std::string Guard = LastDataFault && !LastDataFault->DeviceWhat.empty() ? LastDataFault->DeviceWhat
+                          : Guarded                                           ? Guarded->describe(F.Addr)
+                                                                              : std::string();
       return fmt::format("{}{}: {} ({}) at address {}0x{:x}{}, instruction at {}", Dev, Context, faultKind(F),
                          signalName(F.Signo), Side, F.Addr, Guard.empty() ? Guard : ", " + Guard, Where);
     }

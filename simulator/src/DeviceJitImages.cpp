@@ -12,6 +12,7 @@
 #include "JitImageFunctions.h"
 #include "JitImageSummary.h"
 #include "JitObjectCache.h"
+#include "gpu/CheckedHeapBinding.h"
 #include "gpu/GpuDeviceRuntime.h"
 #include "gpu/GpuImageRetarget.h"
 #include "ompsim/Config.h"
@@ -209,6 +210,8 @@ Expected<JITImage> DeviceJIT::add(ArrayRef<char> Bitcode, StringRef Name) {
     if (!Retargeted)
       return Retargeted.takeError();
     Arch = Retargeted->Arch;
+    if (config().Check)
+      gpu::bindCheckedHeap(M);
     if (Fibers) {
       if (!GpuRuntime)
         return makeError("image " + Name + ": " + GpuRuntimeProblem);

@@ -19,6 +19,7 @@ ompsim::sim::LaunchMailbox *GMailbox = nullptr;
 /// The host runtime the controller took out of LD_PRELOAD (may be empty).
 std::string GHostRuntime;
 std::atomic<TakeTranslateLogFn> GTakeTranslateLog{nullptr};
+std::atomic<DescribeAddressFn> GDescribeAddress{nullptr};
 
 thread_local int32_t TLaunchSlot = -1;
 
@@ -149,6 +150,10 @@ void onFatalSignal(int Signo, siginfo_t *Info, void *Ctx) {
   Rec.StackHigh = TStackHigh;
   if (Rec.Rip)
     findCodeObject(Rec);
+  // An address of the heap the checker places: the runtime says which block.
+  if (DescribeAddressFn Describe = GDescribeAddress.load(std::memory_order_acquire);
+      Describe && (Signo == SIGSEGV || Signo == SIGBUS))
+    Describe(Rec.Addr, Rec.Message, sizeof Rec.Message, Rec.Advice, sizeof Rec.Advice);
   if (sendToController(&Rec, sizeof Rec)) {
     // Publication never overlaps a kernel, so the runtime's publish lock is
     // free here; static buffers keep the handler free of allocation.

@@ -51,6 +51,9 @@ Error setUpDevice(uint64_t Base, uint64_t Size, uint64_t CodeBytes, const std::s
     GTakeTranslateLog.store(
         reinterpret_cast<TakeTranslateLogFn>(::dlsym(D.DeviceRuntime, "__ompsim_device_take_translate_log")),
         std::memory_order_release);
+    GDescribeAddress.store(
+        reinterpret_cast<DescribeAddressFn>(::dlsym(D.DeviceRuntime, "__ompsim_device_describe_address")),
+        std::memory_order_release);
     // The runtime's stops reach the controller, which names the kernel.
     if (auto SetStop = reinterpret_cast<decltype(&__ompsim_device_set_stop_handler)>(
             ::dlsym(D.DeviceRuntime, "__ompsim_device_set_stop_handler")))

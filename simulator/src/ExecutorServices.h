@@ -73,6 +73,10 @@ extern std::string GHostRuntime;
 /// the faulting kernel's translate records after the fault record.
 using TakeTranslateLogFn = ompsim_translate_stats (*)(ompsim_translate_record *, uint64_t);
 extern std::atomic<TakeTranslateLogFn> GTakeTranslateLog;
+/// The device runtime's description of a fault address in the heap it
+/// checks (__ompsim_device_describe_address), for the fault record.
+using DescribeAddressFn = decltype(&__ompsim_device_describe_address);
+extern std::atomic<DescribeAddressFn> GDescribeAddress;
 /// The launch slot the calling thread serves (-1: not a device thread); the
 /// fault handler reports it, so the controller names the kernel that faulted
 /// when launches of several slots are in flight.

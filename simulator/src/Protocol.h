@@ -104,8 +104,12 @@ struct FaultRecord {
   /// /proc/self/maps gives it ("" otherwise), and Rip's offset in the file.
   uint64_t CodeFileOffset;
   char CodeObject[256];
-  /// The device runtime's line (RuntimeStop), without "ompsim: ".
+  /// The device runtime's line (RuntimeStop), without "ompsim: "; for a
+  /// signal, what the runtime says the fault address is (a block of the heap
+  /// the checker places), "" when it knows nothing of it.
   char Message[1024];
+  /// With such an address: the fix ("note: ...").
+  char Advice[512];
 };
 // One write of a pipe: the controller reads the record whole.
 static_assert(sizeof(FaultRecord) <= 4096, "a fault record outgrows PIPE_BUF");

@@ -1,0 +1,50 @@
+//===- CheckedHeap.h - the device heap under OMPSIM_CHECK --------*- C++ -*-===//
+//
+// Under the checker a GPU image's malloc, free, calloc and realloc are
+// these (the JIT renames the program's calls, gpu/CheckedHeapBinding.cpp):
+// every block ends at an inaccessible guard page, a freed block's pages stay
+// inaccessible and are never handed out again, and a bad free ends the
+// launch with one line. A fault in the heap's pages is named by
+// describeAddress(), which the executor's fault handler calls: the block,
+// how far past its end or into its freed bytes, and which GPU thread
+// allocated or freed it where (compute-sanitizer's memcheck on cudaMalloc'd
+// device heap, without a GPU).
+//
+// A new block holds 0x7f bytes, as team-shared memory does: a GPU's heap
+// holds whatever was there before, never zeros a program could count on.
+//
+//===----------------------------------------------------------------------===//
+#ifndef OMPSIM_DEVICE_HEAPCHECK_CHECKEDHEAP_H
+#define OMPSIM_DEVICE_HEAPCHECK_CHECKEDHEAP_H
+
+#include <cstddef>
+#include <cstdint>
+
+namespace ompsim::device {
+
+/// The byte a new device-heap block holds, and the bytes after its end up
+/// to the next 16 (malloc's alignment), which free checks.
+constexpr unsigned char UnwrittenHeapByte = 0x7f;
+
+/// A block of `Size` bytes for the code at `Caller`; never null (a heap
+/// that cannot hold it ends the launch with one line).
+void *checkedAllocate(uint64_t Size, uint64_t Caller);
+
+/// Frees `Ptr` for the code at `Caller`: null is nothing; a pointer no
+/// device malloc returned, one freed before, or a block whose bytes past its
+/// end were written ends the launch with one line naming it.
+void checkedFree(void *Ptr, uint64_t Caller);
+
+/// The size of the live block `Ptr` (for realloc), checked as free checks.
+uint64_t checkedSize(void *Ptr, uint64_t Caller);
+
+/// When `Addr` lies in the checked heap's pages: writes what it is to
+/// `What` (a device-heap block, how far past its end or into its freed
+/// bytes, who allocated and freed it, each call as "called from 0x...") and
+/// the fix to `Note`, and returns true. Async-signal-safe: a fault handler
+/// calls it.
+bool describeHeapAddress(uint64_t Addr, char *What, size_t WhatSize, char *Note, size_t NoteSize);
+
+} // namespace ompsim::device
+
+#endif // OMPSIM_DEVICE_HEAPCHECK_CHECKEDHEAP_H

@@ -1,0 +1,58 @@
+// Device-heap bugs a GPU hides, one per mode (argv[1]), and a clean use:
+//   overrun      writes element 16 of a 16-int malloc block
+//   use-after-free reads a block after its free
+//   double-free  frees one block twice
+//   foreign-free frees a mapped array's device address
+//   tail         writes byte 13 of a 13-byte block (inside malloc's 16)
+//   clean        each thread mallocs, fills, sums and frees its block
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+// Each block escapes through this variable, so the compiler keeps every
+// malloc and free (-O2 removes a block it can see all uses of).
+#pragma omp declare target
+int *volatile seen;
+#pragma omp end declare target
+
+int main(int argc, char **argv) {
+  const char *mode = argc > 1 ? argv[1] : "clean";
+  int m = !strcmp(mode, "overrun")          ? 1
+          : !strcmp(mode, "use-after-free") ? 2
+          : !strcmp(mode, "double-free")    ? 3
+          : !strcmp(mode, "foreign-free")   ? 4
+          : !strcmp(mode, "tail")           ? 5
+                                            : 0;
+  int out[64] = {0};
+#pragma omp target teams distribute parallel for num_teams(2) thread_limit(32) map(tofrom : out)
+  for (int i = 0; i < 64; ++i) {
+    int *block = (int *)malloc(16 * sizeof(int));
+    seen = block;
+    for (int k = 0; k < 16; ++k)
+      block[k] = i + k;
+    if (m == 1 && i == 5)
+      seen[16] = 1;
+    int sum = 0;
+    for (int k = 0; k < 16; ++k)
+      sum += block[k];
+    free(block);
+    if (m == 2 && i == 9)
+      sum += block[3];
+    if (m == 3 && i == 40)
+      free(block);
+    if (m == 4 && i == 2)
+      free(out);
+    if (m == 5 && i == 7) {
+      char *bytes = (char *)malloc(13);
+      seen = (int *)bytes;
+      ((char *)seen)[13] = 1;
+      free(bytes);
+    }
+    out[i] = sum;
+  }
+  long total = 0;
+  for (int i = 0; i < 64; ++i)
+    total += out[i];
+  printf("%ld\n", total);
+  return 0;
+}
