@@ -212,6 +212,7 @@ void DeviceController::writeStartSetup() {
   Setup.ArenaSize = Opts.ArenaSize;
   Setup.CodeBytes = codeBytes();
   Setup.LaunchSlots = launchSlots();
+  Setup.Check = config().Check ? 1 : 0;
   Setup.Result.store(0, std::memory_order_relaxed);
   ReservedRanges.clear();
   uint32_t N = 0;

@@ -282,7 +282,7 @@ Expected<std::unique_ptr<DeviceJIT>> DeviceJIT::create(ExecutionSession &Es, uin
     Jit->Salt = std::string("ompsim-jit-object-4\n") + LLVM_VERSION_STRING + "\n" +
                 Jtmb.getTargetTriple().str() + "\nlevel " + std::to_string(std::clamp(OptLevel, 0, 3)) +
                 "\n" + Jit->Stock.cacheSalt() + "\ngpu fibers " + (config().GpuFibers ? "1" : "0") +
-                "\nchecked heap " + (config().Check ? "1" : "0") + "\ngpu runtime " +
+                "\ncheck " + (config().Check ? "1" : "0") + "\ngpu runtime " +
                 (Jit->GpuRuntime ? toHex(BLAKE3::hash(arrayRefFromStringRef(Jit->GpuRuntime->getBuffer())),
                                          /*LowerCase=*/true)
                                  : std::string("none"));

@@ -206,7 +206,10 @@ Expected<JITImage> DeviceJIT::add(ArrayRef<char> Bitcode, StringRef Name) {
     if (!Layout)
       return Layout.takeError();
     const bool Fibers = config().GpuFibers;
-    auto Retargeted = gpu::retargetGpuModule(M, Target->getTargetTriple().str(), *Layout, Name, Fibers);
+    // Under the checker, on the virtual GPU: team-shared globals between
+    // guard pages (gpu/TeamSharedGuards.h).
+    auto Retargeted = gpu::retargetGpuModule(M, Target->getTargetTriple().str(), *Layout, Name, Fibers,
+                                             Fibers && config().Check);
     if (!Retargeted)
       return Retargeted.takeError();
     Arch = Retargeted->Arch;

@@ -26,7 +26,7 @@ RangeVec reserveHostRanges(const RangeVec &HostRanges) {
   return Collided;
 }
 
-Error setUpDevice(uint64_t Base, uint64_t Size, uint64_t CodeBytes, const std::string &LibDir) {
+Error setUpDevice(uint64_t Base, uint64_t Size, uint64_t CodeBytes, const std::string &LibDir, bool Check) {
   DeviceState &D = DeviceState::get();
   std::lock_guard<std::mutex> Lock(D.Mu);
   if (D.ArenaSize)
@@ -54,6 +54,10 @@ Error setUpDevice(uint64_t Base, uint64_t Size, uint64_t CodeBytes, const std::s
     GDescribeAddress.store(
         reinterpret_cast<DescribeAddressFn>(::dlsym(D.DeviceRuntime, "__ompsim_device_describe_address")),
         std::memory_order_release);
+    if (Check)
+      if (auto SetCheck = reinterpret_cast<decltype(&__ompsim_device_set_check)>(
+              ::dlsym(D.DeviceRuntime, "__ompsim_device_set_check")))
+        SetCheck(1);
     // The runtime's stops reach the controller, which names the kernel.
     if (auto SetStop = reinterpret_cast<decltype(&__ompsim_device_set_stop_handler)>(
             ::dlsym(D.DeviceRuntime, "__ompsim_device_set_stop_handler")))
@@ -72,7 +76,7 @@ void runStartSetup(ompsim::sim::LaunchMailbox::StartSetup &S, const std::string 
   for (uint32_t I = 0; I < std::min(S.NumRanges, Mailbox::kMaxSetupRanges); ++I)
     Ranges.emplace_back(S.Ranges[I][0], S.Ranges[I][1]);
   RangeVec Collided = reserveHostRanges(Ranges);
-  if (Error Err = setUpDevice(S.ArenaBase, S.ArenaSize, S.CodeBytes, LibDir)) {
+  if (Error Err = setUpDevice(S.ArenaBase, S.ArenaSize, S.CodeBytes, LibDir, S.Check != 0)) {
     std::string Why = toString(std::move(Err));
     S.MessageLength = uint32_t(std::min<size_t>(Why.size(), sizeof S.Message));
     std::memcpy(S.Message, Why.data(), S.MessageLength);

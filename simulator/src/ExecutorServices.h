@@ -100,8 +100,10 @@ void announceExit();
 /// mapping of the executor's own.
 std::vector<std::tuple<uint64_t, uint64_t>>
 reserveHostRanges(const std::vector<std::tuple<uint64_t, uint64_t>> &HostRanges);
-/// Maps the arena at `Base` and loads the device runtime from `LibDir`; once.
-llvm::Error setUpDevice(uint64_t Base, uint64_t Size, uint64_t CodeBytes, const std::string &LibDir);
+/// Maps the arena at `Base` and loads the device runtime from `LibDir`, its
+/// checks on with `Check` (the checker); once.
+llvm::Error setUpDevice(uint64_t Base, uint64_t Size, uint64_t CodeBytes, const std::string &LibDir,
+                        bool Check);
 /// Performs the set-up the controller wrote into the mailbox before the
 /// spawn and publishes its result there (LaunchMailbox::StartSetup).
 void runStartSetup(ompsim::sim::LaunchMailbox::StartSetup &Setup, const std::string &LibDir);

@@ -65,6 +65,9 @@ struct LaunchMailbox {
     /// Launch slots the controller uses (1..kSlots): the executor starts a
     /// device thread for each of them and for no other.
     uint32_t LaunchSlots;
+    /// Non-zero under the checker (OMPSIM_CHECK): the executor turns the
+    /// device runtime's checks on (__ompsim_device_set_check).
+    uint32_t Check;
     /// Host ranges to reserve, [begin, end) each, in `Ranges`.
     uint32_t NumRanges;
     /// Set by the executor once done: 1 succeeded, 2 failed (`Message` says

@@ -1,6 +1,7 @@
 // Retargeting GPU device modules for the host's CPU (simulator/src/gpu/):
 // what is rewritten, and the one line an image that cannot run gets.
 #include "gpu/GpuImageRetarget.h"
+#include "gpu/TeamSharedGuards.h"
 #include "gpu/TeamSharedReach.h"
 
 #include "llvm/AsmParser/Parser.h"
@@ -113,6 +114,51 @@ define amdgpu_kernel void @k() {
       EXPECT_EQ(A->getAddressSpace(), 0u);
     EXPECT_FALSE(isa<IntrinsicInst>(&I) && cast<IntrinsicInst>(&I)->isLifetimeStartOrEnd());
   }
+}
+
+TEST_F(Retarget, UnderTheCheckerEachTeamSharedGlobalEndsAtAGuardPage) {
+  auto M = parse(R"(
+target triple = "amdgcn-amd-amdhsa"
+@a = internal addrspace(3) global i32 poison, align 4
+@b = internal addrspace(3) global [3 x double] zeroinitializer, align 8
+define amdgpu_kernel void @k() {
+  store i32 1, ptr addrspace(3) @a
+  %p = getelementptr [3 x double], ptr addrspace(3) @b, i32 0, i32 2
+  store double 2.0, ptr addrspace(3) %p
+  ret void
+}
+)");
+  auto R = retargetGpuModule(*M, HostTriple, DataLayout(HostLayout), "#1", /*LinkedRuntime=*/true,
+                             /*GuardTeamShared=*/true);
+  ASSERT_TRUE(bool(R)) << toString(R.takeError());
+  // a's page, its guard, b's page, its guard.
+  EXPECT_EQ(R->TeamSharedBytes, 4 * GuardPageBytes);
+  Function *K = M->getFunction("k");
+  const auto &Entry = cast<CallInst>(K->getEntryBlock().front());
+  EXPECT_EQ(Entry.getCalledFunction()->getName(), GuardedTeamSharedEntry);
+  EXPECT_EQ(cast<ConstantInt>(Entry.getArgOperand(0))->getZExtValue(), 4 * GuardPageBytes);
+  EXPECT_EQ(cast<ConstantInt>(Entry.getArgOperand(2))->getZExtValue(), 2u);
+  // The table: each global's offset (its end at a page boundary), bytes, element bytes, name.
+  auto *Table = cast<ConstantArray>(cast<GlobalVariable>(Entry.getArgOperand(1))->getInitializer());
+  auto Field = [&](unsigned Var, unsigned F) {
+    return cast<ConstantInt>(Table->getOperand(Var)->getOperand(F))->getZExtValue();
+  };
+  EXPECT_EQ(Field(0, 0), GuardPageBytes - 4);
+  EXPECT_EQ(Field(0, 1), 4u);
+  EXPECT_EQ(Field(1, 0), 3 * GuardPageBytes - 24);
+  EXPECT_EQ(Field(1, 1), 24u);
+  EXPECT_EQ(Field(1, 2), 8u);
+  auto *Name = cast<GlobalVariable>(Table->getOperand(1)->getOperand(3));
+  EXPECT_EQ(cast<ConstantDataArray>(Name->getInitializer())->getAsCString(), "b");
+  // Each global's uses are at its offset.
+  StoreInst *Store = nullptr;
+  for (Instruction &I : K->getEntryBlock())
+    if (!Store)
+      Store = dyn_cast<StoreInst>(&I);
+  ASSERT_NE(Store, nullptr);
+  auto *Gep = dyn_cast<GetElementPtrInst>(Store->getPointerOperand()->stripPointerCasts());
+  ASSERT_NE(Gep, nullptr);
+  EXPECT_EQ(cast<ConstantInt>(Gep->getOperand(1))->getZExtValue(), GuardPageBytes - 4);
 }
 
 TEST_F(Retarget, AGpuIntrinsicIsRefusedNamingItAndTheFunction) {

@@ -1,4 +1,4 @@
-// Unit tests of the device heap under the checker (heap-check/CheckedHeap.cpp),
+// Unit tests of the device heap under the checker (memcheck/CheckedHeap.cpp),
 // through the entry points a GPU image's renamed malloc and free call and the
 // one the executor's fault handler calls.
 #include "ompsim/device_runtime.h"
@@ -46,7 +46,8 @@ TEST(CheckedHeapTest, ABlockEndsAtItsGuardPageAndHoldsThePattern) {
   EXPECT_EQ(describe(Block + 10), "");
   std::string Note;
   std::string Past = describe(Block + 64 + 8, &Note);
-  EXPECT_NE(Past.find(" (8 bytes past the end of the 64-byte device-heap block at 0x"), std::string::npos) << Past;
+  EXPECT_NE(Past.find(" (8 bytes past the end of the 64-byte device-heap block at 0x"), std::string::npos)
+      << Past;
   EXPECT_NE(Past.find("that device malloc returned to block 0, thread 0 called from 0x"), std::string::npos)
       << Past;
   EXPECT_EQ(Note.rfind("note: the kernel indexes past the end of a device malloc block", 0), 0u) << Note;
@@ -58,7 +59,8 @@ TEST(CheckedHeapTest, AFreedBlockIsNamedWithItsFreeAndNeverHandedOutAgain) {
   __ompsim_heap_free(Block);
   std::string What = describe(Block + 12);
   EXPECT_EQ(What.rfind("freed device-heap memory at 0x", 0), 0u) << What;
-  EXPECT_NE(What.find("(12 bytes from the start of the 32-byte device-heap block"), std::string::npos) << What;
+  EXPECT_NE(What.find("(12 bytes from the start of the 32-byte device-heap block"), std::string::npos)
+      << What;
   EXPECT_NE(What.find("(freed by block 0, thread 0 called from 0x"), std::string::npos) << What;
   for (int I = 0; I < 16; ++I) {
     void *Other = __ompsim_heap_malloc(32);
@@ -91,7 +93,8 @@ TEST(CheckedHeapDeathTest, BadFreesEndWithOneLineNamingTheBlock) {
         __ompsim_heap_free(Block);
       },
       testing::ExitedWithCode(1),
-      "ompsim: device runtime: block 0, thread 0: free\\(0x[0-9a-f]+\\) called from 0x[0-9a-f]+ of a block freed "
+      "ompsim: device runtime: block 0, thread 0: free\\(0x[0-9a-f]+\\) called from 0x[0-9a-f]+ of a block "
+      "freed "
       "before: the 24-byte device-heap block at 0x[0-9a-f]+ that device malloc returned to block 0, thread 0 "
       "called from 0x[0-9a-f]+ \\(freed by block 0, thread 0 called from 0x[0-9a-f]+\\)\n");
   EXPECT_EXIT(

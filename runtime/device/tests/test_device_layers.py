@@ -4,7 +4,7 @@ libomp/ (libomp's entry points) is at the bottom; vgpu/, the virtual GPU
 (grids, blocks, fibers, warps, the GPU device runtime's hardware), sits on
 it; the GPU ABI (gpu-abi/), the ompx API (ompx/) and ompx_bare's fork
 (bare/) sit above the virtual GPU, and so does the device heap under the
-checker (heap-check/), which names GPU threads. A file that includes a header of a layer
+checker (memcheck/), which names GPU threads. A file that includes a header of a layer
 above its own (the virtual GPU reaching into the GPU ABI's launch state,
 say) makes a circle, and fails here naming the file and the header. So does
 a C++ file of the tree over 600 lines.
@@ -25,7 +25,7 @@ BELOW = {
     "gpu-abi": {"libomp", "vgpu"},
     "ompx": {"libomp", "vgpu"},
     "bare": {"libomp", "vgpu", "gpu-abi"},
-    "heap-check": {"vgpu"},
+    "memcheck": {"vgpu"},
 }
 SOURCE = re.compile(r"\.(c|cc|cpp|h|hpp)$")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"\.\./([^/"]+)/', re.M)

@@ -88,6 +88,11 @@ void *blockShared(uint64_t Bytes) {
   return R ? R->shared(Bytes) : nullptr;
 }
 
+void *blockSharedPages(uint64_t Bytes, bool &Fresh) {
+  BlockRunner *R = BlockRunner::TRunner;
+  return R ? R->sharedPages(Bytes, Fresh) : nullptr;
+}
+
 void *blockDynamicShared(bool &InBlock) {
   BlockRunner *R = BlockRunner::TRunner;
   InBlock = R != nullptr;

@@ -85,6 +85,12 @@ uint64_t *exchangeSlots();
 /// count on until the block writes it: each block finds every byte 0x7f.
 void *blockShared(uint64_t Bytes);
 
+/// The calling block's shared memory of `Bytes` on whole pages of its own,
+/// which the checker protects in part (memcheck/TeamSharedGuards.cpp), or
+/// null outside a block. `Fresh` says whether the block asks for the first
+/// time: the caller fills it then.
+void *blockSharedPages(uint64_t Bytes, bool &Fresh);
+
 /// The calling block's dynamic shared memory (null when the launch asked
 /// for none); `InBlock` says whether the caller runs a block at all.
 void *blockDynamicShared(bool &InBlock);

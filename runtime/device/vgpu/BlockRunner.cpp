@@ -5,6 +5,9 @@
 #include "BarrierReport.h"
 #include "WarpCheck.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -35,6 +38,21 @@ void *BlockMemory::atLeast(uint64_t Bytes) {
     return nullptr;
   std::memset(New, 0, Size);
   std::free(Base);
+  Base = New;
+  Capacity = Size;
+  return Base;
+}
+
+void *BlockMemory::pagesAtLeast(uint64_t Bytes) {
+  if (Bytes <= Capacity && Base)
+    return Base;
+  uint64_t Page = uint64_t(::sysconf(_SC_PAGESIZE));
+  uint64_t Size = (std::max<uint64_t>(Bytes, 1) + Page - 1) / Page * Page;
+  void *New = ::mmap(nullptr, Size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (New == MAP_FAILED)
+    return nullptr;
+  if (Base)
+    ::munmap(Base, Capacity);
   Base = New;
   Capacity = Size;
   return Base;
@@ -121,7 +139,7 @@ void BlockRunner::run(Grid &G, uint32_t BlockNum, int32_t *GlobalTid) {
   BlockArrived = GroupArrived = GroupCount = 0;
   BlockSite = GroupSite = nullptr;
   BlockDiverged = GroupDiverged = false;
-  SharedFresh = DynamicFresh = false;
+  SharedFresh = DynamicFresh = SharedPagesFresh = false;
   RestartPass = false;
   for (uint32_t W = 0; W < kMaxWarps; ++W) {
     WarpArrived[W] = WarpMask[W] = WarpReleased[W] = Running[W] = 0;
@@ -275,6 +293,15 @@ void *BlockRunner::shared(uint64_t Bytes) {
     std::memset(Memory, UnwrittenSharedByte, Bytes);
     SharedFresh = true;
   }
+  return Memory;
+}
+
+void *BlockRunner::sharedPages(uint64_t Bytes, bool &Fresh) {
+  void *Memory = SharedPages.pagesAtLeast(Bytes);
+  if (!Memory)
+    failLaunch("cannot allocate a block's shared memory of bytes", Bytes);
+  Fresh = !SharedPagesFresh;
+  SharedPagesFresh = true;
   return Memory;
 }
 

@@ -58,6 +58,11 @@ struct BlockMemory {
   /// At least `Bytes` (16-aligned, zeroed when it grows); null if it cannot.
   void *atLeast(uint64_t Bytes);
 
+  /// At least `Bytes` on whole pages of their own (mapped, page-aligned, so
+  /// the checker may protect some); null if it cannot. Use one BlockMemory
+  /// with atLeast() or with this, not both.
+  void *pagesAtLeast(uint64_t Bytes);
+
   /// The bytes a thread's registers say the block has (at most 4 GiB).
   uint32_t registerBytes() const { return Capacity > UINT32_MAX ? UINT32_MAX : uint32_t(Capacity); }
 };
@@ -128,6 +133,9 @@ public:
 
   uint64_t *slots() const { return Slots; }
   void *shared(uint64_t Bytes);
+  /// The block's team-shared memory on whole pages; `Fresh`: the block's
+  /// first call (the caller fills it).
+  void *sharedPages(uint64_t Bytes, bool &Fresh);
   void *dynamicShared();
   void *state(uint64_t Bytes);
 
@@ -176,10 +184,11 @@ private:
   uint64_t *Slots = nullptr;
   FiberSlots Stacks;
   uint32_t Capacity = 0;
-  BlockMemory Shared, Dynamic, State;
+  BlockMemory Shared, Dynamic, State, SharedPages;
   /// The block's shared memories got their unwritten pattern.
   bool SharedFresh = false;
   bool DynamicFresh = false;
+  bool SharedPagesFresh = false;
   /// Fibers that have not finished.
   uint32_t Live = 0;
   /// The threads at the barrier of a count (syncThreads), and its count.

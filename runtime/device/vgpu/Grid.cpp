@@ -7,6 +7,8 @@
 
 #include <unistd.h>
 
+#include <atomic>
+
 namespace ompsim::vgpu {
 
 Grid::Grid(const uint32_t GridExtents[3], const uint32_t BlockExtents[3], uint32_t Warp) {
@@ -48,6 +50,8 @@ void deviceThreadMicrotask(int32_t *Gtid, int32_t *, Grid *G) {
   tsanRelease(G);
 }
 
+std::atomic<bool> BlocksInOrder{false};
+
 uint32_t processors() {
   static const uint32_t N = [] {
     long Online = ::sysconf(_SC_NPROCESSORS_ONLN);
@@ -58,8 +62,12 @@ uint32_t processors() {
 
 } // namespace
 
+void setBlocksInOrder(bool InOrder) { BlocksInOrder.store(InOrder, std::memory_order_relaxed); }
+
 void runGrid(device::Ident *Loc, Grid &G, uint32_t Workers) {
   const device::Libomp &Omp = device::Libomp::get();
+  if (BlocksInOrder.load(std::memory_order_relaxed))
+    Workers = 1;
   // Device threads for the blocks: the CPUs, within the thread limit the
   // kernel's own __kmpc_push_num_teams left (libomp would warn past it).
   if (!Workers)

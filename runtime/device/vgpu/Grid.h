@@ -57,6 +57,12 @@ struct Grid {
   Grid &operator=(const Grid &) = delete;
 };
 
+/// Whether grids run their blocks one at a time, in order, on the launching
+/// thread: the checker's (memcheck/), so that the first bad access a run
+/// reports is the same in every run. Off: the blocks run on a device thread
+/// per CPU.
+void setBlocksInOrder(bool InOrder);
+
 /// Runs every block of `G` to its end on up to `Workers` device threads (0:
 /// one per CPU), no more than the grid's blocks or the thread limit libomp
 /// keeps for the caller.

@@ -50,6 +50,28 @@ void __ompsim_device_set_stop_handler(ompsim_stop_handler handler);
 int32_t __ompsim_device_describe_address(uint64_t addr, char *what, uint64_t what_size, char *note,
                                          uint64_t note_size);
 
+/** Turns the device's part of the checker (OMPSIM_CHECK) on: a grid's
+ * blocks run one at a time, in order, so the first bad access a run reports
+ * (a device-heap block's guard, a team-shared global's) is the same in every
+ * run. The executor calls it at start-up under the checker. */
+void __ompsim_device_set_check(int32_t on);
+
+/** One team-shared global of a GPU image under the checker, as the JIT lays
+ * it out (simulator/src/gpu/TeamSharedGuards.h): its offset in the team's
+ * block, where it ends at a guard page; its bytes; the bytes of one element
+ * (of an array, else the whole); its source name. */
+typedef struct ompsim_team_shared_var {
+  uint64_t offset;
+  uint64_t size;
+  uint64_t element_size;
+  const char *name;
+} ompsim_team_shared_var;
+
+/** The calling team's block of team-shared memory under the checker:
+ * `bytes` holding `vars[0..count)`, each followed by an inaccessible page,
+ * every other byte 0x7f in each new block. */
+void *__ompsim_gpu_team_shared_checked(uint64_t bytes, const ompsim_team_shared_var *vars, uint64_t count);
+
 /** One recorded translate call. */
 typedef struct ompsim_translate_record {
   uint64_t host_ptr;

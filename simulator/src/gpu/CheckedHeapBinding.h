@@ -4,7 +4,7 @@
 // GPU they are the executor's libc heap, which puts blocks side by side and
 // reuses freed ones: an overrun or a use after free reads another block. Under
 // the checker (OMPSIM_CHECK) the program's calls go to the checked heap of
-// libompsim-device instead (runtime/device/heap-check/), which names them.
+// libompsim-device instead (runtime/device/memcheck/), which names them.
 //
 //===----------------------------------------------------------------------===//
 #ifndef OMPSIM_SIMULATOR_GPU_CHECKEDHEAPBINDING_H

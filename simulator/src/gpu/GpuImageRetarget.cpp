@@ -13,6 +13,7 @@
 #include "GpuImageRetarget.h"
 
 #include "DeviceMathBindings.h"
+#include "TeamSharedGuards.h"
 #include "TeamSharedReach.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -275,7 +276,7 @@ void foldStrayUsedLists(Module &M) {
 }
 
 /// addrspace(3) globals: one block per team, each global at its offset.
-Expected<uint64_t> placeTeamShared(Module &M, const DataLayout &Layout, const Failure &Fail) {
+Expected<uint64_t> placeTeamShared(Module &M, const DataLayout &Layout, bool Guarded, const Failure &Fail) {
   std::vector<GlobalVariable *> Shared;
   for (GlobalVariable &G : M.globals())
     if (G.getAddressSpace() == TeamSharedAddressSpace)
@@ -311,8 +312,18 @@ Expected<uint64_t> placeTeamShared(Module &M, const DataLayout &Layout, const Fa
   convertUsersOfConstantsToInstructions(Consts);
 
   LLVMContext &Ctx = M.getContext();
-  FunctionCallee Entry =
-      M.getOrInsertFunction(TeamSharedEntry, PointerType::get(Ctx, 0), Type::getInt64Ty(Ctx));
+  Type *I64 = Type::getInt64Ty(Ctx);
+  PointerType *Ptr = PointerType::get(Ctx, 0);
+  // Under the checker each global ends at a guard page (TeamSharedGuards.h).
+  std::optional<GuardedTeamShared> Guards;
+  if (Guarded) {
+    Guards = placeBetweenGuards(M, Shared, Layout, GuardPageBytes);
+    for (size_t I = 0; I < Offsets.size(); ++I)
+      Offsets[I].second = Guards->Offsets[I];
+    Size = Guards->Bytes;
+  }
+  FunctionCallee Entry = Guards ? M.getOrInsertFunction(GuardedTeamSharedEntry, Ptr, I64, Ptr, I64)
+                                : M.getOrInsertFunction(TeamSharedEntry, Ptr, I64);
   // One call per function, at its entry: the team's block, as a team-shared
   // pointer, and each global at its offset.
   DenseMap<Function *, Value *> Bases;
@@ -320,7 +331,9 @@ Expected<uint64_t> placeTeamShared(Module &M, const DataLayout &Layout, const Fa
     auto [It, New] = Bases.try_emplace(F, nullptr);
     if (New) {
       IRBuilder<> B(&*F->getEntryBlock().getFirstInsertionPt());
-      Value *Block = B.CreateCall(Entry, {B.getInt64(Size)}, "team.shared");
+      Value *Block = Guards ? B.CreateCall(Entry, {B.getInt64(Size), Guards->Vars, B.getInt64(Guards->Count)},
+                                           "team.shared")
+                            : B.CreateCall(Entry, {B.getInt64(Size)}, "team.shared");
       It->second =
           B.CreateAddrSpaceCast(Block, PointerType::get(Ctx, TeamSharedAddressSpace), "team.shared.as3");
     }
@@ -497,7 +510,7 @@ StringRef archName(GpuArch Arch) {
 uint64_t sharedMemoryLimit(GpuArch Arch) { return Arch == GpuArch::Amdgcn ? 64 * 1024 : 48 * 1024; }
 
 Expected<RetargetedImage> retargetGpuModule(Module &M, StringRef HostTriple, const DataLayout &HostLayout,
-                                            StringRef ImageName, bool LinkedRuntime) {
+                                            StringRef ImageName, bool LinkedRuntime, bool GuardTeamShared) {
   RetargetedImage Out;
   Out.Arch = gpuArchOf(M.getTargetTriple().str());
   Failure Fail(ImageName, Out.Arch);
@@ -522,7 +535,7 @@ Expected<RetargetedImage> retargetGpuModule(Module &M, StringRef HostTriple, con
                   " gives a block at most " + Twine(Limit));
   // Every team gets one block holding all of them: a kernel uses its own at
   // their offsets there.
-  auto Shared = placeTeamShared(M, HostLayout, Fail);
+  auto Shared = placeTeamShared(M, HostLayout, GuardTeamShared, Fail);
   if (!Shared)
     return Shared.takeError();
   Out.TeamSharedBytes = *Shared;

@@ -76,13 +76,16 @@ inline constexpr const char *TeamSharedEntry = "__ompsim_gpu_team_shared";
 /// linked in next, GpuDeviceRuntime.h) the runtime's entry points stay for
 /// it to define; else those whose libomp answer is not a GPU's (the kernel
 /// prologue, barriers, static loops) go to the executor's GPU-ABI forms.
+/// With `GuardTeamShared` (the checker, on the virtual GPU) each team-shared
+/// global ends at a guard page instead (TeamSharedGuards.h).
 /// An error names the image, the object and what cannot be run (a GPU
 /// intrinsic, an initialized team-shared global, a kernel with more
 /// team-shared memory than a block has, TeamSharedReach.h); `M` is then
 /// unusable.
 llvm::Expected<RetargetedImage> retargetGpuModule(llvm::Module &M, llvm::StringRef HostTriple,
                                                   const llvm::DataLayout &HostLayout,
-                                                  llvm::StringRef ImageName, bool LinkedRuntime);
+                                                  llvm::StringRef ImageName, bool LinkedRuntime,
+                                                  bool GuardTeamShared = false);
 
 } // namespace ompsim::sim::gpu
 

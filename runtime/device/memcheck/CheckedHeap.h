@@ -14,8 +14,8 @@
 // holds whatever was there before, never zeros a program could count on.
 //
 //===----------------------------------------------------------------------===//
-#ifndef OMPSIM_DEVICE_HEAPCHECK_CHECKEDHEAP_H
-#define OMPSIM_DEVICE_HEAPCHECK_CHECKEDHEAP_H
+#ifndef OMPSIM_DEVICE_MEMCHECK_CHECKEDHEAP_H
+#define OMPSIM_DEVICE_MEMCHECK_CHECKEDHEAP_H
 
 #include <cstddef>
 #include <cstdint>
@@ -47,4 +47,4 @@ bool describeHeapAddress(uint64_t Addr, char *What, size_t WhatSize, char *Note,
 
 } // namespace ompsim::device
 
-#endif // OMPSIM_DEVICE_HEAPCHECK_CHECKEDHEAP_H
+#endif // OMPSIM_DEVICE_MEMCHECK_CHECKEDHEAP_H

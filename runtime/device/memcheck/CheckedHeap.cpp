@@ -123,8 +123,8 @@ Record &liveBlock(Heap &H, void *Ptr, const Call &By, const char *Op) {
     stopDevice("block %u, thread %u: %s(0x%" PRIx64 ") called from 0x%" PRIx64 " of a block freed before: %s",
                By.Block, By.Thread, Op, Addr, By.Code, Block);
   if (R->Addr != Addr)
-    stopDevice("block %u, thread %u: %s(0x%" PRIx64 ") called from 0x%" PRIx64
-               " of a pointer %s%" PRIu64 " bytes from the start of %s",
+    stopDevice("block %u, thread %u: %s(0x%" PRIx64 ") called from 0x%" PRIx64 " of a pointer %s%" PRIu64
+               " bytes from the start of %s",
                By.Block, By.Thread, Op, Addr, By.Code, Addr < R->Addr ? "-" : "",
                Addr < R->Addr ? R->Addr - Addr : Addr - R->Addr, Block);
   return const_cast<Record &>(*R);
@@ -217,30 +217,34 @@ bool describeHeapAddress(uint64_t Addr, char *What, size_t WhatSize, char *Note,
   if (!R) {
     if (!TheHeap.Base || Addr < TheHeap.Base || Addr - TheHeap.Base >= RegionBytes)
       return false;
-    std::snprintf(What, WhatSize, "device-heap address 0x%" PRIx64 " that no device malloc block holds", Addr);
-    std::snprintf(Note, NoteSize, "note: the pointer was computed from a device malloc block out of its bounds");
+    std::snprintf(What, WhatSize, "device-heap address 0x%" PRIx64 " that no device malloc block holds",
+                  Addr);
+    std::snprintf(Note, NoteSize,
+                  "note: the pointer was computed from a device malloc block out of its bounds");
     return true;
   }
   char Block[512];
   blockText(Block, sizeof Block, *R);
   uint64_t End = R->Addr + R->Size;
   if (Addr >= End) {
-    std::snprintf(What, WhatSize, "device-heap memory at 0x%" PRIx64 " (%" PRIu64 " bytes past the end of %s)",
-                  Addr, Addr - End, Block);
+    std::snprintf(What, WhatSize,
+                  "device-heap memory at 0x%" PRIx64 " (%" PRIu64 " bytes past the end of %s)", Addr,
+                  Addr - End, Block);
     std::snprintf(Note, NoteSize,
                   "note: the kernel indexes past the end of a device malloc block: allocate more, or keep "
                   "the index below its size");
   } else if (R->Freed) {
-    std::snprintf(What, WhatSize, "freed device-heap memory at 0x%" PRIx64 " (%" PRIu64 " bytes %s the start of %s)",
-                  Addr, Addr >= R->Addr ? Addr - R->Addr : R->Addr - Addr, Addr >= R->Addr ? "from" : "before",
-                  Block);
+    std::snprintf(
+        What, WhatSize, "freed device-heap memory at 0x%" PRIx64 " (%" PRIu64 " bytes %s the start of %s)",
+        Addr, Addr >= R->Addr ? Addr - R->Addr : R->Addr - Addr, Addr >= R->Addr ? "from" : "before", Block);
     std::snprintf(Note, NoteSize,
                   "note: device code uses a device-heap block after its free: free it after its last use");
   } else if (Addr >= R->Addr) {
     return false; // inside a live block: not the heap's doing
   } else {
-    std::snprintf(What, WhatSize, "device-heap memory at 0x%" PRIx64 " (%" PRIu64 " bytes before the start of %s)",
-                  Addr, R->Addr - Addr, Block);
+    std::snprintf(What, WhatSize,
+                  "device-heap memory at 0x%" PRIx64 " (%" PRIu64 " bytes before the start of %s)", Addr,
+                  R->Addr - Addr, Block);
     std::snprintf(Note, NoteSize,
                   "note: the kernel indexes before the start of a device malloc block: keep the index at "
                   "0 or above");
@@ -280,9 +284,4 @@ OMPSIM_DEVICE_API void *__ompsim_heap_realloc(void *Ptr, uint64_t Size) {
   std::memcpy(New, Ptr, Old < Size ? Old : Size);
   checkedFree(Ptr, Caller);
   return New;
-}
-
-OMPSIM_DEVICE_API int32_t __ompsim_device_describe_address(uint64_t Addr, char *What, uint64_t WhatSize,
-                                                           char *Note, uint64_t NoteSize) {
-  return describeHeapAddress(Addr, What, WhatSize, Note, NoteSize) ? 1 : 0;
 }

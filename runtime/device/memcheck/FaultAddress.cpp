@@ -1,0 +1,27 @@
+//===- FaultAddress.cpp - the checker's device side, to the executor ------===//
+//
+// The executor turns the device's checks on, and its fault handler asks
+// what a faulting data address is; the memory the checker places knows: a
+// device-heap block (CheckedHeap.h) or a team-shared global's guard page
+// (TeamSharedGuards.h).
+//
+//===----------------------------------------------------------------------===//
+#include "CheckedHeap.h"
+#include "TeamSharedGuards.h"
+
+#include "../vgpu/Grid.h"
+
+#include "ompsim/device_runtime.h"
+
+extern "C" __attribute__((visibility("default"))) int32_t __ompsim_device_describe_address(
+    uint64_t Addr, char *What, uint64_t WhatSize, char *Note, uint64_t NoteSize) {
+  using namespace ompsim::device;
+  return describeHeapAddress(Addr, What, WhatSize, Note, NoteSize) ||
+                 describeTeamSharedAddress(Addr, What, WhatSize, Note, NoteSize)
+             ? 1
+             : 0;
+}
+
+extern "C" __attribute__((visibility("default"))) void __ompsim_device_set_check(int32_t On) {
+  ompsim::vgpu::setBlocksInOrder(On != 0);
+}
