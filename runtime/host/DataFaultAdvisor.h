@@ -25,8 +25,8 @@ struct DataFaultSite {
   /// called one, and its function ("sincos", or "" unnamed); else empty.
   std::string Library;
   std::string LibraryFunction;
-  /// What the device says the address is, and the fix, when it knows (a
-  /// block of the device heap the checker places); else empty.
+  /// What the device says the address is, and the fix, when it knows (the
+  /// device heap or a team-shared guard page the checker places); else empty.
   std::string DeviceWhat, DeviceNote;
 };
 

@@ -182,10 +182,14 @@ std::string DeviceController::describeDeath(int Status, const std::string &Launc
   }
   if (HaveFault)
     Context = faultContext(F.Slot, F.Rip, Context);
+  // The runtime's line (a stop, or what a fault address is) names device
+  // code by address: add the function.
+  auto RuntimeText = [&] {
+    return nameCalledCode(StringRef(F.Message, strnlen(F.Message, sizeof F.Message)),
+                          [&](uint64_t Addr) { return symbolize(Addr); });
+  };
   if (HaveFault && F.RuntimeStop) {
-    // The runtime names device code by address: add the function.
-    std::string Message = nameCalledCode(StringRef(F.Message, strnlen(F.Message, sizeof F.Message)),
-                                         [&](uint64_t Addr) { return symbolize(Addr); });
+    std::string Message = RuntimeText();
     OMPSIM_TRACE_EVENT(Cat::Fault, "device-stop")
         .num("device", Opts.DeviceId)
         .str("context", Context)
@@ -287,8 +291,7 @@ std::string DeviceController::describeDeath(int Status, const std::string &Launc
         LastDataFault->GuardOffset = Hit->Offset;
       }
       if (F.Message[0]) {
-        LastDataFault->DeviceWhat = nameCalledCode(StringRef(F.Message, strnlen(F.Message, sizeof F.Message)),
-                                                   [&](uint64_t Addr) { return symbolize(Addr); });
+        LastDataFault->DeviceWhat = RuntimeText();
         LastDataFault->DeviceNote = std::string(F.Advice, strnlen(F.Advice, sizeof F.Advice));
       }
     }

@@ -86,10 +86,18 @@ Heap &heap() {
 
 Call callHere(uint64_t Code) { return {Code, vgpu::linearBlock(), vgpu::linearThread()}; }
 
+/// `Size` rounded up to malloc's alignment: the bytes a block takes.
+uint64_t alignedSize(uint64_t Size) { return (Size + Alignment - 1) & ~(Alignment - 1); }
+
+/// True when `Addr` lies in the heap's reservation (set up or not).
+bool inRegion(const Heap &H, uint64_t Addr) {
+  return H.Base && Addr >= H.Base && Addr - H.Base < RegionBytes;
+}
+
 /// The block whose pages hold `Addr`, or null. Reads without the lock: a
 /// record is complete before its pages name it.
 const Record *ownerOf(const Heap &H, uint64_t Addr) {
-  if (!H.Base || Addr < H.Base || Addr - H.Base >= RegionBytes)
+  if (!inRegion(H, Addr))
     return nullptr;
   uint32_t Index = __atomic_load_n(&H.Owner[(Addr - H.Base) / H.Page], __ATOMIC_ACQUIRE);
   return Index ? &H.Records[Index - 1] : nullptr;
@@ -133,8 +141,7 @@ Record &liveBlock(Heap &H, void *Ptr, const Call &By, const char *Op) {
 /// Stops when the bytes between the block's end and the next 16 were written.
 void checkTail(const Record &R, const Call &By, const char *Op) {
   const auto *Bytes = reinterpret_cast<const unsigned char *>(R.Addr);
-  uint64_t Rounded = (R.Size + Alignment - 1) & ~(Alignment - 1);
-  for (uint64_t I = R.Size; I < Rounded; ++I)
+  for (uint64_t I = R.Size, End = alignedSize(R.Size); I < End; ++I)
     if (Bytes[I] != UnwrittenHeapByte) {
       char Block[512];
       blockText(Block, sizeof Block, R);
@@ -154,7 +161,7 @@ void *checkedAllocate(uint64_t Size, uint64_t Caller) {
     stopDevice("block %u, thread %u: device malloc(%" PRIu64 ") called from 0x%" PRIx64
                " asks more than the checked heap holds",
                By.Block, By.Thread, Size, By.Code);
-  uint64_t Rounded = (Size + Alignment - 1) & ~(Alignment - 1);
+  uint64_t Rounded = alignedSize(Size);
   uint64_t Pages = Rounded ? (Rounded + H.Page - 1) / H.Page : 1;
   pthread_mutex_lock(&H.Lock);
   if (H.Count == MaxBlocks || H.NextPage + Pages + 1 > H.RegionPages) {
@@ -215,7 +222,7 @@ uint64_t checkedSize(void *Ptr, uint64_t Caller) {
 bool describeHeapAddress(uint64_t Addr, char *What, size_t WhatSize, char *Note, size_t NoteSize) {
   const Record *R = ownerOf(TheHeap, Addr);
   if (!R) {
-    if (!TheHeap.Base || Addr < TheHeap.Base || Addr - TheHeap.Base >= RegionBytes)
+    if (!inRegion(TheHeap, Addr))
       return false;
     std::snprintf(What, WhatSize, "device-heap address 0x%" PRIx64 " that no device malloc block holds",
                   Addr);

@@ -5,7 +5,7 @@
 // every block ends at an inaccessible guard page, a freed block's pages stay
 // inaccessible and are never handed out again, and a bad free ends the
 // launch with one line. A fault in the heap's pages is named by
-// describeAddress(), which the executor's fault handler calls: the block,
+// describeHeapAddress(), which the executor's fault handler calls: the block,
 // how far past its end or into its freed bytes, and which GPU thread
 // allocated or freed it where (compute-sanitizer's memcheck on cudaMalloc'd
 // device heap, without a GPU).

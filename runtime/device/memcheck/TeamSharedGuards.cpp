@@ -78,8 +78,7 @@ bool describeTeamSharedAddress(uint64_t Addr, char *What, size_t WhatSize, char 
       varText(Var, sizeof Var, Next);
       std::snprintf(What, WhatSize,
                     "team-shared memory at 0x%" PRIx64 " (%" PRIu64
-                    " bytes before the start of %s; block %u, "
-                    "thread %u)",
+                    " bytes before the start of %s; block %u, thread %u)",
                     Addr, Next.offset - Offset, Var, vgpu::linearBlock(), vgpu::linearThread());
       std::snprintf(
           Note, NoteSize,
@@ -92,8 +91,8 @@ bool describeTeamSharedAddress(uint64_t Addr, char *What, size_t WhatSize, char 
     if (Unit)
       std::snprintf(Element, sizeof Element, "element %" PRIu64 ", ", (Offset - V.offset) / Unit);
     std::snprintf(What, WhatSize,
-                  "team-shared memory at 0x%" PRIx64 " (%s%" PRIu64 " bytes past the end of %s; block %u, "
-                  "thread %u)",
+                  "team-shared memory at 0x%" PRIx64 " (%s%" PRIu64
+                  " bytes past the end of %s; block %u, thread %u)",
                   Addr, Element, Past, Var, vgpu::linearBlock(), vgpu::linearThread());
     std::snprintf(Note, NoteSize,
                   "note: a thread indexes past the end of a team-shared variable, which on a GPU writes the "

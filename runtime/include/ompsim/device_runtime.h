@@ -41,11 +41,12 @@ int32_t __ompsim_device_set_fptr_table(const __omp_offloading_fptr_map_ty *table
 typedef void (*ompsim_stop_handler)(const char *message);
 void __ompsim_device_set_stop_handler(ompsim_stop_handler handler);
 
-/** When `addr` lies in the device heap the checker places (OMPSIM_CHECK: a
- * GPU image's malloc): writes what the address is (the block, how far past
- * its end or into its freed bytes, who allocated and freed it, each call as
- * "called from 0x...") to `what` and the fix ("note: ...") to `note`, and
- * returns 1; else 0. Async-signal-safe: the executor's fault handler calls
+/** When `addr` lies in memory the checker places (OMPSIM_CHECK: a GPU
+ * image's device heap, a team-shared global's guard page): writes what the
+ * address is (the block or the global, how far past its end or into its
+ * freed bytes, who allocated and freed it, each call as "called from
+ * 0x...") to `what` and the fix ("note: ...") to `note`, and returns 1;
+ * else 0. Async-signal-safe: the executor's fault handler calls
  * it. */
 int32_t __ompsim_device_describe_address(uint64_t addr, char *what, uint64_t what_size, char *note,
                                          uint64_t note_size);

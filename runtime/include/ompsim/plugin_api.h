@@ -187,8 +187,9 @@ typedef struct ompsim_fault_info {
    * faulting instruction is the image's own. */
   const char *library;
   const char *library_function;
-  /* Under the checker, when the address lies in the device heap the device
-   * places (a GPU image's malloc): what the device says it is ("device-heap
+  /* Under the checker, when the address lies in memory the device places (a
+   * GPU image's device heap, a team-shared global's guard page): what the
+   * device says it is ("device-heap
    * memory at 0x... (4 bytes past the end of ...)") and the fix ("note:
    * ..."); null otherwise. */
   const char *device_what;

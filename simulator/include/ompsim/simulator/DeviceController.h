@@ -108,10 +108,11 @@ struct DataFault {
   enum class Guard { None, PastEnd, Freed } GuardKind = Guard::None;
   uint64_t GuardBlock = 0;  ///< that block's address
   uint64_t GuardOffset = 0; ///< the address's offset from it
-  /// Under the checker, when the address lies in the device heap it places
-  /// (a GPU image's malloc): what the device runtime says it is, its calls
-  /// named ("device-heap memory at 0x... (4 bytes past the end of ...)"),
-  /// and the fix ("note: ..."); else empty.
+  /// Under the checker, when the address lies in memory the device runtime
+  /// places (a GPU image's device heap, a team-shared global's guard page):
+  /// what it says the address is, its calls named ("device-heap memory at
+  /// 0x... (4 bytes past the end of ...)"), and the fix ("note: ..."); else
+  /// empty.
   std::string DeviceWhat{}, DeviceNote{};
 };
 
