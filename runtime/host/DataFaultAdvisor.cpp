@@ -14,6 +14,8 @@
 #include "ompsim/HostSymbolizer.h"
 #include "ompsim/Trace.h"
 
+#include "llvm/ADT/StringExtras.h"
+
 #include <fmt/format.h>
 
 #include <cstring>
@@ -278,6 +280,29 @@ std::string DataFaultAdvisor::describeDevice(const DataFaultSite &F, std::string
                      "from memory that is gone",
                      F.Device);
   return fmt::format("device memory at dev:0x{:x} that no mapping holds", F.Addr);
+}
+
+std::string DataFaultAdvisor::nameDeviceMemory(std::string Line) const {
+  static constexpr llvm::StringLiteral Prefix("device memory at dev:0x");
+  size_t At = Line.find(Prefix.data());
+  if (At == std::string::npos)
+    return Line;
+  size_t Begin = At + Prefix.size(), End = Begin;
+  while (End < Line.size() && llvm::isHexDigit(Line[End]))
+    ++End;
+  uint64_t Addr = 0;
+  if (llvm::StringRef(Line).slice(Begin, End).getAsInteger(16, Addr))
+    return Line;
+  const MapEntry *Inside = nullptr;
+  Table.forEach([&](MapEntry &E) {
+    if (Addr >= E.TgtBegin && Addr < E.TgtBegin + E.size())
+      Inside = &E;
+  });
+  if (!Inside)
+    return Line;
+  return Line.insert(End,
+                     fmt::format(" ({} bytes into the device copy of {} ({} bytes))", Addr - Inside->TgtBegin,
+                                 entryName(Inside->Name, "a mapped block"), Inside->size()));
 }
 
 std::string DataFaultAdvisor::describe(const DataFaultSite &F) const {

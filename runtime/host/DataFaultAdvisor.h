@@ -48,6 +48,12 @@ public:
   /// host:0x... (...) from dev:K+0x1c (0x...); note: ...".
   std::string describe(const DataFaultSite &Fault) const;
 
+  /// `Line`, a line of the device runtime that names device memory ("the
+  /// write of device memory at dev:0x..."), with the live mapping that
+  /// holds that memory named after it: "(4 bytes into the device copy of
+  /// 'count' (8 bytes))". Unchanged when none does.
+  std::string nameDeviceMemory(std::string Line) const;
+
 private:
   /// A map item of the region whose value or host bytes hold a pointer into [Begin, End).
   struct Holder {

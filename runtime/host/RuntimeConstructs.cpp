@@ -213,8 +213,12 @@ llvm::Error Runtime::adviseDataFault(Device &D, llvm::Error Err, const std::vect
                                      const std::string &KernelName) {
   Plugin &P = D.plugin();
   ompsim_fault_info Info{};
-  if (!P.fn().last_fault || P.fn().last_fault(D.localId(), &Info) != 1)
-    return Err;
+  if (!P.fn().last_fault || P.fn().last_fault(D.localId(), &Info) != 1) {
+    // A line of the device runtime (a race between teams) may name device
+    // memory: name its mapping too.
+    std::string Line = llvm::toString(std::move(Err));
+    return makeError(DataFaultAdvisor(D.mappingTable(), RegionArgs).nameDeviceMemory(std::move(Line)));
+  }
   DataFaultSite Site;
   Site.Addr = Info.addr;
   Site.Write = Info.access == OMPSIM_FAULT_WRITE;

@@ -12,6 +12,7 @@
 #include "JitImageFunctions.h"
 #include "JitImageSummary.h"
 #include "JitObjectCache.h"
+#include "gpu/CheckedAccesses.h"
 #include "gpu/CheckedHeapBinding.h"
 #include "gpu/GpuDeviceRuntime.h"
 #include "gpu/GpuImageRetarget.h"
@@ -213,8 +214,14 @@ Expected<JITImage> DeviceJIT::add(ArrayRef<char> Bitcode, StringRef Name) {
     if (!Retargeted)
       return Retargeted.takeError();
     Arch = Retargeted->Arch;
-    if (config().Check)
+    // Under the checker the program's device heap is the checked one, and on
+    // the virtual GPU its accesses are checked for team-shared races and
+    // unwritten reads (before the runtime, whose own accesses are not).
+    if (config().Check) {
       gpu::bindCheckedHeap(M);
+      if (Fibers)
+        gpu::instrumentAccesses(M);
+    }
     if (Fibers) {
       if (!GpuRuntime)
         return makeError("image " + Name + ": " + GpuRuntimeProblem);

@@ -57,7 +57,7 @@ Error setUpDevice(uint64_t Base, uint64_t Size, uint64_t CodeBytes, const std::s
     if (Check)
       if (auto SetCheck = reinterpret_cast<decltype(&__ompsim_device_set_check)>(
               ::dlsym(D.DeviceRuntime, "__ompsim_device_set_check")))
-        SetCheck(1);
+        SetCheck(1, Base, Size);
     // The runtime's stops reach the controller, which names the kernel.
     if (auto SetStop = reinterpret_cast<decltype(&__ompsim_device_set_stop_handler)>(
             ::dlsym(D.DeviceRuntime, "__ompsim_device_set_stop_handler")))

@@ -1,12 +1,14 @@
 //===- FaultAddress.cpp - the checker's device side, to the executor ------===//
 //
-// The executor turns the device's checks on, and its fault handler asks
+// The executor turns the device's checks on (with the device memory whose
+// races between teams are checked), and its fault handler asks
 // what a faulting data address is; the memory the checker places knows: a
 // device-heap block (CheckedHeap.h) or a team-shared global's guard page
 // (TeamSharedGuards.h).
 //
 //===----------------------------------------------------------------------===//
 #include "CheckedHeap.h"
+#include "TeamRaces.h"
 #include "TeamSharedGuards.h"
 
 #include "../vgpu/Grid.h"
@@ -22,6 +24,8 @@ extern "C" __attribute__((visibility("default"))) int32_t __ompsim_device_descri
              : 0;
 }
 
-extern "C" __attribute__((visibility("default"))) void __ompsim_device_set_check(int32_t On) {
+extern "C" __attribute__((visibility("default"))) void
+__ompsim_device_set_check(int32_t On, uint64_t MemoryBase, uint64_t MemoryBytes) {
   ompsim::vgpu::setBlocksInOrder(On != 0);
+  ompsim::device::watchDeviceMemory(On ? MemoryBase : 0, On ? MemoryBytes : 0);
 }

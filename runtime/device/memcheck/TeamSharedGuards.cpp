@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "TeamSharedGuards.h"
+#include "TeamSharedAccesses.h"
 
 #include "../DeviceStop.h"
 #include "../vgpu/Block.h"
@@ -28,15 +29,6 @@ namespace {
 /// The page of the JIT's layout (GuardPageBytes there).
 constexpr uint64_t Page = 4096;
 
-/// The layout the calling device thread's block memory is protected for.
-struct Guarded {
-  uint64_t Base = 0, Bytes = 0;
-  const ompsim_team_shared_var *Vars = nullptr;
-  uint64_t Count = 0;
-};
-
-__attribute__((tls_model("initial-exec"))) thread_local Guarded TGuarded;
-
 uint64_t guardOf(const ompsim_team_shared_var &V) { return (V.offset + V.size + Page - 1) / Page * Page; }
 
 void protect(uint64_t Base, uint64_t Bytes, const ompsim_team_shared_var *Vars, uint64_t Count) {
@@ -47,21 +39,30 @@ void protect(uint64_t Base, uint64_t Bytes, const ompsim_team_shared_var *Vars, 
     Failed = ::mprotect(reinterpret_cast<void *>(Base + guardOf(Vars[I])), Page, PROT_NONE) != 0;
   if (Failed)
     stopDevice("team-shared guard pages under OMPSIM_CHECK: mprotect failed (too many mappings?)");
-  TGuarded = {Base, Bytes, Vars, Count};
+  TTeamShared = {Base, Bytes, Vars, Count};
 }
 
-/// "'slot at shared.c:7' (64 elements of 4 bytes)" or "'x' (8 bytes)".
-int varText(char *Out, size_t Size, const ompsim_team_shared_var &V) {
+} // namespace
+
+/// The layout the calling device thread's block memory is protected for.
+__attribute__((tls_model("initial-exec"))) thread_local TeamSharedLayout TTeamShared;
+
+const ompsim_team_shared_var *teamSharedVarAt(const TeamSharedLayout &L, uint64_t Offset) {
+  for (uint64_t I = 0; I < L.Count; ++I)
+    if (Offset >= L.Vars[I].offset && Offset - L.Vars[I].offset < L.Vars[I].size)
+      return &L.Vars[I];
+  return nullptr;
+}
+
+int teamSharedVarText(char *Out, size_t Size, const ompsim_team_shared_var &V) {
   if (V.element_size && V.element_size < V.size)
     return std::snprintf(Out, Size, "'%s' (%" PRIu64 " elements of %" PRIu64 " bytes)", V.name,
                          V.size / V.element_size, V.element_size);
   return std::snprintf(Out, Size, "'%s' (%" PRIu64 " bytes)", V.name, V.size);
 }
 
-} // namespace
-
 bool describeTeamSharedAddress(uint64_t Addr, char *What, size_t WhatSize, char *Note, size_t NoteSize) {
-  const Guarded &G = TGuarded;
+  const TeamSharedLayout &G = TTeamShared;
   if (!G.Vars || Addr < G.Base || Addr - G.Base >= G.Bytes)
     return false;
   uint64_t Offset = Addr - G.Base;
@@ -75,7 +76,7 @@ bool describeTeamSharedAddress(uint64_t Addr, char *What, size_t WhatSize, char 
     // The next global's start may be nearer: an index below zero.
     if (I + 1 < G.Count && G.Vars[I + 1].offset > Offset && G.Vars[I + 1].offset - Offset < Past) {
       const ompsim_team_shared_var &Next = G.Vars[I + 1];
-      varText(Var, sizeof Var, Next);
+      teamSharedVarText(Var, sizeof Var, Next);
       std::snprintf(What, WhatSize,
                     "team-shared memory at 0x%" PRIx64 " (%" PRIu64
                     " bytes before the start of %s; block %u, thread %u)",
@@ -85,7 +86,7 @@ bool describeTeamSharedAddress(uint64_t Addr, char *What, size_t WhatSize, char 
           "note: a thread indexes a team-shared variable below its start: keep the index at 0 or above");
       return true;
     }
-    varText(Var, sizeof Var, V);
+    teamSharedVarText(Var, sizeof Var, V);
     uint64_t Unit = V.element_size && V.element_size < V.size ? V.element_size : 0;
     char Element[64] = "";
     if (Unit)
@@ -115,9 +116,11 @@ OMPSIM_DEVICE_API void *__ompsim_gpu_team_shared_checked(uint64_t Bytes, const o
   if (!Fresh)
     return Memory;
   uint64_t Base = reinterpret_cast<uint64_t>(Memory);
-  const Guarded &G = TGuarded;
+  const TeamSharedLayout &G = TTeamShared;
   if (G.Base != Base || G.Vars != Vars || G.Bytes != Bytes)
     protect(Base, Bytes, Vars, Count);
+  // A new block: no thread of it has touched its team-shared memory yet.
+  beginTeamSharedAccesses();
   // Each global's pages hold nothing to count on, in every block.
   for (uint64_t I = 0; I < Count; ++I) {
     uint64_t Begin = Vars[I].offset / Page * Page;

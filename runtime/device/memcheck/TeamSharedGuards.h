@@ -10,10 +10,31 @@
 #ifndef OMPSIM_DEVICE_MEMCHECK_TEAMSHAREDGUARDS_H
 #define OMPSIM_DEVICE_MEMCHECK_TEAMSHAREDGUARDS_H
 
+#include "ompsim/device_runtime.h"
+
 #include <cstddef>
 #include <cstdint>
 
 namespace ompsim::device {
+
+/// The team-shared layout the calling device thread's block memory holds
+/// (all zero before its first checked block): the block's memory, and the
+/// JIT's table of its globals.
+struct TeamSharedLayout {
+  uint64_t Base = 0, Bytes = 0;
+  const ompsim_team_shared_var *Vars = nullptr;
+  uint64_t Count = 0;
+};
+
+extern __attribute__((tls_model("initial-exec"))) thread_local TeamSharedLayout TTeamShared;
+
+/// The global of `L` that byte `Offset` of the block belongs to, or null (a
+/// byte of padding or of a guard page).
+const ompsim_team_shared_var *teamSharedVarAt(const TeamSharedLayout &L, uint64_t Offset);
+
+/// "'slot at shared.c:7' (64 elements of 4 bytes)" or "'x' (8 bytes)",
+/// snprintf-style.
+int teamSharedVarText(char *Out, size_t Size, const ompsim_team_shared_var &V);
 
 /// When `Addr` lies in a guard page of the team-shared memory of the block
 /// the calling device thread runs (the faulting thread's, in a fault

@@ -376,6 +376,7 @@ void BlockRunner::releaseAll(decltype(Fiber::Wait) Wait) {
       Fibers[T].Wait = Fiber::Runs;
       Running[T / TheGrid->WarpSize] |= laneBit(T);
     }
+  ++BarrierEpoch;
   // The next pass over the block starts from its first thread.
   RestartPass = true;
 }
@@ -403,6 +404,7 @@ bool BlockRunner::releaseWarpIfComplete(uint32_t W) {
       F.Wait = Fiber::Runs;
   }
   WarpReleased[W] = Arrived;
+  ++WarpEpoch[W];
   WarpArrived[W] = WarpMask[W] = 0;
   WarpProgram[W] = nullptr;
   return true;

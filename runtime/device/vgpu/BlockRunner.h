@@ -140,7 +140,16 @@ public:
   void *state(uint64_t Bytes);
 
   uint32_t blockNum() const { return Block; }
+  const Grid &grid() const { return *TheGrid; }
   uint32_t current() const { return Current; }
+
+  /// Barriers of the block released so far (the block's, and those of a
+  /// thread count), and of thread `T`'s warp: an access that happened at a
+  /// smaller count than now is ordered before what a thread does now (the
+  /// checker's team-shared races, memcheck/TeamSharedAccesses.h).
+  uint32_t barrierEpoch() const { return BarrierEpoch; }
+  uint32_t warpEpoch(uint32_t T) const { return WarpEpoch[T / TheGrid->WarpSize]; }
+  bool sameWarp(uint32_t T, uint32_t U) const { return T / TheGrid->WarpSize == U / TheGrid->WarpSize; }
 
 private:
   /// The most warps a block has (1024 threads in warps of 32).
@@ -217,6 +226,9 @@ private:
   const void *WarpProgram[kMaxWarps];
   /// Each warp's lanes that run (neither finished nor at the block's barrier).
   uint64_t Running[kMaxWarps];
+  /// Releases of the block's barriers and of each warp's (barrierEpoch()).
+  uint32_t BarrierEpoch = 0;
+  uint32_t WarpEpoch[kMaxWarps] = {};
   boost::context::detail::fcontext_t Home = nullptr; ///< the scheduler, while a fiber runs
 #ifdef OMPSIM_VGPU_ASAN
   const void *HomeBottom = nullptr;

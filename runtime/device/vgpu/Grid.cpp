@@ -11,7 +11,12 @@
 
 namespace ompsim::vgpu {
 
-Grid::Grid(const uint32_t GridExtents[3], const uint32_t BlockExtents[3], uint32_t Warp) {
+namespace {
+std::atomic<uint64_t> LastGridSerial{0};
+} // namespace
+
+Grid::Grid(const uint32_t GridExtents[3], const uint32_t BlockExtents[3], uint32_t Warp)
+    : Serial(LastGridSerial.fetch_add(1, std::memory_order_relaxed) + 1) {
   uint64_t AllBlocks = 1, AllThreads = 1;
   for (int D = 0; D < 3; ++D) {
     GridDim[D] = GridExtents[D] ? GridExtents[D] : 1;

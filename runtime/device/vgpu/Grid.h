@@ -47,6 +47,9 @@ struct Grid {
   void *User = nullptr;
   /// The next block a device thread takes.
   std::atomic<uint32_t> NextBlock{0};
+  /// This grid's number among the process's grids (from 1): the checker
+  /// tells one launch's accesses from the last one's by it.
+  uint64_t Serial;
 
   /// A grid of `GridExtents` blocks of `BlockExtents` threads (x, y, z; 0
   /// reads as 1), in warps of `WarpSize` lanes. A grid the virtual GPU

@@ -103,6 +103,11 @@ int32_t __ompsim_vgpu_shuffle(uint64_t Mask, int32_t Value, uint32_t SourceLane)
 uint64_t __ompsim_vgpu_ballot(uint64_t Mask, int Predicate);
 /// A spinning thread's turn: the block's other threads run.
 void __ompsim_vgpu_pause(void);
+/// The calling thread took, or gave back, the lock at `Lock` (an OpenMP
+/// lock, a `critical` region's): the checker does not call two accesses
+/// made under one lock a race (memcheck/TeamSharedAccesses.cpp).
+void __ompsim_vgpu_lock_taken(const void *Lock);
+void __ompsim_vgpu_lock_given(const void *Lock);
 uint64_t __ompsim_vgpu_nanoseconds(void);
 /// The calling block's state of `Bytes` bytes (the runtime's team state,
 /// which a GPU keeps in the block's shared memory): the block's own, not

@@ -85,6 +85,9 @@ inline void fenceDevice() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 inline void fenceSystem() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 /// A spinning thread lets its block's other threads run.
 inline void pause() { __ompsim_vgpu_pause(); }
+/// The calling thread took or gave back a lock (the checker's lock sets).
+inline void lockTaken(const void *Lock) { __ompsim_vgpu_lock_taken(Lock); }
+inline void lockGiven(const void *Lock) { __ompsim_vgpu_lock_given(Lock); }
 inline uint64_t nanoseconds() { return __ompsim_vgpu_nanoseconds(); }
 [[noreturn]] inline void trap() { __ompsim_vgpu_fail("a trap"); }
 #elif defined(__NVPTX__)
@@ -190,6 +193,9 @@ inline uint64_t nanoseconds() { return __builtin_readsteadycounter() * 10; }
 
 #if !defined(OMPSIM_GPU_SIM)
 inline constexpr uint32_t warpSize() { return WarpSize; }
+/// Only the simulated GPU's checker keeps lock sets.
+inline void lockTaken(const void *) {}
+inline void lockGiven(const void *) {}
 /// A GPU's barriers carry no site: only the simulated GPU names them.
 inline void syncBlockAt(const BarrierSite &) { syncBlock(); }
 [[noreturn]] inline void trap() { __builtin_trap(); }

@@ -23,9 +23,11 @@ void lock(uint32_t *Word) {
   while (!hw::atomicCas(Word, 0u, 1u))
     hw::pause();
   hw::fenceDevice();
+  hw::lockTaken(Word);
 }
 
 void unlock(uint32_t *Word) {
+  hw::lockGiven(Word);
   hw::fenceDevice();
   hw::atomicStore(Word, 0u);
 }
@@ -74,7 +76,13 @@ OMPSIM_GPU_API void omp_init_lock(uint32_t *Lock) { hw::atomicStore(Lock, 0u); }
 OMPSIM_GPU_API void omp_destroy_lock(uint32_t *) {}
 OMPSIM_GPU_API void omp_set_lock(uint32_t *Lock) { lock(Lock); }
 OMPSIM_GPU_API void omp_unset_lock(uint32_t *Lock) { unlock(Lock); }
-OMPSIM_GPU_API int omp_test_lock(uint32_t *Lock) { return hw::atomicCas(Lock, 0u, 1u); }
+OMPSIM_GPU_API int omp_test_lock(uint32_t *Lock) {
+  if (!hw::atomicCas(Lock, 0u, 1u))
+    return 0;
+  hw::fenceDevice();
+  hw::lockTaken(Lock);
+  return 1;
+}
 
 // ompx_ block and warp synchronization.
 // On the simulated GPU the executor's ompx API answers these instead

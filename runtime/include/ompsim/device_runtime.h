@@ -53,9 +53,11 @@ int32_t __ompsim_device_describe_address(uint64_t addr, char *what, uint64_t wha
 
 /** Turns the device's part of the checker (OMPSIM_CHECK) on: a grid's
  * blocks run one at a time, in order, so the first bad access a run reports
- * (a device-heap block's guard, a team-shared global's) is the same in every
- * run. The executor calls it at start-up under the checker. */
-void __ompsim_device_set_check(int32_t on);
+ * (a device-heap block's guard, a team-shared global's, a race) is the same
+ * in every run; accesses of `memory_bytes` of device memory at
+ * `memory_base` (the executor's arena) are checked for races between a
+ * kernel's teams. The executor calls it at start-up under the checker. */
+void __ompsim_device_set_check(int32_t on, uint64_t memory_base, uint64_t memory_bytes);
 
 /** One team-shared global of a GPU image under the checker, as the JIT lays
  * it out (simulator/src/gpu/TeamSharedGuards.h): its offset in the team's
@@ -72,6 +74,32 @@ typedef struct ompsim_team_shared_var {
  * `bytes` holding `vars[0..count)`, each followed by an inaccessible page,
  * every other byte 0x7f in each new block. */
 void *__ompsim_gpu_team_shared_checked(uint64_t bytes, const ompsim_team_shared_var *vars, uint64_t count);
+
+/** What an access of a GPU image's code does, as the checker's
+ * instrumentation tells __ompsim_check_access: it reads, writes (both: an
+ * atomic read-modify-write), atomically, or reads the source of a copy
+ * (memcpy, memmove: bytes no thread wrote may be copied, as a struct's
+ * padding is); a store of at most 8 bytes also gives the value it stores
+ * (zero-extended), a memset its byte and a copy its source, so that a store
+ * that changes nothing (every thread writing one value) is no race. */
+enum {
+  OMPSIM_ACCESS_READ = 1,
+  OMPSIM_ACCESS_WRITE = 2,
+  OMPSIM_ACCESS_ATOMIC = 4,
+  OMPSIM_ACCESS_COPY = 8,
+  OMPSIM_ACCESS_VALUE = 16, /**< a plain store whose `value` is given */
+  OMPSIM_ACCESS_FILL = 32,  /**< a memset whose byte is `value` */
+  OMPSIM_ACCESS_FROM = 64,  /**< a copy's destination, whose source is at `value` */
+};
+
+/** Under the checker each load, store, atomic and memory intrinsic of a GPU
+ * image's code calls this first: `bytes` at `addr`, `kind` of the enum
+ * above, from `site` ("race.c:31:14", or "function 'f'" without -g), with
+ * the stored `value` (OMPSIM_ACCESS_VALUE). An
+ * access to the block's team-shared memory that races with another
+ * thread's, or reads a byte no thread of the block wrote, ends the launch
+ * with one line (runtime/device/memcheck/TeamSharedAccesses.cpp). */
+void __ompsim_check_access(const void *addr, uint64_t bytes, uint32_t kind, const char *site, uint64_t value);
 
 /** One recorded translate call. */
 typedef struct ompsim_translate_record {

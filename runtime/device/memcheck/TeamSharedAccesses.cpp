@@ -1,0 +1,263 @@
+//===- TeamSharedAccesses.cpp - races and unwritten reads in team-shared memory ===//
+//
+// One history per byte of the block's team-shared memory, kept by the device
+// thread that runs the block: its last write, its last read, and one more
+// read by another thread that no barrier has ordered yet (so that a write
+// after two threads' reads is checked against both). A history belongs to
+// the block it was made in (a generation number): a new block starts with
+// none, without clearing the table.
+//
+// Two accesses of one block are ordered when one thread made both, when a
+// barrier of the block was released between them, or, for two lanes of one
+// warp, when the warp synchronized between them (the virtual GPU counts
+// each, vgpu/BlockRunner.h). Two accesses that are not ordered race when
+// one of them writes and they are not both atomic.
+//
+//===----------------------------------------------------------------------===//
+#include "TeamSharedAccesses.h"
+#include "AccessKinds.h"
+#include "TeamSharedGuards.h"
+
+#include "../DeviceStop.h"
+#include "../vgpu/BlockRunner.h"
+
+#include <sys/mman.h>
+
+#include <cinttypes>
+#include <cstdio>
+
+#define OMPSIM_DEVICE_API extern "C" __attribute__((visibility("default")))
+
+namespace ompsim::device {
+namespace {
+
+/// One access to a byte: where the program made it, the lock the thread
+/// held (its outermost), the block's barrier count and the thread's warp's
+/// sync count then, and the thread.
+struct Access {
+  const char *Site; ///< null: none
+  const void *Lock; ///< null: none
+  uint32_t Epoch;
+  uint32_t WarpEpoch;
+  uint32_t Thread;
+  bool Atomic;
+};
+
+/// What a block has done to one byte of its team-shared memory.
+struct ByteHistory {
+  uint64_t Generation; ///< the block's; anything else: nothing yet
+  bool Written;
+  Access Write, Read, OtherRead;
+};
+
+/// The calling device thread's histories, one per byte of its block's
+/// team-shared memory (mapped on first use, never returned: the block
+/// memory they shadow stays too).
+struct Histories {
+  ByteHistory *Bytes = nullptr;
+  uint64_t Capacity = 0;
+  uint64_t Generation = 0;
+};
+
+__attribute__((tls_model("initial-exec"))) thread_local Histories THistories;
+
+/// The locks each thread of the calling device thread's block holds, the
+/// outermost first (a few nest; deeper ones are not kept).
+constexpr int MaxHeld = 4;
+struct HeldLocks {
+  const void *Locks[MaxHeld];
+  uint32_t Count;
+};
+__attribute__((tls_model("initial-exec"))) thread_local HeldLocks *THeld;
+
+HeldLocks &heldBy(uint32_t Thread) {
+  if (!THeld) {
+    void *Table = ::mmap(nullptr, sizeof(HeldLocks) * vgpu::MaxBlockThreads, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (Table == MAP_FAILED)
+      stopDevice("team-shared access histories under OMPSIM_CHECK: cannot map the lock table");
+    THeld = static_cast<HeldLocks *>(Table);
+  }
+  return THeld[Thread];
+}
+
+bool ordered(const vgpu::BlockRunner &R, const Access &Before, const Access &Now) {
+  return !Before.Site || Before.Thread == Now.Thread || Before.Epoch != Now.Epoch ||
+         (R.sameWarp(Before.Thread, Now.Thread) && Before.WarpEpoch != Now.WarpEpoch);
+}
+
+bool races(const vgpu::BlockRunner &R, const Access &Before, const Access &Now) {
+  return !ordered(R, Before, Now) && !(Before.Atomic && Now.Atomic) &&
+         !(Before.Lock && Before.Lock == Now.Lock);
+}
+
+/// "element 6 of 'tile' (64 elements of 4 bytes)" or "'x' (8 bytes)": the
+/// global byte `Offset` of the block belongs to.
+void byteText(char *Out, size_t Size, uint64_t Offset) {
+  const TeamSharedLayout &L = TTeamShared;
+  const ompsim_team_shared_var *V = teamSharedVarAt(L, Offset);
+  if (!V) {
+    std::snprintf(Out, Size, "memory at offset %" PRIu64 " of the block's", Offset);
+    return;
+  }
+  int N = 0;
+  if (V->element_size && V->element_size < V->size)
+    N = std::snprintf(Out, Size, "element %" PRIu64 " of ", (Offset - V->offset) / V->element_size);
+  if (N >= 0 && size_t(N) < Size)
+    teamSharedVarText(Out + N, Size - size_t(N), *V);
+}
+
+const char *kindText(const Access &A, bool Write) {
+  if (A.Atomic)
+    return Write ? "atomic write" : "atomic read";
+  return Write ? "write" : "read";
+}
+
+/// Ends the launch: `Now` (a write if `NowWrites`) races with `Before`.
+[[noreturn]] void reportRace(const vgpu::BlockRunner &R, uint64_t Offset, const Access &Before,
+                             bool BeforeWrote, const Access &Now, bool NowWrites) {
+  char Byte[640];
+  byteText(Byte, sizeof Byte, Offset);
+  const bool Lanes = R.sameWarp(Before.Thread, Now.Thread);
+  const char *Sync = Lanes ? "a warp sync (__kmpc_syncwarp) or a barrier" : "a barrier (#pragma omp barrier)";
+  char Fix[256];
+  if (BeforeWrote && NowWrites)
+    std::snprintf(Fix, sizeof Fix, "make both atomic, or put %s between them", Sync);
+  else
+    std::snprintf(Fix, sizeof Fix, "put %s between the %s and the %s", Sync, BeforeWrote ? "write" : "read",
+                  NowWrites ? "write" : "read");
+  stopDevice("block %u, thread %u: the %s of team-shared %s at %s races with thread %u's %s at %s: %s%s; %s",
+             R.blockNum(), Now.Thread, kindText(Now, NowWrites), Byte, Now.Site, Before.Thread,
+             kindText(Before, BeforeWrote), Before.Site,
+             Lanes ? "they are lanes of one warp, which a GPU runs independently, with no warp sync between"
+                   : "no barrier of the block is between them",
+             Lanes ? " them" : "", Fix);
+}
+
+[[noreturn]] void reportUnwritten(const vgpu::BlockRunner &R, uint64_t Offset, const Access &Now) {
+  char Byte[640];
+  byteText(Byte, sizeof Byte, Offset);
+  stopDevice(
+      "block %u, thread %u: the %s of team-shared %s at %s finds memory no thread of the block wrote: "
+      "a GPU's team-shared memory holds what its last block left there; write it first, with a barrier "
+      "(or, between lanes of one warp, a warp sync) between the write and the read",
+      R.blockNum(), Now.Thread, kindText(Now, false), Byte, Now.Site);
+}
+
+void checkBytes(const vgpu::BlockRunner &R, uint64_t Offset, uint64_t Bytes, uint32_t Kind,
+                const char *Site) {
+  Histories &Hs = THistories;
+  const uint32_t Thread = R.current();
+  const HeldLocks &Held = heldBy(Thread);
+  const Access Now{Site,   Held.Count ? Held.Locks[0] : nullptr, R.barrierEpoch(), R.warpEpoch(Thread),
+                   Thread, (Kind & OMPSIM_ACCESS_ATOMIC) != 0};
+  for (uint64_t B = Offset; B < Offset + Bytes; ++B) {
+    ByteHistory &H = Hs.Bytes[B];
+    if (H.Generation != Hs.Generation)
+      H = ByteHistory{Hs.Generation, false, {}, {}, {}};
+    if (Kind & (OMPSIM_ACCESS_READ | OMPSIM_ACCESS_COPY)) {
+      if (races(R, H.Write, Now))
+        reportRace(R, B, H.Write, true, Now, false);
+      if (!(Kind & OMPSIM_ACCESS_COPY) && !H.Written)
+        reportUnwritten(R, B, Now);
+      if (H.Read.Site && !ordered(R, H.Read, Now))
+        H.OtherRead = H.Read;
+      H.Read = Now;
+    }
+    if (Kind & OMPSIM_ACCESS_WRITE) {
+      if (races(R, H.Write, Now))
+        reportRace(R, B, H.Write, true, Now, true);
+      if (races(R, H.Read, Now))
+        reportRace(R, B, H.Read, false, Now, true);
+      if (races(R, H.OtherRead, Now))
+        reportRace(R, B, H.OtherRead, false, Now, true);
+      H.Write = Now;
+      H.Written = true;
+    }
+  }
+}
+
+/// A store of `Bytes` at `Offset` that leaves them as they were: they count
+/// as written, and nothing else changes. Returns the kind left to check
+/// (none).
+uint32_t noteUnchanged(uint64_t Offset, uint64_t Bytes) {
+  Histories &Hs = THistories;
+  for (uint64_t B = Offset; B < Offset + Bytes; ++B) {
+    ByteHistory &H = Hs.Bytes[B];
+    if (H.Generation != Hs.Generation)
+      H = ByteHistory{Hs.Generation, false, {}, {}, {}};
+    H.Written = true;
+  }
+  return 0;
+}
+
+} // namespace
+
+void beginTeamSharedAccesses() {
+  Histories &Hs = THistories;
+  ++Hs.Generation;
+  uint64_t Bytes = TTeamShared.Bytes;
+  if (Bytes <= Hs.Capacity)
+    return;
+  if (Hs.Bytes)
+    ::munmap(Hs.Bytes, Hs.Capacity * sizeof(ByteHistory));
+  void *Table = ::mmap(nullptr, Bytes * sizeof(ByteHistory), PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (Table == MAP_FAILED)
+    stopDevice("team-shared access histories under OMPSIM_CHECK: cannot map %" PRIu64 " bytes",
+               Bytes * uint64_t(sizeof(ByteHistory)));
+  // Zeros: generation 0, which no block has.
+  Hs.Bytes = static_cast<ByteHistory *>(Table);
+  Hs.Capacity = Bytes;
+}
+
+bool checkTeamSharedAccess(const vgpu::BlockRunner &R, const void *Addr, uint64_t Bytes, uint32_t Kind,
+                           const char *Site, uint64_t Value) {
+  const TeamSharedLayout &L = TTeamShared;
+  uint64_t Offset = reinterpret_cast<uint64_t>(Addr) - L.Base;
+  if (Offset >= L.Bytes || THistories.Capacity < L.Bytes)
+    return false;
+  // Padding and guard pages are no global's: an access there is left to the
+  // fault it makes (TeamSharedGuards.h).
+  const ompsim_team_shared_var *V = teamSharedVarAt(L, Offset);
+  if (!V)
+    return true;
+  uint64_t Left = V->offset + V->size - Offset;
+  if (Bytes > Left)
+    Bytes = Left;
+  if (storeChangesNothing(Addr, Bytes, Kind, Value))
+    Kind = noteUnchanged(Offset, Bytes);
+  if (Kind)
+    checkBytes(R, Offset, Bytes, Kind, Site);
+  return true;
+}
+
+} // namespace ompsim::device
+
+using namespace ompsim::device;
+
+OMPSIM_DEVICE_API void __ompsim_vgpu_lock_taken(const void *Lock) {
+  if (const ompsim::vgpu::BlockRunner *R = ompsim::vgpu::BlockRunner::TRunner) {
+    HeldLocks &Held = heldBy(R->current());
+    if (Held.Count < MaxHeld)
+      Held.Locks[Held.Count] = Lock;
+    ++Held.Count;
+  }
+}
+
+OMPSIM_DEVICE_API void __ompsim_vgpu_lock_given(const void *Lock) {
+  if (const ompsim::vgpu::BlockRunner *R = ompsim::vgpu::BlockRunner::TRunner) {
+    HeldLocks &Held = heldBy(R->current());
+    if (!Held.Count)
+      return;
+    // Usually the innermost; a lock given back out of order leaves the rest.
+    uint32_t Kept = Held.Count < MaxHeld ? Held.Count : MaxHeld;
+    for (uint32_t I = Kept; I-- > 0;)
+      if (Held.Locks[I] == Lock) {
+        for (uint32_t J = I; J + 1 < Kept; ++J)
+          Held.Locks[J] = Held.Locks[J + 1];
+        break;
+      }
+    --Held.Count;
+  }
+}

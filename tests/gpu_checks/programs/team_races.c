@@ -1,0 +1,57 @@
+// A kernel's teams on one array or counter, one kernel a mode (argv[1]):
+// each team adding to a mapped counter without an atomic, or writing its
+// neighbour's element too; and a clean kernel (each team its own elements,
+// an atomic count). On a GPU the teams run at once and the racy ones lose
+// updates or give a result that depends on which team came last.
+#include <omp.h>
+#include <stdio.h>
+#include <string.h>
+
+#define TEAMS 16
+
+// Each team writes its own elements, and counts itself atomically.
+static int clean(void) {
+  int a[TEAMS] = {0}, count = 0;
+#pragma omp target teams distribute num_teams(TEAMS) map(tofrom : a, count)
+  for (int i = 0; i < TEAMS; ++i) {
+    a[i] = i;
+#pragma omp atomic
+    count += 1;
+  }
+  int sum = 0;
+  for (int i = 0; i < TEAMS; ++i)
+    sum += a[i];
+  return sum + count;
+}
+
+// Each team adds one to the counter, with no atomic.
+static int lost(void) {
+  int count = 0;
+#pragma omp target teams num_teams(TEAMS) map(tofrom : count)
+  {
+    if (omp_get_thread_num() == 0)
+      count += 1;
+  }
+  return count;
+}
+
+// Team t writes elements t and t + 1.
+static int overlap(void) {
+  int a[TEAMS + 1] = {0};
+#pragma omp target teams num_teams(TEAMS) map(tofrom : a)
+  {
+    int t = omp_get_team_num();
+    if (omp_get_thread_num() == 0) {
+      a[t] = t;
+      a[t + 1] = t;
+    }
+  }
+  return a[TEAMS];
+}
+
+int main(int argc, char **argv) {
+  const char *mode = argc > 1 ? argv[1] : "clean";
+  int r = !strcmp(mode, "lost") ? lost() : !strcmp(mode, "overlap") ? overlap() : clean();
+  printf("%s %d\n", mode, r);
+  return 0;
+}
