@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CheckedHeap.h"
+#include "HeldLocks.h"
 #include "TeamRaces.h"
 #include "TeamSharedGuards.h"
 
@@ -28,4 +29,5 @@ extern "C" __attribute__((visibility("default"))) void
 __ompsim_device_set_check(int32_t On, uint64_t MemoryBase, uint64_t MemoryBytes) {
   ompsim::vgpu::setBlocksInOrder(On != 0);
   ompsim::device::watchDeviceMemory(On ? MemoryBase : 0, On ? MemoryBytes : 0);
+  ompsim::device::trackLocks(On != 0);
 }

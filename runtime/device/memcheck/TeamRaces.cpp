@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "TeamRaces.h"
 #include "AccessKinds.h"
+#include "HeldLocks.h"
 
 #include "../DeviceStop.h"
 #include "../vgpu/BlockRunner.h"
@@ -30,6 +31,7 @@ constexpr uint32_t AtomicBit = uint32_t(1) << 31;
 struct TeamByte {
   uint32_t Writer, Reader; ///< 0: none
   const char *WriterSite, *ReaderSite;
+  const void *WriterLock, *ReaderLock; ///< the outermost lock held, if any
 };
 
 struct ShadowPage {
@@ -58,11 +60,11 @@ void *mapZeros(uint64_t Bytes) {
 
 uint32_t blockOf(uint32_t Who) { return (Who & ~AtomicBit) - 1; }
 
-/// Whether `Before` (a block and kind) and `Now` race: two blocks, not both
-/// atomic.
-bool races(uint32_t Before, uint32_t Now) {
+/// Whether `Before` (a block and kind, made holding `BeforeLock`) and `Now`
+/// race: two blocks, not both atomic, not under one lock.
+bool races(uint32_t Before, const void *BeforeLock, uint32_t Now, const void *NowLock) {
   return Before && (Before & ~AtomicBit) != (Now & ~AtomicBit) &&
-         !((Before & AtomicBit) && (Now & AtomicBit));
+         !((Before & AtomicBit) && (Now & AtomicBit)) && !(BeforeLock && BeforeLock == NowLock);
 }
 
 const char *kindText(uint32_t Who, bool Write) {
@@ -123,24 +125,27 @@ void checkTeamRace(const vgpu::BlockRunner &R, const void *Addr, uint64_t Bytes,
     ++S.Generation;
   }
   const uint32_t Now = (R.blockNum() + 1) | ((Kind & OMPSIM_ACCESS_ATOMIC) ? AtomicBit : 0);
+  const void *Lock = outermostLock(R.current());
   for (uint64_t B = Offset; B < Offset + Bytes; ++B) {
     TeamByte &T = shadowOf(S, B);
     if (Kind & (OMPSIM_ACCESS_READ | OMPSIM_ACCESS_COPY)) {
-      if (races(T.Writer, Now))
+      if (races(T.Writer, T.WriterLock, Now, Lock))
         reportRace(R, Base + B, T.Writer, true, T.WriterSite, Now, false, Site);
       // The first reader is kept: every later writer is a later block.
       if (!T.Reader) {
         T.Reader = Now;
         T.ReaderSite = Site;
+        T.ReaderLock = Lock;
       }
     }
     if (Kind & OMPSIM_ACCESS_WRITE) {
-      if (races(T.Writer, Now))
+      if (races(T.Writer, T.WriterLock, Now, Lock))
         reportRace(R, Base + B, T.Writer, true, T.WriterSite, Now, true, Site);
-      if (races(T.Reader, Now))
+      if (races(T.Reader, T.ReaderLock, Now, Lock))
         reportRace(R, Base + B, T.Reader, false, T.ReaderSite, Now, true, Site);
       T.Writer = Now;
       T.WriterSite = Site;
+      T.WriterLock = Lock;
     }
   }
 }

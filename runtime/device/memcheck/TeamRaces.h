@@ -7,8 +7,9 @@
 // update is lost, and the checker names the race instead: for each byte of
 // device memory a launch touches, the launching device thread keeps the
 // block that last wrote it and the first that read it, and the first access
-// of another block that does not order with them (not both atomic) ends the
-// launch with one line naming both blocks and both source lines.
+// of another block that does not order with them (not both atomic, not under
+// one lock) ends the launch with one line naming both blocks and both
+// source lines.
 //
 //===----------------------------------------------------------------------===//
 #ifndef OMPSIM_DEVICE_MEMCHECK_TEAMRACES_H

@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 #include "TeamSharedAccesses.h"
 #include "AccessKinds.h"
+#include "HeldLocks.h"
 #include "TeamSharedGuards.h"
 
 #include "../DeviceStop.h"
@@ -25,8 +26,6 @@
 
 #include <cinttypes>
 #include <cstdio>
-
-#define OMPSIM_DEVICE_API extern "C" __attribute__((visibility("default")))
 
 namespace ompsim::device {
 namespace {
@@ -60,26 +59,6 @@ struct Histories {
 };
 
 __attribute__((tls_model("initial-exec"))) thread_local Histories THistories;
-
-/// The locks each thread of the calling device thread's block holds, the
-/// outermost first (a few nest; deeper ones are not kept).
-constexpr int MaxHeld = 4;
-struct HeldLocks {
-  const void *Locks[MaxHeld];
-  uint32_t Count;
-};
-__attribute__((tls_model("initial-exec"))) thread_local HeldLocks *THeld;
-
-HeldLocks &heldBy(uint32_t Thread) {
-  if (!THeld) {
-    void *Table = ::mmap(nullptr, sizeof(HeldLocks) * vgpu::MaxBlockThreads, PROT_READ | PROT_WRITE,
-                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (Table == MAP_FAILED)
-      stopDevice("team-shared access histories under OMPSIM_CHECK: cannot map the lock table");
-    THeld = static_cast<HeldLocks *>(Table);
-  }
-  return THeld[Thread];
-}
 
 bool ordered(const vgpu::BlockRunner &R, const Access &Before, const Access &Now) {
   return !Before.Site || Before.Thread == Now.Thread || Before.Epoch != Now.Epoch ||
@@ -148,9 +127,12 @@ void checkBytes(const vgpu::BlockRunner &R, uint64_t Offset, uint64_t Bytes, uin
                 const char *Site) {
   Histories &Hs = THistories;
   const uint32_t Thread = R.current();
-  const HeldLocks &Held = heldBy(Thread);
-  const Access Now{Site,   Held.Count ? Held.Locks[0] : nullptr, R.barrierEpoch(), R.warpEpoch(Thread),
-                   Thread, (Kind & OMPSIM_ACCESS_ATOMIC) != 0};
+  const Access Now{Site,
+                   outermostLock(Thread),
+                   R.barrierEpoch(),
+                   R.warpEpoch(Thread),
+                   Thread,
+                   (Kind & OMPSIM_ACCESS_ATOMIC) != 0};
   for (uint64_t B = Offset; B < Offset + Bytes; ++B) {
     ByteHistory &H = Hs.Bytes[B];
     if (H.Generation != Hs.Generation)
@@ -233,31 +215,3 @@ bool checkTeamSharedAccess(const vgpu::BlockRunner &R, const void *Addr, uint64_
 }
 
 } // namespace ompsim::device
-
-using namespace ompsim::device;
-
-OMPSIM_DEVICE_API void __ompsim_vgpu_lock_taken(const void *Lock) {
-  if (const ompsim::vgpu::BlockRunner *R = ompsim::vgpu::BlockRunner::TRunner) {
-    HeldLocks &Held = heldBy(R->current());
-    if (Held.Count < MaxHeld)
-      Held.Locks[Held.Count] = Lock;
-    ++Held.Count;
-  }
-}
-
-OMPSIM_DEVICE_API void __ompsim_vgpu_lock_given(const void *Lock) {
-  if (const ompsim::vgpu::BlockRunner *R = ompsim::vgpu::BlockRunner::TRunner) {
-    HeldLocks &Held = heldBy(R->current());
-    if (!Held.Count)
-      return;
-    // Usually the innermost; a lock given back out of order leaves the rest.
-    uint32_t Kept = Held.Count < MaxHeld ? Held.Count : MaxHeld;
-    for (uint32_t I = Kept; I-- > 0;)
-      if (Held.Locks[I] == Lock) {
-        for (uint32_t J = I; J + 1 < Kept; ++J)
-          Held.Locks[J] = Held.Locks[J + 1];
-        break;
-      }
-    --Held.Count;
-  }
-}

@@ -1,8 +1,9 @@
 // A kernel's teams on one array or counter, one kernel a mode (argv[1]):
 // each team adding to a mapped counter without an atomic, or writing its
-// neighbour's element too; and a clean kernel (each team its own elements,
-// an atomic count). On a GPU the teams run at once and the racy ones lose
-// updates or give a result that depends on which team came last.
+// neighbour's element too; and clean kernels (each team its own elements,
+// an atomic count; a count in a critical region). On a GPU the teams run
+// at once and the racy ones lose updates or give a result that depends on
+// which team came last.
 #include <omp.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,6 +23,22 @@ static int clean(void) {
   for (int i = 0; i < TEAMS; ++i)
     sum += a[i];
   return sum + count;
+}
+
+// Two threads of each team add one to the counter in a critical region
+// (one lock for the whole device, as on a GPU); 1 when no update is lost
+// (a host offload may run fewer teams and threads).
+static int critical(void) {
+  int count = 0, ran = 0;
+#pragma omp target teams num_teams(TEAMS) map(tofrom : count, ran)
+#pragma omp parallel num_threads(2)
+  {
+#pragma omp critical
+    count += 1;
+#pragma omp atomic
+    ran += 1;
+  }
+  return count == ran;
 }
 
 // Each team adds one to the counter, with no atomic.
@@ -51,7 +68,10 @@ static int overlap(void) {
 
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "clean";
-  int r = !strcmp(mode, "lost") ? lost() : !strcmp(mode, "overlap") ? overlap() : clean();
+  int r = !strcmp(mode, "lost")       ? lost()
+          : !strcmp(mode, "overlap")  ? overlap()
+          : !strcmp(mode, "critical") ? critical()
+                                      : clean();
   printf("%s %d\n", mode, r);
   return 0;
 }
