@@ -36,6 +36,13 @@ inline bool storeChangesNothing(const void *Addr, uint64_t Bytes, uint32_t Kind,
   return false;
 }
 
+/// How a line names an access: "write", "atomic read", ...
+inline const char *accessText(bool Atomic, bool Write) {
+  if (Atomic)
+    return Write ? "atomic write" : "atomic read";
+  return Write ? "write" : "read";
+}
+
 } // namespace ompsim::device
 
 #endif // OMPSIM_DEVICE_MEMCHECK_ACCESSKINDS_H

@@ -67,12 +67,6 @@ bool races(uint32_t Before, const void *BeforeLock, uint32_t Now, const void *No
          !((Before & AtomicBit) && (Now & AtomicBit)) && !(BeforeLock && BeforeLock == NowLock);
 }
 
-const char *kindText(uint32_t Who, bool Write) {
-  if (Who & AtomicBit)
-    return Write ? "atomic write" : "atomic read";
-  return Write ? "write" : "read";
-}
-
 [[noreturn]] void reportRace(const vgpu::BlockRunner &R, uint64_t Addr, uint32_t Before, bool BeforeWrote,
                              const char *BeforeSite, uint32_t Now, bool NowWrites, const char *Site) {
   const char *Fix = BeforeWrote && NowWrites
@@ -82,8 +76,8 @@ const char *kindText(uint32_t Who, bool Write) {
   stopDevice("block %u, thread %u: the %s of device memory at dev:0x%" PRIx64
              " at %s races with block %u's %s at %s: a GPU runs a kernel's teams at once, and only atomics "
              "order them; %s",
-             R.blockNum(), R.current(), kindText(Now, NowWrites), Addr, Site, blockOf(Before),
-             kindText(Before, BeforeWrote), BeforeSite, Fix);
+             R.blockNum(), R.current(), accessText((Now & AtomicBit) != 0, NowWrites), Addr, Site,
+             blockOf(Before), accessText((Before & AtomicBit) != 0, BeforeWrote), BeforeSite, Fix);
 }
 
 /// The shadow of the byte at `Offset` of the watched memory, for this launch.

@@ -86,12 +86,6 @@ void byteText(char *Out, size_t Size, uint64_t Offset) {
     teamSharedVarText(Out + N, Size - size_t(N), *V);
 }
 
-const char *kindText(const Access &A, bool Write) {
-  if (A.Atomic)
-    return Write ? "atomic write" : "atomic read";
-  return Write ? "write" : "read";
-}
-
 /// Ends the launch: `Now` (a write if `NowWrites`) races with `Before`.
 [[noreturn]] void reportRace(const vgpu::BlockRunner &R, uint64_t Offset, const Access &Before,
                              bool BeforeWrote, const Access &Now, bool NowWrites) {
@@ -105,12 +99,12 @@ const char *kindText(const Access &A, bool Write) {
   else
     std::snprintf(Fix, sizeof Fix, "put %s between the %s and the %s", Sync, BeforeWrote ? "write" : "read",
                   NowWrites ? "write" : "read");
-  stopDevice("block %u, thread %u: the %s of team-shared %s at %s races with thread %u's %s at %s: %s%s; %s",
-             R.blockNum(), Now.Thread, kindText(Now, NowWrites), Byte, Now.Site, Before.Thread,
-             kindText(Before, BeforeWrote), Before.Site,
-             Lanes ? "they are lanes of one warp, which a GPU runs independently, with no warp sync between"
-                   : "no barrier of the block is between them",
-             Lanes ? " them" : "", Fix);
+  const char *Why = Lanes ? "they are lanes of one warp, which a GPU runs independently, with no warp sync "
+                            "between them"
+                          : "no barrier of the block is between them";
+  stopDevice("block %u, thread %u: the %s of team-shared %s at %s races with thread %u's %s at %s: %s; %s",
+             R.blockNum(), Now.Thread, accessText(Now.Atomic, NowWrites), Byte, Now.Site, Before.Thread,
+             accessText(Before.Atomic, BeforeWrote), Before.Site, Why, Fix);
 }
 
 [[noreturn]] void reportUnwritten(const vgpu::BlockRunner &R, uint64_t Offset, const Access &Now) {
@@ -120,7 +114,7 @@ const char *kindText(const Access &A, bool Write) {
       "block %u, thread %u: the %s of team-shared %s at %s finds memory no thread of the block wrote: "
       "a GPU's team-shared memory holds what its last block left there; write it first, with a barrier "
       "(or, between lanes of one warp, a warp sync) between the write and the read",
-      R.blockNum(), Now.Thread, kindText(Now, false), Byte, Now.Site);
+      R.blockNum(), Now.Thread, accessText(Now.Atomic, false), Byte, Now.Site);
 }
 
 void checkBytes(const vgpu::BlockRunner &R, uint64_t Offset, uint64_t Bytes, uint32_t Kind,
