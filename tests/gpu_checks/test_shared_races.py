@@ -61,29 +61,24 @@ def test_clean_kernels_with_barriers_atomics_and_warp_syncs_run_as_without_the_c
             assert (r.rc, r.out, r.err) == (0, out, ""), (mode, env)
 
 
-@pytest.mark.parametrize("arch", ARCHS)
-def test_a_read_of_a_lane_s_write_with_no_sync_between_names_both_threads_and_lines(gpu_built, arch):
-    line = checked_line(gpu_built(PROGRAM, arch), "lanes")
-    slot = var(arch, "neighbour", "slot", PROGRAM, "static int slot[64];", 64, nth=1)
-    assert re.fullmatch(
-        r"ompsim: device 0: kernel %s: block 0, thread 1: the read of team-shared element 0 of %s at %s "
-        r"races with thread 0's write at %s: %s"
-        % (kernel("neighbour"), slot, at(PROGRAM, "out[t] = slot[t - distance];", 18),
-           at(PROGRAM, "slot[t] = t;", 15, nth=1), LANES), line), line
+BARRIER = (r"no barrier of the block is between them; put a barrier \(#pragma omp barrier\) between the "
+           r"write and the read")
 
 
 @pytest.mark.parametrize("arch", ARCHS)
-def test_a_read_32_threads_away_races_across_warps_of_32_and_within_a_wavefront_of_64(gpu_built, arch):
-    line = checked_line(gpu_built(PROGRAM, arch), "warps")
-    # nvptx64's threads 0 and 32 are in two warps: a barrier orders them; amdgcn's wavefront has
-    # 64 lanes, and a warp sync orders two of them too.
-    missing = (r"no barrier of the block is between them; put a barrier \(#pragma omp barrier\) between "
-               r"the write and the read" if arch == "sm_90" else LANES)
+@pytest.mark.parametrize("mode, thread", [("lanes", 1), ("warps", 32)])
+def test_a_read_of_another_thread_s_write_with_no_sync_between_names_both_threads_and_lines(gpu_built, arch,
+                                                                                           mode, thread):
+    # Thread 1 reads thread 0's slot: lanes of one warp. Thread 32 reads it too: nvptx64's
+    # threads 0 and 32 are in two warps, which only a barrier orders; amdgcn's wavefront has 64
+    # lanes, and a warp sync orders two of them too.
+    line = checked_line(gpu_built(PROGRAM, arch), mode)
+    missing = BARRIER if thread == 32 and arch == "sm_90" else LANES
     slot = var(arch, "neighbour", "slot", PROGRAM, "static int slot[64];", 64, nth=1)
     assert re.fullmatch(
-        r"ompsim: device 0: kernel %s: block 0, thread 32: the read of team-shared element 0 of %s at %s "
+        r"ompsim: device 0: kernel %s: block 0, thread %d: the read of team-shared element 0 of %s at %s "
         r"races with thread 0's write at %s: %s"
-        % (kernel("neighbour"), slot, at(PROGRAM, "out[t] = slot[t - distance];", 18),
+        % (kernel("neighbour"), thread, slot, at(PROGRAM, "out[t] = slot[t - distance];", 18),
            at(PROGRAM, "slot[t] = t;", 15, nth=1), missing), line), line
 
 
