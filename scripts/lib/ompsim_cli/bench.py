@@ -16,6 +16,8 @@ what the goals are stated in):
                 (same programs, compile time excluded)
   gpuimages     GPU images on sim (sim-nvptx, sim-amdgcn) vs the x86 images of the same programs:
                 a 1 Mi-element loop, the first kernel with a warm JIT cache, 1000 barriers
+  gpuchecks     the GPU checks' cost: a GPU image on sim-nvptx under OMPSIM_CHECK=1 vs without
+                (a loop, a team-shared tile with barriers, a warp scan)
 
 A part whose prerequisites are missing prints `not available: <why>` and is
 recorded as such; no number is ever made up. Results go to docs/perf/results.json,
@@ -42,9 +44,10 @@ from .benchmarks.concurrency import CONCURRENCY_DIAGNOSTIC_RUNS, CONCURRENCY_GOA
 from .benchmarks.devices import bench_devices
 from .benchmarks.matrixcolumns import bench_matrixcolumns
 from .benchmarks.gpuimages import (BARRIER_GOAL_S, FIRST_KERNEL_GOAL, LOOP_GOAL, bench_gpuimages)
+from .benchmarks.gpuchecks import KERNELS as CHECK_KERNELS, bench_gpuchecks
 
 PARTS = ["lookup", "registration", "launch", "bandwidth", "imageload", "matrix", "concurrency", "devices", "matrixcolumns",
-         "gpuimages"]
+         "gpuimages", "gpuchecks"]
 #: The parts that run the conformance matrix (--skip-matrix, --program).
 MATRIX_PARTS = ["matrix", "matrixcolumns"]
 # An installed tree is read-only: there the results go to ./ompsim-bench.
@@ -434,6 +437,25 @@ def render_markdown(res):
         L.append("- The same goal for a block barrier (`ompx_sync_block`) of an `ompx_bare` kernel, on the "
                  "same fibers: %s; sim-nvptx took %s s.\n" % (
                      _goal(g.get("block_barriers_met")), _fmt(g.get("block_barriers_nvptx_s"), 3)))
+    # 11. The GPU checks' cost
+    if not unavailable("gpuchecks", "11. The GPU checks' cost"):
+        p = parts["gpuchecks"]
+        L.append("### 11. The GPU checks' cost\n")
+        L.append("A GPU image (`--gpu=sm_90`) on sim-nvptx under the checker (`OMPSIM_CHECK=1`, docs/gpu-checks.md: "
+                 "each access of the program's code checked, a grid's blocks one at a time) and without; %s per "
+                 "launch, median of the launches after a warm-up one.\n" % p["unit"])
+
+        def value(v):
+            return "not available: %s" % v["unavailable"] if isinstance(v, dict) else _fmt(v, 3)
+        L.append("| kernel | sim-nvptx | sim-nvptx, checked | ratio |")
+        L.append("|---|---|---|---|")
+        g = p["goal"]
+        for name, _, label in CHECK_KERNELS:
+            L.append("| %s | %s | %s | %s |" % (label, value(p["plain"].get(name, {"unavailable": "not run"})),
+                                                value(p["checked"].get(name, {"unavailable": "not run"})),
+                                                _fmt(g["ratios"].get(name))))
+        L.append("\n- Goal *the checker at most %sx plain sim-nvptx* (compute-sanitizer's racecheck costs 10-100x "
+                 "on a GPU): %s; worst ratio = %s.\n" % (_fmt(g["limit"], 0), _goal(g["met"]), _fmt(g["worst"])))
     return "\n".join(L) + "\n"
 
 
@@ -545,7 +567,7 @@ def plot(res, out_dir):
 RUNNERS = {"lookup": bench_lookup, "registration": bench_registration, "launch": bench_launch,
            "bandwidth": bench_bandwidth, "imageload": bench_imageload, "matrix": bench_matrix,
            "concurrency": bench_concurrency, "devices": bench_devices, "matrixcolumns": bench_matrixcolumns,
-           "gpuimages": bench_gpuimages}
+           "gpuimages": bench_gpuimages, "gpuchecks": bench_gpuchecks}
 
 
 def main(args):

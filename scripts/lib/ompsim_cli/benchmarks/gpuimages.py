@@ -98,7 +98,9 @@ FIRST_KERNEL_GOAL = 2.0
 BARRIER_GOAL_S = 0.1
 
 
-def _run(name, source, flags, backend, key, env_extra=None, runs=1):
+def run_built(name, source, flags, backend, key, env_extra=None, runs=1):
+    """Builds `source` with `ompsim cc <flags>` (cached), runs it on `backend` `runs` times with
+    `env_extra`, and returns the `key=` value its last run printed."""
     exe = compile_program(name, source, flags)
     env = backend_env(backend)
     env.update(env_extra or {})
@@ -116,7 +118,7 @@ def bench_gpuimages(quick):
     out = {"unit": "ms", "loop": {}, "first_kernel": {}, "barriers": {}, "block_barriers": {}}
     for be, flags in LOOP_BUILDS.items():
         try:
-            out["loop"][be] = _run("gpu-loop", LOOP_SOURCE, flags, be, "median_ns") / 1e6
+            out["loop"][be] = run_built("gpu-loop", LOOP_SOURCE, flags, be, "median_ns") / 1e6
         except Unavailable as e:
             out["loop"][be] = {"unavailable": str(e)}
             say("gpuimages loop on %s: not available: %s" % (be, e))
@@ -124,20 +126,20 @@ def bench_gpuimages(quick):
     with tempfile.TemporaryDirectory(prefix="ompsim-bench-jit-") as cache:
         for be, flags in FIRST_BUILDS.items():
             try:
-                out["first_kernel"][be] = _run("gpu-first", FIRST_KERNEL_SOURCE, flags, be, "first_ns",
+                out["first_kernel"][be] = run_built("gpu-first", FIRST_KERNEL_SOURCE, flags, be, "first_ns",
                                                {"OMPSIM_JIT_CACHE": cache}, runs=2) / 1e6
             except Unavailable as e:
                 out["first_kernel"][be] = {"unavailable": str(e)}
                 say("gpuimages first kernel on %s: not available: %s" % (be, e))
     for be, flags in BARRIER_BUILDS.items():
         try:
-            out["barriers"][be] = _run("gpu-barriers", BARRIER_SOURCE, flags, be, "barriers_ns",
+            out["barriers"][be] = run_built("gpu-barriers", BARRIER_SOURCE, flags, be, "barriers_ns",
                                        {"OMPSIM_DEVICE_THREADS": "1024"}) / 1e6
         except Unavailable as e:
             out["barriers"][be] = {"unavailable": str(e)}
             say("gpuimages barriers on %s: not available: %s" % (be, e))
         try:
-            out["block_barriers"][be] = _run("gpu-block-barriers", BLOCK_BARRIER_SOURCE, flags, be,
+            out["block_barriers"][be] = run_built("gpu-block-barriers", BLOCK_BARRIER_SOURCE, flags, be,
                                              "barriers_ns") / 1e6
         except Unavailable as e:
             out["block_barriers"][be] = {"unavailable": str(e)}

@@ -12,7 +12,8 @@ import pytest
 
 from ompsim_base import paths
 from ompsim_cli import bench
-from ompsim_cli.benchmarks import common, concurrency, gpuimages, imageload, lookup, matrixcolumns, registration
+from ompsim_cli.benchmarks import (common, concurrency, gpuchecks, gpuimages, imageload, lookup, matrixcolumns,
+                                   registration)
 
 
 from ompsim_cli.benchmarks import common, concurrency, launch, lookup, registration
@@ -267,6 +268,19 @@ def test_gpuimages_goals_and_markdown_name_each_ratio_and_what_was_not_measured(
     assert "under 0.1 s*: **met**; sim-nvptx took 0.080 s." in md
     assert "| 1000 block barriers, one ompx_bare block of 1024 threads | 40.000 |  | 150.000 |  |" in md
     assert "on the same fibers: **not met**; sim-nvptx took 0.150 s." in md
+
+
+def test_gpuchecks_goal_is_the_worst_ratio_and_markdown_names_each_kernel():
+    out = {"unit": "ms", "plain": {"loop": 10.0, "tile": 4.0, "scan": {"unavailable": "no ompx.h"}},
+           "checked": {"loop": 30.0, "tile": 48.0, "scan": {"unavailable": "no ompx.h"}}}
+    out["goal"] = g = gpuchecks.goals(out)
+    assert g["ratios"] == {"loop": 3.0, "tile": 12.0, "scan": None}
+    assert g["worst"] == 12.0 and g["met"] is False
+    md = bench.render_markdown({"machine": {}, "parts": {"gpuchecks": out}})
+    assert "| 1 Mi-element loop, median of 10 launches | 10.000 | 30.000 | 3.00 |" in md
+    assert "| warp scan in team-shared memory, 64 ompx_bare blocks of 256 threads | not available: no ompx.h | " in md
+    assert "*the checker at most 10x plain sim-nvptx* (compute-sanitizer's racecheck costs 10-100x on a GPU): " \
+           "**not met**; worst ratio = 12.00." in md
 
 
 @pytest.mark.e2e
