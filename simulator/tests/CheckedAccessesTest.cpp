@@ -132,22 +132,26 @@ define void @k(ptr %p, ptr %q) {
   EXPECT_EQ(C[1].Kind, uint32_t(OMPSIM_ACCESS_WRITE));
 }
 
-TEST_F(CheckedAccesses, TheStackAndGlobalsThatAreNotTeamSharedAreNotChecked) {
+TEST_F(CheckedAccesses, TheStackAndConstantGlobalsAreNotChecked) {
   auto M = instrument(R"(
 @g = global i32 0
+@c = constant i32 7
 define void @k(ptr %p) {
   %local = alloca [4 x i32], align 4
   %e = getelementptr i32, ptr %local, i64 2
   store i32 1, ptr %e, align 4
-  store i32 2, ptr @g, align 4
+  %k = load i32, ptr @c, align 4
   %v = load i32, ptr %p, align 4
+  store i32 2, ptr @g, align 4
   ret void
 }
 )");
   ASSERT_TRUE(M);
   std::vector<CheckCall> C = calls(*M->getFunction("k"));
-  ASSERT_EQ(C.size(), 1u);
+  ASSERT_EQ(C.size(), 2u);
   EXPECT_EQ(C[0].Kind, uint32_t(OMPSIM_ACCESS_READ));
+  // A global the program writes is device memory that teams share.
+  EXPECT_EQ(C[1].Kind, uint32_t(OMPSIM_ACCESS_WRITE | OMPSIM_ACCESS_VALUE));
   // Without debug information the site is the function.
   EXPECT_EQ(C[0].Site, "function 'k'");
 }

@@ -92,3 +92,13 @@ def test_a_load_clang_moved_out_of_a_critical_region_races_between_teams(gpu_bui
         r"'__omp_offloading_\w+_critical_l\d+\w*_omp_outlined' races with block 0's write at %s: %s; "
         r"make both atomic, or read it in a later kernel"
         % (kernel("critical"), at("count += 1;", 11, nth=1), ORDER), line), line
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_teams_adding_to_a_declare_target_global_without_an_atomic_are_named_with_the_global(gpu_built, arch):
+    line = checked_line(gpu_built(PROGRAM, arch), "global")
+    site = at("hits += 1;", 12)
+    assert re.fullmatch(
+        r"ompsim: device 0: kernel %s: block 1, thread \d+: the read of device memory at dev:0x[0-9a-f]+ "
+        r"\(0 bytes into the device copy of 'hits' \(4 bytes\)\) at %s races with block 0's write at %s: %s; "
+        r"make both atomic, or read it in a later kernel" % (kernel("global"), site, site, ORDER), line), line

@@ -1,11 +1,12 @@
 //===- TeamRaces.cpp - races between a kernel's teams on device memory ----===//
 //
 // One shadow page per page of device memory a launch touches, made on first
-// use by the launching device thread: for each byte the block that last
-// wrote it and the first block that read it (each plus one, with a bit for
-// an atomic access), and where. A later launch starts with none (a page's
-// generation). The blocks run in order, so every access recorded is of a
-// block before the running one, or of the running one itself.
+// use by the launching device thread: for each byte the access that last
+// wrote it and the first that read it, each an index of the launch's
+// records (the block, with a bit for an atomic access; the site; the lock
+// held). A later launch starts with none (a page's generation). The blocks
+// run in order, so every access recorded is of a block before the running
+// one, or of the running one itself.
 //
 //===----------------------------------------------------------------------===//
 #include "TeamRaces.h"
@@ -28,10 +29,19 @@ constexpr uint64_t Page = 4096;
 /// An access's block number plus one, with this bit for an atomic access.
 constexpr uint32_t AtomicBit = uint32_t(1) << 31;
 
+/// One access as the shadow keeps it: its block (plus one) with the atomic
+/// bit, its site, and the outermost lock its thread held (null: none).
+struct AccessRecord {
+  uint32_t Who;
+  const char *Site;
+  const void *Lock;
+};
+
+/// A byte's last writer and first reader: indices of the launch's records
+/// (0: none). Eight bytes a byte: the sites and locks live once, in the
+/// records.
 struct TeamByte {
-  uint32_t Writer, Reader; ///< 0: none
-  const char *WriterSite, *ReaderSite;
-  const void *WriterLock, *ReaderLock; ///< the outermost lock held, if any
+  uint32_t Writer, Reader;
 };
 
 struct ShadowPage {
@@ -39,12 +49,22 @@ struct ShadowPage {
   TeamByte Bytes[Page];
 };
 
+/// The launch's access records, each kept once (a block makes one per site
+/// and lock it reaches), found through an open-addressing table of their
+/// indices that is never more than half full.
+struct Records {
+  AccessRecord *Table = nullptr; ///< [0]: none
+  uint32_t *Slots = nullptr;     ///< 2 * Capacity indices, 0 where empty
+  uint32_t Count = 0, Capacity = 0;
+};
+
 /// The launching device thread's shadow of the watched memory: one
-/// directory entry per page.
+/// directory entry per page, and the launch's records.
 struct LaunchShadow {
   ShadowPage **Pages = nullptr;
   uint64_t GridSerial = 0;
   uint64_t Generation = 0;
+  Records Accesses;
 };
 
 std::atomic<uint64_t> WatchedBase{0}, WatchedBytes{0};
@@ -58,17 +78,76 @@ void *mapZeros(uint64_t Bytes) {
   return P;
 }
 
-uint32_t blockOf(uint32_t Who) { return (Who & ~AtomicBit) - 1; }
-
-/// Whether `Before` (a block and kind, made holding `BeforeLock`) and `Now`
-/// race: two blocks, not both atomic, not under one lock.
-bool races(uint32_t Before, const void *BeforeLock, uint32_t Now, const void *NowLock) {
-  return Before && (Before & ~AtomicBit) != (Now & ~AtomicBit) &&
-         !((Before & AtomicBit) && (Now & AtomicBit)) && !(BeforeLock && BeforeLock == NowLock);
+uint64_t slotOf(uint32_t Who, const char *Site, const void *Lock) {
+  uint64_t H = Who * 0x9e3779b97f4a7c15u ^ reinterpret_cast<uint64_t>(Site) * 0xc2b2ae3d27d4eb4fu ^
+               reinterpret_cast<uint64_t>(Lock) * 0x165667b19e3779f9u;
+  return H ^ (H >> 29);
 }
 
-[[noreturn]] void reportRace(const vgpu::BlockRunner &R, uint64_t Addr, uint32_t Before, bool BeforeWrote,
-                             const char *BeforeSite, uint32_t Now, bool NowWrites, const char *Site) {
+void placeSlot(Records &Rs, uint32_t I) {
+  const AccessRecord &A = Rs.Table[I];
+  const uint64_t Mask = 2 * uint64_t(Rs.Capacity) - 1;
+  uint64_t S = slotOf(A.Who, A.Site, A.Lock) & Mask;
+  while (Rs.Slots[S])
+    S = (S + 1) & Mask;
+  Rs.Slots[S] = I;
+}
+
+void growRecords(Records &Rs, uint32_t Capacity) {
+  auto *Table = static_cast<AccessRecord *>(mapZeros(uint64_t(Capacity) * sizeof(AccessRecord)));
+  auto *Slots = static_cast<uint32_t *>(mapZeros(2 * uint64_t(Capacity) * sizeof(uint32_t)));
+  if (Rs.Table) {
+    std::memcpy(Table, Rs.Table, uint64_t(Rs.Count) * sizeof(AccessRecord));
+    ::munmap(Rs.Table, uint64_t(Rs.Capacity) * sizeof(AccessRecord));
+    ::munmap(Rs.Slots, 2 * uint64_t(Rs.Capacity) * sizeof(uint32_t));
+  }
+  Rs.Table = Table;
+  Rs.Slots = Slots;
+  Rs.Capacity = Capacity;
+  for (uint32_t I = 1; I < Rs.Count; ++I)
+    placeSlot(Rs, I);
+}
+
+/// A new launch: no records but "none".
+void resetRecords(Records &Rs) {
+  if (!Rs.Table)
+    growRecords(Rs, 1u << 12);
+  else
+    std::memset(Rs.Slots, 0, 2 * uint64_t(Rs.Capacity) * sizeof(uint32_t));
+  Rs.Count = 1;
+}
+
+/// The index of the record (`Who`, `Site`, `Lock`), made if new.
+uint32_t intern(Records &Rs, uint32_t Who, const char *Site, const void *Lock) {
+  const uint64_t Mask = 2 * uint64_t(Rs.Capacity) - 1;
+  for (uint64_t S = slotOf(Who, Site, Lock) & Mask; Rs.Slots[S]; S = (S + 1) & Mask) {
+    const AccessRecord &A = Rs.Table[Rs.Slots[S]];
+    if (A.Who == Who && A.Site == Site && A.Lock == Lock)
+      return Rs.Slots[S];
+  }
+  if (Rs.Count == Rs.Capacity) {
+    if (Rs.Capacity >= (1u << 30))
+      stopDevice("races between teams under OMPSIM_CHECK: more than 2^30 distinct accesses in one launch");
+    growRecords(Rs, 2 * Rs.Capacity);
+  }
+  uint32_t I = Rs.Count++;
+  Rs.Table[I] = {Who, Site, Lock};
+  placeSlot(Rs, I);
+  return I;
+}
+
+uint32_t blockOf(uint32_t Who) { return (Who & ~AtomicBit) - 1; }
+bool atomic(uint32_t Who) { return (Who & AtomicBit) != 0; }
+
+/// Whether `Before` and `Now` race: two blocks, not both atomic, not under
+/// one lock.
+bool races(const AccessRecord &Before, const AccessRecord &Now) {
+  return Before.Who && blockOf(Before.Who) != blockOf(Now.Who) && !(atomic(Before.Who) && atomic(Now.Who)) &&
+         !(Before.Lock && Before.Lock == Now.Lock);
+}
+
+[[noreturn]] void reportRace(const vgpu::BlockRunner &R, uint64_t Addr, const AccessRecord &Before,
+                             bool BeforeWrote, const AccessRecord &Now, bool NowWrites) {
   const char *Fix = BeforeWrote && NowWrites
                         ? "make both atomic (#pragma omp atomic), or let one team write it"
                     : BeforeWrote ? "make both atomic, or read it in a later kernel"
@@ -76,8 +155,8 @@ bool races(uint32_t Before, const void *BeforeLock, uint32_t Now, const void *No
   stopDevice("block %u, thread %u: the %s of device memory at dev:0x%" PRIx64
              " at %s races with block %u's %s at %s: a GPU runs a kernel's teams at once, and only atomics "
              "order them; %s",
-             R.blockNum(), R.current(), accessText((Now & AtomicBit) != 0, NowWrites), Addr, Site,
-             blockOf(Before), accessText((Before & AtomicBit) != 0, BeforeWrote), BeforeSite, Fix);
+             R.blockNum(), R.current(), accessText(atomic(Now.Who), NowWrites), Addr, Now.Site,
+             blockOf(Before.Who), accessText(atomic(Before.Who), BeforeWrote), Before.Site, Fix);
 }
 
 /// The shadow of the byte at `Offset` of the watched memory, for this launch.
@@ -117,29 +196,28 @@ void checkTeamRace(const vgpu::BlockRunner &R, const void *Addr, uint64_t Bytes,
   if (S.GridSerial != R.grid().Serial) {
     S.GridSerial = R.grid().Serial;
     ++S.Generation;
+    resetRecords(S.Accesses);
   }
-  const uint32_t Now = (R.blockNum() + 1) | ((Kind & OMPSIM_ACCESS_ATOMIC) ? AtomicBit : 0);
-  const void *Lock = outermostLock(R.current());
+  Records &Rs = S.Accesses;
+  const uint32_t Who = (R.blockNum() + 1) | ((Kind & OMPSIM_ACCESS_ATOMIC) ? AtomicBit : 0);
+  const uint32_t NowIndex = intern(Rs, Who, Site, outermostLock(R.current()));
+  const AccessRecord &Now = Rs.Table[NowIndex];
   for (uint64_t B = Offset; B < Offset + Bytes; ++B) {
     TeamByte &T = shadowOf(S, B);
+    const AccessRecord &Writer = Rs.Table[T.Writer];
     if (Kind & (OMPSIM_ACCESS_READ | OMPSIM_ACCESS_COPY)) {
-      if (races(T.Writer, T.WriterLock, Now, Lock))
-        reportRace(R, Base + B, T.Writer, true, T.WriterSite, Now, false, Site);
+      if (races(Writer, Now))
+        reportRace(R, Base + B, Writer, true, Now, false);
       // The first reader is kept: every later writer is a later block.
-      if (!T.Reader) {
-        T.Reader = Now;
-        T.ReaderSite = Site;
-        T.ReaderLock = Lock;
-      }
+      if (!T.Reader)
+        T.Reader = NowIndex;
     }
     if (Kind & OMPSIM_ACCESS_WRITE) {
-      if (races(T.Writer, T.WriterLock, Now, Lock))
-        reportRace(R, Base + B, T.Writer, true, T.WriterSite, Now, true, Site);
-      if (races(T.Reader, T.ReaderLock, Now, Lock))
-        reportRace(R, Base + B, T.Reader, false, T.ReaderSite, Now, true, Site);
-      T.Writer = Now;
-      T.WriterSite = Site;
-      T.WriterLock = Lock;
+      if (races(Writer, Now))
+        reportRace(R, Base + B, Writer, true, Now, true);
+      if (races(Rs.Table[T.Reader], Now))
+        reportRace(R, Base + B, Rs.Table[T.Reader], false, Now, true);
+      T.Writer = NowIndex;
     }
   }
 }

@@ -94,12 +94,13 @@ Value *storedBits(IRBuilder<> &B, Value *Stored, const DataLayout &Layout) {
   return B.CreateZExtOrTrunc(Stored, I64);
 }
 
-/// Whether an access through `Pointer` may reach team-shared memory: not
-/// when it is the function's stack or a global (after the retargeting every
-/// team-shared global's uses derive from the device runtime's block).
-bool mayBeTeamShared(const Value *Pointer) {
+/// Whether an access through `Pointer` may reach memory two GPU threads
+/// share: not when it is the function's stack or a constant global.
+bool mayBeShared(const Value *Pointer) {
   const Value *Object = getUnderlyingObject(Pointer);
-  return !isa<AllocaInst>(Object) && !isa<GlobalVariable>(Object);
+  if (const auto *G = dyn_cast<GlobalVariable>(Object))
+    return !G->isConstant();
+  return !isa<AllocaInst>(Object);
 }
 
 /// The sites' strings of one module, made once each.
@@ -149,7 +150,7 @@ void instrumentAccesses(Module &M) {
     for (Instruction *I : Accessing) {
       IRBuilder<> B(I);
       for (const AccessOf &A : accessesOf(*I, Layout)) {
-        if (!mayBeTeamShared(A.Pointer))
+        if (!mayBeShared(A.Pointer))
           continue;
         Value *Pointer = B.CreatePointerBitCastOrAddrSpaceCast(A.Pointer, Ptr);
         Value *Bytes = B.CreateZExtOrTrunc(A.Bytes, I64);

@@ -27,9 +27,8 @@ inline constexpr const char *CheckAccessEntry = "__ompsim_check_access";
 /// memory intrinsic of `M`'s functions, `M` being the program's module after
 /// retargetGpuModule() and before the GPU device runtime is linked into it
 /// (the runtime's own accesses are not the program's). Accesses to the
-/// stack and to globals that are not team-shared need no call: they keep
-/// none. The site is the access's source line ("race.c:31:14") where the
-/// module has debug information, else its function.
+/// stack and to constant globals need no call: they keep none. The site is the access's source line
+/// ("race.c:31:14") where the module has debug information, else its function.
 void instrumentAccesses(llvm::Module &M);
 
 } // namespace ompsim::sim::gpu

@@ -10,9 +10,10 @@
 #include <string.h>
 
 // Each block escapes through this variable, so the compiler keeps every
-// malloc and free (-O2 removes a block it can see all uses of).
+// malloc and free (-O2 removes a block it can see all uses of); one element
+// an iteration, so that the teams do not race on it (the checker would say).
 #pragma omp declare target
-int *volatile seen;
+int *volatile seen[64];
 #pragma omp end declare target
 
 int main(int argc, char **argv) {
@@ -27,11 +28,11 @@ int main(int argc, char **argv) {
 #pragma omp target teams distribute parallel for num_teams(2) thread_limit(32) map(tofrom : out)
   for (int i = 0; i < 64; ++i) {
     int *block = (int *)malloc(16 * sizeof(int));
-    seen = block;
+    seen[i] = block;
     for (int k = 0; k < 16; ++k)
       block[k] = i + k;
     if (m == 1 && i == 5)
-      seen[16] = 1;
+      seen[i][16] = 1;
     int sum = 0;
     for (int k = 0; k < 16; ++k)
       sum += block[k];
@@ -44,8 +45,8 @@ int main(int argc, char **argv) {
       free(out);
     if (m == 5 && i == 7) {
       char *bytes = (char *)malloc(13);
-      seen = (int *)bytes;
-      ((char *)seen)[13] = 1;
+      seen[i] = (int *)bytes;
+      ((char *)seen[i])[13] = 1;
       free(bytes);
     }
     out[i] = sum;

@@ -1,9 +1,9 @@
 // A kernel's teams on one array or counter, one kernel a mode (argv[1]):
-// each team adding to a mapped counter without an atomic, or writing its
-// neighbour's element too; and clean kernels (each team its own elements,
-// an atomic count; a count in a critical region). On a GPU the teams run
-// at once and the racy ones lose updates or give a result that depends on
-// which team came last.
+// each team adding to a mapped counter or a declare-target global without
+// an atomic, or writing its neighbour's element too; and clean kernels
+// (each team its own elements, an atomic count; a count in a critical
+// region). On a GPU the teams run at once and the racy ones lose updates or
+// give a result that depends on which team came last.
 #include <omp.h>
 #include <stdio.h>
 #include <string.h>
@@ -52,6 +52,23 @@ static int lost(void) {
   return count;
 }
 
+#pragma omp declare target
+int hits;
+#pragma omp end declare target
+
+// Each team adds one to a declare-target global, with no atomic.
+static int global(void) {
+  hits = 0;
+#pragma omp target update to(hits)
+#pragma omp target teams num_teams(TEAMS)
+  {
+    if (omp_get_thread_num() == 0)
+      hits += 1;
+  }
+#pragma omp target update from(hits)
+  return hits;
+}
+
 // Team t writes elements t and t + 1.
 static int overlap(void) {
   int a[TEAMS + 1] = {0};
@@ -71,6 +88,7 @@ int main(int argc, char **argv) {
   int r = !strcmp(mode, "lost")       ? lost()
           : !strcmp(mode, "overlap")  ? overlap()
           : !strcmp(mode, "critical") ? critical()
+          : !strcmp(mode, "global")   ? global()
                                       : clean();
   printf("%s %d\n", mode, r);
   return 0;
