@@ -455,7 +455,10 @@ def render_markdown(res):
                                                 value(p["checked"].get(name, {"unavailable": "not run"})),
                                                 _fmt(g["ratios"].get(name))))
         L.append("\n- Goal *the checker at most %sx plain sim-nvptx* (compute-sanitizer's racecheck costs 10-100x "
-                 "on a GPU): %s; worst ratio = %s.\n" % (_fmt(g["limit"], 0), _goal(g["met"]), _fmt(g["worst"])))
+                 "on a GPU): %s; worst ratio = %s. Under the checker a grid's blocks run one at a time on one "
+                 "device thread (plain sim-nvptx runs one per CPU), which is up to %dx of each ratio on this "
+                 "machine's %d cores.\n" % (_fmt(g["limit"], 0), _goal(g["met"]), _fmt(g["worst"]),
+                                            os.cpu_count() or 1, os.cpu_count() or 1))
     return "\n".join(L) + "\n"
 
 

@@ -49,7 +49,8 @@ int main(void) {
 }
 """
 
-SCAN_SOURCE = TIMING_C + r"""#include <ompx.h>
+SCAN_SOURCE = TIMING_C + r"""#include <omp.h>
+#include <ompx.h>
 #include <stdint.h>
 void __kmpc_syncwarp(uint64_t mask);
 int main(void) {
