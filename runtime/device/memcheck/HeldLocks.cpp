@@ -1,10 +1,9 @@
 //===- HeldLocks.cpp - the locks each GPU thread holds, for the checker ---===//
 #include "HeldLocks.h"
 
-#include "../DeviceStop.h"
-#include "../vgpu/BlockRunner.h"
+#include "ShadowMemory.h"
 
-#include <sys/mman.h>
+#include "../vgpu/BlockRunner.h"
 
 #include <atomic>
 
@@ -23,13 +22,9 @@ struct HeldLocks {
 __attribute__((tls_model("initial-exec"))) thread_local HeldLocks *THeld;
 
 HeldLocks &heldBy(uint32_t Thread) {
-  if (!THeld) {
-    void *Table = ::mmap(nullptr, sizeof(HeldLocks) * vgpu::MaxBlockThreads, PROT_READ | PROT_WRITE,
-                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (Table == MAP_FAILED)
-      stopDevice("the locks GPU threads hold, under OMPSIM_CHECK: cannot map their table");
-    THeld = static_cast<HeldLocks *>(Table);
-  }
+  if (!THeld)
+    THeld = static_cast<HeldLocks *>(
+        mapShadow(sizeof(HeldLocks) * vgpu::MaxBlockThreads, "the table of the locks GPU threads hold"));
   return THeld[Thread];
 }
 

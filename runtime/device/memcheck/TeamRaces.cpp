@@ -12,6 +12,7 @@
 #include "TeamRaces.h"
 #include "AccessKinds.h"
 #include "HeldLocks.h"
+#include "ShadowMemory.h"
 
 #include "../DeviceStop.h"
 #include "../vgpu/BlockRunner.h"
@@ -70,13 +71,7 @@ struct LaunchShadow {
 std::atomic<uint64_t> WatchedBase{0}, WatchedBytes{0};
 __attribute__((tls_model("initial-exec"))) thread_local LaunchShadow TShadow;
 
-void *mapZeros(uint64_t Bytes) {
-  void *P =
-      ::mmap(nullptr, Bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (P == MAP_FAILED)
-    stopDevice("races between teams under OMPSIM_CHECK: cannot map %" PRIu64 " bytes of shadow", Bytes);
-  return P;
-}
+void *mapZeros(uint64_t Bytes) { return mapShadow(Bytes, "the shadow of races between teams"); }
 
 uint64_t slotOf(uint32_t Who, const char *Site, const void *Lock) {
   uint64_t H = Who * 0x9e3779b97f4a7c15u ^ reinterpret_cast<uint64_t>(Site) * 0xc2b2ae3d27d4eb4fu ^

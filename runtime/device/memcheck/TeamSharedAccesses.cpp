@@ -11,12 +11,14 @@
 // barrier of the block was released between them, or, for two lanes of one
 // warp, when the warp synchronized between them (the virtual GPU counts
 // each, vgpu/BlockRunner.h). Two accesses that are not ordered race when
-// one of them writes and they are not both atomic.
+// one of them writes, they are not both atomic, and their threads did not
+// both hold one lock (HeldLocks.h).
 //
 //===----------------------------------------------------------------------===//
 #include "TeamSharedAccesses.h"
 #include "AccessKinds.h"
 #include "HeldLocks.h"
+#include "ShadowMemory.h"
 #include "TeamSharedGuards.h"
 
 #include "../DeviceStop.h"
@@ -59,6 +61,14 @@ struct Histories {
 };
 
 __attribute__((tls_model("initial-exec"))) thread_local Histories THistories;
+
+/// Byte `B`'s history in the running block (none yet when it is another's).
+ByteHistory &historyOf(Histories &Hs, uint64_t B) {
+  ByteHistory &H = Hs.Bytes[B];
+  if (H.Generation != Hs.Generation)
+    H = ByteHistory{Hs.Generation, false, {}, {}, {}};
+  return H;
+}
 
 bool ordered(const vgpu::BlockRunner &R, const Access &Before, const Access &Now) {
   return !Before.Site || Before.Thread == Now.Thread || Before.Epoch != Now.Epoch ||
@@ -128,9 +138,7 @@ void checkBytes(const vgpu::BlockRunner &R, uint64_t Offset, uint64_t Bytes, uin
                    Thread,
                    (Kind & OMPSIM_ACCESS_ATOMIC) != 0};
   for (uint64_t B = Offset; B < Offset + Bytes; ++B) {
-    ByteHistory &H = Hs.Bytes[B];
-    if (H.Generation != Hs.Generation)
-      H = ByteHistory{Hs.Generation, false, {}, {}, {}};
+    ByteHistory &H = historyOf(Hs, B);
     if (Kind & (OMPSIM_ACCESS_READ | OMPSIM_ACCESS_COPY)) {
       if (races(R, H.Write, Now))
         reportRace(R, B, H.Write, true, Now, false);
@@ -158,12 +166,8 @@ void checkBytes(const vgpu::BlockRunner &R, uint64_t Offset, uint64_t Bytes, uin
 /// (none).
 uint32_t noteUnchanged(uint64_t Offset, uint64_t Bytes) {
   Histories &Hs = THistories;
-  for (uint64_t B = Offset; B < Offset + Bytes; ++B) {
-    ByteHistory &H = Hs.Bytes[B];
-    if (H.Generation != Hs.Generation)
-      H = ByteHistory{Hs.Generation, false, {}, {}, {}};
-    H.Written = true;
-  }
+  for (uint64_t B = Offset; B < Offset + Bytes; ++B)
+    historyOf(Hs, B).Written = true;
   return 0;
 }
 
@@ -177,13 +181,9 @@ void beginTeamSharedAccesses() {
     return;
   if (Hs.Bytes)
     ::munmap(Hs.Bytes, Hs.Capacity * sizeof(ByteHistory));
-  void *Table = ::mmap(nullptr, Bytes * sizeof(ByteHistory), PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (Table == MAP_FAILED)
-    stopDevice("team-shared access histories under OMPSIM_CHECK: cannot map %" PRIu64 " bytes",
-               Bytes * uint64_t(sizeof(ByteHistory)));
   // Zeros: generation 0, which no block has.
-  Hs.Bytes = static_cast<ByteHistory *>(Table);
+  Hs.Bytes = static_cast<ByteHistory *>(
+      mapShadow(Bytes * sizeof(ByteHistory), "the histories of team-shared accesses"));
   Hs.Capacity = Bytes;
 }
 
