@@ -237,21 +237,31 @@ std::string DataFaultAdvisor::describeHost(const DataFaultSite &F, std::string &
   return Text;
 }
 
+const MapEntry *DataFaultAdvisor::deviceCopyHolding(uint64_t Addr) const {
+  const MapEntry *Inside = nullptr;
+  Table.forEach([&](MapEntry &E) {
+    if (Addr >= E.TgtBegin && Addr < E.TgtBegin + E.size())
+      Inside = &E;
+  });
+  return Inside;
+}
+
+std::string DataFaultAdvisor::intoDeviceCopy(const MapEntry &E, uint64_t Addr) {
+  return fmt::format("{} bytes into the device copy of {} ({} bytes)", Addr - E.TgtBegin,
+                     entryName(E.Name, "a mapped block"), E.size());
+}
+
 std::string DataFaultAdvisor::describeDevice(const DataFaultSite &F, std::string &Note) const {
-  const MapEntry *Inside = nullptr, *Below = nullptr;
+  if (const MapEntry *Inside = deviceCopyHolding(F.Addr)) {
+    Note = "note: the device copy is live, so the access itself is refused (a protected page)";
+    return fmt::format("device memory at dev:0x{:x} ({})", F.Addr, intoDeviceCopy(*Inside, F.Addr));
+  }
+  const MapEntry *Below = nullptr;
   Table.forEach([&](MapEntry &E) {
     uint64_t End = E.TgtBegin + E.size();
-    if (F.Addr >= E.TgtBegin && F.Addr < End)
-      Inside = &E;
-    else if (End <= F.Addr && F.Addr - End < kPastEndReach &&
-             (!Below || End > Below->TgtBegin + Below->size()))
+    if (End <= F.Addr && F.Addr - End < kPastEndReach && (!Below || End > Below->TgtBegin + Below->size()))
       Below = &E;
   });
-  if (Inside) {
-    Note = "note: the device copy is live, so the access itself is refused (a protected page)";
-    return fmt::format("device memory at dev:0x{:x} ({} bytes into the device copy of {} ({} bytes))", F.Addr,
-                       F.Addr - Inside->TgtBegin, entryName(Inside->Name, "a mapped block"), Inside->size());
-  }
   if (const EndedMapping *Ended = Table.findEnded(F.Addr)) {
     std::string Name = entryName(Ended->Name, "a mapped block");
     Note = fmt::format("note: a device pointer outlived its mapping: keep {} mapped while device code uses "
@@ -293,16 +303,8 @@ std::string DataFaultAdvisor::nameDeviceMemory(std::string Line) const {
   uint64_t Addr = 0;
   if (llvm::StringRef(Line).slice(Begin, End).getAsInteger(16, Addr))
     return Line;
-  const MapEntry *Inside = nullptr;
-  Table.forEach([&](MapEntry &E) {
-    if (Addr >= E.TgtBegin && Addr < E.TgtBegin + E.size())
-      Inside = &E;
-  });
-  if (!Inside)
-    return Line;
-  return Line.insert(End,
-                     fmt::format(" ({} bytes into the device copy of {} ({} bytes))", Addr - Inside->TgtBegin,
-                                 entryName(Inside->Name, "a mapped block"), Inside->size()));
+  const MapEntry *Inside = deviceCopyHolding(Addr);
+  return Inside ? Line.insert(End, " (" + intoDeviceCopy(*Inside, Addr) + ")") : Line;
 }
 
 std::string DataFaultAdvisor::describe(const DataFaultSite &F) const {

@@ -67,6 +67,10 @@ private:
   /// `Because` gets the sentence naming the pointer that carried the address.
   std::string describeHost(const DataFaultSite &Fault, std::string &Because, std::string &Note) const;
   std::string describeDevice(const DataFaultSite &Fault, std::string &Note) const;
+  /// The live mapping whose device copy holds `Addr`, or null.
+  const MapEntry *deviceCopyHolding(uint64_t Addr) const;
+  /// "12 bytes into the device copy of 'a[0:64]' (256 bytes)".
+  static std::string intoDeviceCopy(const MapEntry &E, uint64_t Addr);
 
   MappingTable &Table;
   llvm::ArrayRef<MapArg> RegionArgs;
