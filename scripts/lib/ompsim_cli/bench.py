@@ -108,6 +108,11 @@ def _fmt(v, digits=2):
     return str(v)
 
 
+def _measured(v):
+    """A figure in ms, or why it was not measured (a part's {"unavailable": why})."""
+    return "not available: %s" % v["unavailable"] if isinstance(v, dict) else _fmt(v, 3)
+
+
 def _goal(met):
     return {True: "**met**", False: "**not met**", None: "not measured"}[met]
 
@@ -404,8 +409,6 @@ def render_markdown(res):
         L.append("The same programs built for the host-offload target and for a GPU (`ompsim cc --gpu=sm_90` "
                  "or `gfx90a`, docs/gpu-images.md), run on sim; %s.\n" % p["unit"])
 
-        def cell(v):
-            return "not available: %s" % v["unavailable"] if isinstance(v, dict) else _fmt(v, 3)
         L.append("| figure | " + " | ".join(["sim (x86 ELF)", "sim-ir (x86 bitcode)", "sim-nvptx", "sim-amdgcn"]) + " |")
         L.append("|---|---|---|---|---|")
         for key, label in (("loop", "1 Mi-element loop, median of 10 launches"),
@@ -413,7 +416,7 @@ def render_markdown(res):
                            ("barriers", "1000 barriers, one team of 1024 threads"),
                            ("block_barriers", "1000 block barriers, one ompx_bare block of 1024 threads")):
             row = p.get(key, {})
-            L.append("| %s | %s |" % (label, " | ".join(cell(row[b]) if b in row else "" for b in
+            L.append("| %s | %s |" % (label, " | ".join(_measured(row[b]) if b in row else "" for b in
                                                           ("sim", "sim-ir", "sim-nvptx", "sim-amdgcn"))))
         g = p["goal"]
         nv = p.get("loop", {}).get("sim-nvptx")
@@ -445,14 +448,12 @@ def render_markdown(res):
                  "each access of the program's code checked, a grid's blocks one at a time) and without; %s per "
                  "launch, median of the launches after a warm-up one.\n" % p["unit"])
 
-        def value(v):
-            return "not available: %s" % v["unavailable"] if isinstance(v, dict) else _fmt(v, 3)
         L.append("| kernel | sim-nvptx | sim-nvptx, checked | ratio |")
         L.append("|---|---|---|---|")
         g = p["goal"]
         for name, _, label in CHECK_KERNELS:
-            L.append("| %s | %s | %s | %s |" % (label, value(p["plain"].get(name, {"unavailable": "not run"})),
-                                                value(p["checked"].get(name, {"unavailable": "not run"})),
+            L.append("| %s | %s | %s | %s |" % (label, _measured(p["plain"].get(name, {"unavailable": "not run"})),
+                                                _measured(p["checked"].get(name, {"unavailable": "not run"})),
                                                 _fmt(g["ratios"].get(name))))
         L.append("\n- Goal *the checker at most %sx plain sim-nvptx* (compute-sanitizer's racecheck costs 10-100x "
                  "on a GPU): %s; worst ratio = %s. Under the checker a grid's blocks run one at a time on one "
