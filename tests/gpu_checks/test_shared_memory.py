@@ -4,19 +4,14 @@ element no thread wrote gets a wrong result there as on a GPU, the same in every
 every run (under the checker a read of such an element is named instead: test_shared_races.py).
 Under the checker (OMPSIM_CHECK) each team-shared global ends at a guard page, so a thread that
 indexes past one is named with the global, the element and the thread."""
-import os
 import re
 
 import pytest
 
+from gpu_check_lines import line_of
 from reliability_helpers import run
 
 pytestmark = pytest.mark.e2e
-
-
-def line_of(program, text):
-    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "programs", program)) as f:
-        return next(i + 1 for i, t in enumerate(f.read().splitlines()) if text in t)
 
 
 @pytest.mark.parametrize("arch", ["sm_90", "gfx90a"])

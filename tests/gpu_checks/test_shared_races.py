@@ -5,30 +5,16 @@ block between them, and for two lanes of one warp no warp sync either; not both 
 reads a byte no thread of the block wrote, ends the launch with one line naming the global and
 its element, both threads, both source lines and the synchronization to add. Clean programs,
 with barriers, atomics and warp syncs, run as without the checker."""
-import os
 import re
 
 import pytest
 
+from gpu_check_lines import ARCHS, CHECK, at, checked_line, kernel, line_of
 from reliability_helpers import run
 
 pytestmark = pytest.mark.e2e
 
-ARCHS = ["sm_90", "gfx90a"]
 PROGRAM = "shared_races.c"
-CHECK = {"OMPSIM_CHECK": "1"}
-PROGRAMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "programs")
-
-
-def line_of(program, text, nth=0):
-    """The source line of `program` holding `text` (its `nth` occurrence)."""
-    with open(os.path.join(PROGRAMS, program)) as f:
-        return [i + 1 for i, t in enumerate(f.read().splitlines()) if text in t][nth]
-
-
-def at(program, text, column, nth=0):
-    """A site as the report names it: the source file, the line holding `text`, `column`."""
-    return r"\S*%s:%d:%d" % (re.escape(program), line_of(program, text, nth), column)
 
 
 def var(arch, function, name, program, decl, elements, nth=0):
@@ -38,14 +24,6 @@ def var(arch, function, name, program, decl, elements, nth=0):
     text = (r"'%s\.%s'" % (function, name) if arch == "sm_90" else
             r"'%s at \S*%s:%d'" % (name, re.escape(program), line_of(program, decl, nth)))
     return text + r" \(%d elements of 4 bytes\)" % elements
-
-
-def kernel(function):
-    return r"__omp_offloading_[0-9a-f]+_[0-9a-f]+_%s_l\d+" % function
-
-
-def checked_line(exe, mode):
-    return run(exe, "sim", [mode], env=CHECK).single_error()
 
 
 LANES = (r"they are lanes of one warp, which a GPU runs independently, with no warp sync between them; "

@@ -5,35 +5,23 @@ and names the first access of a block that races with another block's on device 
 blocks, both source lines, and the mapping the memory belongs to. Clean kernels (each team its
 own elements, an atomic count, a count in a critical region) print what stock's host plugin
 prints, with and without the checker."""
-import os
 import re
 
 import pytest
 
+from gpu_check_lines import ARCHS, CHECK, checked_line, kernel
+from gpu_check_lines import at as site_of
 from reliability_helpers import run
 
 pytestmark = pytest.mark.e2e
 
-ARCHS = ["sm_90", "gfx90a"]
 PROGRAM = "team_races.c"
-CHECK = {"OMPSIM_CHECK": "1"}
-PROGRAMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "programs")
 ORDER = r"a GPU runs a kernel's teams at once, and only atomics order them"
 
 
 def at(text, column, nth=0):
-    """A site as the report names it: the line of PROGRAM holding `text` (its `nth`), `column`."""
-    with open(os.path.join(PROGRAMS, PROGRAM)) as f:
-        line = [i + 1 for i, t in enumerate(f.read().splitlines()) if text in t][nth]
-    return r"\S*%s:%d:%d" % (re.escape(PROGRAM), line, column)
-
-
-def kernel(function):
-    return r"__omp_offloading_[0-9a-f]+_[0-9a-f]+_%s_l\d+" % function
-
-
-def checked_line(exe, mode):
-    return run(exe, "sim", [mode], env=CHECK).single_error()
+    """A site of PROGRAM as the report names it."""
+    return site_of(PROGRAM, text, column, nth)
 
 
 @pytest.fixture(scope="module")
