@@ -20,9 +20,6 @@
 
 namespace {
 
-constexpr int OffloadSuccess = OMPSIM_OFFLOAD_SUCCESS;
-constexpr int OffloadFail = OMPSIM_OFFLOAD_FAIL;
-
 // libomp's task ABI (kmp.h), declared here because libomp installs no header
 // for it. Only the leading fields are used.
 using TaskRoutine = int32_t (*)(int32_t Gtid, void *Task);
@@ -72,7 +69,7 @@ struct AsyncCopy {
 int32_t runAsyncCopy(int32_t, void *TaskPtr) {
   auto *Task = static_cast<KmpTask *>(TaskPtr);
   auto *C = static_cast<AsyncCopy *>(Task->Shareds);
-  int Rc = OffloadSuccess;
+  int Rc = OMPSIM_OFFLOAD_SUCCESS;
   switch (C->Kind) {
   case AsyncCopy::Linear:
     Rc = omp_target_memcpy(C->Dst, C->Src, C->Length, C->DstOffset, C->SrcOffset, C->DstDevice, C->SrcDevice);
@@ -95,7 +92,7 @@ int startTask(AsyncCopy *Copy, int DepCount, omp_depend_t *Deps) {
   if (DepCount < 0 || (DepCount > 0 && !Deps)) {
     ompsim::trace::error("asynchronous device copy: invalid depend object list");
     delete Copy;
-    return OffloadFail;
+    return OMPSIM_OFFLOAD_FAIL;
   }
   int32_t Gtid = __kmpc_global_thread_num(nullptr);
   KmpTask *Task =
@@ -103,7 +100,7 @@ int startTask(AsyncCopy *Copy, int DepCount, omp_depend_t *Deps) {
   if (!Task) {
     ompsim::trace::error("asynchronous device copy: cannot create its task");
     delete Copy;
-    return OffloadFail;
+    return OMPSIM_OFFLOAD_FAIL;
   }
   Task->Shareds = Copy;
   // Each omp_depend_t points at the dependence the depobj construct built.
@@ -112,7 +109,7 @@ int startTask(AsyncCopy *Copy, int DepCount, omp_depend_t *Deps) {
   for (int I = 0; I < DepCount; ++I)
     List.push_back(*reinterpret_cast<KmpDependInfo *>(Deps[I]));
   __kmpc_omp_task_with_deps(nullptr, Gtid, Task, DepCount, List.data(), 0, nullptr);
-  return OffloadSuccess;
+  return OMPSIM_OFFLOAD_SUCCESS;
 }
 
 } // namespace
@@ -123,7 +120,7 @@ int omp_target_memcpy_async(void *Dst, const void *Src, size_t Length, size_t Ds
                             int DstDevice, int SrcDevice, int DepCount, omp_depend_t *Deps) {
   OMPSIM_API_CALL;
   if (!Dst || !Src)
-    return OffloadFail;
+    return OMPSIM_OFFLOAD_FAIL;
   auto *Copy = new AsyncCopy;
   Copy->Dst = Dst;
   Copy->Src = Src;
@@ -144,7 +141,7 @@ int omp_target_memcpy_rect_async(void *Dst, const void *Src, size_t ElementSize,
     return INT_MAX; // the number of dimensions supported, as the synchronous form
   if (!Dst || !Src || NumDims < 1 || !Volume || !DstOffsets || !SrcOffsets || !DstDimensions ||
       !SrcDimensions)
-    return OffloadFail;
+    return OMPSIM_OFFLOAD_FAIL;
   auto *Copy = new AsyncCopy;
   Copy->Kind = AsyncCopy::Rect;
   Copy->Dst = Dst;

@@ -5,6 +5,7 @@
 #include "../events/OffloadEvents.h"
 
 #include "ompsim/Config.h"
+#include "ompsim/Errors.h"
 #include "ompsim/HostSymbolizer.h"
 #include "ompsim/ProfileWriter.h"
 #include "ompsim/Trace.h"
@@ -19,10 +20,6 @@
 
 namespace ompsim::host {
 namespace {
-
-llvm::Error makeError(const std::string &Message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", Message.c_str());
-}
 
 /// An entry of a permanent batch that overlaps an earlier entry of the batch.
 struct BatchConflict {

@@ -1,6 +1,7 @@
 // Merging, vtable expansion and duplicate detection for the fptr table.
 #include "FunctionPointerTable.h"
 
+#include "ompsim/Errors.h"
 #include "ompsim/Trace.h"
 
 #include <fmt/format.h>
@@ -8,14 +9,6 @@
 #include <algorithm>
 
 namespace ompsim::host {
-namespace {
-
-llvm::Error makeError(const std::string &Message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", Message.c_str());
-}
-
-} // namespace
-
 llvm::Error FunctionPointerTable::addImage(uint64_t ImageKey, std::string ImageName,
                                            std::vector<IndirectTarget> Targets) {
   for (const IndirectTarget &T : Targets)

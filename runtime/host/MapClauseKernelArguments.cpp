@@ -5,6 +5,7 @@
 #include "MapClauseProcessor.h"
 #include "MapFlags.h"
 #include "MapItemText.h"
+#include "ompsim/Errors.h"
 
 #include <fmt/format.h>
 
@@ -14,10 +15,6 @@
 
 namespace ompsim::host {
 namespace {
-
-llvm::Error makeError(const std::string &Message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", Message.c_str());
-}
 
 using mapflag::has;
 using mapflag::memberOf;

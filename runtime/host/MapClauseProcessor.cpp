@@ -12,6 +12,7 @@
 
 #include "../events/OffloadEvents.h"
 
+#include "ompsim/Errors.h"
 #include "ompsim/offload_abi.h"
 
 #include <fmt/format.h>
@@ -21,10 +22,6 @@
 
 namespace ompsim::host {
 namespace {
-
-llvm::Error makeError(const std::string &Message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", Message.c_str());
-}
 
 using mapflag::has;
 using mapflag::memberOf;

@@ -4,6 +4,7 @@
 #include "MapFlags.h"
 #include "MapItemText.h"
 #include "StockMessages.h"
+#include "ompsim/Errors.h"
 
 #include <fmt/format.h>
 
@@ -12,10 +13,6 @@
 
 namespace ompsim::host {
 namespace {
-
-llvm::Error makeError(const std::string &Message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", Message.c_str());
-}
 
 using mapflag::has;
 namespace flag = mapflag;

@@ -4,6 +4,7 @@
 #include "llvm/Support/Path.h"
 
 #include "ompsim/Config.h"
+#include "ompsim/Errors.h"
 #include "ompsim/Trace.h"
 
 #include <fmt/format.h>
@@ -13,14 +14,6 @@
 #include <filesystem>
 
 namespace ompsim::host {
-namespace {
-
-llvm::Error makeError(const std::string &Message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", Message.c_str());
-}
-
-} // namespace
-
 std::string pluginPath(const std::string &Spec, const std::string &LibDir) {
   if (Spec.find('/') != std::string::npos)
     return Spec;

@@ -11,6 +11,7 @@
 #include "../ompt/OmptDispatcher.h"
 
 #include "ompsim/Config.h"
+#include "ompsim/Errors.h"
 #include "ompsim/HostSymbolizer.h"
 #include "ompsim/OpenMPRegistration.h"
 #include "ompsim/ProfileWriter.h"
@@ -36,10 +37,6 @@
 
 namespace ompsim::host {
 namespace {
-
-llvm::Error makeError(const std::string &Message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", Message.c_str());
-}
 
 /// True inside an ompsim-device executor, where a host library was loaded to
 /// satisfy a device image's NEEDED entry: its offload registration belongs to

@@ -10,6 +10,7 @@
 #include "../events/OffloadEvents.h"
 
 #include "ompsim/Config.h"
+#include "ompsim/Errors.h"
 #include "ompsim/ProfileWriter.h"
 #include "ompsim/Trace.h"
 #include "ompsim/device_runtime.h"
@@ -24,10 +25,6 @@
 
 namespace ompsim::host {
 namespace {
-
-llvm::Error makeError(const std::string &Message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", Message.c_str());
-}
 
 /// Trip counts pushed by __kmpc_push_target_tripcount*, per thread and device.
 thread_local std::map<int64_t, uint64_t> PendingTripcounts;
@@ -200,6 +197,35 @@ llvm::Error Runtime::targetKernel(int64_t DeviceNum, int32_t Teams, int32_t Thre
   TableLock.unlock();
   dumpTablesAfter(Loc);
   return llvm::Error::success();
+}
+
+void dumpMappingTables(std::FILE *Out, const std::string &Where, bool Reverse) {
+  int N = Runtime::get().numDevices();
+  std::fflush(stdout);
+  auto Info = [&](int DeviceNum, const std::string &Text) {
+    std::string Line = stock::infoLine(DeviceNum, Text) + "\n";
+    std::fputs(Line.c_str(), Out);
+  };
+  for (int K = 0; K < N; ++K) {
+    int I = Reverse ? N - 1 - K : K;
+    // A device never used has an empty table: dumping it must not start it.
+    Device *D = Runtime::get().existingDevice(I);
+    if (!D)
+      continue;
+    MappingTable &Table = D->mappingTable();
+    std::lock_guard<std::recursive_mutex> Lock(Table.mutex());
+    if (Table.size() == 0) {
+      Info(I, stock::tableEmpty());
+      continue;
+    }
+    Info(I, stock::tableHeader(Where));
+    Info(I, stock::tableColumns());
+    Table.forEach([&](MapEntry &E) {
+      Info(I,
+           stock::tableRow(E.HstBegin, E.TgtBegin, E.size(), E.DynamicRef, E.HoldRef, E.MapName, E.InfoName));
+    });
+  }
+  std::fflush(Out);
 }
 
 void Runtime::dumpTablesAfter(const ompsim_ident *Loc) {

@@ -25,35 +25,6 @@ constexpr int TgtFail = ~0;   // OMP_TGT_FAIL
 
 } // namespace
 
-void ompsim::host::dumpMappingTables(std::FILE *Out, const std::string &Where, bool Reverse) {
-  int N = Runtime::get().numDevices();
-  std::fflush(stdout);
-  auto Info = [&](int DeviceNum, const std::string &Text) {
-    std::string Line = stock::infoLine(DeviceNum, Text) + "\n";
-    std::fputs(Line.c_str(), Out);
-  };
-  for (int K = 0; K < N; ++K) {
-    int I = Reverse ? N - 1 - K : K;
-    // A device never used has an empty table: dumping it must not start it.
-    Device *D = Runtime::get().existingDevice(I);
-    if (!D)
-      continue;
-    MappingTable &Table = D->mappingTable();
-    std::lock_guard<std::recursive_mutex> Lock(Table.mutex());
-    if (Table.size() == 0) {
-      Info(I, stock::tableEmpty());
-      continue;
-    }
-    Info(I, stock::tableHeader(Where));
-    Info(I, stock::tableColumns());
-    Table.forEach([&](MapEntry &E) {
-      Info(I,
-           stock::tableRow(E.HstBegin, E.TgtBegin, E.size(), E.DynamicRef, E.HoldRef, E.MapName, E.InfoName));
-    });
-  }
-  std::fflush(Out);
-}
-
 extern "C" {
 
 void __tgt_rtl_init(void) { (void)Runtime::get(); }

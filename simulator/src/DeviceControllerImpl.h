@@ -6,6 +6,7 @@
 
 #pragma once
 
+#include "ompsim/Errors.h"
 #include "ompsim/simulator/DeviceController.h"
 
 #include "Protocol.h"
@@ -22,8 +23,6 @@ namespace ompsim::sim {
 using namespace llvm;
 using namespace llvm::orc;
 namespace proto = protocol;
-
-inline Error makeError(const Twine &Msg) { return createStringError(inconvertibleErrorCode(), Msg); }
 
 /// Waits up to `Seconds` for `Pid`; returns true and its status once it has exited.
 bool waitFor(pid_t Pid, double Seconds, int &Status);

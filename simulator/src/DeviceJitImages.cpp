@@ -18,6 +18,7 @@
 #include "gpu/GpuImageRetarget.h"
 #include "ompsim/Config.h"
 
+#include "ompsim/Errors.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/ExecutionEngine/Orc/AbsoluteSymbols.h"
 #include "llvm/ExecutionEngine/Orc/EPCDynamicLibrarySearchGenerator.h"
@@ -37,8 +38,6 @@ using namespace llvm;
 using namespace llvm::orc;
 
 namespace {
-
-Error makeError(const Twine &Msg) { return createStringError(inconvertibleErrorCode(), Msg); }
 
 /// Replaces llvm.global_ctors / llvm.global_dtors with one external function
 /// that calls them in order, so the executor can run them with a plain call.

@@ -12,6 +12,7 @@
 #include "Protocol.h"
 #include "RangeAllocator.h"
 
+#include "ompsim/Errors.h"
 #include "ompsim/LaunchOptions.h"
 #include "ompsim/TsanHandover.h"
 #include "ompsim/device_runtime.h"
@@ -59,8 +60,6 @@ namespace proto = ompsim::sim::protocol;
 namespace ompsim::sim::executor {
 
 constexpr uint64_t kPage = 4096;
-
-inline Error makeError(const Twine &Msg) { return createStringError(inconvertibleErrorCode(), Msg); }
 
 extern int GFaultFd;
 /// The memfd shared with the controller: the launch mailbox, then the arena.

@@ -53,6 +53,7 @@
 // The llvm/orc namespaces, `sps` and `proto` come from
 // ExecutorServices.h.
 using namespace ompsim::sim::executor;
+using ompsim::makeError;
 
 namespace {
 

@@ -141,8 +141,8 @@ bool races(const AccessRecord &Before, const AccessRecord &Now) {
          !(Before.Lock && Before.Lock == Now.Lock);
 }
 
-[[noreturn]] void reportRace(const vgpu::BlockRunner &R, uint64_t Addr, const AccessRecord &Before,
-                             bool BeforeWrote, const AccessRecord &Now, bool NowWrites) {
+[[noreturn]] void reportTeamRace(const vgpu::BlockRunner &R, uint64_t Addr, const AccessRecord &Before,
+                                 bool BeforeWrote, const AccessRecord &Now, bool NowWrites) {
   const char *Fix = BeforeWrote && NowWrites
                         ? "make both atomic (#pragma omp atomic), or let one team write it"
                     : BeforeWrote ? "make both atomic, or read it in a later kernel"
@@ -202,16 +202,16 @@ void checkTeamRace(const vgpu::BlockRunner &R, const void *Addr, uint64_t Bytes,
     const AccessRecord &Writer = Rs.Table[T.Writer];
     if (Kind & (OMPSIM_ACCESS_READ | OMPSIM_ACCESS_COPY)) {
       if (races(Writer, Now))
-        reportRace(R, Base + B, Writer, true, Now, false);
+        reportTeamRace(R, Base + B, Writer, true, Now, false);
       // The first reader is kept: every later writer is a later block.
       if (!T.Reader)
         T.Reader = NowIndex;
     }
     if (Kind & OMPSIM_ACCESS_WRITE) {
       if (races(Writer, Now))
-        reportRace(R, Base + B, Writer, true, Now, true);
+        reportTeamRace(R, Base + B, Writer, true, Now, true);
       if (races(Rs.Table[T.Reader], Now))
-        reportRace(R, Base + B, Rs.Table[T.Reader], false, Now, true);
+        reportTeamRace(R, Base + B, Rs.Table[T.Reader], false, Now, true);
       T.Writer = NowIndex;
     }
   }

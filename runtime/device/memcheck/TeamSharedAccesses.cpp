@@ -97,8 +97,8 @@ void byteText(char *Out, size_t Size, uint64_t Offset) {
 }
 
 /// Ends the launch: `Now` (a write if `NowWrites`) races with `Before`.
-[[noreturn]] void reportRace(const vgpu::BlockRunner &R, uint64_t Offset, const Access &Before,
-                             bool BeforeWrote, const Access &Now, bool NowWrites) {
+[[noreturn]] void reportSharedRace(const vgpu::BlockRunner &R, uint64_t Offset, const Access &Before,
+                                   bool BeforeWrote, const Access &Now, bool NowWrites) {
   char Byte[640];
   byteText(Byte, sizeof Byte, Offset);
   const bool Lanes = R.sameWarp(Before.Thread, Now.Thread);
@@ -141,7 +141,7 @@ void checkBytes(const vgpu::BlockRunner &R, uint64_t Offset, uint64_t Bytes, uin
     ByteHistory &H = historyOf(Hs, B);
     if (Kind & (OMPSIM_ACCESS_READ | OMPSIM_ACCESS_COPY)) {
       if (races(R, H.Write, Now))
-        reportRace(R, B, H.Write, true, Now, false);
+        reportSharedRace(R, B, H.Write, true, Now, false);
       if (!(Kind & OMPSIM_ACCESS_COPY) && !H.Written)
         reportUnwritten(R, B, Now);
       if (H.Read.Site && !ordered(R, H.Read, Now))
@@ -150,11 +150,11 @@ void checkBytes(const vgpu::BlockRunner &R, uint64_t Offset, uint64_t Bytes, uin
     }
     if (Kind & OMPSIM_ACCESS_WRITE) {
       if (races(R, H.Write, Now))
-        reportRace(R, B, H.Write, true, Now, true);
+        reportSharedRace(R, B, H.Write, true, Now, true);
       if (races(R, H.Read, Now))
-        reportRace(R, B, H.Read, false, Now, true);
+        reportSharedRace(R, B, H.Read, false, Now, true);
       if (races(R, H.OtherRead, Now))
-        reportRace(R, B, H.OtherRead, false, Now, true);
+        reportSharedRace(R, B, H.OtherRead, false, Now, true);
       H.Write = Now;
       H.Written = true;
     }

@@ -2,6 +2,7 @@
 // the body runs once on every thread of every block of a three-dimensional
 // grid, the ompx ids answer in x, y and z, and a barrier holds every thread
 // of a block until all of them reached it.
+#include "DeviceTestSupport.h"
 #include "ompsim/device_runtime.h"
 
 #include <gtest/gtest.h>
@@ -13,13 +14,9 @@
 #include <cstdint>
 #include <cstdlib>
 
-namespace {
+using ompsim::test::entry;
 
-template <typename Fn> Fn entry(const char *Name) {
-  auto F = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, Name));
-  EXPECT_NE(F, nullptr) << Name;
-  return F;
-}
+namespace {
 
 const auto BareForkTeams = entry<void (*)(void *, ompsim_bare_body, void **)>("__ompsim_bare_fork_teams");
 const auto ThreadId = entry<int (*)(int)>("ompx_thread_id");

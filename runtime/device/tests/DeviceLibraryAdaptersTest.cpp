@@ -2,16 +2,17 @@
 // computes in their own shape (math/DeviceLibraryAdapters.cpp): each answers
 // as the device library does, where libm's namesake answers otherwise.
 #include "DeviceLibraryAdapters.h"
+#include "DeviceTestSupport.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 
-namespace {
+using ompsim::test::kInf;
+using ompsim::test::kNaN;
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+namespace {
 
 TEST(DeviceLibraryAdapters, OcmlSincosReturnsTheSineAndStoresTheCosine) {
   for (double X : {0.0, 0.25, -1.5, 3.0, 1e6}) {

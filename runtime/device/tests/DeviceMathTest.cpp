@@ -2,6 +2,7 @@
 // device code (math/DeviceMath.cpp): values against references computed with
 // 40-digit arithmetic (mpmath), special values, symmetries, and round trips
 // over the whole range, including subnormal arguments.
+#include "DeviceTestSupport.h"
 #include "__ompsim_device_math.h"
 
 #include <gtest/gtest.h>
@@ -10,9 +11,10 @@
 #include <limits>
 #include <vector>
 
+using ompsim::test::kInf;
+
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kDenormMin = std::numeric_limits<double>::denorm_min();
 
 /// Distance of `Got` from `Want` in units of the last place of `Want`.

@@ -1,6 +1,7 @@
 // Unit tests of the GPU device-runtime ABI in libompsim-device: launches over
 // teams, parallel regions and the static loop entry points, called the way
 // flang-22's device code calls them, on libomp's teams and threads.
+#include "DeviceTestSupport.h"
 #include "ompsim/device_runtime.h"
 
 #include <gtest/gtest.h>
@@ -15,15 +16,7 @@
 #include <set>
 #include <vector>
 
-// The entry points are looked up rather than declared: clang's OpenMP
-// optimizer knows their names with its own types and crashes on others.
-namespace {
-template <typename Fn> Fn entry(const char *Name) {
-  auto F = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, Name));
-  EXPECT_NE(F, nullptr) << Name;
-  return F;
-}
-} // namespace
+using ompsim::test::entry;
 
 #define OMPSIM_ENTRY(NAME, TYPE) static const auto NAME##Fn = entry<TYPE>(#NAME)
 

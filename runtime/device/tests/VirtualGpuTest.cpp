@@ -22,26 +22,26 @@
 
 namespace {
 
-constexpr uint32_t Blocks = 3, Threads = 96, Warp = 32;
+constexpr uint32_t GridBlocks = 3, BlockThreads = 96, Warp = 32;
 
 struct Results {
-  int32_t Shuffled[Blocks][Threads];
-  uint64_t Ballot[Blocks][Threads];
-  uint64_t MaskAfterExits[Blocks][Threads];
-  int BlockStateSeen[Blocks][Threads];
+  int32_t Shuffled[GridBlocks][BlockThreads];
+  uint64_t Ballot[GridBlocks][BlockThreads];
+  uint64_t MaskAfterExits[GridBlocks][BlockThreads];
+  int BlockStateSeen[GridBlocks][BlockThreads];
   std::atomic<int> EarlyPasses{0};
-  int Arrived[Blocks][Threads];
+  int Arrived[GridBlocks][BlockThreads];
   /// The registers read from the fiber's slot, and whether the frame lies
   /// in the process's slots and the runtime's call agrees.
-  uint32_t Ids[Blocks][Threads][4];
-  bool SameAsCall[Blocks][Threads];
+  uint32_t Ids[GridBlocks][BlockThreads][4];
+  bool SameAsCall[GridBlocks][BlockThreads];
 };
 
 Results *R;
 
 /// Every thread of the grid: lanes do different amounts of work before each
 /// collective, which must still meet in lockstep.
-void kernel(void *) {
+void laneKernel(void *) {
   const ompsim::vgpu::LaneRegisters &Regs = ompsim::vgpu::laneRegisters();
   uint32_t B = Regs.BlockId[0], T = Regs.ThreadId[0];
   uint32_t Lane = Regs.LaneId;
@@ -63,7 +63,7 @@ void kernel(void *) {
     *State = B + 1;
   R->Arrived[B][T] = 1;
   __ompsim_vgpu_sync_block();
-  for (uint32_t Other = 0; Other < Threads; ++Other)
+  for (uint32_t Other = 0; Other < BlockThreads; ++Other)
     if (!R->Arrived[B][Other])
       R->EarlyPasses.fetch_add(1);
   R->BlockStateSeen[B][T] = int(*State);
@@ -85,21 +85,21 @@ void kernel(void *) {
 TEST(VirtualGpuTest, WarpsMeetInLockstepAndBarriersCountTheThreadsThatRun) {
   R = new Results{};
   ompsim_kernel_launch Launch{};
-  Launch.num_teams = Blocks;
-  Launch.thread_limit = Threads;
+  Launch.num_teams = GridBlocks;
+  Launch.thread_limit = BlockThreads;
   Launch.bare_workers = 2;
-  Launch.invoke = &kernel;
+  Launch.invoke = &laneKernel;
   Launch.gpu_warp_size = Warp;
   Launch.bare = 1;
   ASSERT_EQ(__ompsim_device_run_kernel(&Launch), 0);
-  for (uint32_t B = 0; B < Blocks; ++B)
-    for (uint32_t T = 0; T < Threads; ++T) {
+  for (uint32_t B = 0; B < GridBlocks; ++B)
+    for (uint32_t T = 0; T < BlockThreads; ++T) {
       uint32_t Base = T - T % Warp, Lane = T % Warp;
       EXPECT_EQ(R->Shuffled[B][T], int32_t(1000 * B + Base + (Lane + 1) % Warp)) << B << " " << T;
       EXPECT_EQ(R->Ballot[B][T], 0x9249249249249249ULL & 0xffffffffULL) << B << " " << T;
       EXPECT_EQ(R->BlockStateSeen[B][T], int(B + 1)) << B << " " << T;
-      EXPECT_EQ(R->Ids[B][T][0], Threads);
-      EXPECT_EQ(R->Ids[B][T][1], Blocks);
+      EXPECT_EQ(R->Ids[B][T][0], BlockThreads);
+      EXPECT_EQ(R->Ids[B][T][1], GridBlocks);
       EXPECT_EQ(R->Ids[B][T][2], Warp);
       EXPECT_EQ(R->Ids[B][T][3], 0u + 0u + 1u + 1u);
       EXPECT_TRUE(R->SameAsCall[B][T]) << B << " " << T;
@@ -111,7 +111,7 @@ TEST(VirtualGpuTest, WarpsMeetInLockstepAndBarriersCountTheThreadsThatRun) {
         EXPECT_NE(R->MaskAfterExits[B][T] & (1ULL << T), 0u) << B << " " << T;
       }
     }
-  for (uint32_t B = 0; B < Blocks; ++B)
+  for (uint32_t B = 0; B < GridBlocks; ++B)
     EXPECT_EQ(R->MaskAfterExits[B][0], 0x55555555ULL) << B;
   EXPECT_EQ(R->EarlyPasses.load(), 0);
   delete R;

@@ -40,7 +40,7 @@ OMPSIM_DEVICE_API int32_t __ompsim_vgpu_shuffle(uint64_t Mask, int32_t Value, ui
 OMPSIM_DEVICE_API uint64_t __ompsim_vgpu_ballot(uint64_t Mask, int Predicate) {
   return warpBallot(Mask, Predicate != 0);
 }
-OMPSIM_DEVICE_API void __ompsim_vgpu_pause(void) { pause(); }
+OMPSIM_DEVICE_API void __ompsim_vgpu_pause(void) { ompsim::vgpu::pause(); }
 OMPSIM_DEVICE_API uint64_t __ompsim_vgpu_nanoseconds(void) { return nanoseconds(); }
 
 OMPSIM_DEVICE_API void *__ompsim_vgpu_block_state(uint64_t Bytes) {

@@ -4,6 +4,7 @@
 #include "FakeDeviceMemory.h"
 #include "MapClauseProcessor.h"
 #include "MapFlags.h"
+#include "MapTestItems.h"
 
 #include "ompsim/offload_abi.h"
 
@@ -13,11 +14,10 @@
 #include <vector>
 
 using namespace ompsim::host;
+using namespace ompsim::host::testing;
 using ompsim::host::testing::FakeDeviceMemory;
 
 namespace {
-
-constexpr int64_t TO = mapflag::To, DELETE = mapflag::Delete;
 
 DataFaultSite deviceFault(uint64_t Addr) {
   DataFaultSite F;

@@ -1,5 +1,6 @@
 // Entry parsing in both compiler formats.
 #include "EntryTable.h"
+#include "MapTestItems.h"
 
 #include <gtest/gtest.h>
 
@@ -9,6 +10,7 @@
 #include <vector>
 
 using namespace ompsim::host;
+using namespace ompsim::host::testing;
 
 namespace {
 
@@ -16,8 +18,6 @@ int HostGlobal;
 int hostFunction(int X) { return X + 1; }
 char VtableBytes[48];
 char RegionId;
-
-std::string errorText(llvm::Error Err) { return llvm::toString(std::move(Err)); }
 
 TEST(EntryTable, ParsesCurrentFormat) {
   __tgt_offload_entry Entries[] = {

@@ -1,13 +1,13 @@
 // The merged, sorted function-pointer table.
 #include "FunctionPointerTable.h"
+#include "MapTestItems.h"
 
 #include <gtest/gtest.h>
 
 using namespace ompsim::host;
+using namespace ompsim::host::testing;
 
 namespace {
-
-std::string errorText(llvm::Error Err) { return llvm::toString(std::move(Err)); }
 
 std::vector<__omp_offloading_fptr_map_ty> built(const FunctionPointerTable &T) {
   auto Table = T.build();

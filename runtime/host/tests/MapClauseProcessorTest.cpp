@@ -3,6 +3,7 @@
 #include "MapClauseProcessor.h"
 #include "FakeDeviceMemory.h"
 #include "MapFlags.h"
+#include "MapTestItems.h"
 #include "TwoComponentMapper.h"
 
 #include "ompsim/offload_abi.h"
@@ -10,24 +11,12 @@
 #include <gtest/gtest.h>
 
 using namespace ompsim::host;
+using namespace ompsim::host::testing;
 using ompsim::host::testing::CountedArray;
 using ompsim::host::testing::FakeDeviceMemory;
 using ompsim::host::testing::pushTwoComponents;
 
 namespace {
-
-namespace flag = ompsim::host::mapflag;
-constexpr int64_t TO = flag::To, FROM = flag::From, ALWAYS = flag::Always, DELETE = flag::Delete,
-                  PtrAndObj = flag::PtrAndObj, PARAM = flag::TargetParam, ReturnParam = flag::ReturnParam,
-                  PRIVATE = flag::Private, LITERAL = flag::Literal, IMPLICIT = flag::Implicit,
-                  PRESENT = flag::Present, HOLD = flag::OmpxHold, ATTACH = flag::Attach;
-constexpr int64_t memberOf(int ParentIndex1) { return static_cast<int64_t>(uint64_t(ParentIndex1) << 48); }
-
-MapArg item(void *P, int64_t Size, int64_t Type, const char *Name = nullptr) {
-  return MapArg{P, P, Size, Type, const_cast<char *>(Name), nullptr};
-}
-
-std::string errorText(llvm::Error Err) { return llvm::toString(std::move(Err)); }
 
 class MapRules : public ::testing::Test {
 protected:
@@ -400,7 +389,7 @@ TEST_F(MapRules, UnimplementedMapTypeBitIsAnErrorNamingBitAndVariable) {
   EXPECT_NE(Msg.find("0x800"), std::string::npos) << Msg;
   EXPECT_NE(Msg.find("'x'"), std::string::npos) << Msg;
   EXPECT_EQ(Table.size(), 0u) << "nothing is mapped";
-  Msg = errorText(P.enter({item(&X, 4, TO | flag::NonContig, ";x;f.c;1;1;;")}, nullptr));
+  Msg = errorText(P.enter({item(&X, 4, TO | mapflag::NonContig, ";x;f.c;1;1;;")}, nullptr));
   EXPECT_NE(Msg.find("OMP_MAP_NON_CONTIG"), std::string::npos) << Msg;
 }
 
@@ -415,7 +404,7 @@ TEST_F(MapRules, NonContiguousUpdateMovesMergedRuns) {
   NonContigDim Rows[3] = {{1, 3, 32}, {2, 4, 4}, {0, 1, 4}};
   int Before = Device.Retrieves;
   ASSERT_FALSE(static_cast<bool>(
-      P.update({MapArg{A, Rows, 3, FROM | static_cast<int64_t>(flag::NonContig), nullptr, nullptr}})));
+      P.update({MapArg{A, Rows, 3, FROM | static_cast<int64_t>(mapflag::NonContig), nullptr, nullptr}})));
   EXPECT_EQ(Device.Retrieves - Before, 3) << "one transfer per row";
   for (int I = 0; I < 6; ++I)
     for (int J = 0; J < 8; ++J)
@@ -423,7 +412,7 @@ TEST_F(MapRules, NonContiguousUpdateMovesMergedRuns) {
   // update from(a[0][1:3:3]): strided elements 1, 4, 7 of row 0.
   NonContigDim Strided[2] = {{1, 3, 12}, {0, 1, 4}};
   ASSERT_FALSE(static_cast<bool>(
-      P.update({MapArg{A, Strided, 2, FROM | static_cast<int64_t>(flag::NonContig), nullptr, nullptr}})));
+      P.update({MapArg{A, Strided, 2, FROM | static_cast<int64_t>(mapflag::NonContig), nullptr, nullptr}})));
   EXPECT_EQ(A[0][1], 101);
   EXPECT_EQ(A[0][4], 104);
   EXPECT_EQ(A[0][7], 107);
@@ -432,7 +421,7 @@ TEST_F(MapRules, NonContiguousUpdateMovesMergedRuns) {
   NonContigDim Whole[3] = {{0, 6, 32}, {0, 8, 4}, {0, 1, 4}};
   Before = Device.Retrieves;
   ASSERT_FALSE(static_cast<bool>(
-      P.update({MapArg{A, Whole, 3, FROM | static_cast<int64_t>(flag::NonContig), nullptr, nullptr}})));
+      P.update({MapArg{A, Whole, 3, FROM | static_cast<int64_t>(mapflag::NonContig), nullptr, nullptr}})));
   EXPECT_EQ(Device.Retrieves - Before, 1);
   EXPECT_EQ(A[5][0], 150);
 }

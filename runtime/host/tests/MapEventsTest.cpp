@@ -3,6 +3,7 @@
 #include "FakeDeviceMemory.h"
 #include "MapClauseProcessor.h"
 #include "MapFlags.h"
+#include "MapTestItems.h"
 #include "TwoComponentMapper.h"
 
 #include "../events/OffloadEvents.h"
@@ -14,16 +15,13 @@
 #include <vector>
 
 using namespace ompsim::host;
+using namespace ompsim::host::testing;
 using ompsim::host::testing::CountedArray;
 using ompsim::host::testing::FakeDeviceMemory;
 using ompsim::host::testing::pushTwoComponents;
 namespace events = ompsim::events;
 
 namespace {
-
-namespace flag = ompsim::host::mapflag;
-constexpr int64_t TO = flag::To, FROM = flag::From, PARAM = flag::TargetParam, PtrAndObj = flag::PtrAndObj,
-                  DELETE = flag::Delete;
 
 const char *point(events::Endpoint P) { return P == events::Endpoint::Begin ? "begin" : "end"; }
 
@@ -78,8 +76,6 @@ Recorder &recorder() {
   }();
   return *R;
 }
-
-MapArg item(void *P, int64_t Size, int64_t Type) { return MapArg{P, P, Size, Type, nullptr, nullptr}; }
 
 class MapEvents : public ::testing::Test {
 protected:

@@ -4,6 +4,7 @@
 #include "FakeDeviceMemory.h"
 #include "MapClauseProcessor.h"
 #include "MapFlags.h"
+#include "MapTestItems.h"
 
 #include <gtest/gtest.h>
 
@@ -11,16 +12,10 @@
 #include <vector>
 
 using namespace ompsim::host;
+using namespace ompsim::host::testing;
 using ompsim::host::testing::FakeDeviceMemory;
 
 namespace {
-
-namespace flag = ompsim::host::mapflag;
-constexpr int64_t TO = flag::To, FROM = flag::From, DELETE = flag::Delete;
-
-MapArg item(void *P, int64_t Size, int64_t Type, const char *Name = nullptr) {
-  return MapArg{P, P, Size, Type, const_cast<char *>(Name), nullptr};
-}
 
 // Permanent entries (an image's declare-target globals and indirect
 // functions) live in flat per-image batches; lookups must see them and the
