@@ -27,9 +27,10 @@ from harness.runner import Cell  # noqa: E402
 PROGRAMS = os.path.join(HERE, "programs")
 DEFAULT_OUT = os.path.join(HERE, "out")
 #: The default columns: the simulated device both ways, running host-offload code and each
-#: GPU's code, and the stock reference.
-DEFAULT_COLUMNS = [("sim", "pass"), ("sim", "native"), ("sim-nvptx", "pass"), ("sim-nvptx", "native"),
-                   ("sim-amdgcn", "pass"), ("sim-amdgcn", "native"), ("host-upstream", "native")]
+#: GPU's code, and the stock reference. The answer a new user wants first comes first: the
+#: simulated device translating (host-offload code, then NVIDIA's), beside stock.
+DEFAULT_COLUMNS = [("sim", "pass"), ("sim-nvptx", "pass"), ("host-upstream", "native"), ("sim", "native"),
+                   ("sim-nvptx", "native"), ("sim-amdgcn", "pass"), ("sim-amdgcn", "native")]
 #: Backends whose runtime is not ompsim's run only native builds unless --translate says otherwise.
 NATIVE_ONLY = {"host-upstream", "cuda-upstream", "amdgpu-upstream"}
 
@@ -259,10 +260,10 @@ class ProgressEvents:
     def report(self, report):
         record = getattr(report, "conformance_record", None)
         if record is not None:
-            self.outcomes[report.nodeid] = (record["outcome"], record["expected"])
+            self.outcomes[report.nodeid] = (record["outcome"], record["expected"], record.get("compile"))
         elif report.failed and report.nodeid not in self.outcomes:
             # setup failed, or xdist reports a worker that crashed in the cell
-            self.outcomes[report.nodeid] = ("UNRESOLVED", False)
+            self.outcomes[report.nodeid] = ("UNRESOLVED", False, None)
         if report.when not in ("setup", "call"):
             self.finish(report.nodeid)
 
@@ -270,8 +271,8 @@ class ProgressEvents:
         if nodeid in self.finished or "test_program" not in nodeid:
             return
         self.finished.add(nodeid)
-        outcome, expected = self.outcomes.pop(nodeid, ("UNRESOLVED", False))
-        self.emit(event="done", id=self.cell_id(nodeid), outcome=outcome, expected=expected)
+        outcome, expected, compile_ = self.outcomes.pop(nodeid, ("UNRESOLVED", False, None))
+        self.emit(event="done", id=self.cell_id(nodeid), outcome=outcome, expected=expected, compile=compile_)
 
 
 def pytest_configure(config):

@@ -1,9 +1,16 @@
-"""Compiles conformance programs, once per (program, translate, image), shared by columns.
+"""Compiles conformance programs, once per (program, translate, image), shared by columns
+and kept for later runs.
 
-Builds land in ``<out>/build/<program>-<translate>-<image>-<key>/``; the key hashes
-everything that changes the binary (sources, inputs, flags, compiler and ompsim tool
-files), so a stale build is never reused. Each build is made in a temporary folder and
-renamed into place under a file lock, which keeps pytest-xdist workers from racing.
+Builds land in the compile cache, ``<build>/compile-cache/<program>-<translate>-<image>-<key>/``
+(OMPSIM_COMPILE_CACHE chooses another folder): every matrix run of one build folder (the
+matrix, the suites, CI's steps) shares it. The key hashes the contents of everything that
+changes the binary: the sources, the project headers they include, the program's helper
+folder, the flags, the compiler's identity and the contents of ompsim's own files the
+compile uses (`ompsim cc`, the pass plugin, the device runtime, its headers), so a stale
+build is never reused and a rebuild that changes nothing keeps the cache. Each build is
+made in a temporary folder and renamed into place under a file lock, which keeps
+pytest-xdist workers and concurrent runs from racing; each use marks the entry, and the
+least recently used entries go when the cache outgrows its limit (prune).
 """
 import dataclasses
 import fcntl
@@ -15,8 +22,9 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 
-from ompsim_base import backends, paths
+from ompsim_base import backends, gpu, paths
 from ompsim_base import toolchain as llvm_toolchain
 
 from . import process
@@ -28,6 +36,10 @@ COMMON_FLAGS = ["-O1"]
 CXX_FLAGS = ["-std=c++17"]
 FORTRAN_FLAGS = ["-fopenmp-version=51"]
 COMPILE_TIMEOUT = 600
+#: The compile cache's size limit; prune() removes the least recently used entries beyond it.
+CACHE_LIMIT_BYTES = int(os.environ.get("OMPSIM_COMPILE_CACHE_LIMIT_MB", "4096")) * 1024 * 1024
+#: Entries used this recently are never pruned (a concurrent run may be using them).
+CACHE_KEEP_RECENT_S = 3600
 
 
 @dataclasses.dataclass
@@ -39,6 +51,7 @@ class Build:
     output: str
     command: str
     device_runtime: bool
+    made: bool = False      # compiled by this call, not found in the cache
 
 
 def have_ompsim_cc():
@@ -122,10 +135,25 @@ def toolchain(language, translate, image):
     return cmd, False, None
 
 
-def _file_stamp(path):
+def cache_root():
+    """The compile cache: OMPSIM_COMPILE_CACHE, else <build>/compile-cache."""
+    return os.path.abspath(os.environ.get("OMPSIM_COMPILE_CACHE") or os.path.join(paths.BUILD, "compile-cache"))
+
+
+@functools.lru_cache(maxsize=None)
+def _content_digest(path, size, mtime_ns):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _file_digest(path):
+    """The digest of a file's contents (read once per process and version), or 'missing'."""
     try:
         st = os.stat(path)
-        return "%s:%d:%d" % (path, st.st_size, st.st_mtime_ns)
+        return "%s:%s" % (path, _content_digest(path, st.st_size, st.st_mtime_ns))
     except OSError:
         return path + ":missing"
 
@@ -137,9 +165,79 @@ def _dir_digest(directory):
         for n in sorted(files):
             p = os.path.join(root, n)
             h.update(p.encode())
-            with open(p, "rb") as f:
-                h.update(f.read())
+            h.update(_file_digest(p).encode())
     return h.hexdigest()
+
+
+@functools.lru_cache(maxsize=None)
+def _compiler_identity(driver):
+    """A compiler by what it says it is (--version) and its installed file: a package
+    upgrade changes the key, touching nothing does not."""
+    real = os.path.realpath(driver)
+    try:
+        st = os.stat(real)
+        version = subprocess.run([driver, "--version"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                 text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return driver + ":missing"
+    return "%s:%s:%d:%d:%s" % (driver, real, st.st_size, st.st_mtime_ns, version)
+
+
+@functools.lru_cache(maxsize=None)
+def _ompsim_tools_digest():
+    """ompsim's own files a compile uses: `ompsim cc` and the modules it imports, the pass
+    plugin, the device runtime and API libraries and the headers device compiles get, this
+    harness's build code, and the CUDA installation clang-22 reads its PTX version from."""
+    h = hashlib.sha256()
+    lib = os.path.join(paths.ROOT, "scripts", "lib")
+    for d in (os.path.join(lib, "ompsim_base"), paths.OMPX_INCLUDE, os.path.dirname(paths.DEVICE_MATH_HEADER)):
+        h.update(_dir_digest_of(d, (".py", ".h")).encode())
+    for p in (os.path.join(paths.ROOT, "scripts", "ompsim"), CC_MODULE, os.path.join(lib, "ompsim_cli", "fortran_gpu.py"),
+              paths.PASS_PLUGIN, paths.DEVICE_RUNTIME, paths.DEVICE_API, os.path.abspath(__file__)):
+        h.update(_file_digest(p).encode())
+    cuda = gpu.cuda_installation()
+    h.update(("cuda:%s" % cuda).encode())
+    if cuda:
+        for name in ("version.json", "version.txt"):
+            h.update(_file_digest(os.path.join(cuda, name)).encode())
+    return h.hexdigest()
+
+
+def _dir_digest_of(directory, suffixes):
+    h = hashlib.sha256()
+    for root, dirs, files in os.walk(directory):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for n in sorted(files):
+            if n.endswith(suffixes):
+                h.update(_file_digest(os.path.join(root, n)).encode())
+    return h.hexdigest()
+
+
+_QUOTED_INCLUDE = re.compile(rb'^\s*#\s*include\s*"([^"]+)"', re.M)
+
+
+def _hash_local_headers(h, sources, include_dirs):
+    """Adds the project headers the sources include ("..." includes found beside the
+    including file or in an -I folder, and theirs in turn) to the build key `h`."""
+    seen, todo = set(), list(sources)
+    while todo:
+        path = todo.pop()
+        try:
+            with open(path, "rb") as f:
+                text = f.read()
+        except OSError:
+            continue
+        for name in _QUOTED_INCLUDE.findall(text):
+            name = name.decode(errors="replace")
+            for d in [os.path.dirname(path), *include_dirs]:
+                candidate = os.path.normpath(os.path.join(d, name))
+                if os.path.isfile(candidate):
+                    if candidate not in seen:
+                        seen.add(candidate)
+                        todo.append(candidate)
+                    break
+    for header in sorted(seen):
+        h.update(_file_digest(header).encode())
 
 
 def substitute(text, source_dir, out_dir):
@@ -152,7 +250,7 @@ def _language_flags(language):
     return COMMON_FLAGS + (CXX_FLAGS if language == "c++" else [])
 
 
-def build(spec, translate, image, out_root):
+def build(spec, translate, image):
     """Builds `spec` for (translate, image) or reuses the cached build. Returns (Build, None)
     or (None, why the toolchain is unavailable)."""
     prefix, device_runtime, why = toolchain(spec.language, translate, image)
@@ -160,18 +258,23 @@ def build(spec, translate, image, out_root):
         return None, why
     source_dir = spec.source_dir or os.path.dirname(os.path.abspath(spec.path))
     h = hashlib.sha256()
-    for src in [spec.path, *spec.extra_sources]:
+    sources = [os.path.abspath(p) for p in [spec.path, *spec.extra_sources]]
+    for src in sources:
+        h.update(src.encode())          # the path is in the binary too (__FILE__, debug info)
         try:
             with open(src, "rb") as f:
                 h.update(f.read())
         except OSError:
             h.update(("missing:" + src).encode())   # the compiler names it
+    build_args = [substitute(a, source_dir, "%T") for a in spec.build_args]
+    _hash_local_headers(h, sources, [a[2:] for a in build_args if a.startswith("-I") and len(a) > 2])
     _hash_helpers(h, source_dir)
     ident = [*prefix, *_language_flags(spec.language), translate, image, spec.action, *spec.build_args,
+             *[lib for lib, _ in spec.shlibs], *[a for _, args in spec.shlibs for a in args],
              *_tool_stamps(prefix[0])]
     h.update("\0".join(ident).encode())
-    key = "%s-%s-%s-%s" % (re.sub(r"[^\w.+-]", "_", spec.name), translate, image, h.hexdigest()[:12])
-    build_root = os.path.join(out_root, "build")
+    key = "%s-%s-%s-%s" % (re.sub(r"[^\w.+-]", "_", spec.name), translate, image, h.hexdigest()[:16])
+    build_root = cache_root()
     os.makedirs(build_root, exist_ok=True)
     final = os.path.join(build_root, key)
 
@@ -183,14 +286,14 @@ def build(spec, translate, image, out_root):
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
-    _made_once(final, os.path.join(final, "build.json"), make)
+    made = _made_once(final, os.path.join(final, "build.json"), make)
     with open(os.path.join(final, "build.json")) as f:
         rec = json.load(f)
     # Commands and messages name the temporary folder the build was made in; show the final one.
     tmp_name = rec.get("tmp_dir", "")
     fix = (lambda t: t.replace(tmp_name, final)) if tmp_name else (lambda t: t)
     return Build(ok=rec["ok"], directory=final, exe=os.path.join(final, "prog"), output=fix(rec["output"]),
-                 command=fix(rec["command"]), device_runtime=device_runtime), None
+                 command=fix(rec["command"]), device_runtime=device_runtime, made=made), None
 
 
 #: How a lit test's compile commands spell the working folder they run in (build_lit).
@@ -205,6 +308,7 @@ class LitBuild:
     folder after them; `steps` is [(command, exit code, output)], a failing one last."""
     directory: str
     steps: list
+    made: bool = False      # compiled by this call, not found in the cache
 
 
 def _hash_helpers(h, source_dir):
@@ -216,14 +320,66 @@ def _hash_helpers(h, source_dir):
 
 def _made_once(final, record, make):
     """Calls make() unless `record` exists, under `final`'s file lock: pytest-xdist workers
-    and columns needing one build wait for the first to make it."""
+    and columns needing one build wait for the first to make it. Marks the entry used (for
+    prune) and returns whether make() ran."""
     with open(final + ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
-            if not os.path.exists(record):
+            made = not os.path.exists(record)
+            if made:
                 make()
+            else:
+                os.utime(record)
+            return made
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def prune(root=None, limit=None, now=None):
+    """Removes the least recently used entries of the compile cache while it holds more
+    than `limit` bytes (CACHE_LIMIT_BYTES), never one used in the last CACHE_KEEP_RECENT_S
+    seconds. Returns (entries removed, bytes freed)."""
+    root = root or cache_root()
+    limit = CACHE_LIMIT_BYTES if limit is None else limit
+    now = time.time() if now is None else now
+    entries, total = [], 0
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return 0, 0
+    for name in names:
+        path = os.path.join(root, name)
+        if name.endswith(".lock") or ".tmp-" in name or not os.path.isdir(path):
+            continue
+        size = 0
+        for base, _, files in os.walk(path):
+            for n in files:
+                try:
+                    size += os.lstat(os.path.join(base, n)).st_size
+                except OSError:
+                    pass
+        try:
+            used = os.stat(os.path.join(path, "build.json")).st_mtime
+        except OSError:
+            used = 0.0
+        entries.append((used, path, size))
+        total += size
+    removed = freed = 0
+    for used, path, size in sorted(entries):
+        if total <= limit:
+            break
+        if now - used < CACHE_KEEP_RECENT_S:
+            continue
+        # The lock file stays: a run waiting on it would otherwise build beside one that
+        # opened a new one.
+        with open(path + ".lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            shutil.rmtree(path, ignore_errors=True)
+            fcntl.flock(lock, fcntl.LOCK_UN)
+        total -= size
+        removed += 1
+        freed += size
+    return removed, freed
 
 
 def _compile(argv, cwd, env):
@@ -237,23 +393,23 @@ def _compile(argv, cwd, env):
     return rc, out
 
 
-def _tool_stamps(prefix):
-    return [_file_stamp(p) for p in (prefix, CC_MODULE, paths.PASS_PLUGIN, paths.DEVICE_RUNTIME, paths.DEVICE_API,
-                                     os.path.join(paths.OMPX_INCLUDE, "ompx.h"), os.path.abspath(__file__))]
+def _tool_stamps(driver):
+    return [_compiler_identity(driver) if os.path.dirname(driver) == paths.LLVM_BIN else _file_digest(driver),
+            _ompsim_tools_digest()]
 
 
-def build_lit(spec, commands, out_root, env):
+def build_lit(spec, commands, env):
     """Runs the compile commands before a lit test's first run step, once per (commands,
     sources, tools): columns whose compiles read the same (sim and ours-host both run
     `ompsim cc --image=elf`) share them, and so does a second run of the matrix.
 
     `commands` spell the cell's working folder LIT_WORKDIR; they run in the shared folder
-    `<out>/build/lit-<program>-<key>/`, made in place under a file lock (no rename: a
+    `<compile cache>/lit-<program>-<key>/`, made in place under a file lock (no rename: a
     build may record its own paths, a library's rpath or DT_NEEDED).
     """
     source_dir = os.path.dirname(os.path.abspath(spec.path))
     h = hashlib.sha256()
-    h.update("\0".join([*commands, *_tool_stamps(paths.tool("clang")), _file_stamp(FLANG)]).encode())
+    h.update("\0".join([*commands, spec.path, *_tool_stamps(paths.tool("clang")), _compiler_identity(FLANG)]).encode())
     for name in sorted(os.listdir(source_dir)):
         path = os.path.join(source_dir, name)
         if name.endswith(_LIT_NEIGHBOURS) and os.path.isfile(path):
@@ -262,7 +418,7 @@ def build_lit(spec, commands, out_root, env):
                 h.update(hashlib.sha256(f.read()).digest())
     _hash_helpers(h, source_dir)
     key = "lit-%s-%s" % (re.sub(r"[^\w.+-]", "_", spec.name), h.hexdigest()[:16])
-    build_root = os.path.join(out_root, "build")
+    build_root = cache_root()
     os.makedirs(build_root, exist_ok=True)
     final = os.path.join(build_root, key)
     record = os.path.join(final, "build.json")
@@ -280,9 +436,9 @@ def build_lit(spec, commands, out_root, env):
         with open(record + ".tmp", "w") as f:
             json.dump({"steps": steps}, f, indent=1)
         os.rename(record + ".tmp", record)
-    _made_once(final, record, make)
+    made = _made_once(final, record, make)
     with open(record) as f:
-        return LitBuild(directory=final, steps=[tuple(s) for s in json.load(f)["steps"]])
+        return LitBuild(directory=final, steps=[tuple(s) for s in json.load(f)["steps"]], made=made)
 
 
 def mirror(build_dir, workdir):

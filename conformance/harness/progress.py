@@ -6,11 +6,14 @@ JSON object a line to it:
 * ``{"event": "collected", "cells": [[cell id, program, column], ...]}`` once the cells
   are known (after sharding);
 * ``{"event": "start", "id": ...}`` when a worker starts a cell;
-* ``{"event": "done", "id": ..., "outcome": ..., "expected": ...}`` when it has finished.
+* ``{"event": "done", "id": ..., "outcome": ..., "expected": ..., "compile": ...}`` when it
+  has finished; ``compile`` says whether the cell compiled its program (``made``), found
+  it in the compile cache (``cached``: an earlier run's, or another column's of this run)
+  or compiled nothing (null).
 
 `Progress` turns them into what a user sees while the run goes on: on a terminal one
-status line rewritten in place (cells done of total, pass/fail/unexpected so far, elapsed
-and estimated time left, the slowest cell still running), with a lasting line for each
+status line rewritten in place (cells done of total, pass/fail/unexpected so far, compiles made and
+found in the compile cache, elapsed and estimated time left, the slowest cell still running), with a lasting line for each
 program that has an unexpected outcome; piped, one line per finished program with every
 cell's outcome (and the status line after a minute without one). Labels are the final
 table's (report.LABEL, ``!`` for unexpected).
@@ -49,6 +52,7 @@ class Progress:
         self.results = {}        # id -> (outcome, expected)
         self.programs_done = 0
         self.counts = {"pass": 0, "fail": 0, "skip": 0, "unexpected": 0}
+        self.compiles = {"made": 0, "cached": 0}
         self.status_shown = False
         self.last_draw = 0.0
         self.last_line = self.begun
@@ -72,7 +76,8 @@ class Progress:
             self.running[event["id"]] = self.clock()
             self.draw(force=True)
         elif kind == "done":
-            self._done(event["id"], event.get("outcome") or oc.UNRESOLVED, bool(event.get("expected")))
+            self._done(event["id"], event.get("outcome") or oc.UNRESOLVED, bool(event.get("expected")),
+                       event.get("compile"))
 
     def _collected(self, cells):
         self.collected_at = self.clock()
@@ -86,9 +91,11 @@ class Progress:
                    % (len(self.cells), len(self.per_program), columns, "" if columns == 1 else "s",
                       self.collected_at - self.begun))
 
-    def _done(self, cid, outcome, expected):
+    def _done(self, cid, outcome, expected, compile_=None):
         if cid in self.results:
             return
+        if compile_ in self.compiles:
+            self.compiles[compile_] += 1
         self.running.pop(cid, None)
         if cid not in self.cells:
             # A cell the collection did not name (should not happen): its own program.
@@ -130,6 +137,8 @@ class Progress:
         c = self.counts
         parts = ["%d/%d cells" % (done, total),
                  "%d pass, %d fail, %d unexpected" % (c["pass"], c["fail"], c["unexpected"])]
+        if any(self.compiles.values()):
+            parts.append(self.compiles_text())
         spent = now - self.collected_at
         left = "~%s left" % clock_text(spent / done * (total - done)) if done else "? left"
         parts.append("%s, %s" % (clock_text(now - self.begun), left))
@@ -144,6 +153,11 @@ class Progress:
                 program = "…" + program[len(program) - room + 1:]
             text = head + program + tail
         return text
+
+    def compiles_text(self):
+        """`12 compiled, 340 cached`: cells that compiled their program, and cells that found
+        it in the compile cache."""
+        return "%d compiled, %d cached" % (self.compiles["made"], self.compiles["cached"])
 
     # --- output ----------------------------------------------------------------------
 

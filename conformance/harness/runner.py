@@ -100,7 +100,7 @@ def run_cell(cell, out_root, workdir):
     record = {"program": cell.name, "backend": cell.backend, "translate": cell.translate,
               "image": "gpu" if cell.backend in GPU_BUILD_BACKENDS else backends.image_kind(cell.backend),
               "checks": "", "xfail_reasons": [], "style": "", "notes": "",
-              "compile_command": "", "exit_code": None, "stdout_tail": "", "stderr_tail": "", "run_s": None}
+              "compile_command": "", "compile": None, "exit_code": None, "stdout_tail": "", "stderr_tail": "", "run_s": None}
     if cell.repeat > 1:
         # How many times the program ran (0: it did not run), and which runs failed (from 1).
         record.update(repeat=cell.repeat, runs=0, failed_runs=[])
@@ -142,10 +142,11 @@ def _run(cell, out_root, workdir, record):
         return pre
     if spec.style == "lit":
         return _lit(cell, spec, features, image, workdir, record, out_root)
-    b, why = builder.build(spec, cell.translate, image, out_root)
+    b, why = builder.build(spec, cell.translate, image)
     if why:
         return oc.Outcome(oc.UNAVAILABLE, why, True)
     record["compile_command"] = b.command
+    record["compile"] = "made" if b.made else "cached"
     after_build = oc.classify_build(spec, features, b.ok, b.output)
     if after_build:
         return after_build
@@ -416,7 +417,8 @@ def _lit(cell, spec, features, image, workdir, record, out_root=None):
         shared_tmp = os.path.join(builder.LIT_WORKDIR, os.path.relpath(tmp, workdir))
         commands = [cmd for _, cmd in lit_steps(spec, cell.backend, prefixes, cell.suite or os.path.dirname(spec.path),
                                                 shared_tmp)[:first_run]]
-        lit_build = builder.build_lit(spec, commands, out_root, plain_env)
+        lit_build = builder.build_lit(spec, commands, plain_env)
+        record["compile"] = "made" if lit_build.made else "cached"
         builder.mirror(lit_build.directory, workdir)
         for cmd, rc, out in lit_build.steps:
             # The transcript names this cell's folder, as if the compile had run here.

@@ -229,7 +229,7 @@ def test_expectations_lines_through_the_cli_stale_fails_optional_runs(tmp_path):
                                                            "mine/skipped.c": ("UNSUPPORTED", True)}
 
 
-def test_columns_that_compile_alike_share_a_lit_tests_compiles(tmp_path):
+def test_columns_that_compile_alike_share_a_lit_tests_compiles(tmp_path, compile_cache):
     """sim and ours-host run the same `ompsim cc` build of a lit test: it is compiled once,
     each cell runs its own copy (a run writing beside %t leaves the other's alone), and a
     compile error is each cell's outcome."""
@@ -252,7 +252,7 @@ def test_columns_that_compile_alike_share_a_lit_tests_compiles(tmp_path):
         assert str(work) in record["stdout_tail"] and "lit-" not in record["stdout_tail"]
         res, record = run_cell(Cell(str(suite / "bad.c"), backend, "pass", str(suite)), str(out), str(work))
         assert res.code == oc.COMPILE_ERROR and "nope" in res.reason, (backend, res)
-    builds = sorted(p.name for p in (out / "build").iterdir() if p.is_dir())
+    builds = sorted(p.name for p in compile_cache.iterdir() if p.is_dir())
     assert [b.split("-")[1] for b in builds] == ["lit_bad.c", "lit_ok.c"], builds
     # The shared build keeps its program although the first cell's run step removed its copy.
-    assert [p.name for p in (out / "build" / builds[1] / "Output").iterdir()] == ["ok.c.tmp"]
+    assert [p.name for p in (compile_cache / builds[1] / "Output").iterdir()] == ["ok.c.tmp"]

@@ -104,11 +104,11 @@ def test_preconditions():
     assert o.code == oc.UNSUPPORTED and o.reason == "no JIT here"
 
 
-def test_malformed_header_is_unresolved_before_any_compile(tmp_path):
+def test_malformed_header_is_unresolved_before_any_compile(tmp_path, compile_cache):
     from harness.runner import Cell, run_cell
     prog = tmp_path / "bad.c"
     prog.write_text("// CHECKS: x\n// XFAIL: simulator -- typo\nint main(void) { return 0; }\n")
     o, record = run_cell(Cell(str(prog), "host-upstream", "native"), str(tmp_path / "out"), str(tmp_path))
     assert (o.code, o.expected) == (oc.UNRESOLVED, False)
     assert "unknown feature 'simulator'" in o.reason
-    assert record["outcome"] == oc.UNRESOLVED and not (tmp_path / "out" / "build").exists()
+    assert record["outcome"] == oc.UNRESOLVED and record["compile"] is None and not compile_cache.exists()

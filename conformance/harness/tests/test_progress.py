@@ -79,6 +79,22 @@ def test_live_status_counts_estimates_and_names_the_longest_running_cell():
     assert out.getvalue().endswith("\r\x1b[K")           # the final table starts on a clean line
 
 
+def test_status_counts_compiles_made_and_found_in_the_cache():
+    out, clock = io.StringIO(), Clock()
+    p = Progress(out, True, width=200, clock=clock)
+    p.feed({"event": "collected", "cells": CELLS})
+    # Before any cell says how it built, the status line does not mention compiles.
+    assert "compiled" not in p.status_text()
+    p.feed({"event": "done", "id": "sim-pass-s/a.c", "outcome": "PASS", "expected": True, "compile": "made"})
+    p.feed({"event": "done", "id": "host-upstream-native-s/a.c", "outcome": "PASS", "expected": True,
+            "compile": "cached"})
+    p.feed({"event": "done", "id": "sim-pass-s/b.C", "outcome": "PASS", "expected": True, "compile": "cached"})
+    # A cell that compiled nothing (unsupported before its build) counts as neither.
+    p.feed({"event": "done", "id": "host-upstream-native-s/b.C", "outcome": "UNSUPPORTED", "expected": True,
+            "compile": None})
+    assert " | 1 compiled, 2 cached | " in p.status_text()
+
+
 def test_live_status_fits_the_terminal_and_shows_collection_before_cells():
     out, clock = io.StringIO(), Clock()
     p = Progress(out, True, width=60, clock=clock)

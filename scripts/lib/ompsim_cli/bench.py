@@ -322,7 +322,8 @@ def render_markdown(res):
         L.append("|---|---|---|---|")
         for label, r in p["runs"].items():
             L.append("| %s | %.1f | %d | %s |" % (label, r["wall_s"], r["exit"], r["summary"]))
-        L.append("\nserial / xdist -n 2 = %s.\n" % _fmt(p.get("serial_over_xdist")))
+        L.append("\nserial / xdist -n 2 = %s; warm / cold (xdist -n 2) = %s.\n"
+                 % (_fmt(p.get("serial_over_xdist")), _fmt(p.get("warm_over_cold"))))
 
     # 7. concurrency
     if not unavailable("concurrency", "7. Concurrent launches"):

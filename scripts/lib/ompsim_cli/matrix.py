@@ -175,6 +175,11 @@ def main(args):
     os.makedirs(out, exist_ok=True)
     if not args.no_build:
         paths.ensure_built(quiet=args.quiet, out=sys.stdout)
+    from harness import build
+    removed, freed = build.prune()
+    if removed:
+        sys.stdout.write("ompsim matrix: compile cache %s: removed the %d least recently used builds (%d MiB)\n"
+                         % (build.cache_root(), removed, freed >> 20))
     results_json = os.path.join(out, "results.json")
     if os.path.exists(results_json):
         os.unlink(results_json)
@@ -237,6 +242,11 @@ def main(args):
         return 130 if interrupted else returncode or 1
     doc = report.load(results_json)
     sys.stdout.write(report.console_table(doc) + "\n")
+    compiles = [r.get("compile") for r in doc["records"]]
+    if any(compiles):
+        from harness import build
+        sys.stdout.write("compiles: %d cells compiled their program, %d found it in the compile cache (%s)\n"
+                         % (compiles.count("made"), compiles.count("cached"), build.cache_root()))
     if interrupted:
         sys.stdout.write("ompsim matrix: interrupted: the reports hold the %d cells that finished\n"
                          % len(doc["records"]))

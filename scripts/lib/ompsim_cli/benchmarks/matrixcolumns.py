@@ -42,7 +42,7 @@ def _harness():
 
 
 def _cache_root():
-    """The matrix build cache of this part (kept between runs; the cache key covers the sources and tools)."""
+    """The matrix output folder of this part (its builds are in the compile cache, kept between runs)."""
     return (paths.output_dir(os.path.join("ompsim-bench", "matrix")) or
             os.path.join(paths.BUILD, "bench", "matrix"))
 

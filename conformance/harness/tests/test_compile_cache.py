@@ -1,0 +1,81 @@
+"""The compile cache (harness/build.py): a cell reuses a build by what went into it (its
+source, the project headers it includes, the tools), never by file dates, and the cache
+keeps within its limit without taking a build a run may be using."""
+import os
+import sys
+
+import pytest
+
+from harness import build as builder
+from harness import outcome as oc
+from harness.runner import Cell, run_cell
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(HERE))), "scripts", "lib"))
+from ompsim_base import paths  # noqa: E402
+
+
+def test_a_files_digest_follows_its_contents_not_its_date(tmp_path):
+    tool = tmp_path / "tool"
+    tool.write_bytes(b"one")
+    first = builder._file_digest(str(tool))
+    os.utime(tool, (1, 1))            # a rebuild that rewrote the same bytes
+    assert builder._file_digest(str(tool)) == first
+    tool.write_bytes(b"two")
+    assert builder._file_digest(str(tool)) != first
+    assert builder._file_digest(str(tmp_path / "gone")).endswith(":missing")
+
+
+def test_a_program_is_compiled_again_when_a_header_it_includes_changes(tmp_path, compile_cache):
+    if not os.path.exists(paths.PASS_PLUGIN) or not os.path.exists(paths.RUNTIME):
+        pytest.skip("ompsim is not built (%s)" % paths.BUILD)
+    suite = tmp_path / "plain"
+    (suite / "include").mkdir(parents=True)
+    (suite / "values.h").write_text('#include "include/value.h"\n')
+    (suite / "include" / "value.h").write_text("#define VALUE 7\n")
+    (suite / "prog.c").write_text('#include "values.h"\nint main(void) {\n  int x = 0;\n'
+                                  "#pragma omp target map(tofrom : x)\n  x = VALUE;\n  return x == 7 ? 0 : 1;\n}\n")
+
+    def run(name):
+        work = tmp_path / name
+        work.mkdir()
+        result, record = run_cell(Cell(str(suite / "prog.c"), "sim", "pass", str(suite)), str(tmp_path / "out"),
+                                  str(work))
+        return result.code, record["compile"]
+
+    assert run("first") == (oc.PASS, "made")
+    assert run("again") == (oc.PASS, "cached")
+    # The header two includes down changes what the program computes: a new build.
+    (suite / "include" / "value.h").write_text("#define VALUE 8\n")
+    assert run("changed") == (oc.FAIL, "made")
+    # Back as it was: the first build is still in the cache.
+    (suite / "include" / "value.h").write_text("#define VALUE 7\n")
+    assert run("restored") == (oc.PASS, "cached")
+    assert len([p for p in compile_cache.iterdir() if p.is_dir()]) == 2
+
+
+def _entry(root, name, size, used):
+    entry = root / name
+    entry.mkdir(parents=True)
+    (entry / "prog").write_bytes(b"x" * size)
+    (entry / "build.json").write_text("{}")
+    os.utime(entry / "build.json", (used, used))
+    return entry
+
+
+def test_prune_removes_the_least_recently_used_builds_beyond_the_limit(tmp_path):
+    now = 1_000_000.0
+    day = 24 * 3600
+    oldest = _entry(tmp_path, "a-pass-elf-1", 4000, now - 3 * day)
+    older = _entry(tmp_path, "b-pass-elf-2", 4000, now - 2 * day)
+    newer = _entry(tmp_path, "c-pass-elf-3", 4000, now - day)
+    recent = _entry(tmp_path, "d-pass-elf-4", 4000, now - 60)
+    # 16 KB held, 9 KB allowed: the two least recently used go, however big the rest.
+    removed, freed = builder.prune(str(tmp_path), limit=9000, now=now)
+    assert (removed, freed > 8000) == (2, True)
+    assert not oldest.exists() and not older.exists() and newer.exists() and recent.exists()
+    # A build used in the last hour stays even over the limit: a run may be using it.
+    assert builder.prune(str(tmp_path), limit=0, now=now) == (1, 4002)
+    assert recent.exists() and not newer.exists()
+    # Within the limit nothing goes.
+    assert builder.prune(str(tmp_path), limit=10 ** 9, now=now) == (0, 0)
