@@ -117,6 +117,21 @@ def _use_a_fresh_jit_cache(config):
     os.environ.pop("OMPSIM_JIT_CACHE_MAX", None)
 
 
+@pytest.fixture(autouse=True)
+def _run_compile_cache(request, monkeypatch):
+    """Points the matrix's compile cache (conformance/harness/build.py, in the build folder)
+    at the run's fresh folder, beside its JIT cache, for every test but the matrix's own cells:
+    a test's programs in temporary folders never reach the user's cache. The matrix run by
+    pytest (conformance/test_matrix.py, as CI runs it) keeps the build folder's, which later
+    runs and CI's other steps share."""
+    path = request.node.path
+    if path.name == "test_matrix.py" and path.parent.name == "conformance":
+        return
+    folder = os.environ.get("XDG_CACHE_HOME", "")
+    if os.path.basename(folder).startswith(TEST_CACHE_PREFIX):
+        monkeypatch.setenv("OMPSIM_COMPILE_CACHE", os.path.join(folder, "compile-cache"))
+
+
 def pytest_unconfigure(config):
     folder = getattr(config, "_ompsim_test_cache", None)
     if folder:

@@ -112,7 +112,8 @@ def test_terminal_shows_a_live_status_line_that_ends_in_the_table(tmp_path):
     text = text.replace("\r\n", "\n")
     statuses = [s.split("\n")[0] for s in text.split("\r\x1b[K")[1:]]
     cells = [s for s in statuses if re.match(r"ompsim matrix: \d/3 cells", s)]
-    pattern = (r"ompsim matrix: (\d)/3 cells \| (\d) pass, (\d) fail, (\d) unexpected \| \d+:\d\d, "
+    pattern = (r"ompsim matrix: (\d)/3 cells \| (\d) pass, (\d) fail, (\d) unexpected"
+               r"(?: \| (\d) compiled, (\d) cached)? \| \d+:\d\d, "
                r"(?:~\d+:\d\d|\?) left(?: \| longest running: \d+s small/\S+ on host-upstream/native)?")
     for s in cells:
         assert re.fullmatch(pattern, s), s
@@ -120,6 +121,9 @@ def test_terminal_shows_a_live_status_line_that_ends_in_the_table(tmp_path):
     done = [int(re.match(pattern, s).group(1)) for s in cells]
     assert done == sorted(done) and done[0] == 0 and done[-1] == 3, cells
     assert any("longest running: " in s for s in cells), cells       # drawn at each cell's start
+    # Each of the three cells compiled its program, or found it in the compile cache.
+    last = re.fullmatch(pattern, cells[-1])
+    assert last.group(5) and int(last.group(5)) + int(last.group(6)) == 3, cells[-1]
     assert re.fullmatch(pattern, cells[-1]) and cells[-1].startswith(
         "ompsim matrix: 3/3 cells | 2 pass, 1 fail, 1 unexpected |"), cells[-1]
     # The unexpected failure got a lasting line; passing programs did not (the table has them).
