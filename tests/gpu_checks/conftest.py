@@ -9,7 +9,7 @@ PROGRAMS = os.path.join(HERE, "programs")
 # The reliability tests' helpers compile, run and check the one-line failure contract.
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "reliability"))
 
-from reliability_helpers import compile_program  # noqa: E402
+from reliability_helpers import compile_program, run  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -31,3 +31,16 @@ def gpu_built(tmp_path_factory):
         return cache[key]
 
     return build
+
+
+@pytest.fixture(scope="module")
+def stock(gpu_built, request):
+    """stock(mode) -> what the test module's PROGRAM prints in `mode` on stock's host plugin, built
+    for the host: the oracle of its clean runs."""
+    program = request.module.PROGRAM
+
+    def output(mode):
+        r = run(gpu_built(program, "x86_64"), "host-upstream", [mode])
+        assert r.rc == 0, r.err
+        return r.out
+    return output

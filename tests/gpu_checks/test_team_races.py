@@ -24,16 +24,6 @@ def at(text, column, nth=0):
     return site_of(PROGRAM, text, column, nth)
 
 
-@pytest.fixture(scope="module")
-def stock(gpu_built):
-    """What a clean mode prints on stock's host plugin."""
-    def output(mode):
-        r = run(gpu_built(PROGRAM, "x86_64"), "host-upstream", [mode])
-        assert r.rc == 0, r.err
-        return r.out
-    return output
-
-
 @pytest.mark.parametrize("arch, mode", [("sm_90", "clean"), ("gfx90a", "clean"), ("sm_90", "critical")])
 def test_clean_kernels_run_as_on_stock_with_and_without_the_checker(gpu_built, stock, arch, mode):
     # "critical": the teams' updates of one mapped count are ordered by the critical region's

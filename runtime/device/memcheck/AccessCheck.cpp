@@ -3,10 +3,11 @@
 // Under the checker the JIT puts a call of __ompsim_check_access before each
 // access of a GPU image's code (simulator/src/gpu/CheckedAccesses.h). An
 // access of a block's thread on the virtual GPU goes to the team-shared
-// check when it is the block's team-shared memory, else to the check
-// between teams.
+// check when it is the block's team-shared memory, to the device heap's
+// when it is the checked heap's, else to the check between teams.
 //
 //===----------------------------------------------------------------------===//
+#include "CheckedHeap.h"
 #include "TeamRaces.h"
 #include "TeamSharedAccesses.h"
 
@@ -22,6 +23,6 @@ __ompsim_check_access(const void *Addr, uint64_t Bytes, uint32_t Kind, const cha
     return;
   if (!Site)
     Site = "?";
-  if (!checkTeamSharedAccess(*R, Addr, Bytes, Kind, Site, Value))
+  if (!checkTeamSharedAccess(*R, Addr, Bytes, Kind, Site, Value) && !checkHeapAccess(Addr, Bytes, Kind, Site))
     checkTeamRace(*R, Addr, Bytes, Kind, Site, Value);
 }

@@ -8,8 +8,16 @@
 // record stays: a later access or free of it is named with both its
 // allocation and its free.
 //
+// Under the checker each access of a GPU image's code reaches
+// checkHeapAccess() first: an access out of its block (before its start,
+// past its end, after its free) is named with its source line before it
+// lands, and a shadow byte per heap byte says whether device code wrote it,
+// so a read of bytes no one wrote is named too.
+//
 //===----------------------------------------------------------------------===//
 #include "CheckedHeap.h"
+
+#include "AccessKinds.h"
 
 #include "../DeviceStop.h"
 #include "../vgpu/Block.h"
@@ -54,6 +62,9 @@ struct Heap {
   /// guard page too), 0 for none.
   uint32_t *Owner = nullptr;
   Record *Records = nullptr;
+  /// Per byte of the region: 1 once device code (or calloc, or realloc's
+  /// copy) wrote it.
+  unsigned char *Written = nullptr;
   pthread_mutex_t Lock = PTHREAD_MUTEX_INITIALIZER;
 };
 
@@ -72,7 +83,8 @@ void setUp() {
   void *Region = reserve(RegionBytes, PROT_NONE);
   H.Owner = static_cast<uint32_t *>(reserve(H.RegionPages * sizeof(uint32_t), PROT_READ | PROT_WRITE));
   H.Records = static_cast<Record *>(reserve(uint64_t(MaxBlocks) * sizeof(Record), PROT_READ | PROT_WRITE));
-  if (!Region || !H.Owner || !H.Records)
+  H.Written = static_cast<unsigned char *>(reserve(RegionBytes, PROT_READ | PROT_WRITE));
+  if (!Region || !H.Owner || !H.Records || !H.Written)
     stopDevice("device malloc under OMPSIM_CHECK: cannot reserve the checked heap's %" PRIu64
                " GiB of address space",
                RegionBytes >> 30);
@@ -152,7 +164,86 @@ void checkTail(const Record &R, const Call &By, const char *Op) {
     }
 }
 
+/// Marks `Bytes` at `Addr` written. Relaxed byte stores: GPU threads on
+/// other device threads may mark a byte at once, each with the same 1.
+void markWritten(Heap &H, uint64_t Addr, uint64_t Bytes) {
+  unsigned char *Shadow = H.Written + (Addr - H.Base);
+  for (uint64_t I = 0; I < Bytes; ++I)
+    __atomic_store_n(&Shadow[I], 1, __ATOMIC_RELAXED);
+}
+
+/// The first of `Bytes` at `Addr` no one wrote, or `Bytes`.
+uint64_t firstUnwritten(const Heap &H, uint64_t Addr, uint64_t Bytes) {
+  const unsigned char *Shadow = H.Written + (Addr - H.Base);
+  for (uint64_t I = 0; I < Bytes; ++I)
+    if (!__atomic_load_n(&Shadow[I], __ATOMIC_RELAXED))
+      return I;
+  return Bytes;
+}
+
+/// "s" after a count other than one.
+const char *plural(uint64_t N) { return N == 1 ? "" : "s"; }
+
+/// The access of `Bytes` at `Addr` by the running GPU thread, out of block
+/// `R` (before its start, past its end, or freed).
+[[noreturn]] void reportOutOfBlock(const Record &R, uint64_t Addr, uint64_t Bytes, bool Write,
+                                   const char *Site) {
+  char Block[512];
+  blockText(Block, sizeof Block, R);
+  const uint64_t End = R.Addr + R.Size;
+  const char *Access = accessText(false, Write);
+  const unsigned B = vgpu::linearBlock(), T = vgpu::linearThread();
+  if (R.Freed) {
+    const uint64_t Off = Addr >= R.Addr ? Addr - R.Addr : R.Addr - Addr;
+    stopDevice("block %u, thread %u: the %s of %" PRIu64 " byte%s at %s is %" PRIu64
+               " byte%s %s the start of "
+               "%s: device code uses a device-heap block after its free; free it after its last use",
+               B, T, Access, Bytes, plural(Bytes), Site, Off, plural(Off), Addr >= R.Addr ? "from" : "before",
+               Block);
+  }
+  if (Addr < R.Addr)
+    stopDevice("block %u, thread %u: the %s of %" PRIu64 " byte%s at %s starts %" PRIu64 " byte%s before the "
+               "start of %s: keep the index at 0 or above",
+               B, T, Access, Bytes, plural(Bytes), Site, R.Addr - Addr, plural(R.Addr - Addr), Block);
+  const uint64_t Past = Addr + Bytes - End;
+  stopDevice("block %u, thread %u: the %s of %" PRIu64 " byte%s at %s ends %" PRIu64
+             " byte%s past the end of "
+             "%s: keep the index below the block's size, or allocate more",
+             B, T, Access, Bytes, plural(Bytes), Site, Past, plural(Past), Block);
+}
+
 } // namespace
+
+bool checkHeapAccess(const void *Ptr, uint64_t Bytes, uint32_t Kind, const char *Site) {
+  Heap &H = TheHeap;
+  const uint64_t Addr = reinterpret_cast<uint64_t>(Ptr);
+  if (!inRegion(H, Addr))
+    return false;
+  const Record *R = ownerOf(H, Addr);
+  // No block's page: the access faults, and the fault handler names it.
+  if (!R)
+    return true;
+  const bool Write = Kind & OMPSIM_ACCESS_WRITE;
+  if (R->Freed || Addr < R->Addr || Addr + Bytes > R->Addr + R->Size)
+    reportOutOfBlock(*R, Addr, Bytes, Write, Site);
+  // A copy's source may hold a struct's padding, which no one writes.
+  if ((Kind & OMPSIM_ACCESS_READ) && !(Kind & OMPSIM_ACCESS_COPY)) {
+    uint64_t First = firstUnwritten(H, Addr, Bytes);
+    if (First < Bytes) {
+      char Block[512];
+      blockText(Block, sizeof Block, *R);
+      stopDevice(
+          "block %u, thread %u: the %s of %" PRIu64 " byte%s at %s reads byte %" PRIu64 " of %s, which no "
+          "thread wrote: device malloc returns memory holding whatever was there before, on a GPU as "
+          "here; write it first, or allocate it with calloc",
+          vgpu::linearBlock(), vgpu::linearThread(), accessText((Kind & OMPSIM_ACCESS_ATOMIC) != 0, false),
+          Bytes, plural(Bytes), Site, Addr + First - R->Addr, Block);
+    }
+  }
+  if (Write)
+    markWritten(H, Addr, Bytes);
+  return true;
+}
 
 void *checkedAllocate(uint64_t Size, uint64_t Caller) {
   Heap &H = heap();
@@ -208,6 +299,7 @@ void checkedFree(void *Ptr, uint64_t Caller) {
   void *Begin = reinterpret_cast<void *>(H.Base + R.FirstPage * H.Page);
   ::madvise(Begin, R.Pages * H.Page, MADV_DONTNEED);
   ::mprotect(Begin, R.Pages * H.Page, PROT_NONE);
+  ::madvise(H.Written + R.FirstPage * H.Page, R.Pages * H.Page, MADV_DONTNEED);
 }
 
 uint64_t checkedSize(void *Ptr, uint64_t Caller) {
@@ -279,6 +371,7 @@ OMPSIM_DEVICE_API void *__ompsim_heap_calloc(uint64_t Count, uint64_t Size) {
     return nullptr;
   void *Ptr = checkedAllocate(Bytes, Caller);
   std::memset(Ptr, 0, Bytes);
+  markWritten(heap(), reinterpret_cast<uint64_t>(Ptr), Bytes);
   return Ptr;
 }
 
@@ -288,7 +381,11 @@ OMPSIM_DEVICE_API void *__ompsim_heap_realloc(void *Ptr, uint64_t Size) {
     return checkedAllocate(Size, Caller);
   uint64_t Old = checkedSize(Ptr, Caller);
   void *New = checkedAllocate(Size, Caller);
-  std::memcpy(New, Ptr, Old < Size ? Old : Size);
+  const uint64_t Kept = Old < Size ? Old : Size;
+  std::memcpy(New, Ptr, Kept);
+  Heap &H = heap();
+  std::memcpy(H.Written + (reinterpret_cast<uint64_t>(New) - H.Base),
+              H.Written + (reinterpret_cast<uint64_t>(Ptr) - H.Base), Kept);
   checkedFree(Ptr, Caller);
   return New;
 }

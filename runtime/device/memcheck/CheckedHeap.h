@@ -12,6 +12,8 @@
 //
 // A new block holds 0x7f bytes, as team-shared memory does: a GPU's heap
 // holds whatever was there before, never zeros a program could count on.
+// Each access of a GPU image's code is checked before it lands
+// (checkHeapAccess): its bounds, and whether the bytes it reads were written.
 //
 //===----------------------------------------------------------------------===//
 #ifndef OMPSIM_DEVICE_MEMCHECK_CHECKEDHEAP_H
@@ -37,6 +39,14 @@ void checkedFree(void *Ptr, uint64_t Caller);
 
 /// The size of the live block `Ptr` (for realloc), checked as free checks.
 uint64_t checkedSize(void *Ptr, uint64_t Caller);
+
+/// When `Addr` lies in the checked heap's reservation: checks the access of
+/// `Bytes` there of `Kind` (ompsim/device_runtime.h) from `Site` by the
+/// running GPU thread and returns true. An access out of its block (before
+/// its start, past its end, after its free) or a read of bytes no one wrote
+/// ends the launch with one line naming the block and the site; a write
+/// marks its bytes written.
+bool checkHeapAccess(const void *Addr, uint64_t Bytes, uint32_t Kind, const char *Site);
 
 /// When `Addr` lies in the checked heap's pages: writes what it is to
 /// `What` (a device-heap block, how far past its end or into its freed

@@ -4,7 +4,10 @@
 //   double-free  frees one block twice
 //   foreign-free frees a mapped array's device address
 //   tail         writes byte 13 of a 13-byte block (inside malloc's 16)
+//   before       writes the int before a block's start
+//   unwritten    sums a block whose last element was never written
 //   clean        each thread mallocs, fills, sums and frees its block
+//   calloc       clean too: calloc'd zeros are read, realloc keeps them
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,19 +26,36 @@ int main(int argc, char **argv) {
           : !strcmp(mode, "double-free")    ? 3
           : !strcmp(mode, "foreign-free")   ? 4
           : !strcmp(mode, "tail")           ? 5
+          : !strcmp(mode, "before")         ? 6
+          : !strcmp(mode, "unwritten")      ? 7
+          : !strcmp(mode, "calloc")         ? 8
                                             : 0;
   int out[64] = {0};
 #pragma omp target teams distribute parallel for num_teams(2) thread_limit(32) map(tofrom : out)
   for (int i = 0; i < 64; ++i) {
-    int *block = (int *)malloc(16 * sizeof(int));
-    seen[i] = block;
-    for (int k = 0; k < 16; ++k)
-      block[k] = i + k;
+    int *block;
+    if (m == 8) {
+      // Eight zeros, then eight more ints: realloc keeps what calloc wrote.
+      block = (int *)calloc(8, sizeof(int));
+      seen[i] = block;
+      block = (int *)realloc(seen[i], 16 * sizeof(int));
+      seen[i] = block;
+      for (int k = 8; k < 16; ++k)
+        block[k] = i + k;
+    } else {
+      block = (int *)malloc(16 * sizeof(int));
+      seen[i] = block;
+      for (int k = 0; k < (m == 7 && i == 3 ? 15 : 16); ++k)
+        block[k] = i + k;
+    }
     if (m == 1 && i == 5)
       seen[i][16] = 1;
+    if (m == 6 && i == 4)
+      seen[i][-1] = 1;
+    // Read through `seen`, so the sum loads what the block holds.
     int sum = 0;
     for (int k = 0; k < 16; ++k)
-      sum += block[k];
+      sum += seen[i][k];
     free(block);
     if (m == 2 && i == 9)
       sum += block[3];
