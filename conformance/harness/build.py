@@ -158,14 +158,15 @@ def _file_digest(path):
         return path + ":missing"
 
 
-def _dir_digest(directory):
+def _dir_digest(directory, suffixes=None):
+    """The digest of a folder's files (those ending in one of `suffixes`, if given), each by
+    its path and contents."""
     h = hashlib.sha256()
     for root, dirs, files in os.walk(directory):
-        dirs.sort()
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
         for n in sorted(files):
-            p = os.path.join(root, n)
-            h.update(p.encode())
-            h.update(_file_digest(p).encode())
+            if suffixes is None or n.endswith(suffixes):
+                h.update(_file_digest(os.path.join(root, n)).encode())
     return h.hexdigest()
 
 
@@ -191,7 +192,7 @@ def _ompsim_tools_digest():
     h = hashlib.sha256()
     lib = os.path.join(paths.ROOT, "scripts", "lib")
     for d in (os.path.join(lib, "ompsim_base"), paths.OMPX_INCLUDE, os.path.dirname(paths.DEVICE_MATH_HEADER)):
-        h.update(_dir_digest_of(d, (".py", ".h")).encode())
+        h.update(_dir_digest(d, (".py", ".h")).encode())
     for p in (os.path.join(paths.ROOT, "scripts", "ompsim"), CC_MODULE, os.path.join(lib, "ompsim_cli", "fortran_gpu.py"),
               paths.PASS_PLUGIN, paths.DEVICE_RUNTIME, paths.DEVICE_API, os.path.abspath(__file__)):
         h.update(_file_digest(p).encode())
@@ -200,16 +201,6 @@ def _ompsim_tools_digest():
     if cuda:
         for name in ("version.json", "version.txt"):
             h.update(_file_digest(os.path.join(cuda, name)).encode())
-    return h.hexdigest()
-
-
-def _dir_digest_of(directory, suffixes):
-    h = hashlib.sha256()
-    for root, dirs, files in os.walk(directory):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        for n in sorted(files):
-            if n.endswith(suffixes):
-                h.update(_file_digest(os.path.join(root, n)).encode())
     return h.hexdigest()
 
 
@@ -394,8 +385,10 @@ def _compile(argv, cwd, env):
 
 
 def _tool_stamps(driver):
-    return [_compiler_identity(driver) if os.path.dirname(driver) == paths.LLVM_BIN else _file_digest(driver),
-            _ompsim_tools_digest()]
+    """What a build's tools are: its driver (clang-22, flang-22 or `ompsim cc`), the compilers
+    `ompsim cc` runs, and ompsim's own files."""
+    own = _compiler_identity(driver) if os.path.dirname(driver) == paths.LLVM_BIN else _file_digest(driver)
+    return [own, _compiler_identity(paths.tool("clang")), _compiler_identity(FLANG), _ompsim_tools_digest()]
 
 
 def build_lit(spec, commands, env):
@@ -409,7 +402,7 @@ def build_lit(spec, commands, env):
     """
     source_dir = os.path.dirname(os.path.abspath(spec.path))
     h = hashlib.sha256()
-    h.update("\0".join([*commands, spec.path, *_tool_stamps(paths.tool("clang")), _compiler_identity(FLANG)]).encode())
+    h.update("\0".join([*commands, spec.path, *_tool_stamps(paths.tool("clang"))]).encode())
     for name in sorted(os.listdir(source_dir)):
         path = os.path.join(source_dir, name)
         if name.endswith(_LIT_NEIGHBOURS) and os.path.isfile(path):
