@@ -15,7 +15,6 @@
 
 using namespace ompsim::host;
 using namespace ompsim::host::testing;
-using ompsim::host::testing::FakeDeviceMemory;
 
 namespace {
 

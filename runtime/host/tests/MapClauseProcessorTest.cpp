@@ -12,9 +12,6 @@
 
 using namespace ompsim::host;
 using namespace ompsim::host::testing;
-using ompsim::host::testing::CountedArray;
-using ompsim::host::testing::FakeDeviceMemory;
-using ompsim::host::testing::pushTwoComponents;
 
 namespace {
 

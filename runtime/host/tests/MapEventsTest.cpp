@@ -16,9 +16,6 @@
 
 using namespace ompsim::host;
 using namespace ompsim::host::testing;
-using ompsim::host::testing::CountedArray;
-using ompsim::host::testing::FakeDeviceMemory;
-using ompsim::host::testing::pushTwoComponents;
 namespace events = ompsim::events;
 
 namespace {
