@@ -210,9 +210,9 @@ _QUOTED_INCLUDE = re.compile(rb'^\s*#\s*include\s*"([^"]+)"', re.M)
 def _hash_local_headers(h, sources, include_dirs):
     """Adds the project headers the sources include ("..." includes found beside the
     including file or in an -I folder, and theirs in turn) to the build key `h`."""
-    seen, todo = set(), list(sources)
-    while todo:
-        path = todo.pop()
+    seen, pending = set(), list(sources)
+    while pending:
+        path = pending.pop()
         try:
             with open(path, "rb") as f:
                 text = f.read()
@@ -225,7 +225,7 @@ def _hash_local_headers(h, sources, include_dirs):
                 if os.path.isfile(candidate):
                     if candidate not in seen:
                         seen.add(candidate)
-                        todo.append(candidate)
+                        pending.append(candidate)
                     break
     for header in sorted(seen):
         h.update(_file_digest(header).encode())

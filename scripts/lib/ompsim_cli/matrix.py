@@ -244,7 +244,6 @@ def main(args):
     sys.stdout.write(report.console_table(doc) + "\n")
     compiles = [r.get("compile") for r in doc["records"]]
     if any(compiles):
-        from harness import build
         sys.stdout.write("compiles: %d cells compiled their program, %d found it in the compile cache (%s)\n"
                          % (compiles.count("made"), compiles.count("cached"), build.cache_root()))
     if interrupted:
