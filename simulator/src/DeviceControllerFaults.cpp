@@ -98,7 +98,10 @@ std::string faultKind(const proto::FaultRecord &F) {
   case SIGBUS:
     return "bus error";
   case SIGILL:
-    return "illegal instruction";
+    // ud2: what __builtin_trap (and a check the compiler turned into a trap)
+    // becomes; stock's GPU plugins say "execution interrupted by hardware
+    // trap instruction".
+    return F.Code == ILL_ILLOPN ? "execution interrupted by a trap instruction" : "illegal instruction";
   case SIGFPE:
     return F.Code == FPE_INTDIV ? "integer division by zero" : "arithmetic exception";
   default:
@@ -266,6 +269,15 @@ std::string DeviceController::describeDeath(int Status, const std::string &Launc
                  : fmt::format("{}+0x{:x} (0x{:x})", Library, F.CodeFileOffset, F.Rip);
     }
     bool Write = F.Signo == SIGSEGV && (F.PageFaultCode & 2);
+    // The checker reads what a kernel's store would change before the store
+    // lands: a fault there is the kernel's access at its site, not a read of
+    // the checker's code.
+    if (F.CheckedSite[0]) {
+      Where = std::string(F.CheckedSite, strnlen(F.CheckedSite, sizeof F.CheckedSite));
+      Library.clear();
+      LibraryFunction.clear();
+      Write = F.CheckedWrite != 0;
+    }
     if (isStackOverflow(F)) {
       uint64_t StackKiB = (F.StackHigh - F.StackLow) / 1024;
       std::string Place =

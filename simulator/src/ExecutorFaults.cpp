@@ -20,6 +20,7 @@ ompsim::sim::LaunchMailbox *GMailbox = nullptr;
 std::string GHostRuntime;
 std::atomic<TakeTranslateLogFn> GTakeTranslateLog{nullptr};
 std::atomic<DescribeAddressFn> GDescribeAddress{nullptr};
+std::atomic<CheckedAccessFn> GCheckedAccess{nullptr};
 
 thread_local int32_t TLaunchSlot = -1;
 
@@ -154,6 +155,9 @@ void onFatalSignal(int Signo, siginfo_t *Info, void *Ctx) {
   if (DescribeAddressFn Describe = GDescribeAddress.load(std::memory_order_acquire);
       Describe && (Signo == SIGSEGV || Signo == SIGBUS))
     Describe(Rec.Addr, Rec.Message, sizeof Rec.Message, Rec.Advice, sizeof Rec.Advice);
+  if (CheckedAccessFn Checked = GCheckedAccess.load(std::memory_order_acquire);
+      Checked && (Signo == SIGSEGV || Signo == SIGBUS))
+    Checked(Rec.Addr, Rec.CheckedSite, sizeof Rec.CheckedSite, &Rec.CheckedWrite);
   if (sendToController(&Rec, sizeof Rec)) {
     // Publication never overlaps a kernel, so the runtime's publish lock is
     // free here; static buffers keep the handler free of allocation.

@@ -54,6 +54,9 @@ Error setUpDevice(uint64_t Base, uint64_t Size, uint64_t CodeBytes, const std::s
     GDescribeAddress.store(
         reinterpret_cast<DescribeAddressFn>(::dlsym(D.DeviceRuntime, "__ompsim_device_describe_address")),
         std::memory_order_release);
+    GCheckedAccess.store(
+        reinterpret_cast<CheckedAccessFn>(::dlsym(D.DeviceRuntime, "__ompsim_device_checked_access")),
+        std::memory_order_release);
     if (Check)
       if (auto SetCheck = reinterpret_cast<decltype(&__ompsim_device_set_check)>(
               ::dlsym(D.DeviceRuntime, "__ompsim_device_set_check")))

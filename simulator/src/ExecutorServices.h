@@ -76,6 +76,10 @@ extern std::atomic<TakeTranslateLogFn> GTakeTranslateLog;
 /// checks (__ompsim_device_describe_address), for the fault record.
 using DescribeAddressFn = decltype(&__ompsim_device_describe_address);
 extern std::atomic<DescribeAddressFn> GDescribeAddress;
+/// The device runtime's account of a fault in the checker's look at a
+/// kernel's access (__ompsim_device_checked_access), for the fault record.
+using CheckedAccessFn = decltype(&__ompsim_device_checked_access);
+extern std::atomic<CheckedAccessFn> GCheckedAccess;
 /// The launch slot the calling thread serves (-1: not a device thread); the
 /// fault handler reports it, so the controller names the kernel that faulted
 /// when launches of several slots are in flight.

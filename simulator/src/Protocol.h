@@ -110,6 +110,12 @@ struct FaultRecord {
   char Message[1024];
   /// With such an address: the fix ("note: ...").
   char Advice[512];
+  /// Under the checker, when the fault came in its look at an access of a
+  /// GPU image's code: the access's source site ("" otherwise), and whether
+  /// it writes the fault address. The kernel's access faulted, not the
+  /// checker's code at Rip.
+  char CheckedSite[256];
+  int32_t CheckedWrite;
 };
 // One write of a pipe: the controller reads the record whole.
 static_assert(sizeof(FaultRecord) <= 4096, "a fault record outgrows PIPE_BUF");

@@ -51,6 +51,14 @@ void __ompsim_device_set_stop_handler(ompsim_stop_handler handler);
 int32_t __ompsim_device_describe_address(uint64_t addr, char *what, uint64_t what_size, char *note,
                                          uint64_t note_size);
 
+/** When the calling thread faulted at `fault_addr` inside the checker's look
+ * at an access of a GPU image's code (the checks read the bytes a store
+ * would change, so a store to memory that is gone faults there, not in the
+ * kernel): writes the access's source site to `site`, whether the faulting
+ * access writes to `*write`, and returns 1; else 0. Async-signal-safe: the
+ * executor's fault handler calls it. */
+int32_t __ompsim_device_checked_access(uint64_t fault_addr, char *site, uint64_t site_size, int32_t *write);
+
 /** Turns the device's part of the checker (OMPSIM_CHECK) on: a grid's
  * blocks run one at a time, in order, so the first bad access a run reports
  * (a device-heap block's guard, a team-shared global's, a race) is the same
