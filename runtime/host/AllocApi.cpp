@@ -43,13 +43,13 @@ void *allocKind(size_t Size, int DeviceNum, int32_t Kind) {
     return std::malloc(Size);
   // Host and shared memory must be usable from host and device; the plugin
   // refuses them where its memory is a separate address space (sim).
-  void *P = D->plugin().fn().data_alloc(D->localId(), static_cast<int64_t>(Size), nullptr, Kind);
-  if (!P) {
-    std::string Why =
-        llvm::toString(D->pluginError(fmt::format("cannot allocate {} bytes on device {}", Size, DeviceNum)));
-    ompsim::trace::error(fmt::format("llvm_omp_target_alloc_{}: {}", kindName(Kind), Why));
+  auto Allocated = D->dataAlloc(Size, nullptr, Kind);
+  if (!Allocated) {
+    ompsim::trace::error(
+        fmt::format("llvm_omp_target_alloc_{}: {}", kindName(Kind), llvm::toString(Allocated.takeError())));
     return nullptr;
   }
+  void *P = reinterpret_cast<void *>(*Allocated);
   OMPSIM_TRACE_EVENT(Cat::Alloc, "alloc")
       .num("device", DeviceNum)
       .num("size", static_cast<int64_t>(Size))
@@ -71,10 +71,9 @@ void freeKind(void *Ptr, int DeviceNum, int32_t Kind) {
       .num("device", DeviceNum)
       .str("kind", kindName(Kind))
       .dev("ptr", reinterpret_cast<uint64_t>(Ptr), "");
-  if (D->plugin().fn().data_delete(D->localId(), Ptr, Kind) != OMPSIM_OFFLOAD_SUCCESS)
-    ompsim::trace::error(fmt::format(
-        "llvm_omp_target_free_{}: {}", kindName(Kind),
-        llvm::toString(D->pluginError(fmt::format("cannot free {} on device {}", Ptr, DeviceNum)))));
+  if (auto Err = D->dataDelete(reinterpret_cast<uint64_t>(Ptr), Kind))
+    ompsim::trace::error(
+        fmt::format("llvm_omp_target_free_{}: {}", kindName(Kind), llvm::toString(std::move(Err))));
 }
 
 /// The UID of device `D` (number `DeviceNum`): the plugin's name and the

@@ -98,23 +98,49 @@ llvm::Error Device::ensureInitialized() {
   return Initialized ? llvm::Error::success() : makeError(InitError);
 }
 
-llvm::Expected<uint64_t> Device::allocate(uint64_t Size, const void *HostHint) {
+llvm::Expected<uint64_t> Device::dataAlloc(uint64_t Size, const void *HostHint, int32_t Kind) {
   events::DataOpScope Op(events::DataOpKind::Alloc, HostHint, events::HostDevice, nullptr, Number, Size);
   void *P = Plugin.fn().data_alloc(LocalId, static_cast<int64_t>(Size ? Size : 1),
-                                   const_cast<void *>(HostHint), OMPSIM_ALLOC_DEFAULT);
+                                   const_cast<void *>(HostHint), Kind);
   if (!P)
     return pluginError(fmt::format("cannot allocate {} bytes on device {}", Size, Number));
   Op.setDestination(P);
+  if (config().TrackAllocationTraces)
+    AllocationTraces.allocated(reinterpret_cast<uint64_t>(P), Size, HostHint, Kind);
   return reinterpret_cast<uint64_t>(P);
 }
 
-llvm::Error Device::release(uint64_t Tgt) {
+llvm::Error Device::dataDelete(uint64_t Tgt, int32_t Kind) {
+  // Stock checks the free against its traces before the plugin frees.
+  if (config().TrackAllocationTraces)
+    if (std::optional<std::string> Report = AllocationTraces.deallocating(Tgt, Kind))
+      stock::abortWithReport(*Report);
   events::DataOpScope Op(events::DataOpKind::Delete, reinterpret_cast<void *>(Tgt), Number, nullptr,
                          events::NoDevice, 0);
-  if (Plugin.fn().data_delete(LocalId, reinterpret_cast<void *>(Tgt), OMPSIM_ALLOC_DEFAULT) !=
-      OMPSIM_OFFLOAD_SUCCESS)
+  if (Plugin.fn().data_delete(LocalId, reinterpret_cast<void *>(Tgt), Kind) != OMPSIM_OFFLOAD_SUCCESS)
     return pluginError(fmt::format("cannot free device address {:#x} on device {}", Tgt, Number));
   return llvm::Error::success();
+}
+
+llvm::Error Device::addTrackedReport(llvm::Error Err, std::optional<uint64_t> FaultAddr) {
+  const Config &C = config();
+  if (!C.TrackAllocationTraces && C.TrackKernelLaunchTraces < 0)
+    return Err;
+  std::string Kernels;
+  llvm::raw_string_ostream KernelsOS(Kernels);
+  LaunchTraces.print(KernelsOS, uint32_t(std::max(C.TrackKernelLaunchTraces, 0)));
+  std::fflush(stdout);
+  std::fputs(Kernels.c_str(), stderr);
+  std::fflush(stderr);
+  if (!FaultAddr)
+    return Err;
+  std::string Allocations;
+  llvm::raw_string_ostream OS(Allocations);
+  if (C.TrackAllocationTraces)
+    AllocationTraces.describeAddress(OS, *FaultAddr);
+  else
+    tracking::printTrackingHint(OS);
+  return makeError(llvm::toString(std::move(Err)) + "\n" + llvm::StringRef(Allocations).rtrim().str());
 }
 
 llvm::Error Device::submit(uint64_t Tgt, const void *Hst, uint64_t Size, llvm::StringRef Name) {
@@ -508,8 +534,11 @@ void *Device::findKernel(void *RegionId, const std::string **Name) {
   return nullptr;
 }
 
-llvm::Error Device::launch(void *Kernel, std::vector<uint64_t> &Args, const ompsim_launch_config &Config,
-                           uint32_t RequestedTeams) {
+llvm::Error Device::launchKernel(void *Kernel, std::vector<uint64_t> &Args,
+                                 const ompsim_launch_config &Config, uint32_t RequestedTeams) {
+  if (config().TrackAllocationTraces || config().TrackKernelLaunchTraces >= 0)
+    LaunchTraces.launched(Config.kernel_name ? Config.kernel_name : "?",
+                          config().TrackKernelLaunchTraces > 0);
   events::SubmitScope Submitted(events::Submit{events::Endpoint::Begin, Number, RequestedTeams,
                                                Config.kernel_name, Args.size(), Config.num_teams,
                                                Config.thread_limit, Config.tripcount});

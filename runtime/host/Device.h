@@ -7,6 +7,9 @@
 #include "MappingTable.h"
 #include "PluginLoader.h"
 
+#include "../tracking/AllocationTraces.h"
+#include "../tracking/KernelLaunchTraces.h"
+
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
@@ -67,8 +70,8 @@ public:
   /// Runs a kernel; `Args` are device pointers or literal values.
   /// `RequestedTeams` is what the construct asked for, as stock reports it
   /// to tools (1 for a target region without teams, 0 when unspecified).
-  llvm::Error launch(void *Kernel, std::vector<uint64_t> &Args, const ompsim_launch_config &Config,
-                     uint32_t RequestedTeams);
+  llvm::Error launchKernel(void *Kernel, std::vector<uint64_t> &Args, const ompsim_launch_config &Config,
+                           uint32_t RequestedTeams);
 
   /// True once ensureInitialized() succeeded.
   bool isInitialized() const { return Initialized; }
@@ -79,8 +82,17 @@ public:
   int32_t localId() const { return LocalId; }
 
   // DeviceMemory
-  llvm::Expected<uint64_t> allocate(uint64_t Size, const void *HostHint) override;
-  llvm::Error release(uint64_t Tgt) override;
+  llvm::Expected<uint64_t> allocate(uint64_t Size, const void *HostHint) override {
+    return dataAlloc(Size, HostHint, OMPSIM_ALLOC_DEFAULT);
+  }
+  llvm::Error release(uint64_t Tgt) override { return dataDelete(Tgt, OMPSIM_ALLOC_DEFAULT); }
+  /// Allocates memory of `Kind` (OMPSIM_ALLOC_*); null `HostHint` for
+  /// memory no mapping asked for. Named as stock's, whose allocation traces
+  /// show the frame.
+  llvm::Expected<uint64_t> dataAlloc(uint64_t Size, const void *HostHint, int32_t Kind);
+  /// Frees memory allocated as `Kind`. With OFFLOAD_TRACK_ALLOCATION_TRACES,
+  /// a free stock refuses ends the process with stock's report.
+  llvm::Error dataDelete(uint64_t Tgt, int32_t Kind);
   llvm::Error submit(uint64_t Tgt, const void *Hst, uint64_t Size, llvm::StringRef Name = {}) override;
   llvm::Error retrieve(void *Hst, uint64_t Tgt, uint64_t Size, llvm::StringRef Name = {}) override;
   std::string symbolize(uint64_t Tgt) override;
@@ -89,6 +101,13 @@ public:
 
   /// A plugin failure as an llvm::Error carrying the plugin's last error.
   llvm::Error pluginError(const std::string &Fallback) const;
+
+  /// With stock's OFFLOAD_TRACK_* variables set, a failed launch's report as
+  /// stock's GPU plugins give it: the last kernels launched (printed now,
+  /// before the construct's lines) and, at the fault address `FaultAddr`
+  /// when the kernel touched memory, the allocation it points into, added
+  /// to `Err`'s text. `Err` unchanged when neither variable is set.
+  llvm::Error addTrackedReport(llvm::Error Err, std::optional<uint64_t> FaultAddr);
 
 private:
   /// Reads the 8-byte device address stored in the device global `Name`,
@@ -120,7 +139,9 @@ private:
   MappingTable MappingTable;
   FunctionPointerTable FptrTable;
   std::map<const __tgt_device_image *, LoadedImage> Images;
-  uint64_t PublishedTable = 0; ///< device block holding the table (fallback path)
+  uint64_t PublishedTable = 0;                 ///< device block holding the table (fallback path)
+  tracking::AllocationTraces AllocationTraces; ///< OFFLOAD_TRACK_ALLOCATION_TRACES
+  tracking::KernelLaunchTraces LaunchTraces;   ///< kept while an OFFLOAD_TRACK_* variable is set
 };
 
 } // namespace ompsim::host

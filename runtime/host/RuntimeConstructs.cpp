@@ -166,20 +166,21 @@ llvm::Error Runtime::targetKernel(int64_t DeviceNum, int32_t Teams, int32_t Thre
   TableLock.unlock();
   KernelsRunning.fetch_add(1);
   // clang passes -1 for a target region without teams: one team.
-  llvm::Error Launched = D.launch(Kernel, *KernelArgs, Config, Teams < 0 ? 1u : static_cast<uint32_t>(Teams));
+  llvm::Error Launched =
+      D.launchKernel(Kernel, *KernelArgs, Config, Teams < 0 ? 1u : static_cast<uint32_t>(Teams));
   KernelsRunning.fetch_sub(1);
   TableLock.lock();
   if (auto Err = std::move(Launched)) {
     LaunchFailure = true;
-    if (check::enabled()) {
-      // A guard page or a freed block the kernel touched (sim's placement
-      // for the checker) names the map item it belongs to.
-      const PluginFunctions &Fn = D.plugin().fn();
-      ompsim_fault_info Fault{};
-      if (Fn.last_fault && Fn.last_fault(D.localId(), &Fault) == 1)
-        check::onKernelFault(Fault, D.mappingTable(), D.deviceNumber());
-    }
+    const PluginFunctions &Fn = D.plugin().fn();
+    ompsim_fault_info Fault{};
+    bool DataFault = Fn.last_fault && Fn.last_fault(D.localId(), &Fault) == 1;
+    // A guard page or a freed block the kernel touched (sim's placement for
+    // the checker) names the map item it belongs to.
+    if (DataFault && check::enabled())
+      check::onKernelFault(Fault, D.mappingTable(), D.deviceNumber());
     Err = adviseDataFault(D, std::move(Err), MapArgs, KernelName);
+    Err = D.addTrackedReport(std::move(Err), DataFault ? std::optional<uint64_t>(Fault.addr) : std::nullopt);
     // Device code that called exit() ends the host with its status; any
     // other failure of the kernel (a fault, a trap, a lost device) is
     // stock's failed target region, which aborts when offload is mandatory.

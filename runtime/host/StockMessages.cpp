@@ -361,6 +361,13 @@ void claimProcessEnd() {
     ::pause(); // the other thread's exit or abort() ends this one too
 }
 
+void abortWithReport(const std::string &Report) {
+  claimProcessEnd();
+  std::fflush(stdout);
+  std::fputs(Report.c_str(), stderr);
+  abortProcess("");
+}
+
 void fatal(int Code, const std::string &Text, const std::string &Explanation, const ompsim_ident *Loc) {
   claimProcessEnd();
   std::fflush(stdout);

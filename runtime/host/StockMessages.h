@@ -45,6 +45,10 @@ llvm::Error addLine(llvm::Error Err, std::string Line);
 
 // ---- the texts ---------------------------------------------------------------
 
+/// Ends the process as stock's plugins end it on an error report (a free
+/// OFFLOAD_TRACK_ALLOCATION_TRACES refuses): `Report` on stderr, then abort.
+[[noreturn]] void abortWithReport(const std::string &Report);
+
 /// "omptarget message: <Text>" (stock's MESSAGE).
 std::string message(const std::string &Text);
 /// "omptarget error: <Text>" (stock's REPORT and FAILURE_MESSAGE).

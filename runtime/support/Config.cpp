@@ -180,8 +180,6 @@ std::vector<std::string> ignoredStockVariables() {
       "OMPTARGET_QUERY_COUNT_BACKOFF_FACTOR",
       "OMPX_APU_MAPS",
       "OMP_TEAM_LIMIT",
-      "OFFLOAD_TRACK_ALLOCATION_TRACES",
-      "OFFLOAD_TRACK_NUM_KERNEL_LAUNCH_TRACES",
   };
   std::vector<std::string> Set;
   for (const char *Name : kNotHonoured)
@@ -321,6 +319,17 @@ Config load() {
   readU64("LIBOMPTARGET_PROFILE_GRANULARITY", Granularity, 0, INT32_MAX,
           "microseconds, an integer 0..2147483647");
   C.ProfileGranularity = static_cast<uint32_t>(Granularity);
+  if (const char *V = env("OFFLOAD_TRACK_ALLOCATION_TRACES")) {
+    if (std::optional<bool> B = parseStockBool(V))
+      C.TrackAllocationTraces = *B;
+    else
+      warnBad("OFFLOAD_TRACK_ALLOCATION_TRACES", V, "not a flag", "true/yes/on/1 or false/no/off/0");
+  }
+  if (env("OFFLOAD_TRACK_NUM_KERNEL_LAUNCH_TRACES")) {
+    uint64_t Traces = 0;
+    readU64("OFFLOAD_TRACK_NUM_KERNEL_LAUNCH_TRACES", Traces, 0, INT32_MAX, "an integer 0..2147483647");
+    C.TrackKernelLaunchTraces = int32_t(Traces);
+  }
   C.IgnoredStockVariables = ignoredStockVariables();
   return C;
 }

@@ -90,7 +90,8 @@ std::optional<std::string> AllocationTraces::deallocating(uint64_t DevicePtr, in
   AllocationTrace *A = It == Latest.end() ? nullptr : It->second.get();
   std::string Problem;
   if (!A)
-    Problem = fmt::format("deallocation of non-allocated {}: {}", allocationKindName(Kind), pointer(DevicePtr));
+    Problem =
+        fmt::format("deallocation of non-allocated {}: {}", allocationKindName(Kind), pointer(DevicePtr));
   else if (!A->Deallocated.empty())
     Problem = fmt::format("double-free of {}: {}", allocationKindName(Kind), pointer(DevicePtr));
   else if (!sameKind(A->Kind, Kind))
@@ -133,8 +134,9 @@ void AllocationTraces::describeAddress(llvm::raw_ostream &OS, uint64_t Addr) {
     return;
   }
   bool Close = Distance < (uint64_t(1) << 29);
-  OS << fmt::format("Device pointer {} does not point into any (current or prior) host-issued allocation{}.\n",
-                    pointer(Addr), Close ? "" : " (might be a global, stack, or shared location)");
+  OS << fmt::format(
+      "Device pointer {} does not point into any (current or prior) host-issued allocation{}.\n",
+      pointer(Addr), Close ? "" : " (might be a global, stack, or shared location)");
   OS << fmt::format("Closest host-issued allocation (distance {} byte{}; might be by page):\n", Distance,
                     Distance > 1 ? "s" : "");
   printAllocation(OS, *Closest);

@@ -48,9 +48,10 @@ void KernelLaunchTraces::print(llvm::raw_ostream &OS, uint32_t TracesToShow) {
       printStackTrace(OS, Last(I).Trace);
   }
   if (Count != 1)
-    OS << fmt::format("Use 'OFFLOAD_TRACK_NUM_KERNEL_LAUNCH_TRACES=<num>' to adjust the number of shown stack "
-                      "traces ({} now, up to {})\n",
-                      TracesToShow, Capacity);
+    OS << fmt::format(
+        "Use 'OFFLOAD_TRACK_NUM_KERNEL_LAUNCH_TRACES=<num>' to adjust the number of shown stack "
+        "traces ({} now, up to {})\n",
+        TracesToShow, Capacity);
 }
 
 } // namespace ompsim::tracking

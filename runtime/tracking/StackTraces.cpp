@@ -52,8 +52,8 @@ void printStackTrace(llvm::raw_ostream &OS, llvm::StringRef Trace) {
       OS << Line << '\n';
       continue;
     }
-    OS << "    #" << llvm::right_justify(std::to_string(Frame++), Digits) << ' ' << Parts[1] << ' ' << Parts[2]
-       << '\n';
+    OS << "    #" << llvm::right_justify(std::to_string(Frame++), Digits) << ' ' << Parts[1] << ' '
+       << Parts[2] << '\n';
   }
   OS << '\n';
 }

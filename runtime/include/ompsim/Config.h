@@ -52,6 +52,13 @@ struct Config {
   /// LIBOMPTARGET_PROFILE_GRANULARITY: the shortest section the profile keeps, in microseconds
   /// (stock's default, 500).
   uint32_t ProfileGranularity = 500;
+  /// OFFLOAD_TRACK_ALLOCATION_TRACES (stock's flag): keep the stack trace of each device allocation
+  /// and free; a free stock refuses (double, of memory never allocated, of the wrong kind) and a
+  /// device fault then name them (docs/environment.md).
+  bool TrackAllocationTraces = false;
+  /// OFFLOAD_TRACK_NUM_KERNEL_LAUNCH_TRACES: how many of the last kernel launches a device fault
+  /// shows with their launch's stack trace; -1 when unset. Set (0 too), a fault lists the kernels.
+  int32_t TrackKernelLaunchTraces = -1;
   /// Variables stock libomptarget 22 reads that are set but that ompsim does not honour, in the
   /// order of docs/environment.md; the runtime names them in one line at start-up.
   std::vector<std::string> IgnoredStockVariables;

@@ -69,9 +69,10 @@ TEST_F(AllocationTracesTest, AFreeOfAnotherKindIsNamedButDeviceKindsAgree) {
   T.allocated(0x1000, 8, nullptr, OMPSIM_ALLOC_HOST);
   std::optional<std::string> Report = T.deallocating(0x1000, OMPSIM_ALLOC_DEFAULT);
   ASSERT_TRUE(Report);
-  EXPECT_EQ(withoutFrames(*Report),
-            "OFFLOAD ERROR: deallocation requires device memory but allocation was pinned host memory: 0x1000\n"
-            "Last allocation of size 8 -> device pointer 0x1000:\n");
+  EXPECT_EQ(
+      withoutFrames(*Report),
+      "OFFLOAD ERROR: deallocation requires device memory but allocation was pinned host memory: 0x1000\n"
+      "Last allocation of size 8 -> device pointer 0x1000:\n");
   // omp_target_alloc's memory freed by llvm_omp_target_free_device is fine.
   T.allocated(0x3000, 8, nullptr, OMPSIM_ALLOC_DEFAULT);
   EXPECT_EQ(T.deallocating(0x3000, OMPSIM_ALLOC_DEVICE), std::nullopt);
@@ -87,21 +88,21 @@ TEST_F(AllocationTracesTest, AnAllocationAtAFreedAddressKeepsThePriorOnes) {
   std::optional<std::string> Report = T.deallocating(0x1000, OMPSIM_ALLOC_DEFAULT);
   ASSERT_TRUE(Report);
   std::string HostText = fmt::format("{:#x}", reinterpret_cast<uintptr_t>(&Host));
-  EXPECT_EQ(withoutFrames(*Report),
-            "OFFLOAD ERROR: double-free of device memory: 0x1000\n"
-            "Last deallocation:\n"
-            "Last allocation of size 16 for host pointer " +
-                HostText +
-                " -> device pointer 0x1000:\n"
-                "Prior allocations with the same base pointer:\n"
-                " #0 Prior deallocation of size 8:\n"
-                " #0 Prior allocation -> device pointer 0x1000:\n");
+  EXPECT_EQ(withoutFrames(*Report), "OFFLOAD ERROR: double-free of device memory: 0x1000\n"
+                                    "Last deallocation:\n"
+                                    "Last allocation of size 16 for host pointer " +
+                                        HostText +
+                                        " -> device pointer 0x1000:\n"
+                                        "Prior allocations with the same base pointer:\n"
+                                        " #0 Prior deallocation of size 8:\n"
+                                        " #0 Prior allocation -> device pointer 0x1000:\n");
 }
 
 TEST_F(AllocationTracesTest, AFaultAddressNamesItsAllocationOrTheClosestOne) {
   AllocationTraces T;
-  EXPECT_EQ(describe(T, 0x1000),
-            "No host-issued allocations; device pointer 0x1000 might be a global, stack, or shared location\n");
+  EXPECT_EQ(
+      describe(T, 0x1000),
+      "No host-issued allocations; device pointer 0x1000 might be a global, stack, or shared location\n");
   T.allocated(0x1000, 64, nullptr, OMPSIM_ALLOC_DEFAULT);
   T.allocated(0x100000, 64, nullptr, OMPSIM_ALLOC_DEFAULT);
   EXPECT_EQ(describe(T, 0x1010), "Device pointer 0x1010 points into host-issued allocation:\n"
@@ -120,9 +121,10 @@ TEST_F(AllocationTracesTest, AFaultAddressNamesItsAllocationOrTheClosestOne) {
                                  "Last deallocation:\n"
                                  "Last allocation of size 64 -> device pointer 0x1000:\n");
   // 512 MiB away or more, it may be no allocation's at all.
-  EXPECT_TRUE(llvm::StringRef(describe(T, 0x40000000))
-                  .starts_with("Device pointer 0x40000000 does not point into any (current or prior) host-issued "
-                               "allocation (might be a global, stack, or shared location).\n"));
+  EXPECT_TRUE(
+      llvm::StringRef(describe(T, 0x40000000))
+          .starts_with("Device pointer 0x40000000 does not point into any (current or prior) host-issued "
+                       "allocation (might be a global, stack, or shared location).\n"));
 }
 
 TEST_F(KernelLaunchTracesTest, AFaultListsTheLastLaunchesNewestFirst) {
@@ -139,11 +141,12 @@ TEST_F(KernelLaunchTracesTest, AFaultListsTheLastLaunchesNewestFirst) {
   T.launched("__omp_offloading_fd00_1_main_l9", false);
   S.clear();
   T.print(OS, 0);
-  EXPECT_EQ(S, "Display last 2 kernels launched:\n"
-               "Kernel 0: 'omp target in main @ 9 (__omp_offloading_fd00_1_main_l9)'\n"
-               "Kernel 1: 'omp target in main @ 5 (__omp_offloading_fd00_1_main_l5)'\n"
-               "Use 'OFFLOAD_TRACK_NUM_KERNEL_LAUNCH_TRACES=<num>' to adjust the number of shown stack traces (0 "
-               "now, up to 8)\n");
+  EXPECT_EQ(
+      S, "Display last 2 kernels launched:\n"
+         "Kernel 0: 'omp target in main @ 9 (__omp_offloading_fd00_1_main_l9)'\n"
+         "Kernel 1: 'omp target in main @ 5 (__omp_offloading_fd00_1_main_l5)'\n"
+         "Use 'OFFLOAD_TRACK_NUM_KERNEL_LAUNCH_TRACES=<num>' to adjust the number of shown stack traces (0 "
+         "now, up to 8)\n");
 }
 
 TEST_F(KernelLaunchTracesTest, TheRecordKeepsEightAndShowsTheTracesAskedFor) {
@@ -154,14 +157,17 @@ TEST_F(KernelLaunchTracesTest, TheRecordKeepsEightAndShowsTheTracesAskedFor) {
   llvm::raw_string_ostream OS(S);
   T.print(OS, 2);
   llvm::StringRef Text(S);
-  EXPECT_TRUE(Text.starts_with("Display 2 of the 8 last kernel launch traces:\n"
-                               "Kernel 0: 'omp target in main @ 10 (__omp_offloading_fd00_1_main_l10)'\nStack dump"))
+  EXPECT_TRUE(
+      Text.starts_with("Display 2 of the 8 last kernel launch traces:\n"
+                       "Kernel 0: 'omp target in main @ 10 (__omp_offloading_fd00_1_main_l10)'\nStack dump"))
       << S;
   EXPECT_TRUE(Text.contains("Kernel 7: 'omp target in main @ 3 (")) << S;
   EXPECT_FALSE(Text.contains("main @ 2 (")) << S;
   // Kernels 2 to 7 come without their traces.
   EXPECT_TRUE(Text.contains("main_l8)'\nKernel 3: ")) << S;
-  EXPECT_TRUE(Text.contains("Kernel 1: 'omp target in main @ 9 (__omp_offloading_fd00_1_main_l9)'\nStack dump")) << S;
+  EXPECT_TRUE(
+      Text.contains("Kernel 1: 'omp target in main @ 9 (__omp_offloading_fd00_1_main_l9)'\nStack dump"))
+      << S;
 }
 
 TEST(StackTraces, FramesAreNumberedAsStocksAreWithoutThisFoldersOwn) {
