@@ -193,7 +193,8 @@ def _ompsim_tools_digest():
     lib = os.path.join(paths.ROOT, "scripts", "lib")
     for d in (os.path.join(lib, "ompsim_base"), paths.OMPX_INCLUDE, os.path.dirname(paths.DEVICE_MATH_HEADER)):
         h.update(_dir_digest(d, (".py", ".h")).encode())
-    for p in (os.path.join(paths.ROOT, "scripts", "ompsim"), CC_MODULE, os.path.join(lib, "ompsim_cli", "fortran_gpu.py"),
+    for p in (os.path.join(paths.ROOT, "scripts", "ompsim"), os.path.join(lib, "ompsim_command.py"), CC_MODULE,
+              os.path.join(lib, "ompsim_cli", "fortran_gpu.py"),
               paths.PASS_PLUGIN, paths.DEVICE_RUNTIME, paths.DEVICE_API, os.path.abspath(__file__)):
         h.update(_file_digest(p).encode())
     cuda = gpu.cuda_installation()

@@ -155,7 +155,7 @@ def main(args):
                 with open(src, "w") as f:
                     f.write(text)
                 exe = os.path.join(tmp, "%s-%s" % (name.replace(".", "-"), image))
-                cmd = [sys.executable, os.path.join(paths.ROOT, "scripts", "ompsim"), "cc",
+                cmd = [os.path.join(paths.ROOT, "scripts", "ompsim"), "cc",
                        IMAGE_OPTIONS[image], src, "-o", exe]
                 r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp,
                                    env=env, timeout=600)

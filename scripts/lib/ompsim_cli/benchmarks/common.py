@@ -3,7 +3,6 @@
 import hashlib
 import os
 import subprocess
-import sys
 import time
 
 from ompsim_base import backends, paths
@@ -30,7 +29,7 @@ def cache_dir():
 
 
 def ompsim_cc():
-    return [sys.executable, os.path.join(paths.ROOT, "scripts", "ompsim"), "cc"]
+    return [os.path.join(paths.ROOT, "scripts", "ompsim"), "cc"]
 
 
 def compile_program(name, source, cc_flags, timeout=3600, opt="-O2"):

@@ -6,7 +6,6 @@ their bookkeeping is tested.
 import json
 import os
 import subprocess
-import sys
 
 import pytest
 
@@ -137,7 +136,7 @@ def test_program_results_are_read_up_to_the_marker():
 
 
 def test_unknown_part_is_a_usage_error():
-    r = subprocess.run([sys.executable, OMPSIM, "bench", "--no-build", "--only", "nope"],
+    r = subprocess.run([OMPSIM, "bench", "--no-build", "--only", "nope"],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert r.returncode == 2
     assert "ompsim: bench --only: unknown part nope" in r.stdout
@@ -294,7 +293,7 @@ def test_matrixcolumns_part_runs_matrix_cells_and_reports_the_goal(tmp_path):
     if not os.path.exists(paths.PASS_PLUGIN):
         pytest.skip("ompsim's pass plugin not built (%s)" % paths.PASS_PLUGIN)
     doc = tmp_path / "performance.md"
-    r = subprocess.run([sys.executable, OMPSIM, "bench", "--no-build", "--quick", "--only", "matrixcolumns",
+    r = subprocess.run([OMPSIM, "bench", "--no-build", "--quick", "--only", "matrixcolumns",
                         "--program", "parallel_for_scalar", "--program", "declare_target_to_indirect",
                         "--out", str(tmp_path), "--doc", str(doc)],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=1800)
