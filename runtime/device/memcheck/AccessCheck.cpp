@@ -3,7 +3,8 @@
 // Under the checker the JIT puts a call of __ompsim_check_access before each
 // access of a GPU image's code (simulator/src/gpu/CheckedAccesses.h). An
 // access of a block's thread on the virtual GPU goes to the team-shared
-// check when it is the block's team-shared memory, to the device heap's
+// check when it is the block's team-shared memory (its globals or its
+// dynamic shared memory), to the device heap's
 // when it is the checked heap's, else to the check between teams.
 //
 //===----------------------------------------------------------------------===//
@@ -40,7 +41,9 @@ __ompsim_check_access(const void *Addr, uint64_t Bytes, uint32_t Kind, const cha
   if (!Site)
     Site = "?";
   TInCheck = {Site, Kind, reinterpret_cast<uint64_t>(Addr), Bytes};
-  if (!checkTeamSharedAccess(*R, Addr, Bytes, Kind, Site, Value) && !checkHeapAccess(Addr, Bytes, Kind, Site))
+  if (!checkTeamSharedAccess(*R, Addr, Bytes, Kind, Site, Value) &&
+      !checkDynamicSharedAccess(*R, Addr, Bytes, Kind, Site, Value) &&
+      !checkHeapAccess(Addr, Bytes, Kind, Site))
     checkTeamRace(*R, Addr, Bytes, Kind, Site, Value);
   TInCheck = {};
 }

@@ -3,8 +3,8 @@
 // The executor turns the device's checks on (with the device memory whose
 // races between teams are checked), and its fault handler asks
 // what a faulting data address is; the memory the checker places knows: a
-// device-heap block (CheckedHeap.h) or a team-shared global's guard page
-// (TeamSharedGuards.h).
+// device-heap block (CheckedHeap.h), a team-shared global's guard page or
+// the one after the dynamic shared memory (TeamSharedGuards.h).
 //
 //===----------------------------------------------------------------------===//
 #include "CheckedHeap.h"
@@ -20,7 +20,8 @@ extern "C" __attribute__((visibility("default"))) int32_t __ompsim_device_descri
     uint64_t Addr, char *What, uint64_t WhatSize, char *Note, uint64_t NoteSize) {
   using namespace ompsim::device;
   return describeHeapAddress(Addr, What, WhatSize, Note, NoteSize) ||
-                 describeTeamSharedAddress(Addr, What, WhatSize, Note, NoteSize)
+                 describeTeamSharedAddress(Addr, What, WhatSize, Note, NoteSize) ||
+                 describeDynamicSharedAddress(Addr, What, WhatSize, Note, NoteSize)
              ? 1
              : 0;
 }

@@ -58,9 +58,30 @@ struct Histories {
   ByteHistory *Bytes = nullptr;
   uint64_t Capacity = 0;
   uint64_t Generation = 0;
+  uint64_t BlockSerial = 0; ///< the runner's block they are of (dynamic shared memory's)
 };
 
-__attribute__((tls_model("initial-exec"))) thread_local Histories THistories;
+/// Of the team-shared globals, and of the dynamic shared memory.
+__attribute__((tls_model("initial-exec"))) thread_local Histories THistories, TDynamicHistories;
+
+/// Makes room for `Bytes` histories.
+void reserve(Histories &Hs, uint64_t Bytes) {
+  if (Bytes <= Hs.Capacity)
+    return;
+  if (Hs.Bytes)
+    ::munmap(Hs.Bytes, Hs.Capacity * sizeof(ByteHistory));
+  // Zeros: generation 0, which no block has.
+  Hs.Bytes = static_cast<ByteHistory *>(
+      mapShadow(Bytes * sizeof(ByteHistory), "the histories of team-shared accesses"));
+  Hs.Capacity = Bytes;
+}
+
+/// Team-shared memory an access lands in: the block's globals, or its
+/// dynamic shared memory of `DynamicBytes`.
+struct Region {
+  Histories &Hs;
+  uint64_t DynamicBytes = 0; ///< 0: the globals
+};
 
 /// Byte `B`'s history in the running block (none yet when it is another's).
 ByteHistory &historyOf(Histories &Hs, uint64_t B) {
@@ -81,8 +102,14 @@ bool races(const vgpu::BlockRunner &R, const Access &Before, const Access &Now) 
 }
 
 /// "element 6 of 'tile' (64 elements of 4 bytes)" or "'x' (8 bytes)": the
-/// global byte `Offset` of the block belongs to.
-void byteText(char *Out, size_t Size, uint64_t Offset) {
+/// global byte `Offset` of the block belongs to; in dynamic shared memory,
+/// the byte.
+void byteText(const Region &In, char *Out, size_t Size, uint64_t Offset) {
+  if (In.DynamicBytes) {
+    std::snprintf(Out, Size, "byte %" PRIu64 " of the block's dynamic shared memory (%" PRIu64 " bytes)",
+                  Offset, In.DynamicBytes);
+    return;
+  }
   const TeamSharedLayout &L = TTeamShared;
   const ompsim_team_shared_var *V = teamSharedVarAt(L, Offset);
   if (!V) {
@@ -97,10 +124,11 @@ void byteText(char *Out, size_t Size, uint64_t Offset) {
 }
 
 /// Ends the launch: `Now` (a write if `NowWrites`) races with `Before`.
-[[noreturn]] void reportSharedRace(const vgpu::BlockRunner &R, uint64_t Offset, const Access &Before,
-                                   bool BeforeWrote, const Access &Now, bool NowWrites) {
+[[noreturn]] void reportSharedRace(const vgpu::BlockRunner &R, const Region &In, uint64_t Offset,
+                                   const Access &Before, bool BeforeWrote, const Access &Now,
+                                   bool NowWrites) {
   char Byte[640];
-  byteText(Byte, sizeof Byte, Offset);
+  byteText(In, Byte, sizeof Byte, Offset);
   const bool Lanes = R.sameWarp(Before.Thread, Now.Thread);
   const char *Sync = Lanes ? "a warp sync (__kmpc_syncwarp) or a barrier" : "a barrier (#pragma omp barrier)";
   char Fix[256];
@@ -117,9 +145,10 @@ void byteText(char *Out, size_t Size, uint64_t Offset) {
              accessText(Before.Atomic, BeforeWrote), Before.Site, Why, Fix);
 }
 
-[[noreturn]] void reportUnwritten(const vgpu::BlockRunner &R, uint64_t Offset, const Access &Now) {
+[[noreturn]] void reportUnwritten(const vgpu::BlockRunner &R, const Region &In, uint64_t Offset,
+                                  const Access &Now) {
   char Byte[640];
-  byteText(Byte, sizeof Byte, Offset);
+  byteText(In, Byte, sizeof Byte, Offset);
   stopDevice(
       "block %u, thread %u: the %s of team-shared %s at %s finds memory no thread of the block wrote: "
       "a GPU's team-shared memory holds what its last block left there; write it first, with a barrier "
@@ -127,9 +156,9 @@ void byteText(char *Out, size_t Size, uint64_t Offset) {
       R.blockNum(), Now.Thread, accessText(Now.Atomic, false), Byte, Now.Site);
 }
 
-void checkBytes(const vgpu::BlockRunner &R, uint64_t Offset, uint64_t Bytes, uint32_t Kind,
+void checkBytes(const vgpu::BlockRunner &R, const Region &In, uint64_t Offset, uint64_t Bytes, uint32_t Kind,
                 const char *Site) {
-  Histories &Hs = THistories;
+  Histories &Hs = In.Hs;
   const uint32_t Thread = R.current();
   const Access Now{Site,
                    outermostLock(Thread),
@@ -141,20 +170,20 @@ void checkBytes(const vgpu::BlockRunner &R, uint64_t Offset, uint64_t Bytes, uin
     ByteHistory &H = historyOf(Hs, B);
     if (Kind & (OMPSIM_ACCESS_READ | OMPSIM_ACCESS_COPY)) {
       if (races(R, H.Write, Now))
-        reportSharedRace(R, B, H.Write, true, Now, false);
+        reportSharedRace(R, In, B, H.Write, true, Now, false);
       if (!(Kind & OMPSIM_ACCESS_COPY) && !H.Written)
-        reportUnwritten(R, B, Now);
+        reportUnwritten(R, In, B, Now);
       if (H.Read.Site && !ordered(R, H.Read, Now))
         H.OtherRead = H.Read;
       H.Read = Now;
     }
     if (Kind & OMPSIM_ACCESS_WRITE) {
       if (races(R, H.Write, Now))
-        reportSharedRace(R, B, H.Write, true, Now, true);
+        reportSharedRace(R, In, B, H.Write, true, Now, true);
       if (races(R, H.Read, Now))
-        reportSharedRace(R, B, H.Read, false, Now, true);
+        reportSharedRace(R, In, B, H.Read, false, Now, true);
       if (races(R, H.OtherRead, Now))
-        reportSharedRace(R, B, H.OtherRead, false, Now, true);
+        reportSharedRace(R, In, B, H.OtherRead, false, Now, true);
       H.Write = Now;
       H.Written = true;
     }
@@ -164,8 +193,7 @@ void checkBytes(const vgpu::BlockRunner &R, uint64_t Offset, uint64_t Bytes, uin
 /// A store of `Bytes` at `Offset` that leaves them as they were: they count
 /// as written, and nothing else changes. Returns the kind left to check
 /// (none).
-uint32_t noteUnchanged(uint64_t Offset, uint64_t Bytes) {
-  Histories &Hs = THistories;
+uint32_t noteUnchanged(Histories &Hs, uint64_t Offset, uint64_t Bytes) {
   for (uint64_t B = Offset; B < Offset + Bytes; ++B)
     historyOf(Hs, B).Written = true;
   return 0;
@@ -174,17 +202,8 @@ uint32_t noteUnchanged(uint64_t Offset, uint64_t Bytes) {
 } // namespace
 
 void beginTeamSharedAccesses() {
-  Histories &Hs = THistories;
-  ++Hs.Generation;
-  uint64_t Bytes = TTeamShared.Bytes;
-  if (Bytes <= Hs.Capacity)
-    return;
-  if (Hs.Bytes)
-    ::munmap(Hs.Bytes, Hs.Capacity * sizeof(ByteHistory));
-  // Zeros: generation 0, which no block has.
-  Hs.Bytes = static_cast<ByteHistory *>(
-      mapShadow(Bytes * sizeof(ByteHistory), "the histories of team-shared accesses"));
-  Hs.Capacity = Bytes;
+  ++THistories.Generation;
+  reserve(THistories, TTeamShared.Bytes);
 }
 
 bool checkTeamSharedAccess(const vgpu::BlockRunner &R, const void *Addr, uint64_t Bytes, uint32_t Kind,
@@ -202,9 +221,37 @@ bool checkTeamSharedAccess(const vgpu::BlockRunner &R, const void *Addr, uint64_
   if (Bytes > Left)
     Bytes = Left;
   if (storeChangesNothing(Addr, Bytes, Kind, Value))
-    Kind = noteUnchanged(Offset, Bytes);
+    Kind = noteUnchanged(THistories, Offset, Bytes);
   if (Kind)
-    checkBytes(R, Offset, Bytes, Kind, Site);
+    checkBytes(R, Region{THistories}, Offset, Bytes, Kind, Site);
+  return true;
+}
+
+bool checkDynamicSharedAccess(const vgpu::BlockRunner &R, const void *Addr, uint64_t Bytes, uint32_t Kind,
+                              const char *Site, uint64_t Value) {
+  const uint64_t Size = R.dynamicSharedBytes();
+  const uint64_t Offset = reinterpret_cast<uint64_t>(Addr) - R.dynamicSharedStart();
+  // The memory runs to 16-byte alignment; past that a guard page faults.
+  if (!Size || Offset >= ((Size + 15) & ~uint64_t(15)))
+    return false;
+  if (Offset + Bytes > Size)
+    stopDevice("block %u, thread %u: the %s of %" PRIu64 " bytes at %s ends %" PRIu64
+               " bytes past the end of the block's dynamic shared memory (%" PRIu64
+               " bytes): keep the index below the size the launch asks for (ompx_dyn_cgroup_mem), or ask for "
+               "more",
+               R.blockNum(), R.current(), accessText(Kind & OMPSIM_ACCESS_ATOMIC, Kind & OMPSIM_ACCESS_WRITE),
+               Bytes, Site, Offset + Bytes - Size, Size);
+  Histories &Hs = TDynamicHistories;
+  // A new block: none of its bytes was touched yet.
+  if (Hs.BlockSerial != R.blockSerial()) {
+    Hs.BlockSerial = R.blockSerial();
+    ++Hs.Generation;
+  }
+  reserve(Hs, Size);
+  if (storeChangesNothing(Addr, Bytes, Kind, Value))
+    Kind = noteUnchanged(Hs, Offset, Bytes);
+  if (Kind)
+    checkBytes(R, Region{Hs, Size}, Offset, Bytes, Kind, Site);
   return true;
 }
 

@@ -12,6 +12,9 @@
 //   independently), and the two are not both atomic;
 // - reads a byte no thread of the block wrote (a GPU's team-shared memory
 //   holds what the last block left).
+// The block's dynamic shared memory (llvm_omp_target_dynamic_shared_alloc)
+// is checked the same way, and for accesses past the bytes the launch
+// asked for.
 //
 //===----------------------------------------------------------------------===//
 #ifndef OMPSIM_DEVICE_MEMCHECK_TEAMSHAREDACCESSES_H
@@ -34,6 +37,13 @@ void beginTeamSharedAccesses();
 /// whether it is.
 bool checkTeamSharedAccess(const vgpu::BlockRunner &R, const void *Addr, uint64_t Bytes, uint32_t Kind,
                            const char *Site, uint64_t Value);
+
+/// The same for the block's dynamic shared memory
+/// (llvm_omp_target_dynamic_shared_alloc), whose histories start anew in
+/// each block; an access that runs past the bytes the launch asked for
+/// ends the launch too.
+bool checkDynamicSharedAccess(const vgpu::BlockRunner &R, const void *Addr, uint64_t Bytes, uint32_t Kind,
+                              const char *Site, uint64_t Value);
 
 } // namespace ompsim::device
 

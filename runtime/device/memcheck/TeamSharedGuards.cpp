@@ -103,6 +103,24 @@ bool describeTeamSharedAddress(uint64_t Addr, char *What, size_t WhatSize, char 
   return false;
 }
 
+bool describeDynamicSharedAddress(uint64_t Addr, char *What, size_t WhatSize, char *Note, size_t NoteSize) {
+  const vgpu::BlockRunner *R = vgpu::BlockRunner::TRunner;
+  if (!R || !R->dynamicSharedGuard() || Addr < R->dynamicSharedGuard() ||
+      Addr - R->dynamicSharedGuard() >= Page)
+    return false;
+  uint64_t Bytes = R->dynamicSharedBytes() ? R->dynamicSharedBytes() : R->grid().DynamicSharedBytes;
+  uint64_t End = R->dynamicSharedGuard() - ((Bytes + 15) & ~uint64_t(15)) + Bytes;
+  std::snprintf(What, WhatSize,
+                "dynamic shared memory at 0x%" PRIx64 " (%" PRIu64
+                " bytes past the end of the block's dynamic shared memory (%" PRIu64
+                " bytes); block %u, thread %u)",
+                Addr, Addr - End, Bytes, vgpu::linearBlock(), vgpu::linearThread());
+  std::snprintf(Note, NoteSize,
+                "note: a thread indexes past the end of the dynamic shared memory the launch asks for "
+                "(ompx_dyn_cgroup_mem): ask for more, or keep the index below its size");
+  return true;
+}
+
 } // namespace ompsim::device
 
 using namespace ompsim::device;

@@ -42,6 +42,11 @@ int teamSharedVarText(char *Out, size_t Size, const ompsim_team_shared_var &V);
 /// Async-signal-safe.
 bool describeTeamSharedAddress(uint64_t Addr, char *What, size_t WhatSize, char *Note, size_t NoteSize);
 
+/// The same for the guard page after the dynamic shared memory of the
+/// calling device thread's block (vgpu's placement under the checker).
+/// Async-signal-safe.
+bool describeDynamicSharedAddress(uint64_t Addr, char *What, size_t WhatSize, char *Note, size_t NoteSize);
+
 } // namespace ompsim::device
 
 #endif // OMPSIM_DEVICE_MEMCHECK_TEAMSHAREDGUARDS_H

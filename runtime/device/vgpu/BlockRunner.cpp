@@ -140,6 +140,7 @@ void BlockRunner::run(Grid &G, uint32_t BlockNum, int32_t *GlobalTid) {
   BlockSite = GroupSite = nullptr;
   BlockDiverged = GroupDiverged = false;
   SharedFresh = DynamicFresh = SharedPagesFresh = false;
+  ++BlockSerial;
   RestartPass = false;
   for (uint32_t W = 0; W < kMaxWarps; ++W) {
     WarpArrived[W] = WarpMask[W] = WarpReleased[W] = Running[W] = 0;
@@ -309,6 +310,9 @@ void *BlockRunner::dynamicShared() {
   uint64_t Bytes = TheGrid->DynamicSharedBytes;
   if (!Bytes)
     return nullptr;
+  // Blocks run in order only under the checker, which places this memory.
+  if (blocksInOrder())
+    return checkedDynamicShared(Bytes);
   void *Memory = Dynamic.atLeast(Bytes);
   if (!Memory)
     failLaunch("cannot allocate a block's dynamic shared memory of bytes", Bytes);
@@ -317,6 +321,31 @@ void *BlockRunner::dynamicShared() {
     DynamicFresh = true;
   }
   return Memory;
+}
+
+void *BlockRunner::checkedDynamicShared(uint64_t Bytes) {
+  const uint64_t Page = uint64_t(::sysconf(_SC_PAGESIZE));
+  const uint64_t Used = (Bytes + 15) & ~uint64_t(15);
+  const uint64_t Pages = (Used + Page - 1) / Page * Page;
+  void *Memory = DynamicPages.pagesAtLeast(Pages + Page);
+  if (!Memory)
+    failLaunch("cannot allocate a block's dynamic shared memory of bytes", Bytes);
+  const uint64_t Base = reinterpret_cast<uint64_t>(Memory);
+  if (DynamicGuard != Base + Pages) {
+    // A guard of a smaller launch's memory opens again (one of a mapping
+    // that grew is gone with it).
+    if (DynamicGuard >= Base && DynamicGuard < Base + DynamicPages.Capacity)
+      ::mprotect(reinterpret_cast<void *>(DynamicGuard), Page, PROT_READ | PROT_WRITE);
+    if (::mprotect(reinterpret_cast<void *>(Base + Pages), Page, PROT_NONE) != 0)
+      failLaunch("cannot protect the guard page after a block's dynamic shared memory of bytes", Bytes);
+    DynamicGuard = Base + Pages;
+  }
+  DynamicStart = Base + Pages - Used;
+  if (!DynamicFresh) {
+    std::memset(reinterpret_cast<void *>(DynamicStart), UnwrittenSharedByte, Used);
+    DynamicFresh = true;
+  }
+  return reinterpret_cast<void *>(DynamicStart);
 }
 
 void *BlockRunner::state(uint64_t Bytes) {

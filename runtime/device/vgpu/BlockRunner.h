@@ -139,6 +139,17 @@ public:
   void *dynamicShared();
   void *state(uint64_t Bytes);
 
+  /// The block's dynamic shared memory under the checker, once the block
+  /// asked for it: its start and the bytes the launch asked for (0: none
+  /// yet), and the inaccessible page after it (memcheck/TeamSharedAccesses.h).
+  uint64_t dynamicSharedStart() const { return DynamicFresh ? DynamicStart : 0; }
+  uint64_t dynamicSharedBytes() const {
+    return DynamicFresh && DynamicStart ? TheGrid->DynamicSharedBytes : 0;
+  }
+  uint64_t dynamicSharedGuard() const { return DynamicGuard; }
+  /// Counts the blocks this runner started: a block's own number among them.
+  uint64_t blockSerial() const { return BlockSerial; }
+
   uint32_t blockNum() const { return Block; }
   const Grid &grid() const { return *TheGrid; }
   uint32_t current() const { return Current; }
@@ -181,6 +192,9 @@ private:
   void checkWarpMask(uint64_t Mask, const void *Program);
   void checkShuffleRead(uint64_t Mask, uint32_t From, const void *Program) const;
   void prefetchFiber(uint32_t T) const;
+  /// The checker's dynamic shared memory: its end at a page that faults,
+  /// its bytes filled with UnwrittenSharedByte in each block.
+  void *checkedDynamicShared(uint64_t Bytes);
   void switchToFiber(uint32_t T);
   static void fiberEntry(boost::context::detail::transfer_t From);
 
@@ -193,7 +207,12 @@ private:
   uint64_t *Slots = nullptr;
   FiberSlots Stacks;
   uint32_t Capacity = 0;
-  BlockMemory Shared, Dynamic, State, SharedPages;
+  BlockMemory Shared, Dynamic, State, SharedPages, DynamicPages;
+  /// Under the checker: the page after the dynamic shared memory that is
+  /// inaccessible (0: none), and where that memory starts.
+  uint64_t DynamicGuard = 0;
+  uint64_t DynamicStart = 0;
+  uint64_t BlockSerial = 0;
   /// The block's shared memories got their unwritten pattern.
   bool SharedFresh = false;
   bool DynamicFresh = false;

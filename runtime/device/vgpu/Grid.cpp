@@ -69,6 +69,8 @@ uint32_t processors() {
 
 void setBlocksInOrder(bool InOrder) { BlocksInOrder.store(InOrder, std::memory_order_relaxed); }
 
+bool blocksInOrder() { return BlocksInOrder.load(std::memory_order_relaxed); }
+
 void runGrid(device::Ident *Loc, Grid &G, uint32_t Workers) {
   const device::Libomp &Omp = device::Libomp::get();
   if (BlocksInOrder.load(std::memory_order_relaxed))

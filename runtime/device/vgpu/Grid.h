@@ -65,6 +65,7 @@ struct Grid {
 /// reports is the same in every run. Off: the blocks run on a device thread
 /// per CPU.
 void setBlocksInOrder(bool InOrder);
+bool blocksInOrder();
 
 /// Runs every block of `G` to its end on up to `Workers` device threads (0:
 /// one per CPU), no more than the grid's blocks or the thread limit libomp
