@@ -18,17 +18,19 @@ ARCHS = ["sm_90", "gfx90a"]
 PROGRAM = "heap.c"
 CHECK = {"OMPSIM_CHECK": "1"}
 KERNEL = r"__omp_offloading_[0-9a-f]+_[0-9a-f]+_main_l\d+"
-# A call in the kernel's code, as the controller names it.
-CODE = r"dev:__omp_offloading_\w+\+0x[0-9a-f]+ \(0x[0-9a-f]+\)"
+# The device heap's calls, as the reports name them (the JIT passes each call's source line).
+MALLOC = ("block = (int *)malloc(16 * sizeof(int));", 22)
+FREE = ("    free(block);", 5)
 
 
-def block(size, block_id, thread, freed_by=None):
+def block(size, block_id, thread, freed_by=None, allocated_at=MALLOC):
     """The text naming a device-heap block of `size` bytes that device malloc returned to
-    `thread` of `block_id` (and that `freed_by`, a (block, thread), freed)."""
+    `thread` of `block_id` at `allocated_at` (and that `freed_by`, a (block, thread), freed at
+    the program's free)."""
     text = (r"the %d-byte device-heap block at 0x[0-9a-f]+ that device malloc returned to block %d, "
-            r"thread %d called from %s" % (size, block_id, thread, CODE))
+            r"thread %d called at %s" % (size, block_id, thread, at(*allocated_at)))
     if freed_by:
-        text += r" \(freed by block %d, thread %d called from %s\)" % (*freed_by, CODE)
+        text += r" \(freed by block %d, thread %d called at %s\)" % (*freed_by, at(*FREE))
     return text
 
 
@@ -94,17 +96,17 @@ def test_a_read_of_an_element_no_thread_wrote_is_named(gpu_built, arch):
 def test_a_double_free_names_both_frees(gpu_built, arch):
     line = checked_line(gpu_built(PROGRAM, arch), "double-free")
     assert re.fullmatch(
-        r"ompsim: device 0: kernel %s: block 1, thread 8: free\(0x[0-9a-f]+\) called from %s of a block freed "
-        r"before: %s" % (KERNEL, CODE, block(64, 1, 8, freed_by=(1, 8))), line), line
+        r"ompsim: device 0: kernel %s: block 1, thread 8: free\(0x[0-9a-f]+\) called at %s of a block freed "
+        r"before: %s" % (KERNEL, at("      free(block);", 7), block(64, 1, 8, freed_by=(1, 8))), line), line
 
 
 @pytest.mark.parametrize("arch", ARCHS)
 def test_a_free_of_a_mapped_array_says_device_malloc_did_not_return_it(gpu_built, arch):
     line = checked_line(gpu_built(PROGRAM, arch), "foreign-free")
     assert re.fullmatch(
-        r"ompsim: device 0: kernel %s: block 0, thread 2: free\(0x[0-9a-f]+\) called from %s of a pointer "
+        r"ompsim: device 0: kernel %s: block 0, thread 2: free\(0x[0-9a-f]+\) called at %s of a pointer "
         r"device malloc did not return \(device memory the host mapped or allocated, a stack or a global is "
-        r"not the device heap's\)" % (KERNEL, CODE), line), line
+        r"not the device heap's\)" % (KERNEL, at("free(out);", 7)), line), line
 
 
 @pytest.mark.parametrize("arch", ARCHS)
@@ -115,4 +117,5 @@ def test_a_write_into_the_alignment_slack_is_named_at_the_write(gpu_built, arch)
     assert re.fullmatch(
         r"ompsim: device 0: kernel %s: block 0, thread 7: the write of 1 byte at %s ends 1 byte past the end of "
         r"%s: keep the index below the block's size, or allocate more"
-        % (KERNEL, at("((char *)seen[i])[13] = 1;", 29), block(13, 0, 7)), line), line
+        % (KERNEL, at("((char *)seen[i])[13] = 1;", 29),
+           block(13, 0, 7, allocated_at=("char *bytes = (char *)malloc(13);", 29))), line), line

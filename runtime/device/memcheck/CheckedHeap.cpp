@@ -44,7 +44,20 @@ constexpr uint64_t Alignment = 16;
 /// A GPU thread of the virtual GPU and the device code that called.
 struct Call {
   uint64_t Code = 0;
+  const char *Site = nullptr; ///< the call's source line, when the JIT gave it
   uint32_t Block = 0, Thread = 0;
+};
+
+/// How a report names a heap call: "called at heap.c:45:12", or "called
+/// from 0x..." (which the controller names by its code).
+struct CallText {
+  char Text[288];
+  explicit CallText(const Call &C) {
+    if (C.Site)
+      std::snprintf(Text, sizeof Text, "called at %s", C.Site);
+    else
+      std::snprintf(Text, sizeof Text, "called from 0x%" PRIx64, C.Code);
+  }
 };
 
 struct Record {
@@ -96,7 +109,9 @@ Heap &heap() {
   return TheHeap;
 }
 
-Call callHere(uint64_t Code) { return {Code, vgpu::linearBlock(), vgpu::linearThread()}; }
+Call callHere(uint64_t Code, const char *Site) {
+  return {Code, Site, vgpu::linearBlock(), vgpu::linearThread()};
+}
 
 /// `Size` rounded up to malloc's alignment: the bytes a block takes.
 uint64_t alignedSize(uint64_t Size) { return (Size + Alignment - 1) & ~(Alignment - 1); }
@@ -116,15 +131,15 @@ const Record *ownerOf(const Heap &H, uint64_t Addr) {
 }
 
 /// "a 64-byte block that device malloc returned to block 0, thread 3 called
-/// from 0x..." and, freed, "; block 1, thread 0 freed it called from 0x...".
+/// at heap.c:45:12" and, freed, " (freed by block 1, thread 0 called at ...)".
 int blockText(char *Out, size_t Size, const Record &R) {
   int N = std::snprintf(Out, Size,
                         "the %" PRIu64 "-byte device-heap block at 0x%" PRIx64
-                        " that device malloc returned to block %u, thread %u called from 0x%" PRIx64,
-                        R.Size, R.Addr, R.Allocated.Block, R.Allocated.Thread, R.Allocated.Code);
+                        " that device malloc returned to block %u, thread %u %s",
+                        R.Size, R.Addr, R.Allocated.Block, R.Allocated.Thread, CallText(R.Allocated).Text);
   if (R.Freed && N >= 0 && size_t(N) < Size)
-    N += std::snprintf(Out + N, Size - size_t(N), " (freed by block %u, thread %u called from 0x%" PRIx64 ")",
-                       R.FreedBy.Block, R.FreedBy.Thread, R.FreedBy.Code);
+    N += std::snprintf(Out + N, Size - size_t(N), " (freed by block %u, thread %u %s)", R.FreedBy.Block,
+                       R.FreedBy.Thread, CallText(R.FreedBy).Text);
   return N;
 }
 
@@ -134,18 +149,18 @@ Record &liveBlock(Heap &H, void *Ptr, const Call &By, const char *Op) {
   const Record *R = ownerOf(H, Addr);
   char Block[512];
   if (!R)
-    stopDevice("block %u, thread %u: %s(0x%" PRIx64 ") called from 0x%" PRIx64
+    stopDevice("block %u, thread %u: %s(0x%" PRIx64 ") %s"
                " of a pointer device malloc did not return (device memory the host mapped or "
                "allocated, a stack or a global is not the device heap's)",
-               By.Block, By.Thread, Op, Addr, By.Code);
+               By.Block, By.Thread, Op, Addr, CallText(By).Text);
   blockText(Block, sizeof Block, *R);
   if (R->Freed && R->Addr == Addr)
-    stopDevice("block %u, thread %u: %s(0x%" PRIx64 ") called from 0x%" PRIx64 " of a block freed before: %s",
-               By.Block, By.Thread, Op, Addr, By.Code, Block);
+    stopDevice("block %u, thread %u: %s(0x%" PRIx64 ") %s of a block freed before: %s", By.Block, By.Thread,
+               Op, Addr, CallText(By).Text, Block);
   if (R->Addr != Addr)
-    stopDevice("block %u, thread %u: %s(0x%" PRIx64 ") called from 0x%" PRIx64 " of a pointer %s%" PRIu64
+    stopDevice("block %u, thread %u: %s(0x%" PRIx64 ") %s of a pointer %s%" PRIu64
                " bytes from the start of %s",
-               By.Block, By.Thread, Op, Addr, By.Code, Addr < R->Addr ? "-" : "",
+               By.Block, By.Thread, Op, Addr, CallText(By).Text, Addr < R->Addr ? "-" : "",
                Addr < R->Addr ? R->Addr - Addr : Addr - R->Addr, Block);
   return const_cast<Record &>(*R);
 }
@@ -157,10 +172,10 @@ void checkTail(const Record &R, const Call &By, const char *Op) {
     if (Bytes[I] != UnwrittenHeapByte) {
       char Block[512];
       blockText(Block, sizeof Block, R);
-      stopDevice("block %u, thread %u: %s(0x%" PRIx64 ") called from 0x%" PRIx64
+      stopDevice("block %u, thread %u: %s(0x%" PRIx64 ") %s"
                  " found a write past the end of %s (byte %" PRIu64 " of %" PRIu64
                  " changed): keep the index below the block's size, or allocate more",
-                 By.Block, By.Thread, Op, R.Addr, By.Code, Block, I, R.Size);
+                 By.Block, By.Thread, Op, R.Addr, CallText(By).Text, Block, I, R.Size);
     }
 }
 
@@ -245,22 +260,22 @@ bool checkHeapAccess(const void *Ptr, uint64_t Bytes, uint32_t Kind, const char 
   return true;
 }
 
-void *checkedAllocate(uint64_t Size, uint64_t Caller) {
+void *checkedAllocate(uint64_t Size, uint64_t Caller, const char *Site) {
   Heap &H = heap();
-  Call By = callHere(Caller);
+  Call By = callHere(Caller, Site);
   if (Size > RegionBytes / 2)
-    stopDevice("block %u, thread %u: device malloc(%" PRIu64 ") called from 0x%" PRIx64
+    stopDevice("block %u, thread %u: device malloc(%" PRIu64 ") %s"
                " asks more than the checked heap holds",
-               By.Block, By.Thread, Size, By.Code);
+               By.Block, By.Thread, Size, CallText(By).Text);
   uint64_t Rounded = alignedSize(Size);
   uint64_t Pages = Rounded ? (Rounded + H.Page - 1) / H.Page : 1;
   pthread_mutex_lock(&H.Lock);
   if (H.Count == MaxBlocks || H.NextPage + Pages + 1 > H.RegionPages) {
     pthread_mutex_unlock(&H.Lock);
-    stopDevice("block %u, thread %u: device malloc(%" PRIu64 ") called from 0x%" PRIx64
+    stopDevice("block %u, thread %u: device malloc(%" PRIu64 ") %s"
                ": under OMPSIM_CHECK the device heap never reuses an address, and its %" PRIu64
                " GiB for %u blocks are used up; check a smaller run",
-               By.Block, By.Thread, Size, By.Code, RegionBytes >> 30, MaxBlocks);
+               By.Block, By.Thread, Size, CallText(By).Text, RegionBytes >> 30, MaxBlocks);
   }
   uint32_t Index = H.Count++;
   uint64_t First = H.NextPage;
@@ -268,9 +283,9 @@ void *checkedAllocate(uint64_t Size, uint64_t Caller) {
   pthread_mutex_unlock(&H.Lock);
   uint64_t Begin = H.Base + First * H.Page;
   if (::mprotect(reinterpret_cast<void *>(Begin), Pages * H.Page, PROT_READ | PROT_WRITE) != 0)
-    stopDevice("block %u, thread %u: device malloc(%" PRIu64 ") called from 0x%" PRIx64
+    stopDevice("block %u, thread %u: device malloc(%" PRIu64 ") %s"
                ": the checked heap cannot commit %" PRIu64 " pages (out of memory)",
-               By.Block, By.Thread, Size, By.Code, Pages);
+               By.Block, By.Thread, Size, CallText(By).Text, Pages);
   Record &R = H.Records[Index];
   R = Record{};
   R.Addr = Begin + Pages * H.Page - Rounded;
@@ -284,11 +299,11 @@ void *checkedAllocate(uint64_t Size, uint64_t Caller) {
   return reinterpret_cast<void *>(R.Addr);
 }
 
-void checkedFree(void *Ptr, uint64_t Caller) {
+void checkedFree(void *Ptr, uint64_t Caller, const char *Site) {
   if (!Ptr)
     return;
   Heap &H = heap();
-  Call By = callHere(Caller);
+  Call By = callHere(Caller, Site);
   pthread_mutex_lock(&H.Lock);
   Record &R = liveBlock(H, Ptr, By, "free");
   checkTail(R, By, "free");
@@ -302,9 +317,9 @@ void checkedFree(void *Ptr, uint64_t Caller) {
   ::madvise(H.Written + R.FirstPage * H.Page, R.Pages * H.Page, MADV_DONTNEED);
 }
 
-uint64_t checkedSize(void *Ptr, uint64_t Caller) {
+uint64_t checkedSize(void *Ptr, uint64_t Caller, const char *Site) {
   Heap &H = heap();
-  Call By = callHere(Caller);
+  Call By = callHere(Caller, Site);
   pthread_mutex_lock(&H.Lock);
   uint64_t Size = liveBlock(H, Ptr, By, "realloc").Size;
   pthread_mutex_unlock(&H.Lock);
@@ -355,37 +370,66 @@ bool describeHeapAddress(uint64_t Addr, char *What, size_t WhatSize, char *Note,
 
 using namespace ompsim::device;
 
-// What a GPU image's malloc, free, calloc and realloc call under the checker.
-OMPSIM_DEVICE_API void *__ompsim_heap_malloc(uint64_t Size) {
-  return checkedAllocate(Size, reinterpret_cast<uint64_t>(__builtin_return_address(0)));
-}
+// What a GPU image's malloc, free, calloc and realloc call under the checker:
+// the JIT's call sites pass their source line (`Site`, null without one).
+namespace {
 
-OMPSIM_DEVICE_API void __ompsim_heap_free(void *Ptr) {
-  checkedFree(Ptr, reinterpret_cast<uint64_t>(__builtin_return_address(0)));
-}
-
-OMPSIM_DEVICE_API void *__ompsim_heap_calloc(uint64_t Count, uint64_t Size) {
-  uint64_t Caller = reinterpret_cast<uint64_t>(__builtin_return_address(0));
+void *heapCalloc(uint64_t Count, uint64_t Size, uint64_t Caller, const char *Site) {
   uint64_t Bytes = 0;
   if (__builtin_mul_overflow(Count, Size, &Bytes))
     return nullptr;
-  void *Ptr = checkedAllocate(Bytes, Caller);
+  void *Ptr = checkedAllocate(Bytes, Caller, Site);
   std::memset(Ptr, 0, Bytes);
   markWritten(heap(), reinterpret_cast<uint64_t>(Ptr), Bytes);
   return Ptr;
 }
 
-OMPSIM_DEVICE_API void *__ompsim_heap_realloc(void *Ptr, uint64_t Size) {
-  uint64_t Caller = reinterpret_cast<uint64_t>(__builtin_return_address(0));
+void *heapRealloc(void *Ptr, uint64_t Size, uint64_t Caller, const char *Site) {
   if (!Ptr)
-    return checkedAllocate(Size, Caller);
-  uint64_t Old = checkedSize(Ptr, Caller);
-  void *New = checkedAllocate(Size, Caller);
+    return checkedAllocate(Size, Caller, Site);
+  uint64_t Old = checkedSize(Ptr, Caller, Site);
+  void *New = checkedAllocate(Size, Caller, Site);
   const uint64_t Kept = Old < Size ? Old : Size;
   std::memcpy(New, Ptr, Kept);
   Heap &H = heap();
   std::memcpy(H.Written + (reinterpret_cast<uint64_t>(New) - H.Base),
               H.Written + (reinterpret_cast<uint64_t>(Ptr) - H.Base), Kept);
-  checkedFree(Ptr, Caller);
+  checkedFree(Ptr, Caller, Site);
   return New;
+}
+
+uint64_t returnAddress(void *Address) { return reinterpret_cast<uint64_t>(Address); }
+
+} // namespace
+
+OMPSIM_DEVICE_API void *__ompsim_heap_malloc(uint64_t Size) {
+  return checkedAllocate(Size, returnAddress(__builtin_return_address(0)));
+}
+
+OMPSIM_DEVICE_API void __ompsim_heap_free(void *Ptr) {
+  checkedFree(Ptr, returnAddress(__builtin_return_address(0)));
+}
+
+OMPSIM_DEVICE_API void *__ompsim_heap_calloc(uint64_t Count, uint64_t Size) {
+  return heapCalloc(Count, Size, returnAddress(__builtin_return_address(0)), nullptr);
+}
+
+OMPSIM_DEVICE_API void *__ompsim_heap_realloc(void *Ptr, uint64_t Size) {
+  return heapRealloc(Ptr, Size, returnAddress(__builtin_return_address(0)), nullptr);
+}
+
+OMPSIM_DEVICE_API void *__ompsim_heap_malloc_at(uint64_t Size, const char *Site) {
+  return checkedAllocate(Size, returnAddress(__builtin_return_address(0)), Site);
+}
+
+OMPSIM_DEVICE_API void __ompsim_heap_free_at(void *Ptr, const char *Site) {
+  checkedFree(Ptr, returnAddress(__builtin_return_address(0)), Site);
+}
+
+OMPSIM_DEVICE_API void *__ompsim_heap_calloc_at(uint64_t Count, uint64_t Size, const char *Site) {
+  return heapCalloc(Count, Size, returnAddress(__builtin_return_address(0)), Site);
+}
+
+OMPSIM_DEVICE_API void *__ompsim_heap_realloc_at(void *Ptr, uint64_t Size, const char *Site) {
+  return heapRealloc(Ptr, Size, returnAddress(__builtin_return_address(0)), Site);
 }

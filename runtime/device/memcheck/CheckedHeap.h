@@ -28,17 +28,18 @@ namespace ompsim::device {
 /// to the next 16 (malloc's alignment), which free checks.
 constexpr unsigned char UnwrittenHeapByte = 0x7f;
 
-/// A block of `Size` bytes for the code at `Caller`; never null (a heap
-/// that cannot hold it ends the launch with one line).
-void *checkedAllocate(uint64_t Size, uint64_t Caller);
+/// A block of `Size` bytes for the code at `Caller` (the call's return
+/// address), whose source line is `Site` (the JIT's, with -g; null: none);
+/// never null (a heap that cannot hold it ends the launch with one line).
+void *checkedAllocate(uint64_t Size, uint64_t Caller, const char *Site = nullptr);
 
-/// Frees `Ptr` for the code at `Caller`: null is nothing; a pointer no
-/// device malloc returned, one freed before, or a block whose bytes past its
-/// end were written ends the launch with one line naming it.
-void checkedFree(void *Ptr, uint64_t Caller);
+/// Frees `Ptr` for the code at `Caller` (`Site`): null is nothing; a pointer
+/// no device malloc returned, one freed before, or a block whose bytes past
+/// its end were written ends the launch with one line naming it.
+void checkedFree(void *Ptr, uint64_t Caller, const char *Site = nullptr);
 
 /// The size of the live block `Ptr` (for realloc), checked as free checks.
-uint64_t checkedSize(void *Ptr, uint64_t Caller);
+uint64_t checkedSize(void *Ptr, uint64_t Caller, const char *Site = nullptr);
 
 /// When `Addr` lies in the checked heap's reservation: checks the access of
 /// `Bytes` there of `Kind` (ompsim/device_runtime.h) from `Site` by the

@@ -1,12 +1,11 @@
 //===- CheckedAccesses.cpp - A GPU image's memory accesses under the checker ===//
 #include "CheckedAccesses.h"
+#include "SourceSites.h"
 
 #include "ompsim/device_runtime.h"
 
-#include "llvm/ADT/StringMap.h"
 #include "llvm/Analysis/ValueTracking.h"
 #include "llvm/IR/Constants.h"
-#include "llvm/IR/DebugInfoMetadata.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/InstIterator.h"
 #include "llvm/IR/Instructions.h"
@@ -103,32 +102,6 @@ bool mayBeShared(const Value *Pointer) {
   return !isa<AllocaInst>(Object);
 }
 
-/// The sites' strings of one module, made once each.
-class SiteNames {
-public:
-  explicit SiteNames(Module &M) : M(M) {}
-
-  Constant *of(const Instruction &I) {
-    std::string Text;
-    if (const DILocation *Loc = I.getDebugLoc(); Loc && Loc->getLine())
-      Text = (Loc->getFilename() + ":" + Twine(Loc->getLine()) + ":" + Twine(Loc->getColumn())).str();
-    else
-      Text = ("function '" + I.getFunction()->getName() + "'").str();
-    GlobalVariable *&G = Names[Text];
-    if (!G) {
-      Constant *Init = ConstantDataArray::getString(M.getContext(), Text);
-      G = new GlobalVariable(M, Init->getType(), /*isConstant=*/true, GlobalValue::PrivateLinkage, Init,
-                             "__ompsim_access_site");
-      G->setUnnamedAddr(GlobalValue::UnnamedAddr::Global);
-    }
-    return G;
-  }
-
-private:
-  Module &M;
-  StringMap<GlobalVariable *> Names;
-};
-
 } // namespace
 
 void instrumentAccesses(Module &M) {
@@ -139,7 +112,7 @@ void instrumentAccesses(Module &M) {
   Type *I32 = Type::getInt32Ty(Ctx);
   FunctionCallee Check =
       M.getOrInsertFunction(CheckAccessEntry, Type::getVoidTy(Ctx), Ptr, I64, I32, Ptr, I64);
-  SiteNames Sites(M);
+  SourceSites Sites(M);
   for (Function &F : M) {
     if (F.isDeclaration() || &F == Check.getCallee())
       continue;

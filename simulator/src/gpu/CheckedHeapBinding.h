@@ -18,8 +18,10 @@ namespace ompsim::sim::gpu {
 
 /// Renames the declarations of malloc, free, calloc and realloc in `M`, the
 /// program's module before the GPU device runtime is linked into it, to the
-/// checked heap's (`__ompsim_heap_malloc`, ...). The runtime's own
-/// allocations, linked in later, keep libc's.
+/// checked heap's (`__ompsim_heap_malloc`, ...), and makes each call of them
+/// one of the entry that also takes the call's source line
+/// (`__ompsim_heap_malloc_at`, ...; null without debug information). The
+/// runtime's own allocations, linked in later, keep libc's.
 void bindCheckedHeap(llvm::Module &M);
 
 } // namespace ompsim::sim::gpu
