@@ -58,8 +58,10 @@ def add_conformance_options(parser):
     g.addoption("--expectations", metavar="FILE",
                 help="expectations file for every --suite, instead of each suite's ompsim-expectations.txt")
     g.addoption("--map-check", action="store_true",
-                help="run the sim column under the map checker (OMPSIM_CHECK=1): a passing cell whose run "
-                     "prints an 'ompsim: check:' line fails (docs/checker.md)")
+                help="run the sim column under the map checker and the virtual GPU's columns (sim-nvptx, "
+                     "sim-amdgcn) under it and the GPU checks (OMPSIM_CHECK=1): a passing cell whose run prints "
+                     "an 'ompsim: check:' line fails, and a GPU check's report fails the run "
+                     "(docs/checker.md, docs/gpu-checks.md)")
     g.addoption("--repeat", default=1, type=int, metavar="N",
                 help="build each cell once and run its program N times (default 1); a cell that fails some "
                      "runs only fails as flaky, naming the runs; a run that times out ends the repeats")

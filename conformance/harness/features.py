@@ -41,7 +41,7 @@ KNOWN_FEATURES = {
     "gpu": "a real GPU",
     "multi-device": "two or more devices can be configured (header ENV may set OMPSIM_NUM_DEVICES)",
     "usm": "requires unified_shared_memory is honoured",
-    "map-check": "the run is under ompsim's map checker (`ompsim matrix --map-check` on sim): a report fails a pass",
+    "map-check": "the run is under ompsim's checkers (`ompsim matrix --map-check` on sim, sim-nvptx and sim-amdgcn: the map checker, and the GPU checks of GPU images): a report fails a pass",
     "c": "the program is C",
     "c++": "the program is C++",
     "fortran": "the program is Fortran",

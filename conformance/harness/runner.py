@@ -62,8 +62,9 @@ def execute(argv, env, cwd, timeout, merge_stderr=False, crash_expected=False):
     return oc.RunResult(rc, out, err or "", timed_out=timed_out)
 
 
-#: The columns --map-check runs under the map checker (docs/checker.md).
-CHECKED_BACKENDS = ("sim",)
+#: The columns --map-check runs under the map checker (docs/checker.md), the virtual GPU's
+#: with the GPU checks (docs/gpu-checks.md).
+CHECKED_BACKENDS = ("sim", "sim-nvptx", "sim-amdgcn")
 #: How each report of the map checker starts.
 CHECK_PREFIX = "ompsim: check: "
 

@@ -61,8 +61,10 @@ def register(sub):
                         "//chdir=/path/to/ompsim, socket=host:port; replaces -j")
     p.add_argument("--compare", metavar="OLD.json", help="show the changes since an earlier results.json in report.html")
     p.add_argument("--map-check", action="store_true",
-                   help="run the sim column under the map checker (OMPSIM_CHECK=1): a passing cell whose run "
-                        "prints an 'ompsim: check:' line fails (docs/checker.md)")
+                   help="run the sim column under the map checker and the virtual GPU's columns (sim-nvptx, "
+                        "sim-amdgcn) under it and the GPU checks (OMPSIM_CHECK=1): a passing cell whose run prints "
+                        "an 'ompsim: check:' line fails, and a GPU check's report fails the run "
+                        "(docs/checker.md, docs/gpu-checks.md)")
     p.add_argument("-q", "--quiet", action="store_true",
                    help="no set-up or progress output: only the final table and the report paths")
     p.set_defaults(func=main)
