@@ -52,6 +52,7 @@ endforeach()
 set(OMPSIM_INSTALL_SHARE share/ompsim)
 install(PROGRAMS scripts/ompsim DESTINATION ${OMPSIM_INSTALL_SHARE}/scripts)
 install(FILES scripts/packages.txt DESTINATION ${OMPSIM_INSTALL_SHARE}/scripts)
+install(FILES scripts/lib/ompsim_command.py DESTINATION ${OMPSIM_INSTALL_SHARE}/scripts/lib)
 install(DIRECTORY scripts/lib/ompsim_base scripts/lib/ompsim_cli DESTINATION ${OMPSIM_INSTALL_SHARE}/scripts/lib
         PATTERN tests EXCLUDE PATTERN __pycache__ EXCLUDE)
 install(DIRECTORY conformance/ DESTINATION ${OMPSIM_INSTALL_SHARE}/conformance

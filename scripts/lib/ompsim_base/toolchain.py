@@ -56,6 +56,7 @@ TOOLS = {t.name: t for t in [
     Tool("llvm-offload-binary", "llvm-22", "offload binaries inside host programs"),
     Tool("clang-offload-packager", "clang-tools-22", "offload binaries inside host programs"),
     Tool("llvm-nm", "llvm-22", "symbol listings in tests"),
+    Tool("llvm-symbolizer", "llvm-22", "the frames of OFFLOAD_TRACK_* stack traces"),
     Tool("llvm-readelf", "llvm-22", "ELF headers in tests"),
     Tool("llvm-objcopy", "llvm-22", "corrupted-image tests"),
     Tool("llvm-objdump", "llvm-22", "instruction boundaries in corrupted-image tests"),
