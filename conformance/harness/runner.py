@@ -11,7 +11,7 @@ from ompsim_base import backends, gpu, paths
 from . import build as builder
 from . import outcome as oc
 from . import devir, process, suites
-from .features import GPU_BUILD_BACKENDS, backend_features
+from .features import GPU_BUILD_BACKENDS, SIM_GPU_BACKENDS, backend_features
 from .header import HeaderError, parse_file
 
 DEFAULT_TIMEOUT = 60
@@ -72,6 +72,20 @@ CHECK_PREFIX = "ompsim: check: "
 def _map_checked(cell):
     """Whether `cell` runs under the map checker (the `map-check` feature)."""
     return bool(cell.map_check) and cell.backend in CHECKED_BACKENDS
+
+
+#: How much longer a GPU column's program may run under the checker: the GPU checks run a
+#: grid's blocks one at a time and check each access (OpenMP_VV's gemv_target_many_matrices:
+#: 7 s plain, 51 s checked on 2 cores; docs/performance.md has the checker's cost per kernel).
+CHECKED_GPU_TIMEOUT_FACTOR = 3
+
+
+def _run_timeout(cell, spec):
+    """The seconds a run of `cell`'s program may take."""
+    timeout = spec.timeout or DEFAULT_TIMEOUT
+    if _map_checked(cell) and cell.backend in SIM_GPU_BACKENDS:
+        timeout *= CHECKED_GPU_TIMEOUT_FACTOR
+    return timeout
 
 
 def _checked(cell, env):
@@ -163,8 +177,7 @@ def _run(cell, out_root, workdir, record):
 
     def once():
         run_start = time.monotonic()
-        run = execute([b.exe, *args], env, workdir, spec.timeout or DEFAULT_TIMEOUT,
-                      merge_stderr=spec.style == "dejagnu")
+        run = execute([b.exe, *args], env, workdir, _run_timeout(cell, spec), merge_stderr=spec.style == "dejagnu")
         # The run phase alone (no build, no cache look-up): what `ompsim bench` compares across columns.
         record["run_s"] = round(time.monotonic() - run_start, 4)
         record["exit_code"] = run.exit_code
@@ -370,7 +383,7 @@ def _lit(cell, spec, features, image, workdir, record, out_root=None):
     run_env = backends.environment(cell.backend, plain_env)
     checked = _checked(cell, run_env)
     record["compile_command"] = "\n".join(cmd for kind, cmd in steps if kind == "compile")
-    timeout = spec.timeout or DEFAULT_TIMEOUT
+    timeout = _run_timeout(cell, spec)
     built = []
 
     def steps_outcome(todo, out, reports):
