@@ -21,6 +21,10 @@
 namespace ompsim::host {
 namespace {
 
+/// Whether a stock OFFLOAD_TRACK_* variable is set: the device then keeps its
+/// last launches, and a failed launch reports as stock's GPU plugins do.
+bool tracking(const Config &C) { return C.TrackAllocationTraces || C.TrackKernelLaunchTraces >= 0; }
+
 /// An entry of a permanent batch that overlaps an earlier entry of the batch.
 struct BatchConflict {
   size_t Index;          ///< the later entry, in `Batch`
@@ -124,7 +128,7 @@ llvm::Error Device::dataDelete(uint64_t Tgt, int32_t Kind) {
 
 llvm::Error Device::addTrackedReport(llvm::Error Err, std::optional<uint64_t> FaultAddr) {
   const Config &C = config();
-  if (!C.TrackAllocationTraces && C.TrackKernelLaunchTraces < 0)
+  if (!tracking(C))
     return Err;
   std::string Kernels;
   llvm::raw_string_ostream KernelsOS(Kernels);
@@ -536,7 +540,7 @@ void *Device::findKernel(void *RegionId, const std::string **Name) {
 
 llvm::Error Device::launchKernel(void *Kernel, std::vector<uint64_t> &Args,
                                  const ompsim_launch_config &Config, uint32_t RequestedTeams) {
-  if (config().TrackAllocationTraces || config().TrackKernelLaunchTraces >= 0)
+  if (tracking(config()))
     LaunchTraces.launched(Config.kernel_name ? Config.kernel_name : "?",
                           config().TrackKernelLaunchTraces > 0);
   events::SubmitScope Submitted(events::Submit{events::Endpoint::Begin, Number, RequestedTeams,

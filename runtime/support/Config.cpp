@@ -200,6 +200,18 @@ std::vector<std::string> ignoredStockVariables() {
   return Set;
 }
 
+/// Reads a stock flag as stock's BoolEnvar does; an unreadable value is named
+/// once and `Out` kept.
+void readStockFlag(const char *Name, bool &Out) {
+  const char *V = env(Name);
+  if (!V)
+    return;
+  if (std::optional<bool> B = parseStockBool(V))
+    Out = *B;
+  else
+    warnBad(Name, V, "not a flag", "true/yes/on/1 or false/no/off/0");
+}
+
 /// Reads stock libomptarget's JIT variables. Stock reads the level as an
 /// unsigned int and fails on one above 3; here that is refused in one line.
 void readStockJit(Config::StockJit &Jit) {
@@ -215,12 +227,7 @@ void readStockJit(Config::StockJit &Jit) {
   readU64("LIBOMPTARGET_JIT_OPT_LEVEL", Level, 0, 3, "an integer 0..3");
   if (Level <= 3)
     Jit.OptLevel = int32_t(Level);
-  if (const char *V = env("LIBOMPTARGET_JIT_SKIP_OPT")) {
-    if (std::optional<bool> B = parseStockBool(V))
-      Jit.SkipOpt = *B;
-    else
-      warnBad("LIBOMPTARGET_JIT_SKIP_OPT", V, "not a flag", "true/yes/on/1 or false/no/off/0");
-  }
+  readStockFlag("LIBOMPTARGET_JIT_SKIP_OPT", Jit.SkipOpt);
 }
 
 /// The JIT cache's folder: OMPSIM_JIT_CACHE, or "" for "off", or by default
@@ -319,12 +326,7 @@ Config load() {
   readU64("LIBOMPTARGET_PROFILE_GRANULARITY", Granularity, 0, INT32_MAX,
           "microseconds, an integer 0..2147483647");
   C.ProfileGranularity = static_cast<uint32_t>(Granularity);
-  if (const char *V = env("OFFLOAD_TRACK_ALLOCATION_TRACES")) {
-    if (std::optional<bool> B = parseStockBool(V))
-      C.TrackAllocationTraces = *B;
-    else
-      warnBad("OFFLOAD_TRACK_ALLOCATION_TRACES", V, "not a flag", "true/yes/on/1 or false/no/off/0");
-  }
+  readStockFlag("OFFLOAD_TRACK_ALLOCATION_TRACES", C.TrackAllocationTraces);
   if (env("OFFLOAD_TRACK_NUM_KERNEL_LAUNCH_TRACES")) {
     uint64_t Traces = 0;
     readU64("OFFLOAD_TRACK_NUM_KERNEL_LAUNCH_TRACES", Traces, 0, INT32_MAX, "an integer 0..2147483647");

@@ -24,6 +24,13 @@ bool sameKind(int32_t A, int32_t B) {
   return std::string_view(allocationKindName(A)) == allocationKindName(B);
 }
 
+/// " for host pointer 0x... -> device pointer 0x..." (or without the host
+/// pointer): where stock's lines on an allocation say it went.
+std::string pointers(const AllocationTrace &A) {
+  std::string Device = "-> device pointer " + pointer(A.DevicePtr);
+  return A.HostPtr ? " for host pointer " + pointer(A.HostPtr) + " " + Device : " " + Device;
+}
+
 /// Stock's account of an allocation: its free, itself, and the allocations
 /// before it at the same address.
 void printAllocation(llvm::raw_ostream &OS, const AllocationTrace &A) {
@@ -31,11 +38,7 @@ void printAllocation(llvm::raw_ostream &OS, const AllocationTrace &A) {
     OS << "Last deallocation:\n";
     printStackTrace(OS, A.Deallocated);
   }
-  if (A.HostPtr)
-    OS << fmt::format("Last allocation of size {} for host pointer {} -> device pointer {}:\n", A.Size,
-                      pointer(A.HostPtr), pointer(A.DevicePtr));
-  else
-    OS << fmt::format("Last allocation of size {} -> device pointer {}:\n", A.Size, pointer(A.DevicePtr));
+  OS << fmt::format("Last allocation of size {}{}:\n", A.Size, pointers(A));
   printStackTrace(OS, A.Allocated);
   if (!A.Prior)
     return;
@@ -44,11 +47,7 @@ void printAllocation(llvm::raw_ostream &OS, const AllocationTrace &A) {
   for (const AllocationTrace *P = A.Prior.get(); P; P = P->Prior.get(), ++I) {
     OS << fmt::format("\n #{} Prior deallocation of size {}:\n", I, P->Size);
     printStackTrace(OS, P->Deallocated);
-    if (P->HostPtr)
-      OS << fmt::format(" #{} Prior allocation for host pointer {} -> device pointer {}:\n", I,
-                        pointer(P->HostPtr), pointer(P->DevicePtr));
-    else
-      OS << fmt::format(" #{} Prior allocation -> device pointer {}:\n", I, pointer(P->DevicePtr));
+    OS << fmt::format(" #{} Prior allocation{}:\n", I, pointers(*P));
     printStackTrace(OS, P->Allocated);
   }
 }

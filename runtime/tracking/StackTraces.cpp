@@ -37,15 +37,12 @@ void printStackTrace(llvm::raw_ostream &OS, llvm::StringRef Trace) {
     return;
   llvm::SmallVector<llvm::StringRef> Lines;
   Trace.split(Lines, "\n", /*MaxSplit=*/-1, /*KeepEmpty=*/false);
-  // The first frame is PrintStackTrace's own.
-  size_t Start = !Lines.empty() && Lines[0].contains("PrintStackTrace") ? 1 : 0;
-  size_t Frames = Lines.size() - Start;
   unsigned Digits = 1;
-  for (size_t Last = Frames ? Frames - 1 : 0; Last >= 10; Last /= 10)
+  for (size_t Last = Lines.empty() ? 0 : Lines.size() - 1; Last >= 10; Last /= 10)
     ++Digits;
   unsigned Frame = 0;
-  for (size_t I = Start; I < Lines.size(); ++I) {
-    llvm::StringRef Line = Lines[I].ltrim();
+  for (llvm::StringRef Line : Lines) {
+    Line = Line.ltrim();
     llvm::SmallVector<llvm::StringRef, 3> Parts;
     Line.split(Parts, ' ', /*MaxSplit=*/2);
     if (Parts.size() != 3 || Parts[0].size() < 2 || !Parts[0].starts_with("#")) {

@@ -251,32 +251,31 @@ std::string DeviceController::describeDeath(int Status, const std::string &Launc
     if (!HostObject.empty() && F.Rip == F.Addr)
       return fmt::format("{}{} called untranslated host function pointer 0x{:x} ({})", Dev, Context, F.Addr,
                          HostSymbolText(F.Addr));
-    std::string Sym = symbolize(F.Rip);
-    std::string Where = deviceCodeText(F.Rip, Sym);
-    // Code of a library the device code called (libm's sincos, libc's
-    // memcpy): its function and file, which the runtime's advice names.
-    std::string Library, LibraryFunction;
-    if (Sym.empty() && F.CodeObject[0]) {
-      std::string Path(F.CodeObject, strnlen(F.CodeObject, sizeof F.CodeObject));
-      Library = llvm::sys::path::filename(Path).str();
-      uint64_t LinkAddress = 0;
-      std::optional<ImageSymbolTable::SymbolAt> At;
-      if (auto Symbols = ImageSymbolTable::fromLibraryFile(Path, F.CodeFileOffset, LinkAddress))
-        At = Symbols->lookup(LinkAddress);
-      if (At)
-        LibraryFunction = At->Name;
-      Where = At ? fmt::format("{}+0x{:x} in {} (0x{:x})", At->Name, At->Offset, Library, F.Rip)
-                 : fmt::format("{}+0x{:x} (0x{:x})", Library, F.CodeFileOffset, F.Rip);
-    }
+    std::string Where, Library, LibraryFunction;
     bool Write = F.Signo == SIGSEGV && (F.PageFaultCode & 2);
-    // The checker reads what a kernel's store would change before the store
-    // lands: a fault there is the kernel's access at its site, not a read of
-    // the checker's code.
     if (F.CheckedSite[0]) {
+      // The checker reads what a kernel's store would change before the store
+      // lands: a fault there is the kernel's access at its site, not a read of
+      // the checker's code.
       Where = std::string(F.CheckedSite, strnlen(F.CheckedSite, sizeof F.CheckedSite));
-      Library.clear();
-      LibraryFunction.clear();
       Write = F.CheckedWrite != 0;
+    } else {
+      std::string Sym = symbolize(F.Rip);
+      Where = deviceCodeText(F.Rip, Sym);
+      // Code of a library the device code called (libm's sincos, libc's
+      // memcpy): its function and file, which the runtime's advice names.
+      if (Sym.empty() && F.CodeObject[0]) {
+        std::string Path(F.CodeObject, strnlen(F.CodeObject, sizeof F.CodeObject));
+        Library = llvm::sys::path::filename(Path).str();
+        uint64_t LinkAddress = 0;
+        std::optional<ImageSymbolTable::SymbolAt> At;
+        if (auto Symbols = ImageSymbolTable::fromLibraryFile(Path, F.CodeFileOffset, LinkAddress))
+          At = Symbols->lookup(LinkAddress);
+        if (At)
+          LibraryFunction = At->Name;
+        Where = At ? fmt::format("{}+0x{:x} in {} (0x{:x})", At->Name, At->Offset, Library, F.Rip)
+                   : fmt::format("{}+0x{:x} (0x{:x})", Library, F.CodeFileOffset, F.Rip);
+      }
     }
     if (isStackOverflow(F)) {
       uint64_t StackKiB = (F.StackHigh - F.StackLow) / 1024;

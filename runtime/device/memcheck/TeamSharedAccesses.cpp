@@ -231,8 +231,8 @@ bool checkDynamicSharedAccess(const vgpu::BlockRunner &R, const void *Addr, uint
                               const char *Site, uint64_t Value) {
   const uint64_t Size = R.dynamicSharedBytes();
   const uint64_t Offset = reinterpret_cast<uint64_t>(Addr) - R.dynamicSharedStart();
-  // The memory runs to 16-byte alignment; past that a guard page faults.
-  if (!Size || Offset >= ((Size + 15) & ~uint64_t(15)))
+  // The memory and its padding run to the guard page, which faults.
+  if (!Size || Offset >= R.dynamicSharedGuard() - R.dynamicSharedStart())
     return false;
   if (Offset + Bytes > Size)
     stopDevice("block %u, thread %u: the %s of %" PRIu64 " bytes at %s ends %" PRIu64

@@ -108,8 +108,8 @@ bool describeDynamicSharedAddress(uint64_t Addr, char *What, size_t WhatSize, ch
   if (!R || !R->dynamicSharedGuard() || Addr < R->dynamicSharedGuard() ||
       Addr - R->dynamicSharedGuard() >= Page)
     return false;
-  uint64_t Bytes = R->dynamicSharedBytes() ? R->dynamicSharedBytes() : R->grid().DynamicSharedBytes;
-  uint64_t End = R->dynamicSharedGuard() - ((Bytes + 15) & ~uint64_t(15)) + Bytes;
+  uint64_t Bytes = R->grid().DynamicSharedBytes;
+  uint64_t End = R->dynamicSharedStart() + Bytes;
   std::snprintf(What, WhatSize,
                 "dynamic shared memory at 0x%" PRIx64 " (%" PRIu64
                 " bytes past the end of the block's dynamic shared memory (%" PRIu64

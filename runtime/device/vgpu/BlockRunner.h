@@ -139,14 +139,15 @@ public:
   void *dynamicShared();
   void *state(uint64_t Bytes);
 
-  /// The block's dynamic shared memory under the checker, once the block
-  /// asked for it: its start and the bytes the launch asked for (0: none
-  /// yet), and the inaccessible page after it (memcheck/TeamSharedAccesses.h).
-  uint64_t dynamicSharedStart() const { return DynamicFresh ? DynamicStart : 0; }
+  /// The checker's placement of the dynamic shared memory (0 before any):
+  /// where it starts, and the inaccessible page after it, its padding to 16
+  /// bytes between; the bytes the launch asked for once the block asked for
+  /// it (0: not yet). memcheck/TeamSharedAccesses.h checks accesses there.
+  uint64_t dynamicSharedStart() const { return DynamicStart; }
+  uint64_t dynamicSharedGuard() const { return DynamicGuard; }
   uint64_t dynamicSharedBytes() const {
     return DynamicFresh && DynamicStart ? TheGrid->DynamicSharedBytes : 0;
   }
-  uint64_t dynamicSharedGuard() const { return DynamicGuard; }
   /// Counts the blocks this runner started: a block's own number among them.
   uint64_t blockSerial() const { return BlockSerial; }
 
