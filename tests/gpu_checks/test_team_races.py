@@ -80,3 +80,16 @@ def test_teams_adding_to_a_declare_target_global_without_an_atomic_are_named_wit
         r"ompsim: device 0: kernel %s: block 1, thread \d+: the read of device memory at dev:0x[0-9a-f]+ "
         r"\(0 bytes into the device copy of 'hits' \(4 bytes\)\) at %s races with block 0's write at %s: %s; "
         r"make both atomic, or read it in a later kernel" % (kernel("global"), site, site, ORDER), line), line
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_teams_adding_to_a_device_heap_block_without_an_atomic_are_named_with_the_block(gpu_built, arch):
+    # One kernel mallocs the block, the next kernel's teams each add one to it: the heap is device
+    # memory every team reaches, as the mapped data is.
+    line = checked_line(gpu_built(PROGRAM, arch), "heap")
+    site = at("counts[0] += 1;", 17)
+    assert re.fullmatch(
+        r"ompsim: device 0: kernel %s: block 1, thread \d+: the read of device-heap memory at 0x([0-9a-f]+) "
+        r"\(byte 0 of the 4-byte device-heap block at 0x\1 that device malloc returned to block 0, thread \d+ "
+        r"called at %s\) at %s races with block 0's write at %s: %s; make both atomic, or read it in a later "
+        r"kernel" % (kernel("heap"), at("malloc(sizeof(int))", 21), site, site, ORDER), line), line

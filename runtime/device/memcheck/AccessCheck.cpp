@@ -4,8 +4,8 @@
 // access of a GPU image's code (simulator/src/gpu/CheckedAccesses.h). An
 // access of a block's thread on the virtual GPU goes to the team-shared
 // check when it is the block's team-shared memory (its globals or its
-// dynamic shared memory), to the device heap's
-// when it is the checked heap's, else to the check between teams.
+// dynamic shared memory), else to the device heap's when it is the checked
+// heap's, and to the check between teams (device memory and the heap).
 //
 //===----------------------------------------------------------------------===//
 #include "CheckedHeap.h"
@@ -43,7 +43,7 @@ __ompsim_check_access(const void *Addr, uint64_t Bytes, uint32_t Kind, const cha
   TInCheck = {Site, Kind, reinterpret_cast<uint64_t>(Addr), Bytes};
   if (!checkTeamSharedAccess(*R, Addr, Bytes, Kind, Site, Value) &&
       !checkDynamicSharedAccess(*R, Addr, Bytes, Kind, Site, Value) &&
-      !checkHeapAccess(Addr, Bytes, Kind, Site))
+      checkHeapAccess(Addr, Bytes, Kind, Site) != HeapAccess::Unowned)
     checkTeamRace(*R, Addr, Bytes, Kind, Site, Value);
   TInCheck = {};
 }

@@ -229,15 +229,15 @@ const char *plural(uint64_t N) { return N == 1 ? "" : "s"; }
 
 } // namespace
 
-bool checkHeapAccess(const void *Ptr, uint64_t Bytes, uint32_t Kind, const char *Site) {
+HeapAccess checkHeapAccess(const void *Ptr, uint64_t Bytes, uint32_t Kind, const char *Site) {
   Heap &H = TheHeap;
   const uint64_t Addr = reinterpret_cast<uint64_t>(Ptr);
   if (!inRegion(H, Addr))
-    return false;
+    return HeapAccess::Elsewhere;
   const Record *R = ownerOf(H, Addr);
   // No block's page: the access faults, and the fault handler names it.
   if (!R)
-    return true;
+    return HeapAccess::Unowned;
   const bool Write = Kind & OMPSIM_ACCESS_WRITE;
   if (R->Freed || Addr < R->Addr || Addr + Bytes > R->Addr + R->Size)
     reportOutOfBlock(*R, Addr, Bytes, Write, Site);
@@ -257,6 +257,22 @@ bool checkHeapAccess(const void *Ptr, uint64_t Bytes, uint32_t Kind, const char 
   }
   if (Write)
     markWritten(H, Addr, Bytes);
+  return HeapAccess::InBlock;
+}
+
+bool checkedHeapRegion(uint64_t &Base, uint64_t &Bytes) {
+  Base = TheHeap.Base;
+  Bytes = RegionBytes;
+  return Base != 0;
+}
+
+bool heapByteText(uint64_t Addr, char *Out, size_t Size) {
+  const Record *R = ownerOf(TheHeap, Addr);
+  if (!R)
+    return false;
+  int N = std::snprintf(Out, Size, "byte %" PRIu64 " of ", Addr - R->Addr);
+  if (N >= 0 && size_t(N) < Size)
+    blockText(Out + N, Size - size_t(N), *R);
   return true;
 }
 

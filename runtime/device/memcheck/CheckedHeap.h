@@ -41,13 +41,28 @@ void checkedFree(void *Ptr, uint64_t Caller, const char *Site = nullptr);
 /// The size of the live block `Ptr` (for realloc), checked as free checks.
 uint64_t checkedSize(void *Ptr, uint64_t Caller, const char *Site = nullptr);
 
-/// When `Addr` lies in the checked heap's reservation: checks the access of
-/// `Bytes` there of `Kind` (ompsim/device_runtime.h) from `Site` by the
-/// running GPU thread and returns true. An access out of its block (before
-/// its start, past its end, after its free) or a read of bytes no one wrote
-/// ends the launch with one line naming the block and the site; a write
-/// marks its bytes written.
-bool checkHeapAccess(const void *Addr, uint64_t Bytes, uint32_t Kind, const char *Site);
+/// Where checkHeapAccess() found an access.
+enum class HeapAccess {
+  Elsewhere, ///< not in the checked heap's reservation
+  InBlock,   ///< inside a live block, checked
+  Unowned,   ///< in pages no block holds: the access faults, and the fault handler names it
+};
+
+/// Checks the access of `Bytes` at `Addr` of `Kind` (ompsim/device_runtime.h)
+/// from `Site` by the running GPU thread when it lies in the checked heap's
+/// reservation. An access out of its block (before its start, past its end,
+/// after its free) or a read of bytes no one wrote ends the launch with one
+/// line naming the block and the site; a write marks its bytes written.
+HeapAccess checkHeapAccess(const void *Addr, uint64_t Bytes, uint32_t Kind, const char *Site);
+
+/// The checked heap's reservation, once device code allocated from it:
+/// false before.
+bool checkedHeapRegion(uint64_t &Base, uint64_t &Bytes);
+
+/// "byte 4 of the 64-byte device-heap block at 0x... that device malloc
+/// returned to block 0, thread 3 called at heap.c:45:12" for `Addr` in a
+/// block's pages; false elsewhere.
+bool heapByteText(uint64_t Addr, char *Out, size_t Size);
 
 /// When `Addr` lies in the checked heap's pages: writes what it is to
 /// `What` (a device-heap block, how far past its end or into its freed

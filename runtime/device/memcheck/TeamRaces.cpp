@@ -1,7 +1,8 @@
 //===- TeamRaces.cpp - races between a kernel's teams on device memory ----===//
 //
-// One shadow page per page of device memory a launch touches, made on first
-// use by the launching device thread: for each byte the access that last
+// One shadow page per page of device memory a launch touches (the
+// executor's arena, and the checked device heap), made on first use by the
+// launching device thread: for each byte the access that last
 // wrote it and the first that read it, each an index of the launch's
 // records (the block, with a bit for an atomic access; the site; the lock
 // held). A later launch starts with none (a page's generation). The blocks
@@ -11,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "TeamRaces.h"
 #include "AccessKinds.h"
+#include "CheckedHeap.h"
 #include "HeldLocks.h"
 #include "ShadowMemory.h"
 
@@ -59,10 +61,15 @@ struct Records {
   uint32_t Count = 0, Capacity = 0;
 };
 
+/// The memory watched between teams: the executor's arena (mapped data,
+/// omp_target_alloc'ed memory, the images' globals) and the checked device
+/// heap.
+enum Area { Arena, Heap, Areas };
+
 /// The launching device thread's shadow of the watched memory: one
-/// directory entry per page, and the launch's records.
+/// directory entry per page of each area, and the launch's records.
 struct LaunchShadow {
-  ShadowPage **Pages = nullptr;
+  ShadowPage **Pages[Areas] = {};
   uint64_t GridSerial = 0;
   uint64_t Generation = 0;
   Records Accesses;
@@ -141,22 +148,38 @@ bool races(const AccessRecord &Before, const AccessRecord &Now) {
          !(Before.Lock && Before.Lock == Now.Lock);
 }
 
-[[noreturn]] void reportTeamRace(const vgpu::BlockRunner &R, uint64_t Addr, const AccessRecord &Before,
+/// How a line names the byte at `Addr` of `In`: "device memory at
+/// dev:0x..." (the host adds the mapping), or the device-heap block's byte.
+void byteText(Area In, uint64_t Addr, char *Out, size_t Size) {
+  int N = std::snprintf(Out, Size, In == Heap ? "device-heap memory at 0x%" PRIx64 : "device memory at dev:0x%" PRIx64,
+                        Addr);
+  if (In == Heap && N >= 0 && size_t(N) + 3 < Size) {
+    Out[N] = ' ';
+    Out[N + 1] = '(';
+    if (heapByteText(Addr, Out + N + 2, Size - size_t(N) - 3))
+      std::strncat(Out, ")", Size - std::strlen(Out) - 1);
+    else
+      Out[N] = 0;
+  }
+}
+
+[[noreturn]] void reportTeamRace(const vgpu::BlockRunner &R, Area In, uint64_t Addr, const AccessRecord &Before,
                                  bool BeforeWrote, const AccessRecord &Now, bool NowWrites) {
   const char *Fix = BeforeWrote && NowWrites
                         ? "make both atomic (#pragma omp atomic), or let one team write it"
                     : BeforeWrote ? "make both atomic, or read it in a later kernel"
                                   : "make both atomic, or write it in a later kernel";
-  stopDevice("block %u, thread %u: the %s of device memory at dev:0x%" PRIx64
-             " at %s races with block %u's %s at %s: a GPU runs a kernel's teams at once, and only atomics "
-             "order them; %s",
-             R.blockNum(), R.current(), accessText(atomic(Now.Who), NowWrites), Addr, Now.Site,
+  char Byte[640];
+  byteText(In, Addr, Byte, sizeof Byte);
+  stopDevice("block %u, thread %u: the %s of %s at %s races with block %u's %s at %s: a GPU runs a kernel's "
+             "teams at once, and only atomics order them; %s",
+             R.blockNum(), R.current(), accessText(atomic(Now.Who), NowWrites), Byte, Now.Site,
              blockOf(Before.Who), accessText(atomic(Before.Who), BeforeWrote), Before.Site, Fix);
 }
 
-/// The shadow of the byte at `Offset` of the watched memory, for this launch.
-TeamByte &shadowOf(LaunchShadow &S, uint64_t Offset) {
-  ShadowPage *&P = S.Pages[Offset / Page];
+/// The shadow of the byte at `Offset` of `In`, for this launch.
+TeamByte &shadowOf(LaunchShadow &S, Area In, uint64_t Offset) {
+  ShadowPage *&P = S.Pages[In][Offset / Page];
   if (!P)
     P = static_cast<ShadowPage *>(mapZeros(sizeof(ShadowPage)));
   if (P->Generation != S.Generation) {
@@ -175,8 +198,14 @@ void watchDeviceMemory(uint64_t Base, uint64_t Bytes) {
 
 void checkTeamRace(const vgpu::BlockRunner &R, const void *Addr, uint64_t Bytes, uint32_t Kind,
                    const char *Site, uint64_t Value) {
-  const uint64_t Base = WatchedBase.load(std::memory_order_relaxed);
-  const uint64_t Watched = WatchedBytes.load(std::memory_order_relaxed);
+  Area In = Arena;
+  uint64_t Base = WatchedBase.load(std::memory_order_relaxed);
+  uint64_t Watched = WatchedBytes.load(std::memory_order_relaxed);
+  if (reinterpret_cast<uint64_t>(Addr) - Base >= Watched) {
+    In = Heap;
+    if (!checkedHeapRegion(Base, Watched))
+      return;
+  }
   const uint64_t Offset = reinterpret_cast<uint64_t>(Addr) - Base;
   if (Offset >= Watched || R.blockNum() + 1 >= AtomicBit)
     return;
@@ -186,8 +215,8 @@ void checkTeamRace(const vgpu::BlockRunner &R, const void *Addr, uint64_t Bytes,
   if (storeChangesNothing(Addr, Bytes, Kind, Value))
     return;
   LaunchShadow &S = TShadow;
-  if (!S.Pages)
-    S.Pages = static_cast<ShadowPage **>(mapZeros((Watched + Page - 1) / Page * sizeof(ShadowPage *)));
+  if (!S.Pages[In])
+    S.Pages[In] = static_cast<ShadowPage **>(mapZeros((Watched + Page - 1) / Page * sizeof(ShadowPage *)));
   if (S.GridSerial != R.grid().Serial) {
     S.GridSerial = R.grid().Serial;
     ++S.Generation;
@@ -198,20 +227,20 @@ void checkTeamRace(const vgpu::BlockRunner &R, const void *Addr, uint64_t Bytes,
   const uint32_t NowIndex = intern(Rs, Who, Site, outermostLock(R.current()));
   const AccessRecord &Now = Rs.Table[NowIndex];
   for (uint64_t B = Offset; B < Offset + Bytes; ++B) {
-    TeamByte &T = shadowOf(S, B);
+    TeamByte &T = shadowOf(S, In, B);
     const AccessRecord &Writer = Rs.Table[T.Writer];
     if (Kind & (OMPSIM_ACCESS_READ | OMPSIM_ACCESS_COPY)) {
       if (races(Writer, Now))
-        reportTeamRace(R, Base + B, Writer, true, Now, false);
+        reportTeamRace(R, In, Base + B, Writer, true, Now, false);
       // The first reader is kept: every later writer is a later block.
       if (!T.Reader)
         T.Reader = NowIndex;
     }
     if (Kind & OMPSIM_ACCESS_WRITE) {
       if (races(Writer, Now))
-        reportTeamRace(R, Base + B, Writer, true, Now, true);
+        reportTeamRace(R, In, Base + B, Writer, true, Now, true);
       if (races(Rs.Table[T.Reader], Now))
-        reportTeamRace(R, Base + B, Rs.Table[T.Reader], false, Now, true);
+        reportTeamRace(R, In, Base + B, Rs.Table[T.Reader], false, Now, true);
       T.Writer = NowIndex;
     }
   }

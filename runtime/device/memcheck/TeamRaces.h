@@ -2,7 +2,7 @@
 //
 // A GPU runs a kernel's blocks at once, and nothing but atomics and the
 // kernel's end orders two of them: 64 teams adding to one mapped counter
-// without an atomic lose updates there. Under the checker the virtual GPU
+// (or to one device-heap block) without an atomic lose updates there. Under the checker the virtual GPU
 // runs a grid's blocks one after another (vgpu::setBlocksInOrder), so no
 // update is lost, and the checker names the race instead: for each byte of
 // device memory a launch touches, the launching device thread keeps the
@@ -30,7 +30,8 @@ void watchDeviceMemory(uint64_t Base, uint64_t Bytes);
 
 /// Checks an access of `R`'s running thread (__ompsim_check_access's
 /// arguments) against the other blocks of its launch when `Addr` is watched
-/// device memory.
+/// device memory or lies in a live block of the checked device heap
+/// (CheckedHeap.h).
 void checkTeamRace(const vgpu::BlockRunner &R, const void *Addr, uint64_t Bytes, uint32_t Kind,
                    const char *Site, uint64_t Value);
 

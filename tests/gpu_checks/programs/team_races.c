@@ -1,11 +1,12 @@
 // A kernel's teams on one array or counter, one kernel a mode (argv[1]):
-// each team adding to a mapped counter or a declare-target global without
-// an atomic, or writing its neighbour's element too; and clean kernels
-// (each team its own elements, an atomic count; a count in a critical
-// region). On a GPU the teams run at once and the racy ones lose updates or
-// give a result that depends on which team came last.
+// each team adding to a mapped counter, a declare-target global or a
+// device-heap block without an atomic, or writing its neighbour's element
+// too; and clean kernels (each team its own elements, an atomic count; a
+// count in a critical region). On a GPU the teams run at once and the racy
+// ones lose updates or give a result that depends on which team came last.
 #include <omp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define TEAMS 16
@@ -83,12 +84,39 @@ static int overlap(void) {
   return a[TEAMS];
 }
 
+#pragma omp declare target
+int *counts;
+#pragma omp end declare target
+
+// A device-heap block one kernel allocates, to which the next kernel's teams
+// each add one, with no atomic; the last kernel reads and frees it.
+static int heap(void) {
+  int total = 0;
+#pragma omp target
+  {
+    counts = (int *)malloc(sizeof(int));
+    counts[0] = 0;
+  }
+#pragma omp target teams num_teams(TEAMS)
+  {
+    if (omp_get_thread_num() == 0)
+      counts[0] += 1;
+  }
+#pragma omp target map(from : total)
+  {
+    total = counts[0];
+    free(counts);
+  }
+  return total;
+}
+
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "clean";
   int r = !strcmp(mode, "lost")       ? lost()
           : !strcmp(mode, "overlap")  ? overlap()
           : !strcmp(mode, "critical") ? critical()
           : !strcmp(mode, "global")   ? global()
+          : !strcmp(mode, "heap")     ? heap()
                                       : clean();
   printf("%s %d\n", mode, r);
   return 0;
