@@ -151,8 +151,8 @@ bool races(const AccessRecord &Before, const AccessRecord &Now) {
 /// How a line names the byte at `Addr` of `In`: "device memory at
 /// dev:0x..." (the host adds the mapping), or the device-heap block's byte.
 void byteText(Area In, uint64_t Addr, char *Out, size_t Size) {
-  int N = std::snprintf(Out, Size, In == Heap ? "device-heap memory at 0x%" PRIx64 : "device memory at dev:0x%" PRIx64,
-                        Addr);
+  int N = std::snprintf(
+      Out, Size, In == Heap ? "device-heap memory at 0x%" PRIx64 : "device memory at dev:0x%" PRIx64, Addr);
   if (In == Heap && N >= 0 && size_t(N) + 3 < Size) {
     Out[N] = ' ';
     Out[N + 1] = '(';
@@ -163,8 +163,9 @@ void byteText(Area In, uint64_t Addr, char *Out, size_t Size) {
   }
 }
 
-[[noreturn]] void reportTeamRace(const vgpu::BlockRunner &R, Area In, uint64_t Addr, const AccessRecord &Before,
-                                 bool BeforeWrote, const AccessRecord &Now, bool NowWrites) {
+[[noreturn]] void reportTeamRace(const vgpu::BlockRunner &R, Area In, uint64_t Addr,
+                                 const AccessRecord &Before, bool BeforeWrote, const AccessRecord &Now,
+                                 bool NowWrites) {
   const char *Fix = BeforeWrote && NowWrites
                         ? "make both atomic (#pragma omp atomic), or let one team write it"
                     : BeforeWrote ? "make both atomic, or read it in a later kernel"
