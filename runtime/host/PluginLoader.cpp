@@ -1,5 +1,6 @@
 // dlopen, version check and symbol resolution of plugins.
 #include "PluginLoader.h"
+#include "LateStaticDestructors.h"
 
 #include "llvm/Support/Path.h"
 
@@ -46,6 +47,8 @@ llvm::Expected<std::unique_ptr<Plugin>> Plugin::create(const std::string &spec, 
   if (!p->Fn.plugin_api_version)
     return makeError(
         fmt::format("plugin '{}' ({}) lacks required symbol __tgt_rtl_plugin_api_version", spec, path));
+  if (keepStaticsUntilExit)
+    keepStaticsUntilExit(reinterpret_cast<const void *>(p->Fn.plugin_api_version));
   int32_t Version = p->Fn.plugin_api_version();
   if (Version != OMPSIM_PLUGIN_API_VERSION)
     return makeError(fmt::format("plugin '{}' ({}) implements plugin API version {}, this runtime "
