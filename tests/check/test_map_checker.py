@@ -150,6 +150,26 @@ def test_run_check_option_sets_the_mode(built):
     assert "--check applies to ompsim's backends" in r.stderr
 
 
+@pytest.mark.parametrize("spelling", [["--check"], ["--check", "--"], ["--check", "1"], ["--check=1"]],
+                         ids=["bare", "bare-dashes", "value", "joined"])
+def test_a_bare_check_before_the_program_turns_the_checker_on(built, spelling):
+    # `ompsim run --backend sim --check ./prog`: the program is not --check's optional value.
+    exe = built("dropped_writes.c")
+    env = dict(os.environ)
+    env.pop("OMPSIM_CHECK", None)
+    r = subprocess.run([OMPSIM, "run", "--backend", "sim", *spelling, exe], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert len(reports(r.stderr)) == 1, r.stderr
+
+
+def test_run_without_a_program_says_so(built):
+    r = subprocess.run([OMPSIM, "run", "--backend", "sim", "--check"], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=60)
+    assert (r.returncode, r.stderr) == (
+        2, "ompsim: run: no program given (ompsim run --backend NAME -- ./prog [args])\n")
+
+
 def test_bad_mode_is_refused_with_one_line(built):
     exe = built("leak.c")
     r = run(exe, "sim", check="loud")

@@ -14,15 +14,26 @@ def register(sub):
     p.add_argument("--devices", type=int, metavar="N",
                    help="set OMPSIM_NUM_DEVICES (devices of each of ompsim's backends: sim, sim-ir, "
                         "sim-nvptx, sim-amdgcn, ours-host)")
-    p.add_argument("--check", nargs="?", const="1", choices=("1", "strict"), metavar="strict",
+    p.add_argument("--check", nargs="?", const="1", metavar="strict",
                    help="set OMPSIM_CHECK: the map checker reports mapping bugs, one 'ompsim: check:' line "
-                        "each (docs/checker.md); --check=strict also makes a run that reported anything "
-                        "exit with status 1")
-    p.add_argument("program", nargs="+", help="-- ./prog [args]")
+                        "each (docs/checker.md), and on a GPU image the GPU checks (docs/gpu-checks.md); "
+                        "--check=strict also makes a run that reported anything exit with status 1")
+    # "*", checked in main(): `--check ./prog` hands the program to --check's optional value.
+    p.add_argument("program", nargs="*", help="-- ./prog [args]")
     p.set_defaults(func=main)
 
 
+#: The values --check takes; anything else after a bare --check is the program.
+CHECK_VALUES = ("1", "strict")
+
+
 def main(args):
+    if args.check is not None and args.check not in CHECK_VALUES:
+        args.program = [args.check, *args.program]
+        args.check = "1"
+    if not args.program or args.program == ["--"]:
+        sys.stderr.write("ompsim: run: no program given (ompsim run --backend NAME -- ./prog [args])\n")
+        return 2
     why = backends.unavailable_reason(args.backend)
     if why:
         sys.stderr.write("ompsim: backend %s is unavailable: %s\n" % (args.backend, why))
