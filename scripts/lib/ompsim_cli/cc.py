@@ -22,7 +22,10 @@ command line already chooses them, and:
   does an object compiled apart (`-c`): the simulated device runs it, serving
   the device runtime itself (Debian's LLVM ships none for GPUs; for a real
   GPU, link with ompsim's, docs/gpu-device-runtime.md). Device code alone
-  (`--offload-device-only -S`) stays the GPU's assembly. flang-22 has no
+  (`--offload-device-only -S`) stays the GPU's assembly. The device compile
+  keeps every malloc, free, calloc and realloc (`-fno-builtin-malloc`, ...),
+  which -O2 would remove with the overrun of a block that does not escape,
+  for the checked device heap to see (docs/gpu-checks.md). flang-22 has no
   `-fopenmp-target-jit`: for Fortran, ompsim cc runs flang-22's own jobs with
   the changes that flag makes (device bitcode, no ptxas, the IR embedded;
   fortran_gpu.py), so Fortran runs on the simulated GPU too.
@@ -231,6 +234,14 @@ def offload_flags(settings, args, links, fortran=False):
             flags.append("-fopenmp-target-jit")
         if "-nogpulib" not in args:
             flags.append("-nogpulib")
+        # The device code keeps its calls of malloc, free, calloc and realloc: at -O2
+        # clang-22 removes a malloc whose block does not escape, and with it an
+        # overrun or a read of what no thread wrote, which the checked device heap
+        # would name under OMPSIM_CHECK (docs/gpu-checks.md). (flang-22's device code
+        # allocates through the runtime, not these.)
+        if not fortran:
+            for name in KEPT_HEAP_CALLS:
+                flags += ["-Xopenmp-target=%s" % triple, "-fno-builtin-" + name]
         # The offload link's device LTO (clang-linker-wrapper runs clang-22
         # for the GPU) reads the PTX version again: the same one.
         link_feature = gpu.device_link_feature(settings.gpu, args)
@@ -281,6 +292,10 @@ def offload_flags(settings, args, links, fortran=False):
                   "-Xoffload-linker", "-lompsim-device",
                   "-Xoffload-linker", "-rpath=" + paths.LIB]
     return flags
+
+
+#: The device heap's calls a GPU image's device compile keeps (-fno-builtin-NAME).
+KEPT_HEAP_CALLS = ("malloc", "free", "calloc", "realloc")
 
 
 #: Options that choose the host linker; without one, a link uses ld.lld-22.

@@ -8,6 +8,8 @@
 //   unwritten    sums a block whose last element was never written
 //   clean        each thread mallocs, fills, sums and frees its block
 //   calloc       clean too: calloc'd zeros are read, realloc keeps them
+//   local        writes element 4 of a 4-int block nothing else sees (-O2
+//                would remove it with its overrun; ompsim cc keeps it)
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +31,7 @@ int main(int argc, char **argv) {
           : !strcmp(mode, "before")         ? 6
           : !strcmp(mode, "unwritten")      ? 7
           : !strcmp(mode, "calloc")         ? 8
+          : !strcmp(mode, "local")          ? 9
                                             : 0;
   int out[64] = {0};
 #pragma omp target teams distribute parallel for num_teams(2) thread_limit(32) map(tofrom : out)
@@ -68,6 +71,13 @@ int main(int argc, char **argv) {
       seen[i] = (int *)bytes;
       ((char *)seen[i])[13] = 1;
       free(bytes);
+    }
+    if (m == 9 && i == 6) {
+      int *local = (int *)malloc(4 * sizeof(int));
+      for (int k = 0; k <= 4; ++k)
+        local[k] = k;
+      sum += local[2];
+      free(local);
     }
     out[i] = sum;
   }
