@@ -55,7 +55,11 @@ pthread_mutex_t Mu = PTHREAD_MUTEX_INITIALIZER;
 Registration *Deferred = nullptr; ///< malloc'ed, grown by doubling
 size_t Count = 0, Capacity = 0;
 std::atomic<bool> Deferring{false};
-std::atomic<CxaAtexitFn> LibcCxaAtexit{nullptr};
+/// libc's __cxa_atexit, found on first use. Not an atomic: a sanitizer's
+/// runtime registers its own handler while it starts, when an instrumented
+/// atomic access would call into it too early (both threads that may race
+/// here store the same pointer).
+CxaAtexitFn LibcCxaAtexit = nullptr;
 /// The addresses the loaded segments of libLLVM and of each plugin span
 /// (their __dso_handle among them); none until the runtime starts. Ranges,
 /// not dladdr: that takes the loader's lock, which a thread making a static
@@ -67,13 +71,10 @@ constexpr unsigned MaxSpans = 16;
 Span Spans[MaxSpans];
 std::atomic<unsigned> SpanCount{0};
 
-CxaAtexitFn libcCxaAtexit() {
-  CxaAtexitFn Fn = LibcCxaAtexit.load(std::memory_order_acquire);
-  if (!Fn) {
-    Fn = reinterpret_cast<CxaAtexitFn>(::dlsym(RTLD_NEXT, "__cxa_atexit"));
-    LibcCxaAtexit.store(Fn, std::memory_order_release);
-  }
-  return Fn;
+__attribute__((disable_sanitizer_instrumentation)) CxaAtexitFn libcCxaAtexit() {
+  if (!LibcCxaAtexit)
+    LibcCxaAtexit = reinterpret_cast<CxaAtexitFn>(::dlsym(RTLD_NEXT, "__cxa_atexit"));
+  return LibcCxaAtexit;
 }
 
 /// Whether `Dso` (a __dso_handle) is libLLVM's or a plugin's.
@@ -176,10 +177,13 @@ LateDestructors TheLateDestructors;
 
 void ompsim::host::keepStaticsUntilExit(const void *Symbol) { addSpanOf(Symbol); }
 
-extern "C" __attribute__((visibility("default"))) int __cxa_atexit(void (*Fn)(void *), void *Arg, void *Dso) {
-  // A static's destructor comes with its object; atexit() handlers (no
-  // object: the sim plugin stops its devices from one) keep their place.
-  if (Arg && Deferring.load(std::memory_order_acquire) && isKept(Dso) && defer(Fn, Arg))
+extern "C" __attribute__((visibility("default"), disable_sanitizer_instrumentation)) int
+__cxa_atexit(void (*Fn)(void *), void *Arg, void *Dso) {
+  // A static's destructor comes with its object and its library's handle;
+  // atexit() handlers (no object: the sim plugin stops its devices from
+  // one) and a sanitizer runtime's own (no handle, registered while it
+  // starts) keep their place, checked before anything else is read.
+  if (Arg && Dso && Deferring.load(std::memory_order_acquire) && isKept(Dso) && defer(Fn, Arg))
     return 0;
   CxaAtexitFn Libc = libcCxaAtexit();
   return Libc ? Libc(Fn, Arg, Dso) : -1;
