@@ -151,16 +151,13 @@ bool races(const AccessRecord &Before, const AccessRecord &Now) {
 /// How a line names the byte at `Addr` of `In`: "device memory at
 /// dev:0x..." (the host adds the mapping), or the device-heap block's byte.
 void byteText(Area In, uint64_t Addr, char *Out, size_t Size) {
-  int N = std::snprintf(
-      Out, Size, In == Heap ? "device-heap memory at 0x%" PRIx64 : "device memory at dev:0x%" PRIx64, Addr);
-  if (In == Heap && N >= 0 && size_t(N) + 3 < Size) {
-    Out[N] = ' ';
-    Out[N + 1] = '(';
-    if (heapByteText(Addr, Out + N + 2, Size - size_t(N) - 3))
-      std::strncat(Out, ")", Size - std::strlen(Out) - 1);
-    else
-      Out[N] = 0;
-  }
+  char Block[560];
+  if (In == Arena)
+    std::snprintf(Out, Size, "device memory at dev:0x%" PRIx64, Addr);
+  else if (heapByteText(Addr, Block, sizeof Block))
+    std::snprintf(Out, Size, "device-heap memory at 0x%" PRIx64 " (%s)", Addr, Block);
+  else
+    std::snprintf(Out, Size, "device-heap memory at 0x%" PRIx64, Addr);
 }
 
 [[noreturn]] void reportTeamRace(const vgpu::BlockRunner &R, Area In, uint64_t Addr,
