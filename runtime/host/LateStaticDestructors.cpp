@@ -43,7 +43,8 @@ namespace {
 
 using CxaAtexitFn = int (*)(void (*)(void *), void *, void *);
 
-/// A destructor libLLVM registered, kept until the runtime's own end.
+/// A static's destructor libLLVM or a plugin registered, kept until the
+/// runtime's own end.
 struct Registration {
   void (*Fn)(void *);
   void *Arg;
