@@ -163,7 +163,7 @@ def test_a_bare_check_before_the_program_turns_the_checker_on(built, spelling):
     assert len(reports(r.stderr)) == 1, r.stderr
 
 
-def test_run_without_a_program_says_so(built):
+def test_run_without_a_program_says_so():
     r = subprocess.run([OMPSIM, "run", "--backend", "sim", "--check"], stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, text=True, timeout=60)
     assert (r.returncode, r.stderr) == (

@@ -1,15 +1,15 @@
 //===- TeamRaces.h - races between a kernel's teams on device memory -*- C++ -*-===//
 //
 // A GPU runs a kernel's blocks at once, and nothing but atomics and the
-// kernel's end orders two of them: 64 teams adding to one mapped counter
-// (or to one device-heap block) without an atomic lose updates there. Under the checker the virtual GPU
-// runs a grid's blocks one after another (vgpu::setBlocksInOrder), so no
-// update is lost, and the checker names the race instead: for each byte of
-// device memory a launch touches, the launching device thread keeps the
-// block that last wrote it and the first that read it, and the first access
-// of another block that does not order with them (not both atomic, not under
-// one lock) ends the launch with one line naming both blocks and both
-// source lines.
+// kernel's end orders two of them: 64 teams adding to one mapped counter (or
+// to one device-heap block) without an atomic lose updates there. Under the
+// checker the virtual GPU runs a grid's blocks one after another
+// (vgpu::setBlocksInOrder), so no update is lost, and the checker names the
+// race instead: for each byte of device memory a launch touches, the
+// launching device thread keeps the block that last wrote it and the first
+// that read it, and the first access of another block that does not order
+// with them (not both atomic, not under one lock) ends the launch with one
+// line naming both blocks and both source lines.
 //
 //===----------------------------------------------------------------------===//
 #ifndef OMPSIM_DEVICE_MEMCHECK_TEAMRACES_H
