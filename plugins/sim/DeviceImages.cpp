@@ -3,6 +3,7 @@
 // globals and kernels, and publishing the function-pointer table.
 #include "SimPlugin.h"
 
+#include "ompsim/Config.h"
 #include "ompsim/ProfileWriter.h"
 #include "ompsim/Trace.h"
 
@@ -142,6 +143,15 @@ bool acceptsImage(const __tgt_device_image *Image) {
     llvm::Triple T(*Triple);
     if (T.getArch() != llvm::Triple::x86_64 && !isGpu(T)) {
       declineImage(Image, "LLVM bitcode for " + *Triple + ", not x86_64, nvptx64 or amdgcn");
+      return false;
+    }
+    // OMPSIM_SIM_GPU names the GPU this device stands for: the other GPU's
+    // image of a binary built for both is declined, and the named one's runs.
+    const std::string &SimGpu = config().SimGpu;
+    if (isGpu(T) && !SimGpu.empty() && (T.isNVPTX() ? "nvptx64" : "amdgcn") != SimGpu) {
+      declineImage(Image, fmt::format("LLVM bitcode for {}, and the simulated device is an {} GPU "
+                                      "(OMPSIM_SIM_GPU={})",
+                                      *Triple, SimGpu, SimGpu));
       return false;
     }
     OMPSIM_TRACE_EVENT(Cat::Image, "accept")

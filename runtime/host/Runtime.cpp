@@ -18,6 +18,7 @@
 #include "ompsim/Trace.h"
 #include "ompsim/device_runtime.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Frontend/OpenMP/OMPDeviceConstants.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -241,12 +242,26 @@ void Runtime::registerRequires(int64_t Flags) {
   OMPSIM_TRACE_EVENT(Cat::Image, "requires").hex("flags", static_cast<uint64_t>(Flags));
 }
 
-llvm::Error Runtime::loadOnDevices(RegisteredImage &Image) {
+llvm::Error Runtime::loadOnDevices(RegisteredImage &Image, llvm::ArrayRef<RegisteredImage> Earlier) {
   for (auto &Plugin : Plugins) {
     if (!Plugin->fn().is_valid_binary(Image.Image))
       continue;
     Image.Plugin = Plugin.get();
     break;
+  }
+  // One image of a binary per device, as stock's registration has it: of a
+  // binary built for several architectures that one plugin's devices all run
+  // (sm_80 and sm_90, or nvptx64 and amdgcn on the simulated device), the
+  // first such image is loaded and the others are not.
+  auto Same = llvm::find_if(
+      Earlier, [&](const RegisteredImage &E) { return Image.Plugin && E.Plugin == Image.Plugin; });
+  if (Same != Earlier.end()) {
+    OMPSIM_TRACE_EVENT(Cat::Image, "duplicate")
+        .str("image", Image.Name)
+        .str("loaded", Same->Name)
+        .str("why", "one image of a binary per device, the first its plugin accepts");
+    Image.Plugin = nullptr;
+    return llvm::Error::success();
   }
   if (!Image.Plugin) {
     // Normal for a binary built for several targets; kept so a launch that
@@ -382,8 +397,8 @@ llvm::Error Runtime::registerLib(__tgt_bin_desc *Desc) {
   }
   if (auto Err = ensurePlugins())
     return Err;
-  for (RegisteredImage &Image : Lib.Images)
-    if (auto Err = loadOnDevices(Image))
+  for (size_t I = 0; I < Lib.Images.size(); ++I)
+    if (auto Err = loadOnDevices(Lib.Images[I], llvm::ArrayRef(Lib.Images).take_front(I)))
       return Err;
   Libs.push_back(std::move(Lib));
   return publishAll();

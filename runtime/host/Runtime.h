@@ -8,6 +8,7 @@
 
 #include "ompsim/offload_abi.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
 
 #include <atomic>
@@ -119,7 +120,10 @@ private:
     std::vector<RegisteredImage> Images;
   };
 
-  llvm::Error loadOnDevices(RegisteredImage &Image);
+  /// Finds the plugin that takes `Image` and loads it on that plugin's devices
+  /// in use, unless one of the `Earlier` images of its binary went to the same
+  /// plugin (one image of a binary per device, as stock's).
+  llvm::Error loadOnDevices(RegisteredImage &Image, llvm::ArrayRef<RegisteredImage> Earlier);
   /// Loads on `D` the registered images its plugin took that it does not
   /// hold yet (devices other than the default one load on first use, as
   /// stock libomptarget's do), and publishes its table when any was loaded.

@@ -273,6 +273,12 @@ Config load() {
     else
       warnBad("OMPSIM_GPU_FIBERS", V, "not a flag", "0 or 1");
   }
+  if (const char *V = env("OMPSIM_SIM_GPU")) {
+    if (std::string_view(V) == "nvptx64" || std::string_view(V) == "amdgcn")
+      C.SimGpu = V;
+    else
+      warnBad("OMPSIM_SIM_GPU", V, "not a GPU the simulated device runs", "nvptx64 or amdgcn");
+  }
   readU64("OMPSIM_TRACE_TRANSLATE_CAP", C.TraceTranslateCap, 0, 1ULL << 32, "an integer 0..4294967296");
   if (const char *V = env("OMPSIM_PLUGINS"))
     C.Plugins = splitList(V);

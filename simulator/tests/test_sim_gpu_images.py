@@ -900,3 +900,53 @@ def test_a_kernel_over_the_shared_memory_limit_is_refused_naming_it(offload, arc
     assert "image #1 (%s): kernel '__omp_offloading_" % gpu in line, line
     assert line.endswith("_too_big_l5' needs 68000 bytes of team-shared globals a team (its own and its "
                          "callees'); %s gives a block at most %d" % (gpu, limit)), line
+
+
+WHICH_GPU = r"""
+#include <stdio.h>
+int main(void) {
+  int kind = 0;
+#pragma omp target map(from : kind)
+  {
+    int k = 0; /* kind is written on every compile: the host's region captures it too */
+#if defined(__NVPTX__)
+    k = 1;
+#elif defined(__AMDGCN__)
+    k = 2;
+#endif
+    kind = k;
+  }
+  printf("%s\n", kind == 1 ? "nvptx64" : kind == 2 ? "amdgcn" : "host");
+  return 0;
+}
+"""
+
+
+def test_a_binary_for_both_gpus_runs_the_first_image_or_the_one_the_backend_names(offload):
+    # One image of a binary per device, as stock's registration has it: without OMPSIM_SIM_GPU
+    # the first (nvptx64, as --gpu lists it) runs; sim-amdgcn's OMPSIM_SIM_GPU declines it.
+    exe = build(offload, WHICH_GPU, "sm_90,gfx90a", "which_gpu.c")
+    for backend, env, expected in (("sim", None, "nvptx64\n"), ("sim-nvptx", None, "nvptx64\n"),
+                                   ("sim-amdgcn", None, "amdgcn\n"), ("sim", {"OMPSIM_SIM_GPU": "amdgcn"}, "amdgcn\n")):
+        r = offload.run(exe, backend=backend, env=env)
+        assert (r.returncode, r.stdout) == (0, expected), (backend, env, r.stdout, r.stderr)
+    r = offload.run(exe, backend="sim-amdgcn", env={"OMPSIM_TRACE": "image"})
+    assert re.search(r"decline.*nvptx64-nvidia-cuda.*the simulated device is an amdgcn GPU \(OMPSIM_SIM_GPU=amdgcn\)",
+                     r.stderr), r.stderr
+
+
+def test_a_binary_for_two_architectures_of_one_gpu_loads_one_image(offload):
+    # Both images are the device's; stock loads the first, and so does sim (two loaded would map
+    # each global twice).
+    exe = build(offload, WHICH_GPU, "sm_80,sm_90", "two_nvidia.c")
+    r = offload.run(exe, backend="sim", env={"OMPSIM_TRACE": "image"})
+    assert (r.returncode, r.stdout) == (0, "nvptx64\n"), r.stderr
+    assert re.search(r"duplicate.*device image 1 of .*two_nvidia.*device image 0 of", r.stderr), r.stderr
+
+
+def test_an_unknown_sim_gpu_is_named_and_ignored(offload):
+    exe = build(offload, WHICH_GPU, "gfx90a", "unknown_sim_gpu.c")
+    r = offload.run(exe, backend="sim", env={"OMPSIM_SIM_GPU": "sm_90"})
+    assert (r.returncode, r.stdout) == (0, "amdgcn\n"), r.stderr
+    assert "ompsim: ignoring OMPSIM_SIM_GPU='sm_90': not a GPU the simulated device runs (expected nvptx64 or " \
+           "amdgcn)" in r.stderr

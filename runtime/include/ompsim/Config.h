@@ -29,6 +29,10 @@ struct Config {
   /// into them, with a block's threads as fibers in lockstep warps and stock's grid; 0, on libomp's
   /// teams and threads, the earlier model (docs/gpu-images.md)
   bool GpuFibers = true;
+  /// OMPSIM_SIM_GPU: "nvptx64" or "amdgcn", the GPU the simulated device stands for: it declines
+  /// the other GPU's images, so a binary built for both runs the named one's; "" (unset) takes
+  /// either (docs/gpu-images.md)
+  std::string SimGpu;
   double KernelTimeout = 60.0;   ///< OMPSIM_KERNEL_TIMEOUT: seconds before a kernel is stopped
   bool KernelTimeoutSet = false; ///< OMPSIM_KERNEL_TIMEOUT was given (and valid)
   /// OMPSIM_HIDDEN_HELPER_SLICE_US: the scheduler time slice, in microseconds, the runtime asks

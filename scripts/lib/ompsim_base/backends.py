@@ -23,6 +23,9 @@ OURS = {"sim": "sim", "sim-ir": "sim", "sim-nvptx": "sim", "sim-amdgcn": "sim", 
 #: The GPU architecture each column builds for: sim's GPU columns a fixed one
 #: (docs/gpu-images.md), the real GPUs' whatever GPU the machine has.
 SIM_GPU_ARCH = {"sim-nvptx": "sm_90", "sim-amdgcn": "gfx90a"}
+#: The GPU the simulated device stands for on sim's GPU columns (OMPSIM_SIM_GPU): of a
+#: binary with images for both, it runs that one's.
+SIM_GPU = {"sim-nvptx": "nvptx64", "sim-amdgcn": "amdgcn"}
 
 
 def image_kind(backend):
@@ -75,6 +78,8 @@ def environment(backend, base=None):
         env["OMPSIM_PLUGINS"] = OURS[backend]
         env.setdefault("OMPSIM_LIB_DIR", paths.LIB)
         env.setdefault("OMP_TARGET_OFFLOAD", "MANDATORY")
+        if backend in SIM_GPU:
+            env["OMPSIM_SIM_GPU"] = SIM_GPU[backend]
     elif backend == "host-upstream":
         env["LD_LIBRARY_PATH"] = ":".join(filter(None, [paths.LLVM_LIB, env.get("LD_LIBRARY_PATH", "")]))
         env.setdefault("OMP_TARGET_OFFLOAD", "MANDATORY")

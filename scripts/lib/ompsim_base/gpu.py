@@ -36,8 +36,9 @@ def cuda_installation():
     return None
 
 
-def ptx_feature_flags(arch, args, real_ptx=False):
-    """`--cuda-feature=+ptxNN` for an NVIDIA `arch`: the build needs no CUDA installation.
+def ptx_feature_flags(archs, args, real_ptx=False):
+    """`--cuda-feature=+ptxNN` for an NVIDIA architecture among `archs` (one, a comma list or
+    a list): the build needs no CUDA installation.
 
     clang-22 takes the PTX version from the CUDA installation it finds and targets PTX 4.2
     without one, which no GPU that OpenMP offloads to accepts ("PTX version 4.2 does not
@@ -45,26 +46,29 @@ def ptx_feature_flags(arch, args, real_ptx=False):
     GPU's, `ompsim cc --gpu`) is always given `ptx_version(arch)`, and gives the same IR
     with or without CUDA. A build whose PTX goes on to CUDA's ptxas (`real_ptx`) takes
     the installation's own version where one exists, as its ptxas accepts exactly that.
-    Empty for AMD architectures and where the command line chooses (--cuda-path,
-    --cuda-feature).
+    Several NVIDIA architectures get the newest of their versions (the driver gives one
+    to every nvptx64 job). Empty for AMD architectures and where the command line chooses
+    (--cuda-path, --cuda-feature).
     """
-    if not re.match(r"sm_\d+[af]?$", arch):
+    nvidia = [a for a in (archs.split(",") if isinstance(archs, str) else archs) if re.match(r"sm_\d+[af]?$", a)]
+    if not nvidia:
         return []
     if any(a.startswith(("--cuda-path", "--cuda-feature")) for a in args):
         return []
     if real_ptx and cuda_installation():
         return []
-    return ["--cuda-feature=+ptx%d" % ptx_version(arch)]
+    return ["--cuda-feature=+ptx%d" % max(ptx_version(a) for a in nvidia)]
 
 
-def device_link_feature(arch, args):
-    """The device compiler option clang-linker-wrapper needs to link `arch`'s device code.
+def device_link_feature(archs, args):
+    """The device compiler option clang-linker-wrapper needs to link the NVIDIA device code
+    of `archs` (as ptx_feature_flags takes them).
 
     The offload link runs clang-22 again for the device (its LTO), which reads the PTX
     version from CUDA as the compile did: it gets the same `ptx_feature_flags`, as
     `--cuda-feature=+ptxNN` (for `--device-compiler=<triple>=...`), or None.
     """
-    flags = ptx_feature_flags(arch, args)
+    flags = ptx_feature_flags(archs, args)
     return flags[0] if flags else None
 
 

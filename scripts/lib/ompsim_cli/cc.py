@@ -17,7 +17,10 @@ command line already chooses them, and:
   the bitcode link to the system linker, which has no `--lto-emit-llvm`.
 * `--gpu=sm_XX|gfxXXX` offloads to that GPU instead (`--offload-arch=`); the
   pass then calls upstream's `__llvm_omp_indirect_call_lookup`. clang's own
-  spelling, `--offload-arch=sm_XX|gfxXXX` (one architecture), means the same.
+  spelling, `--offload-arch=sm_XX|gfxXXX`, means the same. A comma list
+  (`--gpu=sm_90,gfx90a`) builds one binary with an image for each; the
+  simulated device runs the first it takes, or the one OMPSIM_SIM_GPU names
+  (`ompsim run --backend sim-amdgcn` sets it). Fortran takes one architecture.
   A link embeds the GPU's LLVM IR (`-fopenmp-target-jit -nogpulib`), and so
   does an object compiled apart (`-c`): the simulated device runs it, serving
   the device runtime itself (Debian's LLVM ships none for GPUs; for a real
@@ -116,7 +119,12 @@ class Settings:
     def __init__(self):
         self.translate = "pass"
         self.image = "elf"
-        self.gpu = None
+        self.gpu = None     # the GPU architectures as given (a comma list), or None
+        self.gpus = []      # the same, one architecture an item
+
+
+def _is_gpu_arch(arch):
+    return arch.startswith("sm_") or arch.startswith("gfx")
 
 
 def split_options(argv):
@@ -140,15 +148,17 @@ def split_options(argv):
                     raise UsageError("--image=%s: expected elf or ir" % value)
                 s.image = value
             else:
-                if not (value.startswith("sm_") or value.startswith("gfx")):
-                    raise UsageError("--gpu=%s: expected sm_XX (NVIDIA) or gfxXXX (AMD)" % value)
-                s.gpu = value
+                archs = value.split(",")
+                if not all(_is_gpu_arch(arch) for arch in archs) or len(set(archs)) != len(archs):
+                    raise UsageError("--gpu=%s: expected sm_XX (NVIDIA) or gfxXXX (AMD), or a comma list of "
+                                     "different ones" % value)
+                s.gpu, s.gpus = value, archs
             continue
         rest.append(a)
     if not s.gpu:
-        archs = [a.partition("=")[2] for a in rest if a.startswith("--offload-arch=")]
-        if len(archs) == 1 and "," not in archs[0] and (archs[0].startswith("sm_") or archs[0].startswith("gfx")):
-            s.gpu = archs[0]
+        archs = [arch for a in rest if a.startswith("--offload-arch=") for arch in a.partition("=")[2].split(",")]
+        if archs and all(_is_gpu_arch(arch) for arch in archs) and len(set(archs)) == len(archs):
+            s.gpu, s.gpus = ",".join(archs), archs
     if s.gpu and s.image == "ir":
         raise UsageError("--image=ir is for the host-offload target; it cannot be combined with --gpu")
     if not s.gpu and asks_for_jit(rest):
@@ -214,7 +224,7 @@ def offload_flags(settings, args, links, fortran=False):
     chooses_target = any(a.startswith("-fopenmp-targets=") or a.startswith("--offload-arch=") or
                          a == "--offload-arch" for a in args)
     if settings.gpu:
-        triple = gpu.triple(settings.gpu)
+        triples = list(dict.fromkeys(gpu.triple(arch) for arch in settings.gpus))
         if not chooses_target:
             flags.append("--offload-arch=" + settings.gpu)
         # The PTX version is given (clang-22 reads it from a CUDA installation
@@ -222,7 +232,7 @@ def offload_flags(settings, args, links, fortran=False):
         # device code alone is a real GPU's, for CUDA's ptxas where one exists.
         # (flang-22 has no --cuda-feature: fortran_gpu.py gives its jobs the version.)
         if not fortran:
-            flags += gpu.ptx_feature_flags(settings.gpu, args, real_ptx="--offload-device-only" in args)
+            flags += gpu.ptx_feature_flags(settings.gpus, args, real_ptx="--offload-device-only" in args)
         # The device code stays LLVM IR, linked without a GPU device runtime:
         # the simulated device retargets it and serves the runtime's entry
         # points (simulator/src/gpu/). An object (-c) carries the IR such a
@@ -240,15 +250,16 @@ def offload_flags(settings, args, links, fortran=False):
         # would name under OMPSIM_CHECK (docs/gpu-checks.md). (flang-22's device code
         # allocates through the runtime, not these.)
         if not fortran:
-            for name in KEPT_HEAP_CALLS:
-                flags += ["-Xopenmp-target=%s" % triple, "-fno-builtin-" + name]
+            for triple in triples:
+                for name in KEPT_HEAP_CALLS:
+                    flags += ["-Xopenmp-target=%s" % triple, "-fno-builtin-" + name]
         # The offload link's device LTO (clang-linker-wrapper runs clang-22
         # for the GPU) reads the PTX version again: the same one.
-        link_feature = gpu.device_link_feature(settings.gpu, args)
+        link_feature = gpu.device_link_feature(settings.gpus, args)
         if links and link_feature and not fortran:
-            flags.append("-Wl,--device-compiler=%s=%s" % (triple, link_feature))
+            flags.append("-Wl,--device-compiler=%s=%s" % (gpu.triple("sm_"), link_feature))
     else:
-        triple = HOST_OFFLOAD_TRIPLE
+        triples = [HOST_OFFLOAD_TRIPLE]
         if not chooses_target:
             flags.append("-fopenmp-targets=" + HOST_OFFLOAD_TRIPLE)
     if settings.translate == "pass":
@@ -256,9 +267,10 @@ def offload_flags(settings, args, links, fortran=False):
         # code is never rewritten. flang-22 lacks -Xopenmp-target; there the
         # plugin loads everywhere and acts only on modules flagged
         # "openmp-device".
-        if not fortran:
-            flags.append("-Xopenmp-target=%s" % triple)
-        flags.append("-fpass-plugin=" + paths.PASS_PLUGIN)
+        for triple in triples:
+            if not fortran:
+                flags.append("-Xopenmp-target=%s" % triple)
+            flags.append("-fpass-plugin=" + paths.PASS_PLUGIN)
     if not settings.gpu and not fortran:
         # ompsim's <ompx.h> for the device compile only: its kernel-language
         # functions answer as a GPU does (block = team, ...) where clang's
@@ -330,6 +342,9 @@ def command(argv):
     inputs, langs, links = scan(args)
     compiler = pick_compiler(inputs, langs)
     fortran = os.path.basename(compiler).startswith("flang")
+    if fortran and len(settings.gpus) > 1:
+        raise UsageError("--gpu=%s: a Fortran build takes one GPU architecture (flang-22's jobs are run "
+                         "for one)" % settings.gpu)
     if fortran and settings.image == "ir":
         raise UsageError("--image=ir: flang-22 cannot embed a bitcode device image (it has no "
                          "-fopenmp-target-jit); build Fortran with --image=elf (the default), which runs "
@@ -370,7 +385,7 @@ def main_argv(argv):
     if settings.gpu and os.path.basename(cmd[0]).startswith("flang"):
         if links or keeps_gpu_ir(cmd):
             return fortran_gpu.run(cmd, settings.gpu)
-        if gpu.ptx_feature_flags(settings.gpu, cmd, real_ptx=True):
+        if gpu.ptx_feature_flags(settings.gpus, cmd, real_ptx=True):
             # Device code alone, without CUDA: flang-22's jobs with the PTX version given.
             return fortran_gpu.run(cmd, settings.gpu, keep_ir=False)
     try:

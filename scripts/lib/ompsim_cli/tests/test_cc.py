@@ -117,6 +117,33 @@ def test_gpu_selects_offload_arch_and_device_only_plugin():
     assert "--offload-arch=gfx90a" in cmd and "-Xopenmp-target=amdgcn-amd-amdhsa" in cmd
 
 
+def test_a_gpu_list_builds_an_image_for_each_with_each_devices_flags():
+    # One binary for both of sim's GPUs: each device compile keeps its heap calls and gets the
+    # pass; the nvptx64 one (and its device link) the PTX version.
+    for args in (["--gpu=sm_90,gfx90a", "a.c", "-o", "a"], ["--offload-arch=sm_90,gfx90a", "a.c", "-o", "a"]):
+        cmd, settings, _ = cc.command(args)
+        assert settings.gpus == ["sm_90", "gfx90a"]
+        assert cmd.count("--offload-arch=sm_90,gfx90a") == 1, cmd
+        for triple in ("nvptx64-nvidia-cuda", "amdgcn-amd-amdhsa"):
+            pairs = list(zip(cmd, cmd[1:]))
+            assert ("-Xopenmp-target=" + triple, "-fno-builtin-malloc") in pairs, cmd
+            assert ("-Xopenmp-target=" + triple, "-fpass-plugin=" + paths.PASS_PLUGIN) in pairs, cmd
+        assert "--cuda-feature=+ptx88" in cmd
+        assert "-Wl,--device-compiler=nvptx64-nvidia-cuda=--cuda-feature=+ptx88" in cmd
+        assert "-fopenmp-targets=x86_64-pc-linux-gnu" not in cmd and "-Xoffload-linker" not in cmd
+    # Two NVIDIA architectures get the newer one's PTX version.
+    cmd, _, _ = cc.command(["--gpu=sm_90,sm_110a", "a.c", "-o", "a"])
+    assert "--cuda-feature=+ptx90" in cmd and "--cuda-feature=+ptx88" not in cmd
+
+
+def test_a_gpu_list_that_repeats_or_a_fortran_one_is_refused(tmp_path):
+    r = run_cc(["--gpu=sm_90,sm_90", "a.c"], tmp_path)
+    assert r.returncode == 2 and "a comma list of different ones" in r.stderr
+    r = run_cc(["--gpu=sm_90,gfx90a", "a.f90"], tmp_path)
+    assert (r.returncode, r.stderr) == (2, "ompsim: cc: --gpu=sm_90,gfx90a: a Fortran build takes one GPU "
+                                           "architecture (flang-22's jobs are run for one)\n")
+
+
 def test_bad_option_is_one_line_and_status_2(tmp_path):
     r = run_cc(["--translate=magic", "a.c"], tmp_path)
     assert r.returncode == 2
