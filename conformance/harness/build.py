@@ -59,18 +59,32 @@ def have_ompsim_cc():
     return os.path.exists(CC_MODULE)
 
 
+#: The image sim's GPU columns share for a C or C++ program: one binary with an image for
+#: each of their GPUs (`ompsim cc --gpu=sm_90,gfx90a`), of which sim-nvptx runs the nvptx64
+#: one and sim-amdgcn the amdgcn one (OMPSIM_SIM_GPU, backends.environment). One compile
+#: instead of two spends the host's compile and link once. (Fortran builds one GPU a
+#: binary, fortran_gpu.py.)
+SIM_GPUS = "sim-gpus"
 #: Build images for the GPU backends (the backend name: NVIDIA and AMD builds differ).
-GPU_IMAGES = ("cuda-upstream", "amdgpu-upstream", *backends.SIM_GPU_ARCH)
+GPU_IMAGES = ("cuda-upstream", "amdgpu-upstream", *backends.SIM_GPU_ARCH, SIM_GPUS)
 
 
-def build_image(backend, image_kind):
-    """The image a build is keyed on: elf, ir, or the GPU backend's name."""
-    return backend if image_kind == "gpu" else image_kind
+def build_image(backend, image_kind, language=None):
+    """The image a build is keyed on: elf, ir, the GPU backend's name, or SIM_GPUS for a C
+    or C++ program (`language`) on one of sim's GPU columns."""
+    if image_kind != "gpu":
+        return image_kind
+    if backend in backends.SIM_GPU_ARCH and language in ("c", "c++"):
+        return SIM_GPUS
+    return backend
 
 
 @functools.lru_cache(maxsize=None)
 def gpu_arch(image):
-    """sm_XX / gfxXXX of the first GPU here (sim's GPU columns: their own), or None."""
+    """sm_XX / gfxXXX of the first GPU here (sim's GPU columns: their own, SIM_GPUS: theirs
+    as a comma list), or None."""
+    if image == SIM_GPUS:
+        return ",".join(backends.SIM_GPU_ARCH.values())
     if image in backends.SIM_GPU_ARCH:
         return backends.SIM_GPU_ARCH[image]
     try:
@@ -105,7 +119,7 @@ def toolchain(language, translate, image):
         arch = gpu_arch(image)
         if not arch:
             return None, False, "cannot tell the GPU architecture for %s" % image
-        if image in backends.SIM_GPU_ARCH:
+        if image in backends.SIM_GPU_ARCH or image == SIM_GPUS:
             # sim runs the GPU's IR: `ompsim cc` links it without a GPU device runtime (for
             # Fortran it runs flang-22's jobs as -fopenmp-target-jit would, fortran_gpu.py).
             if not have_ompsim_cc():

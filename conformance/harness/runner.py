@@ -157,7 +157,8 @@ def _run(cell, out_root, workdir, record):
         return pre
     if spec.style == "lit":
         return _lit(cell, spec, features, image, workdir, record, out_root)
-    b, why = builder.build(spec, cell.translate, image)
+    b, why = builder.build(spec, cell.translate,
+                           builder.build_image(cell.backend, backends.image_kind(cell.backend), spec.language))
     if why:
         return oc.Outcome(oc.UNAVAILABLE, why, True)
     record["compile_command"] = b.command

@@ -54,6 +54,30 @@ def test_a_program_is_compiled_again_when_a_header_it_includes_changes(tmp_path,
     assert len([p for p in compile_cache.iterdir() if p.is_dir()]) == 2
 
 
+def test_sims_two_gpu_columns_share_one_build_with_an_image_for_each(tmp_path, compile_cache):
+    # sim-nvptx and sim-amdgcn run one binary (an nvptx64 and an amdgcn image), each its own
+    # GPU's image: the program says which ran.
+    if not os.path.exists(paths.PASS_PLUGIN) or not os.path.exists(paths.RUNTIME):
+        pytest.skip("ompsim is not built (%s)" % paths.BUILD)
+    suite = tmp_path / "plain"
+    suite.mkdir()
+    (suite / "prog.c").write_text(
+        "int main(void) {\n  int kind = 0;\n#pragma omp target map(from : kind)\n  {\n    int k = 0;\n"
+        "#if defined(__NVPTX__)\n    k = 1;\n#elif defined(__AMDGCN__)\n    k = 2;\n#endif\n    kind = k;\n  }\n"
+        "  return kind;\n}\n")
+    codes = {}
+    for backend, made in (("sim-nvptx", "made"), ("sim-amdgcn", "cached")):
+        work = tmp_path / backend
+        work.mkdir()
+        result, record = run_cell(Cell(str(suite / "prog.c"), backend, "pass", str(suite)), str(tmp_path / "out"),
+                                  str(work))
+        assert record["compile"] == made, record
+        assert "--gpu=sm_90,gfx90a" in record["compile_command"], record["compile_command"]
+        codes[backend] = record["exit_code"]
+    assert codes == {"sim-nvptx": 1, "sim-amdgcn": 2}
+    assert [p.name.split("-")[-2] for p in compile_cache.iterdir() if p.is_dir()] == ["gpus"]
+
+
 def _entry(root, name, size, used):
     entry = root / name
     entry.mkdir(parents=True)
