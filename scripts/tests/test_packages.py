@@ -176,6 +176,15 @@ def test_no_built_binary_looks_for_libraries_in_the_working_directory():
                 "directory (%s)" % (b, entry, runpaths[0])
 
 
+def test_the_commands_list_holds_every_tool_but_the_checks_and_no_package_twice():
+    # `scripts/setup --tools` installs packages.txt alone: every tool the commands run must
+    # come from it. (The libraries: a clean root's `ompsim matrix`, docs/performance.md.)
+    commands, dev = toolchain.packages(dev=False), toolchain.packages()[len(toolchain.packages(dev=False)):]
+    assert dev and not set(commands) & set(dev) and len(set(commands)) == len(commands)
+    checks_only = {n for n, t in toolchain.TOOLS.items() if t.required and t.package not in commands}
+    assert checks_only == {"clang-format", "clang-tidy", "run-clang-tidy"}
+
+
 @pytest.mark.parametrize("module", ["pytest", "xdist", "matplotlib"])
 def test_python_modules_of_the_tests_and_benchmarks_are_listed(module):
     r = subprocess.run(["/usr/bin/python3", "-c", "import %s; print(%s.__file__)" % (module, module)],

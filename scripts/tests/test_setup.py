@@ -44,8 +44,8 @@ def test_package_step_names_and_counts_what_it_installs(tmp_path):
                        timeout=120)
     assert r.returncode == 0, r.stdout
     assert r.stdout.splitlines() == [
-        "ompsim setup: [1/1] installing 2 of the %d packages of scripts/packages.txt (apt-get): %s"
-        % (len(packages), " ".join(missing))]
+        "ompsim setup: [1/1] installing 2 of the %d packages of scripts/packages.txt and scripts/packages-dev.txt "
+        "(apt-get): %s" % (len(packages), " ".join(missing))]
     assert log.read_text().splitlines() == [
         "apt-get update -q", "apt-get install -y -q --no-install-recommends %s" % " ".join(missing)]
 
@@ -53,8 +53,29 @@ def test_package_step_names_and_counts_what_it_installs(tmp_path):
     r = subprocess.run([SETUP, "--no-build"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                        timeout=120)
     assert (r.returncode, r.stdout) == (
-        0, "ompsim setup: [1/1] packages: all %d of scripts/packages.txt are installed\n" % len(packages))
+        0, "ompsim setup: [1/1] packages: all %d of scripts/packages.txt and scripts/packages-dev.txt are "
+           "installed\n" % len(packages))
     assert len(log.read_text().splitlines()) == 2          # nothing installed the second time
+
+
+def test_the_commands_set_up_installs_only_the_packages_they_need(tmp_path):
+    # `ompsim matrix` on a fresh machine (scripts/setup --tools) leaves out what only the unit
+    # tests, benchmarks and checks need: about half of the packages' install time.
+    commands, everything = toolchain.packages(dev=False), toolchain.packages()
+    missing = [commands[0], everything[-1]]
+    assert everything[-1] not in commands
+    log = tmp_path / "apt.log"
+    folder = fake_bin(tmp_path, dpkg_query=DPKG_QUERY, apt_get='echo "apt-get $*" >> "$FAKE_LOG"\n',
+                      sudo='exec "$@"\n')
+    env = dict(os.environ, PATH="%s:%s" % (folder, os.environ["PATH"]), FAKE_MISSING=" ".join(missing),
+               FAKE_LOG=str(log))
+    r = subprocess.run([SETUP, "--no-build", "--tools"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stdout
+    assert r.stdout.splitlines() == [
+        "ompsim setup: [1/1] installing 1 of the %d packages of scripts/packages.txt (apt-get): %s"
+        % (len(commands), commands[0])]
+    assert log.read_text().splitlines()[1] == "apt-get install -y -q --no-install-recommends " + commands[0]
 
 
 def read_until(proc, needle, seen, deadline):
@@ -102,8 +123,9 @@ def test_each_step_shows_as_it_starts_and_the_build_as_it_goes(tmp_path, command
         assert got, "\n".join(seen)
         # While the build is still going: the steps so far and its first line, nothing after.
         steps = [line for line in seen if line.startswith("ompsim setup: ")]
-        assert steps == ["ompsim setup: [1/4] packages: all %d of scripts/packages.txt are installed"
-                         % len(toolchain.packages()),
+        lists = "scripts/packages.txt" + ("" if "matrix" in command else " and scripts/packages-dev.txt")
+        assert steps == ["ompsim setup: [1/4] packages: all %d of %s are installed"
+                         % (len(toolchain.packages(dev="matrix" not in command)), lists),
                          "ompsim setup: [2/4] configure: %s is configured already" % paths.BUILD,
                          "ompsim setup: [3/4] " + builds % paths.BUILD + " (ninja: one [done/total] line per "
                          "step; a few minutes the first time)"], seen

@@ -64,9 +64,10 @@ def output_dir(name):
     return None
 
 
-def ensure_built(quiet=False, out=None):
-    """Runs scripts/setup --tools (installs packages if missing, configures, builds what the
-    commands need: no unit tests). Exits on failure.
+def ensure_built(quiet=False, out=None, everything=False):
+    """Runs scripts/setup --tools (installs the packages the commands need if missing,
+    configures, builds what they need: no unit tests), or with `everything` (`ompsim bench`:
+    Google Benchmark, matplotlib) scripts/setup itself. Exits on failure.
 
     Set-up shows each step as it starts and the build's progress as it goes, on `out`
     (default: stderr, which keeps stdout for the command's own output); `quiet` keeps it
@@ -87,7 +88,7 @@ def ensure_built(quiet=False, out=None):
         sys.stderr.write("ompsim: scripts/setup has just built %s and it still lacks what this command needs; "
                          "not building again from inside scripts/setup (check OMPSIM_BUILD_DIR)\n" % BUILD)
         sys.exit(1)
-    cmd = [os.path.join(ROOT, "scripts", "setup"), "--tools"]
+    cmd = [os.path.join(ROOT, "scripts", "setup")] + ([] if everything else ["--tools"])
     stream = out or sys.stderr
     stream.flush()
     try:

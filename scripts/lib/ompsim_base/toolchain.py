@@ -11,9 +11,12 @@ import shutil
 
 LLVM_BIN = "/usr/lib/llvm-22/bin"
 LLVM_LIB = "/usr/lib/llvm-22/lib"
-#: The packages `scripts/setup` installs, one a line (comments with '#').
-PACKAGE_LIST = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__)))),
-                            "packages.txt")
+_SCRIPTS = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+#: The packages `scripts/setup` installs, one or more a line (comments with '#'): those
+#: ompsim's commands need (`scripts/setup --tools` installs these alone), and those only the
+#: unit tests, benchmarks and checks need.
+PACKAGE_LIST = os.path.join(_SCRIPTS, "packages.txt")
+DEV_PACKAGE_LIST = os.path.join(_SCRIPTS, "packages-dev.txt")
 
 
 class Tool:
@@ -102,14 +105,16 @@ def environment(base=None):
     return env
 
 
-def packages():
-    """The Debian packages scripts/setup installs."""
+def packages(dev=True):
+    """The Debian packages scripts/setup installs; without `dev`, those of `scripts/setup
+    --tools` (the commands' alone)."""
     out = []
-    with open(PACKAGE_LIST) as f:
-        for line in f:
-            line = line.split("#", 1)[0].strip()
-            if line:
-                out.extend(line.split())
+    for name in (PACKAGE_LIST, DEV_PACKAGE_LIST) if dev else (PACKAGE_LIST,):
+        with open(name) as f:
+            for line in f:
+                line = line.split("#", 1)[0].strip()
+                if line:
+                    out.extend(line.split())
     return out
 
 

@@ -586,7 +586,7 @@ def main(args):
     if args.skip_matrix:
         wanted = [w for w in wanted if w not in MATRIX_PARTS]
     if not args.no_build:
-        paths.ensure_built()
+        paths.ensure_built(everything=True)
     os.makedirs(args.out, exist_ok=True)
     results_path = os.path.join(args.out, "results.json")
     # Parts not run this time keep their previous results (with their own date).
