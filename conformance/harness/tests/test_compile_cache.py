@@ -1,6 +1,7 @@
 """The compile cache (harness/build.py): a cell reuses a build by what went into it (its
 source, the project headers it includes, the tools), never by file dates, and the cache
 keeps within its limit without taking a build a run may be using."""
+import json
 import os
 import sys
 
@@ -76,6 +77,30 @@ def test_sims_two_gpu_columns_share_one_build_with_an_image_for_each(tmp_path, c
         codes[backend] = record["exit_code"]
     assert codes == {"sim-nvptx": 1, "sim-amdgcn": 2}
     assert [p.name.split("-")[-2] for p in compile_cache.iterdir() if p.is_dir()] == ["gpus"]
+
+
+def test_a_build_says_what_ompsim_cc_says_of_a_missing_device_entry_point(tmp_path, compile_cache, monkeypatch):
+    # The harness runs ompsim cc's compiler command itself (no Python start a build): the
+    # output still ends with ompsim cc's line naming the entry point and the program.
+    if not os.path.exists(paths.PASS_PLUGIN) or not os.path.exists(paths.RUNTIME):
+        pytest.skip("ompsim is not built (%s)" % paths.BUILD)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))     # the failed link leaves the wrapper's files
+    suite = tmp_path / "plain"
+    suite.mkdir()
+    (suite / "calls_missing.c").write_text(
+        "void __kmpc_ompsim_not_an_entry_point(void);\nint main(void) {\n  int r = 0;\n"
+        "#pragma omp target map(from: r)\n  { __kmpc_ompsim_not_an_entry_point(); r = 1; }\n  return !r;\n}\n")
+    work = tmp_path / "work"
+    work.mkdir()
+    result, record = run_cell(Cell(str(suite / "calls_missing.c"), "sim", "native", str(suite)),
+                              str(tmp_path / "out"), str(work))
+    assert result.code == oc.COMPILE_ERROR, record
+    entry = next(p for p in compile_cache.iterdir() if p.is_dir())
+    with open(entry / "build.json") as f:
+        built = json.load(f)      # what the compile printed, naming the folder it was made in
+    assert built["output"].splitlines()[-1] == "ompsim: cc: %s/prog: device code calls " \
+        "__kmpc_ompsim_not_an_entry_point, which ompsim's device runtime (libompsim-device) does not provide" \
+        % built["tmp_dir"], built["output"]
 
 
 def _entry(root, name, size, used):

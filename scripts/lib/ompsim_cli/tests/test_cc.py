@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from ompsim_base import gpu, paths
+from ompsim_base import gpu, offload_command, paths
 from ompsim_cli import cc
 
 OMPSIM = os.path.join(paths.ROOT, "scripts", "ompsim")
@@ -73,7 +73,7 @@ def test_command_adds_offload_flags_once():
     user = ["-O1", "a.c", "-o", "a"]
     start = cmd.index("-O1")
     assert cmd[start:start + 4] == user  # the user's arguments, in order
-    assert cmd[start + 4:] == cc.host_link_flags(True)
+    assert cmd[start + 4:] == offload_command.host_link_flags(True)
     cmd, _, _ = cc.command(["-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu", "a.cpp", "-c"])
     assert os.path.basename(cmd[0]) == "clang++"
     assert cmd.count("-fopenmp") == 1 and cmd.count("-fopenmp-targets=x86_64-pc-linux-gnu") == 1
