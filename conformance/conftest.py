@@ -171,10 +171,12 @@ def pytest_generate_tests(metafunc):
     cols = columns(metafunc.config)
     # Program by program (each with all its columns), so programs finish one after another
     # while the run goes on: the progress shows finished programs early, not all at the end.
+    both_sim_gpus = {t for _, t in cols if ("sim-nvptx", t) in cols and ("sim-amdgcn", t) in cols}
     for p, root in programs(metafunc.config):
         for backend, translate in cols:
             cell = Cell(p, backend, translate, root, expectations_file(metafunc.config) if root else None,
-                        map_check=bool(metafunc.config.getoption("--map-check")), repeat=repeat(metafunc.config))
+                        map_check=bool(metafunc.config.getoption("--map-check")), repeat=repeat(metafunc.config),
+                        both_sim_gpus=translate in both_sim_gpus)
             params.append(pytest.param(cell, id=cell.id, marks=pytest.mark.e2e))
     metafunc.parametrize("cell", params)
 

@@ -59,11 +59,11 @@ def have_ompsim_cc():
     return os.path.exists(CC_MODULE)
 
 
-#: The image sim's GPU columns share for a C or C++ program: one binary with an image for
-#: each of their GPUs (`ompsim cc --gpu=sm_90,gfx90a`), of which sim-nvptx runs the nvptx64
-#: one and sim-amdgcn the amdgcn one (OMPSIM_SIM_GPU, backends.environment). One compile
-#: instead of two spends the host's compile and link once. (Fortran builds one GPU a
-#: binary, fortran_gpu.py.)
+#: The image sim's GPU columns share for a C or C++ program when both run: one binary with
+#: an image for each of their GPUs (`ompsim cc --gpu=sm_90,gfx90a`), of which sim-nvptx runs
+#: the nvptx64 one and sim-amdgcn the amdgcn one (OMPSIM_SIM_GPU, backends.environment). One
+#: compile instead of two spends the host's compile and link once; a session with one of
+#: the two builds for its GPU alone. (Fortran builds one GPU a binary, fortran_gpu.py.)
 SIM_GPUS = "sim-gpus"
 #: Build images for the GPU backends (the backend name: NVIDIA and AMD builds differ).
 GPU_IMAGES = ("cuda-upstream", "amdgpu-upstream", *backends.SIM_GPU_ARCH, SIM_GPUS)
@@ -71,7 +71,7 @@ GPU_IMAGES = ("cuda-upstream", "amdgpu-upstream", *backends.SIM_GPU_ARCH, SIM_GP
 
 def build_image(backend, image_kind, language=None):
     """The image a build is keyed on: elf, ir, the GPU backend's name, or SIM_GPUS for a C
-    or C++ program (`language`) on one of sim's GPU columns."""
+    or C++ program (`language`, given when both of sim's GPU columns run) on one of them."""
     if image_kind != "gpu":
         return image_kind
     if backend in backends.SIM_GPU_ARCH and language in ("c", "c++"):

@@ -29,6 +29,9 @@ class Cell:
     expectations: str = None   # --expectations FILE: used instead of the suite's own
     map_check: bool = False    # --map-check: run CHECKED_BACKENDS under OMPSIM_CHECK=1
     repeat: int = 1            # --repeat N: build once, run the program N times
+    #: sim-nvptx and sim-amdgcn both run in this session with this cell's translation: a C or
+    #: C++ program is built once for both (build.SIM_GPUS)
+    both_sim_gpus: bool = False
 
     @property
     def name(self):
@@ -157,8 +160,8 @@ def _run(cell, out_root, workdir, record):
         return pre
     if spec.style == "lit":
         return _lit(cell, spec, features, image, workdir, record, out_root)
-    b, why = builder.build(spec, cell.translate,
-                           builder.build_image(cell.backend, backends.image_kind(cell.backend), spec.language))
+    b, why = builder.build(spec, cell.translate, builder.build_image(cell.backend, backends.image_kind(cell.backend),
+                                                                     spec.language if cell.both_sim_gpus else None))
     if why:
         return oc.Outcome(oc.UNAVAILABLE, why, True)
     record["compile_command"] = b.command

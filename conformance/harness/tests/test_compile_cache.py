@@ -56,8 +56,8 @@ def test_a_program_is_compiled_again_when_a_header_it_includes_changes(tmp_path,
 
 
 def test_sims_two_gpu_columns_share_one_build_with_an_image_for_each(tmp_path, compile_cache):
-    # sim-nvptx and sim-amdgcn run one binary (an nvptx64 and an amdgcn image), each its own
-    # GPU's image: the program says which ran.
+    # With both columns in the session, sim-nvptx and sim-amdgcn run one binary (an nvptx64 and
+    # an amdgcn image), each its own GPU's image: the program says which ran.
     if not os.path.exists(paths.PASS_PLUGIN) or not os.path.exists(paths.RUNTIME):
         pytest.skip("ompsim is not built (%s)" % paths.BUILD)
     suite = tmp_path / "plain"
@@ -70,8 +70,8 @@ def test_sims_two_gpu_columns_share_one_build_with_an_image_for_each(tmp_path, c
     for backend, made in (("sim-nvptx", "made"), ("sim-amdgcn", "cached")):
         work = tmp_path / backend
         work.mkdir()
-        result, record = run_cell(Cell(str(suite / "prog.c"), backend, "pass", str(suite)), str(tmp_path / "out"),
-                                  str(work))
+        result, record = run_cell(Cell(str(suite / "prog.c"), backend, "pass", str(suite), both_sim_gpus=True),
+                                  str(tmp_path / "out"), str(work))
         assert record["compile"] == made, record
         assert "--gpu=sm_90,gfx90a" in record["compile_command"], record["compile_command"]
         codes[backend] = record["exit_code"]
