@@ -64,10 +64,11 @@ def output_dir(name):
     return None
 
 
-def ensure_built(quiet=False, out=None, everything=False):
+def ensure_built(quiet=False, out=None, everything=False, selfcheck=True):
     """Runs scripts/setup --tools (installs the packages the commands need if missing,
     configures, builds what they need: no unit tests), or with `everything` (`ompsim bench`:
-    Google Benchmark, matplotlib) scripts/setup itself. Exits on failure.
+    Google Benchmark, matplotlib) scripts/setup itself; without `selfcheck` (`ompsim
+    matrix`, whose cells check more), no selfcheck after a build. Exits on failure.
 
     Set-up shows each step as it starts and the build's progress as it goes, on `out`
     (default: stderr, which keeps stdout for the command's own output); `quiet` keeps it
@@ -88,7 +89,8 @@ def ensure_built(quiet=False, out=None, everything=False):
         sys.stderr.write("ompsim: scripts/setup has just built %s and it still lacks what this command needs; "
                          "not building again from inside scripts/setup (check OMPSIM_BUILD_DIR)\n" % BUILD)
         sys.exit(1)
-    cmd = [os.path.join(ROOT, "scripts", "setup")] + ([] if everything else ["--tools"])
+    cmd = ([os.path.join(ROOT, "scripts", "setup")] + ([] if everything else ["--tools"])
+           + ([] if selfcheck else ["--no-selfcheck"]))
     stream = out or sys.stderr
     stream.flush()
     try:
