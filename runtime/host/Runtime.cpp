@@ -22,6 +22,7 @@
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Frontend/OpenMP/OMPDeviceConstants.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/TargetParser/Triple.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -111,7 +112,13 @@ std::string describeImage(const __tgt_device_image *Image) {
       llvm::consumeError(Triple.takeError());
       return "unreadable LLVM bitcode";
     }
-    return fmt::format("LLVM bitcode for {}", Triple->empty() ? "no target triple" : *Triple);
+    // The simulated device declines the other GPU's code under OMPSIM_SIM_GPU: say so.
+    llvm::Triple T(*Triple);
+    const std::string &SimGpu = config().SimGpu;
+    std::string Why;
+    if ((T.isNVPTX() || T.isAMDGCN()) && !SimGpu.empty() && (T.isNVPTX() ? "nvptx64" : "amdgcn") != SimGpu)
+      Why = fmt::format("; the simulated device is an {} GPU (OMPSIM_SIM_GPU={})", SimGpu, SimGpu);
+    return fmt::format("LLVM bitcode for {}{}", Triple->empty() ? "no target triple" : *Triple, Why);
   }
   return fmt::format("{} bytes of unknown format", Size);
 }

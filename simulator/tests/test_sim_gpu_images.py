@@ -944,6 +944,14 @@ def test_a_binary_for_two_architectures_of_one_gpu_loads_one_image(offload):
     assert re.search(r"duplicate.*device image 1 of .*two_nvidia.*device image 0 of", r.stderr), r.stderr
 
 
+def test_a_binary_for_one_gpu_on_the_others_column_says_why_it_did_not_run(offload):
+    exe = build(offload, WHICH_GPU, "sm_90", "nvptx_only.c")
+    r = offload.run(exe, backend="sim-amdgcn")
+    assert r.returncode != 0 and r.stdout == ""
+    assert "no plugin accepted device image 0 of %s (LLVM bitcode for nvptx64-nvidia-cuda; the simulated device " \
+           "is an amdgcn GPU (OMPSIM_SIM_GPU=amdgcn))" % exe in r.stderr, r.stderr
+
+
 def test_an_unknown_sim_gpu_is_named_and_ignored(offload):
     exe = build(offload, WHICH_GPU, "gfx90a", "unknown_sim_gpu.c")
     r = offload.run(exe, backend="sim", env={"OMPSIM_SIM_GPU": "sm_90"})
