@@ -73,7 +73,7 @@ def register(sub):
                        description=__doc__, formatter_class=_raw_formatter())
     p.add_argument("--translate", choices=["pass", "native"], default="pass")
     p.add_argument("--image", choices=["elf", "ir"], default="elf")
-    p.add_argument("--gpu", metavar="ARCH", help="sm_XX (NVIDIA) or gfxXXX (AMD)")
+    p.add_argument("--gpu", metavar="ARCH", help="sm_XX (NVIDIA) or gfxXXX (AMD), or a comma list of them")
     p.add_argument("args", nargs="*", help="clang arguments, passed through unchanged")
     p.set_defaults(func=lambda args: main_argv(_unparse(args)))
 
