@@ -149,7 +149,9 @@ def _run(cell, out_root, workdir, record):
     why = backends.unavailable_reason(cell.backend)
     if why:
         return oc.Outcome(oc.UNAVAILABLE, why, True)
-    image = builder.build_image(cell.backend, backends.image_kind(cell.backend))
+    # A lit test's compiles are its RUN lines', one column's each: never the shared GPU build.
+    image = builder.build_image(cell.backend, backends.image_kind(cell.backend),
+                                spec.language if cell.both_sim_gpus and spec.style != "lit" else None)
     prefix, device_runtime, why = builder.toolchain(spec.language, cell.translate, image)
     if why:
         return oc.Outcome(oc.UNAVAILABLE, why, True)
@@ -160,8 +162,7 @@ def _run(cell, out_root, workdir, record):
         return pre
     if spec.style == "lit":
         return _lit(cell, spec, features, image, workdir, record, out_root)
-    b, why = builder.build(spec, cell.translate, builder.build_image(cell.backend, backends.image_kind(cell.backend),
-                                                                     spec.language if cell.both_sim_gpus else None))
+    b, why = builder.build(spec, cell.translate, image)
     if why:
         return oc.Outcome(oc.UNAVAILABLE, why, True)
     record["compile_command"] = b.command

@@ -147,8 +147,8 @@ bool acceptsImage(const __tgt_device_image *Image) {
     }
     // OMPSIM_SIM_GPU names the GPU this device stands for: the other GPU's
     // image of a binary built for both is declined, and the named one's runs.
-    const std::string &SimGpu = config().SimGpu;
-    if (isGpu(T) && !SimGpu.empty() && (T.isNVPTX() ? "nvptx64" : "amdgcn") != SimGpu) {
+    if (isGpu(T) && config().declinesGpu(T.getArchName())) {
+      const std::string &SimGpu = config().SimGpu;
       declineImage(Image, fmt::format("LLVM bitcode for {}, and the simulated device is an {} GPU "
                                       "(OMPSIM_SIM_GPU={})",
                                       *Triple, SimGpu, SimGpu));

@@ -114,10 +114,10 @@ std::string describeImage(const __tgt_device_image *Image) {
     }
     // The simulated device declines the other GPU's code under OMPSIM_SIM_GPU: say so.
     llvm::Triple T(*Triple);
-    const std::string &SimGpu = config().SimGpu;
     std::string Why;
-    if ((T.isNVPTX() || T.isAMDGCN()) && !SimGpu.empty() && (T.isNVPTX() ? "nvptx64" : "amdgcn") != SimGpu)
-      Why = fmt::format("; the simulated device is an {} GPU (OMPSIM_SIM_GPU={})", SimGpu, SimGpu);
+    if ((T.isNVPTX() || T.isAMDGCN()) && config().declinesGpu(T.getArchName()))
+      Why = fmt::format("; the simulated device is an {} GPU (OMPSIM_SIM_GPU={})", config().SimGpu,
+                        config().SimGpu);
     return fmt::format("LLVM bitcode for {}{}", Triple->empty() ? "no target triple" : *Triple, Why);
   }
   return fmt::format("{} bytes of unknown format", Size);

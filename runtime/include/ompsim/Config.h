@@ -33,6 +33,9 @@ struct Config {
   /// the other GPU's images, so a binary built for both runs the named one's; "" (unset) takes
   /// either (docs/gpu-images.md)
   std::string SimGpu;
+  /// True when OMPSIM_SIM_GPU names another GPU than `Arch` (a GPU triple's architecture,
+  /// "nvptx64" or "amdgcn"): the simulated device declines that GPU's images.
+  bool declinesGpu(std::string_view Arch) const { return !SimGpu.empty() && Arch != SimGpu; }
   double KernelTimeout = 60.0;   ///< OMPSIM_KERNEL_TIMEOUT: seconds before a kernel is stopped
   bool KernelTimeoutSet = false; ///< OMPSIM_KERNEL_TIMEOUT was given (and valid)
   /// OMPSIM_HIDDEN_HELPER_SLICE_US: the scheduler time slice, in microseconds, the runtime asks

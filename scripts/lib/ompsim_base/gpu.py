@@ -72,6 +72,11 @@ def device_link_feature(archs, args):
     return flags[0] if flags else None
 
 
+#: The device triples of NVIDIA's and AMD's GPUs.
+NVPTX_TRIPLE = "nvptx64-nvidia-cuda"
+AMDGCN_TRIPLE = "amdgcn-amd-amdhsa"
+
+
 def triple(arch):
     """The device triple of a GPU architecture: NVIDIA's for sm_XX, AMD's otherwise."""
-    return "nvptx64-nvidia-cuda" if arch.startswith("sm_") else "amdgcn-amd-amdhsa"
+    return NVPTX_TRIPLE if arch.startswith("sm_") else AMDGCN_TRIPLE

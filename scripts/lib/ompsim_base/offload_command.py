@@ -177,7 +177,7 @@ def offload_flags(settings, args, links, fortran=False):
         # for the GPU) reads the PTX version again: the same one.
         link_feature = gpu.device_link_feature(settings.gpus, args)
         if links and link_feature and not fortran:
-            flags.append("-Wl,--device-compiler=%s=%s" % (gpu.triple("sm_"), link_feature))
+            flags.append("-Wl,--device-compiler=%s=%s" % (gpu.NVPTX_TRIPLE, link_feature))
     else:
         triples = [HOST_OFFLOAD_TRIPLE]
         if not chooses_target:
