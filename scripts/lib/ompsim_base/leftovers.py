@@ -15,6 +15,9 @@ import time
 
 #: The places libomp (and anything else a run starts) may leave files in.
 PLACES = ("/dev/shm", "/tmp")
+#: Names other places instead (colon-separated): the tests of scripts/check-leftovers plant
+#: files in a folder of their own, where no other process of a parallel run removes them.
+PLACES_VARIABLE = "OMPSIM_LEFTOVER_PLACES"
 REGISTRATION = re.compile(r"__KMP_REGISTERED_LIB_(\d+)_(\d+)$")
 #: pytest's own temporary folders (pytest-of-<user>): kept, by pytest's design.
 PYTEST_TEMP = re.compile(r"pytest-of-")
@@ -23,9 +26,14 @@ PYTEST_TEMP = re.compile(r"pytest-of-")
 STOCK_HOST_IMAGE = re.compile(r"tmpfile_[A-Za-z0-9]{6}$")
 
 
+def places():
+    named = os.environ.get(PLACES_VARIABLE)
+    return tuple(d for d in named.split(":") if d) if named else PLACES
+
+
 def _registrations():
     """(path, pid) of every libomp registration file in the shared places."""
-    for d in PLACES:
+    for d in places():
         try:
             names = os.listdir(d)
         except OSError:
@@ -76,7 +84,7 @@ def alive(pid):
 def snapshot(run_tmp=None):
     """What is in the shared places now, and when; `run_tmp` is the run's own TMPDIR."""
     return {"time": time.time(), "run_tmp": run_tmp,
-            "places": {d: sorted(os.listdir(d)) if os.path.isdir(d) else [] for d in PLACES}}
+            "places": {d: sorted(os.listdir(d)) if os.path.isdir(d) else [] for d in places()}}
 
 
 def _created_since(path, since):
@@ -94,7 +102,7 @@ def leftovers(before):
     and everything in the run's own TMPDIR but pytest's folders.
     """
     found = []
-    for d in PLACES:
+    for d in before["places"]:
         if not os.path.isdir(d):
             continue
         old = set(before["places"].get(d, []))
