@@ -146,3 +146,30 @@ def test_each_step_shows_as_it_starts_and_the_build_as_it_goes(tmp_path, command
     at = [next((i for i, line in enumerate(lines) if key in line), None) for key in keys]
     assert None not in at and at == sorted(at), lines
     assert matrix != any("selfcheck" in line for line in lines), lines
+
+
+@pytest.mark.parametrize("succeeds", [True, False], ids=["built", "fails"])
+def test_a_tool_left_out_of_the_commands_build_is_built_at_its_first_use(tmp_path, monkeypatch, capsys, succeeds):
+    # `ompsim inspect` on a checkout set up for the commands alone (no ompsim-inspect in
+    # the ompsim-tools target): its first run builds the one target, with a line.
+    build = tmp_path / "build"
+    output = build / "bin" / "ompsim-inspect"
+    body = ('echo "fake cmake"\nmkdir -p "$(dirname "$FAKE_OUTPUT")" && echo "$*" > "$FAKE_OUTPUT"\n' if succeeds
+            else 'echo "ninja: error: unknown target"\nexit 1\n')
+    folder = fake_bin(tmp_path, cmake=body)
+    monkeypatch.setenv("PATH", "%s:%s" % (folder, os.environ["PATH"]))
+    monkeypatch.setenv("FAKE_OUTPUT", str(output))
+    monkeypatch.setattr(paths, "BUILD", str(build))
+    monkeypatch.setattr(paths, "INSTALLED", False)
+    set_up = []
+    monkeypatch.setattr(paths, "ensure_built", lambda **kw: set_up.append(kw))
+    assert paths.ensure_target("ompsim-inspect", str(output)) == succeeds
+    err = capsys.readouterr().err
+    assert set_up, "the commands' set-up comes first"
+    assert "ompsim: building ompsim-inspect (its first use)\n" in err
+    if succeeds:
+        assert output.read_text() == "--build %s --target ompsim-inspect\n" % build
+        assert "fake cmake" not in err  # the build's output shows only when it fails
+        assert paths.ensure_target("ompsim-inspect", str(output)) and len(set_up) == 1  # once
+    else:
+        assert "ninja: error: unknown target\nompsim: building ompsim-inspect failed (cmake --build exited 1)" in err

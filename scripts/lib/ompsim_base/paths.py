@@ -103,3 +103,23 @@ def ensure_built(quiet=False, out=None, everything=False, selfcheck=True):
             sys.stderr.write(r.stdout)
         sys.stderr.write("ompsim: build failed (scripts/setup exited %d)\n" % r.returncode)
         sys.exit(r.returncode or 1)
+
+
+def ensure_target(target, output):
+    """Builds the CMake target `target` (whose file is `output`) if the file is missing: a
+    tool no matrix needs (ompsim-inspect) is left out of the first set-up's build and made
+    the first time its command runs. Returns whether `output` exists."""
+    if os.path.exists(output):
+        return True
+    ensure_built()
+    if os.path.exists(output) or INSTALLED:
+        return os.path.exists(output)
+    sys.stderr.write("ompsim: building %s (its first use)\n" % target)
+    sys.stderr.flush()
+    r = subprocess.run(["cmake", "--build", BUILD, "--target", target], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True, env=toolchain.environment())
+    if r.returncode != 0:
+        sys.stderr.write(r.stdout)
+        sys.stderr.write("ompsim: building %s failed (cmake --build exited %d)\n" % (target, r.returncode))
+    return os.path.exists(output)
+

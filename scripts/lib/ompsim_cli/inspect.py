@@ -38,11 +38,9 @@ def main(args):
                 sys.stdout.flush()
                 status = max(status, subprocess.call([INSPECT, "--", p]))
         return status
-    if not os.path.exists(INSPECT):
-        paths.ensure_built()
-        if not os.path.exists(INSPECT):
-            sys.stderr.write("ompsim: %s was not built (is tools/inspect in OMPSIM_COMPONENTS?)\n" % INSPECT)
-            return 2
+    if not paths.ensure_target("ompsim-inspect", INSPECT):
+        sys.stderr.write("ompsim: %s was not built (is tools/inspect in OMPSIM_COMPONENTS?)\n" % INSPECT)
+        return 2
     cmd = [INSPECT] + (["--json"] if args.json else []) + ["--"] + args.programs
     sys.stdout.flush()
     os.execv(INSPECT, cmd)  # exit status passes through unchanged
