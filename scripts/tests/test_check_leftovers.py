@@ -92,22 +92,15 @@ def test_scripts_test_wraps_its_whole_run_in_the_check():
 
 def test_stock_host_plugin_images_are_removed_with_a_line(tmp_path):
     state = tmp_path / "state.json"
-    assert check("record", state).returncode == 0
-    image = "/tmp/tmpfile_%s" % os.urandom(3).hex()
-    other = "/tmp/tmpfile_%s" % os.urandom(3).hex()
-    with open(image, "wb") as f:
-        f.write(b"\x7fELF\x02\x01\x01")
-    with open(other, "w") as f:
-        f.write("not an image")
-    try:
-        r = check("check", state)
-        assert "scripts/test: removed" in r.stderr and "tmpfile_XXXXXX" in r.stderr
-        assert not os.path.exists(image)
-        assert os.path.exists(other)  # not stock's: nothing says whose it is
-    finally:
-        for f in (image, other):
-            if os.path.exists(f):
-                os.unlink(f)
+    assert check("record", state, places=tmp_path).returncode == 0
+    image = tmp_path / ("tmpfile_%s" % os.urandom(3).hex())
+    other = tmp_path / ("tmpfile_%s" % os.urandom(3).hex())
+    image.write_bytes(b"\x7fELF\x02\x01\x01")
+    other.write_text("not an image")
+    r = check("check", state)
+    assert "scripts/test: removed 1 device image that" in r.stderr and "tmpfile_XXXXXX" in r.stderr
+    assert not image.exists()
+    assert other.exists()  # not stock's: nothing says whose it is
 
 
 def test_forget_since_removes_only_exited_processes_registrations_made_since(tmp_path):

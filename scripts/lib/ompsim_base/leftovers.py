@@ -16,7 +16,9 @@ import time
 #: The places libomp (and anything else a run starts) may leave files in.
 PLACES = ("/dev/shm", "/tmp")
 #: Names other places instead (colon-separated): the tests of scripts/check-leftovers plant
-#: files in a folder of their own, where no other process of a parallel run removes them.
+#: files in a folder of their own, where no other process of a parallel run removes them
+#: (and where their check removes no other test's files: a stock host program of another
+#: worker loads the image it wrote to /tmp a moment later).
 PLACES_VARIABLE = "OMPSIM_LEFTOVER_PLACES"
 REGISTRATION = re.compile(r"__KMP_REGISTERED_LIB_(\d+)_(\d+)$")
 #: pytest's own temporary folders (pytest-of-<user>): kept, by pytest's design.
@@ -128,22 +130,26 @@ def leftovers(before):
 
 
 def remove_stock_host_images(before):
-    """Removes the device images stock's host plugin wrote to /tmp during the run; returns
-    how many. They are ELF files named tmpfile_XXXXXX made since the run began."""
+    """Removes the device images stock's host plugin wrote to /tmp during the run (to the
+    recorded places but /dev/shm); returns how many. They are ELF files named
+    tmpfile_XXXXXX made since the run began."""
     removed = 0
-    old = set(before["places"].get("/tmp", []))
-    for n in sorted(set(os.listdir("/tmp")) - old):
-        path = os.path.join("/tmp", n)
-        if not STOCK_HOST_IMAGE.match(n) or not _created_since(path, before["time"]):
+    for d in before["places"]:
+        if d == "/dev/shm" or not os.path.isdir(d):
             continue
-        try:
-            with open(path, "rb") as f:
-                if f.read(4) != b"\x7fELF":
-                    continue
-            os.unlink(path)
-            removed += 1
-        except OSError:
-            pass
+        old = set(before["places"][d])
+        for n in sorted(set(os.listdir(d)) - old):
+            path = os.path.join(d, n)
+            if not STOCK_HOST_IMAGE.match(n) or not _created_since(path, before["time"]):
+                continue
+            try:
+                with open(path, "rb") as f:
+                    if f.read(4) != b"\x7fELF":
+                        continue
+                os.unlink(path)
+                removed += 1
+            except OSError:
+                pass
     return removed
 
 
