@@ -3,10 +3,12 @@ on a terminal (a pseudo-terminal here), a status line rewritten in place that en
 final table; with -q, only the final table. Each run is a three-program suite on the stock
 column (host-upstream), one of them a GCC-style `.C` file that only compiles as C++."""
 import fcntl
+import json
 import os
 import pty
 import re
 import select
+import signal
 import struct
 import subprocess
 import termios
@@ -162,24 +164,86 @@ def slow_matrix_args(tmp_path):
     return args
 
 
+def ignore_sigint():
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def running_program(name, seconds=120):
+    """Waits until a cell runs the program built from `name` (in the compile cache)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if any(pid for pid in processes_naming("/" + name) if _cmdline(pid).endswith(b"/prog")):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def _cmdline(pid):
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            return f.read().rstrip(b"\0")
+    except OSError:
+        return b""
+
+
 def test_sigterm_stops_the_pytest_run_too(tmp_path):
     # A CI job's timeout sends SIGTERM to the command: nothing of the run may outlive it.
+    # SIGINT ignored, as a CI runner's non-interactive shell starts a job in the background.
     proc = subprocess.Popen(slow_matrix_args(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True)
+                            text=True, preexec_fn=ignore_sigint)
     for _ in range(3):                              # the command line, collecting, the cell count
         proc.stdout.readline()
+    # While a worker runs the program that sleeps for minutes: the worker is interrupted
+    # too, and kills it. (pytest inherited SIGINT ignored, and the SIGINT passed on reached
+    # its main process alone: each worker ran its program to the cell's timeout, a
+    # minute, which the report then showed.)
+    assert running_program("small_slow.c-"), proc.stdout.read() if proc.poll() is not None else ""
     proc.send_signal(15)
     rest = proc.communicate(timeout=120)[0]
     assert proc.returncode == 130, rest
     assert gone(str(tmp_path)), processes_naming(str(tmp_path))
+    assert not running_program("small_slow.c-", seconds=0), "the cell's program outlived the run"
+    with open(tmp_path / "out" / "results.json") as f:
+        cells = {r["program"]: r["outcome"] for r in json.load(f)["records"]}
+    assert "small/slow.c" not in cells, cells       # interrupted, never run to its timeout
 
 
 def test_a_closed_pipe_stops_the_pytest_run_too(tmp_path):
     # `ompsim matrix | head -2`: the reader goes away early; pytest must not go on alone.
-    proc = subprocess.Popen(slow_matrix_args(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(slow_matrix_args(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            preexec_fn=ignore_sigint)
     for _ in range(4):                              # up to the first finished program
         proc.stdout.readline()
+    # Closed while a worker runs the program that sleeps for minutes: the run stops at
+    # once (not when that cell ends, the next line it would write), its worker too.
+    assert running_program("small_slow.c-")
     proc.stdout.close()
     proc.wait(timeout=120)
     assert proc.returncode != 0
     assert gone(str(tmp_path)), processes_naming(str(tmp_path))
+    assert not running_program("small_slow.c-", seconds=0), "the cell's program outlived the run"
+    with open(tmp_path / "out" / "results.json") as f:
+        cells = {r["program"]: r["outcome"] for r in json.load(f)["records"]}
+    assert "small/slow.c" not in cells, cells       # interrupted, never run to its timeout
+
+
+def test_pytest_does_not_outlive_a_killed_matrix(tmp_path):
+    # pytest runs in a process group of its own (so that an interruption reaches its
+    # workers), out of reach of a SIGKILL sent to the matrix's group; a SIGKILL of
+    # `ompsim matrix` itself, which no handler sees, still ends it (its pipes close). The
+    # slow program would keep the run going for a minute.
+    proc = subprocess.Popen(slow_matrix_args(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    for _ in range(3):                              # the command line, collecting, the cell count
+        proc.stdout.readline()
+    pytest = [pid for pid in processes_naming(str(tmp_path / "out")) if pid != proc.pid]
+    assert pytest, "no pytest"
+    try:
+        proc.kill()
+        proc.wait()
+        assert gone(str(tmp_path / "out"), seconds=20), processes_naming(str(tmp_path / "out"))
+    finally:
+        # A cell's program runs in a session of its own: killed outright, its worker
+        # cannot end it (ompsim's own interruptions do, above).
+        for pid in processes_naming("/small_slow.c-"):
+            if _cmdline(pid).endswith(b"/prog"):
+                os.kill(pid, signal.SIGKILL)

@@ -20,6 +20,7 @@ import argparse
 import json
 import os
 import queue
+import select
 import shutil
 import signal
 import subprocess
@@ -274,15 +275,23 @@ def _terminate_as_interrupt(signum, frame):
 
 def _run_quiet(cmd, env):
     """Runs pytest with its output kept for errors: (output, exit status, interrupted)."""
-    proc = subprocess.Popen(cmd, cwd=paths.ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = _start_pytest(cmd, env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         output, _ = proc.communicate()
         return output, proc.returncode, False
     except KeyboardInterrupt:
-        # Ctrl-C reached pytest too (one process group); a SIGINT sent to this
-        # process alone is passed on. pytest stops its workers, which kill the
-        # programs they run, and writes the cells finished so far.
         return _finish_interrupted(proc), proc.returncode, True
+
+
+def _reader_gone(stream):
+    """True when `stream` is a pipe whose reading end is closed (`ompsim matrix | head`)."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return False
+    poll = select.poll()
+    poll.register(fd, select.POLLOUT)   # POLLERR is reported whatever is asked
+    return any(events & select.POLLERR for _, events in poll.poll(0))
 
 
 def _drain(stream, sink):
@@ -307,8 +316,8 @@ def _run_with_progress(cmd, env):
     progress = Progress(sys.stdout, live, width=shutil.get_terminal_size((100, 24)).columns)
     read_fd, write_fd = os.pipe()
     try:
-        proc = subprocess.Popen(cmd + ["--conformance-progress=%d" % write_fd], cwd=paths.ROOT, env=env,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, pass_fds=(write_fd,))
+        proc = _start_pytest(cmd + ["--conformance-progress=%d" % write_fd], env, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True, pass_fds=(write_fd,))
     finally:
         os.close(write_fd)
     # Threads drain both pipes, so neither pytest's output nor its events can ever block it.
@@ -323,6 +332,8 @@ def _run_with_progress(cmd, env):
             try:
                 line = events.get(timeout=0.5)
             except queue.Empty:
+                if _reader_gone(sys.stdout):
+                    raise BrokenPipeError   # at once, not at the next finished cell
                 progress.draw()         # the clock moves on between events
                 continue
             if line is None:
@@ -343,20 +354,39 @@ def _run_with_progress(cmd, env):
     return "".join(output), proc.returncode, interrupted
 
 
-def _finish_interrupted(proc, grace=60, read=True):
-    """Lets an interrupted pytest write its partial results, then makes sure it is gone.
-    Returns its output unless `read` is false (a thread reads it)."""
-    import signal
+def _start_pytest(cmd, env, **popen_args):
+    """pytest in a process group of its own with SIGINT at its default: an interrupted run
+    (Ctrl-C, which reaches this process's group alone; SIGTERM; a closed stdout) passes
+    one SIGINT to that whole group (_finish_interrupted), as a terminal's Ctrl-C would.
+    Sent to pytest's main process alone, it left each xdist worker running its cell's
+    program to the cell's timeout (a minute) before pytest could end. A job that a
+    non-interactive shell starts in the background inherits SIGINT ignored: pytest would
+    then never see it. (Killed outright, this process takes pytest's pipes with it: pytest
+    ends at its next write.)"""
+    def own_group():
+        os.setpgid(0, 0)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+    return subprocess.Popen(cmd, cwd=paths.ROOT, env=env, preexec_fn=own_group, **popen_args)
+
+
+def _signal_group(proc, signum):
     try:
-        proc.send_signal(signal.SIGINT)
+        os.killpg(proc.pid, signum)
     except ProcessLookupError:
         pass
+
+
+def _finish_interrupted(proc, grace=60, read=True):
+    """Lets an interrupted pytest write its partial results, then makes sure it is gone:
+    its workers stop too, killing the programs they run (each in a session of its own).
+    Returns its output unless `read` is false (a thread reads it)."""
+    _signal_group(proc, signal.SIGINT)
     try:
         if read:
             return proc.communicate(timeout=grace)[0] or ""
         proc.wait(timeout=grace)
     except (subprocess.TimeoutExpired, KeyboardInterrupt):
-        proc.kill()
+        _signal_group(proc, signal.SIGKILL)
         if read:
             return proc.communicate()[0] or ""
         proc.wait()
