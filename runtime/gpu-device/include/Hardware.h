@@ -46,6 +46,10 @@ inline uint32_t warpSize() { return registers().WarpSize; }
 /// A lane waiting at a barrier never holds up the rest of its warp (each
 /// thread is a fiber of its own).
 inline constexpr bool LanesWaitApart = false;
+/// A block's threads start in thread order, each running until its first
+/// barrier (vgpu/BlockRunner.h): what thread 0 writes before its first
+/// barrier comes before any other thread of the block starts.
+inline constexpr bool ThreadZeroRunsFirst = true;
 
 inline uint32_t threadIdInBlock() { return registers().ThreadId[0]; }
 inline uint32_t threadId(int Dim) { return registers().ThreadId[dimension(Dim)]; }
@@ -96,6 +100,7 @@ inline constexpr uint32_t WarpSize = 32;
 /// scheduling, sm_70 and later): the main warp's other lanes wait in the
 /// generic-mode state machine beside the main thread.
 inline constexpr bool LanesWaitApart = true;
+inline constexpr bool ThreadZeroRunsFirst = false;
 
 inline uint32_t threadIdInBlock() { return __nvvm_read_ptx_sreg_tid_x(); }
 inline uint32_t threadId(int Dim) {
@@ -142,6 +147,7 @@ inline constexpr uint32_t WarpSize = 64;
 /// while another lane of its wave runs elsewhere would never be released, so
 /// the main wave's other lanes leave the kernel instead.
 inline constexpr bool LanesWaitApart = false;
+inline constexpr bool ThreadZeroRunsFirst = false;
 
 inline uint32_t threadIdInBlock() { return __builtin_amdgcn_workitem_id_x(); }
 inline uint32_t threadId(int Dim) {

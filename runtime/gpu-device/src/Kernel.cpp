@@ -160,7 +160,12 @@ OMPSIM_GPU_API int32_t __kmpc_target_init(KernelEnvironmentTy &Kernel, KernelLau
     fail("a block of more than 1024 threads");
   if (Tid == 0)
     initTeam(Kernel, Launch, Spmd);
-  hw::syncBlock();
+  // The block's threads read the team's state from here on: after thread 0
+  // set it. Where thread 0 runs first (the virtual GPU's fibers), an SPMD
+  // kernel's threads need not wait for it: the first barrier they all meet
+  // is the one their code has.
+  if (!Spmd || !hw::ThreadZeroRunsFirst)
+    hw::syncBlock();
   if (Spmd)
     return -1;
   uint32_t Main = team().MainThread;
@@ -238,14 +243,19 @@ void parallel(const IdentTy *Loc, int32_t IfExpr, int32_t NumThreads, void *Fn, 
   if (Team.Spmd) {
     // Every thread of the block meets the region (the kernel's code runs on
     // all of them) and those within its num_threads run it, as the team's
-    // level-1 region (its size each thread's own, RegionSize). The barrier
-    // before it keeps the sequential part before any thread's region: every
-    // thread runs that part, its stores too, in a Generic-SPMD kernel
-    // flang-22 emits (`array(2) = 42` before a parallel loop that stores 20
-    // there must not land after one of the loop's stores).
+    // level-1 region (its size each thread's own, RegionSize). In a
+    // Generic-SPMD kernel a barrier before it keeps the sequential part
+    // before any thread's region: every thread runs that part, its stores
+    // too, as flang-22 emits it (`array(2) = 42` before a parallel loop that
+    // stores 20 there must not land after one of the loop's stores). A pure
+    // SPMD kernel (clang's combined constructs) has no sequential part: what
+    // its threads run between two regions (a distribute loop's bounds) is
+    // each thread's own, and the previous region's end (or the kernel's
+    // start) is barrier enough.
     uint32_t Block = hw::blockDim(0);
     uint32_t Size = NumThreads > 0 && uint32_t(NumThreads) < Block ? uint32_t(NumThreads) : Block;
-    hw::syncBlock();
+    if (Team.KernelEnv->Configuration.ExecMode & ExecModeGeneric)
+      hw::syncBlock();
     if (Tid < Size) {
       Team.RegionSize[Tid] = uint16_t(Size);
       invokeRegion(Fn, int32_t(Tid), Args, NumArgs);
