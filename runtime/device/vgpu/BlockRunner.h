@@ -6,8 +6,9 @@
 // the fibers in thread order once every fiber that has not finished reached
 // it, so no thread passes a barrier before all its block's threads arrived
 // (threads that finished do not count, as on a GPU). Thread 0 starts first
-// and runs to its first barrier before any other thread starts: the GPU
-// device runtime counts on it (hw::ThreadZeroRunsFirst). Warp collectives
+// and runs until it first waits (a barrier, a spin, its end) before any
+// other thread starts: the GPU device runtime counts on it
+// (hw::ThreadZeroRunsFirst). Warp collectives
 // exchange values through the block's slots between two such barriers, and
 // a block that can never finish (a barrier some threads never reach, a
 // spin nothing releases) ends the process with one line saying where its

@@ -46,9 +46,9 @@ inline uint32_t warpSize() { return registers().WarpSize; }
 /// A lane waiting at a barrier never holds up the rest of its warp (each
 /// thread is a fiber of its own).
 inline constexpr bool LanesWaitApart = false;
-/// A block's threads start in thread order, each running until its first
-/// barrier (vgpu/BlockRunner.h): what thread 0 writes before its first
-/// barrier comes before any other thread of the block starts.
+/// A block's threads start in thread order, each running until it first
+/// waits (vgpu/BlockRunner.h): what thread 0 writes before it first waits
+/// (a barrier, a spin) comes before any other thread of the block starts.
 inline constexpr bool ThreadZeroRunsFirst = true;
 
 inline uint32_t threadIdInBlock() { return registers().ThreadId[0]; }
