@@ -14,7 +14,8 @@ import re
 import time
 
 #: The places libomp (and anything else a run starts) may leave files in.
-PLACES = ("/dev/shm", "/tmp")
+SHM = "/dev/shm"
+PLACES = (SHM, "/tmp")
 #: Names other places instead (colon-separated): the tests of scripts/check-leftovers plant
 #: files in a folder of their own, where no other process of a parallel run removes them
 #: (and where their check removes no other test's files: a stock host program of another
@@ -96,32 +97,38 @@ def _created_since(path, since):
         return False  # gone meanwhile
 
 
+def _made_during(before):
+    """(place, name, path) of each entry of the places `before` recorded that is new since
+    and was made during the run."""
+    for d, old in before["places"].items():
+        if not os.path.isdir(d):
+            continue
+        for n in sorted(set(os.listdir(d)) - set(old)):
+            path = os.path.join(d, n)
+            if _created_since(path, before["time"]):
+                yield d, n, path
+
+
 def leftovers(before):
     """[(path, why)] of what the run left, one entry per file or folder.
 
     Counted: a registration file of a process that has exited, made during the
-    run, in /dev/shm or /tmp; any other entry made in /dev/shm during the run;
-    and everything in the run's own TMPDIR but pytest's folders.
+    run, in the places `snapshot()` recorded (/dev/shm and /tmp); any other entry
+    made in /dev/shm during the run; and everything in the run's own TMPDIR but
+    pytest's folders.
     """
     found = []
-    for d in before["places"]:
-        if not os.path.isdir(d):
-            continue
-        old = set(before["places"].get(d, []))
-        for n in sorted(set(os.listdir(d)) - old):
-            path = os.path.join(d, n)
-            if before.get("run_tmp") and os.path.realpath(path) == os.path.realpath(before["run_tmp"]):
-                continue
-            if not _created_since(path, before["time"]):
-                continue
-            m = REGISTRATION.match(n)
-            if m:
-                pid = int(m.group(1))
-                if not alive(pid):
-                    found.append((path, "libomp's registration of process %d, which has exited" % pid))
-            elif d == "/dev/shm":
-                found.append((path, "made in /dev/shm during the run"))
     run_tmp = before.get("run_tmp")
+    for d, n, path in _made_during(before):
+        if run_tmp and os.path.realpath(path) == os.path.realpath(run_tmp):
+            continue
+        m = REGISTRATION.match(n)
+        if m:
+            pid = int(m.group(1))
+            if not alive(pid):
+                found.append((path, "libomp's registration of process %d, which has exited" % pid))
+        elif d == SHM:
+            found.append((path, "made in /dev/shm during the run"))
     if run_tmp and os.path.isdir(run_tmp):
         for n in sorted(os.listdir(run_tmp)):
             if not PYTEST_TEMP.match(n):
@@ -134,22 +141,17 @@ def remove_stock_host_images(before):
     recorded places but /dev/shm); returns how many. They are ELF files named
     tmpfile_XXXXXX made since the run began."""
     removed = 0
-    for d in before["places"]:
-        if d == "/dev/shm" or not os.path.isdir(d):
+    for d, n, path in _made_during(before):
+        if d == SHM or not STOCK_HOST_IMAGE.match(n):
             continue
-        old = set(before["places"][d])
-        for n in sorted(set(os.listdir(d)) - old):
-            path = os.path.join(d, n)
-            if not STOCK_HOST_IMAGE.match(n) or not _created_since(path, before["time"]):
-                continue
-            try:
-                with open(path, "rb") as f:
-                    if f.read(4) != b"\x7fELF":
-                        continue
-                os.unlink(path)
-                removed += 1
-            except OSError:
-                pass
+        try:
+            with open(path, "rb") as f:
+                if f.read(4) != b"\x7fELF":
+                    continue
+            os.unlink(path)
+            removed += 1
+        except OSError:
+            pass
     return removed
 
 

@@ -122,4 +122,3 @@ def ensure_target(target, output):
         sys.stderr.write(r.stdout)
         sys.stderr.write("ompsim: building %s failed (cmake --build exited %d)\n" % (target, r.returncode))
     return os.path.exists(output)
-
