@@ -136,18 +136,17 @@ def test_terminal_shows_a_live_status_line_that_ends_in_the_table(tmp_path):
     assert_table("program " + text.split("\r\x1b[Kprogram ", 1)[1])
 
 
+def _cmdline(pid):
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            return f.read().rstrip(b"\0")
+    except OSError:
+        return b""
+
+
 def processes_naming(text):
     """Pids of the processes whose command line holds `text` (the run's own tmp folder)."""
-    pids = []
-    for pid in os.listdir("/proc"):
-        if pid.isdigit():
-            try:
-                with open("/proc/%s/cmdline" % pid, "rb") as f:
-                    if text.encode() in f.read():
-                        pids.append(int(pid))
-            except OSError:
-                pass
-    return pids
+    return [int(pid) for pid in os.listdir("/proc") if pid.isdigit() and text.encode() in _cmdline(int(pid))]
 
 
 def gone(text, seconds=30):
@@ -168,22 +167,19 @@ def ignore_sigint():
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+def program_pids(name):
+    """Pids of the cells' programs built from `name` (its compile cache entry's `prog`)."""
+    return [pid for pid in processes_naming("/" + name) if _cmdline(pid).endswith(b"/prog")]
+
+
 def running_program(name, seconds=120):
-    """Waits until a cell runs the program built from `name` (in the compile cache)."""
+    """Waits until a cell runs the program built from `name`."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        if any(pid for pid in processes_naming("/" + name) if _cmdline(pid).endswith(b"/prog")):
+        if program_pids(name):
             return True
         time.sleep(0.1)
     return False
-
-
-def _cmdline(pid):
-    try:
-        with open("/proc/%d/cmdline" % pid, "rb") as f:
-            return f.read().rstrip(b"\0")
-    except OSError:
-        return b""
 
 
 def test_sigterm_stops_the_pytest_run_too(tmp_path):
@@ -244,6 +240,8 @@ def test_pytest_does_not_outlive_a_killed_matrix(tmp_path):
     finally:
         # A cell's program runs in a session of its own: killed outright, its worker
         # cannot end it (ompsim's own interruptions do, above).
-        for pid in processes_naming("/small_slow.c-"):
-            if _cmdline(pid).endswith(b"/prog"):
+        for pid in program_pids("small_slow.c-"):
+            try:
                 os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass  # it ended meanwhile
