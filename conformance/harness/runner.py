@@ -10,7 +10,7 @@ from ompsim_base import backends, gpu, paths
 
 from . import build as builder
 from . import outcome as oc
-from . import devir, process, suites
+from . import devir, hostruntime, process, suites
 from .features import GPU_BUILD_BACKENDS, SIM_GPU_BACKENDS, backend_features
 from .header import HeaderError, parse_file
 
@@ -195,11 +195,39 @@ def _run(cell, out_root, workdir, record):
         if not checked:
             return result
         return _check_reports(result, run.stdout + "\n" + run.stderr, spec.first_holding(spec.xfail, features))
-    return repeated(cell.repeat, record, once)
+    return repeated(cell.repeat, record, past_host_runtime_defects(record, once))
 
 
 #: The record's fields a run sets besides run_s; a repeated cell keeps the first failed run's.
 RUN_FIELDS = ("exit_code", "stdout_tail", "stderr_tail")
+
+
+def past_host_runtime_defects(record, once):
+    """`once` (one run of the built program, as `repeated` takes it), made again while a
+    known defect of the host OpenMP runtime (hostruntime.DEFECTS) ends its run, at most
+    hostruntime.RERUNS more times. The record counts those runs in `host_runtime_reruns`
+    and its notes name the defect; a run that still hits it fails, naming the defect."""
+    def run():
+        hits = []
+        while True:
+            outcome = once()
+            defect = None
+            if outcome.code not in oc.RUN_PASSED:
+                defect = hostruntime.found(record["stdout_tail"] + "\n" + record["stderr_tail"])
+            if not defect:
+                break
+            hits.append(defect.name)
+            if len(hits) > hostruntime.RERUNS:
+                outcome = oc.Outcome(oc.FAIL, "every one of %d runs was ended by %s: %s" % (
+                    len(hits), defect.name, outcome.reason), False, outcome.compiler_message)
+                break
+        if hits:
+            record["host_runtime_reruns"] = record.get("host_runtime_reruns", 0) + len(hits)
+            note = "%s ended %d run%s; each was made again (docs/reliability.md)" % (
+                hits[0], len(hits), "" if len(hits) == 1 else "s")
+            record["notes"] = "; ".join(filter(None, [record["notes"], note]))
+        return outcome
+    return run
 
 
 def repeated(repeat, record, once):
@@ -452,7 +480,7 @@ def _lit(cell, spec, features, image, workdir, record, out_root=None):
             return ended
     if first_run == len(steps):
         return passed([])
-    return repeated(cell.repeat, record, once)
+    return repeated(cell.repeat, record, past_host_runtime_defects(record, once))
 
 
 # --- compile-only GPU columns -------------------------------------------------------------

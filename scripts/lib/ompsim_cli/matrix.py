@@ -250,6 +250,12 @@ def main(args):
     if any(compiles):
         sys.stdout.write("compiles: %d cells compiled their program, %d found it in the compile cache (%s)\n"
                          % (compiles.count("made"), compiles.count("cached"), build.cache_root()))
+    reruns = [r for r in doc["records"] if r.get("host_runtime_reruns")]
+    if reruns:
+        sys.stdout.write("host runtime: a known defect of libomp ended %d runs of %d cells, each made again: %s\n"
+                         % (sum(r["host_runtime_reruns"] for r in reruns), len(reruns),
+                            ", ".join("%s %s" % (r["program"], r["backend"]) for r in reruns[:5])
+                            + (" and %d more" % (len(reruns) - 5) if len(reruns) > 5 else "")))
     if interrupted:
         sys.stdout.write("ompsim matrix: interrupted: the reports hold the %d cells that finished\n"
                          % len(doc["records"]))
