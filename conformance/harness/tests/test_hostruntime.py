@@ -10,6 +10,7 @@ import pytest
 from harness import hostruntime
 from harness import outcome as oc
 from harness.runner import past_host_runtime_defects, repeated
+from counted import counted_program
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
@@ -84,33 +85,20 @@ def test_under_repeat_each_repetition_gets_past_the_defect_and_the_reruns_add_up
 
 # --- end to end: host-only programs --------------------------------------------------------
 
-#: Prints libomp's line and aborts on the runs a counter in the cell's work folder selects.
-ABORTS = r'''#include <stdio.h>
-#include <stdlib.h>
-int main(void) {
-  int n = 0;
-  FILE *f = fopen("%(name)s.count", "r");
-  if (f) { if (fscanf(f, "%%d", &n) != 1) n = 0; fclose(f); }
-  f = fopen("%(name)s.count", "w");
-  fprintf(f, "%%d\n", ++n);
-  fclose(f);
-  if (%(when)s) {
-    fputs("Assertion failure at kmp_tasking.cpp(%(line)s): task_team != __null.\n", stderr);
-    abort();
-  }
-  return 0;
-}
-'''
+def aborts(name, when, line):
+    """Prints libomp's line (at `line` of kmp_tasking.cpp) and aborts on the runs `when` selects."""
+    return counted_program(name, 'if (%s) { fputs("Assertion failure at kmp_tasking.cpp(%s): task_team != __null.\\n", '
+                                 'stderr); abort(); }' % (when, line))
 
 
 def _suite(tmp_path):
     suite = tmp_path / "hostrt"
     suite.mkdir()
-    (suite / "first_run.c").write_text(ABORTS % {"name": "first_run", "when": "n == 1", "line": "4368"})
+    (suite / "first_run.c").write_text(aborts("first_run", "n == 1", 4368))
     (suite / "first_run_lit.c").write_text("// RUN: %libomptarget-compile-generic && %libomptarget-run-generic\n"
-                                           + ABORTS % {"name": "first_run_lit", "when": "n == 1", "line": "4368"})
-    (suite / "every_run.c").write_text(ABORTS % {"name": "every_run", "when": "1", "line": "4368"})
-    (suite / "another_line.c").write_text(ABORTS % {"name": "another_line", "when": "n == 1", "line": "4369"})
+                                           + aborts("first_run_lit", "n == 1", 4368))
+    (suite / "every_run.c").write_text(aborts("every_run", "1", 4368))
+    (suite / "another_line.c").write_text(aborts("another_line", "n == 1", 4369))
     return suite
 
 

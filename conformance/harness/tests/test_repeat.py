@@ -9,6 +9,7 @@ import pytest
 
 from harness import outcome as oc
 from harness.runner import repeated
+from counted import counted_program
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
@@ -104,30 +105,19 @@ def test_repeated_makes_every_run_and_keeps_the_first_failure():
 
 # --- end to end: host-only programs --------------------------------------------------------
 
-#: Fails every 3rd run (the 3rd, 6th, ...) with `==`, every other run with `!=`: a counter in
-#: the cell's work folder counts the runs.
-EVERY_THIRD = r'''#include <stdio.h>
-int main(void) {
-  int n = 0;
-  FILE *f = fopen("%s.count", "r");
-  if (f) { if (fscanf(f, "%%d", &n) != 1) n = 0; fclose(f); }
-  f = fopen("%s.count", "w");
-  fprintf(f, "%%d\n", ++n);
-  fclose(f);
-  if (n %% 3 %s 0) { printf("FAIL: run %%d\n", n); return 1; }
-  return 0;
-}
-'''
+def every_third(name, compare):
+    """Fails every 3rd run (the 3rd, 6th, ...) with `==`, every other run with `!=`."""
+    return counted_program(name, r'if (n %% 3 %s 0) { printf("FAIL: run %%d\n", n); return 1; }' % compare)
 
 
 def _suite(tmp_path):
     suite = tmp_path / "reps"
     suite.mkdir()
-    (suite / "flaky.c").write_text(EVERY_THIRD % ("flaky", "flaky", "=="))
-    (suite / "flaky_xfail.c").write_text(EVERY_THIRD % ("flaky_xfail", "flaky_xfail", "!="))
+    (suite / "flaky.c").write_text(every_third("flaky", "=="))
+    (suite / "flaky_xfail.c").write_text(every_third("flaky_xfail", "!="))
     # lit style: the compile builds once, the RUN step repeats.
     (suite / "flaky_lit.c").write_text("// RUN: %libomptarget-compile-generic && %libomptarget-run-generic\n"
-                                       + EVERY_THIRD % ("flaky_lit", "flaky_lit", "=="))
+                                       + every_third("flaky_lit", "=="))
     (suite / "steady.c").write_text("int main(void) { return 0; }\n")
     (suite / "always_fails.c").write_text("int main(void) { return 1; }\n")
     (suite / "ompsim-expectations.txt").write_text(
