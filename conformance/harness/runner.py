@@ -222,10 +222,13 @@ def past_host_runtime_defects(record, once):
                     len(hits), defect.name, outcome.reason), False, outcome.compiler_message)
                 break
         if hits:
-            record["host_runtime_reruns"] = record.get("host_runtime_reruns", 0) + len(hits)
-            note = "%s ended %d run%s; each was made again (docs/reliability.md)" % (
-                hits[0], len(hits), "" if len(hits) == 1 else "s")
-            record["notes"] = "; ".join(filter(None, [record["notes"], note]))
+            # One note for the cell, whose count adds up the repetitions of --repeat.
+            total = record.get("host_runtime_reruns", 0) + len(hits)
+            record["host_runtime_reruns"] = total
+            ours = "%s ended " % hits[0]
+            notes = [n for n in record["notes"].split("; ") if n and not n.startswith(ours)]
+            notes.append("%s%d run%s of this cell (docs/reliability.md)" % (ours, total, "" if total == 1 else "s"))
+            record["notes"] = "; ".join(notes)
         return outcome
     return run
 

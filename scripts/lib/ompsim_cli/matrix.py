@@ -252,8 +252,10 @@ def main(args):
                          % (compiles.count("made"), compiles.count("cached"), build.cache_root()))
     reruns = [r for r in doc["records"] if r.get("host_runtime_reruns")]
     if reruns:
-        sys.stdout.write("host runtime: a known defect of libomp ended %d runs of %d cells, each made again: %s\n"
-                         % (sum(r["host_runtime_reruns"] for r in reruns), len(reruns),
+        from harness import hostruntime
+        sys.stdout.write("host runtime: a known defect of libomp ended %d runs of %d cells (a run it ends is made "
+                         "again, up to %d more times): %s\n"
+                         % (sum(r["host_runtime_reruns"] for r in reruns), len(reruns), hostruntime.RERUNS,
                             ", ".join("%s %s" % (r["program"], r["backend"]) for r in reruns[:5])
                             + (" and %d more" % (len(reruns) - 5) if len(reruns) > 5 else "")))
     if interrupted:
