@@ -2,6 +2,7 @@
 on a terminal (a pseudo-terminal here), a status line rewritten in place that ends in the
 final table; with -q, only the final table. Each run is a three-program suite on the stock
 column (host-upstream), one of them a GCC-style `.C` file that only compiles as C++."""
+import contextlib
 import fcntl
 import json
 import os
@@ -241,7 +242,5 @@ def test_pytest_does_not_outlive_a_killed_matrix(tmp_path):
         # A cell's program runs in a session of its own: killed outright, its worker
         # cannot end it (ompsim's own interruptions do, above).
         for pid in program_pids("small_slow.c-"):
-            try:
+            with contextlib.suppress(ProcessLookupError):  # a program that ended meanwhile
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass  # it ended meanwhile
