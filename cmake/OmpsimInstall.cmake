@@ -33,7 +33,7 @@ install(FILES ${PROJECT_BINARY_DIR}/ompsimConfig.cmake ${PROJECT_BINARY_DIR}/omp
 # Libraries and executables that exist in this configuration (OMPSIM_COMPONENTS).
 foreach(target ompsim_support ompsim_trace ompsim_plugin_host ompsim_plugin_sim ompsim_device_runtime
                ompsim_device_api
-               ompsim_indirect_pass)
+               ompsim_indirect_pass ompsim_compile_server)
   if(TARGET ${target})
     install(TARGETS ${target} LIBRARY DESTINATION ${OMPSIM_INSTALL_TREE}/lib
                               ARCHIVE DESTINATION ${OMPSIM_INSTALL_TREE}/lib)
@@ -42,7 +42,7 @@ endforeach()
 if(TARGET ompsim_runtime)
   install(TARGETS ompsim_runtime LIBRARY DESTINATION ${OMPSIM_INSTALL_TREE}/lib/runtime NAMELINK_SKIP)
 endif()
-foreach(target ompsim-device ompsim-inspect ompsim_lookup_bench)
+foreach(target ompsim-device ompsim-inspect ompsim_lookup_bench ompsim-cc-client)
   if(TARGET ${target})
     install(TARGETS ${target} RUNTIME DESTINATION ${OMPSIM_INSTALL_TREE}/bin)
   endif()

@@ -24,7 +24,7 @@ import subprocess
 import tempfile
 import time
 
-from ompsim_base import backends, gpu, offload_command, paths
+from ompsim_base import backends, compile_server, gpu, offload_command, paths
 from ompsim_base import toolchain as llvm_toolchain
 
 from . import process
@@ -390,7 +390,13 @@ def prune(root=None, limit=None, now=None):
 
 def _compile(argv, cwd, env):
     """(exit status, output) of one compile step, in its own process group: a timeout kills
-    the driver's jobs (clang -cc1, the linker wrapper) too, and the output says so."""
+    the driver's jobs (clang -cc1, the linker wrapper) too, and the output says so.
+
+    The step's LLVM tools run as forks of their compile servers (docs/compile-server.md),
+    which outputs, messages and statuses do not show."""
+    servers = compile_server.started()
+    if servers:
+        argv, env = servers.command(argv), servers.environment(env)
     rc, out, _, timed_out = process.communicate(argv, COMPILE_TIMEOUT, stdout=subprocess.PIPE,
                                                 stderr=subprocess.STDOUT, text=True, errors="replace",
                                                 cwd=cwd, env=env)

@@ -45,6 +45,10 @@ OMPX_INCLUDE = os.path.join(ROOT, "runtime", "device", "ompx", "include")
 DEVICE_MATH_HEADER = os.path.join(ROOT, "runtime", "device", "math", "include", "__ompsim_device_math.h")
 #: The LLVM pass plugin that rewrites indirect calls in device code.
 PASS_PLUGIN = os.path.join(LIB, "OmpsimIndirect.so")
+#: The compile server (docs/compile-server.md): preloaded into LLVM's tools, and the client
+#: that asks a server for one run.
+COMPILE_SERVER_LIBRARY = os.path.join(LIB, "libompsim-compile-server.so")
+COMPILE_CLIENT = os.path.join(BIN, "ompsim-cc-client")
 #: The executor of the simulated device.
 EXECUTOR = os.path.join(BIN, "ompsim-device")
 #: ompsim's GPU device runtime for the virtual GPU (x86-64 bitcode), which the
