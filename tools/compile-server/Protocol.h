@@ -74,12 +74,11 @@ inline std::string socketPath(const char *Dir, const char *RealProgram) {
   return std::string(Dir) + Name;
 }
 
-/// Sends all of [Data, Data + Size) on a socket; false on an error or a closed peer (no
-/// SIGPIPE).
-inline bool sendAll(int Fd, const void *Data, size_t Size) {
-  const char *P = static_cast<const char *>(Data);
+/// Repeats Step(P, Left), a send or a read of at most Left bytes at P, until Size bytes
+/// went; false on an error or an early end.
+template <typename CharT, typename StepFn> bool whole(CharT *P, size_t Size, StepFn Step) {
   while (Size) {
-    ssize_t N = ::send(Fd, P, Size, MSG_NOSIGNAL);
+    ssize_t N = Step(P, Size);
     if (N < 0 && errno == EINTR)
       continue;
     if (N <= 0)
@@ -90,19 +89,15 @@ inline bool sendAll(int Fd, const void *Data, size_t Size) {
   return true;
 }
 
-/// Reads exactly Size bytes; false on an error or an early end.
+/// Sends all of [Data, Data + Size) on a socket (no SIGPIPE where the peer is gone).
+inline bool sendAll(int Fd, const void *Data, size_t Size) {
+  return whole(static_cast<const char *>(Data), Size,
+               [Fd](const char *P, size_t Left) { return ::send(Fd, P, Left, MSG_NOSIGNAL); });
+}
+
+/// Reads exactly Size bytes.
 inline bool readAll(int Fd, void *Data, size_t Size) {
-  char *P = static_cast<char *>(Data);
-  while (Size) {
-    ssize_t N = ::read(Fd, P, Size);
-    if (N < 0 && errno == EINTR)
-      continue;
-    if (N <= 0)
-      return false;
-    P += N;
-    Size -= static_cast<size_t>(N);
-  }
-  return true;
+  return whole(static_cast<char *>(Data), Size, [Fd](char *P, size_t Left) { return ::read(Fd, P, Left); });
 }
 
 } // namespace ompsim::compileserver

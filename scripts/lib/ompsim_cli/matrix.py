@@ -248,8 +248,11 @@ def main(args):
     sys.stdout.write(report.console_table(doc) + "\n")
     compiles = [r.get("compile") for r in doc["records"]]
     if any(compiles):
-        sys.stdout.write("compiles: %d cells compiled their program, %d found it in the compile cache (%s)\n"
-                         % (compiles.count("made"), compiles.count("cached"), build.cache_root()))
+        from ompsim_base import compile_server
+        sys.stdout.write("compiles: %d cells compiled their program, %d found it in the compile cache (%s)%s\n"
+                         % (compiles.count("made"), compiles.count("cached"), build.cache_root(),
+                            "; LLVM's tools ran as forks of compile servers (docs/compile-server.md)"
+                            if compiles.count("made") and compile_server.wanted() else ""))
     reruns = [r for r in doc["records"] if r.get("host_runtime_reruns")]
     if reruns:
         from harness import hostruntime
