@@ -87,8 +87,11 @@ class Servers:
                            "LD_PRELOAD": paths.COMPILE_SERVER_LIBRARY})
         server_env.pop(DIR_VARIABLE, None)
         try:
+            # In / and a session of its own: it keeps no folder busy, and a signal to the
+            # starter's process group is not for it (its lifeline ends it).
             proc = subprocess.Popen([program], env=server_env, pass_fds=(read_end,), stdin=subprocess.DEVNULL,
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+                                    cwd="/")
         except OSError as e:
             _say("%s: cannot start its compile server: %s" % (program, e.strerror))
             return
