@@ -128,3 +128,33 @@ def test_prune_removes_the_least_recently_used_builds_beyond_the_limit(tmp_path)
     assert recent.exists() and not newer.exists()
     # Within the limit nothing goes.
     assert builder.prune(str(tmp_path), limit=10 ** 9, now=now) == (0, 0)
+
+
+def test_a_lit_compile_of_ompsim_cc_alone_runs_its_compiler_directly_with_the_same_words(tmp_path, compile_cache,
+                                                                                         monkeypatch):
+    # A lit test's compile step that is one `ompsim cc` command runs what ompsim cc runs,
+    # without bash and Python; the output still has ompsim cc's own line after a failed
+    # link. A step with shell syntax runs in bash.
+    if not os.path.exists(paths.PASS_PLUGIN) or not os.path.exists(paths.RUNTIME):
+        pytest.skip("ompsim is not built (%s)" % paths.BUILD)
+    assert builder._plain_words("%s cc -O1 'a b.c' -o x" % builder.OMPSIM) == [builder.OMPSIM, "cc", "-O1", "a b.c",
+                                                                              "-o", "x"]
+    for shell in ("a | b", "a && b", "a > b", "echo $X", "a; b", "a `b`", "a *.c", "a # b"):
+        assert builder._plain_words(shell) is None, shell
+    source = tmp_path / "calls_missing.c"
+    source.write_text(
+        "void __kmpc_ompsim_not_an_entry_point(void);\nint main(void) {\n  int r = 0;\n"
+        "#pragma omp target map(from: r)\n  { __kmpc_ompsim_not_an_entry_point(); r = 1; }\n  return !r;\n}\n")
+    spec = type("Spec", (), {"path": str(source), "name": "calls_missing.c"})()
+    out = "%s/Output/prog" % builder.LIT_WORKDIR
+    monkeypatch.setenv("TMPDIR", str(tmp_path))     # the failed link leaves the wrapper's files
+    env = dict(os.environ)
+    built = builder.build_lit(spec, ["%s cc --translate=native --image=elf %s -o %s" % (builder.OMPSIM, source, out)],
+                              env)
+    (cmd, rc, text), = built.steps
+    assert rc != 0
+    assert text.splitlines()[-1] == "ompsim: cc: %s/Output/prog: device code calls __kmpc_ompsim_not_an_entry_" \
+        "point, which ompsim's device runtime (libompsim-device) does not provide" % built.directory, text
+    piped = builder.build_lit(spec, ["echo built | tr a-z A-Z > %s.txt" % out], env)
+    assert [s[1] for s in piped.steps] == [0]
+    assert open(os.path.join(piped.directory, "Output", "prog.txt")).read() == "BUILT\n"
