@@ -3,8 +3,8 @@ runs (clang-22, flang-22, clang-linker-wrapper, llvm-offload-binary, lld), whose
 the compile's processes, so that each skips the start of libLLVM and libclang-cpp.
 
 `started()` starts this process's servers at its first call (one per tool, in a folder of
-their own under TMPDIR, or /tmp where that path is too long for a socket) and returns them; `command()` and `environment()` make a compile
-use them. Each server ends when this process does: it holds a pipe whose other end only
+their own under TMPDIR, or /tmp where that path is too long for a socket) and returns them;
+`command()` and `environment()` make a compile use them. Each server ends when this process does: it holds a pipe whose other end only
 this process has. OMPSIM_COMPILE_SERVER=0 turns them off; so does a build without
 libompsim-compile-server.so. A server that does not start is left out with one line on
 stderr, and its tool runs as a process of its own.
