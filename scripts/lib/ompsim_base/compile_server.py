@@ -4,10 +4,10 @@ the compile's processes, so that each skips the start of libLLVM and libclang-cp
 
 `started()` starts this process's servers at its first call (one per tool, in a folder of
 their own under TMPDIR, or /tmp where that path is too long for a socket) and returns them;
-`command()` and `environment()` make a compile use them. Each server ends when this process does: it holds a pipe whose other end only
-this process has. OMPSIM_COMPILE_SERVER=0 turns them off; so does a build without
-libompsim-compile-server.so. A server that does not start is left out with one line on
-stderr, and its tool runs as a process of its own.
+`command()` and `environment()` make a compile use them. Each server ends when this process
+does: it holds a pipe whose other end only this process has. OMPSIM_COMPILE_SERVER=0 turns
+them off; so does a build without libompsim-compile-server.so. A server that does not start
+is left out with one line on stderr, and its tool runs as a process of its own.
 """
 import atexit
 import os
