@@ -241,14 +241,12 @@ void reply(int Conn, ReplyKind Kind, int Status) {
   std::string Socket = SocketPath;
   ::unsetenv(SocketVariable);
   ::unsetenv(LifelineVariable);
-  sockaddr_un Address{};
-  Address.sun_family = AF_UNIX;
+  sockaddr_un Address;
   std::string Temporary = Socket + ".new";
-  if (Temporary.size() >= sizeof(Address.sun_path)) {
+  if (!unixAddress(Temporary, Address)) {
     errno = ENAMETOOLONG;
     fail("cannot listen on", Socket.c_str());
   }
-  std::memcpy(Address.sun_path, Temporary.c_str(), Temporary.size() + 1);
   int Listener = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   ::unlink(Temporary.c_str());
   if (Listener < 0 || ::bind(Listener, reinterpret_cast<sockaddr *>(&Address), sizeof(Address)) != 0 ||
@@ -299,9 +297,9 @@ const char *lookup(char *const Env[], const char *Name) {
 
 /// The client, bin/ompsim-cc-client beside this library's lib/ (a build folder, or an
 /// installed tree's lib/ompsim); empty where it is not there.
-std::string clientPath() {
+std::string findClient() {
   Dl_info Info;
-  if (!::dladdr(reinterpret_cast<void *>(&clientPath), &Info) || !Info.dli_fname)
+  if (!::dladdr(reinterpret_cast<void *>(&findClient), &Info) || !Info.dli_fname)
     return {};
   std::string Library = Info.dli_fname;
   size_t Slash = Library.rfind('/');
@@ -311,9 +309,15 @@ std::string clientPath() {
   return ::access(Client.c_str(), X_OK) == 0 ? Client : std::string();
 }
 
+/// findClient's answer, looked for once a process.
+const std::string &clientPath() {
+  static const std::string Path = findClient();
+  return Path;
+}
+
 /// The client command that runs Path through its server, or an empty vector where Path
 /// has none.
-std::vector<char *> redirected(const char *Path, char *const Argv[], char *const Env[], std::string &Client) {
+std::vector<char *> redirected(const char *Path, char *const Argv[], char *const Env[]) {
   const char *Dir = lookup(Env, DirVariable);
   char Real[PATH_MAX];
   if (!Dir || !*Dir || !Path || !::realpath(Path, Real))
@@ -321,10 +325,10 @@ std::vector<char *> redirected(const char *Path, char *const Argv[], char *const
   struct stat Info;
   if (::stat(socketPath(Dir, Real).c_str(), &Info) != 0 || !S_ISSOCK(Info.st_mode))
     return {};
-  Client = clientPath();
+  const std::string &Client = clientPath();
   if (Client.empty())
     return {};
-  std::vector<char *> Out{Client.data(), const_cast<char *>(Path)};
+  std::vector<char *> Out{const_cast<char *>(Client.c_str()), const_cast<char *>(Path)};
   for (char *const *A = Argv; A && *A; ++A)
     Out.push_back(*A);
   Out.push_back(nullptr);
@@ -347,20 +351,18 @@ int __libc_start_main(MainFn Main, int Argc, char **Argv, void (*Init)(), void (
 int posix_spawn(pid_t *Pid, const char *Path, const posix_spawn_file_actions_t *Actions,
                 const posix_spawnattr_t *Attributes, char *const Argv[], char *const Env[]) {
   static auto Real = reinterpret_cast<SpawnFn>(::dlsym(RTLD_NEXT, "posix_spawn"));
-  std::string Client;
-  std::vector<char *> Command = redirected(Path, Argv, Env ? Env : environ, Client);
+  std::vector<char *> Command = redirected(Path, Argv, Env ? Env : environ);
   if (Command.empty())
     return Real(Pid, Path, Actions, Attributes, Argv, Env);
-  return Real(Pid, Client.c_str(), Actions, Attributes, Command.data(), Env);
+  return Real(Pid, Command[0], Actions, Attributes, Command.data(), Env);
 }
 
 int execve(const char *Path, char *const Argv[], char *const Env[]) {
   static auto Real = reinterpret_cast<ExecveFn>(::dlsym(RTLD_NEXT, "execve"));
-  std::string Client;
-  std::vector<char *> Command = redirected(Path, Argv, Env, Client);
+  std::vector<char *> Command = redirected(Path, Argv, Env);
   if (Command.empty())
     return Real(Path, Argv, Env);
-  return Real(Client.c_str(), Command.data(), Env);
+  return Real(Command[0], Command.data(), Env);
 }
 
 } // extern "C"

@@ -18,8 +18,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 namespace ompsim::compileserver {
@@ -72,6 +74,16 @@ inline std::string socketPath(const char *Dir, const char *RealProgram) {
   char Name[32];
   std::snprintf(Name, sizeof(Name), "/%016llx.sock", static_cast<unsigned long long>(Hash));
   return std::string(Dir) + Name;
+}
+
+/// Address for a Unix socket at Path; false where Path is too long for sun_path.
+inline bool unixAddress(const std::string &Path, sockaddr_un &Address) {
+  Address = sockaddr_un{};
+  Address.sun_family = AF_UNIX;
+  if (Path.size() >= sizeof(Address.sun_path))
+    return false;
+  std::memcpy(Address.sun_path, Path.c_str(), Path.size() + 1);
+  return true;
 }
 
 /// Repeats Step(P, Left), a send or a read of at most Left bytes at P, until Size bytes

@@ -119,11 +119,9 @@ int connectToServer(const char *Program) {
   if (!Dir || !*Dir || !std::strchr(Program, '/') || !::realpath(Program, Real))
     return -1;
   std::string Path = socketPath(Dir, Real);
-  sockaddr_un Address{};
-  Address.sun_family = AF_UNIX;
-  if (Path.size() >= sizeof(Address.sun_path))
+  sockaddr_un Address;
+  if (!unixAddress(Path, Address))
     return -1;
-  std::memcpy(Address.sun_path, Path.c_str(), Path.size() + 1);
   int Fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (Fd < 0)
     return -1;
