@@ -70,17 +70,18 @@ class Servers:
         directory = tempfile.mkdtemp(prefix="ompsim-cc.", dir=base)
         read_end, write_end = os.pipe()
         servers = cls(directory, write_end, [], [])
+        # All start at once, then each is waited for: their starts overlap.
         try:
-            for name in tools:
-                program = toolchain.tool(name)
-                if not os.path.isabs(program) or not os.access(program, os.X_OK):
-                    continue
-                servers._start_one(program, env, read_end)
+            launched = [servers._launch(program, env, read_end) for program in map(toolchain.tool, tools)
+                        if os.path.isabs(program) and os.access(program, os.X_OK)]
         finally:
             os.close(read_end)
+        for program, sock, proc in filter(None, launched):
+            servers._await(program, sock, proc)
         return servers
 
-    def _start_one(self, program, env, read_end):
+    def _launch(self, program, env, read_end):
+        """(program, its socket, its server's process), or None where it cannot start."""
         sock = socket_path(self.directory, program)
         server_env = dict(env)
         server_env.update({_SOCKET_VARIABLE: sock, _LIFELINE_VARIABLE: str(read_end), "LD_BIND_NOW": "1",
@@ -89,12 +90,15 @@ class Servers:
         try:
             # In / and a session of its own: it keeps no folder busy, and a signal to the
             # starter's process group is not for it (its lifeline ends it).
-            proc = subprocess.Popen([program], env=server_env, pass_fds=(read_end,), stdin=subprocess.DEVNULL,
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
-                                    cwd="/")
+            return program, sock, subprocess.Popen(
+                [program], env=server_env, pass_fds=(read_end,), stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True, cwd="/")
         except OSError as e:
             _say("%s: cannot start its compile server: %s" % (program, e.strerror))
-            return
+            return None
+
+    def _await(self, program, sock, proc):
+        """Keeps `proc` once it listens on `sock`; else ends it, with a line saying why."""
         # Ready when it closes its stderr (after listening), or it failed and says why there.
         text, deadline = b"", time.monotonic() + START_TIMEOUT
         while time.monotonic() < deadline:
