@@ -216,3 +216,106 @@ TEST(VirtualGpuTest, OneConstructTheCompilerCopiedIsOneBarrier) {
   ASSERT_EQ(runApart(), 0);
   EXPECT_EQ(PassedApart.load(), 4);
 }
+
+namespace {
+
+/// Blocks of 2 x 48 threads (two dimensions, warps of 32) that run as
+/// loops: what each block's kernel and each region's threads saw.
+constexpr uint32_t LoopBlocks = 2, LoopX = 2, LoopY = 48, LoopThreads = LoopX * LoopY;
+
+struct LoopResults {
+  std::atomic<int> KernelStarts[LoopBlocks];
+  bool RunsAsLoops[LoopBlocks];
+  /// Each region's threads, in the order they ran, with the ids they read.
+  uint32_t Order[LoopBlocks][2][LoopThreads];
+  uint32_t Seen[LoopBlocks][2][LoopThreads][4];
+  uint32_t Ran[LoopBlocks][2];
+  uint32_t AfterRegions[LoopBlocks][2];
+};
+
+LoopResults *L;
+int LoopRegion;
+
+void loopThread(void *Context, uint32_t T) {
+  const ompsim::vgpu::LaneRegisters &Regs = ompsim::vgpu::laneRegisters();
+  uint32_t B = Regs.BlockId[0], Region = *static_cast<int *>(Context);
+  uint32_t &N = L->Ran[B][Region];
+  L->Order[B][Region][N] = T;
+  L->Seen[B][Region][N][0] = Regs.ThreadId[0];
+  L->Seen[B][Region][N][1] = Regs.ThreadId[1];
+  L->Seen[B][Region][N][2] = Regs.LaneId;
+  L->Seen[B][Region][N][3] = Regs.BlockDim[1];
+  ++N;
+}
+
+void loopKernel(void *) {
+  uint32_t B = ompsim::vgpu::laneRegisters().BlockId[0];
+  L->KernelStarts[B].fetch_add(1);
+  __ompsim_vgpu_run_as_loops();
+  L->RunsAsLoops[B] = __ompsim_vgpu_block_runs_as_loops() != 0;
+  int Regions[2] = {0, 1};
+  __ompsim_vgpu_for_each_thread(LoopThreads, &loopThread, &Regions[0]);
+  // A region of fewer threads than the block (num_threads).
+  __ompsim_vgpu_for_each_thread(5, &loopThread, &Regions[1]);
+  const ompsim::vgpu::LaneRegisters &Regs = ompsim::vgpu::laneRegisters();
+  L->AfterRegions[B][0] = Regs.ThreadId[0] + Regs.ThreadId[1];
+  L->AfterRegions[B][1] = Regs.LaneId;
+}
+
+int runLoops(void (*Kernel)(void *)) {
+  ompsim_kernel_launch Launch{};
+  Launch.num_teams = LoopBlocks;
+  Launch.thread_limit = LoopX;
+  Launch.thread_limit_yz[0] = LoopY;
+  Launch.bare_workers = 2;
+  Launch.invoke = Kernel;
+  Launch.gpu_warp_size = Warp;
+  Launch.bare = 1;
+  return __ompsim_device_run_kernel(&Launch);
+}
+
+void barrierInLoopsKernel(void *) {
+  __ompsim_vgpu_run_as_loops();
+  int Region = 0;
+  __ompsim_vgpu_for_each_thread(
+      LoopThreads,
+      [](void *, uint32_t T) {
+        if (T == 3)
+          __ompsim_vgpu_sync_block();
+      },
+      &Region);
+}
+
+} // namespace
+
+TEST(VirtualGpuTest, ABlockThatRunsAsLoopsRunsEachRegionsThreadsInTurnWithTheirIds) {
+  L = new LoopResults{};
+  ASSERT_EQ(runLoops(&loopKernel), 0);
+  for (uint32_t B = 0; B < LoopBlocks; ++B) {
+    // Thread 0 alone ran the kernel; the others ran only their regions.
+    EXPECT_EQ(L->KernelStarts[B].load(), 1) << B;
+    EXPECT_TRUE(L->RunsAsLoops[B]) << B;
+    ASSERT_EQ(L->Ran[B][0], LoopThreads) << B;
+    ASSERT_EQ(L->Ran[B][1], 5u) << B;
+    for (uint32_t Region = 0; Region < 2; ++Region)
+      for (uint32_t N = 0; N < L->Ran[B][Region]; ++N) {
+        EXPECT_EQ(L->Order[B][Region][N], N);
+        EXPECT_EQ(L->Seen[B][Region][N][0], N % LoopX) << B << " " << N;
+        EXPECT_EQ(L->Seen[B][Region][N][1], N / LoopX) << B << " " << N;
+        EXPECT_EQ(L->Seen[B][Region][N][2], N % Warp) << B << " " << N;
+        EXPECT_EQ(L->Seen[B][Region][N][3], LoopY);
+      }
+    // Back to thread 0's ids after the regions.
+    EXPECT_EQ(L->AfterRegions[B][0], 0u);
+    EXPECT_EQ(L->AfterRegions[B][1], 0u);
+  }
+  delete L;
+}
+
+TEST(VirtualGpuDeathTest, ABarrierInABlockThatRunsAsLoopsEndsTheLaunchNamingIt) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      runLoops(&barrierInLoopsKernel), testing::ExitedWithCode(1),
+      "ompsim: device runtime: block [01] runs as loops, and its thread 3 meets a block barrier, which "
+      "the executor found it never does: set OMPSIM_GPU_BLOCK_LOOPS=0");
+}

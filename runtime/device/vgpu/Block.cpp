@@ -73,6 +73,26 @@ void syncThreads(uint32_t Count, const BarrierSite *Site) {
     R->syncThreads(Count, Site);
 }
 
+void runAsLoops() {
+  if (BlockRunner *R = BlockRunner::TRunner)
+    R->runAsLoops();
+}
+
+bool blockRunsAsLoops() {
+  const BlockRunner *R = BlockRunner::TRunner;
+  return R && R->runsAsLoops();
+}
+
+void forEachThread(uint32_t Count, void (*Fn)(void *, uint32_t), void *Context) {
+  if (BlockRunner *R = BlockRunner::TRunner) {
+    R->forEachThread(Count, Fn, Context);
+    return;
+  }
+  // Outside a block: a block of one.
+  if (Count)
+    Fn(Context, 0);
+}
+
 void *blockState(uint64_t Bytes) {
   BlockRunner *R = BlockRunner::TRunner;
   return R ? R->state(Bytes) : nullptr;

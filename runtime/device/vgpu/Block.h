@@ -71,6 +71,14 @@ void pause();
 /// until that many arrived.
 void syncThreads(uint32_t Count, const BarrierSite *Site = nullptr);
 
+/// Makes the calling block run as loops (thread 0, before anything else it
+/// runs): its other threads never start; see __ompsim_vgpu_run_as_loops.
+void runAsLoops();
+/// Whether the calling thread's block runs as loops.
+bool blockRunsAsLoops();
+/// In a block that runs as loops, `Fn(Context, T)` for each thread T below
+/// `Count` in turn, as thread T (__ompsim_vgpu_for_each_thread).
+void forEachThread(uint32_t Count, void (*Fn)(void *, uint32_t), void *Context);
 /// The calling block's state of `Bytes` (the GPU device runtime's team
 /// state), or null outside a block. Not cleared between blocks.
 void *blockState(uint64_t Bytes);

@@ -111,24 +111,25 @@ void BlockRunner::run(Grid &G, uint32_t BlockNum, int32_t *GlobalTid) {
   TheGrid = &G;
   Block = BlockNum;
   Gtid = GlobalTid;
-  LaneRegisters Regs;
+  LaneRegisters &Regs = BlockRegisters;
   split(BlockNum, G.GridDim, Regs.BlockId);
   for (int D = 0; D < 3; ++D) {
+    Regs.ThreadId[D] = 0;
     Regs.BlockDim[D] = G.BlockDim[D];
     Regs.GridDim[D] = G.GridDim[D];
   }
+  Regs.LaneId = 0;
   Regs.WarpSize = uint16_t(G.WarpSize);
   Regs.BlockState = State.Base;
   Regs.BlockStateBytes = State.registerBytes();
+  // A fiber's stack and registers are set up when it first runs
+  // (startFiber): a block that runs as loops starts only thread 0.
   for (uint32_t T = 0; T < G.Threads; ++T) {
     Fiber &F = Fibers[T];
     F.Done = false;
     F.Wait = Fiber::Runs;
     F.Site = nullptr;
-    F.Context = ctx::make_fcontext(Stacks.stackTop(T), Stacks.stackBytes(T), &fiberEntry);
-    split(T, G.BlockDim, Regs.ThreadId);
-    Regs.LaneId = uint16_t(T % G.WarpSize);
-    Stacks.registers(T) = Regs;
+    F.Context = nullptr;
   }
 #ifdef OMPSIM_TSAN
   HomeTsan = __tsan_get_current_fiber();
@@ -136,6 +137,7 @@ void BlockRunner::run(Grid &G, uint32_t BlockNum, int32_t *GlobalTid) {
   BlockRunner *Outer = TRunner;
   TRunner = this;
   Live = G.Threads;
+  Loops = false;
   BlockArrived = GroupArrived = GroupCount = 0;
   BlockSite = GroupSite = nullptr;
   BlockDiverged = GroupDiverged = false;
@@ -158,6 +160,8 @@ void BlockRunner::run(Grid &G, uint32_t BlockNum, int32_t *GlobalTid) {
         continue;
       Ran = true;
       Current = T;
+      if (!Fibers[T].Context)
+        startFiber(T);
       if (T + 1 < G.Threads)
         prefetchFiber(T + 1);
       switchToFiber(T);
@@ -199,7 +203,73 @@ void noteSite(const BarrierSite *Site, const BarrierSite *&First, bool &Diverged
 
 } // namespace
 
+void BlockRunner::startFiber(uint32_t T) {
+  Fibers[T].Context = ctx::make_fcontext(Stacks.stackTop(T), Stacks.stackBytes(T), &fiberEntry);
+  LaneRegisters &Regs = Stacks.registers(T);
+  Regs = BlockRegisters;
+  setThread(Regs, T);
+}
+
+void BlockRunner::setThread(LaneRegisters &Regs, uint32_t T) const {
+  split(T, TheGrid->BlockDim, Regs.ThreadId);
+  Regs.LaneId = uint16_t(T % TheGrid->WarpSize);
+}
+
+void BlockRunner::runAsLoops() {
+  // Thread 0 runs first, until it first waits: no other thread started.
+  if (Current != 0 || Loops || Live != TheGrid->Threads || Fibers[0].Wait != Fiber::Runs)
+    failLaunch("a block can run as loops only from its thread 0's start; thread", Current);
+  for (uint32_t T = 1; T < TheGrid->Threads; ++T)
+    Fibers[T].Done = true;
+  for (uint32_t W = 0; W < kMaxWarps; ++W)
+    Running[W] = 0;
+  Running[0] = laneBit(0);
+  Live = 1;
+  Loops = true;
+}
+
+void BlockRunner::forEachThread(uint32_t Count, void (*Fn)(void *, uint32_t), void *Context) {
+  if (!Loops)
+    failLaunch("a parallel region's threads as loops in a block of fibers, threads", Count);
+  // The code runs on thread 0's stack, whose registers it reads: they say
+  // thread T's ids while T runs.
+  LaneRegisters &Own = Stacks.registers(0);
+  const uint32_t Threads = Count < TheGrid->Threads ? Count : TheGrid->Threads;
+  const uint32_t *Dim = TheGrid->BlockDim;
+  const uint32_t Lanes = TheGrid->WarpSize;
+  // The ids step along with T (split() divides three times a thread).
+  uint32_t Id[3] = {0, 0, 0};
+  for (uint32_t T = 0, Lane = 0; T < Threads; ++T) {
+    for (int D = 0; D < 3; ++D)
+      Own.ThreadId[D] = Id[D];
+    Own.LaneId = uint16_t(Lane);
+    Current = T;
+    Fn(Context, T);
+    if (++Lane == Lanes)
+      Lane = 0;
+    if (++Id[0] == Dim[0]) {
+      Id[0] = 0;
+      if (++Id[1] == Dim[1]) {
+        Id[1] = 0;
+        ++Id[2];
+      }
+    }
+  }
+  setThread(Own, 0);
+  Current = 0;
+  // Where the region's threads would meet at its end.
+  ++BarrierEpoch;
+}
+
+void BlockRunner::waitInLoops(const char *What) const {
+  device::stopDevice("block %u runs as loops, and its thread %u %s, which the executor found it never does: "
+                     "set OMPSIM_GPU_BLOCK_LOOPS=0 to run its threads as fibers, and report the kernel",
+                     Block, Current, What);
+}
+
 void BlockRunner::syncBlock(const BarrierSite *Site) {
+  if (Loops)
+    waitInLoops("meets a block barrier");
   Progress = true;
   Fibers[Current].Site = Site;
   noteSite(Site, BlockSite, BlockDiverged);
@@ -216,6 +286,8 @@ void BlockRunner::syncBlock(const BarrierSite *Site) {
 }
 
 void BlockRunner::syncThreads(uint32_t Count, const BarrierSite *Site) {
+  if (Loops)
+    waitInLoops("meets a barrier of a thread count");
   Progress = true;
   if (Count <= 1)
     return;
@@ -235,6 +307,8 @@ void BlockRunner::syncThreads(uint32_t Count, const BarrierSite *Site) {
 }
 
 void BlockRunner::syncWarp(uint64_t Mask, const void *Program) {
+  if (Loops)
+    waitInLoops("meets a warp barrier or collective");
   uint32_t W = Current / TheGrid->WarpSize;
   Progress = true;
   // A GPU reads as many bits of the mask as its warp has lanes.
@@ -352,8 +426,13 @@ void *BlockRunner::state(uint64_t Bytes) {
   void *Memory = State.atLeast(Bytes);
   if (!Memory)
     failLaunch("cannot allocate a block's state of bytes", Bytes);
-  // The block's threads read it from their registers from now on.
+  // The block's threads read it from their registers from now on (those
+  // that have not started get it when they do).
+  BlockRegisters.BlockState = State.Base;
+  BlockRegisters.BlockStateBytes = State.registerBytes();
   for (uint32_t T = 0; T < TheGrid->Threads; ++T) {
+    if (!Fibers[T].Context)
+      continue;
     Stacks.registers(T).BlockState = State.Base;
     Stacks.registers(T).BlockStateBytes = State.registerBytes();
   }
@@ -510,6 +589,8 @@ void BlockRunner::diverged(decltype(Fiber::Wait) Wait) const {
 /// one's stack is cold when its turn comes.
 void BlockRunner::prefetchFiber(uint32_t T) const {
   const char *Saved = static_cast<const char *>(Fibers[T].Context);
+  if (!Saved)
+    return;
   for (int Line = 0; Line < kPrefetchLines; ++Line)
     __builtin_prefetch(Saved + Line * 64, /*rw=*/1);
 }

@@ -74,6 +74,7 @@ struct BlockMemory {
 /// fcontext: a switch saves a few registers, with no system call, so a
 /// barrier of a 1024-thread block costs microseconds).
 struct Fiber {
+  /// Null until the fiber first runs (BlockRunner::startFiber).
   boost::context::detail::fcontext_t Context;
   bool Done;
   /// What the fiber waits for: nothing (it runs when its turn comes), the
@@ -104,7 +105,11 @@ public:
   void run(Grid &G, uint32_t BlockNum, int32_t *GlobalTid);
 
   /// A spinning thread's turn: the block's other threads run.
-  void pause() { yield(); }
+  void pause() {
+    if (Loops)
+      waitInLoops("spins (a lock, or a wait on another thread)");
+    yield();
+  }
 
   /// The block's barrier: the calling fiber waits until every fiber of the
   /// block that has not finished arrived. `Site` is the program's barrier
@@ -116,7 +121,25 @@ public:
   void syncThreads(uint32_t Count, const BarrierSite *Site = nullptr);
 
   /// The lanes of the caller's warp that run.
-  uint64_t activeMask() const { return Running[Current / TheGrid->WarpSize]; }
+  uint64_t activeMask() const {
+    if (Loops)
+      waitInLoops("asks for its warp's running lanes");
+    return Running[Current / TheGrid->WarpSize];
+  }
+
+  /// Makes the block run as loops; thread 0 calls it before anything else
+  /// it runs, so no other thread has started. The others never start as
+  /// fibers: thread 0 runs the kernel's code outside parallel regions, and
+  /// forEachThread() each region's threads in turn (the executor found the
+  /// kernel meets no barrier, warp collective or spin but at its regions'
+  /// ends, simulator/src/gpu/BlockLoops.h).
+  void runAsLoops();
+  bool runsAsLoops() const { return Loops; }
+
+  /// `Fn(Context, T)` for threads T below `Count` in turn, each with thread
+  /// T's ids, on thread 0's stack; then the barrier at the region's end
+  /// counts as released (barrierEpoch()). A block that runs as loops only.
+  void forEachThread(uint32_t Count, void (*Fn)(void *, uint32_t), void *Context);
 
   /// A barrier of the running lanes of `Mask` in the caller's warp.
   /// `Program`: the call of a program's warp collective (null: the
@@ -131,8 +154,9 @@ public:
 
   void view(ThreadView &V) const;
 
-  /// The running fiber's registers.
-  const LaneRegisters &registers() const { return Stacks.registers(Current); }
+  /// The running thread's registers (a block that runs as loops runs each
+  /// thread on thread 0's stack, with its registers).
+  const LaneRegisters &registers() const { return Stacks.registers(Loops ? 0 : Current); }
 
   uint64_t *slots() const { return Slots; }
   void *shared(uint64_t Bytes);
@@ -192,10 +216,17 @@ private:
   bool releaseWarpIfComplete(uint32_t W);
   void exited(uint32_t T);
   [[noreturn]] void stuck(uint64_t SpunSeconds) const;
+  /// A thread of a block that runs as loops would wait (`What`), which the
+  /// executor's analysis ruled out: ends the launch rather than pass it.
+  [[noreturn]] void waitInLoops(const char *What) const;
   [[noreturn]] void diverged(decltype(Fiber::Wait) Wait) const;
   void checkWarpMask(uint64_t Mask, const void *Program);
   void checkShuffleRead(uint64_t Mask, uint32_t From, const void *Program) const;
   void prefetchFiber(uint32_t T) const;
+  /// Fiber `T`'s context and registers, before it first runs.
+  void startFiber(uint32_t T);
+  /// `Regs` say thread `T`'s ids.
+  void setThread(LaneRegisters &Regs, uint32_t T) const;
   /// The checker's dynamic shared memory: its end at a page that faults,
   /// its bytes filled with UnwrittenSharedByte in each block.
   void *checkedDynamicShared(uint64_t Bytes);
@@ -210,6 +241,9 @@ private:
   Fiber *Fibers = nullptr;
   uint64_t *Slots = nullptr;
   FiberSlots Stacks;
+  /// Thread 0's registers in the running block: a fiber's, with its own
+  /// ids, when it starts.
+  LaneRegisters BlockRegisters = {};
   uint32_t Capacity = 0;
   BlockMemory Shared, Dynamic, State, SharedPages, DynamicPages;
   /// Under the checker: the page after the dynamic shared memory that is
@@ -226,6 +260,8 @@ private:
   /// The threads at the barrier of a count (syncThreads), and its count.
   uint32_t GroupArrived = 0;
   uint32_t GroupCount = 0;
+  /// The block runs as loops (runAsLoops()).
+  bool Loops = false;
   /// A barrier was met or a fiber finished in the current pass.
   bool Progress = false;
   /// A barrier of the block released its threads: the pass starts again

@@ -103,6 +103,18 @@ int32_t __ompsim_vgpu_shuffle(uint64_t Mask, int32_t Value, uint32_t SourceLane)
 uint64_t __ompsim_vgpu_ballot(uint64_t Mask, int Predicate);
 /// A spinning thread's turn: the block's other threads run.
 void __ompsim_vgpu_pause(void);
+/// Called by thread 0 of a block before anything else it runs (the executor
+/// adds the call at the start of a kernel it found runs as loops,
+/// simulator/src/gpu/BlockLoops.h): the block's other threads never start
+/// as fibers; thread 0 runs the kernel's code outside parallel regions, and
+/// __ompsim_vgpu_for_each_thread each region's threads in turn.
+void __ompsim_vgpu_run_as_loops(void);
+/// Whether the calling thread's block runs as loops.
+int __ompsim_vgpu_block_runs_as_loops(void);
+/// In a block that runs as loops: `Fn(Context, T)` for threads T = 0 to
+/// Count - 1 in turn, each with thread T's ids, on the calling thread's
+/// stack; then the threads' barrier at the region's end counts as passed.
+void __ompsim_vgpu_for_each_thread(uint32_t Count, void (*Fn)(void *, uint32_t), void *Context);
 /// The calling thread took, or gave back, the lock at `Lock` (an OpenMP
 /// lock, a `critical` region's): the checker does not call two accesses
 /// made under one lock a race (memcheck/TeamSharedAccesses.cpp).

@@ -94,6 +94,14 @@ inline void lockTaken(const void *Lock) { __ompsim_vgpu_lock_taken(Lock); }
 inline void lockGiven(const void *Lock) { __ompsim_vgpu_lock_given(Lock); }
 inline uint64_t nanoseconds() { return __ompsim_vgpu_nanoseconds(); }
 [[noreturn]] inline void trap() { __ompsim_vgpu_fail("a trap"); }
+/// The block runs as loops: thread 0 alone runs the kernel's code outside
+/// parallel regions, and forEachThread() a region's threads one after the
+/// other (the executor found the kernel meets no barrier, warp collective
+/// or spin but at its regions' ends, simulator/src/gpu/BlockLoops.h).
+inline bool blockRunsAsLoops() { return __ompsim_vgpu_block_runs_as_loops() != 0; }
+inline void forEachThread(uint32_t Count, void (*Fn)(void *, uint32_t), void *Context) {
+  __ompsim_vgpu_for_each_thread(Count, Fn, Context);
+}
 #elif defined(__NVPTX__)
 inline constexpr uint32_t WarpSize = 32;
 /// A warp's lanes may wait at different barriers (independent thread
@@ -205,6 +213,9 @@ inline void lockGiven(const void *) {}
 /// A GPU's barriers carry no site: only the simulated GPU names them.
 inline void syncBlockAt(const BarrierSite &) { syncBlock(); }
 [[noreturn]] inline void trap() { __builtin_trap(); }
+/// A GPU runs a block's threads at once, never as loops.
+inline constexpr bool blockRunsAsLoops() { return false; }
+inline void forEachThread(uint32_t, void (*)(void *, uint32_t), void *) { trap(); }
 #endif
 
 /// Atomics on memory every thread of the device sees.

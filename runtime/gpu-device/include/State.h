@@ -52,6 +52,9 @@ struct ThreadState {
 
 struct TeamState {
   bool Spmd;
+  /// The block runs as loops (hw::blockRunsAsLoops(), an SPMD kernel on the
+  /// simulated GPU): thread 0 alone runs the code outside parallel regions.
+  bool Loops;
   uint32_t MainThread;
   /// The generic-mode parallel region the workers run next (null: the
   /// kernel ends), its shared variables and its threads.
@@ -94,6 +97,9 @@ ThreadState &thread();
 ThreadState *threadIfAny();
 /// Frees the calling thread's state (it leaves the kernel).
 void dropThreadState();
+/// Frees thread `Id`'s state (a block that runs as loops: thread 0 frees
+/// every thread's at the kernel's end).
+void dropThreadState(uint32_t Id);
 
 /// The calling thread's level within the team's own parallelism: 1 in the
 /// team's parallel region, 0 in its sequential part.

@@ -109,6 +109,7 @@ uint32_t mainThreadOf(uint32_t BlockThreads) {
 void initTeam(KernelEnvironmentTy &Kernel, KernelLaunchEnvironmentTy *Launch, bool Spmd) {
   TeamState &Team = team();
   Team.Spmd = Spmd;
+  Team.Loops = Spmd && hw::blockRunsAsLoops();
   Team.MainThread = Spmd ? 0 : mainThreadOf(hw::blockDim(0));
   Team.WorkFn = nullptr;
   Team.Args = nullptr;
@@ -193,6 +194,13 @@ OMPSIM_GPU_API int32_t __kmpc_target_init(KernelEnvironmentTy &Kernel, KernelLau
 
 OMPSIM_GPU_API void __kmpc_target_deinit() {
   TeamState &Team = team();
+  if (Team.Loops) {
+    // Thread 0 ends the kernel for the block's threads, which each had
+    // their parallel regions' share.
+    for (uint32_t I = 0, N = hw::blockDim(0); I < N && I < MaxBlockThreads; ++I)
+      dropThreadState(I);
+    return;
+  }
   if (Team.Spmd) {
     dropThreadState();
     return;
@@ -219,6 +227,24 @@ OMPSIM_GPU_API void __kmpc_kernel_end_parallel() {}
 
 namespace {
 
+/// A parallel region of a block that runs as loops: what each of its
+/// threads is given.
+struct LoopRegion {
+  void *Fn;
+  void **Args;
+  int64_t NumArgs;
+  uint16_t Size;
+};
+
+/// Thread `Tid` of a block that runs as loops runs its share of the region.
+void runLoopRegionThread(void *Region, uint32_t Tid) {
+  const LoopRegion &R = *static_cast<const LoopRegion *>(Region);
+  TeamState &Team = team();
+  Team.RegionSize[Tid] = R.Size;
+  invokeRegion(R.Fn, int32_t(Tid), R.Args, R.NumArgs);
+  Team.RegionSize[Tid] = 0;
+}
+
 /// A parallel region called from `Code` in the program (where its threads
 /// meet at its end).
 void parallel(const IdentTy *Loc, int32_t IfExpr, int32_t NumThreads, void *Fn, void *WrapperFn, void **Args,
@@ -236,7 +262,7 @@ void parallel(const IdentTy *Loc, int32_t IfExpr, int32_t NumThreads, void *Fn, 
     bool TeamsOwn = !Nested && Team.Spmd;
     if (!TeamsOwn || Tid == 0)
       runSerialized(Fn, Args, NumArgs);
-    if (TeamsOwn)
+    if (TeamsOwn && !Team.Loops)
       hw::syncBlock();
     return;
   }
@@ -254,6 +280,14 @@ void parallel(const IdentTy *Loc, int32_t IfExpr, int32_t NumThreads, void *Fn, 
     // start) is barrier enough.
     uint32_t Block = hw::blockDim(0);
     uint32_t Size = NumThreads > 0 && uint32_t(NumThreads) < Block ? uint32_t(NumThreads) : Block;
+    if (Team.Loops) {
+      // Thread 0 alone runs the code outside regions: the region's threads
+      // run one after the other, in thread order as fibers would run them
+      // up to the region's end, which then counts as their barrier.
+      LoopRegion Region = {Fn, Args, NumArgs, uint16_t(Size)};
+      hw::forEachThread(Size, &runLoopRegionThread, &Region);
+      return;
+    }
     if (Team.KernelEnv->Configuration.ExecMode & ExecModeGeneric)
       hw::syncBlock();
     if (Tid < Size) {

@@ -76,8 +76,9 @@ ThreadState &thread() {
   return *Slot;
 }
 
-void dropThreadState() {
-  uint32_t Id = hw::threadIdInBlock();
+void dropThreadState() { dropThreadState(hw::threadIdInBlock()); }
+
+void dropThreadState(uint32_t Id) {
   if (Id < MaxBlockThreads && team().Threads[Id]) {
 #if defined(OMPSIM_GPU_SIM)
     heapFree(team().Threads[Id]->Tape.Values);
