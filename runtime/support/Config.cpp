@@ -273,6 +273,12 @@ Config load() {
     else
       warnBad("OMPSIM_GPU_FIBERS", V, "not a flag", "0 or 1");
   }
+  if (const char *V = env("OMPSIM_GPU_BLOCK_LOOPS")) {
+    if (std::string_view(V) == "0" || std::string_view(V) == "1")
+      C.GpuBlockLoops = *V == '1';
+    else
+      warnBad("OMPSIM_GPU_BLOCK_LOOPS", V, "not a flag", "0 or 1");
+  }
   if (const char *V = env("OMPSIM_SIM_GPU")) {
     if (std::string_view(V) == "nvptx64" || std::string_view(V) == "amdgcn")
       C.SimGpu = V;

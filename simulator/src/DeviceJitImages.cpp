@@ -12,6 +12,7 @@
 #include "JitImageFunctions.h"
 #include "JitImageSummary.h"
 #include "JitObjectCache.h"
+#include "gpu/BlockLoops.h"
 #include "gpu/CheckedAccesses.h"
 #include "gpu/CheckedHeapBinding.h"
 #include "gpu/GpuDeviceRuntime.h"
@@ -19,6 +20,7 @@
 #include "ompsim/Config.h"
 
 #include "ompsim/Errors.h"
+#include "ompsim/Trace.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/ExecutionEngine/Orc/AbsoluteSymbols.h"
 #include "llvm/ExecutionEngine/Orc/EPCDynamicLibrarySearchGenerator.h"
@@ -226,6 +228,12 @@ Expected<JITImage> DeviceJIT::add(ArrayRef<char> Bitcode, StringRef Name) {
         return makeError("image " + Name + ": " + GpuRuntimeProblem);
       if (Error Err = gpu::linkGpuDeviceRuntime(M, GpuRuntime->getMemBufferRef(), Name))
         return std::move(Err);
+      for (const gpu::KernelBlockPlan &Plan : gpu::planBlockLoops(M, config().GpuBlockLoops))
+        OMPSIM_TRACE_EVENT(Cat::Image, "gpu-kernel")
+            .str("image", Name)
+            .str("kernel", Plan.Kernel)
+            .str("blocks", Plan.Loops ? "loops" : "fibers")
+            .str("reason", Plan.Reason);
     }
   }
   if (Whole)

@@ -29,6 +29,10 @@ struct Config {
   /// into them, with a block's threads as fibers in lockstep warps and stock's grid; 0, on libomp's
   /// teams and threads, the earlier model (docs/gpu-images.md)
   bool GpuFibers = true;
+  /// OMPSIM_GPU_BLOCK_LOOPS: 1 (the default), with OMPSIM_GPU_FIBERS, a GPU kernel the executor
+  /// finds meets no barrier but at its parallel regions' ends runs each block as loops over its
+  /// threads; 0, every block's threads as fibers (docs/gpu-images.md)
+  bool GpuBlockLoops = true;
   /// OMPSIM_SIM_GPU: "nvptx64" or "amdgcn", the GPU the simulated device stands for: it declines
   /// the other GPU's images, so a binary built for both runs the named one's; "" (unset) takes
   /// either (docs/gpu-images.md)

@@ -1,6 +1,8 @@
 //===- GpuDeviceRuntime.cpp - ompsim's GPU device runtime in GPU images ---===//
 #include "GpuDeviceRuntime.h"
 
+#include "BlockLoops.h"
+
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Bitcode/BitcodeReader.h"
@@ -49,9 +51,13 @@ Error linkGpuDeviceRuntime(Module &M, MemoryBufferRef Runtime, StringRef ImageNa
   for (const char *Name : {"llvm.used", "llvm.compiler.used"})
     if (GlobalVariable *Used = Rt->getNamedGlobal(Name))
       Used->eraseFromParent();
-  for (Function &F : *Rt)
+  for (Function &F : *Rt) {
     if (!F.isDeclaration() && servedByExecutor(F.getName()))
       F.deleteBody();
+    // Known as the runtime's after the link (BlockLoops.h).
+    if (!F.isDeclaration())
+      F.addFnAttr(GpuRuntimeAttribute);
+  }
   StringSet<> Defined;
   for (GlobalValue &G : Rt->global_values())
     if (!G.isDeclaration() && G.hasExternalLinkage())

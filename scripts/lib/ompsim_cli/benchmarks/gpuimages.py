@@ -2,7 +2,8 @@
 host-offload images of the same programs. Three figures:
 
 * a 1 Mi-element loop (`target teams distribute parallel for`), ms per launch after a warm-up
-  launch: sim-nvptx and sim-amdgcn against sim's x86 ELF image;
+  launch: sim-nvptx and sim-amdgcn against sim's x86 ELF image, and sim-nvptx with its blocks'
+  threads as fibers (OMPSIM_GPU_BLOCK_LOOPS=0) against it as loops;
 * the first kernel of a process whose JIT cache is warm (the second run of the binary): the
   GPU image against the x86 bitcode image (sim-ir), which takes the same JIT path;
 * 1000 barriers of one team of 1024 threads: sim-nvptx against sim's x86 image; an OpenMP
@@ -10,7 +11,6 @@ host-offload images of the same programs. Three figures:
   libomp's OS threads), and a block barrier (`ompx_sync_block`) of an `ompx_bare` kernel.
 """
 
-import os
 import tempfile
 
 from .common import TIMING_C, Unavailable, backend_env, compile_program, parse_kv, ratio, run_program, say
@@ -88,6 +88,10 @@ int main(void) {
 #: Builds: (backend it runs on, ompsim cc flags).
 LOOP_BUILDS = {"sim": ["--translate=pass"], "sim-nvptx": ["--translate=pass", "--gpu=sm_90"],
                "sim-amdgcn": ["--translate=pass", "--gpu=gfx90a"]}
+#: The loop's figures: (backend, flags, environment). sim-nvptx runs the kernel's blocks as loops
+#: over their threads (docs/gpu-images.md); "sim-nvptx-fibers" forces fibers, as before.
+LOOP_FIGURES = {be: (be, flags, {}) for be, flags in LOOP_BUILDS.items()}
+LOOP_FIGURES["sim-nvptx-fibers"] = ("sim-nvptx", LOOP_BUILDS["sim-nvptx"], {"OMPSIM_GPU_BLOCK_LOOPS": "0"})
 FIRST_BUILDS = {"sim-ir": ["--translate=pass", "--image=ir"], "sim-nvptx": ["--translate=pass", "--gpu=sm_90"]}
 BARRIER_BUILDS = {"sim": ["--translate=pass"], "sim-nvptx": ["--translate=pass", "--gpu=sm_90"]}
 
@@ -116,12 +120,12 @@ def run_built(name, source, flags, backend, key, env_extra=None, runs=1):
 
 def bench_gpuimages(quick):
     out = {"unit": "ms", "loop": {}, "first_kernel": {}, "barriers": {}, "block_barriers": {}}
-    for be, flags in LOOP_BUILDS.items():
+    for figure, (be, flags, env) in LOOP_FIGURES.items():
         try:
-            out["loop"][be] = run_built("gpu-loop", LOOP_SOURCE, flags, be, "median_ns") / 1e6
+            out["loop"][figure] = run_built("gpu-loop", LOOP_SOURCE, flags, be, "median_ns", env) / 1e6
         except Unavailable as e:
-            out["loop"][be] = {"unavailable": str(e)}
-            say("gpuimages loop on %s: not available: %s" % (be, e))
+            out["loop"][figure] = {"unavailable": str(e)}
+            say("gpuimages loop on %s: not available: %s" % (figure, e))
     # A JIT cache of this part's own, warmed by a first run; the second run's first kernel counts.
     with tempfile.TemporaryDirectory(prefix="ompsim-bench-jit-") as cache:
         for be, flags in FIRST_BUILDS.items():
@@ -158,6 +162,7 @@ def goals(out):
     g = {
         "loop_nvptx_over_x86": ratio(num(loop.get("sim-nvptx")), num(loop.get("sim"))),
         "loop_amdgcn_over_x86": ratio(num(loop.get("sim-amdgcn")), num(loop.get("sim"))),
+        "loop_fibers_over_loops": ratio(num(loop.get("sim-nvptx-fibers")), num(loop.get("sim-nvptx"))),
         "first_kernel_gpu_over_ir": ratio(num(first.get("sim-nvptx")), num(first.get("sim-ir"))),
         "barriers_nvptx_s": None if num(bar.get("sim-nvptx")) is None else bar["sim-nvptx"] / 1e3,
         "block_barriers_nvptx_s": None if num(block.get("sim-nvptx")) is None else block["sim-nvptx"] / 1e3,

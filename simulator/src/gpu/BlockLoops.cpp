@@ -1,0 +1,500 @@
+//===- BlockLoops.cpp - GPU kernels whose blocks run as loops -------------===//
+#include "BlockLoops.h"
+
+#include "CheckedAccesses.h"
+#include "GpuImageRetarget.h"
+#include "TeamSharedGuards.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Frontend/OpenMP/OMPDeviceConstants.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/Function.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InstIterator.h"
+#include "llvm/IR/Instructions.h"
+#include "llvm/IR/IntrinsicInst.h"
+#include "llvm/IR/Module.h"
+
+#include <optional>
+
+using namespace llvm;
+
+namespace ompsim::sim::gpu {
+namespace {
+
+/// What the virtual GPU makes a thread wait for: a barrier, a warp
+/// collective, a spin (VirtualGpu.h).
+bool waits(StringRef Name) {
+  static constexpr StringLiteral Waits[] = {
+      "__ompsim_vgpu_sync_block", "__ompsim_vgpu_sync_block_at", "__ompsim_vgpu_sync_threads",
+      "__ompsim_vgpu_sync_threads_at", "__ompsim_vgpu_sync_warp", "__ompsim_vgpu_shuffle",
+      "__ompsim_vgpu_ballot", "__ompsim_vgpu_active_mask", "__ompsim_vgpu_pause",
+      "__ompsim_vgpu_run_as_loops", "__ompsim_vgpu_for_each_thread"};
+  // The executor serves the ompx API (its collectives among it), and an
+  // OpenMP entry the runtime does not define is unknown.
+  return is_contained(Waits, Name) || Name.starts_with("ompx_") || Name.starts_with("__kmpc_");
+}
+
+/// The runtime's entries a kernel's code outside parallel regions may call:
+/// every thread would get from them what thread 0 gets (the distribute
+/// schedule is the team's), or they are the kernel's start and end.
+bool sequentialEntry(StringRef Name) {
+  static constexpr StringLiteral Entries[] = {"__kmpc_target_init",
+                                              "__kmpc_target_deinit",
+                                              "__kmpc_global_thread_num",
+                                              "__kmpc_get_hardware_thread_id_in_block",
+                                              "__kmpc_get_hardware_num_threads_in_block",
+                                              "__kmpc_get_warp_size",
+                                              "__kmpc_distribute_static_init_4",
+                                              "__kmpc_distribute_static_init_4u",
+                                              "__kmpc_distribute_static_init_8",
+                                              "__kmpc_distribute_static_init_8u",
+                                              "__kmpc_distribute_static_fini",
+                                              "omp_get_team_num",
+                                              "omp_get_num_teams"};
+  // The block's team-shared memory (GpuImageRetarget.h, TeamSharedGuards.h):
+  // one block for all its threads; a store through it is a store to memory
+  // the threads share.
+  return is_contained(Entries, Name) || Name == TeamSharedEntry || Name == GuardedTeamSharedEntry;
+}
+
+/// The entries that answer the calling thread's id.
+bool threadIdQuery(StringRef Name) {
+  return Name == "__kmpc_global_thread_num" || Name == "__kmpc_get_hardware_thread_id_in_block";
+}
+
+bool parallelEntry(StringRef Name) { return Name == "__kmpc_parallel_60" || Name == "__kmpc_parallel_51"; }
+
+/// Intrinsics that neither write memory nor synchronize.
+bool harmlessIntrinsic(const IntrinsicInst &I) {
+  switch (I.getIntrinsicID()) {
+  case Intrinsic::lifetime_start:
+  case Intrinsic::lifetime_end:
+  case Intrinsic::assume:
+  case Intrinsic::experimental_noalias_scope_decl:
+  case Intrinsic::dbg_declare:
+  case Intrinsic::dbg_value:
+  case Intrinsic::dbg_label:
+  case Intrinsic::donothing:
+    return true;
+  default:
+    return I.doesNotAccessMemory() && !I.isConvergent();
+  }
+}
+
+/// Where a value of the kernel's code outside parallel regions may come
+/// from: the stack variables (allocas) a pointer may point into, the
+/// thread's id, or anything else outside the kernel's own stack (an
+/// argument, a global, a pointer read from memory the threads share).
+struct Origins {
+  SmallPtrSet<const AllocaInst *, 4> Stack;
+  bool ThreadId = false;
+  bool Outside = false;
+
+  bool merge(const Origins &O) {
+    bool Changed = false;
+    for (const AllocaInst *A : O.Stack)
+      Changed |= Stack.insert(A).second;
+    if (O.ThreadId && !ThreadId)
+      Changed = ThreadId = true;
+    if (O.Outside && !Outside)
+      Changed = Outside = true;
+    return Changed;
+  }
+  bool empty() const { return Stack.empty() && !ThreadId && !Outside; }
+};
+
+/// One kernel's analysis (see BlockLoops.h).
+class KernelAnalysis {
+public:
+  KernelAnalysis(Function &Kernel, ArrayRef<Function *> AddressTaken, ArrayRef<Function *> Escaped)
+      : Kernel(Kernel), AddressTaken(AddressTaken), Escaped(Escaped) {}
+
+  /// Why the kernel's blocks cannot run as loops, or nothing.
+  std::optional<std::string> blocker();
+
+private:
+  bool runtime(const Function &F) const { return F.hasFnAttribute(GpuRuntimeAttribute); }
+  /// The program's functions the code outside regions runs in.
+  std::optional<std::string> collectSequential();
+  void propagate();
+  bool transfer(Instruction &I);
+  Origins originsOf(const Value *V);
+  Origins heldIn(const Origins &Pointer);
+  std::optional<std::string> check(Instruction &I);
+  std::optional<std::string> checkRegion(CallBase &Call);
+  /// Why `Region` cannot be given thread 0's copies of the kernel's stack
+  /// variables whose addresses the shared variables `Args` hold.
+  std::optional<std::string> sharedStackVariables(const Function &Region, const Origins &Args);
+  /// The first wait a region's function `Region` may reach, or nothing.
+  std::optional<std::string> regionWait(const Function &Region);
+
+  Function &Kernel;
+  /// The functions whose address is taken: those a call of the runtime's
+  /// through a pointer may reach.
+  ArrayRef<Function *> AddressTaken;
+  /// Those whose address is kept other than by a call of the runtime's: those
+  /// a call of the program's through a pointer may reach.
+  ArrayRef<Function *> Escaped;
+  SetVector<Function *> Sequential;
+  DenseMap<const Value *, Origins> Values;
+  DenseMap<const AllocaInst *, Origins> Held;
+  DenseMap<const Function *, Origins> Returned;
+};
+
+std::string where(const Instruction &I) { return "in function '" + I.getFunction()->getName().str() + "'"; }
+
+std::optional<std::string> KernelAnalysis::collectSequential() {
+  Sequential.insert(&Kernel);
+  for (size_t N = 0; N < Sequential.size(); ++N)
+    for (Instruction &I : instructions(*Sequential[N])) {
+      auto *Call = dyn_cast<CallBase>(&I);
+      if (!Call || isa<IntrinsicInst>(Call))
+        continue;
+      if (!isa<CallInst>(Call))
+        return "an invoke or callbr " + where(I);
+      if (Call->isInlineAsm())
+        return "inline assembly " + where(I);
+      Function *Callee = dyn_cast<Function>(Call->getCalledOperand()->stripPointerCasts());
+      if (!Callee)
+        return "an indirect call outside a parallel region, " + where(I);
+      if (!Callee->isDeclaration() && !runtime(*Callee))
+        Sequential.insert(Callee);
+    }
+  return std::nullopt;
+}
+
+Origins KernelAnalysis::originsOf(const Value *V) {
+  auto It = Values.find(V);
+  if (It != Values.end())
+    return It->second;
+  Origins O;
+  if (isa<GlobalValue>(V))
+    O.Outside = true;
+  else if (const auto *C = dyn_cast<ConstantExpr>(V))
+    for (const Use &Op : C->operands())
+      O.merge(originsOf(Op.get()));
+  else if (const auto *A = dyn_cast<Argument>(V))
+    O.Outside = A->getParent() == &Kernel; // a program function's: from its calls
+  return O;
+}
+
+Origins KernelAnalysis::heldIn(const Origins &Pointer) {
+  Origins O;
+  for (const AllocaInst *A : Pointer.Stack) {
+    auto It = Held.find(A);
+    if (It != Held.end())
+      O.merge(It->second);
+  }
+  // A value read through a pointer that depends on the thread's id may be
+  // another for each thread; one read from shared memory is shared.
+  O.ThreadId |= Pointer.ThreadId;
+  O.Outside |= Pointer.Outside;
+  return O;
+}
+
+bool KernelAnalysis::transfer(Instruction &I) {
+  Origins O;
+  bool Changed = false;
+  auto Hold = [&](const Value *Pointer, const Origins &Value) {
+    Origins P = originsOf(Pointer);
+    Origins Stored = Value;
+    Stored.ThreadId |= P.ThreadId;
+    for (const AllocaInst *A : P.Stack)
+      Changed |= Held[A].merge(Stored);
+  };
+  if (auto *A = dyn_cast<AllocaInst>(&I)) {
+    O.Stack.insert(A);
+  } else if (auto *L = dyn_cast<LoadInst>(&I)) {
+    O = heldIn(originsOf(L->getPointerOperand()));
+  } else if (auto *S = dyn_cast<StoreInst>(&I)) {
+    Hold(S->getPointerOperand(), originsOf(S->getValueOperand()));
+  } else if (auto *X = dyn_cast<AtomicRMWInst>(&I)) {
+    Hold(X->getPointerOperand(), originsOf(X->getValOperand()));
+    O = heldIn(originsOf(X->getPointerOperand()));
+  } else if (auto *X = dyn_cast<AtomicCmpXchgInst>(&I)) {
+    Hold(X->getPointerOperand(), originsOf(X->getNewValOperand()));
+    O = heldIn(originsOf(X->getPointerOperand()));
+  } else if (auto *M = dyn_cast<MemTransferInst>(&I)) {
+    Hold(M->getRawDest(), heldIn(originsOf(M->getRawSource())));
+  } else if (auto *M = dyn_cast<MemSetInst>(&I)) {
+    Hold(M->getRawDest(), originsOf(M->getValue()));
+  } else if (auto *Call = dyn_cast<CallBase>(&I)) {
+    Function *Callee = dyn_cast<Function>(Call->getCalledOperand()->stripPointerCasts());
+    if (Callee && Sequential.contains(Callee)) {
+      for (auto [Param, Arg] : zip(Callee->args(), Call->args()))
+        Changed |= Values[&Param].merge(originsOf(Arg.get()));
+      O = Returned.lookup(Callee);
+    } else if (Callee && threadIdQuery(Callee->getName())) {
+      O.ThreadId = true;
+    } else if (!isa<IntrinsicInst>(Call)) {
+      O.Outside = I.getType()->isPointerTy();
+    } else {
+      for (const Use &Arg : Call->args())
+        O.merge(originsOf(Arg.get()));
+    }
+  } else if (auto *R = dyn_cast<ReturnInst>(&I)) {
+    if (Value *V = R->getReturnValue())
+      Changed |= Returned[I.getFunction()].merge(originsOf(V));
+  } else {
+    // Arithmetic, comparisons, casts, address arithmetic, phis, selects:
+    // from each operand (inttoptr makes an address of anything).
+    for (const Use &Op : I.operands())
+      O.merge(originsOf(Op.get()));
+    if (isa<IntToPtrInst>(&I))
+      O.Outside = true;
+  }
+  if (!O.empty())
+    Changed |= Values[&I].merge(O);
+  return Changed;
+}
+
+void KernelAnalysis::propagate() {
+  for (bool Changed = true; Changed;) {
+    Changed = false;
+    for (Function *F : Sequential)
+      for (Instruction &I : instructions(*F))
+        Changed |= transfer(I);
+  }
+}
+
+std::optional<std::string> KernelAnalysis::regionWait(const Function &Region) {
+  SetVector<const Function *> Reached;
+  Reached.insert(&Region);
+  for (size_t N = 0; N < Reached.size(); ++N)
+    for (const Instruction &I : instructions(*Reached[N])) {
+      const auto *Call = dyn_cast<CallBase>(&I);
+      if (!Call || isa<IntrinsicInst>(Call))
+        continue;
+      if (Call->isInlineAsm())
+        return "inline assembly in function '" + Reached[N]->getName().str() + "'";
+      const auto *Callee = dyn_cast<Function>(Call->getCalledOperand()->stripPointerCasts());
+      if (!Callee) {
+        // The runtime calls what it was handed (a region, a reduction's
+        // callback); the program, what its own pointers may hold.
+        for (const Function *F : runtime(*Reached[N]) ? AddressTaken : Escaped)
+          Reached.insert(F);
+        continue;
+      }
+      if (!Callee->isDeclaration()) {
+        Reached.insert(Callee);
+        continue;
+      }
+      if (waits(Callee->getName()))
+        return "'" + Callee->getName().str() + "' (a barrier, a warp collective or a spin), from function '" +
+               Reached[N]->getName().str() + "'";
+    }
+  return std::nullopt;
+}
+
+std::optional<std::string> KernelAnalysis::sharedStackVariables(const Function &Region, const Origins &Args) {
+  // Each thread would pass its own copy; thread 0's does for all when the
+  // region only reads it, and no thread's copy holds its id.
+  const DataLayout &Layout = Region.getDataLayout();
+  const uint64_t Slot = Layout.getPointerSize();
+  auto Refuse = [&](const Instruction &At) -> std::optional<std::string> {
+    return "parallel region '" + Region.getName().str() +
+           "' is passed the address of a variable of the kernel's own, which it may write or keep, " +
+           where(At);
+  };
+  for (Function *F : Sequential)
+    for (Instruction &I : instructions(*F)) {
+      auto *Store = dyn_cast<StoreInst>(&I);
+      if (!Store)
+        continue;
+      Origins Value = originsOf(Store->getValueOperand());
+      if (Value.Stack.empty())
+        continue;
+      APInt Offset(Layout.getIndexTypeSizeInBits(Store->getPointerOperand()->getType()), 0);
+      const auto *Base = dyn_cast<AllocaInst>(
+          Store->getPointerOperand()->stripAndAccumulateConstantOffsets(Layout, Offset, /*AllowNonInbounds=*/true));
+      if (!Base || !Args.Stack.contains(Base))
+        continue; // not into the region's shared variables
+      uint64_t Index = Offset.getZExtValue() / Slot + 2; // after the global and bound thread ids
+      if (Offset.getZExtValue() % Slot || Index >= Region.arg_size())
+        return Refuse(I);
+      const Argument &Param = *Region.getArg(unsigned(Index));
+      if (!Param.onlyReadsMemory() || !Param.hasNoCaptureAttr())
+        return Refuse(I);
+      for (const AllocaInst *A : Value.Stack) {
+        Origins Holds = Held.lookup(A);
+        if (Holds.ThreadId || !Holds.Stack.empty())
+          return Refuse(I);
+      }
+    }
+  return std::nullopt;
+}
+
+std::optional<std::string> KernelAnalysis::checkRegion(CallBase &Call) {
+  if (Call.arg_size() < 9)
+    return "a parallel region call of an unknown form, " + where(Call);
+  if (originsOf(Call.getArgOperand(2)).ThreadId || originsOf(Call.getArgOperand(3)).ThreadId)
+    return "a parallel region whose if or num_threads depends on the thread's id, " + where(Call);
+  auto *Region = dyn_cast<Function>(Call.getArgOperand(5)->stripPointerCasts());
+  if (!Region || Region->isDeclaration())
+    return "a parallel region whose function is not known, " + where(Call);
+  Origins Args = originsOf(Call.getArgOperand(7));
+  if (Args.Outside || Args.ThreadId)
+    return "a parallel region's shared variables outside the kernel's stack, " + where(Call);
+  Origins Shared = heldIn(Args);
+  if (!Shared.Stack.empty())
+    if (auto Why = sharedStackVariables(*Region, Args))
+      return Why;
+  if (Shared.ThreadId)
+    return "parallel region '" + Region->getName().str() + "' is passed the thread's id, " + where(Call);
+  if (auto Wait = regionWait(*Region))
+    return "parallel region '" + Region->getName().str() + "' may reach " + *Wait;
+  return std::nullopt;
+}
+
+std::optional<std::string> KernelAnalysis::check(Instruction &I) {
+  auto Shared = [&](const Value *Pointer) {
+    Origins P = originsOf(Pointer);
+    return P.Stack.empty() || P.Outside;
+  };
+  if (auto *S = dyn_cast<StoreInst>(&I); S && Shared(S->getPointerOperand()))
+    return "a store outside parallel regions to memory the threads share, " + where(I);
+  const Value *Atomic = nullptr;
+  if (auto *X = dyn_cast<AtomicRMWInst>(&I))
+    Atomic = X->getPointerOperand();
+  else if (auto *X = dyn_cast<AtomicCmpXchgInst>(&I))
+    Atomic = X->getPointerOperand();
+  if (Atomic && Shared(Atomic))
+    return "an atomic outside parallel regions on memory the threads share, " + where(I);
+  const Value *Condition = nullptr;
+  if (auto *B = dyn_cast<BranchInst>(&I); B && B->isConditional())
+    Condition = B->getCondition();
+  else if (auto *S = dyn_cast<SwitchInst>(&I))
+    Condition = S->getCondition();
+  else if (auto *S = dyn_cast<SelectInst>(&I))
+    Condition = S->getCondition();
+  else if (isa<IndirectBrInst>(I))
+    return "an indirect branch " + where(I);
+  if (Condition && originsOf(Condition).ThreadId)
+    return "a branch on the thread's id outside parallel regions, " + where(I);
+  auto *Call = dyn_cast<CallBase>(&I);
+  if (!Call)
+    return std::nullopt;
+  if (auto *Intrinsic = dyn_cast<IntrinsicInst>(Call)) {
+    if (harmlessIntrinsic(*Intrinsic))
+      return std::nullopt;
+    if (auto *M = dyn_cast<MemIntrinsic>(Intrinsic); M && !Shared(M->getRawDest()))
+      return std::nullopt;
+    return "intrinsic '" + Intrinsic->getCalledFunction()->getName().str() + "' outside parallel regions, " +
+           where(I);
+  }
+  Function *Callee = dyn_cast<Function>(Call->getCalledOperand()->stripPointerCasts());
+  if (Sequential.contains(Callee))
+    return std::nullopt;
+  StringRef Name = Callee->getName();
+  if (parallelEntry(Name))
+    return checkRegion(*Call);
+  // The checker's call before an access (CheckedAccesses.h): an access of
+  // the kernel's own stack is each thread's own, and keeps no history.
+  if (Name == CheckAccessEntry && Call->arg_size() > 0 && !Shared(Call->getArgOperand(0)))
+    return std::nullopt;
+  if (sequentialEntry(Name))
+    return std::nullopt;
+  return "a call of '" + Name.str() + "' outside parallel regions, " + where(I);
+}
+
+std::optional<std::string> KernelAnalysis::blocker() {
+  if (auto Why = collectSequential())
+    return Why;
+  propagate();
+  for (Function *F : Sequential)
+    for (Instruction &I : instructions(*F))
+      if (auto Why = check(I))
+        return Why;
+  return std::nullopt;
+}
+
+/// Whether the program's code may keep `F`'s address anywhere but in the
+/// arguments of the runtime's calls (a parallel region's function, a
+/// reduction's callbacks): where the program's own calls through a pointer
+/// may find it. The runtime's code keeps only its own.
+bool escapes(const Function &F) {
+  for (const Use &U : F.uses()) {
+    const auto *I = dyn_cast<Instruction>(U.getUser());
+    if (!I)
+      return true; // a constant's, a global's initializer
+    if (I->getFunction()->hasFnAttribute(GpuRuntimeAttribute))
+      continue;
+    const auto *Call = dyn_cast<CallBase>(I);
+    if (!Call)
+      return true;
+    if (Call->isCallee(&U))
+      continue;
+    // The program's declaration of a runtime entry may differ in type from
+    // the runtime's: the call's callee, whatever its type.
+    const auto *Callee = dyn_cast<Function>(Call->getCalledOperand()->stripPointerCasts());
+    if (!Callee || !(Callee->hasFnAttribute(GpuRuntimeAttribute) || Callee->getName().starts_with("__kmpc_")))
+      return true;
+  }
+  return false;
+}
+
+/// The kernel environment's execution mode (OMPTgtExecModeFlags), if `Env`
+/// has the layout of LLVM 22's KernelEnvironmentTy.
+std::optional<uint64_t> executionMode(const GlobalVariable &Env) {
+  if (!Env.hasInitializer())
+    return std::nullopt;
+  auto *Configuration = dyn_cast_or_null<ConstantStruct>(Env.getInitializer()->getAggregateElement(0u));
+  if (!Configuration)
+    return std::nullopt;
+  auto *Mode = dyn_cast_or_null<ConstantInt>(Configuration->getAggregateElement(2u));
+  if (!Mode)
+    return std::nullopt;
+  return Mode->getZExtValue();
+}
+
+} // namespace
+
+std::vector<KernelBlockPlan> planBlockLoops(Module &M, bool Enabled) {
+  static constexpr StringLiteral EnvironmentSuffix = "_kernel_environment";
+  std::vector<Function *> AddressTaken, Escaped;
+  for (Function &F : M)
+    if (!F.isDeclaration() && F.hasAddressTaken()) {
+      AddressTaken.push_back(&F);
+      if (escapes(F))
+        Escaped.push_back(&F);
+    }
+  std::vector<KernelBlockPlan> Plans;
+  for (GlobalVariable &Env : M.globals()) {
+    StringRef Name = Env.getName();
+    if (!Name.consume_back(EnvironmentSuffix))
+      continue;
+    Function *Kernel = M.getFunction(Name);
+    if (!Kernel || Kernel->isDeclaration())
+      continue;
+    KernelBlockPlan Plan{Name.str(), false, {}};
+    std::optional<uint64_t> Mode = executionMode(Env);
+    if (!Enabled)
+      Plan.Reason = "OMPSIM_GPU_BLOCK_LOOPS=0";
+    else if (!Mode)
+      Plan.Reason = "its kernel environment has an unknown layout";
+    else if (*Mode != omp::OMP_TGT_EXEC_MODE_SPMD)
+      Plan.Reason = *Mode == omp::OMP_TGT_EXEC_MODE_GENERIC_SPMD
+                        ? "Generic-SPMD mode (every thread runs a sequential part)"
+                        : "generic mode (a main thread hands parallel regions to the workers)";
+    else if (auto Why = KernelAnalysis(*Kernel, AddressTaken, Escaped).blocker())
+      Plan.Reason = *Why;
+    else
+      Plan.Loops = true;
+    if (Plan.Loops) {
+      FunctionCallee Entry = M.getOrInsertFunction(RunAsLoopsEntry, Type::getVoidTy(M.getContext()));
+      BasicBlock &First = Kernel->getEntryBlock();
+      BasicBlock::iterator At = First.getFirstInsertionPt();
+      while (isa<AllocaInst>(*At))
+        ++At;
+      IRBuilder<>(&First, At).CreateCall(Entry);
+    }
+    Plans.push_back(std::move(Plan));
+  }
+  return Plans;
+}
+
+} // namespace ompsim::sim::gpu

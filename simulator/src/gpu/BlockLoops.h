@@ -1,0 +1,71 @@
+//===- BlockLoops.h - GPU kernels whose blocks run as loops ---------------===//
+//
+// The virtual GPU runs a block's threads as fibers, each until its next
+// barrier: every GPU thread pays a fiber and the device runtime's start,
+// schedules and end. Most OpenMP kernels need none of that. An SPMD kernel
+// of clang's combined constructs (`target teams distribute parallel for`)
+// runs the same code outside its parallel regions on every thread (a
+// distribute loop's bounds, each thread's own), and its threads meet only
+// at each region's end. Fibers run such a block in thread order: thread 0's
+// share of a region, thread 1's, ..., then the next region. So does a loop
+// over the threads at each region, with the code outside the regions run
+// once, by thread 0: the same accesses in the same order, without a fiber.
+//
+// planBlockLoops() decides kernel by kernel, on a retargeted image with
+// ompsim's GPU device runtime linked in (GpuDeviceRuntime.h). A kernel runs
+// as loops when
+//  - it is SPMD (not generic, not Generic-SPMD: flang-22's, whose every
+//    thread runs a sequential part with stores of its own);
+//  - its code outside parallel regions (the kernel and the program's
+//    functions it calls) stores only to its own stack, calls only the
+//    runtime's kernel start and end, the distribute schedule and the team
+//    queries, and does not branch on the thread's id: each thread's run of
+//    it would do what thread 0's does;
+//  - it shares none of its own stack variables with a region by address,
+//    and passes none of the thread's id to one (each thread would pass its
+//    own);
+//  - no region's function can reach a barrier, a warp collective or a spin
+//    (a lock), through direct or indirect calls.
+// Each such kernel gets a call of __ompsim_vgpu_run_as_loops at its start
+// (runtime/device/vgpu/VirtualGpu.h); the runtime then runs each region as
+// a loop over its threads (runtime/gpu-device/src/Kernel.cpp). Every other
+// kernel keeps fibers, and its plan says why.
+//
+//===----------------------------------------------------------------------===//
+#ifndef OMPSIM_SIMULATOR_GPU_BLOCKLOOPS_H
+#define OMPSIM_SIMULATOR_GPU_BLOCKLOOPS_H
+
+#include <string>
+#include <vector>
+
+namespace llvm {
+class Module;
+} // namespace llvm
+
+namespace ompsim::sim::gpu {
+
+/// The attribute linkGpuDeviceRuntime() gives every function of ompsim's GPU
+/// device runtime it links into an image.
+inline constexpr const char *GpuRuntimeAttribute = "ompsim-gpu-runtime";
+
+/// The entry a kernel whose blocks run as loops calls first.
+inline constexpr const char *RunAsLoopsEntry = "__ompsim_vgpu_run_as_loops";
+
+/// How one kernel's blocks run on the virtual GPU.
+struct KernelBlockPlan {
+  std::string Kernel;
+  bool Loops = false;
+  /// Why its threads run as fibers (empty when it runs as loops).
+  std::string Reason;
+};
+
+/// Decides, for each OpenMP kernel of `M` (a function with a kernel
+/// environment), whether its blocks run as loops, and adds the call of
+/// RunAsLoopsEntry to those that do. `M` is a retargeted GPU image with the
+/// GPU device runtime linked in. With `Enabled` false (OMPSIM_GPU_BLOCK_LOOPS=0)
+/// every kernel keeps fibers, and its plan says so.
+std::vector<KernelBlockPlan> planBlockLoops(llvm::Module &M, bool Enabled);
+
+} // namespace ompsim::sim::gpu
+
+#endif // OMPSIM_SIMULATOR_GPU_BLOCKLOOPS_H
