@@ -6,6 +6,7 @@
 #include "TeamSharedGuards.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringRef.h"
@@ -29,10 +30,10 @@ namespace {
 /// collective, a spin (VirtualGpu.h).
 bool waits(StringRef Name) {
   static constexpr StringLiteral Waits[] = {
-      "__ompsim_vgpu_sync_block", "__ompsim_vgpu_sync_block_at", "__ompsim_vgpu_sync_threads",
-      "__ompsim_vgpu_sync_threads_at", "__ompsim_vgpu_sync_warp", "__ompsim_vgpu_shuffle",
-      "__ompsim_vgpu_ballot", "__ompsim_vgpu_active_mask", "__ompsim_vgpu_pause",
-      "__ompsim_vgpu_run_as_loops", "__ompsim_vgpu_for_each_thread"};
+      "__ompsim_vgpu_sync_block",      "__ompsim_vgpu_sync_block_at",  "__ompsim_vgpu_sync_threads",
+      "__ompsim_vgpu_sync_threads_at", "__ompsim_vgpu_sync_warp",      "__ompsim_vgpu_shuffle",
+      "__ompsim_vgpu_ballot",          "__ompsim_vgpu_active_mask",    "__ompsim_vgpu_pause",
+      "__ompsim_vgpu_run_as_loops",    "__ompsim_vgpu_for_each_thread"};
   // The executor serves the ompx API (its collectives among it), and an
   // OpenMP entry the runtime does not define is unknown.
   return is_contained(Waits, Name) || Name.starts_with("ompx_") || Name.starts_with("__kmpc_");
@@ -300,19 +301,26 @@ std::optional<std::string> KernelAnalysis::sharedStackVariables(const Function &
            "' is passed the address of a variable of the kernel's own, which it may write or keep, " +
            where(At);
   };
+  auto IntoArgs = [&](const Value *Pointer) {
+    return any_of(originsOf(Pointer).Stack, [&](const AllocaInst *A) { return Args.Stack.contains(A); });
+  };
   for (Function *F : Sequential)
     for (Instruction &I : instructions(*F)) {
+      // A copy into the shared variables is not followed to its slots.
+      if (auto *Copy = dyn_cast<MemTransferInst>(&I);
+          Copy && IntoArgs(Copy->getRawDest()) && !heldIn(originsOf(Copy->getRawSource())).Stack.empty())
+        return Refuse(I);
       auto *Store = dyn_cast<StoreInst>(&I);
       if (!Store)
         continue;
       Origins Value = originsOf(Store->getValueOperand());
-      if (Value.Stack.empty())
-        continue;
+      if (Value.Stack.empty() || !IntoArgs(Store->getPointerOperand()))
+        continue; // not a stack address into the region's shared variables
       APInt Offset(Layout.getIndexTypeSizeInBits(Store->getPointerOperand()->getType()), 0);
-      const auto *Base = dyn_cast<AllocaInst>(
-          Store->getPointerOperand()->stripAndAccumulateConstantOffsets(Layout, Offset, /*AllowNonInbounds=*/true));
-      if (!Base || !Args.Stack.contains(Base))
-        continue; // not into the region's shared variables
+      const auto *Base = dyn_cast<AllocaInst>(Store->getPointerOperand()->stripAndAccumulateConstantOffsets(
+          Layout, Offset, /*AllowNonInbounds=*/true));
+      if (!Base || !Args.Stack.contains(Base) || Offset.isNegative())
+        return Refuse(I);                                // a slot the analysis cannot name
       uint64_t Index = Offset.getZExtValue() / Slot + 2; // after the global and bound thread ids
       if (Offset.getZExtValue() % Slot || Index >= Region.arg_size())
         return Refuse(I);
