@@ -1,8 +1,9 @@
 """GPU kernels whose blocks run as loops (simulator/src/gpu/BlockLoops.h): the virtual GPU runs
 an SPMD kernel that meets no barrier but at its parallel regions' ends with thread 0 alone
 running the code outside the regions and each region's threads one after the other, as fibers
-would run them, without a fiber each. A kernel with a barrier, a warp collective or a spin in a
-region, and a generic kernel, keep fibers, and the image trace says why. Either way the program
+would run them, without a fiber each. A generic kernel runs the same way, its main thread on
+thread 0's stack with the main thread's ids. A kernel with a barrier, a warp collective or a spin in
+a region keeps fibers, and the image trace says why. Either way the program
 computes what it computes with OMPSIM_GPU_BLOCK_LOOPS=0, which forces fibers."""
 import re
 
@@ -21,6 +22,7 @@ int twice(int x) { return 2 * x; }
 int main(void) {
   enum { N = 3000 };
   static int who[N], size[N], team[N], dyn[N], serial[N], fn[N], red[N];
+  int seq[3] = {-1, -1, -1};
   int (*f)(int) = twice;
   int n = 10, total = 0, in_barrier = 0, generic = 0;
   /* kernel distribute */
@@ -56,12 +58,35 @@ int main(void) {
         in_barrier += red[t];
   }
   /* kernel generic */
-#pragma omp target teams num_teams(2) map(tofrom : generic)
+#pragma omp target teams num_teams(2) map(tofrom : generic, seq)
   {
     int base = omp_get_team_num() + 1;
 #pragma omp parallel num_threads(4)
 #pragma omp atomic
     generic += base;
+    /* The main thread between two regions: what it writes, the second region's threads read. */
+    base *= 100;
+    if (omp_get_team_num() == 1)
+      seq[0] = omp_get_thread_num() * 1000 + omp_get_num_threads();
+#pragma omp parallel num_threads(3)
+    {
+#pragma omp atomic
+      generic += base;
+      if (omp_get_team_num() == 1 && omp_get_thread_num() == 2)
+        seq[1] = omp_get_num_threads();
+    }
+  }
+  /* kernel generic_barrier */
+#pragma omp target teams num_teams(2) map(tofrom : seq)
+  {
+    int mine[8];
+#pragma omp parallel num_threads(8)
+    {
+      mine[omp_get_thread_num()] = omp_get_thread_num();
+#pragma omp barrier
+      if (omp_get_team_num() == 0 && omp_get_thread_num() == 0)
+        seq[2] = mine[7];
+    }
   }
   long sums[7] = {0};
   int dyn_ok = 1, fn_ok = 1;
@@ -74,8 +99,10 @@ int main(void) {
     dyn_ok &= dyn[i] % 10000 == i;
     fn_ok &= fn[i] == 2 * i;
   }
-  printf("who %ld size %ld team %ld dyn %ld dyn_ok %d serial %ld fn %d total %d barrier %d generic %d\n",
-         sums[0], sums[1], sums[2], sums[3], dyn_ok, sums[4], fn_ok, total, in_barrier, generic);
+  printf("who %ld size %ld team %ld dyn %ld dyn_ok %d serial %ld fn %d total %d barrier %d generic %d "
+         "main %d second %d generic_barrier %d\n",
+         sums[0], sums[1], sums[2], sums[3], dyn_ok, sums[4], fn_ok, total, in_barrier, generic, seq[0], seq[1],
+         seq[2]);
   return 0;
 }
 """
@@ -115,18 +142,24 @@ def test_spmd_kernels_run_as_loops_and_compute_what_fibers_compute(offload, arch
     fields = dict(zip(loops.stdout.split()[0::2], loops.stdout.split()[1::2]))
     assert fields["total"] == str(sum(range(3000)))
     assert fields["barrier"] == str(sum(range(32)))
-    assert fields["generic"] == str(4 * (1 + 2))
+    # Generic mode: each team's 4 threads add its base, then 3 threads the main thread's 100x.
+    assert fields["generic"] == str(4 * (1 + 2) + 3 * (100 + 200))
+    assert fields["main"] == "1"  # thread 0 of a team of one between the regions
+    assert fields["second"] == "3"
+    assert fields["generic_barrier"] == "7"
     assert fields["serial"] == "3000"
     assert fields["fn"] == "1"
     assert fields["dyn_ok"] == "1"  # the dynamic loop covered each iteration once
     got = plans(loops.stderr, KERNELS)
-    for name in ("distribute", "dynamic", "serialized", "indirect"):
+    for name in ("distribute", "dynamic", "serialized", "indirect", "generic"):
         assert got[name] == ("loops", ""), (name, got)
     # The team's reduction variable: each thread's own, which its region writes.
     assert got["reduction"][0] == "fibers", got
     assert "is passed the address of a variable of the kernel's own, which it may write" in got["reduction"][1]
     assert got["barrier"][0] == "fibers" and "may reach" in got["barrier"][1], got
-    assert got["generic"][0] == "fibers" and "generic mode" in got["generic"][1], got
+    # A barrier among a region's threads (clang -O1 makes this kernel Generic-SPMD, which keeps
+    # fibers for that alone).
+    assert got["generic_barrier"][0] == "fibers", got
     forced = plans(fibers.stderr, KERNELS)
     assert set(forced.values()) == {("fibers", "OMPSIM_GPU_BLOCK_LOOPS=0")}, forced
 

@@ -253,6 +253,8 @@ void loopKernel(void *) {
   L->KernelStarts[B].fetch_add(1);
   __ompsim_vgpu_run_as_loops();
   L->RunsAsLoops[B] = __ompsim_vgpu_block_runs_as_loops() != 0;
+  // As a generic-mode kernel's main thread: thread 5 (x 1, y 2) from here on.
+  __ompsim_vgpu_run_as_thread(5);
   int Regions[2] = {0, 1};
   __ompsim_vgpu_for_each_thread(LoopThreads, &loopThread, &Regions[0]);
   // A region of fewer threads than the block (num_threads).
@@ -305,9 +307,9 @@ TEST(VirtualGpuTest, ABlockThatRunsAsLoopsRunsEachRegionsThreadsInTurnWithTheirI
         EXPECT_EQ(L->Seen[B][Region][N][2], N % Warp) << B << " " << N;
         EXPECT_EQ(L->Seen[B][Region][N][3], LoopY);
       }
-    // Back to thread 0's ids after the regions.
-    EXPECT_EQ(L->AfterRegions[B][0], 0u);
-    EXPECT_EQ(L->AfterRegions[B][1], 0u);
+    // Back to the ids of the thread the code went on as, after the regions.
+    EXPECT_EQ(L->AfterRegions[B][0], 1u + 2u);
+    EXPECT_EQ(L->AfterRegions[B][1], 5u);
   }
   delete L;
 }

@@ -83,6 +83,11 @@ bool blockRunsAsLoops() {
   return R && R->runsAsLoops();
 }
 
+void runAsThread(uint32_t T) {
+  if (BlockRunner *R = BlockRunner::TRunner)
+    R->runAsThread(T);
+}
+
 void forEachThread(uint32_t Count, void (*Fn)(void *, uint32_t), void *Context) {
   if (BlockRunner *R = BlockRunner::TRunner) {
     R->forEachThread(Count, Fn, Context);

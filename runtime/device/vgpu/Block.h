@@ -76,6 +76,8 @@ void syncThreads(uint32_t Count, const BarrierSite *Site = nullptr);
 void runAsLoops();
 /// Whether the calling thread's block runs as loops.
 bool blockRunsAsLoops();
+/// In a block that runs as loops, the calling code goes on as thread `T`.
+void runAsThread(uint32_t T);
 /// In a block that runs as loops, `Fn(Context, T)` for each thread T below
 /// `Count` in turn, as thread T (__ompsim_vgpu_for_each_thread).
 void forEachThread(uint32_t Count, void (*Fn)(void *, uint32_t), void *Context);

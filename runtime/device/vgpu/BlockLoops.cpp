@@ -32,9 +32,13 @@ void BlockRunner::forEachThread(uint32_t Count, void (*Fn)(void *, uint32_t), vo
   // The code runs on thread 0's stack, whose registers it reads: they say
   // thread T's ids while T runs.
   LaneRegisters &Own = Stacks.registers(0);
+  const uint32_t Self = Current;
   const uint32_t Threads = Count < TheGrid->Threads ? Count : TheGrid->Threads;
   const uint32_t *Dim = TheGrid->BlockDim;
   const uint32_t Lanes = TheGrid->WarpSize;
+  // Where the region's threads would take it (a generic-mode region's
+  // hand-over from the main thread).
+  ++BarrierEpoch;
   // The ids step along with T (split() divides three times a thread).
   uint32_t Id[3] = {0, 0, 0};
   for (uint32_t T = 0, Lane = 0; T < Threads; ++T) {
@@ -53,10 +57,17 @@ void BlockRunner::forEachThread(uint32_t Count, void (*Fn)(void *, uint32_t), vo
       }
     }
   }
-  setThread(Own, 0);
-  Current = 0;
+  setThread(Own, Self);
+  Current = Self;
   // Where the region's threads would meet at its end.
   ++BarrierEpoch;
+}
+
+void BlockRunner::runAsThread(uint32_t T) {
+  if (!Loops || T >= TheGrid->Threads)
+    failLaunch("a block that does not run as loops, or a thread it does not have, goes on as thread", T);
+  setThread(Stacks.registers(0), T);
+  Current = T;
 }
 
 void BlockRunner::waitInLoops(const char *What) const {

@@ -564,8 +564,10 @@ void BlockRunner::fiberEntry(ctx::transfer_t From) {
 #ifdef OMPSIM_VGPU_ASAN
   __sanitizer_finish_switch_fiber(nullptr, &R.HomeBottom, &R.HomeSize);
 #endif
+  // The fiber's own thread: a block that runs as loops may go on as another.
+  const uint32_t Self = R.Current;
   R.TheGrid->Body(R.Gtid, &R.Btid, R.TheGrid->Argv);
-  R.Fibers[R.Current].Done = true;
+  R.Fibers[Self].Done = true;
 #ifdef OMPSIM_VGPU_ASAN
   __sanitizer_start_switch_fiber(nullptr, R.HomeBottom, R.HomeSize);
 #endif

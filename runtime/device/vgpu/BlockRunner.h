@@ -137,9 +137,14 @@ public:
   bool runsAsLoops() const { return Loops; }
 
   /// `Fn(Context, T)` for threads T below `Count` in turn, each with thread
-  /// T's ids, on thread 0's stack; then the barrier at the region's end
-  /// counts as released (barrierEpoch()). A block that runs as loops only.
+  /// T's ids, on thread 0's stack; the barriers at the region's start (a
+  /// generic-mode region's hand-over) and end count as released
+  /// (barrierEpoch()). A block that runs as loops only.
   void forEachThread(uint32_t Count, void (*Fn)(void *, uint32_t), void *Context);
+
+  /// In a block that runs as loops, the running code goes on as thread `T`
+  /// (a generic-mode kernel's main thread): its ids, and current().
+  void runAsThread(uint32_t T);
 
   /// A barrier of the running lanes of `Mask` in the caller's warp.
   /// `Program`: the call of a program's warp collective (null: the

@@ -115,6 +115,11 @@ int __ompsim_vgpu_block_runs_as_loops(void);
 /// Count - 1 in turn, each with thread T's ids, on the calling thread's
 /// stack; then the threads' barrier at the region's end counts as passed.
 void __ompsim_vgpu_for_each_thread(uint32_t Count, void (*Fn)(void *, uint32_t), void *Context);
+/// In a block that runs as loops: the calling code goes on as thread `T`
+/// (its ids, and the thread faults and the checker name), as a
+/// generic-mode kernel's main thread does; __ompsim_vgpu_for_each_thread
+/// comes back to it after each region.
+void __ompsim_vgpu_run_as_thread(uint32_t T);
 /// The calling thread took, or gave back, the lock at `Lock` (an OpenMP
 /// lock, a `critical` region's): the checker does not call two accesses
 /// made under one lock a race (memcheck/TeamSharedAccesses.cpp).

@@ -102,6 +102,9 @@ inline bool blockRunsAsLoops() { return __ompsim_vgpu_block_runs_as_loops() != 0
 inline void forEachThread(uint32_t Count, void (*Fn)(void *, uint32_t), void *Context) {
   __ompsim_vgpu_for_each_thread(Count, Fn, Context);
 }
+/// In a block that runs as loops, the running code goes on as thread `T`
+/// (a generic-mode kernel's main thread).
+inline void runAsThread(uint32_t T) { __ompsim_vgpu_run_as_thread(T); }
 #elif defined(__NVPTX__)
 inline constexpr uint32_t WarpSize = 32;
 /// A warp's lanes may wait at different barriers (independent thread
@@ -216,6 +219,7 @@ inline void syncBlockAt(const BarrierSite &) { syncBlock(); }
 /// A GPU runs a block's threads at once, never as loops.
 inline constexpr bool blockRunsAsLoops() { return false; }
 inline void forEachThread(uint32_t, void (*)(void *, uint32_t), void *) { trap(); }
+inline void runAsThread(uint32_t) { trap(); }
 #endif
 
 /// Atomics on memory every thread of the device sees.

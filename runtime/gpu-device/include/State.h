@@ -52,8 +52,9 @@ struct ThreadState {
 
 struct TeamState {
   bool Spmd;
-  /// The block runs as loops (hw::blockRunsAsLoops(), an SPMD kernel on the
-  /// simulated GPU): thread 0 alone runs the code outside parallel regions.
+  /// The block runs as loops (hw::blockRunsAsLoops(), on the simulated
+  /// GPU): thread 0 alone runs the code outside parallel regions (as the
+  /// main thread in generic mode), and each region's threads run in turn.
   bool Loops;
   uint32_t MainThread;
   /// The generic-mode parallel region the workers run next (null: the

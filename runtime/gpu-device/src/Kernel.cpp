@@ -109,7 +109,7 @@ uint32_t mainThreadOf(uint32_t BlockThreads) {
 void initTeam(KernelEnvironmentTy &Kernel, KernelLaunchEnvironmentTy *Launch, bool Spmd) {
   TeamState &Team = team();
   Team.Spmd = Spmd;
-  Team.Loops = Spmd && hw::blockRunsAsLoops();
+  Team.Loops = hw::blockRunsAsLoops();
   Team.MainThread = Spmd ? 0 : mainThreadOf(hw::blockDim(0));
   Team.WorkFn = nullptr;
   Team.Args = nullptr;
@@ -161,6 +161,16 @@ OMPSIM_GPU_API int32_t __kmpc_target_init(KernelEnvironmentTy &Kernel, KernelLau
     fail("a block of more than 1024 threads");
   if (Tid == 0)
     initTeam(Kernel, Launch, Spmd);
+  if (hw::blockRunsAsLoops()) {
+    // Thread 0 alone runs the kernel (a GPU's threads read the team's
+    // state only after the barrier below). In generic mode it goes on as the
+    // main thread, whose ids the code then reads as on a GPU; the workers
+    // run each region's share in __kmpc_parallel_60.
+    if (Spmd)
+      return -1;
+    hw::runAsThread(team().MainThread);
+    return -1;
+  }
   // The block's threads read the team's state from here on: after thread 0
   // set it. Where thread 0 runs first (the virtual GPU's fibers), an SPMD
   // kernel's threads need not wait for it: the first barrier they all meet
@@ -207,6 +217,11 @@ OMPSIM_GPU_API void __kmpc_target_deinit() {
   }
   if (hw::threadIdInBlock() != Team.MainThread)
     return;
+  if (Team.Loops) {
+    for (uint32_t I = 0, N = hw::blockDim(0); I < N && I < MaxBlockThreads; ++I)
+      dropThreadState(I);
+    return;
+  }
   // The kernel ends: release the workers from the state machine.
   Team.WorkFn = nullptr;
   hw::fenceBlock();
@@ -235,6 +250,10 @@ struct LoopRegion {
   int64_t NumArgs;
   uint16_t Size;
 };
+
+/// Worker `Tid` of a generic-mode block that runs as loops runs its share
+/// of the team's region, as the state machine would have it.
+void runLoopWorker(void *, uint32_t Tid) { team().WorkFn(/*ParallelLevel=*/0, Tid); }
 
 /// Thread `Tid` of a block that runs as loops runs its share of the region.
 void runLoopRegionThread(void *Region, uint32_t Tid) {
@@ -315,9 +334,15 @@ void parallel(const IdentTy *Loc, int32_t IfExpr, int32_t NumThreads, void *Fn, 
   Team.ParallelTeamSize = Size;
   Team.ParallelLevel = 1;
   Team.RegionEnd = End;
-  hw::fenceBlock();
-  hw::syncBlock(); // the workers take the region
-  hw::syncBlock(); // and finish it
+  if (Team.Loops) {
+    // The workers below the region's size, one after the other, as fibers
+    // run them from the state machine to the region's end.
+    hw::forEachThread(Size, &runLoopWorker, nullptr);
+  } else {
+    hw::fenceBlock();
+    hw::syncBlock(); // the workers take the region
+    hw::syncBlock(); // and finish it
+  }
   Team.ParallelLevel = 0;
   Team.ParallelTeamSize = 1;
   Team.Args = nullptr;

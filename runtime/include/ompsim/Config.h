@@ -30,8 +30,8 @@ struct Config {
   /// teams and threads, the earlier model (docs/gpu-images.md)
   bool GpuFibers = true;
   /// OMPSIM_GPU_BLOCK_LOOPS: 1 (the default), with OMPSIM_GPU_FIBERS, a GPU kernel the executor
-  /// finds meets no barrier but at its parallel regions' ends runs each block as loops over its
-  /// threads; 0, every block's threads as fibers (docs/gpu-images.md)
+  /// finds meets no barrier but at its parallel regions' starts and ends runs each block as loops
+  /// over its threads; 0, every block's threads as fibers (docs/gpu-images.md)
   bool GpuBlockLoops = true;
   /// OMPSIM_SIM_GPU: "nvptx64" or "amdgcn", the GPU the simulated device stands for: it declines
   /// the other GPU's images, so a binary built for both runs the named one's; "" (unset) takes

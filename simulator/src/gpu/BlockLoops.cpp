@@ -114,8 +114,12 @@ public:
   KernelAnalysis(Function &Kernel, ArrayRef<Function *> AddressTaken, ArrayRef<Function *> Escaped)
       : Kernel(Kernel), AddressTaken(AddressTaken), Escaped(Escaped) {}
 
-  /// Why the kernel's blocks cannot run as loops, or nothing.
+  /// Why the SPMD kernel's blocks cannot run as loops, or nothing.
   std::optional<std::string> blocker();
+  /// Why the generic-mode kernel's blocks cannot run as loops, or nothing:
+  /// its main thread's code may reach a wait but through the kernel's start,
+  /// end and parallel regions, or a region may reach one.
+  std::optional<std::string> genericBlocker();
 
 private:
   bool runtime(const Function &F) const { return F.hasFnAttribute(GpuRuntimeAttribute); }
@@ -409,6 +413,54 @@ std::optional<std::string> KernelAnalysis::check(Instruction &I) {
   return "a call of '" + Name.str() + "' outside parallel regions, " + where(I);
 }
 
+std::optional<std::string> KernelAnalysis::genericBlocker() {
+  // The main thread runs everything but the regions in either mode, so only
+  // its waits matter: a barrier among the workers it would not meet.
+  SetVector<const Function *> Reached;
+  Reached.insert(&Kernel);
+  for (size_t N = 0; N < Reached.size(); ++N)
+    for (const Instruction &I : instructions(*Reached[N])) {
+      const auto *Call = dyn_cast<CallBase>(&I);
+      if (!Call || isa<IntrinsicInst>(Call))
+        continue;
+      if (Call->isInlineAsm())
+        return "inline assembly " + where(I);
+      const auto *Callee = dyn_cast<Function>(Call->getCalledOperand()->stripPointerCasts());
+      if (!Callee) {
+        for (const Function *F : runtime(*Reached[N]) ? AddressTaken : Escaped)
+          Reached.insert(F);
+        continue;
+      }
+      StringRef Name = Callee->getName();
+      // The kernel's start and end: thread 0 alone, without their barriers.
+      if (Name == "__kmpc_target_init" || Name == "__kmpc_target_deinit")
+        continue;
+      if (parallelEntry(Name)) {
+        if (Call->arg_size() < 9)
+          return "a parallel region call of an unknown form, " + where(I);
+        for (unsigned Operand : {5u, 6u}) { // the region, its wrapper
+          const Value *Fn = Call->getArgOperand(Operand)->stripPointerCasts();
+          if (Operand == 6 && isa<ConstantPointerNull>(Fn))
+            continue;
+          const auto *Region = dyn_cast<Function>(Fn);
+          if (!Region || Region->isDeclaration())
+            return "a parallel region whose function is not known, " + where(I);
+          if (auto Wait = regionWait(*Region))
+            return "parallel region '" + Region->getName().str() + "' may reach " + *Wait;
+        }
+        continue;
+      }
+      if (!Callee->isDeclaration()) {
+        Reached.insert(Callee);
+        continue;
+      }
+      if (waits(Name))
+        return "the main thread's code may reach '" + Name.str() +
+               "' (a barrier, a warp collective or a spin) outside parallel regions, " + where(I);
+    }
+  return std::nullopt;
+}
+
 std::optional<std::string> KernelAnalysis::blocker() {
   if (auto Why = collectSequential())
     return Why;
@@ -445,19 +497,23 @@ bool escapes(const Function &F) {
   return false;
 }
 
-/// The kernel environment's execution mode (OMPTgtExecModeFlags), if `Env`
-/// has the layout of LLVM 22's KernelEnvironmentTy.
-std::optional<uint64_t> executionMode(const GlobalVariable &Env) {
+/// The kernel environment's configuration field `Field` (LLVM 22's
+/// ConfigurationEnvironmentTy: 0 UseGenericStateMachine, 2 ExecMode).
+std::optional<uint64_t> configuration(const GlobalVariable &Env, unsigned Field) {
   if (!Env.hasInitializer())
     return std::nullopt;
   auto *Configuration = dyn_cast_or_null<ConstantStruct>(Env.getInitializer()->getAggregateElement(0u));
   if (!Configuration)
     return std::nullopt;
-  auto *Mode = dyn_cast_or_null<ConstantInt>(Configuration->getAggregateElement(2u));
-  if (!Mode)
+  auto *Value = dyn_cast_or_null<ConstantInt>(Configuration->getAggregateElement(Field));
+  if (!Value)
     return std::nullopt;
-  return Mode->getZExtValue();
+  return Value->getZExtValue();
 }
+
+/// The kernel environment's execution mode (OMPTgtExecModeFlags), if `Env`
+/// has the layout of LLVM 22's KernelEnvironmentTy.
+std::optional<uint64_t> executionMode(const GlobalVariable &Env) { return configuration(Env, 2); }
 
 } // namespace
 
@@ -484,11 +540,15 @@ std::vector<KernelBlockPlan> planBlockLoops(Module &M, bool Enabled) {
       Plan.Reason = "OMPSIM_GPU_BLOCK_LOOPS=0";
     else if (!Mode)
       Plan.Reason = "its kernel environment has an unknown layout";
-    else if (*Mode != omp::OMP_TGT_EXEC_MODE_SPMD)
-      Plan.Reason = *Mode == omp::OMP_TGT_EXEC_MODE_GENERIC_SPMD
-                        ? "Generic-SPMD mode (every thread runs a sequential part)"
-                        : "generic mode (a main thread hands parallel regions to the workers)";
-    else if (auto Why = KernelAnalysis(*Kernel, AddressTaken, Escaped).blocker())
+    else if (*Mode == omp::OMP_TGT_EXEC_MODE_GENERIC_SPMD)
+      Plan.Reason = "Generic-SPMD mode (every thread runs a sequential part)";
+    else if (*Mode == omp::OMP_TGT_EXEC_MODE_GENERIC && configuration(Env, 0).value_or(0) == 0)
+      Plan.Reason = "generic mode with the compiler's own state machine";
+    else if (*Mode != omp::OMP_TGT_EXEC_MODE_SPMD && *Mode != omp::OMP_TGT_EXEC_MODE_GENERIC)
+      Plan.Reason = "an unknown execution mode";
+    else if (auto Why = *Mode == omp::OMP_TGT_EXEC_MODE_SPMD
+                            ? KernelAnalysis(*Kernel, AddressTaken, Escaped).blocker()
+                            : KernelAnalysis(*Kernel, AddressTaken, Escaped).genericBlocker())
       Plan.Reason = *Why;
     else
       Plan.Loops = true;

@@ -11,11 +11,20 @@
 // over the threads at each region, with the code outside the regions run
 // once, by thread 0: the same accesses in the same order, without a fiber.
 //
+// A generic-mode kernel is simpler still: its main thread alone runs the
+// code outside regions, and its workers run each region from the runtime's
+// state machine, in thread order, up to the region's end. As loops, thread
+// 0's fiber runs the kernel as the main thread (with its ids) and each
+// region's workers one after the other.
+//
 // planBlockLoops() decides kernel by kernel, on a retargeted image with
-// ompsim's GPU device runtime linked in (GpuDeviceRuntime.h). A kernel runs
-// as loops when
-//  - it is SPMD (not generic, not Generic-SPMD: flang-22's, whose every
-//    thread runs a sequential part with stores of its own);
+// ompsim's GPU device runtime linked in (GpuDeviceRuntime.h). A generic-mode
+// kernel (with the runtime's state machine, not one of the compiler's) runs
+// as loops when neither its main thread's code but the kernel's start and
+// end nor any region's function can reach a barrier, a warp collective or a
+// spin. An SPMD kernel runs as loops when
+//  - it is SPMD (not Generic-SPMD: flang-22's, whose every thread runs a
+//    sequential part with stores of its own);
 //  - its code outside parallel regions (the kernel and the program's
 //    functions it calls) stores only to its own stack, calls only the
 //    runtime's kernel start and end, the distribute schedule and the team
