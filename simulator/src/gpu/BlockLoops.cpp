@@ -134,8 +134,12 @@ private:
   /// Why `Region` cannot be given thread 0's copies of the kernel's stack
   /// variables whose addresses the shared variables `Args` hold.
   std::optional<std::string> sharedStackVariables(const Function &Region, const Origins &Args);
-  /// The first wait a region's function `Region` may reach, or nothing.
-  std::optional<std::string> regionWait(const Function &Region);
+  /// The first wait `Root` may reach through its calls, or nothing. From a
+  /// generic-mode kernel (`MainThread`), the kernel's start and end do not
+  /// count, and a parallel region's call is its functions' check.
+  std::optional<std::string> firstWait(const Function &Root, bool MainThread);
+  /// Why a generic-mode parallel region (its function and wrapper) may wait.
+  std::optional<std::string> checkGenericRegion(const CallBase &Call);
 
   Function &Kernel;
   /// The functions whose address is taken: those a call of the runtime's
@@ -266,16 +270,16 @@ void KernelAnalysis::propagate() {
   }
 }
 
-std::optional<std::string> KernelAnalysis::regionWait(const Function &Region) {
+std::optional<std::string> KernelAnalysis::firstWait(const Function &Root, bool MainThread) {
   SetVector<const Function *> Reached;
-  Reached.insert(&Region);
+  Reached.insert(&Root);
   for (size_t N = 0; N < Reached.size(); ++N)
     for (const Instruction &I : instructions(*Reached[N])) {
       const auto *Call = dyn_cast<CallBase>(&I);
       if (!Call || isa<IntrinsicInst>(Call))
         continue;
       if (Call->isInlineAsm())
-        return "inline assembly in function '" + Reached[N]->getName().str() + "'";
+        return "inline assembly " + where(I);
       const auto *Callee = dyn_cast<Function>(Call->getCalledOperand()->stripPointerCasts());
       if (!Callee) {
         // The runtime calls what it was handed (a region, a reduction's
@@ -284,14 +288,42 @@ std::optional<std::string> KernelAnalysis::regionWait(const Function &Region) {
           Reached.insert(F);
         continue;
       }
+      StringRef Name = Callee->getName();
+      if (MainThread) {
+        // The kernel's start and end: thread 0 alone, without their barriers.
+        if (Name == "__kmpc_target_init" || Name == "__kmpc_target_deinit")
+          continue;
+        if (parallelEntry(Name)) {
+          if (auto Why = checkGenericRegion(*Call))
+            return Why;
+          continue;
+        }
+      }
       if (!Callee->isDeclaration()) {
         Reached.insert(Callee);
         continue;
       }
-      if (waits(Callee->getName()))
-        return "'" + Callee->getName().str() + "' (a barrier, a warp collective or a spin), from function '" +
+      if (waits(Name))
+        return (MainThread ? "the main thread's code outside parallel regions may reach '" : "'") +
+               Name.str() + "' (a barrier, a warp collective or a spin), from function '" +
                Reached[N]->getName().str() + "'";
     }
+  return std::nullopt;
+}
+
+std::optional<std::string> KernelAnalysis::checkGenericRegion(const CallBase &Call) {
+  if (Call.arg_size() < 9)
+    return "a parallel region call of an unknown form, " + where(Call);
+  for (unsigned Operand : {5u, 6u}) { // the region, its wrapper
+    const Value *Fn = Call.getArgOperand(Operand)->stripPointerCasts();
+    if (Operand == 6 && isa<ConstantPointerNull>(Fn))
+      continue;
+    const auto *Region = dyn_cast<Function>(Fn);
+    if (!Region || Region->isDeclaration())
+      return "a parallel region whose function is not known, " + where(Call);
+    if (auto Wait = firstWait(*Region, /*MainThread=*/false))
+      return "parallel region '" + Region->getName().str() + "' may reach " + *Wait;
+  }
   return std::nullopt;
 }
 
@@ -357,7 +389,7 @@ std::optional<std::string> KernelAnalysis::checkRegion(CallBase &Call) {
       return Why;
   if (Shared.ThreadId)
     return "parallel region '" + Region->getName().str() + "' is passed the thread's id, " + where(Call);
-  if (auto Wait = regionWait(*Region))
+  if (auto Wait = firstWait(*Region, /*MainThread=*/false))
     return "parallel region '" + Region->getName().str() + "' may reach " + *Wait;
   return std::nullopt;
 }
@@ -416,49 +448,7 @@ std::optional<std::string> KernelAnalysis::check(Instruction &I) {
 std::optional<std::string> KernelAnalysis::genericBlocker() {
   // The main thread runs everything but the regions in either mode, so only
   // its waits matter: a barrier among the workers it would not meet.
-  SetVector<const Function *> Reached;
-  Reached.insert(&Kernel);
-  for (size_t N = 0; N < Reached.size(); ++N)
-    for (const Instruction &I : instructions(*Reached[N])) {
-      const auto *Call = dyn_cast<CallBase>(&I);
-      if (!Call || isa<IntrinsicInst>(Call))
-        continue;
-      if (Call->isInlineAsm())
-        return "inline assembly " + where(I);
-      const auto *Callee = dyn_cast<Function>(Call->getCalledOperand()->stripPointerCasts());
-      if (!Callee) {
-        for (const Function *F : runtime(*Reached[N]) ? AddressTaken : Escaped)
-          Reached.insert(F);
-        continue;
-      }
-      StringRef Name = Callee->getName();
-      // The kernel's start and end: thread 0 alone, without their barriers.
-      if (Name == "__kmpc_target_init" || Name == "__kmpc_target_deinit")
-        continue;
-      if (parallelEntry(Name)) {
-        if (Call->arg_size() < 9)
-          return "a parallel region call of an unknown form, " + where(I);
-        for (unsigned Operand : {5u, 6u}) { // the region, its wrapper
-          const Value *Fn = Call->getArgOperand(Operand)->stripPointerCasts();
-          if (Operand == 6 && isa<ConstantPointerNull>(Fn))
-            continue;
-          const auto *Region = dyn_cast<Function>(Fn);
-          if (!Region || Region->isDeclaration())
-            return "a parallel region whose function is not known, " + where(I);
-          if (auto Wait = regionWait(*Region))
-            return "parallel region '" + Region->getName().str() + "' may reach " + *Wait;
-        }
-        continue;
-      }
-      if (!Callee->isDeclaration()) {
-        Reached.insert(Callee);
-        continue;
-      }
-      if (waits(Name))
-        return "the main thread's code may reach '" + Name.str() +
-               "' (a barrier, a warp collective or a spin) outside parallel regions, " + where(I);
-    }
-  return std::nullopt;
+  return firstWait(Kernel, /*MainThread=*/true);
 }
 
 std::optional<std::string> KernelAnalysis::blocker() {
