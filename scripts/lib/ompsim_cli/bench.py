@@ -415,6 +415,7 @@ def render_markdown(res):
                                             "sim-nvptx, fibers"]) + " |")
         L.append("|---|---|---|---|---|---|")
         for key, label in (("loop", "1 Mi-element loop, median of 10 launches"),
+                           ("generic", "generic kernel, 256 teams' parallel loops, median of 10 launches"),
                            ("first_kernel", "first kernel, JIT cache warm"),
                            ("barriers", "1000 barriers, one team of 1024 threads"),
                            ("block_barriers", "1000 block barriers, one ompx_bare block of 1024 threads")):

@@ -3,7 +3,8 @@ host-offload images of the same programs. Three figures:
 
 * a 1 Mi-element loop (`target teams distribute parallel for`), ms per launch after a warm-up
   launch: sim-nvptx and sim-amdgcn against sim's x86 ELF image, and sim-nvptx with its blocks'
-  threads as fibers (OMPSIM_GPU_BLOCK_LOOPS=0) against it as loops;
+  threads as fibers (OMPSIM_GPU_BLOCK_LOOPS=0) against it as loops; the same for a generic-mode
+  kernel (256 teams whose main threads each hand a parallel loop of 4096 iterations to workers);
 * the first kernel of a process whose JIT cache is warm (the second run of the binary): the
   GPU image against the x86 bitcode image (sim-ir), which takes the same JIT path;
 * 1000 barriers of one team of 1024 threads: sim-nvptx against sim's x86 image; an OpenMP
@@ -25,6 +26,33 @@ LOOP_SOURCE = TIMING_C + r"""int main(void) {
     double t0 = now_ns();
 #pragma omp target teams distribute parallel for
     for (int i = 0; i < N; ++i) a[i] = a[i] * 0.5 + 1.0;
+    if (r >= 0) t[r] = now_ns() - t0;
+  }
+#pragma omp target exit data map(from : a[:N])
+  qsort(t, REPEAT, sizeof(double), by_value);
+  printf("median_ns=%.0f check=%.6f done=1\n", t[REPEAT / 2], a[N - 1]);
+  fflush(stdout);
+  free(a);
+  return 0;
+}
+"""
+
+GENERIC_SOURCE = TIMING_C + r"""#include <omp.h>
+int main(void) {
+  enum { TEAMS = 256, PER = 4096, N = TEAMS * PER, REPEAT = 10 };
+  double *a = malloc(sizeof(double) * N);
+  for (int i = 0; i < N; ++i) a[i] = i;
+#pragma omp target enter data map(to : a[:N])
+  double t[REPEAT];
+  for (int r = -1; r < REPEAT; ++r) { /* r == -1: the warm-up launch */
+    double t0 = now_ns();
+    /* Generic mode: each team's main thread hands a parallel loop to its workers. */
+#pragma omp target teams num_teams(TEAMS) thread_limit(128)
+    {
+      int base = omp_get_team_num() * PER;
+#pragma omp parallel for
+      for (int i = 0; i < PER; ++i) a[base + i] = a[base + i] * 0.5 + 1.0;
+    }
     if (r >= 0) t[r] = now_ns() - t0;
   }
 #pragma omp target exit data map(from : a[:N])
@@ -120,12 +148,14 @@ def run_built(name, source, flags, backend, key, env_extra=None, runs=1):
 
 def bench_gpuimages(quick):
     out = {"unit": "ms", "loop": {}, "first_kernel": {}, "barriers": {}, "block_barriers": {}}
-    for figure, (be, flags, env) in LOOP_FIGURES.items():
-        try:
-            out["loop"][figure] = run_built("gpu-loop", LOOP_SOURCE, flags, be, "median_ns", env) / 1e6
-        except Unavailable as e:
-            out["loop"][figure] = {"unavailable": str(e)}
-            say("gpuimages loop on %s: not available: %s" % (figure, e))
+    out["generic"] = {}
+    for key, name, source in (("loop", "gpu-loop", LOOP_SOURCE), ("generic", "gpu-generic", GENERIC_SOURCE)):
+        for figure, (be, flags, env) in LOOP_FIGURES.items():
+            try:
+                out[key][figure] = run_built(name, source, flags, be, "median_ns", env) / 1e6
+            except Unavailable as e:
+                out[key][figure] = {"unavailable": str(e)}
+                say("gpuimages %s on %s: not available: %s" % (key, figure, e))
     # A JIT cache of this part's own, warmed by a first run; the second run's first kernel counts.
     with tempfile.TemporaryDirectory(prefix="ompsim-bench-jit-") as cache:
         for be, flags in FIRST_BUILDS.items():
