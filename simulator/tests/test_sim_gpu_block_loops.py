@@ -204,3 +204,31 @@ def test_a_race_in_a_region_run_as_loops_is_named_as_with_fibers(offload, arch):
     line = [ln for ln in fibers.stderr.splitlines() if "race" in ln or "unwritten" in ln]
     assert line, fibers.stderr
     assert line[0] in loops.stderr, (line, loops.stderr)
+
+
+ASSERT_IN_A_REGION = r"""
+#include <assert.h>
+#include <stdio.h>
+int main(void) {
+  int a[1000];
+#pragma omp target teams distribute parallel for num_teams(4) thread_limit(64) map(from : a)
+  for (int i = 0; i < 1000; ++i) {
+    assert(i != 777);
+    a[i] = i;
+  }
+  printf("%d\n", a[999]);
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_a_fault_in_a_region_run_as_loops_names_the_block_and_thread_fibers_name(offload, arch):
+    exe = offload.compile(ASSERT_IN_A_REGION, name="assert.c", translate="pass", extra=["--gpu=" + arch])
+    loops = offload.run(exe, backend="sim", env={"OMPSIM_TRACE": "image"})
+    fibers = offload.run(exe, backend="sim", env={"OMPSIM_GPU_BLOCK_LOOPS": "0"})
+    assert "blocks=loops" in loops.stderr, loops.stderr
+    assert loops.returncode != 0 and loops.returncode == fibers.returncode, (loops.stderr, fibers.stderr)
+    line = [ln for ln in fibers.stderr.splitlines() if "Assertion" in ln]
+    assert len(line) == 1 and re.search(r"\(block \d+, thread \d+\)", line[0]), fibers.stderr
+    assert line[0] in loops.stderr.splitlines(), (line, loops.stderr)
