@@ -234,7 +234,6 @@ struct LoopResults {
 };
 
 LoopResults *L;
-int LoopRegion;
 
 void loopThread(void *Context, uint32_t T) {
   const ompsim::vgpu::LaneRegisters &Regs = ompsim::vgpu::laneRegisters();

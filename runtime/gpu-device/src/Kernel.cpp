@@ -161,14 +161,14 @@ OMPSIM_GPU_API int32_t __kmpc_target_init(KernelEnvironmentTy &Kernel, KernelLau
     fail("a block of more than 1024 threads");
   if (Tid == 0)
     initTeam(Kernel, Launch, Spmd);
-  if (hw::blockRunsAsLoops()) {
-    // Thread 0 alone runs the kernel (a GPU's threads read the team's
-    // state only after the barrier below). In generic mode it goes on as the
+  // Where thread 0 runs first, its team state is set for the others (a
+  // GPU's threads read it only after the barrier below).
+  if (hw::ThreadZeroRunsFirst && team().Loops) {
+    // Thread 0 alone runs the kernel. In generic mode it goes on as the
     // main thread, whose ids the code then reads as on a GPU; the workers
     // run each region's share in __kmpc_parallel_60.
-    if (Spmd)
-      return -1;
-    hw::runAsThread(team().MainThread);
+    if (!Spmd)
+      hw::runAsThread(team().MainThread);
     return -1;
   }
   // The block's threads read the team's state from here on: after thread 0
@@ -205,8 +205,9 @@ OMPSIM_GPU_API int32_t __kmpc_target_init(KernelEnvironmentTy &Kernel, KernelLau
 OMPSIM_GPU_API void __kmpc_target_deinit() {
   TeamState &Team = team();
   if (Team.Loops) {
-    // Thread 0 ends the kernel for the block's threads, which each had
-    // their parallel regions' share.
+    // The thread that ran the kernel (thread 0, as the main thread in
+    // generic mode) ends it for the block's threads, which each had their
+    // parallel regions' share.
     for (uint32_t I = 0, N = hw::blockDim(0); I < N && I < MaxBlockThreads; ++I)
       dropThreadState(I);
     return;
@@ -217,11 +218,6 @@ OMPSIM_GPU_API void __kmpc_target_deinit() {
   }
   if (hw::threadIdInBlock() != Team.MainThread)
     return;
-  if (Team.Loops) {
-    for (uint32_t I = 0, N = hw::blockDim(0); I < N && I < MaxBlockThreads; ++I)
-      dropThreadState(I);
-    return;
-  }
   // The kernel ends: release the workers from the state machine.
   Team.WorkFn = nullptr;
   hw::fenceBlock();
