@@ -16,16 +16,19 @@ import tempfile
 
 from .common import TIMING_C, Unavailable, backend_env, compile_program, parse_kv, ratio, run_program, say
 
-LOOP_SOURCE = TIMING_C + r"""int main(void) {
-  enum { N = 1 << 20, REPEAT = 10 };
+def timed_launches(sizes, kernel, includes=""):
+    """A program that launches `kernel` (a target construct over `a`, N doubles mapped before)
+    once to warm up and then REPEAT times, and prints the median launch's ns and a[N - 1].
+    `sizes`: the constants of its enum, N and REPEAT among them."""
+    return TIMING_C + includes + r"""int main(void) {
+  enum { @SIZES@ };
   double *a = malloc(sizeof(double) * N);
   for (int i = 0; i < N; ++i) a[i] = i;
 #pragma omp target enter data map(to : a[:N])
   double t[REPEAT];
   for (int r = -1; r < REPEAT; ++r) { /* r == -1: the warm-up launch */
     double t0 = now_ns();
-#pragma omp target teams distribute parallel for
-    for (int i = 0; i < N; ++i) a[i] = a[i] * 0.5 + 1.0;
+@KERNEL@
     if (r >= 0) t[r] = now_ns() - t0;
   }
 #pragma omp target exit data map(from : a[:N])
@@ -35,34 +38,21 @@ LOOP_SOURCE = TIMING_C + r"""int main(void) {
   free(a);
   return 0;
 }
-"""
+""".replace("@SIZES@", sizes).replace("@KERNEL@", kernel)
 
-GENERIC_SOURCE = TIMING_C + r"""#include <omp.h>
-int main(void) {
-  enum { TEAMS = 256, PER = 4096, N = TEAMS * PER, REPEAT = 10 };
-  double *a = malloc(sizeof(double) * N);
-  for (int i = 0; i < N; ++i) a[i] = i;
-#pragma omp target enter data map(to : a[:N])
-  double t[REPEAT];
-  for (int r = -1; r < REPEAT; ++r) { /* r == -1: the warm-up launch */
-    double t0 = now_ns();
+
+LOOP_SOURCE = timed_launches("N = 1 << 20, REPEAT = 10", """\
+#pragma omp target teams distribute parallel for
+    for (int i = 0; i < N; ++i) a[i] = a[i] * 0.5 + 1.0;""")
+
+GENERIC_SOURCE = timed_launches("TEAMS = 256, PER = 4096, N = TEAMS * PER, REPEAT = 10", """\
     /* Generic mode: each team's main thread hands a parallel loop to its workers. */
 #pragma omp target teams num_teams(TEAMS) thread_limit(128)
     {
       int base = omp_get_team_num() * PER;
 #pragma omp parallel for
       for (int i = 0; i < PER; ++i) a[base + i] = a[base + i] * 0.5 + 1.0;
-    }
-    if (r >= 0) t[r] = now_ns() - t0;
-  }
-#pragma omp target exit data map(from : a[:N])
-  qsort(t, REPEAT, sizeof(double), by_value);
-  printf("median_ns=%.0f check=%.6f done=1\n", t[REPEAT / 2], a[N - 1]);
-  fflush(stdout);
-  free(a);
-  return 0;
-}
-"""
+    }""", includes="#include <omp.h>\n")
 
 FIRST_KERNEL_SOURCE = TIMING_C + r"""int main(void) {
   double t0 = now_ns();
