@@ -1,8 +1,9 @@
 // Unit tests of the simulated GPU's hardware (vgpu/VirtualGpu.cpp over the
 // block runner): warps in lockstep at their collectives, lanes that finished
 // or wait at the block's barrier out of a warp's running lanes, the block's
-// barrier counting finished threads out, a block's own state, and the line
-// that names the program barriers a block's threads wait at apart.
+// barrier counting finished threads out, a block's own state, the line
+// that names the program barriers a block's threads wait at apart, and
+// blocks run as loops and in rounds.
 #include "../vgpu/VirtualGpu.h"
 
 #include "ompsim/device_runtime.h"
@@ -14,9 +15,12 @@
 
 #include <atomic>
 #include <cerrno>
+#include <coroutine>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <set>
 #include <string>
 
@@ -319,4 +323,105 @@ TEST(VirtualGpuDeathTest, ABarrierInABlockThatRunsAsLoopsEndsTheLaunchNamingIt) 
       runLoops(&barrierInLoopsKernel), testing::ExitedWithCode(1),
       "ompsim: device runtime: block [01] runs as loops, and its thread 3 meets a block barrier, which "
       "the executor found it never does: set OMPSIM_GPU_BLOCK_LOOPS=0");
+}
+
+namespace {
+
+/// A thread's run of a kernel split at its block barriers: a coroutine
+/// whose frame is the virtual GPU's (runtime/device/vgpu/BlockLoops.cpp).
+struct RoundRun {
+  // The names C++ gives a coroutine's promise and its members.
+  // NOLINTBEGIN(readability-identifier-naming)
+  struct promise_type {
+    static void *operator new(size_t Bytes) {
+      return __ompsim_vgpu_round_frame(Bytes, alignof(std::max_align_t));
+    }
+    static void operator delete(void *) {} // the block's, until its end
+    RoundRun get_return_object() { return {std::coroutine_handle<promise_type>::from_promise(*this)}; }
+    std::suspend_never initial_suspend() noexcept { return {}; }
+    std::suspend_always final_suspend() noexcept { return {}; }
+    void return_void() {}
+    void unhandled_exception() { std::terminate(); }
+  };
+  // NOLINTEND(readability-identifier-naming)
+  std::coroutine_handle<promise_type> Handle;
+};
+
+/// What each block's threads did, in the order they did it: the thread,
+/// the round, and the ids it read.
+struct RoundLog {
+  uint32_t Steps[LoopBlocks];
+  uint32_t Step[LoopBlocks][3 * LoopThreads][4];
+};
+
+RoundLog *Log;
+bool DivergeInRounds = false;
+
+/// Thread T meets T % 3 barriers, then finishes; each of its steps reads its
+/// ids afresh (another thread ran in between).
+RoundRun roundThread(const BarrierSite **Site) {
+  for (uint32_t Round = 0;; ++Round) {
+    const ompsim::vgpu::LaneRegisters &Regs = ompsim::vgpu::laneRegisters();
+    uint32_t B = Regs.BlockId[0], T = Regs.ThreadId[0] + LoopX * Regs.ThreadId[1];
+    uint32_t (&Step)[4] = Log->Step[B][Log->Steps[B]++];
+    Step[0] = T;
+    Step[1] = Round;
+    Step[2] = Regs.LaneId;
+    Step[3] = Regs.ThreadId[0];
+    if (Round == T % 3)
+      co_return;
+    *Site = DivergeInRounds && T % 2 ? &SecondSite : &FirstSite;
+    co_await std::suspend_always{};
+  }
+}
+
+void *startRoundThread(void *Site) {
+  return roundThread(static_cast<const BarrierSite **>(Site)).Handle.address();
+}
+
+void roundKernel(void *) {
+  const BarrierSite *Site = nullptr;
+  __ompsim_vgpu_run_in_rounds(&startRoundThread, &Site, &Site);
+}
+
+} // namespace
+
+TEST(VirtualGpuTest, ABlockRunInRoundsRunsEachThreadToItsNextBarrierInThreadOrder) {
+  Log = new RoundLog{};
+  FirstSite = {CodeA, nullptr, BarrierSite::BlockBarrier, 0};
+  DivergeInRounds = false;
+  ASSERT_EQ(runLoops(&roundKernel), 0);
+  for (uint32_t B = 0; B < LoopBlocks; ++B) {
+    // As fibers: every thread to its first barrier or its end, then, round
+    // by round, those that wait, in thread order, with their own ids.
+    uint32_t N = 0;
+    for (uint32_t Round = 0; Round < 3; ++Round)
+      for (uint32_t T = 0; T < LoopThreads; ++T) {
+        if (T % 3 < Round)
+          continue;
+        ASSERT_LT(N, Log->Steps[B]);
+        EXPECT_EQ(Log->Step[B][N][0], T) << B << " " << N;
+        EXPECT_EQ(Log->Step[B][N][1], Round) << B << " " << N;
+        EXPECT_EQ(Log->Step[B][N][2], T % Warp) << B << " " << N;
+        EXPECT_EQ(Log->Step[B][N][3], T % LoopX) << B << " " << N;
+        ++N;
+      }
+    EXPECT_EQ(Log->Steps[B], N) << B;
+  }
+  delete Log;
+}
+
+TEST(VirtualGpuDeathTest, ThreadsOfARoundAtDifferentBarriersEndTheLaunchNamingEach) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  Log = new RoundLog{};
+  FirstSite = {CodeA, ";f.c;k;3;5;;", BarrierSite::BlockBarrier, 0};
+  SecondSite = {CodeB, ";f.c;k;7;9;;", BarrierSite::BlockBarrier, 0};
+  DivergeInRounds = true;
+  EXPECT_EXIT(
+      runLoops(&roundKernel), testing::ExitedWithCode(1),
+      "ompsim: device runtime: block [01]: its threads wait at different barriers, which a GPU hangs on "
+      "or passes wrongly: threads 0, 3, 6, 9 and 28 more have finished; threads 1, 5, 7, 11 and 28 "
+      "more wait at ompx_sync_block at f.c:7:9; threads 2, 4, 8, 10 and 28 more wait at "
+      "ompx_sync_block at f.c:3:5; every thread");
+  delete Log;
 }

@@ -98,6 +98,20 @@ void forEachThread(uint32_t Count, void (*Fn)(void *, uint32_t), void *Context) 
     Fn(Context, 0);
 }
 
+void runInRounds(void *(*Start)(void *), void *Context, const BarrierSite *const *Site) {
+  if (BlockRunner *R = BlockRunner::TRunner) {
+    R->runInRounds(Start, Context, Site);
+    return;
+  }
+  failLaunch("a kernel split at its block barriers runs outside a block; threads", 0);
+}
+
+void *roundFrame(uint64_t Bytes, uint64_t Align) {
+  if (BlockRunner *R = BlockRunner::TRunner)
+    return R->roundFrame(Bytes, Align);
+  failLaunch("a coroutine frame outside a block, bytes", Bytes);
+}
+
 void *blockState(uint64_t Bytes) {
   BlockRunner *R = BlockRunner::TRunner;
   return R ? R->state(Bytes) : nullptr;

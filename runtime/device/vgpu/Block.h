@@ -81,6 +81,12 @@ void runAsThread(uint32_t T);
 /// In a block that runs as loops, `Fn(Context, T)` for each thread T below
 /// `Count` in turn, as thread T (__ompsim_vgpu_for_each_thread).
 void forEachThread(uint32_t Count, void (*Fn)(void *, uint32_t), void *Context);
+/// Runs the calling block in rounds (thread 0, before anything else it
+/// runs; __ompsim_vgpu_run_in_rounds).
+void runInRounds(void *(*Start)(void *), void *Context, const BarrierSite *const *Site);
+/// The calling thread's coroutine frame of `Bytes`, aligned to `Align`, in
+/// a block run in rounds.
+void *roundFrame(uint64_t Bytes, uint64_t Align);
 /// The calling block's state of `Bytes` (the GPU device runtime's team
 /// state), or null outside a block. Not cleared between blocks.
 void *blockState(uint64_t Bytes);

@@ -6,10 +6,18 @@
 // the other on its stack, as fibers would run them up to the region's end.
 // The block's other fibers never start.
 //
+// A kernel whose threads meet at block barriers (an ompx_bare kernel, the
+// executor's split of it, simulator/src/gpu/BlockRounds.h) runs in rounds:
+// each thread's run of it is a coroutine that suspends at each barrier, and
+// each round runs every thread to its next, in thread order, as fibers
+// would run them from one release of the barrier to the next.
+//
 //===----------------------------------------------------------------------===//
 #include "BlockRunner.h"
 
 #include "../DeviceStop.h"
+
+#include <coroutine>
 
 namespace ompsim::vgpu {
 
@@ -26,19 +34,13 @@ void BlockRunner::runAsLoops() {
   Loops = true;
 }
 
-void BlockRunner::forEachThread(uint32_t Count, void (*Fn)(void *, uint32_t), void *Context) {
-  if (!Loops)
-    failLaunch("a parallel region's threads as loops in a block of fibers, threads", Count);
+template <typename Body> void BlockRunner::asEachThread(uint32_t Count, Body &&Run) {
   // The code runs on thread 0's stack, whose registers it reads: they say
   // thread T's ids while T runs.
   LaneRegisters &Own = Stacks.registers(0);
-  const uint32_t Self = Current;
   const uint32_t Threads = Count < TheGrid->Threads ? Count : TheGrid->Threads;
   const uint32_t *Dim = TheGrid->BlockDim;
   const uint32_t Lanes = TheGrid->WarpSize;
-  // Where the region's threads would take it (a generic-mode region's
-  // hand-over from the main thread).
-  ++BarrierEpoch;
   // The ids step along with T (split() divides three times a thread).
   uint32_t Id[3] = {0, 0, 0};
   for (uint32_t T = 0, Lane = 0; T < Threads; ++T) {
@@ -46,7 +48,7 @@ void BlockRunner::forEachThread(uint32_t Count, void (*Fn)(void *, uint32_t), vo
       Own.ThreadId[D] = Id[D];
     Own.LaneId = uint16_t(Lane);
     Current = T;
-    Fn(Context, T);
+    Run(T);
     if (++Lane == Lanes)
       Lane = 0;
     if (++Id[0] == Dim[0]) {
@@ -57,10 +59,80 @@ void BlockRunner::forEachThread(uint32_t Count, void (*Fn)(void *, uint32_t), vo
       }
     }
   }
-  setThread(Own, Self);
+}
+
+void BlockRunner::forEachThread(uint32_t Count, void (*Fn)(void *, uint32_t), void *Context) {
+  if (!Loops)
+    failLaunch("a parallel region's threads as loops in a block of fibers, threads", Count);
+  const uint32_t Self = Current;
+  // Where the region's threads would take it (a generic-mode region's
+  // hand-over from the main thread).
+  ++BarrierEpoch;
+  asEachThread(Count, [&](uint32_t T) { Fn(Context, T); });
+  setThread(Stacks.registers(0), Self);
   Current = Self;
   // Where the region's threads would meet at its end.
   ++BarrierEpoch;
+}
+
+void BlockRunner::runInRounds(void *(*Start)(void *), void *Context, const BarrierSite *const *Site) {
+  runAsLoops();
+  const uint32_t Threads = TheGrid->Threads;
+  auto **Handles = static_cast<void **>(RoundHandles.atLeast(sizeof(void *) * Threads));
+  if (!Handles)
+    failLaunch("no memory for the coroutine handles of a block's threads:", Threads);
+  auto Finished = [](void *Handle) { return std::coroutine_handle<>::from_address(Handle).done(); };
+  // Each thread runs to its first barrier or its end; each round then
+  // releases the block's barrier and runs every thread that waits there to
+  // its next, in thread order, as fibers would.
+  uint32_t Waiting = 0;
+  asEachThread(Threads, [&](uint32_t T) {
+    Handles[T] = Start(Context);
+    if (!Finished(Handles[T])) {
+      ++Waiting;
+      waitInRound(*Site);
+    }
+  });
+  while (Waiting) {
+    if (BlockDiverged) {
+      // As fibers, the threads that have not finished wait at the barrier.
+      for (uint32_t T = 0; T < Threads; ++T) {
+        Fibers[T].Done = Finished(Handles[T]);
+        Fibers[T].Wait = Fibers[T].Done ? Fiber::Runs : Fiber::AtBlock;
+      }
+      diverged(Fiber::AtBlock);
+    }
+    BlockSite = nullptr;
+    ++BarrierEpoch;
+    asEachThread(Threads, [&](uint32_t T) {
+      if (Finished(Handles[T]))
+        return;
+      std::coroutine_handle<>::from_address(Handles[T]).resume();
+      if (Finished(Handles[T]))
+        --Waiting;
+      else
+        waitInRound(*Site);
+    });
+  }
+  setThread(Stacks.registers(0), 0);
+  Current = 0;
+}
+
+void *BlockRunner::roundFrame(uint64_t Bytes, uint64_t Align) {
+  // Frames start on pages (pagesAtLeast), each on its own cache lines.
+  constexpr uint64_t PageBytes = 4096;
+  if (Align > PageBytes || (Align & (Align - 1)))
+    failLaunch("a coroutine frame of an alignment the virtual GPU cannot give, bytes", Align);
+  const uint64_t Unit = Align > CacheLineBytes ? Align : CacheLineBytes;
+  const uint64_t Stride = (Bytes + Unit - 1) & ~(Unit - 1);
+  if (Current == 0)
+    RoundStride = Stride;
+  if (!Loops || Stride != RoundStride)
+    failLaunch("a coroutine frame outside a block run in rounds, or of another size, bytes", Bytes);
+  auto *Frames = static_cast<char *>(RoundFrames.pagesAtLeast(Stride * TheGrid->Threads));
+  if (!Frames)
+    failLaunch("no memory for the coroutine frames of a block's threads, bytes each:", Bytes);
+  return Frames + Stride * Current;
 }
 
 void BlockRunner::runAsThread(uint32_t T) {

@@ -138,6 +138,7 @@ void BlockRunner::run(Grid &G, uint32_t BlockNum, int32_t *GlobalTid) {
   TRunner = this;
   Live = G.Threads;
   Loops = false;
+  RoundStride = 0;
   BlockArrived = GroupArrived = GroupCount = 0;
   BlockSite = GroupSite = nullptr;
   BlockDiverged = GroupDiverged = false;
@@ -232,6 +233,8 @@ void BlockRunner::syncBlock(const BarrierSite *Site) {
   }
   waitAway(Fiber::AtBlock);
 }
+
+void BlockRunner::noteBlockSite(const BarrierSite *Site) { noteSite(Site, BlockSite, BlockDiverged); }
 
 void BlockRunner::syncThreads(uint32_t Count, const BarrierSite *Site) {
   if (Loops)

@@ -146,6 +146,22 @@ public:
   /// (a generic-mode kernel's main thread): its ids, and current().
   void runAsThread(uint32_t T);
 
+  /// Runs the block in rounds (thread 0, before anything else it runs): the
+  /// kernel is a coroutine that suspends at each block barrier (the
+  /// executor split it there, simulator/src/gpu/BlockRounds.h). `Start`
+  /// starts thread T's run of it, which goes until its first barrier or
+  /// its end, and gives its handle; each round then resumes every thread
+  /// that has not finished, in thread order, to its next barrier. A thread
+  /// that suspends leaves the barrier it waits at in *Site (null: one that
+  /// any barrier completes): threads at different ones end the launch, as
+  /// syncBlock() does. The block runs as loops meanwhile: its other fibers
+  /// never start.
+  void runInRounds(void *(*Start)(void *), void *Context, const BarrierSite *const *Site);
+
+  /// The running thread's coroutine frame of `Bytes`, aligned to `Align`
+  /// (runInRounds()).
+  void *roundFrame(uint64_t Bytes, uint64_t Align);
+
   /// A barrier of the running lanes of `Mask` in the caller's warp.
   /// `Program`: the call of a program's warp collective (null: the
   /// runtime's own), whose mask must name only lanes that make the call.
@@ -232,6 +248,19 @@ private:
   void startFiber(uint32_t T);
   /// `Regs` say thread `T`'s ids.
   void setThread(LaneRegisters &Regs, uint32_t T) const;
+  /// The running thread waits at the block's barrier `Site` (a block run
+  /// in rounds), for the release at the round's end.
+  void waitInRound(const BarrierSite *Site) {
+    Fibers[Current].Site = Site;
+    if (Site && Site != BlockSite)
+      noteBlockSite(Site);
+  }
+  /// A thread arrives at the block's barrier `Site`: the first site of the
+  /// barrier, or a divergence from it.
+  void noteBlockSite(const BarrierSite *Site);
+  /// `Run(T)` for threads T below `Count` in turn, on thread 0's stack with
+  /// thread T's ids (a block that runs as loops, BlockLoops.cpp).
+  template <typename Body> void asEachThread(uint32_t Count, Body &&Run);
   /// The checker's dynamic shared memory: its end at a page that faults,
   /// its bytes filled with UnwrittenSharedByte in each block.
   void *checkedDynamicShared(uint64_t Bytes);
@@ -251,6 +280,10 @@ private:
   LaneRegisters BlockRegisters = {};
   uint32_t Capacity = 0;
   BlockMemory Shared, Dynamic, State, SharedPages, DynamicPages;
+  /// A block run in rounds: its threads' coroutine frames (on pages,
+  /// RoundStride bytes apart, 0 before the first), and their handles.
+  BlockMemory RoundFrames, RoundHandles;
+  uint64_t RoundStride = 0;
   /// Under the checker: the page after the dynamic shared memory that is
   /// inaccessible (0: none), and where that memory starts.
   uint64_t DynamicGuard = 0;

@@ -44,6 +44,13 @@ OMPSIM_DEVICE_API void __ompsim_vgpu_pause(void) { ompsim::vgpu::pause(); }
 OMPSIM_DEVICE_API void __ompsim_vgpu_run_as_loops(void) { runAsLoops(); }
 OMPSIM_DEVICE_API int __ompsim_vgpu_block_runs_as_loops(void) { return blockRunsAsLoops(); }
 OMPSIM_DEVICE_API void __ompsim_vgpu_run_as_thread(uint32_t T) { runAsThread(T); }
+OMPSIM_DEVICE_API void __ompsim_vgpu_run_in_rounds(void *(*Start)(void *), void *Context,
+                                                   const BarrierSite *const *Site) {
+  runInRounds(Start, Context, Site);
+}
+OMPSIM_DEVICE_API void *__ompsim_vgpu_round_frame(uint64_t Bytes, uint64_t Align) {
+  return roundFrame(Bytes, Align);
+}
 OMPSIM_DEVICE_API void __ompsim_vgpu_for_each_thread(uint32_t Count, void (*Fn)(void *, uint32_t),
                                                      void *Context) {
   forEachThread(Count, Fn, Context);

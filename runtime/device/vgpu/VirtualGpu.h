@@ -120,6 +120,21 @@ void __ompsim_vgpu_for_each_thread(uint32_t Count, void (*Fn)(void *, uint32_t),
 /// generic-mode kernel's main thread does; __ompsim_vgpu_for_each_thread
 /// comes back to it after each region.
 void __ompsim_vgpu_run_as_thread(uint32_t T);
+/// Called by thread 0 of a block before anything else it runs, in a kernel
+/// the executor split at its block barriers (simulator/src/gpu/BlockRounds.h):
+/// runs the block in rounds. `Start(Context)` starts the calling thread's
+/// run of the kernel as a coroutine, which suspends at each barrier, and
+/// gives its handle; each round resumes every thread that has not finished,
+/// in thread order, to its next barrier. A thread that suspends leaves the
+/// barrier it waits at in *Site (null: a divergent one, which any of the
+/// block's barriers completes): threads at different ones end the launch
+/// with one line naming them, as __ompsim_vgpu_sync_block_at does. The
+/// block's other fibers never start.
+void __ompsim_vgpu_run_in_rounds(void *(*Start)(void *), void *Context,
+                                 const ompsim::vgpu::BarrierSite *const *Site);
+/// The calling thread's coroutine frame of `Bytes`, aligned to `Align` (a
+/// block run in rounds): the block's own, until its end.
+void *__ompsim_vgpu_round_frame(uint64_t Bytes, uint64_t Align);
 /// The calling thread took, or gave back, the lock at `Lock` (an OpenMP
 /// lock, a `critical` region's): the checker does not call two accesses
 /// made under one lock a race (memcheck/TeamSharedAccesses.cpp).
