@@ -232,7 +232,7 @@ Expected<JITImage> DeviceJIT::add(ArrayRef<char> Bitcode, StringRef Name) {
         OMPSIM_TRACE_EVENT(Cat::Image, "gpu-kernel")
             .str("image", Name)
             .str("kernel", Plan.Kernel)
-            .str("blocks", Plan.Loops ? "loops" : "fibers")
+            .str("blocks", gpu::blockModeName(Plan.Mode))
             .str("reason", Plan.Reason);
     }
   }

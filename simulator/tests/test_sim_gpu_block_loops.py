@@ -3,8 +3,11 @@ an SPMD kernel that meets no barrier but at its parallel regions' ends with thre
 running the code outside the regions and each region's threads one after the other, as fibers
 would run them, without a fiber each. A generic kernel runs the same way, its main thread on
 thread 0's stack with the main thread's ids. A kernel with a barrier, a warp collective or a spin in
-a region keeps fibers, and the image trace says why. Either way the program
-computes what it computes with OMPSIM_GPU_BLOCK_LOOPS=0, which forces fibers."""
+a region keeps fibers, and the image trace says why. An ompx_bare kernel whose only waits are its
+own block barriers runs in rounds (simulator/src/gpu/BlockRounds.h): each thread a coroutine that
+the barriers suspend. Either way the program computes what it computes with
+OMPSIM_GPU_BLOCK_LOOPS=0, which forces fibers, and its faults and the checker's reports are
+named alike."""
 import re
 
 import pytest
@@ -232,3 +235,191 @@ def test_a_fault_in_a_region_run_as_loops_names_the_block_and_thread_fibers_name
     line = [ln for ln in fibers.stderr.splitlines() if "Assertion" in ln]
     assert len(line) == 1 and re.search(r"\(block \d+, thread \d+\)", line[0]), fibers.stderr
     assert line[0] in loops.stderr.splitlines(), (line, loops.stderr)
+
+
+#: ompx_bare kernels: each follows a line `/* kernel NAME */`.
+BARE_KERNELS = r"""
+#include <omp.h>
+#include <ompx.h>
+#include <stdio.h>
+int main(void) {
+  enum { B = 3, T = 128, N = B * T };
+  static int scan[N], total[B], early[B], lanes[B];
+  /* kernel scan */
+#pragma omp target teams ompx_bare num_teams(B) thread_limit(T) map(from : scan, total)
+  {
+    static int tile[128];
+#pragma omp allocate(tile) allocator(omp_pteam_mem_alloc)
+    int t = ompx_thread_id_x(), b = ompx_block_id_x();
+    int mine[4]; /* each thread's own, live across every barrier */
+    for (int k = 0; k < 4; ++k)
+      mine[k] = t * k + b;
+    tile[t] = t + b * 1000;
+    ompx_sync_block_acq_rel();
+    for (int d = 1; d < T; d *= 2) { /* an inclusive scan, two barriers a step */
+      int v = t >= d ? tile[t - d] : 0;
+      ompx_sync_block_acq_rel();
+      tile[t] += v;
+      ompx_sync_block(0);
+    }
+    scan[b * T + t] = tile[t] + mine[3] - mine[2] - t;
+    if (t == T - 1)
+      total[b] = tile[t];
+  }
+  /* kernel early */
+#pragma omp target teams ompx_bare num_teams(B) thread_limit(T) map(from : early)
+  {
+    static int count[1];
+#pragma omp allocate(count) allocator(omp_pteam_mem_alloc)
+    int t = ompx_thread_id_x();
+    if (t == 0)
+      count[0] = 0;
+    ompx_sync_block_acq_rel();
+    if (t < 100) { /* the others finish: they no longer count at the block's barrier */
+#pragma omp atomic
+      count[0] += 1;
+      ompx_sync_block_divergent(0);
+      if (t == 0)
+        early[ompx_block_id_x()] = count[0];
+    }
+  }
+  /* kernel shuffle */
+#pragma omp target teams ompx_bare num_teams(B) thread_limit(T) map(from : lanes)
+  {
+    int t = ompx_thread_id_x();
+    int v = ompx_shfl_down_sync_i(~0ULL, t, 1, 32);
+    if (t == 0)
+      lanes[ompx_block_id_x()] = v;
+  }
+  int ok = 1;
+  for (int i = 0; i < N; ++i)
+    ok &= scan[i] == (i % T + 1) * (i % T + 2 * (i / T) * 1000) / 2;
+  printf("scan_ok %d total %d %d %d early %d %d %d lane %d\n", ok, total[0], total[1], total[2], early[0],
+         early[1], early[2], lanes[2]);
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+@pytest.mark.parametrize("arch", ARCHS)
+def test_bare_kernels_run_in_rounds_and_compute_what_fibers_compute(offload, arch, opt):
+    exe = offload.compile(BARE_KERNELS, name="bare.c", translate="pass", extra=["--gpu=" + arch, opt])
+    rounds = offload.run(exe, backend="sim", env={"OMPSIM_TRACE": "image"})
+    fibers = offload.run(exe, backend="sim", env={"OMPSIM_GPU_BLOCK_LOOPS": "0"})
+    checked = offload.run(exe, backend="sim", env={"OMPSIM_CHECK": "1"})
+    assert rounds.returncode == 0, rounds.stderr
+    assert fibers.returncode == 0, fibers.stderr
+    assert checked.returncode == 0, checked.stderr
+    # Each block's scan of its 128 values, its total, the 100 threads that met the last barrier
+    # (the 28 that finished before it do not count), and lane 1's value at lane 0.
+    assert rounds.stdout == "scan_ok 1 total 8128 136128 264128 early 100 100 100 lane 1\n"
+    assert fibers.stdout == rounds.stdout
+    assert checked.stdout == rounds.stdout
+    got = plans(rounds.stderr, BARE_KERNELS)
+    # At -O0 the region's barriers are its outlined function's calls, which the split inlines.
+    assert got["scan"] == ("rounds", "") and got["early"] == ("rounds", ""), got
+    assert got["shuffle"][0] == "fibers", got
+    assert "ompx_bare mode: it may reach 'ompx_shfl_down_sync_i'" in got["shuffle"][1], got
+
+
+RACE_BETWEEN_BARRIERS = r"""
+#include <omp.h>
+#include <ompx.h>
+#include <stdio.h>
+int main(void) {
+  int seen = 0;
+#pragma omp target teams ompx_bare num_teams(1) thread_limit(64) map(tofrom : seen)
+  {
+    static int tile[64];
+#pragma omp allocate(tile) allocator(omp_pteam_mem_alloc)
+    int t = ompx_thread_id_x();
+    tile[t] = t;
+    ompx_sync_block_acq_rel();
+    tile[t] += 1;
+    /* no barrier: thread 0 reads what thread 63 writes */
+    if (t == 0)
+      seen = tile[63];
+  }
+  printf("seen %d\n", seen);
+  return 0;
+}
+"""
+
+DIVERGENT_BARRIERS = r"""
+#include <ompx.h>
+#include <stdio.h>
+int main(void) {
+  int x = 0;
+#pragma omp target teams ompx_bare num_teams(1) thread_limit(64) map(tofrom : x)
+  {
+    if (ompx_thread_id_x() % 2)
+      ompx_sync_block_acq_rel();
+    else
+      ompx_sync_block_acq_rel();
+    x = 1;
+  }
+  printf("x %d\n", x);
+  return 0;
+}
+"""
+
+ASSERT_IN_A_ROUND = r"""
+#include <assert.h>
+#include <ompx.h>
+#include <stdio.h>
+int main(void) {
+  int x = 0;
+#pragma omp target teams ompx_bare num_teams(3) thread_limit(64) map(tofrom : x)
+  {
+    ompx_sync_block_acq_rel();
+    assert(!(ompx_block_id_x() == 1 && ompx_thread_id_x() == 37));
+    ompx_sync_block_acq_rel();
+    x = 1;
+  }
+  printf("x %d\n", x);
+  return 0;
+}
+"""
+
+
+def rounds_and_fibers(offload, source, name, arch, extra=(), env=None):
+    """Builds `source` and runs it in rounds (checking the trace says so) and as fibers."""
+    exe = offload.compile(source, name=name, translate="pass", extra=["--gpu=" + arch] + list(extra))
+    rounds = offload.run(exe, backend="sim", env=dict(env or {}, OMPSIM_TRACE="image"))
+    fibers = offload.run(exe, backend="sim", env=dict(env or {}, OMPSIM_GPU_BLOCK_LOOPS="0"))
+    assert "blocks=rounds" in rounds.stderr, rounds.stderr
+    assert fibers.returncode != 0 and rounds.returncode == fibers.returncode, (rounds.stderr, fibers.stderr)
+    return rounds, fibers
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_a_race_between_two_barriers_of_a_round_is_named_as_with_fibers(offload, arch):
+    rounds, fibers = rounds_and_fibers(offload, RACE_BETWEEN_BARRIERS, "race.c", arch, env={"OMPSIM_CHECK": "1"})
+    line = [ln for ln in fibers.stderr.splitlines() if "races with thread 0's read" in ln]
+    assert len(line) == 1, fibers.stderr
+    assert line[0] in rounds.stderr.splitlines(), (line, rounds.stderr)
+
+
+def barrier_groups(stderr):
+    """The divergence line's thread groups, each barrier named only as ompx_sync_block."""
+    line = [ln for ln in stderr.splitlines() if "its threads wait at different barriers" in ln]
+    assert len(line) == 1, stderr
+    return re.sub(r"ompx_sync_block (called from [^;]*|at [^;]*)", "ompx_sync_block", line[0])
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_threads_of_a_round_at_different_barriers_are_named_as_with_fibers(offload, arch):
+    rounds, fibers = rounds_and_fibers(offload, DIVERGENT_BARRIERS, "diverge.c", arch, extra=["-O2", "-g"])
+    assert barrier_groups(rounds.stderr) == barrier_groups(fibers.stderr)
+    assert "threads 0, 2, 4, 6 and 28 more wait at ompx_sync_block" in barrier_groups(rounds.stderr)
+    # The split names each barrier's line where the build has them.
+    assert re.search(r"wait at ompx_sync_block at diverge\.c:\d+:\d+; threads 1, 3, 5, 7", rounds.stderr), rounds.stderr
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_an_assert_in_a_round_names_the_block_and_thread_fibers_name(offload, arch):
+    rounds, fibers = rounds_and_fibers(offload, ASSERT_IN_A_ROUND, "assert_round.c", arch)
+    line = [ln for ln in fibers.stderr.splitlines() if "Assertion" in ln]
+    assert len(line) == 1 and "(block 1, thread 37)" in line[0], fibers.stderr
+    assert line[0] in rounds.stderr.splitlines(), (line, rounds.stderr)

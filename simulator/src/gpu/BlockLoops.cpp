@@ -1,6 +1,7 @@
 //===- BlockLoops.cpp - GPU kernels whose blocks run as loops -------------===//
 #include "BlockLoops.h"
 
+#include "BlockRounds.h"
 #include "CheckedAccesses.h"
 #include "GpuImageRetarget.h"
 #include "TeamSharedGuards.h"
@@ -30,12 +31,17 @@ namespace {
 /// collective, a spin (VirtualGpu.h).
 bool waits(StringRef Name) {
   static constexpr StringLiteral Waits[] = {
-      "__ompsim_vgpu_sync_block",      "__ompsim_vgpu_sync_block_at",  "__ompsim_vgpu_sync_threads",
-      "__ompsim_vgpu_sync_threads_at", "__ompsim_vgpu_sync_warp",      "__ompsim_vgpu_shuffle",
-      "__ompsim_vgpu_ballot",          "__ompsim_vgpu_active_mask",    "__ompsim_vgpu_pause",
-      "__ompsim_vgpu_run_as_loops",    "__ompsim_vgpu_for_each_thread"};
-  // The executor serves the ompx API (its collectives among it), and an
-  // OpenMP entry the runtime does not define is unknown.
+      "__ompsim_vgpu_sync_block",      "__ompsim_vgpu_sync_block_at",   "__ompsim_vgpu_sync_threads",
+      "__ompsim_vgpu_sync_threads_at", "__ompsim_vgpu_sync_warp",       "__ompsim_vgpu_shuffle",
+      "__ompsim_vgpu_ballot",          "__ompsim_vgpu_active_mask",     "__ompsim_vgpu_pause",
+      "__ompsim_vgpu_run_as_loops",    "__ompsim_vgpu_for_each_thread", "__ompsim_vgpu_run_as_thread",
+      "__ompsim_vgpu_run_in_rounds"};
+  // The executor serves the ompx API: its collectives wait, its ids and
+  // extents do not. An OpenMP entry the runtime does not define is unknown.
+  static constexpr StringLiteral OmpxQueries[] = {"ompx_thread_id", "ompx_block_dim", "ompx_block_id",
+                                                  "ompx_grid_dim"};
+  if (is_contained(OmpxQueries, Name))
+    return false;
   return is_contained(Waits, Name) || Name.starts_with("ompx_") || Name.starts_with("__kmpc_");
 }
 
@@ -120,6 +126,10 @@ public:
   /// its main thread's code may reach a wait but through the kernel's start,
   /// end and parallel regions, or a region may reach one.
   std::optional<std::string> genericBlocker();
+  /// Why the ompx_bare kernel cannot run in rounds, or nothing: each wait
+  /// it may reach is one of its own calls of a block barrier (`Barriers`,
+  /// where the executor splits it, BlockRounds.h).
+  std::optional<std::string> bareBlocker(SmallVectorImpl<CallInst *> &Barriers);
 
 private:
   bool runtime(const Function &F) const { return F.hasFnAttribute(GpuRuntimeAttribute); }
@@ -134,10 +144,13 @@ private:
   /// Why `Region` cannot be given thread 0's copies of the kernel's stack
   /// variables whose addresses the shared variables `Args` hold.
   std::optional<std::string> sharedStackVariables(const Function &Region, const Origins &Args);
-  /// The first wait `Root` may reach through its calls, or nothing. From a
-  /// generic-mode kernel (`MainThread`), the kernel's start and end do not
-  /// count, and a parallel region's call is its functions' check.
-  std::optional<std::string> firstWait(const Function &Root, bool MainThread);
+  /// Who runs the code firstWait() looks at: any thread, a generic-mode
+  /// kernel's main thread (for which the kernel's start and end do not
+  /// count, and a parallel region's call is its functions' check), or an
+  /// ompx_bare kernel split at its own block barriers (which do not count).
+  enum class Runner { Thread, MainThread, BareKernel };
+  /// The first wait `Root` may reach through its calls, or nothing.
+  std::optional<std::string> firstWait(const Function &Root, Runner By);
   /// Why a generic-mode parallel region (its function and wrapper) may wait.
   std::optional<std::string> checkGenericRegion(const CallBase &Call);
 
@@ -270,7 +283,7 @@ void KernelAnalysis::propagate() {
   }
 }
 
-std::optional<std::string> KernelAnalysis::firstWait(const Function &Root, bool MainThread) {
+std::optional<std::string> KernelAnalysis::firstWait(const Function &Root, Runner By) {
   SetVector<const Function *> Reached;
   Reached.insert(&Root);
   for (size_t N = 0; N < Reached.size(); ++N)
@@ -289,7 +302,9 @@ std::optional<std::string> KernelAnalysis::firstWait(const Function &Root, bool 
         continue;
       }
       StringRef Name = Callee->getName();
-      if (MainThread) {
+      if (By == Runner::BareKernel && Reached[N] == &Root && blockBarrierEntry(Name))
+        continue;
+      if (By == Runner::MainThread) {
         // The kernel's start and end: thread 0 alone, without their barriers.
         if (Name == "__kmpc_target_init" || Name == "__kmpc_target_deinit")
           continue;
@@ -304,7 +319,8 @@ std::optional<std::string> KernelAnalysis::firstWait(const Function &Root, bool 
         continue;
       }
       if (waits(Name))
-        return (MainThread ? "the main thread's code outside parallel regions may reach '" : "'") +
+        return (By == Runner::MainThread ? "the main thread's code outside parallel regions may reach '"
+                                         : "'") +
                Name.str() + "' (a barrier, a warp collective or a spin), from function '" +
                Reached[N]->getName().str() + "'";
     }
@@ -321,7 +337,7 @@ std::optional<std::string> KernelAnalysis::checkGenericRegion(const CallBase &Ca
     const auto *Region = dyn_cast<Function>(Fn);
     if (!Region || Region->isDeclaration())
       return "a parallel region whose function is not known, " + where(Call);
-    if (auto Wait = firstWait(*Region, /*MainThread=*/false))
+    if (auto Wait = firstWait(*Region, Runner::Thread))
       return "parallel region '" + Region->getName().str() + "' may reach " + *Wait;
   }
   return std::nullopt;
@@ -389,7 +405,7 @@ std::optional<std::string> KernelAnalysis::checkRegion(CallBase &Call) {
       return Why;
   if (Shared.ThreadId)
     return "parallel region '" + Region->getName().str() + "' is passed the thread's id, " + where(Call);
-  if (auto Wait = firstWait(*Region, /*MainThread=*/false))
+  if (auto Wait = firstWait(*Region, Runner::Thread))
     return "parallel region '" + Region->getName().str() + "' may reach " + *Wait;
   return std::nullopt;
 }
@@ -448,7 +464,15 @@ std::optional<std::string> KernelAnalysis::check(Instruction &I) {
 std::optional<std::string> KernelAnalysis::genericBlocker() {
   // The main thread runs everything but the regions in either mode, so only
   // its waits matter: a barrier among the workers it would not meet.
-  return firstWait(Kernel, /*MainThread=*/true);
+  return firstWait(Kernel, Runner::MainThread);
+}
+
+std::optional<std::string> KernelAnalysis::bareBlocker(SmallVectorImpl<CallInst *> &Barriers) {
+  if (auto Why = splittableAtBarriers(Kernel, Barriers))
+    return Why;
+  if (auto Wait = firstWait(Kernel, Runner::BareKernel))
+    return "it may reach " + *Wait + ", not one of the kernel's own block barriers";
+  return std::nullopt;
 }
 
 std::optional<std::string> KernelAnalysis::blocker() {
@@ -490,12 +514,11 @@ bool escapes(const Function &F) {
 /// The kernel environment's configuration field `Field` (LLVM 22's
 /// ConfigurationEnvironmentTy: 0 UseGenericStateMachine, 2 ExecMode).
 std::optional<uint64_t> configuration(const GlobalVariable &Env, unsigned Field) {
-  if (!Env.hasInitializer())
-    return std::nullopt;
-  auto *Configuration = dyn_cast_or_null<ConstantStruct>(Env.getInitializer()->getAggregateElement(0u));
-  if (!Configuration)
-    return std::nullopt;
-  auto *Value = dyn_cast_or_null<ConstantInt>(Configuration->getAggregateElement(Field));
+  auto *Configuration = Env.hasInitializer()
+                            ? dyn_cast_or_null<ConstantStruct>(Env.getInitializer()->getAggregateElement(0u))
+                            : nullptr;
+  auto *Value =
+      Configuration ? dyn_cast_or_null<ConstantInt>(Configuration->getAggregateElement(Field)) : nullptr;
   if (!Value)
     return std::nullopt;
   return Value->getZExtValue();
@@ -507,6 +530,11 @@ std::optional<uint64_t> executionMode(const GlobalVariable &Env) { return config
 
 } // namespace
 
+const char *blockModeName(BlockMode Mode) {
+  static constexpr const char *Names[] = {"fibers", "loops", "rounds"};
+  return Names[static_cast<int>(Mode)];
+}
+
 std::vector<KernelBlockPlan> planBlockLoops(Module &M, bool Enabled) {
   static constexpr StringLiteral EnvironmentSuffix = "_kernel_environment";
   std::vector<Function *> AddressTaken, Escaped;
@@ -517,32 +545,39 @@ std::vector<KernelBlockPlan> planBlockLoops(Module &M, bool Enabled) {
         Escaped.push_back(&F);
     }
   std::vector<KernelBlockPlan> Plans;
-  for (GlobalVariable &Env : M.globals()) {
-    StringRef Name = Env.getName();
-    if (!Name.consume_back(EnvironmentSuffix))
-      continue;
-    Function *Kernel = M.getFunction(Name);
-    if (!Kernel || Kernel->isDeclaration())
-      continue;
-    KernelBlockPlan Plan{Name.str(), false, {}};
-    std::optional<uint64_t> Mode = executionMode(Env);
+  std::vector<std::pair<Function *, SmallVector<CallInst *, 8>>> Split;
+  // The image's kernels: each has a kernel environment, but ompx_bare ones.
+  std::vector<Function *> Kernels;
+  for (Function &F : M)
+    if (!F.isDeclaration() && F.hasFnAttribute("kernel"))
+      Kernels.push_back(&F);
+  for (Function *Kernel : Kernels) {
+    KernelBlockPlan Plan{Kernel->getName().str(), BlockMode::Fibers, {}};
+    const GlobalVariable *Env = M.getGlobalVariable((Kernel->getName() + EnvironmentSuffix).str(), true);
+    std::optional<uint64_t> Mode =
+        Env ? executionMode(*Env) : std::optional<uint64_t>(omp::OMP_TGT_EXEC_MODE_BARE);
+    KernelAnalysis Analysis(*Kernel, AddressTaken, Escaped);
+    SmallVector<CallInst *, 8> Barriers;
     if (!Enabled)
       Plan.Reason = "OMPSIM_GPU_BLOCK_LOOPS=0";
     else if (!Mode)
       Plan.Reason = "its kernel environment has an unknown layout";
-    else if (*Mode == omp::OMP_TGT_EXEC_MODE_GENERIC_SPMD)
+    else if (*Mode == omp::OMP_TGT_EXEC_MODE_BARE) {
+      if (auto Why = Analysis.bareBlocker(Barriers))
+        Plan.Reason = "ompx_bare mode: " + *Why;
+      else
+        Plan.Mode = BlockMode::Rounds;
+    } else if (*Mode == omp::OMP_TGT_EXEC_MODE_GENERIC_SPMD)
       Plan.Reason = "Generic-SPMD mode (every thread runs a sequential part)";
-    else if (*Mode == omp::OMP_TGT_EXEC_MODE_GENERIC && configuration(Env, 0).value_or(0) == 0)
+    else if (*Mode == omp::OMP_TGT_EXEC_MODE_GENERIC && configuration(*Env, 0).value_or(0) == 0)
       Plan.Reason = "generic mode with the compiler's own state machine";
     else if (*Mode != omp::OMP_TGT_EXEC_MODE_SPMD && *Mode != omp::OMP_TGT_EXEC_MODE_GENERIC)
       Plan.Reason = "an unknown execution mode";
-    else if (auto Why = *Mode == omp::OMP_TGT_EXEC_MODE_SPMD
-                            ? KernelAnalysis(*Kernel, AddressTaken, Escaped).blocker()
-                            : KernelAnalysis(*Kernel, AddressTaken, Escaped).genericBlocker())
+    else if (auto Why = *Mode == omp::OMP_TGT_EXEC_MODE_SPMD ? Analysis.blocker() : Analysis.genericBlocker())
       Plan.Reason = *Why;
     else
-      Plan.Loops = true;
-    if (Plan.Loops) {
+      Plan.Mode = BlockMode::Loops;
+    if (Plan.Mode == BlockMode::Loops) {
       FunctionCallee Entry = M.getOrInsertFunction(RunAsLoopsEntry, Type::getVoidTy(M.getContext()));
       BasicBlock &First = Kernel->getEntryBlock();
       BasicBlock::iterator At = First.getFirstInsertionPt();
@@ -550,8 +585,15 @@ std::vector<KernelBlockPlan> planBlockLoops(Module &M, bool Enabled) {
         ++At;
       IRBuilder<>(&First, At).CreateCall(Entry);
     }
+    if (Plan.Mode == BlockMode::Rounds)
+      Split.emplace_back(Kernel, std::move(Barriers));
     Plans.push_back(std::move(Plan));
   }
+  // After every kernel's analysis, as the split moves a kernel's code.
+  for (auto &[Kernel, Barriers] : Split)
+    splitAtBarriers(*Kernel, Barriers);
+  if (!Split.empty())
+    lowerRounds(M);
   return Plans;
 }
 

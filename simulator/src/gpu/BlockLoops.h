@@ -37,8 +37,10 @@
 //    (a lock), through direct or indirect calls.
 // Each such kernel gets a call of __ompsim_vgpu_run_as_loops at its start
 // (runtime/device/vgpu/VirtualGpu.h); the runtime then runs each region as
-// a loop over its threads (runtime/gpu-device/src/Kernel.cpp). Every other
-// kernel keeps fibers, and its plan says why.
+// a loop over its threads (runtime/gpu-device/src/Kernel.cpp). An ompx_bare
+// kernel whose only waits are its own calls of a block barrier runs in
+// rounds instead (BlockRounds.h). Every other kernel keeps fibers, and its
+// plan says why.
 //
 //===----------------------------------------------------------------------===//
 #ifndef OMPSIM_SIMULATOR_GPU_BLOCKLOOPS_H
@@ -60,17 +62,26 @@ inline constexpr const char *GpuRuntimeAttribute = "ompsim-gpu-runtime";
 /// The entry a kernel whose blocks run as loops calls first.
 inline constexpr const char *RunAsLoopsEntry = "__ompsim_vgpu_run_as_loops";
 
+/// How a kernel's blocks run on the virtual GPU: each thread a fiber; as
+/// loops over the threads; or in rounds, each thread a coroutine that the
+/// block's barriers suspend (an ompx_bare kernel, BlockRounds.h).
+enum class BlockMode { Fibers, Loops, Rounds };
+
 /// How one kernel's blocks run on the virtual GPU.
 struct KernelBlockPlan {
   std::string Kernel;
-  bool Loops = false;
-  /// Why its threads run as fibers (empty when it runs as loops).
+  BlockMode Mode = BlockMode::Fibers;
+  /// Why its threads run as fibers (empty when they do not).
   std::string Reason;
 };
 
+/// The trace's name of `Mode`: fibers, loops or rounds.
+const char *blockModeName(BlockMode Mode);
+
 /// Decides, for each OpenMP kernel of `M` (a function with a kernel
-/// environment), whether its blocks run as loops, and adds the call of
-/// RunAsLoopsEntry to those that do. `M` is a retargeted GPU image with the
+/// environment), how its blocks run; splits those that run in rounds at
+/// their barriers (splitAtBarriers()), and adds the call of
+/// RunAsLoopsEntry to those that run as loops. `M` is a retargeted GPU image with the
 /// GPU device runtime linked in. With `Enabled` false (OMPSIM_GPU_BLOCK_LOOPS=0)
 /// every kernel keeps fibers, and its plan says so.
 std::vector<KernelBlockPlan> planBlockLoops(llvm::Module &M, bool Enabled);
