@@ -106,6 +106,15 @@ void runInRounds(void *(*Start)(void *), void *Context, const BarrierSite *const
   failLaunch("a kernel split at its block barriers runs outside a block; threads", 0);
 }
 
+void forEachThreadInRounds(uint32_t Count, void *(*Start)(void *, uint32_t, const BarrierSite **),
+                           void *Context, const BarrierSite *End) {
+  if (BlockRunner *R = BlockRunner::TRunner) {
+    R->forEachThreadInRounds(Count, Start, Context, End);
+    return;
+  }
+  failLaunch("a parallel region split at its barriers runs outside a block; threads", Count);
+}
+
 void *roundFrame(uint64_t Bytes, uint64_t Align) {
   if (BlockRunner *R = BlockRunner::TRunner)
     return R->roundFrame(Bytes, Align);

@@ -84,6 +84,10 @@ void forEachThread(uint32_t Count, void (*Fn)(void *, uint32_t), void *Context);
 /// Runs the calling block in rounds (thread 0, before anything else it
 /// runs; __ompsim_vgpu_run_in_rounds).
 void runInRounds(void *(*Start)(void *), void *Context, const BarrierSite *const *Site);
+/// In a block that runs as loops, a parallel region's threads below `Count`
+/// in rounds (__ompsim_vgpu_for_each_thread_in_rounds).
+void forEachThreadInRounds(uint32_t Count, void *(*Start)(void *, uint32_t, const BarrierSite **),
+                           void *Context, const BarrierSite *End);
 /// The calling thread's coroutine frame of `Bytes`, aligned to `Align`, in
 /// a block run in rounds.
 void *roundFrame(uint64_t Bytes, uint64_t Align);

@@ -75,30 +75,37 @@ void BlockRunner::forEachThread(uint32_t Count, void (*Fn)(void *, uint32_t), vo
   ++BarrierEpoch;
 }
 
-void BlockRunner::runInRounds(void *(*Start)(void *), void *Context, const BarrierSite *const *Site) {
-  runAsLoops();
-  const uint32_t Threads = TheGrid->Threads;
-  auto **Handles = static_cast<void **>(RoundHandles.atLeast(sizeof(void *) * Threads));
+template <typename StartFn>
+void BlockRunner::runRounds(uint32_t Count, StartFn &&Start, const BarrierSite *const *Site,
+                            const BarrierSite *End) {
+  auto **Handles = static_cast<void **>(RoundHandles.atLeast(sizeof(void *) * TheGrid->Threads));
   if (!Handles)
-    failLaunch("no memory for the coroutine handles of a block's threads:", Threads);
+    failLaunch("no memory for the coroutine handles of a block's threads:", TheGrid->Threads);
   auto Finished = [](void *Handle) { return std::coroutine_handle<>::from_address(Handle).done(); };
+  const uint32_t Threads = Count < TheGrid->Threads ? Count : TheGrid->Threads;
+  BlockSite = nullptr;
+  BlockDiverged = false;
   // Each thread runs to its first barrier or its end; each round then
-  // releases the block's barrier and runs every thread that waits there to
-  // its next, in thread order, as fibers would.
+  // releases the barrier and runs every thread that waits there to its
+  // next, in thread order, as fibers would.
   uint32_t Waiting = 0;
   asEachThread(Threads, [&](uint32_t T) {
-    Handles[T] = Start(Context);
+    Handles[T] = Start(T);
     if (!Finished(Handles[T])) {
       ++Waiting;
       waitInRound(*Site);
     }
   });
   while (Waiting) {
-    if (BlockDiverged) {
-      // As fibers, the threads that have not finished wait at the barrier.
-      for (uint32_t T = 0; T < Threads; ++T) {
-        Fibers[T].Done = Finished(Handles[T]);
+    // A region's thread that finished waits at the region's end (`End`),
+    // another barrier than the one the others wait at.
+    if (BlockDiverged || (End && Waiting < Threads)) {
+      for (uint32_t T = 0; T < TheGrid->Threads; ++T) {
+        bool Done = T < Threads && Finished(Handles[T]);
+        Fibers[T].Done = Done && !End;
         Fibers[T].Wait = Fibers[T].Done ? Fiber::Runs : Fiber::AtBlock;
+        if (End && (Done || T >= Threads))
+          Fibers[T].Site = End;
       }
       diverged(Fiber::AtBlock);
     }
@@ -114,8 +121,26 @@ void BlockRunner::runInRounds(void *(*Start)(void *), void *Context, const Barri
         waitInRound(*Site);
     });
   }
+}
+
+void BlockRunner::runInRounds(void *(*Start)(void *), void *Context, const BarrierSite *const *Site) {
+  runAsLoops();
+  runRounds(TheGrid->Threads, [&](uint32_t) { return Start(Context); }, Site, nullptr);
   setThread(Stacks.registers(0), 0);
   Current = 0;
+}
+
+void BlockRunner::forEachThreadInRounds(uint32_t Count, RoundStart Start, void *Context,
+                                        const BarrierSite *End) {
+  if (!Loops)
+    failLaunch("a parallel region's threads in rounds in a block of fibers, threads", Count);
+  const uint32_t Self = Current;
+  const BarrierSite *Site = nullptr;
+  ++BarrierEpoch;
+  runRounds(Count, [&](uint32_t T) { return Start(Context, T, &Site); }, &Site, End);
+  setThread(Stacks.registers(0), Self);
+  Current = Self;
+  ++BarrierEpoch;
 }
 
 void *BlockRunner::roundFrame(uint64_t Bytes, uint64_t Align) {

@@ -158,6 +158,18 @@ public:
   /// never start.
   void runInRounds(void *(*Start)(void *), void *Context, const BarrierSite *const *Site);
 
+  /// Starts thread T's run of a parallel region split at its barriers,
+  /// which leaves the barrier it suspends at in *Site; gives its handle.
+  using RoundStart = void *(*)(void *Context, uint32_t T, const BarrierSite **Site);
+
+  /// In a block that runs as loops: runs the threads below `Count` of a
+  /// parallel region split at its barriers in rounds, as runInRounds()
+  /// runs a kernel's, each from `Start(Context, T, ...)`. The region's
+  /// start and end count as released barriers; a thread that finished the
+  /// region while others wait at a barrier waits at its end, `End`, in
+  /// the line that ends the launch.
+  void forEachThreadInRounds(uint32_t Count, RoundStart Start, void *Context, const BarrierSite *End);
+
   /// The running thread's coroutine frame of `Bytes`, aligned to `Align`
   /// (runInRounds()).
   void *roundFrame(uint64_t Bytes, uint64_t Align);
@@ -261,6 +273,10 @@ private:
   /// `Run(T)` for threads T below `Count` in turn, on thread 0's stack with
   /// thread T's ids (a block that runs as loops, BlockLoops.cpp).
   template <typename Body> void asEachThread(uint32_t Count, Body &&Run);
+  /// Runs the threads below `Count` in rounds, thread T's coroutine from
+  /// `Start(T)` (runInRounds(), forEachThreadInRounds()).
+  template <typename StartFn>
+  void runRounds(uint32_t Count, StartFn &&Start, const BarrierSite *const *Site, const BarrierSite *End);
   /// The checker's dynamic shared memory: its end at a page that faults,
   /// its bytes filled with UnwrittenSharedByte in each block.
   void *checkedDynamicShared(uint64_t Bytes);

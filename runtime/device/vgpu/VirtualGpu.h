@@ -132,6 +132,18 @@ void __ompsim_vgpu_run_as_thread(uint32_t T);
 /// block's other fibers never start.
 void __ompsim_vgpu_run_in_rounds(void *(*Start)(void *), void *Context,
                                  const ompsim::vgpu::BarrierSite *const *Site);
+/// In a block that runs as loops: runs the threads below `Count` of a
+/// parallel region the executor split at its barriers in rounds, as
+/// __ompsim_vgpu_run_in_rounds runs a kernel's. `Start(Context, T, Site)`
+/// starts thread T's coroutine, which leaves the barrier it suspends at in
+/// *Site, and gives its handle. The region's start and end count as passed
+/// barriers; a thread that finished the region while others wait at a
+/// barrier waits at the region's end, `End`, in the line that ends the
+/// launch.
+void __ompsim_vgpu_for_each_thread_in_rounds(uint32_t Count,
+                                             void *(*Start)(void *, uint32_t,
+                                                            const ompsim::vgpu::BarrierSite **),
+                                             void *Context, const ompsim::vgpu::BarrierSite *End);
 /// The calling thread's coroutine frame of `Bytes`, aligned to `Align` (a
 /// block run in rounds): the block's own, until its end.
 void *__ompsim_vgpu_round_frame(uint64_t Bytes, uint64_t Align);

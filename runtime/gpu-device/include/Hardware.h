@@ -35,6 +35,10 @@
 namespace ompsim::gpu::hw {
 
 using BarrierSite = vgpu::BarrierSite;
+/// Starts thread T's run of a parallel region the simulated GPU's executor
+/// split at its barriers (a coroutine), which leaves the barrier it
+/// suspends at in *Site; gives its handle.
+using RoundStartFn = void *(*)(void *Context, uint32_t T, const BarrierSite **Site);
 
 #if defined(OMPSIM_GPU_SIM)
 /// The calling thread's special registers (read from its fiber, no call).
@@ -105,6 +109,12 @@ inline void forEachThread(uint32_t Count, void (*Fn)(void *, uint32_t), void *Co
 /// In a block that runs as loops, the running code goes on as thread `T`
 /// (a generic-mode kernel's main thread).
 inline void runAsThread(uint32_t T) { __ompsim_vgpu_run_as_thread(T); }
+/// In a block that runs as loops: a region the executor split at its
+/// barriers, its threads below `Count` in rounds, each started by `Start`
+/// (__ompsim_vgpu_for_each_thread_in_rounds); `End` is the region's end.
+inline void forEachThreadInRounds(uint32_t Count, RoundStartFn Start, void *Context, const BarrierSite &End) {
+  __ompsim_vgpu_for_each_thread_in_rounds(Count, Start, Context, &End);
+}
 #elif defined(__NVPTX__)
 inline constexpr uint32_t WarpSize = 32;
 /// A warp's lanes may wait at different barriers (independent thread
@@ -220,6 +230,7 @@ inline void syncBlockAt(const BarrierSite &) { syncBlock(); }
 inline constexpr bool blockRunsAsLoops() { return false; }
 inline void forEachThread(uint32_t, void (*)(void *, uint32_t), void *) { trap(); }
 inline void runAsThread(uint32_t) { trap(); }
+inline void forEachThreadInRounds(uint32_t, RoundStartFn, void *, const BarrierSite &) { trap(); }
 #endif
 
 /// Atomics on memory every thread of the device sees.

@@ -260,10 +260,21 @@ void runLoopRegionThread(void *Region, uint32_t Tid) {
   Team.RegionSize[Tid] = 0;
 }
 
+/// What a thread's start of a region split at its barriers is given: the
+/// region's shared variables, and its bound thread id (0 in generic mode,
+/// as the compiler's wrapper passes it; the thread's own id in SPMD mode,
+/// as invokeRegion does).
+struct RoundRegion {
+  void **Args;
+  uint32_t ZeroBound;
+};
+
 /// A parallel region called from `Code` in the program (where its threads
-/// meet at its end).
+/// meet at its end). `Start`, for a region the simulated GPU's executor
+/// split at its barriers, starts a thread's run of it as a coroutine: in a
+/// block that runs as loops, its threads run in rounds.
 void parallel(const IdentTy *Loc, int32_t IfExpr, int32_t NumThreads, void *Fn, void *WrapperFn, void **Args,
-              int64_t NumArgs, const void *Code) {
+              int64_t NumArgs, const void *Code, hw::RoundStartFn Start = nullptr) {
   TeamState &Team = team();
   const hw::BarrierSite End = {Code, Loc ? Loc->PSource : nullptr, hw::BarrierSite::RegionEnd, 0u};
   uint32_t Tid = hw::threadIdInBlock();
@@ -295,6 +306,16 @@ void parallel(const IdentTy *Loc, int32_t IfExpr, int32_t NumThreads, void *Fn, 
     // start) is barrier enough.
     uint32_t Block = hw::blockDim(0);
     uint32_t Size = NumThreads > 0 && uint32_t(NumThreads) < Block ? uint32_t(NumThreads) : Block;
+    if (Team.Loops && Start) {
+      // Its threads in rounds, from one of its barriers to the next.
+      for (uint32_t T = 0; T < Size; ++T)
+        Team.RegionSize[T] = uint16_t(Size);
+      RoundRegion Region = {Args, 0u};
+      hw::forEachThreadInRounds(Size, Start, &Region, End);
+      for (uint32_t T = 0; T < Size; ++T)
+        Team.RegionSize[T] = 0;
+      return;
+    }
     if (Team.Loops) {
       // Thread 0 alone runs the code outside regions: the region's threads
       // run one after the other, in thread order as fibers would run them
@@ -330,7 +351,11 @@ void parallel(const IdentTy *Loc, int32_t IfExpr, int32_t NumThreads, void *Fn, 
   Team.ParallelTeamSize = Size;
   Team.ParallelLevel = 1;
   Team.RegionEnd = End;
-  if (Team.Loops) {
+  if (Team.Loops && Start) {
+    // The workers in rounds, from one of the region's barriers to the next.
+    RoundRegion Region = {Args, 1u};
+    hw::forEachThreadInRounds(Size, Start, &Region, End);
+  } else if (Team.Loops) {
     // The workers below the region's size, one after the other, as fibers
     // run them from the state machine to the region's end.
     hw::forEachThread(Size, &runLoopWorker, nullptr);
@@ -359,6 +384,16 @@ OMPSIM_GPU_API __attribute__((noinline)) void __kmpc_parallel_51(IdentTy *Loc, i
                                                                  void *WrapperFn, void **Args,
                                                                  int64_t NumArgs) {
   parallel(Loc, IfExpr, NumThreads, Fn, WrapperFn, Args, NumArgs, OMPSIM_GPU_CALLER());
+}
+
+// A region the simulated GPU's executor split at its barriers
+// (simulator/src/gpu/BlockRounds.h): __kmpc_parallel_60's call, with the
+// function that starts a thread's run of it from a RoundRegion. Never
+// inlined, as __kmpc_parallel_60.
+OMPSIM_GPU_API __attribute__((noinline)) void
+__ompsim_gpu_parallel_in_rounds(IdentTy *Loc, int32_t, int32_t IfExpr, int32_t NumThreads, int32_t, void *Fn,
+                                void *WrapperFn, void **Args, int64_t NumArgs, hw::RoundStartFn Start) {
+  parallel(Loc, IfExpr, NumThreads, Fn, WrapperFn, Args, NumArgs, OMPSIM_GPU_CALLER(), Start);
 }
 
 OMPSIM_GPU_API void __kmpc_get_shared_variables(void ***Args) { *Args = team().Args; }
