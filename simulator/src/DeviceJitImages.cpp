@@ -228,12 +228,19 @@ Expected<JITImage> DeviceJIT::add(ArrayRef<char> Bitcode, StringRef Name) {
         return makeError("image " + Name + ": " + GpuRuntimeProblem);
       if (Error Err = gpu::linkGpuDeviceRuntime(M, GpuRuntime->getMemBufferRef(), Name))
         return std::move(Err);
-      for (const gpu::KernelBlockPlan &Plan : gpu::planBlockLoops(M, config().GpuBlockLoops))
+      for (const gpu::KernelBlockPlan &Plan : gpu::planBlockLoops(M, config().GpuBlockLoops)) {
         OMPSIM_TRACE_EVENT(Cat::Image, "gpu-kernel")
             .str("image", Name)
             .str("kernel", Plan.Kernel)
             .str("blocks", gpu::blockModeName(Plan.Mode))
             .str("reason", Plan.Reason);
+        for (const std::string &Region : Plan.RoundRegions)
+          OMPSIM_TRACE_EVENT(Cat::Image, "gpu-region")
+              .str("image", Name)
+              .str("kernel", Plan.Kernel)
+              .str("region", Region)
+              .str("threads", "rounds");
+      }
     }
   }
   if (Whole)

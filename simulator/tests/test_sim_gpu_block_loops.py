@@ -132,6 +132,15 @@ def plans(stderr, source):
     return found
 
 
+REGION_TRACE = re.compile(r"gpu-region image=\S+ kernel=\S+_l(\d+) region=\S+ threads=rounds")
+
+
+def round_regions(stderr, source):
+    """The kernels (by name) with a parallel region whose threads run in rounds."""
+    by_line = {line: name for name, line in kernel_lines(source).items()}
+    return {by_line.get(int(m.group(1)), m.group(1)) for m in REGION_TRACE.finditer(stderr)}
+
+
 @pytest.mark.parametrize("arch", ARCHS)
 def test_spmd_kernels_run_as_loops_and_compute_what_fibers_compute(offload, arch):
     exe = offload.compile(KERNELS, name="kernels.c", translate="pass", extra=["--gpu=" + arch])
@@ -159,7 +168,9 @@ def test_spmd_kernels_run_as_loops_and_compute_what_fibers_compute(offload, arch
     # The team's reduction variable: each thread's own, which its region writes.
     assert got["reduction"][0] == "fibers", got
     assert "is passed the address of a variable of the kernel's own, which it may write" in got["reduction"][1]
-    assert got["barrier"][0] == "fibers" and "may reach" in got["barrier"][1], got
+    # A barrier in a region: the kernel runs as loops, the region's threads in rounds.
+    assert got["barrier"] == ("loops", ""), got
+    assert round_regions(loops.stderr, KERNELS) == {"barrier"}
     # A barrier among a region's threads (clang -O1 makes this kernel Generic-SPMD, which keeps
     # fibers for that alone).
     assert got["generic_barrier"][0] == "fibers", got
@@ -422,4 +433,108 @@ def test_an_assert_in_a_round_names_the_block_and_thread_fibers_name(offload, ar
     rounds, fibers = rounds_and_fibers(offload, ASSERT_IN_A_ROUND, "assert_round.c", arch)
     line = [ln for ln in fibers.stderr.splitlines() if "Assertion" in ln]
     assert len(line) == 1 and "(block 1, thread 37)" in line[0], fibers.stderr
+    assert line[0] in rounds.stderr.splitlines(), (line, rounds.stderr)
+
+
+#: Parallel regions with barriers: each kernel runs as loops, each region's threads in rounds.
+REGIONS = r"""
+#include <omp.h>
+#include <stdio.h>
+int main(void) {
+  enum { T = 64 };
+  int scan[T], gen[3 * T], single = 0;
+  /* kernel spmd */
+#pragma omp target parallel num_threads(T) map(from : scan)
+  {
+    static int tile[T];
+#pragma omp allocate(tile) allocator(omp_pteam_mem_alloc)
+    int t = omp_get_thread_num();
+    tile[t] = t + 1;
+    for (int d = 1; d < T; d *= 2) {
+#pragma omp barrier
+      int v = t >= d ? tile[t - d] : 0;
+#pragma omp barrier
+      tile[t] += v;
+    }
+#pragma omp barrier
+    scan[t] = tile[t];
+  }
+  /* kernel generic */
+#pragma omp target teams num_teams(3) thread_limit(T) map(from : gen) map(tofrom : single)
+  {
+    int base = omp_get_team_num() * T;
+#pragma omp parallel num_threads(T)
+    {
+      int t = omp_get_thread_num();
+#pragma omp for
+      for (int i = 0; i < T; ++i)
+        gen[base + i] = i;
+      /* the loop's implicit barrier: every thread sees every element */
+      int next = gen[base + (t + 1) % T];
+#pragma omp single
+      {
+#pragma omp atomic
+        single += 1;
+      }
+      gen[base + t] = next * 100 + omp_get_num_threads();
+    }
+  }
+  int ok = 1;
+  for (int t = 0; t < T; ++t)
+    ok &= scan[t] == (t + 1) * (t + 2) / 2;
+  long sum = 0;
+  for (int i = 0; i < 3 * T; ++i)
+    sum += gen[i];
+  printf("scan_ok %d gen %ld single %d\n", ok, sum, single);
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+@pytest.mark.parametrize("arch", ARCHS)
+def test_regions_with_barriers_run_in_rounds_and_compute_what_fibers_compute(offload, arch, opt):
+    exe = offload.compile(REGIONS, name="regions.c", translate="pass", extra=["--gpu=" + arch, opt])
+    rounds = offload.run(exe, backend="sim", env={"OMPSIM_TRACE": "image"})
+    fibers = offload.run(exe, backend="sim", env={"OMPSIM_GPU_BLOCK_LOOPS": "0"})
+    checked = offload.run(exe, backend="sim", env={"OMPSIM_CHECK": "1"})
+    for run in (rounds, fibers, checked):
+        assert run.returncode == 0, run.stderr
+    # Each prefix sum; each team's loop stored 0..63, read by its neighbour after the barrier.
+    total = 3 * sum(((t + 1) % 64) * 100 + 64 for t in range(64))
+    assert rounds.stdout == "scan_ok 1 gen %d single 3\n" % total
+    assert fibers.stdout == rounds.stdout and checked.stdout == rounds.stdout
+    got = plans(rounds.stderr, REGIONS)
+    assert got["spmd"] == ("loops", "") and got["generic"] == ("loops", ""), got
+    assert round_regions(rounds.stderr, REGIONS) == {"spmd", "generic"}
+
+
+EARLY_END = r"""
+#include <omp.h>
+#include <stdio.h>
+int main(void) {
+  int x = 0;
+#pragma omp target parallel num_threads(32) map(tofrom : x)
+  {
+    if (omp_get_thread_num() != 3) {
+#pragma omp barrier
+    }
+    x = 1;
+  }
+  printf("x %d\n", x);
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_a_thread_that_ends_a_region_run_in_rounds_early_is_named_as_with_fibers(offload, arch):
+    exe = offload.compile(EARLY_END, name="early_end.c", translate="pass", extra=["--gpu=" + arch])
+    rounds = offload.run(exe, backend="sim", env={"OMPSIM_TRACE": "image"})
+    fibers = offload.run(exe, backend="sim", env={"OMPSIM_GPU_BLOCK_LOOPS": "0"})
+    assert "threads=rounds" in rounds.stderr, rounds.stderr
+    assert fibers.returncode != 0 and rounds.returncode == fibers.returncode, (rounds.stderr, fibers.stderr)
+    line = [ln for ln in fibers.stderr.splitlines() if "wait at different barriers" in ln]
+    assert len(line) == 1, fibers.stderr
+    assert re.search(r"thread 3 waits at the end of the parallel region at \S*early_end\.c:6", line[0]), line
     assert line[0] in rounds.stderr.splitlines(), (line, rounds.stderr)

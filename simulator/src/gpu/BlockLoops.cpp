@@ -4,6 +4,7 @@
 #include "BlockRounds.h"
 #include "CheckedAccesses.h"
 #include "GpuImageRetarget.h"
+#include "KernelAnalysis.h"
 #include "TeamSharedGuards.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -26,24 +27,6 @@ using namespace llvm;
 
 namespace ompsim::sim::gpu {
 namespace {
-
-/// What the virtual GPU makes a thread wait for: a barrier, a warp
-/// collective, a spin (VirtualGpu.h).
-bool waits(StringRef Name) {
-  static constexpr StringLiteral Waits[] = {
-      "__ompsim_vgpu_sync_block",      "__ompsim_vgpu_sync_block_at",   "__ompsim_vgpu_sync_threads",
-      "__ompsim_vgpu_sync_threads_at", "__ompsim_vgpu_sync_warp",       "__ompsim_vgpu_shuffle",
-      "__ompsim_vgpu_ballot",          "__ompsim_vgpu_active_mask",     "__ompsim_vgpu_pause",
-      "__ompsim_vgpu_run_as_loops",    "__ompsim_vgpu_for_each_thread", "__ompsim_vgpu_run_as_thread",
-      "__ompsim_vgpu_run_in_rounds"};
-  // The executor serves the ompx API: its collectives wait, its ids and
-  // extents do not. An OpenMP entry the runtime does not define is unknown.
-  static constexpr StringLiteral OmpxQueries[] = {"ompx_thread_id", "ompx_block_dim", "ompx_block_id",
-                                                  "ompx_grid_dim"};
-  if (is_contained(OmpxQueries, Name))
-    return false;
-  return is_contained(Waits, Name) || Name.starts_with("ompx_") || Name.starts_with("__kmpc_");
-}
 
 /// The runtime's entries a kernel's code outside parallel regions may call:
 /// every thread would get from them what thread 0 gets (the distribute
@@ -73,8 +56,6 @@ bool threadIdQuery(StringRef Name) {
   return Name == "__kmpc_global_thread_num" || Name == "__kmpc_get_hardware_thread_id_in_block";
 }
 
-bool parallelEntry(StringRef Name) { return Name == "__kmpc_parallel_60" || Name == "__kmpc_parallel_51"; }
-
 /// Intrinsics that neither write memory nor synchronize.
 bool harmlessIntrinsic(const IntrinsicInst &I) {
   switch (I.getIntrinsicID()) {
@@ -92,82 +73,7 @@ bool harmlessIntrinsic(const IntrinsicInst &I) {
   }
 }
 
-/// Where a value of the kernel's code outside parallel regions may come
-/// from: the stack variables (allocas) a pointer may point into, the
-/// thread's id, or anything else outside the kernel's own stack (an
-/// argument, a global, a pointer read from memory the threads share).
-struct Origins {
-  SmallPtrSet<const AllocaInst *, 4> Stack;
-  bool ThreadId = false;
-  bool Outside = false;
-
-  bool merge(const Origins &O) {
-    bool Changed = false;
-    for (const AllocaInst *A : O.Stack)
-      Changed |= Stack.insert(A).second;
-    if (O.ThreadId && !ThreadId)
-      Changed = ThreadId = true;
-    if (O.Outside && !Outside)
-      Changed = Outside = true;
-    return Changed;
-  }
-  bool empty() const { return Stack.empty() && !ThreadId && !Outside; }
-};
-
-/// One kernel's analysis (see BlockLoops.h).
-class KernelAnalysis {
-public:
-  KernelAnalysis(Function &Kernel, ArrayRef<Function *> AddressTaken, ArrayRef<Function *> Escaped)
-      : Kernel(Kernel), AddressTaken(AddressTaken), Escaped(Escaped) {}
-
-  /// Why the SPMD kernel's blocks cannot run as loops, or nothing.
-  std::optional<std::string> blocker();
-  /// Why the generic-mode kernel's blocks cannot run as loops, or nothing:
-  /// its main thread's code may reach a wait but through the kernel's start,
-  /// end and parallel regions, or a region may reach one.
-  std::optional<std::string> genericBlocker();
-  /// Why the ompx_bare kernel cannot run in rounds, or nothing: each wait
-  /// it may reach is one of its own calls of a block barrier (`Barriers`,
-  /// where the executor splits it, BlockRounds.h).
-  std::optional<std::string> bareBlocker(SmallVectorImpl<CallInst *> &Barriers);
-
-private:
-  bool runtime(const Function &F) const { return F.hasFnAttribute(GpuRuntimeAttribute); }
-  /// The program's functions the code outside regions runs in.
-  std::optional<std::string> collectSequential();
-  void propagate();
-  bool transfer(Instruction &I);
-  Origins originsOf(const Value *V);
-  Origins heldIn(const Origins &Pointer);
-  std::optional<std::string> check(Instruction &I);
-  std::optional<std::string> checkRegion(CallBase &Call);
-  /// Why `Region` cannot be given thread 0's copies of the kernel's stack
-  /// variables whose addresses the shared variables `Args` hold.
-  std::optional<std::string> sharedStackVariables(const Function &Region, const Origins &Args);
-  /// Who runs the code firstWait() looks at: any thread, a generic-mode
-  /// kernel's main thread (for which the kernel's start and end do not
-  /// count, and a parallel region's call is its functions' check), or an
-  /// ompx_bare kernel split at its own block barriers (which do not count).
-  enum class Runner { Thread, MainThread, BareKernel };
-  /// The first wait `Root` may reach through its calls, or nothing.
-  std::optional<std::string> firstWait(const Function &Root, Runner By);
-  /// Why a generic-mode parallel region (its function and wrapper) may wait.
-  std::optional<std::string> checkGenericRegion(const CallBase &Call);
-
-  Function &Kernel;
-  /// The functions whose address is taken: those a call of the runtime's
-  /// through a pointer may reach.
-  ArrayRef<Function *> AddressTaken;
-  /// Those whose address is kept other than by a call of the runtime's: those
-  /// a call of the program's through a pointer may reach.
-  ArrayRef<Function *> Escaped;
-  SetVector<Function *> Sequential;
-  DenseMap<const Value *, Origins> Values;
-  DenseMap<const AllocaInst *, Origins> Held;
-  DenseMap<const Function *, Origins> Returned;
-};
-
-std::string where(const Instruction &I) { return "in function '" + I.getFunction()->getName().str() + "'"; }
+} // namespace
 
 std::optional<std::string> KernelAnalysis::collectSequential() {
   Sequential.insert(&Kernel);
@@ -283,66 +189,6 @@ void KernelAnalysis::propagate() {
   }
 }
 
-std::optional<std::string> KernelAnalysis::firstWait(const Function &Root, Runner By) {
-  SetVector<const Function *> Reached;
-  Reached.insert(&Root);
-  for (size_t N = 0; N < Reached.size(); ++N)
-    for (const Instruction &I : instructions(*Reached[N])) {
-      const auto *Call = dyn_cast<CallBase>(&I);
-      if (!Call || isa<IntrinsicInst>(Call))
-        continue;
-      if (Call->isInlineAsm())
-        return "inline assembly " + where(I);
-      const auto *Callee = dyn_cast<Function>(Call->getCalledOperand()->stripPointerCasts());
-      if (!Callee) {
-        // The runtime calls what it was handed (a region, a reduction's
-        // callback); the program, what its own pointers may hold.
-        for (const Function *F : runtime(*Reached[N]) ? AddressTaken : Escaped)
-          Reached.insert(F);
-        continue;
-      }
-      StringRef Name = Callee->getName();
-      if (By == Runner::BareKernel && Reached[N] == &Root && blockBarrierEntry(Name))
-        continue;
-      if (By == Runner::MainThread) {
-        // The kernel's start and end: thread 0 alone, without their barriers.
-        if (Name == "__kmpc_target_init" || Name == "__kmpc_target_deinit")
-          continue;
-        if (parallelEntry(Name)) {
-          if (auto Why = checkGenericRegion(*Call))
-            return Why;
-          continue;
-        }
-      }
-      if (!Callee->isDeclaration()) {
-        Reached.insert(Callee);
-        continue;
-      }
-      if (waits(Name))
-        return (By == Runner::MainThread ? "the main thread's code outside parallel regions may reach '"
-                                         : "'") +
-               Name.str() + "' (a barrier, a warp collective or a spin), from function '" +
-               Reached[N]->getName().str() + "'";
-    }
-  return std::nullopt;
-}
-
-std::optional<std::string> KernelAnalysis::checkGenericRegion(const CallBase &Call) {
-  if (Call.arg_size() < 9)
-    return "a parallel region call of an unknown form, " + where(Call);
-  for (unsigned Operand : {5u, 6u}) { // the region, its wrapper
-    const Value *Fn = Call.getArgOperand(Operand)->stripPointerCasts();
-    if (Operand == 6 && isa<ConstantPointerNull>(Fn))
-      continue;
-    const auto *Region = dyn_cast<Function>(Fn);
-    if (!Region || Region->isDeclaration())
-      return "a parallel region whose function is not known, " + where(Call);
-    if (auto Wait = firstWait(*Region, Runner::Thread))
-      return "parallel region '" + Region->getName().str() + "' may reach " + *Wait;
-  }
-  return std::nullopt;
-}
-
 std::optional<std::string> KernelAnalysis::sharedStackVariables(const Function &Region, const Origins &Args) {
   // Each thread would pass its own copy; thread 0's does for all when the
   // region only reads it, and no thread's copy holds its id.
@@ -405,9 +251,7 @@ std::optional<std::string> KernelAnalysis::checkRegion(CallBase &Call) {
       return Why;
   if (Shared.ThreadId)
     return "parallel region '" + Region->getName().str() + "' is passed the thread's id, " + where(Call);
-  if (auto Wait = firstWait(*Region, Runner::Thread))
-    return "parallel region '" + Region->getName().str() + "' may reach " + *Wait;
-  return std::nullopt;
+  return regionWaits(Call, *Region);
 }
 
 std::optional<std::string> KernelAnalysis::check(Instruction &I) {
@@ -461,20 +305,6 @@ std::optional<std::string> KernelAnalysis::check(Instruction &I) {
   return "a call of '" + Name.str() + "' outside parallel regions, " + where(I);
 }
 
-std::optional<std::string> KernelAnalysis::genericBlocker() {
-  // The main thread runs everything but the regions in either mode, so only
-  // its waits matter: a barrier among the workers it would not meet.
-  return firstWait(Kernel, Runner::MainThread);
-}
-
-std::optional<std::string> KernelAnalysis::bareBlocker(SmallVectorImpl<CallInst *> &Barriers) {
-  if (auto Why = splittableAtBarriers(Kernel, Barriers))
-    return Why;
-  if (auto Wait = firstWait(Kernel, Runner::BareKernel))
-    return "it may reach " + *Wait + ", not one of the kernel's own block barriers";
-  return std::nullopt;
-}
-
 std::optional<std::string> KernelAnalysis::blocker() {
   if (auto Why = collectSequential())
     return Why;
@@ -490,6 +320,8 @@ std::optional<std::string> KernelAnalysis::blocker() {
 /// arguments of the runtime's calls (a parallel region's function, a
 /// reduction's callbacks): where the program's own calls through a pointer
 /// may find it. The runtime's code keeps only its own.
+namespace {
+
 bool escapes(const Function &F) {
   for (const Use &U : F.uses()) {
     const auto *I = dyn_cast<Instruction>(U.getUser());
@@ -546,13 +378,14 @@ std::vector<KernelBlockPlan> planBlockLoops(Module &M, bool Enabled) {
     }
   std::vector<KernelBlockPlan> Plans;
   std::vector<std::pair<Function *, SmallVector<CallInst *, 8>>> Split;
+  bool Coroutines = false;
   // The image's kernels: each has a kernel environment, but ompx_bare ones.
   std::vector<Function *> Kernels;
   for (Function &F : M)
     if (!F.isDeclaration() && F.hasFnAttribute("kernel"))
       Kernels.push_back(&F);
   for (Function *Kernel : Kernels) {
-    KernelBlockPlan Plan{Kernel->getName().str(), BlockMode::Fibers, {}};
+    KernelBlockPlan Plan{Kernel->getName().str(), BlockMode::Fibers, {}, {}};
     const GlobalVariable *Env = M.getGlobalVariable((Kernel->getName() + EnvironmentSuffix).str(), true);
     std::optional<uint64_t> Mode =
         Env ? executionMode(*Env) : std::optional<uint64_t>(omp::OMP_TGT_EXEC_MODE_BARE);
@@ -577,7 +410,10 @@ std::vector<KernelBlockPlan> planBlockLoops(Module &M, bool Enabled) {
       Plan.Reason = *Why;
     else
       Plan.Mode = BlockMode::Loops;
+    if (Plan.Mode != BlockMode::Loops)
+      Analysis.dropSplits();
     if (Plan.Mode == BlockMode::Loops) {
+      Plan.RoundRegions = Analysis.applySplits();
       FunctionCallee Entry = M.getOrInsertFunction(RunAsLoopsEntry, Type::getVoidTy(M.getContext()));
       BasicBlock &First = Kernel->getEntryBlock();
       BasicBlock::iterator At = First.getFirstInsertionPt();
@@ -587,12 +423,13 @@ std::vector<KernelBlockPlan> planBlockLoops(Module &M, bool Enabled) {
     }
     if (Plan.Mode == BlockMode::Rounds)
       Split.emplace_back(Kernel, std::move(Barriers));
+    Coroutines |= !Plan.RoundRegions.empty();
     Plans.push_back(std::move(Plan));
   }
   // After every kernel's analysis, as the split moves a kernel's code.
   for (auto &[Kernel, Barriers] : Split)
     splitAtBarriers(*Kernel, Barriers);
-  if (!Split.empty())
+  if (Coroutines || !Split.empty())
     lowerRounds(M);
   return Plans;
 }

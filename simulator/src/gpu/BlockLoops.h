@@ -34,7 +34,8 @@
 //    and passes none of the thread's id to one (each thread would pass its
 //    own);
 //  - no region's function can reach a barrier, a warp collective or a spin
-//    (a lock), through direct or indirect calls.
+//    (a lock), through direct or indirect calls, but its own `barrier`s:
+//    a region with those runs its threads in rounds (BlockRounds.h).
 // Each such kernel gets a call of __ompsim_vgpu_run_as_loops at its start
 // (runtime/device/vgpu/VirtualGpu.h); the runtime then runs each region as
 // a loop over its threads (runtime/gpu-device/src/Kernel.cpp). An ompx_bare
@@ -73,6 +74,9 @@ struct KernelBlockPlan {
   BlockMode Mode = BlockMode::Fibers;
   /// Why its threads run as fibers (empty when they do not).
   std::string Reason;
+  /// Its parallel regions whose threads run in rounds, split at their
+  /// barriers (a kernel that runs as loops, BlockRounds.h).
+  std::vector<std::string> RoundRegions;
 };
 
 /// The trace's name of `Mode`: fibers, loops or rounds.

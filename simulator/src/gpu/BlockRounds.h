@@ -49,6 +49,9 @@ namespace ompsim::sim::gpu {
 /// the function that starts a thread's coroutine, its context, and where a
 /// thread leaves the barrier it suspends at.
 inline constexpr const char *RunInRoundsEntry = "__ompsim_vgpu_run_in_rounds";
+/// The GPU device runtime's entry a region's call becomes, with the function
+/// that starts a thread's coroutine of the region.
+inline constexpr const char *ParallelInRoundsEntry = "__ompsim_gpu_parallel_in_rounds";
 /// The entry that gives a thread's coroutine its frame.
 inline constexpr const char *RoundFrameEntry = "__ompsim_vgpu_round_frame";
 
@@ -73,6 +76,33 @@ std::optional<std::string> splittableAtBarriers(llvm::Function &Kernel,
 /// RunInRoundsEntry with a function that starts a thread's coroutine from
 /// its arguments. lowerRounds() then lowers the coroutines.
 void splitAtBarriers(llvm::Function &Kernel, llvm::ArrayRef<llvm::CallInst *> Barriers);
+
+/// Whether `Name` is an OpenMP barrier entry a parallel region's threads
+/// meet at (`barrier`, a worksharing construct's implicit one).
+bool regionBarrierEntry(llvm::StringRef Name);
+
+/// A parallel region's call whose threads run in rounds, and the region's
+/// coroutine-to-be (splitRegion()).
+struct RegionSplit {
+  llvm::CallBase *Call;
+  llvm::Function *Rounds;
+};
+
+/// The parallel region `Region` that `Call` (__kmpc_parallel_60 or _51)
+/// hands its threads, as a function of its own that a thread's coroutine
+/// will run: `Region` inlined, with the program's functions it calls that
+/// reach an OpenMP barrier, so that its barriers are the function's own
+/// calls. Null where the region's form does not allow it (its arguments'
+/// count or types). The caller asks whether anything else it reaches waits,
+/// then erases it or hands it to runRegionInRounds().
+llvm::Function *splitRegion(llvm::CallBase &Call, llvm::Function &Region);
+
+/// Makes the region `Call` hands its threads run in rounds: `Rounds`
+/// (splitRegion()) becomes a coroutine suspended at each of its barriers,
+/// and `Call` becomes a call of __ompsim_gpu_parallel_in_rounds (the GPU
+/// device runtime, runtime/gpu-device/src/Kernel.cpp) with a function that
+/// starts a thread's coroutine.
+void runRegionInRounds(llvm::CallBase &Call, llvm::Function &Rounds);
 
 /// Lowers the coroutines of `M` that splitAtBarriers() made (LLVM's
 /// coroutine passes: each gets its frame's layout, and resume and destroy

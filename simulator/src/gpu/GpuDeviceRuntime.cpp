@@ -2,6 +2,7 @@
 #include "GpuDeviceRuntime.h"
 
 #include "BlockLoops.h"
+#include "BlockRounds.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringSet.h"
@@ -58,6 +59,11 @@ Error linkGpuDeviceRuntime(Module &M, MemoryBufferRef Runtime, StringRef ImageNa
     if (!F.isDeclaration())
       F.addFnAttr(GpuRuntimeAttribute);
   }
+  // A parallel region's call may become one of the runtime's entry for a
+  // region split at its barriers (BlockRounds.h), after the link.
+  if (const Function *InRounds = Rt->getFunction(ParallelInRoundsEntry);
+      InRounds && (M.getFunction("__kmpc_parallel_60") || M.getFunction("__kmpc_parallel_51")))
+    M.getOrInsertFunction(ParallelInRoundsEntry, InRounds->getFunctionType());
   StringSet<> Defined;
   for (GlobalValue &G : Rt->global_values())
     if (!G.isDeclaration() && G.hasExternalLinkage())
