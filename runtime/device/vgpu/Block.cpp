@@ -107,7 +107,7 @@ void runInRounds(void *(*Start)(void *), void *Context, const BarrierSite *const
 }
 
 void forEachThreadInRounds(uint32_t Count, void *(*Start)(void *, uint32_t, const BarrierSite **),
-                           void *Context, const BarrierSite *End) {
+                           void *Context, const RoundEnd &End) {
   if (BlockRunner *R = BlockRunner::TRunner) {
     R->forEachThreadInRounds(Count, Start, Context, End);
     return;

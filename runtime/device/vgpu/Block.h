@@ -87,7 +87,7 @@ void runInRounds(void *(*Start)(void *), void *Context, const BarrierSite *const
 /// In a block that runs as loops, a parallel region's threads below `Count`
 /// in rounds (__ompsim_vgpu_for_each_thread_in_rounds).
 void forEachThreadInRounds(uint32_t Count, void *(*Start)(void *, uint32_t, const BarrierSite **),
-                           void *Context, const BarrierSite *End);
+                           void *Context, const RoundEnd &End);
 /// The calling thread's coroutine frame of `Bytes`, aligned to `Align`, in
 /// a block run in rounds.
 void *roundFrame(uint64_t Bytes, uint64_t Align);

@@ -77,11 +77,10 @@ void BlockRunner::forEachThread(uint32_t Count, void (*Fn)(void *, uint32_t), vo
 
 template <typename StartFn>
 void BlockRunner::runRounds(uint32_t Count, StartFn &&Start, const BarrierSite *const *Site,
-                            const BarrierSite *End) {
+                            const RoundEnd &End) {
   auto **Handles = static_cast<void **>(RoundHandles.atLeast(sizeof(void *) * TheGrid->Threads));
   if (!Handles)
     failLaunch("no memory for the coroutine handles of a block's threads:", TheGrid->Threads);
-  auto Finished = [](void *Handle) { return std::coroutine_handle<>::from_address(Handle).done(); };
   const uint32_t Threads = Count < TheGrid->Threads ? Count : TheGrid->Threads;
   BlockSite = nullptr;
   BlockDiverged = false;
@@ -91,31 +90,23 @@ void BlockRunner::runRounds(uint32_t Count, StartFn &&Start, const BarrierSite *
   uint32_t Waiting = 0;
   asEachThread(Threads, [&](uint32_t T) {
     Handles[T] = Start(T);
-    if (!Finished(Handles[T])) {
+    if (!roundFinished(Handles[T])) {
       ++Waiting;
       waitInRound(*Site);
     }
   });
   while (Waiting) {
-    // A region's thread that finished waits at the region's end (`End`),
-    // another barrier than the one the others wait at.
-    if (BlockDiverged || (End && Waiting < Threads)) {
-      for (uint32_t T = 0; T < TheGrid->Threads; ++T) {
-        bool Done = T < Threads && Finished(Handles[T]);
-        Fibers[T].Done = Done && !End;
-        Fibers[T].Wait = Fibers[T].Done ? Fiber::Runs : Fiber::AtBlock;
-        if (End && (Done || T >= Threads))
-          Fibers[T].Site = End;
-      }
-      diverged(Fiber::AtBlock);
-    }
+    // A region's thread that finished waits at the region's end, another
+    // barrier than the one the others wait at.
+    if (BlockDiverged || (End.Site && Waiting < Threads))
+      roundsApart(Handles, Threads, Waiting < Threads, End);
     BlockSite = nullptr;
     ++BarrierEpoch;
     asEachThread(Threads, [&](uint32_t T) {
-      if (Finished(Handles[T]))
+      if (roundFinished(Handles[T]))
         return;
       std::coroutine_handle<>::from_address(Handles[T]).resume();
-      if (Finished(Handles[T]))
+      if (roundFinished(Handles[T]))
         --Waiting;
       else
         waitInRound(*Site);
@@ -123,15 +114,48 @@ void BlockRunner::runRounds(uint32_t Count, StartFn &&Start, const BarrierSite *
   }
 }
 
+bool BlockRunner::roundFinished(void *Handle) { return std::coroutine_handle<>::from_address(Handle).done(); }
+
+void BlockRunner::roundsApart(void *const *Handles, uint32_t Threads, bool SomeFinished,
+                              const RoundEnd &End) {
+  // Where fibers would be: a region's threads at its barrier (the block's,
+  // or one of its thread count) or its end, the block's other threads at
+  // a barrier of the runtime or finished; a kernel's at its barrier or
+  // finished.
+  const auto AtBarrier = End.BarrierCount ? Fiber::AtGroup : Fiber::AtBlock;
+  for (uint32_t T = 0; T < TheGrid->Threads; ++T) {
+    Fiber &F = Fibers[T];
+    if (T < Threads) {
+      bool Done = roundFinished(Handles[T]);
+      F.Done = Done && !End.Site;
+      F.Wait = F.Done ? Fiber::Runs : (Done ? Fiber::AtBlock : AtBarrier);
+      if (Done && End.Site)
+        F.Site = End.Site;
+      else if (!Done)
+        Current = T; // a thread at the barrier names it last
+    } else {
+      F.Done = T >= End.WaitingOutside;
+      F.Wait = F.Done ? Fiber::Runs : Fiber::AtBlock;
+      F.Site = nullptr;
+    }
+  }
+  GroupCount = End.BarrierCount;
+  // A barrier of a thread count some of its threads never reach can never
+  // complete; the block's barrier, reached apart, names both.
+  if (SomeFinished && End.Site && End.BarrierCount)
+    stuck(0);
+  diverged(SomeFinished ? Fiber::AtBlock : AtBarrier);
+}
+
 void BlockRunner::runInRounds(void *(*Start)(void *), void *Context, const BarrierSite *const *Site) {
   runAsLoops();
-  runRounds(TheGrid->Threads, [&](uint32_t) { return Start(Context); }, Site, nullptr);
+  runRounds(TheGrid->Threads, [&](uint32_t) { return Start(Context); }, Site, RoundEnd{});
   setThread(Stacks.registers(0), 0);
   Current = 0;
 }
 
 void BlockRunner::forEachThreadInRounds(uint32_t Count, RoundStart Start, void *Context,
-                                        const BarrierSite *End) {
+                                        const RoundEnd &End) {
   if (!Loops)
     failLaunch("a parallel region's threads in rounds in a block of fibers, threads", Count);
   const uint32_t Self = Current;

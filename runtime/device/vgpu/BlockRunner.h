@@ -165,10 +165,10 @@ public:
   /// In a block that runs as loops: runs the threads below `Count` of a
   /// parallel region split at its barriers in rounds, as runInRounds()
   /// runs a kernel's, each from `Start(Context, T, ...)`. The region's
-  /// start and end count as released barriers; a thread that finished the
-  /// region while others wait at a barrier waits at its end, `End`, in
-  /// the line that ends the launch.
-  void forEachThreadInRounds(uint32_t Count, RoundStart Start, void *Context, const BarrierSite *End);
+  /// start and end count as released barriers; threads at different
+  /// barriers, or one that finished the region while others wait at a
+  /// barrier, end the launch with the line fibers give (`End`).
+  void forEachThreadInRounds(uint32_t Count, RoundStart Start, void *Context, const RoundEnd &End);
 
   /// The running thread's coroutine frame of `Bytes`, aligned to `Align`
   /// (runInRounds()).
@@ -276,7 +276,12 @@ private:
   /// Runs the threads below `Count` in rounds, thread T's coroutine from
   /// `Start(T)` (runInRounds(), forEachThreadInRounds()).
   template <typename StartFn>
-  void runRounds(uint32_t Count, StartFn &&Start, const BarrierSite *const *Site, const BarrierSite *End);
+  void runRounds(uint32_t Count, StartFn &&Start, const BarrierSite *const *Site, const RoundEnd &End);
+  static bool roundFinished(void *Handle);
+  /// The threads of a round wait apart (at different barriers, or some at
+  /// a region's end): ends the launch with the line fibers give there.
+  [[noreturn]] void roundsApart(void *const *Handles, uint32_t Threads, bool SomeFinished,
+                                const RoundEnd &End);
   /// The checker's dynamic shared memory: its end at a page that faults,
   /// its bytes filled with UnwrittenSharedByte in each block.
   void *checkedDynamicShared(uint64_t Bytes);

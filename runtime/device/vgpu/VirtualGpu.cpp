@@ -51,8 +51,8 @@ OMPSIM_DEVICE_API void __ompsim_vgpu_run_in_rounds(void *(*Start)(void *), void 
 OMPSIM_DEVICE_API void __ompsim_vgpu_for_each_thread_in_rounds(uint32_t Count,
                                                                void *(*Start)(void *, uint32_t,
                                                                               const BarrierSite **),
-                                                               void *Context, const BarrierSite *End) {
-  forEachThreadInRounds(Count, Start, Context, End);
+                                                               void *Context, const RoundEnd *End) {
+  forEachThreadInRounds(Count, Start, Context, *End);
 }
 OMPSIM_DEVICE_API void *__ompsim_vgpu_round_frame(uint64_t Bytes, uint64_t Align) {
   return roundFrame(Bytes, Align);

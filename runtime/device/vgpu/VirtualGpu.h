@@ -29,6 +29,20 @@ struct KernelLaunchEnvironmentTy;
 
 namespace ompsim::vgpu {
 
+/// A parallel region run in rounds (__ompsim_vgpu_for_each_thread_in_rounds):
+/// where its threads meet, for the line that ends a launch whose threads
+/// wait apart. Zeros: a kernel's threads, which simply finish.
+struct RoundEnd {
+  /// The region's end.
+  const BarrierSite *Site;
+  /// Its barriers are barriers of this many threads (0: the block's).
+  uint32_t BarrierCount;
+  /// The block's threads outside the region below this wait at a barrier
+  /// of the runtime (a generic-mode team's workers and main thread, an SPMD
+  /// block's other threads); the rest have finished.
+  uint32_t WaitingOutside;
+};
+
 /// A GPU thread's special registers, as the simulated GPU keeps them for
 /// each of its threads: ids and extents in dimensions 0 (x), 1 (y) and 2 (z),
 /// the lane and the warp's lanes (32 for an nvptx64 image, 64 for an amdgcn
@@ -137,13 +151,13 @@ void __ompsim_vgpu_run_in_rounds(void *(*Start)(void *), void *Context,
 /// __ompsim_vgpu_run_in_rounds runs a kernel's. `Start(Context, T, Site)`
 /// starts thread T's coroutine, which leaves the barrier it suspends at in
 /// *Site, and gives its handle. The region's start and end count as passed
-/// barriers; a thread that finished the region while others wait at a
-/// barrier waits at the region's end, `End`, in the line that ends the
-/// launch.
+/// barriers; threads at different barriers, or one that finished the region
+/// while others wait at a barrier, end the launch with the line fibers give
+/// (`End` says where the region's threads meet).
 void __ompsim_vgpu_for_each_thread_in_rounds(uint32_t Count,
                                              void *(*Start)(void *, uint32_t,
                                                             const ompsim::vgpu::BarrierSite **),
-                                             void *Context, const ompsim::vgpu::BarrierSite *End);
+                                             void *Context, const ompsim::vgpu::RoundEnd *End);
 /// The calling thread's coroutine frame of `Bytes`, aligned to `Align` (a
 /// block run in rounds): the block's own, until its end.
 void *__ompsim_vgpu_round_frame(uint64_t Bytes, uint64_t Align);

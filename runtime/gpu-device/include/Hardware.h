@@ -111,9 +111,14 @@ inline void forEachThread(uint32_t Count, void (*Fn)(void *, uint32_t), void *Co
 inline void runAsThread(uint32_t T) { __ompsim_vgpu_run_as_thread(T); }
 /// In a block that runs as loops: a region the executor split at its
 /// barriers, its threads below `Count` in rounds, each started by `Start`
-/// (__ompsim_vgpu_for_each_thread_in_rounds); `End` is the region's end.
-inline void forEachThreadInRounds(uint32_t Count, RoundStartFn Start, void *Context, const BarrierSite &End) {
-  __ompsim_vgpu_for_each_thread_in_rounds(Count, Start, Context, &End);
+/// (__ompsim_vgpu_for_each_thread_in_rounds). `End` is the region's end,
+/// its barriers count `BarrierCount` threads (0: the block's), and the
+/// block's threads outside the region below `WaitingOutside` wait at a
+/// barrier of the runtime, the rest having finished.
+inline void forEachThreadInRounds(uint32_t Count, RoundStartFn Start, void *Context, const BarrierSite &End,
+                                  uint32_t BarrierCount, uint32_t WaitingOutside) {
+  const vgpu::RoundEnd Where = {&End, BarrierCount, WaitingOutside};
+  __ompsim_vgpu_for_each_thread_in_rounds(Count, Start, Context, &Where);
 }
 #elif defined(__NVPTX__)
 inline constexpr uint32_t WarpSize = 32;
@@ -230,7 +235,9 @@ inline void syncBlockAt(const BarrierSite &) { syncBlock(); }
 inline constexpr bool blockRunsAsLoops() { return false; }
 inline void forEachThread(uint32_t, void (*)(void *, uint32_t), void *) { trap(); }
 inline void runAsThread(uint32_t) { trap(); }
-inline void forEachThreadInRounds(uint32_t, RoundStartFn, void *, const BarrierSite &) { trap(); }
+inline void forEachThreadInRounds(uint32_t, RoundStartFn, void *, const BarrierSite &, uint32_t, uint32_t) {
+  trap();
+}
 #endif
 
 /// Atomics on memory every thread of the device sees.

@@ -310,8 +310,10 @@ void parallel(const IdentTy *Loc, int32_t IfExpr, int32_t NumThreads, void *Fn, 
       // Its threads in rounds, from one of its barriers to the next.
       for (uint32_t T = 0; T < Size; ++T)
         Team.RegionSize[T] = uint16_t(Size);
+      // Its barriers are the block's where it has every thread
+      // (teamBarrier); the block's others wait at its end.
       RoundRegion Region = {Args, 0u};
-      hw::forEachThreadInRounds(Size, Start, &Region, End);
+      hw::forEachThreadInRounds(Size, Start, &Region, End, Size < Block ? Size : 0u, Block);
       for (uint32_t T = 0; T < Size; ++T)
         Team.RegionSize[T] = 0;
       return;
@@ -353,8 +355,10 @@ void parallel(const IdentTy *Loc, int32_t IfExpr, int32_t NumThreads, void *Fn, 
   Team.RegionEnd = End;
   if (Team.Loops && Start) {
     // The workers in rounds, from one of the region's barriers to the next.
+    // Its barriers count its threads; the team's other workers and the main
+    // thread wait in the state machine, the main warp's other lanes finished.
     RoundRegion Region = {Args, 1u};
-    hw::forEachThreadInRounds(Size, Start, &Region, End);
+    hw::forEachThreadInRounds(Size, Start, &Region, End, Size, Team.MainThread + 1);
   } else if (Team.Loops) {
     // The workers below the region's size, one after the other, as fibers
     // run them from the state machine to the region's end.

@@ -152,8 +152,11 @@ private:
     }
     Type *I32 = Type::getInt32Ty(C);
     StructType *SiteType = StructType::get(C, {Ptr, Ptr, I32, I32});
-    auto *Site = new GlobalVariable(M, SiteType, /*isConstant=*/true, GlobalValue::PrivateLinkage, nullptr,
-                                    "rounds.site");
+    // Named for the function and the barrier's place in it, and known to
+    // the image's symbols: without -g, a report names the barrier by it.
+    auto *Site = new GlobalVariable(M, SiteType, /*isConstant=*/true, GlobalValue::ExternalLinkage, nullptr,
+                                    Body.getName() + "_barrier" + std::to_string(++Sites));
+    Site->setVisibility(GlobalValue::HiddenVisibility);
     Site->setInitializer(ConstantStruct::get(
         SiteType, {Site, Source, ConstantInt::get(I32, Kind), ConstantInt::get(I32, Flags)}));
     return Site;
@@ -170,6 +173,7 @@ private:
   Function &Body;
   Value &SiteSlot;
   LLVMContext &C;
+  unsigned Sites = 0;
   Value *Id = nullptr;
   Value *Handle = nullptr;
   BasicBlock *Leave = nullptr;
@@ -284,7 +288,7 @@ Function *splitRegion(CallBase &Call, Function &Region) {
   }
   Params.push_back(PointerType::getUnqual(C));
   Function *Rounds = Function::Create(FunctionType::get(PointerType::getUnqual(C), Params, false),
-                                      GlobalValue::InternalLinkage, Region.getName() + ".rounds", M);
+                                      GlobalValue::InternalLinkage, Region.getName() + "_rounds", M);
   Rounds->setAttributes(
       AttributeList::get(C, AttributeList::FunctionIndex, Region.getAttributes().getFnAttrs()));
   // A copy of the region (with a debug information entry of its own, which
@@ -332,7 +336,7 @@ void runRegionInRounds(CallBase &Call, Function &Rounds) {
   // its barrier.
   IntegerType *I32 = Type::getInt32Ty(C);
   Function *Start = Function::Create(FunctionType::get(Ptr, {Ptr, I32, Ptr}, false),
-                                     GlobalValue::InternalLinkage, Rounds.getName() + ".start", M);
+                                     GlobalValue::InternalLinkage, Rounds.getName() + "_start", M);
   IRBuilder<> B(BasicBlock::Create(C, "", Start));
   StructType *RegionType = StructType::get(C, {Ptr, I32});
   Value *Slots = B.CreateLoad(Ptr, B.CreateStructGEP(RegionType, Start->getArg(0), 0));
@@ -376,7 +380,7 @@ void splitAtBarriers(Function &Kernel, ArrayRef<CallInst *> Barriers) {
   SmallVector<Type *, 8> Params(KernelType->params());
   Params.push_back(Ptr);
   Function *Body = Function::Create(FunctionType::get(Ptr, Params, false), GlobalValue::InternalLinkage,
-                                    Kernel.getName() + ".rounds", M);
+                                    Kernel.getName() + "_rounds", M);
   Body->copyAttributesFrom(&Kernel);
   Body->setLinkage(GlobalValue::InternalLinkage);
   Body->setVisibility(GlobalValue::DefaultVisibility);
@@ -399,7 +403,7 @@ void splitAtBarriers(Function &Kernel, ArrayRef<CallInst *> Barriers) {
   // keeps on its stack for the block's run, with the barrier's slot.
   StructType *ArgsType = StructType::get(C, Params);
   Function *Start = Function::Create(FunctionType::get(Ptr, {Ptr}, false), GlobalValue::InternalLinkage,
-                                     Kernel.getName() + ".rounds.start", M);
+                                     Kernel.getName() + "_rounds_start", M);
   IRBuilder<> B(BasicBlock::Create(C, "", Start));
   SmallVector<Value *, 8> Args;
   for (unsigned I = 0; I < KernelType->getNumParams(); ++I)

@@ -50,7 +50,9 @@ bool waits(StringRef Name);
 std::string where(const Instruction &I);
 
 /// The runtime's entries that start a parallel region.
-inline bool parallelEntry(StringRef Name) { return Name == "__kmpc_parallel_60" || Name == "__kmpc_parallel_51"; }
+inline bool parallelEntry(StringRef Name) {
+  return Name == "__kmpc_parallel_60" || Name == "__kmpc_parallel_51";
+}
 
 /// Where a value of the kernel's code outside parallel regions may come
 /// from: the stack variables (allocas) a pointer may point into, the
