@@ -400,9 +400,14 @@ std::vector<KernelBlockPlan> planBlockLoops(Module &M, bool Enabled) {
         Plan.Reason = "ompx_bare mode: " + *Why;
       else
         Plan.Mode = BlockMode::Rounds;
-    } else if (*Mode == omp::OMP_TGT_EXEC_MODE_GENERIC_SPMD)
-      Plan.Reason = "Generic-SPMD mode (every thread runs a sequential part)";
-    else if (*Mode == omp::OMP_TGT_EXEC_MODE_GENERIC && configuration(*Env, 0).value_or(0) == 0)
+    } else if (*Mode == omp::OMP_TGT_EXEC_MODE_GENERIC_SPMD) {
+      // Every thread runs its sequential part: once, on thread 0, where
+      // each thread's run of it would do what thread 0's does.
+      if (auto Why = Analysis.blocker())
+        Plan.Reason = "Generic-SPMD mode, whose every thread runs its sequential part: " + *Why;
+      else
+        Plan.Mode = BlockMode::Loops;
+    } else if (*Mode == omp::OMP_TGT_EXEC_MODE_GENERIC && configuration(*Env, 0).value_or(0) == 0)
       Plan.Reason = "generic mode with the compiler's own state machine";
     else if (*Mode != omp::OMP_TGT_EXEC_MODE_SPMD && *Mode != omp::OMP_TGT_EXEC_MODE_GENERIC)
       Plan.Reason = "an unknown execution mode";

@@ -22,9 +22,9 @@
 // kernel (with the runtime's state machine, not one of the compiler's) runs
 // as loops when neither its main thread's code but the kernel's start and
 // end nor any region's function can reach a barrier, a warp collective or a
-// spin. An SPMD kernel runs as loops when
-//  - it is SPMD (not Generic-SPMD: flang-22's, whose every thread runs a
-//    sequential part with stores of its own);
+// spin. An SPMD kernel, or a Generic-SPMD one (flang-22's, and clang's at
+// -O1 and above, whose every thread runs the sequential part), runs as
+// loops when
 //  - its code outside parallel regions (the kernel and the program's
 //    functions it calls) stores only to its own stack, calls only the
 //    runtime's kernel start and end, the distribute schedule and the team
