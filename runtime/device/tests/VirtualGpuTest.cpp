@@ -425,3 +425,41 @@ TEST(VirtualGpuDeathTest, ThreadsOfARoundAtDifferentBarriersEndTheLaunchNamingEa
       "ompx_sync_block at f.c:3:5; every thread");
   delete Log;
 }
+
+namespace {
+
+/// A parallel region's thread split at its barriers: threads below 4 wait
+/// at the region's barrier, the others end the region at once.
+RoundRun regionThread(uint32_t T, const BarrierSite **Site) {
+  if (T < 4) {
+    *Site = &FirstSite;
+    co_await std::suspend_always{};
+  }
+}
+
+void *startRegionThread(void *, uint32_t T, const BarrierSite **Site) {
+  return regionThread(T, Site).Handle.address();
+}
+
+BarrierSite RegionEndSite;
+
+void regionRoundsKernel(void *) {
+  __ompsim_vgpu_run_as_loops();
+  // A region of 8 threads whose barriers count them; 50 of the block's
+  // threads wait outside it, the rest finished.
+  const ompsim::vgpu::RoundEnd End = {&RegionEndSite, 8, 50};
+  __ompsim_vgpu_for_each_thread_in_rounds(8, &startRegionThread, nullptr, &End);
+}
+
+} // namespace
+
+TEST(VirtualGpuDeathTest, ARegionsThreadThatEndsItWhileOthersWaitInARoundIsNamedAsWithFibers) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  FirstSite = {CodeA, ";f.c;k;3;5;;", BarrierSite::Construct, 0};
+  RegionEndSite = {CodeB, ";f.c;k;1;1;;", BarrierSite::RegionEnd, 0};
+  EXPECT_EXIT(
+      runLoops(&regionRoundsKernel), testing::ExitedWithCode(1),
+      "ompsim: device runtime: block [01]: a barrier can never complete: threads 0-3 wait at the barrier "
+      "at f.c:3:5 \\(a barrier of 8 threads\\); threads 4-7 wait at the end of the parallel region at "
+      "f.c:1:1; threads 8-49 wait at a barrier of the GPU device runtime; threads 50-95 have finished");
+}
