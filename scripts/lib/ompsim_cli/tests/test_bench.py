@@ -254,21 +254,25 @@ def test_markdown_states_matrixcolumns_goal_with_ratio():
 def test_gpuimages_goals_and_markdown_name_each_ratio_and_what_was_not_measured():
     out = {"unit": "ms", "loop": {"sim": 1.0, "sim-nvptx": 2.5, "sim-amdgcn": {"unavailable": "no clang"},
                                   "sim-nvptx-fibers": 5.0},
-           "first_kernel": {"sim-ir": 10.0, "sim-nvptx": 25.0}, "barriers": {"sim": 50.0, "sim-nvptx": 80.0},
-           "block_barriers": {"sim": 40.0, "sim-nvptx": 150.0}}
+           "first_kernel": {"sim-ir": 10.0, "sim-nvptx": 25.0},
+           "barriers": {"sim": 50.0, "sim-nvptx": 8.0, "sim-nvptx-fibers": 40.0},
+           "block_barriers": {"sim": 40.0, "sim-nvptx": 15.0}}
     out["goal"] = g = gpuimages.goals(out)
     assert g["loop_nvptx_over_x86"] == 2.5 and g["loop_amdgcn_over_x86"] is None and g["loop_met"] is True
     assert g["first_kernel_gpu_over_ir"] == 2.5 and g["first_kernel_met"] is False
-    assert g["barriers_nvptx_s"] == 0.08 and g["barriers_met"] is True
-    assert g["block_barriers_nvptx_s"] == 0.15 and g["block_barriers_met"] is False
+    assert g["barriers_nvptx_s"] == 0.008 and g["barriers_met"] is True
+    assert g["barriers_fibers_over_rounds"] == 5.0 and g["block_barriers_fibers_over_rounds"] is None
+    assert g["block_barriers_nvptx_s"] == 0.015 and g["block_barriers_met"] is False
     md = bench.render_markdown({"machine": {}, "parts": {"gpuimages": out}})
     assert "| 1 Mi-element loop, median of 10 launches | 1.000 |  | 2.500 | not available: no clang | 5.000 |" in md
     assert "(sim-nvptx fibers/loops = 2.00)" in md
     assert "*a GPU image's loop at most 3x the x86 image's*: **met**; sim-nvptx/sim = 2.50, sim-amdgcn/sim = n/a" in md
     assert "warm JIT cache at most 2x the x86 bitcode image's*: **not met**; sim-nvptx/sim-ir = 2.50." in md
-    assert "under 0.1 s*: **met**; sim-nvptx took 0.080 s." in md
-    assert "| 1000 block barriers, one ompx_bare block of 1024 threads | 40.000 |  | 150.000 |  |  |" in md
-    assert "on the same fibers: **not met**; sim-nvptx took 0.150 s." in md
+    assert "at most 0.01 s a launch*: **met**; sim-nvptx took 0.008 s (after a warm-up launch)" in md
+    assert "(sim-nvptx fibers/rounds = 5.00)" in md
+    assert "| 1000 barriers, one team of 1024 threads | 50.000 |  | 8.000 |  | 40.000 |" in md
+    assert "| 1000 block barriers, one ompx_bare block of 1024 threads | 40.000 |  | 15.000 |  |  |" in md
+    assert "`ompx_bare` kernel: **not met**; sim-nvptx took 0.015 s (fibers/rounds = n/a)." in md
 
 
 def test_gpuchecks_goal_is_the_worst_ratio_and_markdown_names_each_kernel():
