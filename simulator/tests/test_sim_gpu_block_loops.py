@@ -237,16 +237,29 @@ int main(void) {
 """
 
 
+def failing_both_ways(offload, source, name, arch, marker, extra=(), env=None):
+    """Builds `source` and runs it without fibers (the image trace says `marker`) and as fibers:
+    both must fail alike. Gives the two runs."""
+    exe = offload.compile(source, name=name, translate="pass", extra=["--gpu=" + arch] + list(extra))
+    without = offload.run(exe, backend="sim", env=dict(env or {}, OMPSIM_TRACE="image"))
+    fibers = offload.run(exe, backend="sim", env=dict(env or {}, OMPSIM_GPU_BLOCK_LOOPS="0"))
+    assert marker in without.stderr, without.stderr
+    assert fibers.returncode != 0 and without.returncode == fibers.returncode, (without.stderr, fibers.stderr)
+    return without, fibers
+
+
+def fibers_line(fibers, without, needle):
+    """The one line of the fibers' run that holds `needle`, which the other run gives too."""
+    line = [ln for ln in fibers.stderr.splitlines() if needle in ln]
+    assert len(line) == 1, fibers.stderr
+    assert line[0] in without.stderr.splitlines(), (line, without.stderr)
+    return line[0]
+
+
 @pytest.mark.parametrize("arch", ARCHS)
 def test_a_fault_in_a_region_run_as_loops_names_the_block_and_thread_fibers_name(offload, arch):
-    exe = offload.compile(ASSERT_IN_A_REGION, name="assert.c", translate="pass", extra=["--gpu=" + arch])
-    loops = offload.run(exe, backend="sim", env={"OMPSIM_TRACE": "image"})
-    fibers = offload.run(exe, backend="sim", env={"OMPSIM_GPU_BLOCK_LOOPS": "0"})
-    assert "blocks=loops" in loops.stderr, loops.stderr
-    assert loops.returncode != 0 and loops.returncode == fibers.returncode, (loops.stderr, fibers.stderr)
-    line = [ln for ln in fibers.stderr.splitlines() if "Assertion" in ln]
-    assert len(line) == 1 and re.search(r"\(block \d+, thread \d+\)", line[0]), fibers.stderr
-    assert line[0] in loops.stderr.splitlines(), (line, loops.stderr)
+    loops, fibers = failing_both_ways(offload, ASSERT_IN_A_REGION, "assert.c", arch, "blocks=loops")
+    assert re.search(r"\(block \d+, thread \d+\)", fibers_line(fibers, loops, "Assertion"))
 
 
 #: ompx_bare kernels: each follows a line `/* kernel NAME */`.
@@ -395,22 +408,11 @@ int main(void) {
 """
 
 
-def rounds_and_fibers(offload, source, name, arch, extra=(), env=None):
-    """Builds `source` and runs it in rounds (checking the trace says so) and as fibers."""
-    exe = offload.compile(source, name=name, translate="pass", extra=["--gpu=" + arch] + list(extra))
-    rounds = offload.run(exe, backend="sim", env=dict(env or {}, OMPSIM_TRACE="image"))
-    fibers = offload.run(exe, backend="sim", env=dict(env or {}, OMPSIM_GPU_BLOCK_LOOPS="0"))
-    assert "blocks=rounds" in rounds.stderr, rounds.stderr
-    assert fibers.returncode != 0 and rounds.returncode == fibers.returncode, (rounds.stderr, fibers.stderr)
-    return rounds, fibers
-
-
 @pytest.mark.parametrize("arch", ARCHS)
 def test_a_race_between_two_barriers_of_a_round_is_named_as_with_fibers(offload, arch):
-    rounds, fibers = rounds_and_fibers(offload, RACE_BETWEEN_BARRIERS, "race.c", arch, env={"OMPSIM_CHECK": "1"})
-    line = [ln for ln in fibers.stderr.splitlines() if "races with thread 0's read" in ln]
-    assert len(line) == 1, fibers.stderr
-    assert line[0] in rounds.stderr.splitlines(), (line, rounds.stderr)
+    rounds, fibers = failing_both_ways(offload, RACE_BETWEEN_BARRIERS, "race.c", arch, "blocks=rounds",
+                                       env={"OMPSIM_CHECK": "1"})
+    fibers_line(fibers, rounds, "races with thread 0's read")
 
 
 def barrier_groups(stderr):
@@ -422,7 +424,8 @@ def barrier_groups(stderr):
 
 @pytest.mark.parametrize("arch", ARCHS)
 def test_threads_of_a_round_at_different_barriers_are_named_as_with_fibers(offload, arch):
-    rounds, fibers = rounds_and_fibers(offload, DIVERGENT_BARRIERS, "diverge.c", arch, extra=["-O2", "-g"])
+    rounds, fibers = failing_both_ways(offload, DIVERGENT_BARRIERS, "diverge.c", arch, "blocks=rounds",
+                                       extra=["-O2", "-g"])
     assert barrier_groups(rounds.stderr) == barrier_groups(fibers.stderr)
     assert "threads 0, 2, 4, 6 and 28 more wait at ompx_sync_block" in barrier_groups(rounds.stderr)
     # The split names each barrier's line where the build has them.
@@ -431,10 +434,8 @@ def test_threads_of_a_round_at_different_barriers_are_named_as_with_fibers(offlo
 
 @pytest.mark.parametrize("arch", ARCHS)
 def test_an_assert_in_a_round_names_the_block_and_thread_fibers_name(offload, arch):
-    rounds, fibers = rounds_and_fibers(offload, ASSERT_IN_A_ROUND, "assert_round.c", arch)
-    line = [ln for ln in fibers.stderr.splitlines() if "Assertion" in ln]
-    assert len(line) == 1 and "(block 1, thread 37)" in line[0], fibers.stderr
-    assert line[0] in rounds.stderr.splitlines(), (line, rounds.stderr)
+    rounds, fibers = failing_both_ways(offload, ASSERT_IN_A_ROUND, "assert_round.c", arch, "blocks=rounds")
+    assert "(block 1, thread 37)" in fibers_line(fibers, rounds, "Assertion")
 
 
 #: Parallel regions with barriers: each kernel runs as loops, each region's threads in rounds.
@@ -530,12 +531,6 @@ int main(void) {
 
 @pytest.mark.parametrize("arch", ARCHS)
 def test_a_thread_that_ends_a_region_run_in_rounds_early_is_named_as_with_fibers(offload, arch):
-    exe = offload.compile(EARLY_END, name="early_end.c", translate="pass", extra=["--gpu=" + arch])
-    rounds = offload.run(exe, backend="sim", env={"OMPSIM_TRACE": "image"})
-    fibers = offload.run(exe, backend="sim", env={"OMPSIM_GPU_BLOCK_LOOPS": "0"})
-    assert "threads=rounds" in rounds.stderr, rounds.stderr
-    assert fibers.returncode != 0 and rounds.returncode == fibers.returncode, (rounds.stderr, fibers.stderr)
-    line = [ln for ln in fibers.stderr.splitlines() if "wait at different barriers" in ln]
-    assert len(line) == 1, fibers.stderr
-    assert re.search(r"thread 3 waits at the end of the parallel region at \S*early_end\.c:6", line[0]), line
-    assert line[0] in rounds.stderr.splitlines(), (line, rounds.stderr)
+    rounds, fibers = failing_both_ways(offload, EARLY_END, "early_end.c", arch, "threads=rounds")
+    line = fibers_line(fibers, rounds, "wait at different barriers")
+    assert re.search(r"thread 3 waits at the end of the parallel region at \S*early_end\.c:6", line), line
