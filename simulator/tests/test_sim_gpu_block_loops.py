@@ -326,21 +326,26 @@ int main(void) {
 """
 
 
-@pytest.mark.parametrize("opt", ["-O0", "-O2"])
-@pytest.mark.parametrize("arch", ARCHS)
-def test_bare_kernels_run_in_rounds_and_compute_what_fibers_compute(offload, arch, opt):
-    exe = offload.compile(BARE_KERNELS, name="bare.c", translate="pass", extra=["--gpu=" + arch, opt])
+def passing_three_ways(offload, source, name, arch, opt):
+    """Builds `source` at `opt` and runs it without fibers (traced), as fibers, and under the
+    checker: each must pass, each printing the same. Gives the first run."""
+    exe = offload.compile(source, name=name, translate="pass", extra=["--gpu=" + arch, opt])
     rounds = offload.run(exe, backend="sim", env={"OMPSIM_TRACE": "image"})
     fibers = offload.run(exe, backend="sim", env={"OMPSIM_GPU_BLOCK_LOOPS": "0"})
     checked = offload.run(exe, backend="sim", env={"OMPSIM_CHECK": "1"})
-    assert rounds.returncode == 0, rounds.stderr
-    assert fibers.returncode == 0, fibers.stderr
-    assert checked.returncode == 0, checked.stderr
+    for run in (rounds, fibers, checked):
+        assert run.returncode == 0, run.stderr
+    assert fibers.stdout == rounds.stdout and checked.stdout == rounds.stdout
+    return rounds
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+@pytest.mark.parametrize("arch", ARCHS)
+def test_bare_kernels_run_in_rounds_and_compute_what_fibers_compute(offload, arch, opt):
+    rounds = passing_three_ways(offload, BARE_KERNELS, "bare.c", arch, opt)
     # Each block's scan of its 128 values, its total, the 100 threads that met the last barrier
     # (the 28 that finished before it do not count), and lane 1's value at lane 0.
     assert rounds.stdout == "scan_ok 1 total 8128 136128 264128 early 100 100 100 lane 1\n"
-    assert fibers.stdout == rounds.stdout
-    assert checked.stdout == rounds.stdout
     got = plans(rounds.stderr, BARE_KERNELS)
     # At -O0 the region's barriers are its outlined function's calls, which the split inlines.
     assert got["scan"] == ("rounds", "") and got["early"] == ("rounds", ""), got
@@ -496,16 +501,10 @@ int main(void) {
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
 @pytest.mark.parametrize("arch", ARCHS)
 def test_regions_with_barriers_run_in_rounds_and_compute_what_fibers_compute(offload, arch, opt):
-    exe = offload.compile(REGIONS, name="regions.c", translate="pass", extra=["--gpu=" + arch, opt])
-    rounds = offload.run(exe, backend="sim", env={"OMPSIM_TRACE": "image"})
-    fibers = offload.run(exe, backend="sim", env={"OMPSIM_GPU_BLOCK_LOOPS": "0"})
-    checked = offload.run(exe, backend="sim", env={"OMPSIM_CHECK": "1"})
-    for run in (rounds, fibers, checked):
-        assert run.returncode == 0, run.stderr
+    rounds = passing_three_ways(offload, REGIONS, "regions.c", arch, opt)
     # Each prefix sum; each team's loop stored 0..63, read by its neighbour after the barrier.
     total = 3 * sum(((t + 1) % 64) * 100 + 64 for t in range(64))
     assert rounds.stdout == "scan_ok 1 gen %d single 3\n" % total
-    assert fibers.stdout == rounds.stdout and checked.stdout == rounds.stdout
     got = plans(rounds.stderr, REGIONS)
     assert got["spmd"] == ("loops", "") and got["generic"] == ("loops", ""), got
     assert round_regions(rounds.stderr, REGIONS) == {"spmd", "generic"}
