@@ -621,9 +621,21 @@ def main(args):
             json.dump(res, f, indent=1, sort_keys=True)
     plot(res, args.out)
     section = render_markdown(res)
-    doc_text = open(args.doc).read() if os.path.exists(args.doc) else "# Performance\n"
-    with open(args.doc, "w") as f:
-        f.write(insert_section(doc_text, section))
-    say("results in %s, table in %s" % (results_path, args.doc))
+    missing = parts_without_results(res)
+    if missing and os.path.abspath(args.doc) == os.path.abspath(DOC):
+        # The project's own page keeps every part's last figures: a partial run into a
+        # fresh --out would replace the others with "not run".
+        say("results in %s; %s left as it is: parts %s have no results in %s (run them too, or "
+            "give --doc)" % (results_path, args.doc, ",".join(missing), args.out))
+    else:
+        doc_text = open(args.doc).read() if os.path.exists(args.doc) else "# Performance\n"
+        with open(args.doc, "w") as f:
+            f.write(insert_section(doc_text, section))
+        say("results in %s, table in %s" % (results_path, args.doc))
     print(section)
     return 0
+
+
+def parts_without_results(res):
+    """The parts a results dict has nothing for, neither from this run nor an earlier one."""
+    return [p for p in PARTS if p not in res.get("parts", {})]

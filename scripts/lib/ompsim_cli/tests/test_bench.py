@@ -317,6 +317,13 @@ def test_matrixcolumns_part_runs_matrix_cells_and_reports_the_goal(tmp_path):
                      r"\*\*(met|not met)\*\*; ratio = %s\.$" % number, md, re.M), md
 
 
+def test_a_partial_run_names_the_parts_it_has_no_results_for():
+    # Such a run leaves docs/performance.md as it is (each part keeps its last figures there).
+    res = {"parts": {p: {} for p in bench.PARTS if p != "gpuimages"}}
+    assert bench.parts_without_results(res) == ["gpuimages"]
+    assert bench.parts_without_results({"parts": {p: {} for p in bench.PARTS}}) == []
+
+
 def test_launch_goal_needs_median_and_p99():
     up = {"median_us": 1.0, "p99_us": 2.0}
     g = launch.launch_goal({"median_us": 1.5, "p99_us": 4.0}, up)
