@@ -61,18 +61,22 @@ template <typename Body> void BlockRunner::asEachThread(uint32_t Count, Body &&R
   }
 }
 
-void BlockRunner::forEachThread(uint32_t Count, void (*Fn)(void *, uint32_t), void *Context) {
+template <typename Body> void BlockRunner::asRegion(uint32_t Count, Body &&Run) {
   if (!Loops)
     failLaunch("a parallel region's threads as loops in a block of fibers, threads", Count);
   const uint32_t Self = Current;
   // Where the region's threads would take it (a generic-mode region's
   // hand-over from the main thread).
   ++BarrierEpoch;
-  asEachThread(Count, [&](uint32_t T) { Fn(Context, T); });
+  Run();
   setThread(Stacks.registers(0), Self);
   Current = Self;
   // Where the region's threads would meet at its end.
   ++BarrierEpoch;
+}
+
+void BlockRunner::forEachThread(uint32_t Count, void (*Fn)(void *, uint32_t), void *Context) {
+  asRegion(Count, [&] { asEachThread(Count, [&](uint32_t T) { Fn(Context, T); }); });
 }
 
 template <typename StartFn>
@@ -156,15 +160,10 @@ void BlockRunner::runInRounds(void *(*Start)(void *), void *Context, const Barri
 
 void BlockRunner::forEachThreadInRounds(uint32_t Count, RoundStart Start, void *Context,
                                         const RoundEnd &End) {
-  if (!Loops)
-    failLaunch("a parallel region's threads in rounds in a block of fibers, threads", Count);
-  const uint32_t Self = Current;
-  const BarrierSite *Site = nullptr;
-  ++BarrierEpoch;
-  runRounds(Count, [&](uint32_t T) { return Start(Context, T, &Site); }, &Site, End);
-  setThread(Stacks.registers(0), Self);
-  Current = Self;
-  ++BarrierEpoch;
+  asRegion(Count, [&] {
+    const BarrierSite *Site = nullptr;
+    runRounds(Count, [&](uint32_t T) { return Start(Context, T, &Site); }, &Site, End);
+  });
 }
 
 void *BlockRunner::roundFrame(uint64_t Bytes, uint64_t Align) {

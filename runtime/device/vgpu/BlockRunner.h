@@ -273,6 +273,10 @@ private:
   /// `Run(T)` for threads T below `Count` in turn, on thread 0's stack with
   /// thread T's ids (a block that runs as loops, BlockLoops.cpp).
   template <typename Body> void asEachThread(uint32_t Count, Body &&Run);
+  /// `Run()` as a parallel region of `Count` threads of a block that runs as
+  /// loops: its start and end count as released barriers, and the running
+  /// code goes on as the thread it was.
+  template <typename Body> void asRegion(uint32_t Count, Body &&Run);
   /// Runs the threads below `Count` in rounds, thread T's coroutine from
   /// `Start(T)` (runInRounds(), forEachThreadInRounds()).
   template <typename StartFn>
