@@ -279,7 +279,7 @@ Expected<std::unique_ptr<DeviceJIT>> DeviceJIT::create(ExecutionSession &Es, uin
     // Bump the version when add() rewrites images or partitions them
     // differently: the keys trust that an image's bytes decide its
     // rewritten module and its summary.
-    Jit->Salt = std::string("ompsim-jit-object-11\n") + LLVM_VERSION_STRING + "\n" +
+    Jit->Salt = std::string("ompsim-jit-object-12\n") + LLVM_VERSION_STRING + "\n" +
                 Jtmb.getTargetTriple().str() + "\nlevel " + std::to_string(std::clamp(OptLevel, 0, 3)) +
                 "\n" + Jit->Stock.cacheSalt() + "\ngpu fibers " + (config().GpuFibers ? "1" : "0") +
                 "\ngpu block loops " + (config().GpuBlockLoops ? "1" : "0") + "\ncheck " +

@@ -5,7 +5,8 @@ would run them, without a fiber each. A generic kernel runs the same way, its ma
 thread 0's stack with the main thread's ids. A kernel with a barrier, a warp collective or a spin in
 a region keeps fibers, and the image trace says why. An ompx_bare kernel whose only waits are its
 own block barriers runs in rounds (simulator/src/gpu/BlockRounds.h): each thread a coroutine that
-the barriers suspend. Either way the program computes what it computes with
+the barriers suspend; so do a region's threads where its only waits are its barriers and its
+parallel reductions'. Either way the program computes what it computes with
 OMPSIM_GPU_BLOCK_LOOPS=0, which forces fibers, and its faults and the checker's reports are
 named alike."""
 import re
@@ -165,16 +166,17 @@ def test_spmd_kernels_run_as_loops_and_compute_what_fibers_compute(offload, arch
     got = plans(loops.stderr, KERNELS)
     for name in ("distribute", "dynamic", "serialized", "indirect", "generic"):
         assert got[name] == ("loops", ""), (name, got)
-    # The team's reduction variable: each thread's own, which its region writes.
-    assert got["reduction"][0] == "fibers", got
-    assert "is passed the address of a variable of the kernel's own, which it may write" in got["reduction"][1]
+    # The team's reduction variable is each thread's own, which only the team's thread 0 writes
+    # (its parallel reduction told it so): the region's threads run in rounds, the reduction's
+    # barriers among them.
+    assert got["reduction"] == ("loops", ""), got
     # A barrier in a region: the kernel runs as loops, the region's threads in rounds.
     assert got["barrier"] == ("loops", ""), got
     # clang -O1 makes this kernel Generic-SPMD: every thread runs its sequential part, which
     # stores only to the thread's own stack, so thread 0 runs it for all; its region's barrier
     # makes the region's threads run in rounds.
     assert got["generic_barrier"] == ("loops", ""), got
-    assert round_regions(loops.stderr, KERNELS) == {"barrier", "generic_barrier"}
+    assert round_regions(loops.stderr, KERNELS) == {"reduction", "barrier", "generic_barrier"}
     forced = plans(fibers.stderr, KERNELS)
     assert set(forced.values()) == {("fibers", "OMPSIM_GPU_BLOCK_LOOPS=0")}, forced
 
@@ -508,6 +510,81 @@ def test_regions_with_barriers_run_in_rounds_and_compute_what_fibers_compute(off
     got = plans(rounds.stderr, REGIONS)
     assert got["spmd"] == ("loops", "") and got["generic"] == ("loops", ""), got
     assert round_regions(rounds.stderr, REGIONS) == {"spmd", "generic"}
+
+
+REDUCTIONS = r"""
+#include <omp.h>
+#include <stdio.h>
+int main(void) {
+  enum { N = 5000 };
+  static double a[N];
+  for (int i = 0; i < N; ++i)
+    a[i] = 1.0 / (i + 1) * ((i % 3) ? 1.0 : -3.0);
+  /* Floating-point sums within a team: each bit shows the order the threads' values combine in. */
+  double sum = 0, psum = 0, gteam[3] = {0, 0, 0};
+  float fsum = 0;
+  int most = -1;
+  long isum = 0;
+  /* kernel spmd */
+#pragma omp target teams distribute parallel for num_teams(1) thread_limit(96) reduction(+ : sum) \
+    map(to : a) map(tofrom : sum)
+  for (int i = 0; i < N; ++i)
+    sum += a[i];
+  /* kernel teams */
+#pragma omp target teams distribute parallel for num_teams(5) thread_limit(64) reduction(max : most) \
+    reduction(+ : isum) map(tofrom : most, isum)
+  for (int i = 0; i < N; ++i) {
+    most = most > (i * 7919) % 4099 ? most : (i * 7919) % 4099;
+    isum += i;
+  }
+  /* kernel generic */
+#pragma omp target teams num_teams(3) thread_limit(64) map(to : a) map(tofrom : gteam)
+  {
+    double mine = 0;
+    int team = omp_get_team_num();
+#pragma omp parallel for num_threads(40) reduction(+ : mine)
+    for (int i = 0; i < N; ++i)
+      mine += a[i] * (team + 1);
+    gteam[team] = mine;
+  }
+  /* kernel parallel */
+#pragma omp target parallel for num_threads(50) reduction(+ : psum, fsum) map(to : a) map(tofrom : psum, fsum)
+  for (int i = 0; i < N; ++i) {
+    psum += a[i] * a[i];
+    fsum += (float)a[i];
+  }
+  printf("sum %a most %d isum %ld gteam %a %a %a psum %a fsum %a\n", sum, most, isum, gteam[0], gteam[1], gteam[2],
+         psum, (double)fsum);
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+@pytest.mark.parametrize("arch", ARCHS)
+def test_reductions_run_in_rounds_and_combine_what_fibers_combine(offload, arch, opt):
+    # Printed to the last bit: a reduction in rounds combines the threads' values in the order
+    # fibers combine them (thread 0's, then each other thread's in turn).
+    rounds = passing_three_ways(offload, REDUCTIONS, "reductions.c", arch, opt)
+    fields = dict(zip(rounds.stdout.split()[0::2], rounds.stdout.split()[1::2]))
+    a = [1.0 / (i + 1) * (1.0 if i % 3 else -3.0) for i in range(5000)]
+    assert float.fromhex(fields["sum"]) == pytest.approx(sum(a), rel=1e-12)
+    assert float.fromhex(fields["psum"]) == pytest.approx(sum(x * x for x in a), rel=1e-12)
+    assert fields["most"] == str(max(i * 7919 % 4099 for i in range(5000)))
+    assert fields["isum"] == str(sum(range(5000)))
+    got = plans(rounds.stderr, REDUCTIONS)
+    # The team's thread 0 alone writes the team's copy of a teams reduction's variable, behind
+    # its parallel reduction's answer; the teams reduction's combining, behind its own.
+    expected = {"spmd", "teams", "generic", "parallel"}
+    if opt == "-O0":
+        # Unoptimized, the kernel hands the region its copy through a stack slot of its own.
+        expected -= {"spmd", "teams"}
+        for name in ("spmd", "teams"):
+            assert got[name][0] == "fibers", got
+            assert "is passed the address of a variable of the kernel's own" in got[name][1], got
+    for name in expected:
+        assert got[name] == ("loops", ""), (name, got)
+    assert round_regions(rounds.stderr, REDUCTIONS) == expected
 
 
 EARLY_END = r"""

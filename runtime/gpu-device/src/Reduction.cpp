@@ -12,6 +12,11 @@
 // buffer's first record under a lock; the last team to arrive copies the
 // total back and is told so.
 //
+// On the simulated GPU, the parallel reduction's shuffles replay tapes and
+// its barriers are __ompsim_gpu_reduction_barrier's calls: a region whose
+// other waits are its own barriers runs in rounds, the reduction included
+// (simulator/src/gpu/BlockRounds.h).
+//
 //===----------------------------------------------------------------------===//
 
 #include "State.h"
@@ -38,7 +43,6 @@ void irregularWarpReduce(void *Data, ShuffleReduceFn Shuffle, uint32_t Size, uin
     Offset = Current / 2;
   }
 }
-#endif
 
 /// A shuffle down the running lanes of the caller's warp (64 bits as two
 /// halves).
@@ -53,9 +57,26 @@ int64_t warpShuffle64(int64_t Value, int16_t Delta, int16_t Width) {
   High = uint32_t(hw::shuffleDown(Mask, int32_t(High), uint32_t(Delta), uint32_t(Width)));
   return int64_t((uint64_t(High) << 32) | Low);
 }
+#endif
 
 /// Guards the reduction buffer's first record across the kernel's teams.
 uint32_t TeamsReductionLock = 0;
+
+void lockTeamsReduction() {
+#if defined(OMPSIM_GPU_SIM)
+  // Only each team's one thread takes it, which waits for nothing while it
+  // holds it, and the simulated GPU runs a block to its end on one of the
+  // device's CPUs: a holder is another block's, running on another CPU. So
+  // the spin lets none of the block's threads run (hw::pause), as a block
+  // that runs as loops or in rounds has no other thread to run.
+  while (!hw::atomicCas(&TeamsReductionLock, 0u, 1u))
+    __builtin_ia32_pause();
+#else
+  while (!hw::atomicCas(&TeamsReductionLock, 0u, 1u))
+    hw::pause();
+#endif
+  hw::fenceDevice();
+}
 
 } // namespace
 
@@ -72,11 +93,12 @@ uint32_t TeamsReductionLock = 0;
 // result up to floating-point rounding).
 namespace {
 
-uint64_t tapeShuffle(uint64_t Value, bool &Taped) {
+/// The compiler's shuffle-and-reduce functions are called by the parallel
+/// reduction alone, which tapes every shuffle.
+uint64_t tapeShuffle(uint64_t Value) {
   ThreadState *T = threadIfAny();
-  Taped = T && T->Tape.Mode != ShuffleTape::Off;
-  if (!Taped)
-    return Value;
+  if (!T || T->Tape.Mode == ShuffleTape::Off)
+    fail("a reduction's shuffle (__kmpc_shuffle_int32 or _int64) outside the runtime's parallel reduction");
   ShuffleTape &Tape = T->Tape;
   if (Tape.Mode == ShuffleTape::Replay) {
     if (!Tape.Source || Tape.Cursor >= Tape.Source->Count)
@@ -98,43 +120,45 @@ uint64_t tapeShuffle(uint64_t Value, bool &Taped) {
   return Value;
 }
 
-/// A barrier of the parallel team's `Size` threads only (in SPMD mode the
-/// block's other threads wait at the region's end).
-void reductionBarrier(uint32_t Size) { hw::syncThreads(Size); }
-
 } // namespace
 
-OMPSIM_GPU_API int32_t __kmpc_shuffle_int32(int32_t Value, int16_t Delta, int16_t Width) {
-  bool Taped;
-  uint64_t Taken = tapeShuffle(uint32_t(Value), Taped);
-  if (Taped)
-    return int32_t(uint32_t(Taken));
-  return warpShuffle32(Value, Delta, Width);
+/// A barrier of the parallel team's `Size` threads only (in SPMD mode the
+/// block's other threads wait at the region's end), named by the
+/// reduction's ident `Loc`. Never inlined: the executor splits a region into
+/// rounds at its calls, as at __kmpc_barrier's (simulator/src/gpu/BlockRounds.h).
+OMPSIM_GPU_API __attribute__((noinline)) void __ompsim_gpu_reduction_barrier(IdentTy *Loc, uint32_t Size) {
+  const hw::BarrierSite Site = {OMPSIM_GPU_CALLER(), Loc ? Loc->PSource : nullptr, hw::BarrierSite::Construct,
+                                Loc ? uint32_t(Loc->Flags) : 0u};
+  hw::syncThreadsAt(Size, Site);
 }
 
-OMPSIM_GPU_API int64_t __kmpc_shuffle_int64(int64_t Value, int16_t Delta, int16_t Width) {
-  bool Taped;
-  uint64_t Taken = tapeShuffle(uint64_t(Value), Taped);
-  if (Taped)
-    return int64_t(Taken);
-  return warpShuffle64(Value, Delta, Width);
+OMPSIM_GPU_API int32_t __kmpc_shuffle_int32(int32_t Value, int16_t, int16_t) {
+  return int32_t(uint32_t(tapeShuffle(uint32_t(Value))));
 }
 
-OMPSIM_GPU_API int32_t __kmpc_nvptx_parallel_reduce_nowait_v2(IdentTy *, uint64_t, void *Data,
+OMPSIM_GPU_API int64_t __kmpc_shuffle_int64(int64_t Value, int16_t, int16_t) {
+  return int64_t(tapeShuffle(uint64_t(Value)));
+}
+
+OMPSIM_GPU_API int32_t __kmpc_nvptx_parallel_reduce_nowait_v2(IdentTy *Loc, uint64_t, void *Data,
                                                               ShuffleReduceFn Shuffle, InterWarpCopyFn) {
   uint32_t Threads = numThreads();
-  uint32_t Tid = threadNum();
   if (Threads == 1)
     return 1;
+  // The thread's number is read anew after each barrier: a number kept
+  // across one would let the optimizer copy the barrier into the paths of
+  // thread 0 and of the others, and a region split into rounds needs every
+  // thread at one call (jump threading, of clang's x86-64 code, where
+  // barriers are not convergent).
   ShuffleTape &Tape = thread().Tape;
-  if (Tid != 0) {
+  if (threadNum() != 0) {
     Tape.Mode = ShuffleTape::Record;
     Tape.Count = 0;
     Shuffle(Data, /*LaneId=*/1, /*Offset=*/1, /*AlgoVersion=*/1);
     Tape.Mode = ShuffleTape::Off;
   }
-  reductionBarrier(Threads); // every tape is recorded
-  if (Tid == 0) {
+  __ompsim_gpu_reduction_barrier(Loc, Threads); // every tape is recorded
+  if (threadNum() == 0) {
     TeamState &Team = team();
     uint32_t Base = hw::threadIdInBlock();
     for (uint32_t Other = 1; Other < Threads; ++Other) {
@@ -147,8 +171,8 @@ OMPSIM_GPU_API int32_t __kmpc_nvptx_parallel_reduce_nowait_v2(IdentTy *, uint64_
     Tape.Mode = ShuffleTape::Off;
     Tape.Source = nullptr;
   }
-  reductionBarrier(Threads); // thread 0 has read every tape
-  return Tid == 0;
+  __ompsim_gpu_reduction_barrier(Loc, Threads); // thread 0 has read every tape
+  return threadNum() == 0;
 }
 #else
 OMPSIM_GPU_API int32_t __kmpc_shuffle_int32(int32_t Value, int16_t Delta, int16_t Width) {
@@ -196,9 +220,7 @@ OMPSIM_GPU_API int32_t __kmpc_nvptx_teams_reduce_nowait_v2(IdentTy *, void *Buff
   if (Teams == 1)
     return 1;
   KernelLaunchEnvironmentTy &Launch = *Team.LaunchEnv;
-  while (!hw::atomicCas(&TeamsReductionLock, 0u, 1u))
-    hw::pause();
-  hw::fenceDevice();
+  lockTeamsReduction();
   if (Launch.ReductionCnt == 0)
     ListToGlobalCopy(Buffer, 0, Data);
   else

@@ -30,7 +30,9 @@ namespace {
 
 /// The runtime's entries a kernel's code outside parallel regions may call:
 /// every thread would get from them what thread 0 gets (the distribute
-/// schedule is the team's), or they are the kernel's start and end.
+/// schedule is the team's), or they are the kernel's start and end. A teams
+/// reduction answers every thread but 0 with 0 and does nothing else (its
+/// buffer is the launch's).
 bool sequentialEntry(StringRef Name) {
   static constexpr StringLiteral Entries[] = {"__kmpc_target_init",
                                               "__kmpc_target_deinit",
@@ -44,7 +46,9 @@ bool sequentialEntry(StringRef Name) {
                                               "__kmpc_distribute_static_init_8u",
                                               "__kmpc_distribute_static_fini",
                                               "omp_get_team_num",
-                                              "omp_get_num_teams"};
+                                              "omp_get_num_teams",
+                                              TeamsReductionEntry,
+                                              "__kmpc_reduction_get_fixed_buffer"};
   // The block's team-shared memory (GpuImageRetarget.h, TeamSharedGuards.h):
   // one block for all its threads; a store through it is a store to memory
   // the threads share.
@@ -74,6 +78,56 @@ bool harmlessIntrinsic(const IntrinsicInst &I) {
 }
 
 } // namespace
+
+bool KernelAnalysis::masterOnly(const Instruction &I, StringRef Entry) {
+  Function &F = *const_cast<Function *>(I.getFunction());
+  MasterEdges &Known = Masters[&F];
+  if (!Known.Tree) {
+    Known.Tree = std::make_unique<DominatorTree>(F);
+    // A team's reduction tells its thread 0 alone that it holds the values
+    // (1): the compiler combines them into the variable behind `== 1`.
+    for (const Instruction &Call : instructions(F)) {
+      const auto *Reduce = dyn_cast<CallBase>(&Call);
+      const Function *Callee = Reduce ? Reduce->getCalledFunction() : nullptr;
+      if (!Callee ||
+          (Callee->getName() != ParallelReductionEntry && Callee->getName() != TeamsReductionEntry))
+        continue;
+      for (const User *U : Reduce->users()) {
+        const auto *Compare = dyn_cast<ICmpInst>(U);
+        const auto *One = Compare ? dyn_cast<ConstantInt>(Compare->getOperand(1)) : nullptr;
+        if (!One || !One->isOne() || Compare->getPredicate() != CmpInst::ICMP_EQ)
+          continue;
+        for (const User *B : Compare->users())
+          if (const auto *Branch = dyn_cast<BranchInst>(B);
+              Branch && Branch->isConditional() && Branch->getSuccessor(0) != Branch->getSuccessor(1))
+            Known.Edges.push_back(
+                {Callee->getName(), BasicBlockEdge(Branch->getParent(), Branch->getSuccessor(0))});
+      }
+    }
+  }
+  return any_of(Known.Edges, [&](const auto &Edge) {
+    return Edge.first == Entry && Known.Tree->dominates(Edge.second, I.getParent());
+  });
+}
+
+bool KernelAnalysis::writtenByReductionMaster(const Argument &Param) {
+  // Every use behind the reduction's `== 1`, directly or through an
+  // address computed from it.
+  SmallVector<const Value *, 8> Pointers = {&Param};
+  for (size_t N = 0; N < Pointers.size(); ++N)
+    for (const User *U : Pointers[N]->users()) {
+      const auto *I = dyn_cast<Instruction>(U);
+      if (!I)
+        return false;
+      if (isa<GetElementPtrInst, AddrSpaceCastInst, BitCastInst>(I)) {
+        Pointers.push_back(I);
+        continue;
+      }
+      if (!masterOnly(*I, ParallelReductionEntry))
+        return false;
+    }
+  return true;
+}
 
 std::optional<std::string> KernelAnalysis::collectSequential() {
   Sequential.insert(&Kernel);
@@ -222,8 +276,10 @@ std::optional<std::string> KernelAnalysis::sharedStackVariables(const Function &
       uint64_t Index = Offset.getZExtValue() / Slot + 2; // after the global and bound thread ids
       if (Offset.getZExtValue() % Slot || Index >= Region.arg_size())
         return Refuse(I);
+      // The team's thread 0 alone may write it, as the region's parallel
+      // reduction's master: that thread's copy is thread 0's.
       const Argument &Param = *Region.getArg(unsigned(Index));
-      if (!Param.onlyReadsMemory() || !Param.hasNoCaptureAttr())
+      if (!Param.hasNoCaptureAttr() || !(Param.onlyReadsMemory() || writtenByReductionMaster(Param)))
         return Refuse(I);
       for (const AllocaInst *A : Value.Stack) {
         Origins Holds = Held.lookup(A);
@@ -255,9 +311,11 @@ std::optional<std::string> KernelAnalysis::checkRegion(CallBase &Call) {
 }
 
 std::optional<std::string> KernelAnalysis::check(Instruction &I) {
+  // What the team's thread 0 alone runs on a GPU too (a teams reduction's
+  // combining into the program's variable) may store where threads share.
   auto Shared = [&](const Value *Pointer) {
     Origins P = originsOf(Pointer);
-    return P.Stack.empty() || P.Outside;
+    return (P.Stack.empty() || P.Outside) && !masterOnly(I, TeamsReductionEntry);
   };
   if (auto *S = dyn_cast<StoreInst>(&I); S && Shared(S->getPointerOperand()))
     return "a store outside parallel regions to memory the threads share, " + where(I);

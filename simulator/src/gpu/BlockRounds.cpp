@@ -188,8 +188,18 @@ private:
 bool inlineBarrierCallers(Function &F, function_ref<bool(StringRef)> Barrier) {
   // Whether a function reaches a barrier through its direct calls.
   DenseMap<const Function *, bool> Reaches;
-  auto Program = [](const Function *Callee) {
-    return Callee && !Callee->isDeclaration() && !Callee->hasFnAttribute(GpuRuntimeAttribute);
+  auto CallsBarrier = [&](const Function &G) {
+    return any_of(instructions(G), [&](const Instruction &I) {
+      const auto *Call = dyn_cast<CallBase>(&I);
+      const Function *Callee = Call ? Call->getCalledFunction() : nullptr;
+      return Callee && Barrier(Callee->getName());
+    });
+  };
+  // The program's functions, and the runtime's that call a barrier
+  // themselves (the parallel reduction's, GPU device runtime Reduction.cpp).
+  auto Inlinable = [&](const Function *Callee) {
+    return Callee && !Callee->isDeclaration() && !Barrier(Callee->getName()) &&
+           (!Callee->hasFnAttribute(GpuRuntimeAttribute) || CallsBarrier(*Callee));
   };
   std::function<bool(const Function &)> Barriered = [&](const Function &G) {
     auto [It, New] = Reaches.try_emplace(&G, false);
@@ -199,7 +209,7 @@ bool inlineBarrierCallers(Function &F, function_ref<bool(StringRef)> Barrier) {
     for (const Instruction &I : instructions(G))
       if (const auto *Call = dyn_cast<CallBase>(&I))
         if (const Function *Callee = Call->getCalledFunction())
-          if (Barrier(Callee->getName()) || (Program(Callee) && Barriered(*Callee)))
+          if (Barrier(Callee->getName()) || (Inlinable(Callee) && Barriered(*Callee)))
             Found = true;
     return Reaches[&G] = Found;
   };
@@ -209,7 +219,7 @@ bool inlineBarrierCallers(Function &F, function_ref<bool(StringRef)> Barrier) {
     for (Instruction &I : instructions(F))
       if (auto *Call = dyn_cast<CallBase>(&I))
         if (Function *Callee = Call->getCalledFunction();
-            Program(Callee) && Callee != &F && Barriered(*Callee)) {
+            Inlinable(Callee) && Callee != &F && Barriered(*Callee)) {
           Next = Call;
           break;
         }
@@ -251,7 +261,7 @@ std::optional<std::string> findBarriers(Function &F, function_ref<bool(StringRef
 
 } // namespace
 
-bool regionBarrierEntry(StringRef Name) { return Name == "__kmpc_barrier"; }
+bool regionBarrierEntry(StringRef Name) { return Name == "__kmpc_barrier" || Name == ReductionBarrierEntry; }
 
 std::optional<std::string> splittableAtBarriers(Function &Kernel, SmallVectorImpl<CallInst *> &Barriers) {
   if (!Kernel.getReturnType()->isVoidTy())

@@ -54,6 +54,9 @@ inline constexpr const char *RunInRoundsEntry = "__ompsim_vgpu_run_in_rounds";
 inline constexpr const char *ParallelInRoundsEntry = "__ompsim_gpu_parallel_in_rounds";
 /// The entry that gives a thread's coroutine its frame.
 inline constexpr const char *RoundFrameEntry = "__ompsim_vgpu_round_frame";
+/// The GPU device runtime's barrier of a parallel reduction's threads (its
+/// ident, the thread count), which its reduction entry calls itself.
+inline constexpr const char *ReductionBarrierEntry = "__ompsim_gpu_reduction_barrier";
 
 /// Whether `Name` is an entry of the ompx API that is the block's barrier
 /// and nothing else the threads of a round could tell apart (its memory
@@ -78,7 +81,8 @@ std::optional<std::string> splittableAtBarriers(llvm::Function &Kernel,
 void splitAtBarriers(llvm::Function &Kernel, llvm::ArrayRef<llvm::CallInst *> Barriers);
 
 /// Whether `Name` is an OpenMP barrier entry a parallel region's threads
-/// meet at (`barrier`, a worksharing construct's implicit one).
+/// meet at (`barrier`, a worksharing construct's implicit one, a parallel
+/// reduction's): its first argument is the construct's ident.
 bool regionBarrierEntry(llvm::StringRef Name);
 
 /// A parallel region's call whose threads run in rounds, and the region's
@@ -91,8 +95,8 @@ struct RegionSplit {
 /// The parallel region `Region` that `Call` (__kmpc_parallel_60 or _51)
 /// hands its threads, as a function of its own that a thread's coroutine
 /// will run: `Region` inlined, with the program's functions it calls that
-/// reach an OpenMP barrier, so that its barriers are the function's own
-/// calls. Null where the region's form does not allow it (its arguments'
+/// reach an OpenMP barrier (and the runtime's parallel reduction), so that
+/// its barriers are the function's own calls. Null where the region's form does not allow it (its arguments'
 /// count or types). The caller asks whether anything else it reaches waits,
 /// then erases it or hands it to runRegionInRounds().
 llvm::Function *splitRegion(llvm::CallBase &Call, llvm::Function &Region);

@@ -20,9 +20,11 @@
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/IR/Dominators.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/Instructions.h"
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,14 +32,17 @@
 namespace ompsim::sim::gpu {
 
 using llvm::AllocaInst;
+using llvm::Argument;
 using llvm::ArrayRef;
 using llvm::CallBase;
 using llvm::CallInst;
 using llvm::DenseMap;
+using llvm::DominatorTree;
 using llvm::Function;
 using llvm::Instruction;
 using llvm::SetVector;
 using llvm::SmallPtrSet;
+using llvm::SmallVector;
 using llvm::SmallVectorImpl;
 using llvm::StringRef;
 using llvm::Value;
@@ -48,6 +53,12 @@ bool waits(StringRef Name);
 
 /// "in function '...'", of `I`'s function.
 std::string where(const Instruction &I);
+
+/// The runtime's reductions of a parallel region's and of a kernel's teams:
+/// each returns 1 to the team's thread 0 alone (GPU device runtime,
+/// Reduction.cpp).
+inline constexpr llvm::StringLiteral ParallelReductionEntry = "__kmpc_nvptx_parallel_reduce_nowait_v2";
+inline constexpr llvm::StringLiteral TeamsReductionEntry = "__kmpc_nvptx_teams_reduce_nowait_v2";
 
 /// The runtime's entries that start a parallel region.
 inline bool parallelEntry(StringRef Name) {
@@ -112,6 +123,13 @@ private:
   /// Why `Region` cannot be given thread 0's copies of the kernel's stack
   /// variables whose addresses the shared variables `Args` hold.
   std::optional<std::string> sharedStackVariables(const Function &Region, const Origins &Args);
+  /// Whether `I` runs where a reduction (`Entry`) told its caller it holds
+  /// the team's values: a block that the branch on its `== 1` dominates,
+  /// which one thread of the team alone runs on a GPU.
+  bool masterOnly(const Instruction &I, StringRef Entry);
+  /// Whether `Param` of a region is used only where its parallel reduction
+  /// told the team's thread 0 it holds the values (masterOnly()).
+  bool writtenByReductionMaster(const Argument &Param);
   /// Who runs the code firstWait() looks at: any thread, a generic-mode
   /// kernel's main thread (for which the kernel's start and end do not
   /// count, and a parallel region's call is its functions' check), an
@@ -139,6 +157,13 @@ private:
   DenseMap<const AllocaInst *, Origins> Held;
   DenseMap<const Function *, Origins> Returned;
   std::vector<RegionSplit> Splits;
+  /// Per function, the edges masterOnly() looks for: each reduction entry's,
+  /// and the dominator tree that places an instruction behind them.
+  struct MasterEdges {
+    std::unique_ptr<DominatorTree> Tree;
+    SmallVector<std::pair<StringRef, llvm::BasicBlockEdge>, 2> Edges;
+  };
+  DenseMap<const Function *, MasterEdges> Masters;
 };
 
 } // namespace ompsim::sim::gpu
