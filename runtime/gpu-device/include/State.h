@@ -47,6 +47,9 @@ struct ThreadState {
   DispatchState Dispatch;
 #if defined(OMPSIM_GPU_SIM)
   ShuffleTape Tape;
+  /// The block (TeamState::Block) whose thread it is: 0, or an earlier
+  /// block's, says the state is free for the slot's next thread.
+  uint32_t Block = 0;
 #endif
 };
 
@@ -85,6 +88,13 @@ struct TeamState {
   uint32_t StackTop;
   alignas(16) char Stack[SharedStackBytes];
   ThreadState *Threads[MaxBlockThreads];
+#if defined(OMPSIM_GPU_SIM)
+  /// The simulated GPU's team state lives on across the blocks one device
+  /// thread runs (its memory zeroed once): each block gets a number of its
+  /// own (never 0), and its threads' states are those of the slots' earlier
+  /// threads, made anew, their tapes' memory kept.
+  uint32_t Block;
+#endif
 };
 
 /// The device environment the plugin wrote at load.
@@ -96,10 +106,13 @@ TeamState &team();
 ThreadState &thread();
 /// The calling thread's state, or null if it has none.
 ThreadState *threadIfAny();
+/// Thread `Id`'s state in the calling block, or null if it has none.
+ThreadState *threadIfAny(uint32_t Id);
 /// Frees the calling thread's state (it leaves the kernel).
 void dropThreadState();
 /// Frees thread `Id`'s state (a block that runs as loops: thread 0 frees
-/// every thread's at the kernel's end).
+/// every thread's at the kernel's end). The simulated GPU keeps its memory
+/// for the slot's next thread.
 void dropThreadState(uint32_t Id);
 
 /// The calling thread's level within the team's own parallelism: 1 in the

@@ -128,8 +128,14 @@ void initTeam(KernelEnvironmentTy &Kernel, KernelLaunchEnvironmentTy *Launch, bo
   Team.StackTop = 0;
   // The block's threads only: no other thread of it asks.
   uint32_t Threads = hw::blockDim(0) < MaxBlockThreads ? hw::blockDim(0) : MaxBlockThreads;
+#if defined(OMPSIM_GPU_SIM)
+  // The earlier blocks' thread states are free for this block's threads.
+  Team.Block = Team.Block + 1 ? Team.Block + 1 : 1;
+#endif
   for (uint32_t I = 0; I < Threads; ++I) {
+#if !defined(OMPSIM_GPU_SIM)
     Team.Threads[I] = nullptr;
+#endif
     Team.RegionSize[I] = 0;
   }
 }

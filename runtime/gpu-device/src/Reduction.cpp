@@ -159,10 +159,9 @@ OMPSIM_GPU_API int32_t __kmpc_nvptx_parallel_reduce_nowait_v2(IdentTy *Loc, uint
   }
   __ompsim_gpu_reduction_barrier(Loc, Threads); // every tape is recorded
   if (threadNum() == 0) {
-    TeamState &Team = team();
     uint32_t Base = hw::threadIdInBlock();
     for (uint32_t Other = 1; Other < Threads; ++Other) {
-      const ThreadState *Partner = Team.Threads[Base + Other];
+      const ThreadState *Partner = threadIfAny(Base + Other);
       Tape.Mode = ShuffleTape::Replay;
       Tape.Source = Partner ? &Partner->Tape : nullptr;
       Tape.Cursor = 0;

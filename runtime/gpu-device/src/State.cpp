@@ -57,21 +57,44 @@ TeamState &team() { return *static_cast<TeamState *>(hw::blockState(sizeof(TeamS
 TeamState &team() { return *(TeamState *)&SharedTeam; }
 #endif
 
-ThreadState *threadIfAny() {
-  uint32_t Id = hw::threadIdInBlock();
-  return Id < MaxBlockThreads ? team().Threads[Id] : nullptr;
+ThreadState *threadIfAny() { return threadIfAny(hw::threadIdInBlock()); }
+
+ThreadState *threadIfAny(uint32_t Id) {
+  if (Id >= MaxBlockThreads)
+    return nullptr;
+  TeamState &Team = team();
+  ThreadState *State = Team.Threads[Id];
+#if defined(OMPSIM_GPU_SIM)
+  if (State && State->Block != Team.Block)
+    return nullptr;
+#endif
+  return State;
 }
 
 ThreadState &thread() {
   uint32_t Id = hw::threadIdInBlock();
   if (Id >= MaxBlockThreads)
     fail("a block of more than 1024 threads");
-  ThreadState *&Slot = team().Threads[Id];
+  TeamState &Team = team();
+  ThreadState *&Slot = Team.Threads[Id];
+#if defined(OMPSIM_GPU_SIM)
+  if (Slot && Slot->Block != Team.Block) {
+    // An earlier thread's of the slot: made anew, its tape's memory kept.
+    ShuffleTape Kept = Slot->Tape;
+    *Slot = ThreadState();
+    Slot->Tape.Values = Kept.Values;
+    Slot->Tape.Capacity = Kept.Capacity;
+    Slot->Block = Team.Block;
+  }
+#endif
   if (!Slot) {
     Slot = static_cast<ThreadState *>(heapAlloc(sizeof(ThreadState)));
     if (!Slot)
       fail("the device heap is exhausted (a thread's state)");
     *Slot = ThreadState();
+#if defined(OMPSIM_GPU_SIM)
+    Slot->Block = Team.Block;
+#endif
   }
   return *Slot;
 }
@@ -79,13 +102,15 @@ ThreadState &thread() {
 void dropThreadState() { dropThreadState(hw::threadIdInBlock()); }
 
 void dropThreadState(uint32_t Id) {
-  if (Id < MaxBlockThreads && team().Threads[Id]) {
+  if (Id >= MaxBlockThreads || !team().Threads[Id])
+    return;
 #if defined(OMPSIM_GPU_SIM)
-    heapFree(team().Threads[Id]->Tape.Values);
+  // Its memory serves the slot's next thread, this block's or a later one's.
+  team().Threads[Id]->Block = 0;
+#else
+  heapFree(team().Threads[Id]);
+  team().Threads[Id] = nullptr;
 #endif
-    heapFree(team().Threads[Id]);
-    team().Threads[Id] = nullptr;
-  }
 }
 
 uint32_t teamLevel() {
