@@ -410,12 +410,13 @@ def render_markdown(res):
         L.append("The same programs built for the host-offload target and for a GPU (`ompsim cc --gpu=sm_90` "
                  "or `gfx90a`, docs/gpu-images.md), run on sim; %s.\n" % p["unit"])
 
-        columns = ("sim", "sim-ir", "sim-nvptx", "sim-amdgcn", "sim-nvptx-fibers")
+        columns = ("sim", "sim-ir", "sim-nvptx", "sim-amdgcn", "sim-nvptx-fibers", "host-upstream")
         L.append("| figure | " + " | ".join(["sim (x86 ELF)", "sim-ir (x86 bitcode)", "sim-nvptx", "sim-amdgcn",
-                                            "sim-nvptx, fibers"]) + " |")
-        L.append("|---|---|---|---|---|---|")
+                                            "sim-nvptx, fibers", "stock (x86 ELF)"]) + " |")
+        L.append("|---|---|---|---|---|---|---|")
         for key, label in (("loop", "1 Mi-element loop, median of 10 launches"),
                            ("generic", "generic kernel, 256 teams' parallel loops, median of 10 launches"),
+                           ("reduction", "1 Mi-element sum (`reduction(+ : s)`), median of 10 launches"),
                            ("first_kernel", "first kernel, JIT cache warm"),
                            ("barriers", "1000 barriers, one team of 1024 threads"),
                            ("block_barriers", "1000 block barriers, one ompx_bare block of 1024 threads")):
@@ -434,6 +435,11 @@ def render_markdown(res):
                  "x86 image runs each of a few team threads' share as one vectorized loop." % (
                      _fmt(LOOP_GOAL, 0), _goal(g["loop_met"]), _fmt(g["loop_nvptx_over_x86"]),
                      _fmt(g["loop_amdgcn_over_x86"]), per_thread, _fmt(g.get("loop_fibers_over_loops"))))
+        L.append("- The loop as a sum: sim-nvptx/sim = %s, sim-nvptx/stock = %s (the loop: %s). Each chunk's "
+                 "region ends in a parallel reduction, whose threads run in rounds (its two barriers suspend "
+                 "them; sim-nvptx fibers/rounds = %s)." % (
+                     _fmt(g.get("reduction_nvptx_over_x86")), _fmt(g.get("reduction_nvptx_over_stock")),
+                     _fmt(g.get("loop_nvptx_over_stock")), _fmt(g.get("reduction_fibers_over_rounds"))))
         L.append("- Goal *its first kernel with a warm JIT cache at most %sx the x86 bitcode image's*: %s; "
                  "sim-nvptx/sim-ir = %s." % (_fmt(FIRST_KERNEL_GOAL, 0), _goal(g["first_kernel_met"]),
                                              _fmt(g["first_kernel_gpu_over_ir"])))

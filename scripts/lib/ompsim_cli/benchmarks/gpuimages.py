@@ -2,9 +2,11 @@
 host-offload images of the same programs. Three figures:
 
 * a 1 Mi-element loop (`target teams distribute parallel for`), ms per launch after a warm-up
-  launch: sim-nvptx and sim-amdgcn against sim's x86 ELF image, and sim-nvptx with its blocks'
-  threads as fibers (OMPSIM_GPU_BLOCK_LOOPS=0) against it as loops; the same for a generic-mode
-  kernel (256 teams whose main threads each hand a parallel loop of 4096 iterations to workers);
+  launch: sim-nvptx and sim-amdgcn against sim's x86 ELF image and stock's host plugin
+  (host-upstream) running it, and sim-nvptx with its blocks' threads as fibers
+  (OMPSIM_GPU_BLOCK_LOOPS=0) against it as loops; the same for a generic-mode kernel (256 teams
+  whose main threads each hand a parallel loop of 4096 iterations to workers) and for the loop
+  as a sum (`reduction(+ : s)`, whose regions' threads run in rounds);
 * the first kernel of a process whose JIT cache is warm (the second run of the binary): the
   GPU image against the x86 bitcode image (sim-ir), which takes the same JIT path;
 * 1000 barriers of one team of 1024 threads: sim-nvptx against sim's x86 image; an OpenMP
@@ -53,6 +55,12 @@ GENERIC_SOURCE = timed_launches("TEAMS = 256, PER = 4096, N = TEAMS * PER, REPEA
 #pragma omp parallel for
       for (int i = 0; i < PER; ++i) a[base + i] = a[base + i] * 0.5 + 1.0;
     }""", includes="#include <omp.h>\n")
+
+REDUCTION_SOURCE = timed_launches("N = 1 << 20, REPEAT = 10", """\
+    double s = 0;
+#pragma omp target teams distribute parallel for reduction(+ : s)
+    for (int i = 0; i < N; ++i) s += a[i];
+    if (s != (double)N * (N - 1) / 2) return 1; /* a wrong sum is no figure */""")
 
 FIRST_KERNEL_SOURCE = TIMING_C + r"""int main(void) {
   double t0 = now_ns();
@@ -121,6 +129,8 @@ LOOP_BUILDS = {"sim": ["--translate=pass"], "sim-nvptx": ["--translate=pass", "-
 #: over their threads (docs/gpu-images.md); "sim-nvptx-fibers" forces fibers, as before.
 LOOP_FIGURES = {be: (be, flags, {}) for be, flags in LOOP_BUILDS.items()}
 LOOP_FIGURES["sim-nvptx-fibers"] = ("sim-nvptx", LOOP_BUILDS["sim-nvptx"], {"OMPSIM_GPU_BLOCK_LOOPS": "0"})
+#: Stock's host plugin runs the x86 image in the program's own process (the oracle's time).
+LOOP_FIGURES["host-upstream"] = ("host-upstream", LOOP_BUILDS["sim"], {})
 FIRST_BUILDS = {"sim-ir": ["--translate=pass", "--image=ir"], "sim-nvptx": ["--translate=pass", "--gpu=sm_90"]}
 BARRIER_BUILDS = {"sim": ["--translate=pass"], "sim-nvptx": ["--translate=pass", "--gpu=sm_90"]}
 #: The barriers' figures: sim-nvptx runs the region's (the kernel's) threads in rounds, each a
@@ -155,7 +165,9 @@ def run_built(name, source, flags, backend, key, env_extra=None, runs=1):
 def bench_gpuimages(quick):
     out = {"unit": "ms", "loop": {}, "first_kernel": {}, "barriers": {}, "block_barriers": {}}
     out["generic"] = {}
-    for key, name, source in (("loop", "gpu-loop", LOOP_SOURCE), ("generic", "gpu-generic", GENERIC_SOURCE)):
+    out["reduction"] = {}
+    for key, name, source in (("loop", "gpu-loop", LOOP_SOURCE), ("generic", "gpu-generic", GENERIC_SOURCE),
+                              ("reduction", "gpu-reduction", REDUCTION_SOURCE)):
         for figure, (be, flags, env) in LOOP_FIGURES.items():
             try:
                 out[key][figure] = run_built(name, source, flags, be, "median_ns", env) / 1e6
@@ -188,6 +200,7 @@ def goals(out):
     """The three goals of a part's figures: ratios, and whether each is met (None: not measured)."""
     loop, first, bar = out["loop"], out["first_kernel"], out["barriers"]
     block = out.get("block_barriers", {})
+    red = out.get("reduction", {})
 
     def num(v):
         return v if isinstance(v, (int, float)) else None
@@ -195,6 +208,10 @@ def goals(out):
         "loop_nvptx_over_x86": ratio(num(loop.get("sim-nvptx")), num(loop.get("sim"))),
         "loop_amdgcn_over_x86": ratio(num(loop.get("sim-amdgcn")), num(loop.get("sim"))),
         "loop_fibers_over_loops": ratio(num(loop.get("sim-nvptx-fibers")), num(loop.get("sim-nvptx"))),
+        "loop_nvptx_over_stock": ratio(num(loop.get("sim-nvptx")), num(loop.get("host-upstream"))),
+        "reduction_nvptx_over_x86": ratio(num(red.get("sim-nvptx")), num(red.get("sim"))),
+        "reduction_nvptx_over_stock": ratio(num(red.get("sim-nvptx")), num(red.get("host-upstream"))),
+        "reduction_fibers_over_rounds": ratio(num(red.get("sim-nvptx-fibers")), num(red.get("sim-nvptx"))),
         "barriers_fibers_over_rounds": ratio(num(bar.get("sim-nvptx-fibers")), num(bar.get("sim-nvptx"))),
         "block_barriers_fibers_over_rounds": ratio(num(block.get("sim-nvptx-fibers")), num(block.get("sim-nvptx"))),
         "first_kernel_gpu_over_ir": ratio(num(first.get("sim-nvptx")), num(first.get("sim-ir"))),

@@ -253,7 +253,8 @@ def test_markdown_states_matrixcolumns_goal_with_ratio():
 
 def test_gpuimages_goals_and_markdown_name_each_ratio_and_what_was_not_measured():
     out = {"unit": "ms", "loop": {"sim": 1.0, "sim-nvptx": 2.5, "sim-amdgcn": {"unavailable": "no clang"},
-                                  "sim-nvptx-fibers": 5.0},
+                                  "sim-nvptx-fibers": 5.0, "host-upstream": 0.5},
+           "reduction": {"sim": 2.0, "sim-nvptx": 30.0, "sim-nvptx-fibers": 90.0, "host-upstream": 1.5},
            "first_kernel": {"sim-ir": 10.0, "sim-nvptx": 25.0},
            "barriers": {"sim": 50.0, "sim-nvptx": 8.0, "sim-nvptx-fibers": 40.0},
            "block_barriers": {"sim": 40.0, "sim-nvptx": 15.0}}
@@ -264,14 +265,20 @@ def test_gpuimages_goals_and_markdown_name_each_ratio_and_what_was_not_measured(
     assert g["barriers_fibers_over_rounds"] == 5.0 and g["block_barriers_fibers_over_rounds"] is None
     assert g["block_barriers_nvptx_s"] == 0.015 and g["block_barriers_met"] is False
     md = bench.render_markdown({"machine": {}, "parts": {"gpuimages": out}})
-    assert "| 1 Mi-element loop, median of 10 launches | 1.000 |  | 2.500 | not available: no clang | 5.000 |" in md
+    assert g["loop_nvptx_over_stock"] == 5.0 and g["reduction_nvptx_over_x86"] == 15.0
+    assert g["reduction_nvptx_over_stock"] == 20.0 and g["reduction_fibers_over_rounds"] == 3.0
+    assert ("| 1 Mi-element loop, median of 10 launches | 1.000 |  | 2.500 | not available: no clang | 5.000 "
+            "| 0.500 |") in md
+    assert "| 1 Mi-element sum (`reduction(+ : s)`), median of 10 launches | 2.000 |  | 30.000 |  | 90.000 | 1.500 |" in md
+    assert "sim-nvptx/sim = 15.00, sim-nvptx/stock = 20.00 (the loop: 5.00)" in md
+    assert "(its two barriers suspend them; sim-nvptx fibers/rounds = 3.00)" in md
     assert "(sim-nvptx fibers/loops = 2.00)" in md
     assert "*a GPU image's loop at most 3x the x86 image's*: **met**; sim-nvptx/sim = 2.50, sim-amdgcn/sim = n/a" in md
     assert "warm JIT cache at most 2x the x86 bitcode image's*: **not met**; sim-nvptx/sim-ir = 2.50." in md
     assert "at most 0.01 s a launch*: **met**; sim-nvptx took 0.008 s (after a warm-up launch)" in md
     assert "(sim-nvptx fibers/rounds = 5.00)" in md
-    assert "| 1000 barriers, one team of 1024 threads | 50.000 |  | 8.000 |  | 40.000 |" in md
-    assert "| 1000 block barriers, one ompx_bare block of 1024 threads | 40.000 |  | 15.000 |  |  |" in md
+    assert "| 1000 barriers, one team of 1024 threads | 50.000 |  | 8.000 |  | 40.000 |  |" in md
+    assert "| 1000 block barriers, one ompx_bare block of 1024 threads | 40.000 |  | 15.000 |  |  |  |" in md
     assert "`ompx_bare` kernel: **not met**; sim-nvptx took 0.015 s (fibers/rounds = n/a)." in md
 
 
