@@ -115,12 +115,13 @@ TRACE = re.compile(r"gpu-kernel image=\S+ kernel=\S+_l(\d+) blocks=(\w+) reason=
 
 
 def kernel_lines(source):
-    """{name: the line of its construct} for each `/* kernel NAME */` of `source`."""
+    """{name: the line of its construct} for each `/* kernel NAME */` (Fortran: `! kernel NAME`)
+    of `source`."""
     lines = {}
     for number, text in enumerate(source.split("\n"), start=1):
-        m = re.search(r"/\* kernel (\w+) \*/", text)
+        m = re.search(r"/\* kernel (\w+) \*/|^\s*! kernel (\w+)$", text)
         if m:
-            lines[m.group(1)] = number + 1
+            lines[m.group(1) or m.group(2)] = number + 1
     return lines
 
 
@@ -585,6 +586,43 @@ def test_reductions_run_in_rounds_and_combine_what_fibers_combine(offload, arch,
     for name in expected:
         assert got[name] == ("loops", ""), (name, got)
     assert round_regions(rounds.stderr, REDUCTIONS) == expected
+
+
+FORTRAN_REDUCTIONS = r"""
+program red
+  use omp_lib
+  implicit none
+  integer :: i, imax, isum, psum
+  imax = -1
+  isum = 0
+  psum = 0
+  ! kernel teams
+  !$omp target teams distribute num_teams(3) reduction(max: imax) reduction(+: isum) map(tofrom: imax, isum)
+  do i = 1, 1000
+    imax = max(imax, mod(i * 7919, 4099))
+    isum = isum + i
+  end do
+  !$omp end target teams distribute
+  ! kernel parallel
+  !$omp target teams distribute parallel do num_teams(2) reduction(+: psum) map(tofrom: psum)
+  do i = 1, 1000
+    psum = psum + 2 * i
+  end do
+  !$omp end target teams distribute parallel do
+  print '(A,I0,A,I0,A,I0)', 'max ', imax, ' sum ', isum, ' psum ', psum
+end program
+"""
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_a_flang_teams_reduction_runs_as_loops(offload, arch):
+    # flang-22's kernels are generic mode: the main thread reaches the parallel reduction at the
+    # teams level (a team of one there, which returns without waiting), and the image links the
+    # runtime's entries in llvm.used, which no pointer calls.
+    rounds = passing_three_ways(offload, FORTRAN_REDUCTIONS, "reductions.f90", arch, "-O2")
+    assert rounds.stdout.split() == ["max", str(max(i * 7919 % 4099 for i in range(1, 1001))), "sum", "500500",
+                                     "psum", "1001000"]
+    assert plans(rounds.stderr, FORTRAN_REDUCTIONS)["teams"] == ("loops", "")
 
 
 EARLY_END = r"""

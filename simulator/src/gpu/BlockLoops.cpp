@@ -428,8 +428,11 @@ const char *blockModeName(BlockMode Mode) {
 std::vector<KernelBlockPlan> planBlockLoops(Module &M, bool Enabled) {
   static constexpr StringLiteral EnvironmentSuffix = "_kernel_environment";
   std::vector<Function *> AddressTaken, Escaped;
+  // The runtime's entries in llvm.used are kept for their names, not called
+  // through pointers (as TeamSharedReach.cpp counts them).
   for (Function &F : M)
-    if (!F.isDeclaration() && F.hasAddressTaken()) {
+    if (!F.isDeclaration() && F.hasAddressTaken(nullptr, /*IgnoreCallbackUses=*/false,
+                                                /*IgnoreAssumeLikeCalls=*/true, /*IgnoreLLVMUsed=*/true)) {
       AddressTaken.push_back(&F);
       if (escapes(F))
         Escaped.push_back(&F);

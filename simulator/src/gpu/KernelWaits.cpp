@@ -55,6 +55,11 @@ std::optional<std::string> KernelAnalysis::firstWait(const Function &Root, Runne
         // The kernel's start and end: thread 0 alone, without their barriers.
         if (Name == "__kmpc_target_init" || Name == "__kmpc_target_deinit")
           continue;
+        // Outside regions the main thread is a team of one, whose barrier
+        // and parallel reduction (a teams reduction's, at its level) return
+        // without waiting.
+        if (regionBarrierEntry(Name) || Name == ParallelReductionEntry)
+          continue;
         if (parallelEntry(Name)) {
           // The main thread's call, in the kernel: the split may rewrite it.
           if (auto Why = checkGenericRegion(const_cast<CallBase &>(*Call)))
