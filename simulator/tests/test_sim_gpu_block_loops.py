@@ -615,14 +615,18 @@ end program
 
 
 @pytest.mark.parametrize("arch", ARCHS)
-def test_a_flang_teams_reduction_runs_as_loops(offload, arch):
-    # flang-22's kernels are generic mode: the main thread reaches the parallel reduction at the
-    # teams level (a team of one there, which returns without waiting), and the image links the
-    # runtime's entries in llvm.used, which no pointer calls.
+def test_flang_reductions_run_as_loops_and_in_rounds(offload, arch):
+    # flang-22's teams reduction: the main thread reaches the parallel reduction at the teams
+    # level (a team of one there, which returns without waiting), and the image links the
+    # runtime's entries in llvm.used, which no pointer calls. Its parallel loop hands the loop's
+    # body to a runtime entry, which calls that body alone; the region's parallel and teams
+    # reductions leave the compiler's inter-warp copy (and its barriers) alone.
     rounds = passing_three_ways(offload, FORTRAN_REDUCTIONS, "reductions.f90", arch, "-O2")
     assert rounds.stdout.split() == ["max", str(max(i * 7919 % 4099 for i in range(1, 1001))), "sum", "500500",
                                      "psum", "1001000"]
-    assert plans(rounds.stderr, FORTRAN_REDUCTIONS)["teams"] == ("loops", "")
+    got = plans(rounds.stderr, FORTRAN_REDUCTIONS)
+    assert got["teams"] == ("loops", "") and got["parallel"] == ("loops", ""), got
+    assert round_regions(rounds.stderr, FORTRAN_REDUCTIONS) == {"parallel"}
 
 
 EARLY_END = r"""

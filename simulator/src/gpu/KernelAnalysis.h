@@ -136,8 +136,9 @@ private:
   /// ompx_bare kernel split at its own block barriers, or a parallel
   /// region's thread split at its own barriers (which do not count).
   enum class Runner { Thread, MainThread, BareKernel, RegionRounds };
-  /// The first wait `Root` may reach through its calls, or nothing.
-  std::optional<std::string> firstWait(const Function &Root, Runner By);
+  /// The first wait `Root` may reach through its calls, or nothing; without
+  /// `ThroughPointers`, through its direct calls alone.
+  std::optional<std::string> firstWait(const Function &Root, Runner By, bool ThroughPointers = true);
   /// Why a generic-mode parallel region (its function and wrapper) may wait.
   std::optional<std::string> checkGenericRegion(CallBase &Call);
   /// Why the region `Call` hands `Region` may wait, or nothing; nothing too

@@ -29,7 +29,21 @@ bool waits(StringRef Name) {
 
 std::string where(const Instruction &I) { return "in function '" + I.getFunction()->getName().str() + "'"; }
 
-std::optional<std::string> KernelAnalysis::firstWait(const Function &Root, Runner By) {
+namespace {
+
+/// The runtime's entries that call through a pointer only the functions
+/// the call hands them: the loop entries of OpenMPIRBuilder's form
+/// (flang-22's) their loop's body, the reductions their combining functions
+/// (GPU device runtime, Workshare.cpp and Reduction.cpp).
+bool callsOnlyWhatItIsHanded(StringRef Name) {
+  return Name.starts_with("__kmpc_for_static_loop_") || Name.starts_with("__kmpc_distribute_static_loop_") ||
+         Name.starts_with("__kmpc_distribute_for_static_loop_") || Name == ParallelReductionEntry ||
+         Name == TeamsReductionEntry;
+}
+
+} // namespace
+
+std::optional<std::string> KernelAnalysis::firstWait(const Function &Root, Runner By, bool ThroughPointers) {
   SetVector<const Function *> Reached;
   Reached.insert(&Root);
   for (size_t N = 0; N < Reached.size(); ++N)
@@ -41,6 +55,8 @@ std::optional<std::string> KernelAnalysis::firstWait(const Function &Root, Runne
         return "inline assembly " + where(I);
       const auto *Callee = dyn_cast<Function>(Call->getCalledOperand()->stripPointerCasts());
       if (!Callee) {
+        if (!ThroughPointers)
+          continue;
         // The runtime calls what it was handed (a region, a reduction's
         // callback); the program, what its own pointers may hold.
         for (const Function *F : runtime(*Reached[N]) ? AddressTaken : Escaped)
@@ -66,6 +82,20 @@ std::optional<std::string> KernelAnalysis::firstWait(const Function &Root, Runne
             return Why;
           continue;
         }
+      }
+      // Such an entry calls what this call hands it, not whatever the
+      // runtime was handed anywhere.
+      if (callsOnlyWhatItIsHanded(Name) && !Callee->isDeclaration() && Reached[N] != Callee) {
+        if (auto Wait = firstWait(*Callee, Runner::Thread, /*ThroughPointers=*/false))
+          return Wait;
+        // Those of its parameters it uses (the simulated GPU's reductions
+        // leave the inter-warp copy, with its barriers, alone).
+        for (const Use &Arg : Call->args())
+          if (const auto *Handed = dyn_cast<Function>(Arg->stripPointerCasts());
+              Handed &&
+              (Arg.getOperandNo() >= Callee->arg_size() || !Callee->getArg(Arg.getOperandNo())->use_empty()))
+            Reached.insert(Handed);
+        continue;
       }
       if (!Callee->isDeclaration()) {
         Reached.insert(Callee);
