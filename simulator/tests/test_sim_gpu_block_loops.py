@@ -629,6 +629,75 @@ def test_flang_reductions_run_as_loops_and_in_rounds(offload, arch):
     assert round_regions(rounds.stderr, FORTRAN_REDUCTIONS) == {"parallel"}
 
 
+GUARDED = r"""
+#include <omp.h>
+#include <stdio.h>
+int main(void) {
+  enum { T = 64, TEAMS = 8, N = T * TEAMS };
+  static float in_data[N], out_data[N];
+  float *in = in_data, *out = out_data;
+  int firsts[TEAMS];
+  for (int i = 0; i < N; ++i)
+    in[i] = (float)(i % 17);
+  /* kernel tile */
+#pragma omp target teams num_teams(TEAMS) thread_limit(T) map(to : in[0:N]) map(from : out[0:N])
+  {
+    float tile[T];
+#pragma omp parallel num_threads(T)
+    {
+      int lid = omp_get_thread_num();
+      int gid = omp_get_team_num() * T + lid;
+      tile[lid] = in[gid];
+#pragma omp barrier
+      float s = tile[lid];
+      if (lid > 0)
+        s += tile[lid - 1];
+      if (lid < T - 1)
+        s += tile[lid + 1];
+      out[gid] = s;
+    }
+  }
+  /* kernel first */
+#pragma omp target teams num_teams(TEAMS) thread_limit(T) map(from : firsts)
+  {
+    int team = omp_get_team_num();
+    int seen = -1;
+#pragma omp parallel num_threads(T)
+    {
+      if (omp_get_thread_num() == 0)
+        seen = omp_get_num_threads();
+    }
+    firsts[team] = seen;
+  }
+  double sum = 0;
+  for (int i = 0; i < N; ++i)
+    sum += out[i];
+  int ok = 1;
+  for (int t = 0; t < TEAMS; ++t)
+    ok &= firsts[t] == T;
+  printf("sum %.1f firsts_ok %d\n", sum, ok);
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+@pytest.mark.parametrize("arch", ARCHS)
+def test_a_team_local_tile_kernel_runs_as_loops_with_its_region_in_rounds(offload, arch, opt):
+    # HeCBench's form: a team-local array, a parallel region that fills it, a barrier, and each
+    # thread reading its neighbours. At -O2 openmp-opt makes the kernel Generic-SPMD, thread 0
+    # alone storing the kernel's pointers where the team's threads read them (its guard, then
+    # __kmpc_barrier_simple_spmd): thread 0 runs that code alone here too.
+    rounds = passing_three_ways(offload, GUARDED, "guarded.c", arch, opt)
+    values = [float(i % 17) for i in range(512)]
+    total = sum(values[g] + (values[g - 1] if g % 64 else 0) + (values[g + 1] if g % 64 != 63 else 0)
+                for g in range(512))
+    assert rounds.stdout == "sum %.1f firsts_ok 1\n" % total
+    got = plans(rounds.stderr, GUARDED)
+    assert got["tile"] == ("loops", "") and got["first"] == ("loops", ""), got
+    assert round_regions(rounds.stderr, GUARDED) == {"tile"}
+
+
 EARLY_END = r"""
 #include <omp.h>
 #include <stdio.h>

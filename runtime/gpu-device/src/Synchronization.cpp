@@ -42,7 +42,14 @@ hw::BarrierSite constructSite(const IdentTy *Loc, const void *Code) {
 OMPSIM_GPU_BARRIER void __kmpc_barrier(IdentTy *Loc, int32_t) {
   teamBarrier(constructSite(Loc, OMPSIM_GPU_CALLER()));
 }
-OMPSIM_GPU_API void __kmpc_barrier_simple_spmd(IdentTy *, int32_t) { hw::syncBlock(); }
+OMPSIM_GPU_API void __kmpc_barrier_simple_spmd(IdentTy *, int32_t) {
+  // A block that runs as loops meets it only in its sequential part (the
+  // executor found so, simulator/src/gpu/BlockLoops.h), where thread 0
+  // alone runs: after openmp-opt's code that thread 0 alone runs anyway.
+  if (team().Loops)
+    return;
+  hw::syncBlock();
+}
 OMPSIM_GPU_API void __kmpc_barrier_simple_generic(IdentTy *, int32_t) { hw::syncBlock(); }
 OMPSIM_GPU_BARRIER int32_t __kmpc_cancel_barrier(IdentTy *Loc, int32_t) {
   teamBarrier(constructSite(Loc, OMPSIM_GPU_CALLER()));

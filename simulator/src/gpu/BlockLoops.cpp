@@ -20,6 +20,7 @@
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IR/PatternMatch.h"
 
 #include <optional>
 
@@ -34,21 +35,15 @@ namespace {
 /// reduction answers every thread but 0 with 0 and does nothing else (its
 /// buffer is the launch's).
 bool sequentialEntry(StringRef Name) {
-  static constexpr StringLiteral Entries[] = {"__kmpc_target_init",
-                                              "__kmpc_target_deinit",
-                                              "__kmpc_global_thread_num",
-                                              "__kmpc_get_hardware_thread_id_in_block",
-                                              "__kmpc_get_hardware_num_threads_in_block",
-                                              "__kmpc_get_warp_size",
-                                              "__kmpc_distribute_static_init_4",
-                                              "__kmpc_distribute_static_init_4u",
-                                              "__kmpc_distribute_static_init_8",
-                                              "__kmpc_distribute_static_init_8u",
-                                              "__kmpc_distribute_static_fini",
-                                              "omp_get_team_num",
-                                              "omp_get_num_teams",
-                                              TeamsReductionEntry,
-                                              "__kmpc_reduction_get_fixed_buffer"};
+  static constexpr StringLiteral Entries[] = {
+      "__kmpc_target_init", "__kmpc_target_deinit", "__kmpc_global_thread_num",
+      "__kmpc_get_hardware_thread_id_in_block", "__kmpc_get_hardware_num_threads_in_block",
+      "__kmpc_get_warp_size", "__kmpc_distribute_static_init_4", "__kmpc_distribute_static_init_4u",
+      "__kmpc_distribute_static_init_8", "__kmpc_distribute_static_init_8u", "__kmpc_distribute_static_fini",
+      "omp_get_team_num", "omp_get_num_teams", TeamsReductionEntry, "__kmpc_reduction_get_fixed_buffer",
+      // openmp-opt's barrier after thread 0's
+      // guarded code (thread 0 alone here).
+      "__kmpc_barrier_simple_spmd"};
   // The block's team-shared memory (GpuImageRetarget.h, TeamSharedGuards.h):
   // one block for all its threads; a store through it is a store to memory
   // the threads share.
@@ -77,7 +72,34 @@ bool harmlessIntrinsic(const IntrinsicInst &I) {
   }
 }
 
+/// Whether `Condition` holds on the team's thread 0 alone: openmp-opt's
+/// guard of a Generic-SPMD kernel's sequential code (the thread's id equal
+/// to 0, alone or and-ed with the kernel start's answer).
+bool threadZeroCondition(const Value *Condition) {
+  using namespace PatternMatch;
+  const Value *Id = nullptr, *A = nullptr, *B = nullptr;
+  if (match(Condition, m_SpecificICmp(ICmpInst::ICMP_EQ, m_Value(Id), m_Zero()))) {
+    const auto *Query = dyn_cast<CallBase>(Id);
+    const Function *Callee = Query ? Query->getCalledFunction() : nullptr;
+    return Callee && threadIdQuery(Callee->getName());
+  }
+  auto KernelStart = [](const Value *V) {
+    const Value *Init = nullptr;
+    const auto *Call = match(V, m_ICmp(m_Value(Init), m_Constant())) ? dyn_cast<CallBase>(Init) : nullptr;
+    const Function *Callee = Call ? Call->getCalledFunction() : nullptr;
+    return Callee && Callee->getName() == "__kmpc_target_init";
+  };
+  return match(Condition, m_LogicalAnd(m_Value(A), m_Value(B))) &&
+         ((threadZeroCondition(A) && KernelStart(B)) || (threadZeroCondition(B) && KernelStart(A)));
+}
+
 } // namespace
+
+bool KernelAnalysis::guardsThreadZero(const Instruction &Terminator) {
+  const auto *Branch = dyn_cast<BranchInst>(&Terminator);
+  return Branch && Branch->isConditional() && Branch->getSuccessor(0) != Branch->getSuccessor(1) &&
+         threadZeroCondition(Branch->getCondition());
+}
 
 bool KernelAnalysis::masterOnly(const Instruction &I, StringRef Entry) {
   Function &F = *const_cast<Function *>(I.getFunction());
@@ -104,6 +126,9 @@ bool KernelAnalysis::masterOnly(const Instruction &I, StringRef Entry) {
                 {Callee->getName(), BasicBlockEdge(Branch->getParent(), Branch->getSuccessor(0))});
       }
     }
+    for (const BasicBlock &BB : F)
+      if (guardsThreadZero(*BB.getTerminator()))
+        Known.Edges.push_back({ThreadZeroGuard, BasicBlockEdge(&BB, BB.getTerminator()->getSuccessor(0))});
   }
   return any_of(Known.Edges, [&](const auto &Edge) {
     return Edge.first == Entry && Known.Tree->dominates(Edge.second, I.getParent());
@@ -184,7 +209,8 @@ bool KernelAnalysis::transfer(Instruction &I) {
   auto Hold = [&](const Value *Pointer, const Origins &Value) {
     Origins P = originsOf(Pointer);
     Origins Stored = Value;
-    Stored.ThreadId |= P.ThreadId;
+    // What thread 0's guarded code stores, the other threads' copies lack.
+    Stored.ThreadId |= P.ThreadId || masterOnly(I, ThreadZeroGuard);
     for (const AllocaInst *A : P.Stack)
       Changed |= Held[A].merge(Stored);
   };
@@ -221,6 +247,13 @@ bool KernelAnalysis::transfer(Instruction &I) {
   } else if (auto *R = dyn_cast<ReturnInst>(&I)) {
     if (Value *V = R->getReturnValue())
       Changed |= Returned[I.getFunction()].merge(originsOf(V));
+  } else if (auto *Phi = dyn_cast<PHINode>(&I);
+             Phi && !masterOnly(I, ThreadZeroGuard) && any_of(Phi->blocks(), [&](const BasicBlock *From) {
+               return guardsThreadZero(*From->getTerminator()) ||
+                      masterOnly(*From->getTerminator(), ThreadZeroGuard);
+             })) {
+    // Thread 0's way from its guarded code meets the other threads' here.
+    O.ThreadId = true;
   } else {
     // Arithmetic, comparisons, casts, address arithmetic, phis, selects:
     // from each operand (inttoptr makes an address of anything).
@@ -315,7 +348,8 @@ std::optional<std::string> KernelAnalysis::check(Instruction &I) {
   // combining into the program's variable) may store where threads share.
   auto Shared = [&](const Value *Pointer) {
     Origins P = originsOf(Pointer);
-    return (P.Stack.empty() || P.Outside) && !masterOnly(I, TeamsReductionEntry);
+    return (P.Stack.empty() || P.Outside) && !masterOnly(I, TeamsReductionEntry) &&
+           !masterOnly(I, ThreadZeroGuard);
   };
   if (auto *S = dyn_cast<StoreInst>(&I); S && Shared(S->getPointerOperand()))
     return "a store outside parallel regions to memory the threads share, " + where(I);
@@ -331,11 +365,17 @@ std::optional<std::string> KernelAnalysis::check(Instruction &I) {
     Condition = B->getCondition();
   else if (auto *S = dyn_cast<SwitchInst>(&I))
     Condition = S->getCondition();
-  else if (auto *S = dyn_cast<SelectInst>(&I))
+  else if (auto *S = dyn_cast<SelectInst>(&I); S && !all_of(S->users(), [&](const User *U) {
+                                                 // openmp-opt's guard's `thread id == 0 && ...`.
+                                                 const auto *Guard = dyn_cast<Instruction>(U);
+                                                 return Guard && guardsThreadZero(*Guard);
+                                               }))
     Condition = S->getCondition();
   else if (isa<IndirectBrInst>(I))
     return "an indirect branch " + where(I);
-  if (Condition && originsOf(Condition).ThreadId)
+  // openmp-opt's guard: thread 0 alone runs the code behind it, as here,
+  // and whatever that code branches on.
+  if (Condition && originsOf(Condition).ThreadId && !guardsThreadZero(I) && !masterOnly(I, ThreadZeroGuard))
     return "a branch on the thread's id outside parallel regions, " + where(I);
   auto *Call = dyn_cast<CallBase>(&I);
   if (!Call)
@@ -352,6 +392,8 @@ std::optional<std::string> KernelAnalysis::check(Instruction &I) {
   if (Sequential.contains(Callee))
     return std::nullopt;
   StringRef Name = Callee->getName();
+  if (parallelEntry(Name) && masterOnly(I, ThreadZeroGuard))
+    return "a parallel region the team's thread 0 alone starts, " + where(I);
   if (parallelEntry(Name))
     return checkRegion(*Call);
   // The checker's call before an access (CheckedAccesses.h): an access of

@@ -59,6 +59,9 @@ std::string where(const Instruction &I);
 /// Reduction.cpp).
 inline constexpr llvm::StringLiteral ParallelReductionEntry = "__kmpc_nvptx_parallel_reduce_nowait_v2";
 inline constexpr llvm::StringLiteral TeamsReductionEntry = "__kmpc_nvptx_teams_reduce_nowait_v2";
+/// masterOnly()'s key for the code behind openmp-opt's guard of a
+/// Generic-SPMD kernel's sequential code (`thread id == 0`).
+inline constexpr llvm::StringLiteral ThreadZeroGuard = "thread 0's guard";
 
 /// The runtime's entries that start a parallel region.
 inline bool parallelEntry(StringRef Name) {
@@ -125,8 +128,13 @@ private:
   std::optional<std::string> sharedStackVariables(const Function &Region, const Origins &Args);
   /// Whether `I` runs where a reduction (`Entry`) told its caller it holds
   /// the team's values: a block that the branch on its `== 1` dominates,
-  /// which one thread of the team alone runs on a GPU.
+  /// which one thread of the team alone runs on a GPU; or, for
+  /// ThreadZeroGuard, behind openmp-opt's guard (guardsThreadZero()).
   bool masterOnly(const Instruction &I, StringRef Entry);
+  /// Whether `Terminator` is openmp-opt's guard of a Generic-SPMD kernel's
+  /// sequential code: a branch whose first way the team's thread 0 alone
+  /// takes, its other the other threads, which meet it at the barrier after.
+  bool guardsThreadZero(const Instruction &Terminator);
   /// Whether `Param` of a region is used only where its parallel reduction
   /// told the team's thread 0 it holds the values (masterOnly()).
   bool writtenByReductionMaster(const Argument &Param);
