@@ -47,7 +47,8 @@ entry:
   br i1 %go, label %body, label %exit
 body:
   %tid = call i32 @__kmpc_get_hardware_thread_id_in_block()
-)" + Body + R"(
+)" + Body +
+         R"(
 exit:
   ret void
 }
@@ -60,6 +61,13 @@ constexpr const char *RegionAndEnd = R"(
   call void @__kmpc_target_deinit()
   br label %exit
 )";
+
+/// The kernel's body `if (Condition) { Guarded } After`, then the region's
+/// call and the kernel's end.
+std::string guarded(const std::string &Condition, const std::string &Guarded, const std::string &After) {
+  return kernel("  %cond = " + Condition + "\n  br i1 %cond, label %guarded, label %after\nguarded:\n" +
+                Guarded + "\n  br label %after\nafter:\n" + After + RegionAndEnd);
+}
 
 class BlockLoops : public ::testing::Test {
 protected:
@@ -80,16 +88,9 @@ protected:
 TEST_F(BlockLoops, ThreadZerosGuardedStoresWhereThreadsShareRunAsLoops) {
   // openmp-opt's form: thread 0 stores the kernel's argument where the
   // threads share it, they meet at the barrier, and the region reads it.
-  KernelBlockPlan P = plan(kernel(R"(
-  %is0 = icmp eq i32 %tid, 0
-  br i1 %is0, label %guarded, label %after
-guarded:
-  store ptr %out, ptr @slot
-  br label %after
-after:
-  call void @__kmpc_barrier_simple_spmd(ptr null, i32 %tid)
-  store ptr @slot, ptr %args
-)" + std::string(RegionAndEnd)));
+  KernelBlockPlan P = plan(guarded("icmp eq i32 %tid, 0", "  store ptr %out, ptr @slot",
+                                   "  call void @__kmpc_barrier_simple_spmd(ptr null, i32 %tid)\n"
+                                   "  store ptr @slot, ptr %args"));
   EXPECT_EQ(P.Mode, BlockMode::Loops) << P.Reason;
 }
 
@@ -111,16 +112,9 @@ guarded:
 TEST_F(BlockLoops, WhatThreadZerosGuardedCodeLeavesOnItsStackIsNoRegionsToShare) {
   // Thread 0's copy of %mine holds the argument, the other threads' none:
   // a region handed thread 0's copy would give each thread that.
-  KernelBlockPlan P = plan(kernel(R"(
-  %is0 = icmp eq i32 %tid, 0
-  br i1 %is0, label %guarded, label %after
-guarded:
-  store ptr %out, ptr %mine
-  br label %after
-after:
-  call void @__kmpc_barrier_simple_spmd(ptr null, i32 %tid)
-  store ptr %mine, ptr %args
-)" + std::string(RegionAndEnd)));
+  KernelBlockPlan P = plan(guarded("icmp eq i32 %tid, 0", "  store ptr %out, ptr %mine",
+                                   "  call void @__kmpc_barrier_simple_spmd(ptr null, i32 %tid)\n"
+                                   "  store ptr %mine, ptr %args"));
   EXPECT_EQ(P.Mode, BlockMode::Fibers);
   EXPECT_NE(P.Reason.find("is passed the address of a variable of the kernel's own"), std::string::npos)
       << P.Reason;
@@ -129,20 +123,14 @@ after:
 TEST_F(BlockLoops, AValueThatTellsThreadZeroFromTheOthersIsTheThreadsId) {
   // A phi after the guard holds 1 on thread 0 alone: a branch on it is one
   // on the thread's id.
-  KernelBlockPlan P = plan(kernel(R"(
-  %is0 = icmp eq i32 %tid, 0
-  br i1 %is0, label %guarded, label %after
-guarded:
-  br label %after
-after:
+  KernelBlockPlan P = plan(guarded("icmp eq i32 %tid, 0", "", R"(
   %was0 = phi i1 [ true, %guarded ], [ false, %body ]
   br i1 %was0, label %store, label %done
 store:
   store ptr %out, ptr %mine
   br label %done
 done:
-  store ptr @slot, ptr %args
-)" + std::string(RegionAndEnd)));
+  store ptr @slot, ptr %args)"));
   EXPECT_EQ(P.Mode, BlockMode::Fibers);
   EXPECT_NE(P.Reason.find("a branch on the thread's id outside parallel regions"), std::string::npos)
       << P.Reason;
@@ -161,19 +149,13 @@ after:
   br label %exit
 )"));
   EXPECT_EQ(P.Mode, BlockMode::Fibers);
-  EXPECT_NE(P.Reason.find("a parallel region the team's thread 0 alone starts"), std::string::npos) << P.Reason;
+  EXPECT_NE(P.Reason.find("a parallel region the team's thread 0 alone starts"), std::string::npos)
+      << P.Reason;
 }
 
 TEST_F(BlockLoops, AnotherThreadsGuardIsABranchOnTheThreadsId) {
-  KernelBlockPlan P = plan(kernel(R"(
-  %is1 = icmp eq i32 %tid, 1
-  br i1 %is1, label %guarded, label %after
-guarded:
-  store ptr %out, ptr @slot
-  br label %after
-after:
-  store ptr @slot, ptr %args
-)" + std::string(RegionAndEnd)));
+  KernelBlockPlan P =
+      plan(guarded("icmp eq i32 %tid, 1", "  store ptr %out, ptr @slot", "  store ptr @slot, ptr %args"));
   EXPECT_EQ(P.Mode, BlockMode::Fibers);
   EXPECT_NE(P.Reason.find("a branch on the thread's id outside parallel regions"), std::string::npos)
       << P.Reason;
