@@ -146,9 +146,11 @@ FIRST_KERNEL_GOAL = 2.0
 BARRIER_GOAL_S = 0.01
 
 
-def run_built(name, source, flags, backend, key, env_extra=None, runs=1):
+def run_built(name, source, flags, backend, key, env_extra=None, runs=1, check=None):
     """Builds `source` with `ompsim cc <flags>` (cached), runs it on `backend` `runs` times with
-    `env_extra`, and returns the `key=` value its last run printed."""
+    `env_extra`, and returns the `key=` value its last run printed. With `check` (a dict), the
+    run's `check=` value must be check["value"] where that is set, and sets it otherwise: a run
+    that computed something else gives no figure."""
     exe = compile_program(name, source, flags)
     env = backend_env(backend)
     env.update(env_extra or {})
@@ -159,6 +161,11 @@ def run_built(name, source, flags, backend, key, env_extra=None, runs=1):
         if key not in kv:
             raise Unavailable("%s printed no %s: %r" % (name, key, text.strip()[:200]))
         value = kv[key]
+        if check is not None:
+            got = kv.get("check")
+            if check.setdefault("value", got) != got:
+                raise Unavailable("a wrong result: check=%s where %s printed %s" % (got, check["by"], check["value"]))
+            check.setdefault("by", backend)
     return value
 
 
@@ -168,9 +175,11 @@ def bench_gpuimages(quick):
     out["reduction"] = {}
     for key, name, source in (("loop", "gpu-loop", LOOP_SOURCE), ("generic", "gpu-generic", GENERIC_SOURCE),
                               ("reduction", "gpu-reduction", REDUCTION_SOURCE)):
+        # Each figure's run must compute what the x86 image on sim (the first) computes.
+        check = {}
         for figure, (be, flags, env) in LOOP_FIGURES.items():
             try:
-                out[key][figure] = run_built(name, source, flags, be, "median_ns", env) / 1e6
+                out[key][figure] = run_built(name, source, flags, be, "median_ns", env, check=check) / 1e6
             except Unavailable as e:
                 out[key][figure] = {"unavailable": str(e)}
                 say("gpuimages %s on %s: not available: %s" % (key, figure, e))

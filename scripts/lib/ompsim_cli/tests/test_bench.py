@@ -354,3 +354,19 @@ def test_concurrency_markdown_lists_stock_and_labelled_diagnostic_rows():
     assert "no goal is judged on them" in md
     assert "| sim / host-upstream | 1.00 | 1.00 | 1.00 | 1.00 | at most 1.5x: **met** |" in md
     assert "| ours-host / host-upstream | 1.00 | 1.00 | 1.00 | 1.00 | at most 1.0x: **met** |" in md
+
+
+def test_a_gpu_image_figure_whose_run_computes_something_else_is_no_figure(monkeypatch):
+    # Stock's host plugin runs the generic-mode kernel's teams as it runs them (a[N - 1] stays
+    # unchanged): its time is no figure beside the runs that computed the loop.
+    outputs = {"sim": "median_ns=3000000 check=513.998535 done=1",
+               "sim-nvptx": "median_ns=4000000 check=513.998535 done=1",
+               "host-upstream": "median_ns=5000 check=1048575.000000 done=1"}
+    monkeypatch.setattr(gpuimages, "compile_program", lambda name, source, flags: "/bin/true")
+    monkeypatch.setattr(gpuimages, "backend_env", lambda backend: {"BACKEND": backend})
+    monkeypatch.setattr(gpuimages, "run_program", lambda exe, args, env: (outputs[env["BACKEND"]], 0.1, ""))
+    check = {}
+    assert gpuimages.run_built("g", "", [], "sim", "median_ns", check=check) == 3000000
+    assert gpuimages.run_built("g", "", [], "sim-nvptx", "median_ns", check=check) == 4000000
+    with pytest.raises(common.Unavailable, match=r"a wrong result: check=1048575.0 where sim printed 513.998535"):
+        gpuimages.run_built("g", "", [], "host-upstream", "median_ns", check=check)
