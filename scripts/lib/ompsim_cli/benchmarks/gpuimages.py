@@ -5,8 +5,10 @@ host-offload images of the same programs. Three figures:
   launch: sim-nvptx and sim-amdgcn against sim's x86 ELF image and stock's host plugin
   (host-upstream) running it, and sim-nvptx with its blocks' threads as fibers
   (OMPSIM_GPU_BLOCK_LOOPS=0) against it as loops; the same for a generic-mode kernel (256 teams
-  whose main threads each hand a parallel loop of 4096 iterations to workers) and for the loop
-  as a sum (`reduction(+ : s)`, whose regions' threads run in rounds);
+  whose main threads each hand a parallel loop of 4096 iterations to workers), for the loop
+  as a sum (`reduction(+ : s)`, whose regions' threads run in rounds), and for a stencil of
+  HeCBench's form (a team-local tile and barriers; the GPU images' result is the reference,
+  which the x86 image on libomp's teams does not meet);
 * the first kernel of a process whose JIT cache is warm (the second run of the binary): the
   GPU image against the x86 bitcode image (sim-ir), which takes the same JIT path;
 * 1000 barriers of one team of 1024 threads: sim-nvptx against sim's x86 image; an OpenMP
@@ -61,6 +63,23 @@ REDUCTION_SOURCE = timed_launches("N = 1 << 20, REPEAT = 10", """\
 #pragma omp target teams distribute parallel for reduction(+ : s)
     for (int i = 0; i < N; ++i) s += a[i];
     if (s != (double)N * (N - 1) / 2) return 1; /* a wrong sum is no figure */""")
+
+TILE_SOURCE = timed_launches("B = 256, N = 1 << 20, REPEAT = 10", """\
+    /* HeCBench's form: a team-local tile, filled by the team's threads, a barrier, each thread
+       reading its neighbours, a barrier, and each writing its element back. */
+#pragma omp target teams num_teams(N / B) thread_limit(B)
+    {
+      double tile[B];
+#pragma omp parallel num_threads(B)
+      {
+        int lid = omp_get_thread_num(), gid = omp_get_team_num() * B + lid;
+        tile[lid] = a[gid];
+#pragma omp barrier
+        double s = tile[lid] + (lid > 0 ? tile[lid - 1] : 0) + (lid < B - 1 ? tile[lid + 1] : 0);
+#pragma omp barrier
+        a[gid] = s / 3.0;
+      }
+    }""", includes="#include <omp.h>\n")
 
 FIRST_KERNEL_SOURCE = TIMING_C + r"""int main(void) {
   double t0 = now_ns();
@@ -131,6 +150,10 @@ LOOP_FIGURES = {be: (be, flags, {}) for be, flags in LOOP_BUILDS.items()}
 LOOP_FIGURES["sim-nvptx-fibers"] = ("sim-nvptx", LOOP_BUILDS["sim-nvptx"], {"OMPSIM_GPU_BLOCK_LOOPS": "0"})
 #: Stock's host plugin runs the x86 image in the program's own process (the oracle's time).
 LOOP_FIGURES["host-upstream"] = ("host-upstream", LOOP_BUILDS["sim"], {})
+#: The tile's figures, the GPU images first: what a GPU computes is the reference its x86 image
+#: (libomp's teams and threads, which the program's thread counts and barriers do not fit) is
+#: held to.
+TILE_FIGURES = {f: LOOP_FIGURES[f] for f in ("sim-nvptx", "sim-nvptx-fibers", "sim-amdgcn", "sim", "host-upstream")}
 FIRST_BUILDS = {"sim-ir": ["--translate=pass", "--image=ir"], "sim-nvptx": ["--translate=pass", "--gpu=sm_90"]}
 BARRIER_BUILDS = {"sim": ["--translate=pass"], "sim-nvptx": ["--translate=pass", "--gpu=sm_90"]}
 #: The barriers' figures: sim-nvptx runs the region's (the kernel's) threads in rounds, each a
@@ -173,11 +196,14 @@ def bench_gpuimages(quick):
     out = {"unit": "ms", "loop": {}, "first_kernel": {}, "barriers": {}, "block_barriers": {}}
     out["generic"] = {}
     out["reduction"] = {}
-    for key, name, source in (("loop", "gpu-loop", LOOP_SOURCE), ("generic", "gpu-generic", GENERIC_SOURCE),
-                              ("reduction", "gpu-reduction", REDUCTION_SOURCE)):
-        # Each figure's run must compute what the x86 image on sim (the first) computes.
+    out["tile"] = {}
+    for key, name, source, figures in (("loop", "gpu-loop", LOOP_SOURCE, LOOP_FIGURES),
+                                       ("generic", "gpu-generic", GENERIC_SOURCE, LOOP_FIGURES),
+                                       ("reduction", "gpu-reduction", REDUCTION_SOURCE, LOOP_FIGURES),
+                                       ("tile", "gpu-tile", TILE_SOURCE, TILE_FIGURES)):
+        # Each figure's run must compute what the first figure's computes.
         check = {}
-        for figure, (be, flags, env) in LOOP_FIGURES.items():
+        for figure, (be, flags, env) in figures.items():
             try:
                 out[key][figure] = run_built(name, source, flags, be, "median_ns", env, check=check) / 1e6
             except Unavailable as e:
@@ -210,6 +236,7 @@ def goals(out):
     loop, first, bar = out["loop"], out["first_kernel"], out["barriers"]
     block = out.get("block_barriers", {})
     red = out.get("reduction", {})
+    tile = out.get("tile", {})
 
     def num(v):
         return v if isinstance(v, (int, float)) else None
@@ -221,6 +248,7 @@ def goals(out):
         "reduction_nvptx_over_x86": ratio(num(red.get("sim-nvptx")), num(red.get("sim"))),
         "reduction_nvptx_over_stock": ratio(num(red.get("sim-nvptx")), num(red.get("host-upstream"))),
         "reduction_fibers_over_rounds": ratio(num(red.get("sim-nvptx-fibers")), num(red.get("sim-nvptx"))),
+        "tile_fibers_over_rounds": ratio(num(tile.get("sim-nvptx-fibers")), num(tile.get("sim-nvptx"))),
         "barriers_fibers_over_rounds": ratio(num(bar.get("sim-nvptx-fibers")), num(bar.get("sim-nvptx"))),
         "block_barriers_fibers_over_rounds": ratio(num(block.get("sim-nvptx-fibers")), num(block.get("sim-nvptx"))),
         "first_kernel_gpu_over_ir": ratio(num(first.get("sim-nvptx")), num(first.get("sim-ir"))),

@@ -255,6 +255,7 @@ def test_gpuimages_goals_and_markdown_name_each_ratio_and_what_was_not_measured(
     out = {"unit": "ms", "loop": {"sim": 1.0, "sim-nvptx": 2.5, "sim-amdgcn": {"unavailable": "no clang"},
                                   "sim-nvptx-fibers": 5.0, "host-upstream": 0.5},
            "reduction": {"sim": 2.0, "sim-nvptx": 30.0, "sim-nvptx-fibers": 90.0, "host-upstream": 1.5},
+           "tile": {"sim-nvptx": 20.0, "sim-nvptx-fibers": 400.0, "host-upstream": {"unavailable": "a wrong result"}},
            "first_kernel": {"sim-ir": 10.0, "sim-nvptx": 25.0},
            "barriers": {"sim": 50.0, "sim-nvptx": 8.0, "sim-nvptx-fibers": 40.0},
            "block_barriers": {"sim": 40.0, "sim-nvptx": 15.0}}
@@ -272,6 +273,10 @@ def test_gpuimages_goals_and_markdown_name_each_ratio_and_what_was_not_measured(
     assert "| 1 Mi-element sum (`reduction(+ : s)`), median of 10 launches | 2.000 |  | 30.000 |  | 90.000 | 1.500 |" in md
     assert "sim-nvptx/sim = 15.00, sim-nvptx/stock = 20.00 (the loop: 5.00)" in md
     assert "(its two barriers suspend them; sim-nvptx fibers/rounds = 3.00)" in md
+    assert g["tile_fibers_over_rounds"] == 20.0
+    assert ("| team-local tile stencil, 4096 teams of 256, median of 10 launches |  |  | 20.000 |  | 400.000 "
+            "| not available: a wrong result |") in md
+    assert "neighbours read): its region's threads run in rounds (sim-nvptx fibers/rounds = 20.00)" in md
     assert "(sim-nvptx fibers/loops = 2.00)" in md
     assert "*a GPU image's loop at most 3x the x86 image's*: **met**; sim-nvptx/sim = 2.50, sim-amdgcn/sim = n/a" in md
     assert "warm JIT cache at most 2x the x86 bitcode image's*: **not met**; sim-nvptx/sim-ir = 2.50." in md
