@@ -33,17 +33,27 @@ namespace {
 /// every thread would get from them what thread 0 gets (the distribute
 /// schedule is the team's), or they are the kernel's start and end. A teams
 /// reduction answers every thread but 0 with 0 and does nothing else (its
-/// buffer is the launch's).
+/// buffer is the launch's); openmp-opt's barrier after thread 0's guarded
+/// code passes at once where thread 0 alone runs that code.
 bool sequentialEntry(StringRef Name) {
   static constexpr StringLiteral Entries[] = {
-      "__kmpc_target_init", "__kmpc_target_deinit", "__kmpc_global_thread_num",
-      "__kmpc_get_hardware_thread_id_in_block", "__kmpc_get_hardware_num_threads_in_block",
-      "__kmpc_get_warp_size", "__kmpc_distribute_static_init_4", "__kmpc_distribute_static_init_4u",
-      "__kmpc_distribute_static_init_8", "__kmpc_distribute_static_init_8u", "__kmpc_distribute_static_fini",
-      "omp_get_team_num", "omp_get_num_teams", TeamsReductionEntry, "__kmpc_reduction_get_fixed_buffer",
-      // openmp-opt's barrier after thread 0's
-      // guarded code (thread 0 alone here).
-      "__kmpc_barrier_simple_spmd"};
+      "__kmpc_target_init",
+      "__kmpc_target_deinit",
+      "__kmpc_global_thread_num",
+      "__kmpc_get_hardware_thread_id_in_block",
+      "__kmpc_get_hardware_num_threads_in_block",
+      "__kmpc_get_warp_size",
+      "__kmpc_distribute_static_init_4",
+      "__kmpc_distribute_static_init_4u",
+      "__kmpc_distribute_static_init_8",
+      "__kmpc_distribute_static_init_8u",
+      "__kmpc_distribute_static_fini",
+      "omp_get_team_num",
+      "omp_get_num_teams",
+      TeamsReductionEntry,
+      "__kmpc_reduction_get_fixed_buffer",
+      "__kmpc_barrier_simple_spmd",
+  };
   // The block's team-shared memory (GpuImageRetarget.h, TeamSharedGuards.h):
   // one block for all its threads; a store through it is a store to memory
   // the threads share.
@@ -101,7 +111,7 @@ bool KernelAnalysis::guardsThreadZero(const Instruction &Terminator) {
          threadZeroCondition(Branch->getCondition());
 }
 
-bool KernelAnalysis::masterOnly(const Instruction &I, StringRef Entry) {
+bool KernelAnalysis::masterOnly(const Instruction &I, Master By) {
   Function &F = *const_cast<Function *>(I.getFunction());
   MasterEdges &Known = Masters[&F];
   if (!Known.Tree) {
@@ -114,6 +124,8 @@ bool KernelAnalysis::masterOnly(const Instruction &I, StringRef Entry) {
       if (!Callee ||
           (Callee->getName() != ParallelReductionEntry && Callee->getName() != TeamsReductionEntry))
         continue;
+      const Master Kind =
+          Callee->getName() == ParallelReductionEntry ? Master::ParallelReduction : Master::TeamsReduction;
       for (const User *U : Reduce->users()) {
         const auto *Compare = dyn_cast<ICmpInst>(U);
         const auto *One = Compare ? dyn_cast<ConstantInt>(Compare->getOperand(1)) : nullptr;
@@ -122,16 +134,16 @@ bool KernelAnalysis::masterOnly(const Instruction &I, StringRef Entry) {
         for (const User *B : Compare->users())
           if (const auto *Branch = dyn_cast<BranchInst>(B);
               Branch && Branch->isConditional() && Branch->getSuccessor(0) != Branch->getSuccessor(1))
-            Known.Edges.push_back(
-                {Callee->getName(), BasicBlockEdge(Branch->getParent(), Branch->getSuccessor(0))});
+            Known.Edges.push_back({Kind, BasicBlockEdge(Branch->getParent(), Branch->getSuccessor(0))});
       }
     }
     for (const BasicBlock &BB : F)
       if (guardsThreadZero(*BB.getTerminator()))
-        Known.Edges.push_back({ThreadZeroGuard, BasicBlockEdge(&BB, BB.getTerminator()->getSuccessor(0))});
+        Known.Edges.push_back(
+            {Master::ThreadZeroGuard, BasicBlockEdge(&BB, BB.getTerminator()->getSuccessor(0))});
   }
   return any_of(Known.Edges, [&](const auto &Edge) {
-    return Edge.first == Entry && Known.Tree->dominates(Edge.second, I.getParent());
+    return Edge.first == By && Known.Tree->dominates(Edge.second, I.getParent());
   });
 }
 
@@ -148,7 +160,7 @@ bool KernelAnalysis::writtenByReductionMaster(const Argument &Param) {
         Pointers.push_back(I);
         continue;
       }
-      if (!masterOnly(*I, ParallelReductionEntry))
+      if (!masterOnly(*I, Master::ParallelReduction))
         return false;
     }
   return true;
@@ -210,7 +222,7 @@ bool KernelAnalysis::transfer(Instruction &I) {
     Origins P = originsOf(Pointer);
     Origins Stored = Value;
     // What thread 0's guarded code stores, the other threads' copies lack.
-    Stored.ThreadId |= P.ThreadId || masterOnly(I, ThreadZeroGuard);
+    Stored.ThreadId |= P.ThreadId || masterOnly(I, Master::ThreadZeroGuard);
     for (const AllocaInst *A : P.Stack)
       Changed |= Held[A].merge(Stored);
   };
@@ -248,9 +260,10 @@ bool KernelAnalysis::transfer(Instruction &I) {
     if (Value *V = R->getReturnValue())
       Changed |= Returned[I.getFunction()].merge(originsOf(V));
   } else if (auto *Phi = dyn_cast<PHINode>(&I);
-             Phi && !masterOnly(I, ThreadZeroGuard) && any_of(Phi->blocks(), [&](const BasicBlock *From) {
+             Phi && !masterOnly(I, Master::ThreadZeroGuard) &&
+             any_of(Phi->blocks(), [&](const BasicBlock *From) {
                return guardsThreadZero(*From->getTerminator()) ||
-                      masterOnly(*From->getTerminator(), ThreadZeroGuard);
+                      masterOnly(*From->getTerminator(), Master::ThreadZeroGuard);
              })) {
     // Thread 0's way from its guarded code meets the other threads' here.
     O.ThreadId = true;
@@ -348,8 +361,8 @@ std::optional<std::string> KernelAnalysis::check(Instruction &I) {
   // combining into the program's variable) may store where threads share.
   auto Shared = [&](const Value *Pointer) {
     Origins P = originsOf(Pointer);
-    return (P.Stack.empty() || P.Outside) && !masterOnly(I, TeamsReductionEntry) &&
-           !masterOnly(I, ThreadZeroGuard);
+    return (P.Stack.empty() || P.Outside) && !masterOnly(I, Master::TeamsReduction) &&
+           !masterOnly(I, Master::ThreadZeroGuard);
   };
   if (auto *S = dyn_cast<StoreInst>(&I); S && Shared(S->getPointerOperand()))
     return "a store outside parallel regions to memory the threads share, " + where(I);
@@ -375,7 +388,8 @@ std::optional<std::string> KernelAnalysis::check(Instruction &I) {
     return "an indirect branch " + where(I);
   // openmp-opt's guard: thread 0 alone runs the code behind it, as here,
   // and whatever that code branches on.
-  if (Condition && originsOf(Condition).ThreadId && !guardsThreadZero(I) && !masterOnly(I, ThreadZeroGuard))
+  if (Condition && originsOf(Condition).ThreadId && !guardsThreadZero(I) &&
+      !masterOnly(I, Master::ThreadZeroGuard))
     return "a branch on the thread's id outside parallel regions, " + where(I);
   auto *Call = dyn_cast<CallBase>(&I);
   if (!Call)
@@ -392,7 +406,7 @@ std::optional<std::string> KernelAnalysis::check(Instruction &I) {
   if (Sequential.contains(Callee))
     return std::nullopt;
   StringRef Name = Callee->getName();
-  if (parallelEntry(Name) && masterOnly(I, ThreadZeroGuard))
+  if (parallelEntry(Name) && masterOnly(I, Master::ThreadZeroGuard))
     return "a parallel region the team's thread 0 alone starts, " + where(I);
   if (parallelEntry(Name))
     return checkRegion(*Call);

@@ -188,12 +188,18 @@ private:
 bool inlineBarrierCallers(Function &F, function_ref<bool(StringRef)> Barrier) {
   // Whether a function reaches a barrier through its direct calls.
   DenseMap<const Function *, bool> Reaches;
+  // Whether a function calls a barrier itself (a runtime function's body is
+  // scanned once).
+  DenseMap<const Function *, bool> Calls;
   auto CallsBarrier = [&](const Function &G) {
-    return any_of(instructions(G), [&](const Instruction &I) {
-      const auto *Call = dyn_cast<CallBase>(&I);
-      const Function *Callee = Call ? Call->getCalledFunction() : nullptr;
-      return Callee && Barrier(Callee->getName());
-    });
+    auto [It, New] = Calls.try_emplace(&G, false);
+    if (New)
+      It->second = any_of(instructions(G), [&](const Instruction &I) {
+        const auto *Call = dyn_cast<CallBase>(&I);
+        const Function *Callee = Call ? Call->getCalledFunction() : nullptr;
+        return Callee && Barrier(Callee->getName());
+      });
+    return It->second;
   };
   // The program's functions, and the runtime's that call a barrier
   // themselves (the parallel reduction's, GPU device runtime Reduction.cpp).

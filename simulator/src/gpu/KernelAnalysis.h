@@ -59,9 +59,6 @@ std::string where(const Instruction &I);
 /// Reduction.cpp).
 inline constexpr llvm::StringLiteral ParallelReductionEntry = "__kmpc_nvptx_parallel_reduce_nowait_v2";
 inline constexpr llvm::StringLiteral TeamsReductionEntry = "__kmpc_nvptx_teams_reduce_nowait_v2";
-/// masterOnly()'s key for the code behind openmp-opt's guard of a
-/// Generic-SPMD kernel's sequential code (`thread id == 0`).
-inline constexpr llvm::StringLiteral ThreadZeroGuard = "thread 0's guard";
 
 /// The runtime's entries that start a parallel region.
 inline bool parallelEntry(StringRef Name) {
@@ -126,11 +123,13 @@ private:
   /// Why `Region` cannot be given thread 0's copies of the kernel's stack
   /// variables whose addresses the shared variables `Args` hold.
   std::optional<std::string> sharedStackVariables(const Function &Region, const Origins &Args);
-  /// Whether `I` runs where a reduction (`Entry`) told its caller it holds
-  /// the team's values: a block that the branch on its `== 1` dominates,
-  /// which one thread of the team alone runs on a GPU; or, for
-  /// ThreadZeroGuard, behind openmp-opt's guard (guardsThreadZero()).
-  bool masterOnly(const Instruction &I, StringRef Entry);
+  /// What tells the team's thread 0 alone to run some code: a parallel or a
+  /// teams reduction's `== 1` (it holds the team's values), or openmp-opt's
+  /// guard of a Generic-SPMD kernel's sequential code (guardsThreadZero()).
+  enum class Master { ParallelReduction, TeamsReduction, ThreadZeroGuard };
+  /// Whether `I` runs behind `By`: in a block that the branch's way to the
+  /// team's thread 0 dominates, which that thread alone runs on a GPU.
+  bool masterOnly(const Instruction &I, Master By);
   /// Whether `Terminator` is openmp-opt's guard of a Generic-SPMD kernel's
   /// sequential code: a branch whose first way the team's thread 0 alone
   /// takes, its other the other threads, which meet it at the barrier after.
@@ -166,11 +165,12 @@ private:
   DenseMap<const AllocaInst *, Origins> Held;
   DenseMap<const Function *, Origins> Returned;
   std::vector<RegionSplit> Splits;
-  /// Per function, the edges masterOnly() looks for: each reduction entry's,
-  /// and the dominator tree that places an instruction behind them.
+  /// Per function, the edges masterOnly() looks for (each reduction's
+  /// `== 1`, each guard's way to thread 0), and the dominator tree that
+  /// places an instruction behind them.
   struct MasterEdges {
     std::unique_ptr<DominatorTree> Tree;
-    SmallVector<std::pair<StringRef, llvm::BasicBlockEdge>, 2> Edges;
+    SmallVector<std::pair<Master, llvm::BasicBlockEdge>, 2> Edges;
   };
   DenseMap<const Function *, MasterEdges> Masters;
 };
