@@ -193,15 +193,13 @@ def run_built(name, source, flags, backend, key, env_extra=None, runs=1, check=N
 
 
 def bench_gpuimages(quick):
-    out = {"unit": "ms", "loop": {}, "first_kernel": {}, "barriers": {}, "block_barriers": {}}
-    out["generic"] = {}
-    out["reduction"] = {}
-    out["tile"] = {}
+    out = {"unit": "ms", "first_kernel": {}, "barriers": {}, "block_barriers": {}}
     for key, name, source, figures in (("loop", "gpu-loop", LOOP_SOURCE, LOOP_FIGURES),
                                        ("generic", "gpu-generic", GENERIC_SOURCE, LOOP_FIGURES),
                                        ("reduction", "gpu-reduction", REDUCTION_SOURCE, LOOP_FIGURES),
                                        ("tile", "gpu-tile", TILE_SOURCE, TILE_FIGURES)):
         # Each figure's run must compute what the first figure's computes.
+        out[key] = {}
         check = {}
         for figure, (be, flags, env) in figures.items():
             try:
